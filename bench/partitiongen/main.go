@@ -1,0 +1,413 @@
+// Command partitiongen generates the benchmark graphs of the partition
+// package, runs the partitioner on them, evaluates partition files, and
+// prints the comparison table. bench/partition_vs_metis.sh drives it
+// together with METIS's gpmetis.
+//
+// Subcommands:
+//
+//	partitiongen gen -out DIR
+//	    write every instance as DIR/<name>.graph (METIS format) and list the
+//	    instances with their part counts in DIR/instances.tsv
+//	partitiongen part -graph F -k K [-imbalance 0.03] [-seed 1] [-method kway|rb] [-trials 1] [-reps 3] [-out P]
+//	    partition F, print "cut seconds" (seconds: fastest of reps runs of
+//	    partition.Partition, file I/O excluded); write the part file to P
+//	partitiongen eval -graph F -part P -k K [-imbalance 0.03]
+//	    print "cut maxPartWeight maxAllowed balanced" for a part file (one
+//	    part number per line, as gpmetis writes)
+//	partitiongen report -in results.tsv
+//	    print the markdown table with geometric means and worst ratios
+//
+// Instances (see BENCHMARKS.md): 2-D grids, random geometric graphs and
+// Barabasi-Albert power-law graphs at 1k, 10k and 100k vertices, and
+// synthetic worker graphs of data x tensor x pipeline parallel jobs with 64
+// to 4,096 workers. The model zoo does not exist yet, so a worker graph is
+// synthesised from its structure: dp*tp*pp workers; each tensor-parallel
+// group (same stage and replica) is a complete graph with heavy edges
+// (weight 100); each (stage, tensor rank) has a data-parallel ring over the
+// replicas with medium edges (weight 10); each (replica, tensor rank) has a
+// pipeline chain over the stages with light edges (weight 1).
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpusched/gpusched/partition"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: partitiongen gen|part|eval|report [flags]")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "gen":
+		err = cmdGen(os.Args[2:])
+	case "part":
+		err = cmdPart(os.Args[2:])
+	case "eval":
+		err = cmdEval(os.Args[2:])
+	case "report":
+		err = cmdReport(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "partitiongen:", err)
+		os.Exit(1)
+	}
+}
+
+type instance struct {
+	name string
+	ks   []int
+	make func() (*partition.Graph, error)
+}
+
+func instances() []instance {
+	var ins []instance
+	for _, side := range []int{32, 100, 316} {
+		ins = append(ins, instance{fmt.Sprintf("grid%dx%d", side, side), []int{8, 64}, func() (*partition.Graph, error) { return grid(side, side) }})
+	}
+	for _, n := range []int{1000, 10000, 100000} {
+		ins = append(ins, instance{fmt.Sprintf("rgg%d", n), []int{8, 64}, func() (*partition.Graph, error) { return rgg(n, 1) }})
+	}
+	for _, n := range []int{1000, 10000, 100000} {
+		ins = append(ins, instance{fmt.Sprintf("ba%d", n), []int{8, 64}, func() (*partition.Graph, error) { return barabasiAlbert(n, 4, 1) }})
+	}
+	for _, w := range [][3]int{{4, 4, 4}, {8, 4, 8}, {32, 8, 4}, {64, 8, 8}} {
+		dp, tp, pp := w[0], w[1], w[2]
+		n := dp * tp * pp
+		ks := []int{8}
+		if n/8 != 8 {
+			ks = append(ks, n/8)
+		}
+		ins = append(ins, instance{fmt.Sprintf("workers%d_dp%d_tp%d_pp%d", n, dp, tp, pp), ks, func() (*partition.Graph, error) { return workers(dp, tp, pp) }})
+	}
+	return ins
+}
+
+func grid(r, c int) (*partition.Graph, error) {
+	b := partition.NewBuilder(r * c)
+	for i := range r {
+		for j := range c {
+			v := i*c + j
+			if j+1 < c {
+				b.AddEdge(v, v+1, 1)
+			}
+			if i+1 < r {
+				b.AddEdge(v, v+c, 1)
+			}
+		}
+	}
+	return b.Build()
+}
+
+// rgg is a random geometric graph in the unit square with the radius of
+// the DIMACS rgg_n_2_* instances, 0.55*sqrt(ln n / n).
+func rgg(n int, seed uint64) (*partition.Graph, error) {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	xs, ys := make([]float64, n), make([]float64, n)
+	for i := range n {
+		xs[i], ys[i] = rng.Float64(), rng.Float64()
+	}
+	rad := 0.55 * math.Sqrt(math.Log(float64(n))/float64(n))
+	cells := max(int(1/rad), 1)
+	bucket := make(map[[2]int][]int)
+	cell := func(x float64) int { return min(int(x*float64(cells)), cells-1) }
+	for i := range n {
+		k := [2]int{cell(xs[i]), cell(ys[i])}
+		bucket[k] = append(bucket[k], i)
+	}
+	b := partition.NewBuilder(n)
+	for i := range n {
+		cx, cy := cell(xs[i]), cell(ys[i])
+		for dx := -1; dx <= 1; dx++ {
+			for dy := -1; dy <= 1; dy++ {
+				for _, j := range bucket[[2]int{cx + dx, cy + dy}] {
+					if j > i && math.Hypot(xs[i]-xs[j], ys[i]-ys[j]) <= rad {
+						b.AddEdge(i, j, 1)
+					}
+				}
+			}
+		}
+	}
+	return b.Build()
+}
+
+// barabasiAlbert grows a preferential-attachment graph: each new vertex
+// attaches to m distinct existing vertices chosen with probability
+// proportional to degree.
+func barabasiAlbert(n, m int, seed uint64) (*partition.Graph, error) {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	b := partition.NewBuilder(n)
+	var ends []int
+	for v := 1; v <= m && v < n; v++ { // a small star to start
+		b.AddEdge(0, v, 1)
+		ends = append(ends, 0, v)
+	}
+	for v := m + 1; v < n; v++ {
+		chosen := map[int]bool{}
+		for len(chosen) < m {
+			chosen[ends[rng.IntN(len(ends))]] = true
+		}
+		us := make([]int, 0, m)
+		for u := range chosen {
+			us = append(us, u)
+		}
+		sort.Ints(us)
+		for _, u := range us {
+			b.AddEdge(v, u, 1)
+			ends = append(ends, v, u)
+		}
+	}
+	return b.Build()
+}
+
+// workers synthesises a dp x tp x pp worker graph (see the package doc).
+func workers(dp, tp, pp int) (*partition.Graph, error) {
+	id := func(s, d, t int) int { return (s*dp+d)*tp + t }
+	b := partition.NewBuilder(dp * tp * pp)
+	for s := range pp {
+		for d := range dp {
+			for t := range tp {
+				for t2 := t + 1; t2 < tp; t2++ {
+					b.AddEdge(id(s, d, t), id(s, d, t2), 100)
+				}
+				if dp > 1 && (dp > 2 || d == 0) {
+					b.AddEdge(id(s, d, t), id(s, (d+1)%dp, t), 10)
+				}
+				if s+1 < pp {
+					b.AddEdge(id(s, d, t), id(s+1, d, t), 1)
+				}
+			}
+		}
+	}
+	return b.Build()
+}
+
+func cmdGen(args []string) error {
+	fs := flag.NewFlagSet("gen", flag.ExitOnError)
+	out := fs.String("out", "", "output directory")
+	fs.Parse(args)
+	if *out == "" {
+		return fmt.Errorf("gen: -out is required")
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	list, err := os.Create(filepath.Join(*out, "instances.tsv"))
+	if err != nil {
+		return err
+	}
+	defer list.Close()
+	for _, in := range instances() {
+		g, err := in.make()
+		if err != nil {
+			return fmt.Errorf("%s: %w", in.name, err)
+		}
+		f, err := os.Create(filepath.Join(*out, in.name+".graph"))
+		if err != nil {
+			return err
+		}
+		if err := partition.WriteMETIS(f, g); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		for _, k := range in.ks {
+			fmt.Fprintf(list, "%s\t%d\t%d\t%d\n", in.name, g.NumVertices(), g.NumEdges(), k)
+		}
+	}
+	return nil
+}
+
+func readGraph(path string) (*partition.Graph, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	g, err := partition.ReadMETIS(bufio.NewReader(f))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return g, nil
+}
+
+func cmdPart(args []string) error {
+	fs := flag.NewFlagSet("part", flag.ExitOnError)
+	graph := fs.String("graph", "", "METIS graph file")
+	k := fs.Int("k", 2, "number of parts")
+	imb := fs.Float64("imbalance", 0.03, "imbalance tolerance")
+	seed := fs.Uint64("seed", 1, "seed")
+	method := fs.String("method", "kway", "kway or rb")
+	trials := fs.Int("trials", 1, "independent runs")
+	reps := fs.Int("reps", 3, "timed repetitions (fastest reported)")
+	out := fs.String("out", "", "write the part file here")
+	fs.Parse(args)
+	g, err := readGraph(*graph)
+	if err != nil {
+		return err
+	}
+	opts := partition.Options{K: *k, Imbalance: *imb, Seed: *seed, Trials: *trials}
+	switch *method {
+	case "kway":
+	case "rb":
+		opts.Method = partition.RecursiveBisection
+	default:
+		return fmt.Errorf("unknown method %q", *method)
+	}
+	var res partition.Result
+	best := math.Inf(1)
+	for range max(*reps, 1) {
+		t0 := time.Now()
+		res, err = partition.Partition(g, opts)
+		if err != nil {
+			return err
+		}
+		best = math.Min(best, time.Since(t0).Seconds())
+	}
+	if *out != "" {
+		var sb strings.Builder
+		for _, p := range res.Part {
+			sb.WriteString(strconv.Itoa(p))
+			sb.WriteByte('\n')
+		}
+		if err := os.WriteFile(*out, []byte(sb.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("%d %.6f\n", res.Cut, best)
+	return nil
+}
+
+func cmdEval(args []string) error {
+	fs := flag.NewFlagSet("eval", flag.ExitOnError)
+	graph := fs.String("graph", "", "METIS graph file")
+	partf := fs.String("part", "", "part file")
+	k := fs.Int("k", 2, "number of parts")
+	imb := fs.Float64("imbalance", 0.03, "imbalance tolerance")
+	fs.Parse(args)
+	g, err := readGraph(*graph)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(*partf)
+	if err != nil {
+		return err
+	}
+	lines := strings.Fields(string(data))
+	if len(lines) != g.NumVertices() {
+		return fmt.Errorf("%s: %d labels for %d vertices", *partf, len(lines), g.NumVertices())
+	}
+	part := make([]int, len(lines))
+	pw := make([]int64, *k)
+	for v, s := range lines {
+		p, err := strconv.Atoi(s)
+		if err != nil || p < 0 || p >= *k {
+			return fmt.Errorf("%s:%d: bad part %q", *partf, v+1, s)
+		}
+		part[v] = p
+		pw[p] += g.VertexWeight(v)
+	}
+	cut, err := partition.EdgeCut(g, part)
+	if err != nil {
+		return err
+	}
+	var maxW int64
+	for _, w := range pw {
+		maxW = max(maxW, w)
+	}
+	// The same limit as partition.Options documents for equal shares.
+	var maxVW int64
+	for v := range g.NumVertices() {
+		maxVW = max(maxVW, g.VertexWeight(v))
+	}
+	t := float64(g.TotalVertexWeight()) / float64(*k)
+	allowed := int64(math.Max(math.Floor((1+*imb)*t), math.Ceil(t)+float64(maxVW)-1))
+	fmt.Printf("%d %d %d %v\n", cut, maxW, allowed, maxW <= allowed)
+	return nil
+}
+
+// cmdReport reads rows "instance n m k ourCut ourSec ourOK kwayCut kwaySec
+// kwayOK rbCut rbSec rbOK" and prints the table.
+func cmdReport(args []string) error {
+	fs := flag.NewFlagSet("report", flag.ExitOnError)
+	in := fs.String("in", "", "results file")
+	fs.Parse(args)
+	data, err := os.ReadFile(*in)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	fmt.Fprintln(tw, "instance\tn\tm\tk\tours\tkway\trb\tours/kway\tours/best\tours ms\tkway ms\trb ms\t")
+	var lk, lb float64
+	worstK, worstB := 0.0, 0.0
+	var worstKName, worstBName string
+	rows := 0
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 13 {
+			return fmt.Errorf("%s:%d: %d fields, want 13", *in, i+1, len(f))
+		}
+		num := func(j int) float64 {
+			x, _ := strconv.ParseFloat(f[j], 64)
+			return x
+		}
+		flag := func(j int) string {
+			if f[j] == "true" {
+				return ""
+			}
+			return "*"
+		}
+		ours, kw, rb := num(4), num(7), num(10)
+		rk := ratio(ours, kw)
+		rbest := ratio(ours, math.Min(kw, rb))
+		lk += math.Log(rk)
+		lb += math.Log(rbest)
+		rows++
+		name := f[0] + "/" + f[3]
+		if rk > worstK {
+			worstK, worstKName = rk, name
+		}
+		if rbest > worstB {
+			worstB, worstBName = rbest, name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%s%s\t%s%s\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t\n",
+			f[0], f[1], f[2], f[3], f[4], flag(6), f[7], flag(9), f[10], flag(12), rk, rbest,
+			1000*num(5), 1000*num(8), 1000*num(11))
+	}
+	tw.Flush()
+	if rows > 0 {
+		fmt.Printf("\ninstances: %d\n", rows)
+		fmt.Printf("geometric mean ours/kway: %.4f   worst: %.3f (%s)\n", math.Exp(lk/float64(rows)), worstK, worstKName)
+		fmt.Printf("geometric mean ours/best(kway,rb): %.4f   worst: %.3f (%s)\n", math.Exp(lb/float64(rows)), worstB, worstBName)
+		fmt.Println("(* = a part heavier than the limit floor/ceil rule of partition.Options allows)")
+	}
+	return nil
+}
+
+// ratio of two cuts; both zero counts as 1, a zero reference as +Inf.
+func ratio(a, b float64) float64 {
+	if a == b {
+		return 1
+	}
+	if b == 0 {
+		return math.Inf(1)
+	}
+	return a / b
+}

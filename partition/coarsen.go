@@ -1,0 +1,267 @@
+package partition
+
+import (
+	"math/rand/v2"
+)
+
+// level is one step of a multilevel hierarchy: the graph at this level and
+// the map from its vertices to the vertices of the next, coarser graph.
+type level struct {
+	g    *Graph
+	cmap []int32
+}
+
+// coarsenFraction: a level that keeps more than this fraction of the
+// vertices counts as a stall, and coarsening stops after it (as in METIS).
+const coarsenFraction = 0.85
+
+// coarsen builds a hierarchy by repeated heavy-edge matching until the
+// graph has at most `to` vertices or coarsening stalls. No coarse vertex is
+// heavier than maxVW unless a single fine vertex already is. It returns the
+// levels (finest first) and the coarsest graph.
+func coarsen(g *Graph, to int, maxVW int64, rng *rand.Rand) ([]level, *Graph) {
+	var levels []level
+	s := newMatchScratch(g.NumVertices())
+	for g.NumVertices() > to && g.NumEdges() > 0 {
+		match := s.matchHeavyEdge(g, maxVW, rng)
+		cmap, cg := contract(g, match, s)
+		levels = append(levels, level{g: g, cmap: cmap})
+		n := g.NumVertices()
+		g = cg
+		if float64(cg.NumVertices()) > coarsenFraction*float64(n) {
+			break
+		}
+	}
+	return levels, g
+}
+
+type matchScratch struct {
+	match []int32
+	order []int32
+	cnt   []int32
+	htab  []int32
+	lists []int32
+}
+
+func newMatchScratch(n int) *matchScratch {
+	return &matchScratch{
+		match: make([]int32, n),
+		order: make([]int32, n),
+		htab:  make([]int32, n),
+	}
+}
+
+// matchHeavyEdge computes a matching: vertices are visited in increasing
+// degree order (ties in random order) and each unmatched vertex is matched
+// with the unmatched neighbour joined by the heaviest edge, subject to the
+// weight bound. When many vertices stay unmatched (stars in power-law
+// graphs), unmatched vertices sharing a neighbour are matched together and
+// isolated vertices are paired. match[v] == v marks a singleton.
+func (s *matchScratch) matchHeavyEdge(g *Graph, maxVW int64, rng *rand.Rand) []int32 {
+	n := g.NumVertices()
+	match := s.match[:n]
+	order := s.order[:n]
+	for i := range match {
+		match[i] = -1
+	}
+	// random permutation, then stable counting sort by (capped) degree
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+	const maxBucket = 64
+	var cnt [maxBucket + 2]int32
+	for _, v := range perm {
+		d := min(g.Degree(int(v)), maxBucket)
+		cnt[d+1]++
+	}
+	for i := 1; i < len(cnt); i++ {
+		cnt[i] += cnt[i-1]
+	}
+	for _, v := range perm {
+		d := min(g.Degree(int(v)), maxBucket)
+		order[cnt[d]] = v
+		cnt[d]++
+	}
+	unmatched := 0
+	var lastIsolated int32 = -1
+	for _, u := range order {
+		if match[u] >= 0 {
+			continue
+		}
+		lo, hi := g.xadj[u], g.xadj[u+1]
+		if lo == hi {
+			// pair isolated vertices with each other
+			if lastIsolated >= 0 && g.vw[u]+g.vw[lastIsolated] <= maxVW {
+				match[u], match[lastIsolated] = lastIsolated, u
+				lastIsolated = -1
+				unmatched--
+			} else {
+				lastIsolated = u
+				unmatched++
+			}
+			continue
+		}
+		best := int32(-1)
+		var bestW int64 = -1
+		wu := g.vw[u]
+		for i := lo; i < hi; i++ {
+			v := g.adj[i]
+			if match[v] < 0 && g.ew[i] > bestW && wu+g.vw[v] <= maxVW {
+				best, bestW = v, g.ew[i]
+			}
+		}
+		if best >= 0 {
+			match[u], match[best] = best, u
+		} else {
+			unmatched++
+		}
+	}
+	if unmatched > n/10 {
+		s.match2Hop(g, match, 2, maxVW, perm)
+		s.match2Hop(g, match, n, maxVW, perm)
+	}
+	for i := range match {
+		if match[i] < 0 {
+			match[i] = int32(i)
+		}
+	}
+	return match
+}
+
+// match2Hop pairs unmatched vertices of degree < maxDeg that share a
+// neighbour, visiting the shared neighbours in the order given by perm.
+func (s *matchScratch) match2Hop(g *Graph, match []int32, maxDeg int, maxVW int64, perm []int32) {
+	n := g.NumVertices()
+	if cap(s.cnt) < n+1 {
+		s.cnt = make([]int32, n+1)
+	}
+	cnt := s.cnt[:n+1]
+	clear(cnt)
+	total := 0
+	for v := range n {
+		if match[v] >= 0 {
+			continue
+		}
+		if d := g.Degree(v); d > 0 && d < maxDeg {
+			for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
+				cnt[g.adj[i]+1]++
+			}
+			total += d
+		}
+	}
+	if total == 0 {
+		return
+	}
+	for i := 1; i <= n; i++ {
+		cnt[i] += cnt[i-1]
+	}
+	if cap(s.lists) < total {
+		s.lists = make([]int32, total)
+	}
+	lists := s.lists[:total]
+	pos := s.htab[:n]
+	copy(pos, cnt[:n])
+	for v := range n {
+		if match[v] >= 0 {
+			continue
+		}
+		if d := g.Degree(v); d > 0 && d < maxDeg {
+			for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
+				x := g.adj[i]
+				lists[pos[x]] = int32(v)
+				pos[x]++
+			}
+		}
+	}
+	for _, x := range perm {
+		pending := int32(-1)
+		for j := cnt[x]; j < cnt[x+1]; j++ {
+			v := lists[j]
+			if match[v] >= 0 {
+				continue
+			}
+			if pending < 0 {
+				pending = v
+				continue
+			}
+			if g.vw[pending]+g.vw[v] <= maxVW {
+				match[pending], match[v] = v, pending
+				pending = -1
+			}
+		}
+	}
+}
+
+// contract builds the coarse graph of a matching. Coarse vertices are
+// numbered in order of their smallest fine vertex.
+func contract(g *Graph, match []int32, s *matchScratch) ([]int32, *Graph) {
+	n := g.NumVertices()
+	cmap := make([]int32, n)
+	for i := range cmap {
+		cmap[i] = -1
+	}
+	cn := int32(0)
+	for v := range n {
+		if cmap[v] < 0 {
+			cmap[v] = cn
+			cmap[match[v]] = cn
+			cn++
+		}
+	}
+	cg := &Graph{
+		xadj: make([]int32, cn+1),
+		adj:  make([]int32, 0, len(g.adj)),
+		ew:   make([]int64, 0, len(g.adj)),
+		vw:   make([]int64, cn),
+	}
+	htab := s.htab[:cn]
+	for i := range htab {
+		htab[i] = -1
+	}
+	c := int32(0)
+	addRow := func(v int32) {
+		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
+			cu := cmap[g.adj[i]]
+			if cu == c {
+				continue
+			}
+			if h := htab[cu]; h >= 0 {
+				cg.ew[h] += g.ew[i]
+			} else {
+				htab[cu] = int32(len(cg.adj))
+				cg.adj = append(cg.adj, cu)
+				cg.ew = append(cg.ew, g.ew[i])
+			}
+		}
+	}
+	for v := range int32(n) {
+		if cmap[v] != c {
+			continue // already handled as the partner of a smaller vertex
+		}
+		start := len(cg.adj)
+		m := match[v]
+		cg.vw[c] = g.vw[v]
+		addRow(v)
+		if m != v {
+			cg.vw[c] += g.vw[m]
+			addRow(m)
+		}
+		for _, u := range cg.adj[start:] {
+			htab[u] = -1
+		}
+		c++
+		cg.xadj[c] = int32(len(cg.adj))
+	}
+	cg.totalVW = g.totalVW
+	var mv, te int64
+	for _, w := range cg.vw {
+		mv = max(mv, w)
+	}
+	for _, w := range cg.ew {
+		te += w
+	}
+	cg.maxVW, cg.totalEW = mv, te/2
+	return cmap, cg
+}

@@ -1,0 +1,146 @@
+package partition
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Partition splits the vertices of g into opts.K parts so that the total
+// weight of cut edges is small and every part respects its weight limit
+// (see Options and Mode). It is deterministic: equal graphs, options and
+// seeds give equal results.
+//
+// The default method is multilevel k-way partitioning: the graph is
+// coarsened by heavy-edge matching (vertices visited in increasing degree
+// order, ties in seeded random order; unmatched vertices that share a
+// neighbour are matched when plain matching stalls), the coarsest graph is
+// split by recursive multilevel bisection (greedy graph growing, several
+// tries, 2-way FM), and the partition is projected back level by level
+// with k-way Fiduccia-Mattheyses refinement (boundary vertices in a gain
+// priority queue, moves only into parts with room, rollback to the best
+// prefix of each pass) at every level.
+//
+// Errors: ErrInvalidOptions for unusable options, ErrCapacity when the
+// total vertex weight exceeds the total capacity (Hard mode), ErrInfeasible
+// when no assignment within the limits was found (possible only in Hard
+// mode with vertex weights other than 1).
+func Partition(g *Graph, opts Options) (Result, error) {
+	if g == nil {
+		return Result{}, fmt.Errorf("%w: nil graph", ErrInvalidGraph)
+	}
+	c, err := checkOptions(g, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	trials := max(opts.Trials, 1)
+	var best []int32
+	bestCut, bestOver := int64(math.MaxInt64), int64(math.MaxInt64)
+	for t := range trials {
+		seed := opts.Seed + uint64(t)*0x9e3779b97f4a7c15
+		part := partitionOnce(g, c, opts.Method, seed)
+		r := newRefiner(g, part, c.k, c.limit, c.target, nil)
+		over, cut := r.overload(), r.cut()
+		if over < bestOver || (over == bestOver && cut < bestCut) {
+			best, bestCut, bestOver = part, cut, over
+		}
+	}
+	res := Result{
+		Part:        make([]int, len(best)),
+		Cut:         bestCut,
+		PartWeights: make([]int64, c.k),
+		MaxWeights:  c.limit,
+	}
+	for v, p := range best {
+		res.Part[v] = int(p)
+		res.PartWeights[p] += g.vw[v]
+	}
+	if bestOver > 0 {
+		return res, fmt.Errorf("%w: %d units of weight above the part limits", ErrInfeasible, bestOver)
+	}
+	return res, nil
+}
+
+// coarsenTarget is the size at which k-way coarsening stops.
+func coarsenTarget(n, k int) int {
+	lg := max(math.Log2(float64(k)), 1)
+	return max(30*k, int(float64(n)/(20*lg)), 100)
+}
+
+// partitionOnce runs one multilevel partitioning with the given seed and
+// returns the part of each vertex (always a complete assignment; feasible
+// whenever forceFit can make it so).
+func partitionOnce(g *Graph, c constraints, method Method, seed uint64) []int32 {
+	rng := rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))
+	n := g.NumVertices()
+	if c.k == 1 {
+		return make([]int32, n)
+	}
+	spec, parts, target := rbSetup(g, c, rng)
+	var part []int32
+	switch method {
+	case RecursiveBisection:
+		part = make([]int32, n)
+		spec.recurse(g, nil, parts, target, part)
+	default:
+		to := coarsenTarget(n, c.k)
+		maxVW := max(int64(1.5*float64(g.totalVW)/float64(to)), 1)
+		levels, cg := coarsen(g, to, maxVW, rng)
+		part = make([]int32, cg.NumVertices())
+		spec.recurse(cg, nil, parts, target, part)
+		r := newRefiner(cg, part, c.k, c.limit, c.target, rng)
+		r.balance()
+		r.refine()
+		for i := len(levels) - 1; i >= 0; i-- {
+			lv := levels[i]
+			fine := make([]int32, lv.g.NumVertices())
+			for v, cv := range lv.cmap {
+				fine[v] = part[cv]
+			}
+			part = fine
+			if i > 0 {
+				r = newRefiner(lv.g, part, c.k, c.limit, c.target, rng)
+				r.balance()
+				r.refine()
+			}
+		}
+	}
+	r := newRefiner(g, part, c.k, c.limit, c.target, rng)
+	r.balance()
+	r.refine()
+	if r.forceFit() {
+		r.refine()
+	}
+	return r.part
+}
+
+// rbSetup prepares the recursive bisection of the initial partitioning:
+// the parts with a positive target, ordered (by decreasing capacity in
+// Hard mode), their targets, and the per-bisection tolerance.
+func rbSetup(g *Graph, c constraints, rng *rand.Rand) (*rbSpec, []int32, []float64) {
+	var parts []int32
+	for p := range int32(c.k) {
+		if c.target[p] > 0 {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 { // weightless graph: any part with room
+		parts = append(parts, 0)
+	}
+	spec := &rbSpec{rng: rng}
+	if !c.balance {
+		spec.hard = true
+		spec.caps = c.limit
+		slices.SortStableFunc(parts, func(a, b int32) int { return cmp.Compare(c.limit[b], c.limit[a]) })
+	} else {
+		levels := math.Ceil(math.Log2(float64(len(parts))))
+		spec.eps = math.Pow(1+c.eps, 1/math.Max(levels, 1)) - 1
+	}
+	target := make([]float64, len(parts))
+	for i, p := range parts {
+		target[i] = c.target[p]
+	}
+	return spec, parts, target
+}

@@ -1,0 +1,131 @@
+package partition
+
+// gainHeap is an indexed binary max-heap of vertices keyed by int64 gains.
+// Ties are broken by the smaller sequence number, i.e. by insertion order,
+// so behaviour is deterministic. pos[v] is v's index in the heap or -1.
+type gainHeap struct {
+	items []heapItem
+	pos   []int32
+	seq   int64
+}
+
+type heapItem struct {
+	key int64
+	seq int64
+	v   int32
+}
+
+func newGainHeap(n int) *gainHeap {
+	h := &gainHeap{pos: make([]int32, n)}
+	for i := range h.pos {
+		h.pos[i] = -1
+	}
+	return h
+}
+
+// reset empties the heap in time proportional to its size.
+func (h *gainHeap) reset() {
+	for _, it := range h.items {
+		h.pos[it.v] = -1
+	}
+	h.items = h.items[:0]
+	h.seq = 0
+}
+
+func (h *gainHeap) len() int { return len(h.items) }
+
+func (h *gainHeap) contains(v int32) bool { return h.pos[v] >= 0 }
+
+func (h *gainHeap) less(i, j int) bool { // true if i should be above j
+	a, b := &h.items[i], &h.items[j]
+	if a.key != b.key {
+		return a.key > b.key
+	}
+	return a.seq < b.seq
+}
+
+func (h *gainHeap) swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	h.pos[h.items[i].v] = int32(i)
+	h.pos[h.items[j].v] = int32(j)
+}
+
+func (h *gainHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h *gainHeap) down(i int) {
+	n := len(h.items)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		c := l
+		if r := l + 1; r < n && h.less(r, l) {
+			c = r
+		}
+		if !h.less(c, i) {
+			return
+		}
+		h.swap(i, c)
+		i = c
+	}
+}
+
+// push inserts v with key, or updates its key if present.
+func (h *gainHeap) push(v int32, key int64) {
+	if i := h.pos[v]; i >= 0 {
+		old := h.items[i].key
+		h.items[i].key = key
+		if key > old {
+			h.up(int(i))
+		} else if key < old {
+			h.down(int(i))
+		}
+		return
+	}
+	h.seq++
+	h.items = append(h.items, heapItem{key: key, seq: h.seq, v: v})
+	i := len(h.items) - 1
+	h.pos[v] = int32(i)
+	h.up(i)
+}
+
+// pop removes and returns the vertex with the largest key.
+func (h *gainHeap) pop() (int32, int64) {
+	top := h.items[0]
+	last := len(h.items) - 1
+	h.swap(0, last)
+	h.items = h.items[:last]
+	h.pos[top.v] = -1
+	if last > 0 {
+		h.down(0)
+	}
+	return top.v, top.key
+}
+
+// remove deletes v if present.
+func (h *gainHeap) remove(v int32) {
+	i := int(h.pos[v])
+	if i < 0 {
+		return
+	}
+	last := len(h.items) - 1
+	if i != last {
+		h.swap(i, last)
+	}
+	h.items = h.items[:last]
+	h.pos[v] = -1
+	if i < last {
+		h.down(i)
+		h.up(i)
+	}
+}
