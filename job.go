@@ -1,0 +1,105 @@
+package gpusched
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// JobID identifies a job. Hosts choose it: a pod UID, a Slurm job id, a trace row number.
+type JobID string
+
+// Features describe a training job for iteration prediction. Every field is optional: a
+// predictor uses what is set and treats the rest as unknown. The GPU count and parallel plan are
+// taken from the Job itself.
+type Features struct {
+	// Family is the model family, e.g. "resnet50" or "gpt3-13b".
+	Family string `json:"family,omitempty"`
+	// Dataset names the training data, e.g. "imagenet".
+	Dataset string `json:"dataset,omitempty"`
+	// BatchSize is the global batch size in samples (0: unknown).
+	BatchSize int `json:"batch_size,omitempty"`
+	// LearningRate is the base learning rate (0: unknown).
+	LearningRate float64 `json:"learning_rate,omitempty"`
+	// Optimizer names the optimizer, e.g. "adamw".
+	Optimizer string `json:"optimizer,omitempty"`
+	// User is the submitting user or team.
+	User string `json:"user,omitempty"`
+	// Group is the recurrence group: jobs re-submitted with small changes share it.
+	Group string `json:"group,omitempty"`
+	// SubmitHour is the hour of day of submission in [0, 24), or negative when unknown.
+	SubmitHour float64 `json:"submit_hour,omitempty"`
+	// Numeric holds further numeric features by name.
+	Numeric map[string]float64 `json:"numeric,omitempty"`
+	// Categorical holds further categorical features by name.
+	Categorical map[string]string `json:"categorical,omitempty"`
+}
+
+// Job is a training job as a scheduler sees it: what it needs and what is known about it
+// before it runs. It never holds the job's true length; hosts keep that to themselves.
+type Job struct {
+	// ID is unique among the jobs a host hands to one scheduler.
+	ID JobID `json:"id"`
+	// Arrival is the submission time in seconds (host clock).
+	Arrival float64 `json:"arrival"`
+	// GPUs is the number of GPUs the job needs, one worker per GPU, all at once (a gang).
+	GPUs int `json:"gpus"`
+	// StepTime is the job's time per iteration in seconds when it has no model: a
+	// placement-independent job. Ignored when the job has a model.
+	StepTime float64 `json:"step_time,omitempty"`
+	// Weight is the job's importance for weighted objectives; 0 means 1.
+	Weight float64 `json:"weight,omitempty"`
+	// Features describe the job for iteration prediction.
+	Features Features `json:"features"`
+}
+
+// Errors that Job.Validate and Decision.Validate wrap. Use errors.Is to tell them apart; the
+// messages name the job and GPU.
+var (
+	// ErrInvalidJob reports a job that cannot be scheduled as described.
+	ErrInvalidJob = errors.New("gpusched: invalid job")
+	// ErrUnknownJob reports a decision that names a job the view does not hold.
+	ErrUnknownJob = errors.New("gpusched: unknown job")
+	// ErrDuplicateJob reports a decision that lists a job twice.
+	ErrDuplicateJob = errors.New("gpusched: job listed twice")
+	// ErrGPUCount reports a placement whose GPU count differs from the job's demand.
+	ErrGPUCount = errors.New("gpusched: wrong GPU count")
+	// ErrNoSuchGPU reports a placement on a GPU the cluster does not have.
+	ErrNoSuchGPU = errors.New("gpusched: no such GPU")
+	// ErrDoubleBooked reports a GPU given to two workers.
+	ErrDoubleBooked = errors.New("gpusched: GPU double-booked")
+	// ErrInvalidView reports a view that is inconsistent (a host error).
+	ErrInvalidView = errors.New("gpusched: invalid view")
+)
+
+// Validate checks that the job could ever run on the cluster: a non-empty id, a finite
+// non-negative arrival, a GPU demand between 1 and the cluster's size, a finite non-negative
+// step time and weight.
+func (j *Job) Validate(c *topology.Cluster) error {
+	switch {
+	case j.ID == "":
+		return fmt.Errorf("%w: empty id", ErrInvalidJob)
+	case !(j.Arrival >= 0) || math.IsInf(j.Arrival, 0):
+		return fmt.Errorf("%w: job %q: arrival %v must be a finite time >= 0", ErrInvalidJob, j.ID, j.Arrival)
+	case j.GPUs < 1:
+		return fmt.Errorf("%w: job %q: GPU demand %d must be at least 1", ErrInvalidJob, j.ID, j.GPUs)
+	case c != nil && j.GPUs > c.NumGPUs():
+		return fmt.Errorf("%w: job %q needs %d GPUs but cluster %q has %d",
+			ErrInvalidJob, j.ID, j.GPUs, c.Name(), c.NumGPUs())
+	case !(j.StepTime >= 0) || math.IsInf(j.StepTime, 0):
+		return fmt.Errorf("%w: job %q: step time %v must be finite and >= 0", ErrInvalidJob, j.ID, j.StepTime)
+	case !(j.Weight >= 0) || math.IsInf(j.Weight, 0):
+		return fmt.Errorf("%w: job %q: weight %v must be finite and >= 0", ErrInvalidJob, j.ID, j.Weight)
+	}
+	return nil
+}
+
+// EffectiveWeight returns the job's weight, 1 when unset.
+func (j *Job) EffectiveWeight() float64 {
+	if j.Weight > 0 {
+		return j.Weight
+	}
+	return 1
+}

@@ -1,0 +1,272 @@
+package gpusched
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// JobStatus is what a scheduler may know about one job at the time of a View: the job, where
+// it runs (if it does) and the service it has received so far. It never holds the job's true
+// length.
+type JobStatus struct {
+	// Job is the job. Schedulers must not modify it.
+	Job *Job
+	// GPUs is the job's current placement, one GPU per worker in worker order; nil while the
+	// job waits.
+	GPUs []topology.GPUID
+	// Iterations is the number of iterations done so far.
+	Iterations float64
+	// Executed is the time in seconds the job has held GPUs so far, over all its runs.
+	Executed float64
+	// Attained is the service received so far in GPU-seconds: the sum over its runs of GPUs held
+	// times time held (Tiresias' "attained service").
+	Attained float64
+	// Started tells whether the job has ever run; FirstStart is when it first did.
+	Started    bool
+	FirstStart float64
+	// Since is the time the job entered its current state: started or resumed (running jobs),
+	// arrived or was preempted (waiting jobs).
+	Since float64
+	// Preemptions counts how often the job was stopped before finishing.
+	Preemptions int
+}
+
+// View is what a scheduler may see at one instant: the time, the cluster, and the jobs that have
+// arrived and not finished, split into those waiting and those running. A View and everything it
+// points to belong to the host and are valid only during the Schedule call that receives it:
+// schedulers must not modify or keep them.
+type View struct {
+	// Now is the current time in seconds.
+	Now float64
+	// Cluster is the cluster being scheduled.
+	Cluster *topology.Cluster
+	// Pending are the jobs waiting for GPUs (never started or preempted), in arrival order.
+	Pending []JobStatus
+	// Running are the jobs holding GPUs.
+	Running []JobStatus
+}
+
+// Free returns the set of GPUs no running job holds.
+func (v *View) Free() topology.GPUSet {
+	free := v.Cluster.AllGPUs()
+	for i := range v.Running {
+		for _, g := range v.Running[i].GPUs {
+			free.Remove(g)
+		}
+	}
+	return free
+}
+
+// Validate checks the view itself (a host's duty): a cluster, no job both pending and running or
+// listed twice, every running job on exactly its demand of distinct, existing GPUs that no other
+// job holds, and no placement on a pending job. Hosts call it in tests and debug builds.
+func (v *View) Validate() error {
+	if v.Cluster == nil {
+		return fmt.Errorf("%w: no cluster", ErrInvalidView)
+	}
+	if math.IsNaN(v.Now) || math.IsInf(v.Now, 0) {
+		return fmt.Errorf("%w: time %v is not finite", ErrInvalidView, v.Now)
+	}
+	seen := make(map[JobID]struct{}, len(v.Pending)+len(v.Running))
+	for _, list := range [][]JobStatus{v.Pending, v.Running} {
+		for i := range list {
+			st := &list[i]
+			if st.Job == nil {
+				return fmt.Errorf("%w: a job status without a job", ErrInvalidView)
+			}
+			if _, dup := seen[st.Job.ID]; dup {
+				return fmt.Errorf("%w: job %q appears twice", ErrInvalidView, st.Job.ID)
+			}
+			seen[st.Job.ID] = struct{}{}
+		}
+	}
+	for i := range v.Pending {
+		if len(v.Pending[i].GPUs) != 0 {
+			return fmt.Errorf("%w: pending job %q holds GPUs", ErrInvalidView, v.Pending[i].Job.ID)
+		}
+	}
+	run := make([]Assignment, len(v.Running))
+	for i := range v.Running {
+		run[i] = Assignment{Job: v.Running[i].Job.ID, GPUs: v.Running[i].GPUs}
+	}
+	jobs := make(map[JobID]*Job, len(v.Running))
+	for i := range v.Running {
+		jobs[v.Running[i].Job.ID] = v.Running[i].Job
+	}
+	if err := checkAssignments(v.Cluster, run, jobs); err != nil {
+		return fmt.Errorf("%w: running jobs: %w", ErrInvalidView, err)
+	}
+	return nil
+}
+
+// Assignment places one job: GPUs[i] is the GPU of the job's worker i.
+type Assignment struct {
+	Job  JobID
+	GPUs []topology.GPUID
+}
+
+// Decision is a scheduler's answer: the complete set of jobs that should run from now on and
+// where. It is declarative: a running job that is absent is to be preempted, a pending job that
+// is present is to be started, a running job present with other GPUs is to be migrated (see
+// Diff).
+type Decision struct {
+	// Run lists every job that should hold GPUs, with its placement.
+	Run []Assignment
+	// WakeAt, when later than the view's Now, asks the host to call Schedule again no later than
+	// that time (in seconds) even if nothing else happens. Zero means no request.
+	WakeAt float64
+}
+
+// Validate checks a decision against the view it answers. It rejects, with an error naming the
+// job and GPU: a job the view does not hold (ErrUnknownJob), a job listed twice
+// (ErrDuplicateJob), a placement whose size differs from the job's demand (ErrGPUCount), a GPU
+// the cluster lacks (ErrNoSuchGPU), a GPU given twice (ErrDoubleBooked), and a WakeAt that is
+// NaN.
+func (d Decision) Validate(v View) error {
+	if v.Cluster == nil {
+		return fmt.Errorf("%w: no cluster", ErrInvalidView)
+	}
+	if math.IsNaN(d.WakeAt) {
+		return fmt.Errorf("gpusched: decision wake-up time is NaN")
+	}
+	jobs := make(map[JobID]*Job, len(v.Pending)+len(v.Running))
+	for i := range v.Pending {
+		jobs[v.Pending[i].Job.ID] = v.Pending[i].Job
+	}
+	for i := range v.Running {
+		jobs[v.Running[i].Job.ID] = v.Running[i].Job
+	}
+	return checkAssignments(v.Cluster, d.Run, jobs)
+}
+
+func checkAssignments(c *topology.Cluster, run []Assignment, jobs map[JobID]*Job) error {
+	owner := make([]int32, c.NumGPUs()) // 0: free; i+1: run[i]
+	listed := make(map[JobID]struct{}, len(run))
+	for i, a := range run {
+		j, ok := jobs[a.Job]
+		if !ok {
+			return fmt.Errorf("%w: job %q", ErrUnknownJob, a.Job)
+		}
+		if _, dup := listed[a.Job]; dup {
+			return fmt.Errorf("%w: job %q", ErrDuplicateJob, a.Job)
+		}
+		listed[a.Job] = struct{}{}
+		if len(a.GPUs) != j.GPUs {
+			return fmt.Errorf("%w: job %q needs %d GPUs, placement has %d", ErrGPUCount, a.Job, j.GPUs, len(a.GPUs))
+		}
+		for w, g := range a.GPUs {
+			if c.Check(g) != nil {
+				return fmt.Errorf("%w: job %q worker %d on GPU %d (cluster %q has GPUs 0..%d)",
+					ErrNoSuchGPU, a.Job, w, g, c.Name(), c.NumGPUs()-1)
+			}
+			if o := owner[g]; o != 0 {
+				other := run[o-1].Job
+				if other == a.Job {
+					return fmt.Errorf("%w: GPU %d (%s) given to two workers of job %q",
+						ErrDoubleBooked, g, c.GPUName(g), a.Job)
+				}
+				return fmt.Errorf("%w: GPU %d (%s) given to jobs %q and %q",
+					ErrDoubleBooked, g, c.GPUName(g), other, a.Job)
+			}
+			owner[g] = int32(i + 1)
+		}
+	}
+	return nil
+}
+
+// Changes is what a host must do to move from a view's state to a decision's.
+type Changes struct {
+	// Start lists pending jobs to start, with their placement.
+	Start []Assignment
+	// Preempt lists running jobs to stop (they return to the queue).
+	Preempt []JobID
+	// Migrate lists running jobs to move to a new placement.
+	Migrate []Assignment
+	// Keep lists running jobs that stay where they are.
+	Keep []JobID
+}
+
+// Diff returns the changes that carry out the decision from the view's state. A running job
+// whose new placement holds the same GPUs in a different worker order counts as migrated. The
+// decision should have passed Validate. Each list follows the order of d.Run (Preempt: of
+// v.Running).
+func (d Decision) Diff(v View) Changes {
+	var ch Changes
+	running := make(map[JobID][]topology.GPUID, len(v.Running))
+	for i := range v.Running {
+		running[v.Running[i].Job.ID] = v.Running[i].GPUs
+	}
+	inRun := make(map[JobID]struct{}, len(d.Run))
+	for _, a := range d.Run {
+		inRun[a.Job] = struct{}{}
+		cur, ok := running[a.Job]
+		switch {
+		case !ok:
+			ch.Start = append(ch.Start, a)
+		case slices.Equal(cur, a.GPUs):
+			ch.Keep = append(ch.Keep, a.Job)
+		default:
+			ch.Migrate = append(ch.Migrate, a)
+		}
+	}
+	for i := range v.Running {
+		if _, ok := inRun[v.Running[i].Job.ID]; !ok {
+			ch.Preempt = append(ch.Preempt, v.Running[i].Job.ID)
+		}
+	}
+	return ch
+}
+
+// Scheduler decides which jobs run where. Hosts call Schedule at every event: a job arrives or
+// finishes, a requested wake-up time comes. The result is the desired state, which the host
+// validates (Decision.Validate) and carries out (Decision.Diff).
+//
+// A host drives a Scheduler like this:
+//
+//	for each event at time t {
+//		update the job statuses (progress, arrivals, completions)
+//		if the job ended, tell the scheduler (CompletionObserver), if it listens
+//		d, err := s.Schedule(view at t)
+//		if err != nil or d.Validate(view) != nil { keep the current state; report }
+//		apply d.Diff(view): preempt, migrate, start
+//		if d.WakeAt > t { arrange an event at d.WakeAt }
+//	}
+//
+// A kube-scheduler or Volcano plugin builds the View from its cache of pods and nodes (one Job
+// per gang of pods) and turns Changes into bind and evict calls.
+//
+// A Scheduler that implements fmt.Stringer names itself in reports. Implementations document
+// whether they are safe for concurrent use; most keep state between calls and are not.
+type Scheduler interface {
+	Schedule(v View) (Decision, error)
+}
+
+// SchedulerFunc adapts a function to the Scheduler interface.
+type SchedulerFunc func(v View) (Decision, error)
+
+// Schedule calls f(v).
+func (f SchedulerFunc) Schedule(v View) (Decision, error) { return f(v) }
+
+// Completion reports that a job left the system.
+type Completion struct {
+	// Job is the job that ended.
+	Job *Job
+	// Time is when it ended, in seconds.
+	Time float64
+	// Iterations is the number of iterations it did: its true length when it finished.
+	Iterations float64
+	// StepTime is the observed mean time per iteration while it ran, in seconds (0: unknown).
+	StepTime float64
+	// Killed tells that the job was cancelled or failed rather than finishing its training.
+	Killed bool
+}
+
+// CompletionObserver is implemented by schedulers that learn from finished jobs (A-SRPT's
+// predictor). Hosts call JobCompleted once per job that leaves the system, before the next
+// Schedule call.
+type CompletionObserver interface {
+	JobCompleted(c Completion)
+}

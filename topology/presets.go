@@ -1,0 +1,130 @@
+package topology
+
+import (
+	"fmt"
+)
+
+// Bandwidth and size units, for building specs by hand: topology.Gbps(200) is 200 Gb/s in bytes
+// per second, topology.GiB(80) is 80 GiB in bytes.
+const (
+	// GB is 10^9 bytes.
+	GB = 1e9
+	// TFLOPS is 10^12 FLOP/s.
+	TFLOPS = 1e12
+)
+
+// Gbps converts gigabits per second to bytes per second.
+func Gbps(v float64) float64 { return v * 1e9 / 8 }
+
+// GiB converts gibibytes to bytes.
+func GiB(v float64) float64 { return v * (1 << 30) }
+
+// A100 returns the spec of an 8-GPU A100 SXM4 80 GB server (DGX A100 class): NVSwitch with
+// 600 GB/s of NVLink bandwidth per GPU (300 GB/s each way), and one 200 Gb/s HDR InfiniBand
+// NIC per GPU. Peak throughput is the dense BF16 tensor figure, 312 TFLOPS (NVIDIA A100
+// datasheet).
+func A100() ServerSpec {
+	return ServerSpec{
+		GPU:            GPUSpec{Model: "A100-SXM4-80GB", PeakFLOPS: 312 * TFLOPS, MemoryBytes: GiB(80)},
+		GPUs:           8,
+		IntraBandwidth: 300 * GB,
+		IntraLatency:   3e-6,
+		NICs:           8,
+		NICBandwidth:   Gbps(200),
+		NICLatency:     5e-6,
+	}
+}
+
+// H100 returns the spec of an 8-GPU H100 SXM5 80 GB server (DGX H100 class): NVSwitch with
+// 900 GB/s of NVLink bandwidth per GPU (450 GB/s each way), and one 400 Gb/s NDR InfiniBand
+// NIC per GPU. Peak throughput is the dense BF16 tensor figure, 989 TFLOPS (NVIDIA H100
+// datasheet).
+func H100() ServerSpec {
+	return ServerSpec{
+		GPU:            GPUSpec{Model: "H100-SXM5-80GB", PeakFLOPS: 989 * TFLOPS, MemoryBytes: GiB(80)},
+		GPUs:           8,
+		IntraBandwidth: 450 * GB,
+		IntraLatency:   2.5e-6,
+		NICs:           8,
+		NICBandwidth:   Gbps(400),
+		NICLatency:     5e-6,
+	}
+}
+
+// T4 returns the spec of a 4-GPU NVIDIA T4 server on 50 Gb/s Ethernet: the testbed of the
+// Pollux paper (OSDI'21), behind the measured step times in shared/data/placements. The GPUs
+// share the host's PCIe 3.0 x16 fabric (15.75 GB/s each way, a shared bus: IntraShared), and
+// the server has one 50 Gb/s NIC. Peak throughput is the FP16 tensor figure, 65 TFLOPS (NVIDIA
+// T4 datasheet).
+func T4() ServerSpec {
+	return ServerSpec{
+		GPU:            GPUSpec{Model: "T4-16GB", PeakFLOPS: 65 * TFLOPS, MemoryBytes: GiB(16)},
+		GPUs:           4,
+		IntraBandwidth: 15.75 * GB,
+		IntraLatency:   10e-6,
+		IntraShared:    true,
+		NICs:           1,
+		NICBandwidth:   Gbps(50),
+		NICLatency:     50e-6,
+	}
+}
+
+// Preset returns a server spec by name: "a100", "h100" or "t4".
+func Preset(name string) (ServerSpec, error) {
+	switch name {
+	case "a100", "A100":
+		return A100(), nil
+	case "h100", "H100":
+		return H100(), nil
+	case "t4", "T4":
+		return T4(), nil
+	}
+	return ServerSpec{}, fmt.Errorf("%w: unknown server preset %q (want a100, h100 or t4)", ErrInvalidCluster, name)
+}
+
+// Uniform builds a cluster of n identical servers named "<prefix>-0" ... "<prefix>-(n-1)",
+// where prefix is the lower-case GPU model family (e.g. "a100"), without racks.
+func Uniform(spec ServerSpec, n int) (*Cluster, error) {
+	return UniformRacks(spec, n, 0, 1)
+}
+
+// UniformRacks builds a cluster of n identical servers, perRack servers to a rack, each rack's
+// uplink oversubscribed by the given ratio (>= 1). perRack <= 0 means no racks.
+func UniformRacks(spec ServerSpec, n, perRack int, oversubscription float64) (*Cluster, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d servers requested, need at least 1", ErrInvalidCluster, n)
+	}
+	prefix := family(spec.GPU.Model)
+	servers := make([]Server, n)
+	var racks []Rack
+	for i := range servers {
+		servers[i] = Server{ID: fmt.Sprintf("%s-%d", prefix, i), ServerSpec: spec}
+		if perRack > 0 {
+			r := i / perRack
+			if r == len(racks) {
+				racks = append(racks, Rack{ID: fmt.Sprintf("rack-%d", r), Oversubscription: oversubscription})
+			}
+			servers[i].Rack = racks[r].ID
+		}
+	}
+	name := fmt.Sprintf("%dx%d-%s", n, spec.GPUs, prefix)
+	return New(name, servers, racks)
+}
+
+func family(model string) string {
+	out := make([]byte, 0, len(model))
+	for i := 0; i < len(model); i++ {
+		c := model[i]
+		if c == '-' || c == ' ' || c == '_' {
+			break
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return "server"
+	}
+	return string(out)
+}
