@@ -236,13 +236,21 @@ func simulate[J jobT](jobs []J, speed float64, weighted bool, comp []float64, se
 	h := make(minHeap, 0, 64)
 	t := 0.0
 	i := 0
-	cur := int32(-1) // position of the job whose segment is open
-	segStart := 0.0
-	closeSeg := func(end float64) {
-		if cur >= 0 && end > segStart {
-			segs = append(segs, Segment{ID: jobs[order[cur]].ident(), Start: segStart, End: end})
+	// The open segment: job at position cur ran during [segStart, segEnd).
+	cur := int32(-1)
+	segStart, segEnd := 0.0, 0.0
+	run := func(pos int32, a, b float64) {
+		if b <= a {
+			return
 		}
-		cur = -1
+		if pos == cur && a == segEnd {
+			segEnd = b
+			return
+		}
+		if cur >= 0 {
+			segs = append(segs, Segment{ID: jobs[order[cur]].ident(), Start: segStart, End: segEnd})
+		}
+		cur, segStart, segEnd = pos, a, b
 	}
 	for i < n || len(h) > 0 {
 		if len(h) == 0 {
@@ -263,23 +271,22 @@ func simulate[J jobT](jobs []J, speed float64, weighted bool, comp []float64, se
 			i++
 		}
 		top := &h[0]
-		if wantSegs && top.pos != cur {
-			closeSeg(t)
-			cur, segStart = top.pos, t
-		}
 		next := math.Inf(1)
 		if i < n {
 			next = jobs[order[i]].rel()
 		}
 		rem, finish, done := advanceHead(top.rem, t, next, speed)
 		if done {
+			if wantSegs {
+				run(top.pos, t, finish)
+			}
 			t = finish
 			comp[order[top.pos]] = t
-			if wantSegs {
-				closeSeg(t)
-			}
 			h.pop()
 			continue
+		}
+		if wantSegs {
+			run(top.pos, t, next)
 		}
 		top.rem = rem
 		top.key = rem
@@ -287,6 +294,9 @@ func simulate[J jobT](jobs []J, speed float64, weighted bool, comp []float64, se
 			top.key = rem / jobs[order[top.pos]].weight()
 		}
 		t = next
+	}
+	if wantSegs && cur >= 0 {
+		segs = append(segs, Segment{ID: jobs[order[cur]].ident(), Start: segStart, End: segEnd})
 	}
 	return segs, nil
 }

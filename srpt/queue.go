@@ -66,7 +66,8 @@ func NewQueue(speed float64) (*Queue, error) {
 	return &Queue{speed: speed, nodes: make([]qnode, 1, 16), index: make(map[int]int32)}, nil
 }
 
-// Grow makes room for n more jobs so that the next n additions do not
+// Grow reserves node storage for n more jobs, and, if the queue is empty,
+// sizes its ID index for n jobs, so that the next n additions do not
 // allocate.
 func (q *Queue) Grow(n int) {
 	if n <= 0 {
