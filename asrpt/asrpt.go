@@ -1,0 +1,473 @@
+package asrpt
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/srpt"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// Estimator predicts a job's total number of training iterations.
+type Estimator interface {
+	// Estimate returns the predicted total iterations of job j given that it has done `done`
+	// iterations so far (0 on arrival). For done > 0 it is the conditional estimate used to
+	// re-size a job that ran past its prediction, and must exceed done.
+	Estimate(j *gpusched.Job, done float64) (float64, error)
+}
+
+// Learner is implemented by Estimators that learn from finished jobs.
+type Learner interface {
+	// Observe records that job j finished after the given number of iterations.
+	Observe(j *gpusched.Job, iterations float64) error
+}
+
+// Oracle is an Estimator that knows every job's true iterations: the upper reference for
+// experiments. Unknown jobs are an error.
+type Oracle func(id gpusched.JobID) (iterations float64, ok bool)
+
+// Estimate returns the true iterations of j.
+func (o Oracle) Estimate(j *gpusched.Job, done float64) (float64, error) {
+	n, ok := o(j.ID)
+	if !ok || !(n > 0) || math.IsInf(n, 0) {
+		return 0, fmt.Errorf("asrpt: oracle has no iteration count for job %q", j.ID)
+	}
+	return n, nil
+}
+
+// Placer chooses GPUs for a job among free ones: len(result) == j.GPUs, all free, distinct.
+// It returns false only when free holds fewer than j.GPUs GPUs.
+type Placer func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool)
+
+// Consolidate is the Placer that packs a job onto the fewest servers (topology.Cluster.Pack).
+func Consolidate(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
+	return c.Pack(free, j.GPUs)
+}
+
+// Options configure a Scheduler. The zero value is not usable: Estimator is required.
+type Options struct {
+	// Estimator predicts iterations. Use an Oracle for experiments with true sizes.
+	Estimator Estimator
+	// Cost gives per-iteration times; a job's time per iteration at its best placement (all GPUs
+	// free, consolidated by Pack) sizes it. Default: gpusched.FixedCost{} (Job.StepTime).
+	Cost gpusched.CostModel
+	// Placer places jobs on free GPUs. Default: Consolidate.
+	Placer Placer
+	// Backfill lets lower-priority jobs start on GPUs that the priority prefix leaves free.
+	// Off (strict order) is the variant of the paper's analysis; the bound in the package
+	// documentation holds with backfilling too as long as preemption is immediate.
+	Backfill bool
+	// NoPreemption forbids stopping running jobs: a job that does not fit waits for GPUs to be
+	// released. The competitive bound needs preemption.
+	NoPreemption bool
+	// MinRunTime is the least time in seconds a job runs after it starts or resumes before
+	// A-SRPT may preempt it: the rule against thrashing. A preemption costs the host a
+	// checkpoint and restore (30 s in package sim), so a job that just paid it is not stopped
+	// again at once. Default 0: preempt whenever priority says so (the analysed variant).
+	MinRunTime float64
+	// NoReestimate keeps every job's prediction as made on arrival, even when the job runs past
+	// it: the variant the competitive bound covers. By default an overrunning job is re-estimated.
+	NoReestimate bool
+	// ReestimateMargin is how far past its prediction (as a fraction of the prediction) a job
+	// must run before it is re-estimated. Default 0.
+	ReestimateMargin float64
+	// Name names the scheduler in reports. Default "asrpt".
+	Name string
+}
+
+type jobState struct {
+	key        int
+	job        *gpusched.Job
+	iters      float64 // predicted total iterations (revised on overrun)
+	tau        float64 // seconds per iteration at the best placement
+	vdone      bool    // completed on the virtual machine
+	vfinish    float64 // virtual completion time when vdone
+	gone       bool    // left the host; a ghost in the virtual queue until it completes there
+	seen       uint64  // epoch of the last view that held the job
+	running    bool    // in the current view's Running list
+	statusIdx  int     // index in the current view's list
+	prefix     bool    // in the priority prefix of the current call
+	reestimErr error
+}
+
+// Scheduler is the A-SRPT scheduler. It keeps the virtual single-machine SRPT instance across
+// calls, so it must see every event of one host in time order. It is not safe for concurrent use.
+type Scheduler struct {
+	opt     Options
+	cluster *topology.Cluster
+	queue   *srpt.Queue
+	jobs    map[gpusched.JobID]*jobState
+	byKey   []*jobState // key -> state (nil when gone)
+	free    []int       // free keys
+	vdone   []*jobState // virtually completed jobs still present, by virtual completion
+	epoch   uint64
+	now     float64
+
+	// reversed flips the priority order: a deliberately wrong variant for tests.
+	reversed bool
+
+	// scratch
+	order   []*jobState
+	keys    []int
+	doneBuf []srpt.Completed
+}
+
+// New returns an A-SRPT scheduler.
+func New(opt Options) (*Scheduler, error) {
+	if opt.Estimator == nil {
+		return nil, errors.New("asrpt: Options.Estimator is required (use an Oracle for true sizes)")
+	}
+	if opt.Cost == nil {
+		opt.Cost = gpusched.FixedCost{}
+	}
+	if opt.Placer == nil {
+		opt.Placer = Consolidate
+	}
+	if !(opt.MinRunTime >= 0) || math.IsInf(opt.MinRunTime, 0) {
+		return nil, fmt.Errorf("asrpt: MinRunTime %v must be finite and >= 0", opt.MinRunTime)
+	}
+	if !(opt.ReestimateMargin >= 0) || math.IsInf(opt.ReestimateMargin, 0) {
+		return nil, fmt.Errorf("asrpt: ReestimateMargin %v must be finite and >= 0", opt.ReestimateMargin)
+	}
+	if opt.Name == "" {
+		opt.Name = "asrpt"
+	}
+	q, err := srpt.NewQueue(1)
+	if err != nil {
+		return nil, err
+	}
+	return &Scheduler{opt: opt, queue: q, jobs: make(map[gpusched.JobID]*jobState)}, nil
+}
+
+// String returns the scheduler's name.
+func (s *Scheduler) String() string { return s.opt.Name }
+
+// Predicted returns A-SRPT's current prediction of job id's total iterations and its time per
+// iteration at the best placement, for jobs it has seen and that have not left.
+func (s *Scheduler) Predicted(id gpusched.JobID) (iterations, stepTime float64, ok bool) {
+	st, ok := s.jobs[id]
+	if !ok {
+		return 0, 0, false
+	}
+	return st.iters, st.tau, true
+}
+
+// VirtualCompletion returns the time at which job id completes on the virtual machine: the
+// actual time if it has, the projection if nothing else arrives otherwise.
+func (s *Scheduler) VirtualCompletion(id gpusched.JobID) (float64, bool) {
+	st, ok := s.jobs[id]
+	if !ok {
+		return 0, false
+	}
+	if st.vdone {
+		return st.vfinish, true
+	}
+	return s.queue.ProjectedCompletion(st.key)
+}
+
+// JobCompleted forgets the job and teaches the estimator, if it learns.
+func (s *Scheduler) JobCompleted(c gpusched.Completion) {
+	if c.Job == nil {
+		return
+	}
+	if l, ok := s.opt.Estimator.(Learner); ok && !c.Killed && c.Iterations > 0 {
+		_ = l.Observe(c.Job, c.Iterations) // a bad report must not stop scheduling
+	}
+	if st, ok := s.jobs[c.Job.ID]; ok {
+		s.drop(st)
+	}
+}
+
+// drop forgets a job that left the host. A job the virtual machine has not finished stays in
+// the virtual queue as a ghost until it does, so that the virtual schedule remains exactly the
+// SRPT schedule of the predicted instance, whatever happens on the real cluster (the analysis
+// needs this).
+func (s *Scheduler) drop(st *jobState) {
+	delete(s.jobs, st.job.ID)
+	st.gone = true
+	if st.vdone {
+		if i := slices.Index(s.vdone, st); i >= 0 {
+			s.vdone = slices.Delete(s.vdone, i, i+1)
+		}
+		s.release(st)
+	}
+}
+
+func (s *Scheduler) release(st *jobState) {
+	s.byKey[st.key] = nil
+	s.free = append(s.free, st.key)
+}
+
+func (s *Scheduler) newKey() int {
+	if n := len(s.free); n > 0 {
+		k := s.free[n-1]
+		s.free = s.free[:n-1]
+		return k
+	}
+	s.byKey = append(s.byKey, nil)
+	return len(s.byKey) - 1
+}
+
+// Schedule returns the desired state for the view. See the package documentation for the rule.
+func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if v.Cluster == nil {
+		return gpusched.Decision{}, fmt.Errorf("asrpt: view has no cluster")
+	}
+	if s.cluster == nil {
+		s.cluster = v.Cluster
+	} else if s.cluster != v.Cluster && !s.cluster.Equal(v.Cluster) {
+		return gpusched.Decision{}, fmt.Errorf("asrpt: the cluster changed between calls (%q, then %q)", s.cluster.Name(), v.Cluster.Name())
+	}
+	G := float64(v.Cluster.NumGPUs())
+	// 1. Advance the virtual machine to now; record virtual completions.
+	if v.Now > s.queue.Now() {
+		var err error
+		s.doneBuf, err = s.queue.Advance(v.Now, s.doneBuf[:0])
+		if err != nil {
+			return gpusched.Decision{}, fmt.Errorf("asrpt: virtual machine: %w", err)
+		}
+		for _, c := range s.doneBuf {
+			st := s.byKey[c.ID]
+			if st == nil {
+				continue
+			}
+			if st.gone {
+				s.release(st)
+				continue
+			}
+			st.vdone, st.vfinish = true, c.Time
+			s.vdone = append(s.vdone, st)
+		}
+	}
+	s.now = v.Now
+	// 2. Admit new jobs, mark the present ones.
+	s.epoch++
+	seen := 0
+	mark := func(list []gpusched.JobStatus, running bool) error {
+		for i := range list {
+			js := &list[i]
+			st, ok := s.jobs[js.Job.ID]
+			if !ok {
+				var err error
+				if st, err = s.admit(v.Cluster, js.Job, G); err != nil {
+					return err
+				}
+			}
+			st.seen, st.running, st.statusIdx, st.prefix = s.epoch, running, i, false
+			seen++
+		}
+		return nil
+	}
+	if err := mark(v.Running, true); err != nil {
+		return gpusched.Decision{}, err
+	}
+	if err := mark(v.Pending, false); err != nil {
+		return gpusched.Decision{}, err
+	}
+	// Jobs that left without a completion report (cancelled) are forgotten.
+	if seen < len(s.jobs) {
+		var gone []*jobState
+		for _, st := range s.jobs {
+			if st.seen != s.epoch {
+				gone = append(gone, st)
+			}
+		}
+		slices.SortFunc(gone, func(a, b *jobState) int { return a.key - b.key })
+		for _, st := range gone {
+			s.drop(st)
+		}
+	}
+	// 3. Re-estimate running jobs that ran past their prediction.
+	wake := math.Inf(1)
+	for i := range v.Running {
+		js := &v.Running[i]
+		st := s.jobs[js.Job.ID]
+		limit := st.iters * (1 + s.opt.ReestimateMargin)
+		if s.opt.NoReestimate {
+			continue
+		}
+		if js.Iterations >= limit {
+			if err := s.reestimate(st, js.Iterations, G); err != nil {
+				return gpusched.Decision{}, err
+			}
+			limit = st.iters * (1 + s.opt.ReestimateMargin)
+		}
+		// Ask to be woken when the job will reach its prediction, at its observed pace.
+		if js.Iterations > 0 && js.Executed > 0 {
+			pace := js.Executed / js.Iterations
+			if t := v.Now + (limit-js.Iterations)*pace; t > v.Now && t < wake {
+				wake = t
+			}
+		}
+	}
+	// 4. Priority order: virtually completed jobs by virtual completion, then the SRPT queue.
+	s.order = s.order[:0]
+	s.order = append(s.order, s.vdone...)
+	s.keys = s.queue.Order(s.keys[:0])
+	for _, k := range s.keys {
+		if st := s.byKey[k]; !st.gone {
+			s.order = append(s.order, st)
+		}
+	}
+	if s.reversed {
+		slices.Reverse(s.order)
+	}
+	d, w, err := s.decide(v)
+	if err != nil {
+		return gpusched.Decision{}, err
+	}
+	if w < wake {
+		wake = w
+	}
+	if !math.IsInf(wake, 1) {
+		d.WakeAt = wake
+	}
+	return d, nil
+}
+
+func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job, G float64) (*jobState, error) {
+	if err := j.Validate(c); err != nil {
+		return nil, fmt.Errorf("asrpt: %w", err)
+	}
+	n, err := s.opt.Estimator.Estimate(j, 0)
+	if err != nil {
+		return nil, fmt.Errorf("asrpt: predicting job %q: %w", j.ID, err)
+	}
+	if !(n > 0) || math.IsInf(n, 0) {
+		return nil, fmt.Errorf("asrpt: predicted iterations %v of job %q must be positive and finite", n, j.ID)
+	}
+	best, ok := c.Pack(c.AllGPUs(), j.GPUs)
+	if !ok {
+		return nil, fmt.Errorf("asrpt: job %q needs %d GPUs, cluster has %d", j.ID, j.GPUs, c.NumGPUs())
+	}
+	sc, err := s.opt.Cost.StepCost(j, c, best, nil)
+	if err != nil {
+		return nil, fmt.Errorf("asrpt: sizing job %q: %w", j.ID, err)
+	}
+	if !(sc.Time > 0) || math.IsInf(sc.Time, 0) {
+		return nil, fmt.Errorf("asrpt: job %q: time per iteration %v must be positive and finite", j.ID, sc.Time)
+	}
+	st := &jobState{key: s.newKey(), job: j, iters: n, tau: sc.Time}
+	s.byKey[st.key] = st
+	s.jobs[j.ID] = st
+	if err := s.queue.Add(st.key, float64(j.GPUs)*n*sc.Time/G); err != nil {
+		delete(s.jobs, j.ID)
+		s.release(st)
+		return nil, fmt.Errorf("asrpt: job %q: %w", j.ID, err)
+	}
+	return st, nil
+}
+
+// reestimate revises the prediction of a job that has done `done` >= its predicted iterations;
+// the extra predicted work joins the virtual queue in SRPT order.
+func (s *Scheduler) reestimate(st *jobState, done, G float64) error {
+	n, err := s.opt.Estimator.Estimate(st.job, done)
+	if err != nil || !(n > done) || math.IsInf(n, 0) {
+		// No usable conditional estimate: assume it needs as much again as it has done.
+		n = 2 * math.Max(done, st.iters)
+		if n <= done {
+			n = done + 1
+		}
+	}
+	extra := float64(st.job.GPUs) * (n - st.iters) * st.tau / G
+	st.iters = n
+	if extra <= 0 {
+		return nil
+	}
+	if st.vdone {
+		if i := slices.Index(s.vdone, st); i >= 0 {
+			s.vdone = slices.Delete(s.vdone, i, i+1)
+		}
+		st.vdone = false
+		if err := s.queue.Add(st.key, extra); err != nil {
+			return fmt.Errorf("asrpt: re-queueing job %q: %w", st.job.ID, err)
+		}
+		return nil
+	}
+	rem, _ := s.queue.Remaining(st.key)
+	if err := s.queue.Update(st.key, rem+extra); err != nil {
+		return fmt.Errorf("asrpt: re-sizing job %q: %w", st.job.ID, err)
+	}
+	return nil
+}
+
+// decide turns the priority order into a decision: the longest prefix whose GPU demands fit in
+// the cluster must run; running jobs outside it are preempted only as far as the prefix needs
+// their GPUs (lowest priority first, never before MinRunTime); with Backfill, lower-priority
+// jobs then start on what is left. It returns the earliest time a blocked preemption becomes
+// allowed (+Inf if none).
+func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) {
+	G := v.Cluster.NumGPUs()
+	budget := G
+	need := 0 // GPUs the prefix's waiting jobs need
+	for _, st := range s.order {
+		if st.job.GPUs > budget {
+			break
+		}
+		budget -= st.job.GPUs
+		st.prefix = true
+		if !st.running {
+			need += st.job.GPUs
+		}
+	}
+	free := v.Free()
+	wake := math.Inf(1)
+	preempted := make(map[gpusched.JobID]bool)
+	if need > free.Len() && !s.opt.NoPreemption {
+		// Preempt running jobs outside the prefix, lowest priority first.
+		for i := len(s.order) - 1; i >= 0 && need > free.Len(); i-- {
+			st := s.order[i]
+			if !st.running || st.prefix {
+				continue
+			}
+			js := &v.Running[st.statusIdx]
+			if allowed := js.Since + s.opt.MinRunTime; allowed > v.Now {
+				wake = math.Min(wake, allowed)
+				continue
+			}
+			preempted[st.job.ID] = true
+			for _, g := range js.GPUs {
+				free.Add(g)
+			}
+		}
+	}
+	var d gpusched.Decision
+	d.Run = make([]gpusched.Assignment, 0, len(v.Running)+4)
+	for i := range v.Running {
+		if id := v.Running[i].Job.ID; !preempted[id] {
+			d.Run = append(d.Run, gpusched.Assignment{Job: id, GPUs: v.Running[i].GPUs})
+		}
+	}
+	for _, st := range s.order {
+		if st.running {
+			continue
+		}
+		if !st.prefix && !s.opt.Backfill {
+			break
+		}
+		if st.job.GPUs > free.Len() {
+			if !s.opt.Backfill {
+				break // strict order: nobody overtakes a waiting prefix job
+			}
+			continue
+		}
+		gpus, ok := s.opt.Placer(v.Cluster, free, st.job)
+		if !ok || len(gpus) != st.job.GPUs {
+			if !s.opt.Backfill {
+				break
+			}
+			continue
+		}
+		for _, g := range gpus {
+			if !free.Contains(g) {
+				return gpusched.Decision{}, 0, fmt.Errorf("asrpt: placer put job %q on GPU %d, which is not free", st.job.ID, g)
+			}
+			free.Remove(g)
+		}
+		d.Run = append(d.Run, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
+	}
+	return d, wake, nil
+}

@@ -1,0 +1,200 @@
+package asrpt
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/srpt"
+	"github.com/gpusched/gpusched/topology"
+	"pgregory.net/rapid"
+)
+
+// instance is a generated test instance: a cluster of G GPUs, jobs with true iterations (one
+// second each), and each job's prediction factor within [1/mu, mu].
+type instance struct {
+	G, gmax int
+	mu      float64
+	jobs    []tJob
+	factor  map[gpusched.JobID]float64
+}
+
+func oneServer(G int) *topology.Cluster {
+	spec := topology.T4()
+	spec.GPUs = G
+	c, err := topology.New(fmt.Sprintf("g%d", G), []topology.Server{{ID: "s", ServerSpec: spec}}, nil)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+func drawInstance(t *rapid.T, maxG, maxJobs, maxP, maxR int) instance {
+	in := instance{factor: map[gpusched.JobID]float64{}}
+	in.G = rapid.IntRange(1, maxG).Draw(t, "G")
+	in.gmax = rapid.IntRange(1, in.G).Draw(t, "gmax")
+	in.mu = rapid.SampledFrom([]float64{1, 1.5, 2, 3}).Draw(t, "mu")
+	n := rapid.IntRange(1, maxJobs).Draw(t, "jobs")
+	for i := 0; i < n; i++ {
+		id := gpusched.JobID(fmt.Sprintf("j%d", i))
+		in.jobs = append(in.jobs, tJob{
+			job: gpusched.Job{
+				ID:       id,
+				Arrival:  float64(rapid.IntRange(0, maxR).Draw(t, "r")),
+				GPUs:     rapid.IntRange(1, in.gmax).Draw(t, "g"),
+				StepTime: 1,
+			},
+			iters: float64(rapid.IntRange(1, maxP).Draw(t, "p")),
+		})
+		// Prediction factor: log-uniform in [1/mu, mu], with the extremes likely.
+		e := rapid.SampledFrom([]float64{-1, -0.5, 0, 0.5, 1}).Draw(t, "error")
+		in.factor[id] = math.Pow(in.mu, e)
+	}
+	return in
+}
+
+// estimator predicts true iterations times the instance's factor.
+func (in instance) estimator() Estimator {
+	truth := map[gpusched.JobID]float64{}
+	for _, j := range in.jobs {
+		truth[j.job.ID] = j.iters
+	}
+	return estimatorFunc(func(j *gpusched.Job, done float64) (float64, error) {
+		return truth[j.ID] * in.factor[j.ID], nil
+	})
+}
+
+type estimatorFunc func(j *gpusched.Job, done float64) (float64, error)
+
+func (f estimatorFunc) Estimate(j *gpusched.Job, done float64) (float64, error) { return f(j, done) }
+
+func (in instance) gang() []srpt.GangJob {
+	out := make([]srpt.GangJob, len(in.jobs))
+	for i, j := range in.jobs {
+		out[i] = srpt.GangJob{ID: i, Release: j.job.Arrival, GPUs: j.job.GPUs, ProcTime: j.iters * j.job.StepTime}
+	}
+	return out
+}
+
+func (in instance) beta() float64 { return float64(in.G) / float64(in.G-in.gmax+1) }
+
+// sumCompletion runs the analysed variant (strict or backfill, no re-estimation, immediate
+// preemption) on the instance.
+func (in instance) sumCompletion(t *rapid.T, backfill, reversed bool) float64 {
+	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.reversed = reversed
+	done, err := runHost(oneServer(in.G), in.jobs, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, c := range done {
+		sum += c
+	}
+	return sum
+}
+
+// checkBound is the theorem of the package documentation on one instance:
+// sum C_j <= sum (r_j + p_j) + mu^2 beta V.
+func checkBound(t *rapid.T, backfill, reversed bool) {
+	in := drawInstance(t, 8, 8, 12, 12)
+	got := in.sumCompletion(t, backfill, reversed)
+	lb, err := srpt.LowerBounds(in.gang(), in.G)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := lb.Release + in.mu*in.mu*in.beta()*lb.Virtual
+	if got > bound*(1+1e-9) {
+		t.Fatalf("sum C = %v > sum(r+p) + mu^2 beta V = %v + %v*%v*%v = %v (G=%d gmax=%d)",
+			got, lb.Release, in.mu*in.mu, in.beta(), lb.Virtual, bound, in.G, in.gmax)
+	}
+	// And so, against the best lower bound on OPT.
+	if ratio := 1 + in.mu*in.mu*in.beta(); got > ratio*lb.Best()*(1+1e-9) && got > bound*(1+1e-9) {
+		t.Fatalf("unreachable: the bound above implies this one")
+	}
+}
+
+func TestBoundStrict(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) { checkBound(t, false, false) })
+}
+
+func TestBoundBackfill(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) { checkBound(t, true, false) })
+}
+
+// TestBoundAgainstExactOptimum checks sum C_j <= (1 + mu^2 beta) OPT on tiny instances, with OPT
+// replaced by the slotted exact optimum (which is >= OPT, so the check is necessary, not
+// sufficient; the check above against lower bounds is the sharp one).
+func TestBoundAgainstExactOptimum(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		in := drawInstance(t, 4, 5, 3, 3)
+		got := in.sumCompletion(t, false, false)
+		opt, err := srpt.ExactOptimum(in.gang(), in.G, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ratio := 1 + in.mu*in.mu*in.beta(); got > ratio*opt.SumCompletion*(1+1e-9) {
+			t.Fatalf("sum C = %v > (1 + mu^2 beta) OPT = %v x %v", got, ratio, opt.SumCompletion)
+		}
+		// With exact predictions on one-GPU jobs the ratio is 2.
+		if in.mu == 1 && in.gmax == 1 && got > 2*opt.SumCompletion*(1+1e-9) {
+			t.Fatalf("exact one-GPU case: %v > 2 x %v", got, opt.SumCompletion)
+		}
+	})
+}
+
+// TestBoundHasTeeth requires rapid to find an instance on which the reversed-priority variant
+// breaks the inequality that A-SRPT satisfies.
+func TestBoundHasTeeth(t *testing.T) {
+	if !propertyFails(func(t *rapid.T) { checkBound(t, false, true) }) {
+		t.Fatal("the bound property did not catch reversed priority")
+	}
+}
+
+// recordingTB is a rapid.TB that records failure instead of failing the test.
+type recordingTB struct{ failed bool }
+
+type failNow struct{}
+
+func (r *recordingTB) Helper()               {}
+func (r *recordingTB) Name() string          { return "recording" }
+func (r *recordingTB) Logf(string, ...any)   {}
+func (r *recordingTB) Log(...any)            {}
+func (r *recordingTB) Skipf(string, ...any)  { panic(failNow{}) }
+func (r *recordingTB) Skip(...any)           { panic(failNow{}) }
+func (r *recordingTB) SkipNow()              { panic(failNow{}) }
+func (r *recordingTB) Errorf(string, ...any) { r.failed = true }
+func (r *recordingTB) Error(...any)          { r.failed = true }
+func (r *recordingTB) Fatalf(string, ...any) { r.failed = true; panic(failNow{}) }
+func (r *recordingTB) Fatal(...any)          { r.failed = true; panic(failNow{}) }
+func (r *recordingTB) FailNow()              { r.failed = true; panic(failNow{}) }
+func (r *recordingTB) Fail()                 { r.failed = true }
+func (r *recordingTB) Failed() bool          { return r.failed }
+
+// propertyFails reports whether rapid finds a counterexample to prop (searching harder than a
+// normal check, and leaving no fail file behind).
+func propertyFails(prop func(*rapid.T)) (failed bool) {
+	for name, val := range map[string]string{"rapid.nofailfile": "true", "rapid.checks": "1000"} {
+		if f := flag.Lookup(name); f != nil {
+			old := f.Value.String()
+			_ = f.Value.Set(val)
+			defer func() { _ = f.Value.Set(old) }()
+		}
+	}
+	r := &recordingTB{}
+	defer func() {
+		if e := recover(); e != nil {
+			if _, ok := e.(failNow); !ok {
+				panic(e)
+			}
+		}
+		failed = r.failed
+	}()
+	rapid.Check(r, prop)
+	return r.failed
+}

@@ -1,0 +1,107 @@
+// Package asrpt implements A-SRPT, the prediction-assisted, preemptive, topology-aware scheduler
+// for distributed deep-learning training jobs (after Luo, Liu, Lee and Shroff, "Prediction-Assisted
+// Online Distributed Deep Learning Workload Scheduling in GPU Clusters", arXiv 2501.05563).
+//
+// # How it schedules
+//
+// A Scheduler sees the host's View at every event and keeps, across calls, one virtual
+// machine:
+//
+//  1. On arrival, job j's iterations are predicted (an Estimator: package predict's random
+//     forest, or an Oracle with the true counts) and its time per iteration tau_j is taken from
+//     the cost model at its best placement (all GPUs free, consolidated by topology's Pack). Its
+//     predicted processing time is p^_j = n^_j x tau_j; it needs g_j GPUs.
+//  2. The virtual instance: one machine of speed 1 standing for the G GPUs of the cluster; job j
+//     is a job of size g_j p^_j / G released at its arrival. Preemptive SRPT is optimal there for
+//     the total completion time (package srpt), and A-SRPT keeps that SRPT schedule
+//     incrementally (an srpt.Queue), advancing it to the view's time at every call.
+//  3. Priority: jobs the virtual machine has finished come first, in the order it finished them;
+//     then the others, in the virtual SRPT order (smallest virtual remaining work first). Among
+//     jobs present at the same time this is the order of their virtual completion times, and it
+//     never changes between two arrivals.
+//  4. Conversion: the longest prefix of the priority order whose GPU demands fit in the cluster
+//     must run. Waiting prefix jobs are placed on free GPUs by the Placer (the partition-based
+//     placer keeps traffic inside servers); if there are not enough free GPUs, running jobs
+//     outside the prefix are preempted, lowest priority first, only as far as needed, and never
+//     before they have run MinRunTime since they started or resumed (the rule against
+//     thrashing). In strict order (the default) nothing else starts; with Backfill, lower-priority
+//     jobs start on whatever the prefix leaves free.
+//  5. Adaptation: a running job that reaches its predicted iterations is re-estimated (the
+//     Estimator's conditional estimate given the iterations done), and the extra predicted work
+//     joins the virtual queue in SRPT order, so an overrunning job's priority falls instead of
+//     blocking the queue. The Scheduler asks to be woken (Decision.WakeAt) when a running job
+//     will reach its prediction at its observed pace. Finished jobs teach the Estimator
+//     (Learner) through the host's completion report (gpusched.CompletionObserver).
+//
+// # The competitive ratio
+//
+// Model. G identical GPUs. Job j is released at r_j, needs g_j GPUs at once (1 <= g_j <= g_max
+// <= G) and p_j seconds of running, whatever GPUs it gets (placement-independent sizes, the
+// FixedCost model). Preemption and resumption are free and immediate, and the scheduler is called
+// at every arrival and completion. Predictions are fixed at arrival and within a factor mu >= 1:
+// p_j / mu <= p^_j <= mu p_j. Let beta = G / (G - g_max + 1).
+//
+// Theorem. A-SRPT without re-estimation and with MinRunTime = 0, in strict order or with
+// Backfill, satisfies, on every instance,
+//
+//	sum_j C_j <= sum_j (r_j + p_j) + mu^2 beta V  <=  (1 + mu^2 beta) OPT,
+//
+// where C_j are its completion times, V is the SRPT total completion time of the virtual
+// instance with the TRUE sizes g_j p_j / G, and OPT is the least sum of completion times of any
+// feasible preemptive schedule. For one-GPU jobs with exact predictions (g_max = 1, mu = 1) the
+// ratio is 2; it grows to 1 + mu^2 G when a job may need the whole cluster.
+//
+// Proof. Both terms are lower bounds on OPT: C_j >= r_j + p_j in every schedule, and V <= OPT
+// (package srpt, LowerBounds: any cluster schedule yields a single-machine schedule of the
+// virtual instance completing each job no later, and SRPT is optimal on one machine: Schrage
+// 1968). So the second inequality follows from the first.
+//
+// Let ^C_k be the completion time of job k in the virtual SRPT schedule with the predicted sizes,
+// and H_j = {k != j : ^C_k < ^C_j} (ties broken by the queue's fixed rule). Claim 1: at every
+// time, among jobs present, A-SRPT's priority order is the order of ^C. For jobs both present
+// this holds because under SRPT a job that is ahead (less remaining, or finished) of another
+// stays ahead until it finishes: only the head's remaining work decreases. So whenever job k is
+// ahead of j, k is in H_j.
+//
+// Claim 2: whenever j is present and not running, the jobs running ahead of it hold at least
+// G - g_max + 1 GPUs. The prefix P of the priority order always runs (preemption is immediate).
+// If j waits, j is not in P, so the first job i after P (i = j or ahead of j) did not fit:
+// sum_{P} g > G - g_i >= G - g_max, and every job of P is ahead of j.
+//
+// Now j's time in the system is C_j - r_j = p_j + W_j, where W_j is the time it is present and
+// not running. During W_j the jobs of H_j keep at least G - g_max + 1 GPUs busy (Claims 1 and 2),
+// and they need sum_{k in H_j} g_k p_k GPU-seconds in total, so
+//
+//	W_j <= sum_{k in H_j} g_k p_k / (G - g_max + 1) <= mu sum_{k in H_j} g_k p^_k / (G - g_max + 1)
+//	    <= mu G ^C_j / (G - g_max + 1) = mu beta ^C_j,
+//
+// because the virtual machine finishes all of H_j (work sum g_k p^_k / G, at speed 1) by ^C_j.
+// Summing, sum_j C_j <= sum_j (r_j + p_j) + mu beta ^V, where ^V = sum_j ^C_j is the SRPT total of
+// the predicted instance. Finally ^V <= mu V: sizes p^ <= mu p can only lower SRPT's optimal total
+// below that of sizes mu p, and any schedule for sizes p dilated in time by mu (everything at t
+// happens at mu t, which respects releases) is a schedule for sizes mu p with total mu V. This
+// proves the theorem. Backfilling does not break Claim 2 because it never keeps a prefix job
+// waiting: backfilled jobs lie outside the prefix and are preempted as soon as the prefix needs
+// their GPUs.
+//
+// The argument is the list-scheduling argument for rigid jobs (Garey and Graham, "Bounds for
+// multiprocessor scheduling with resource constraints", SIAM J. Comput. 4(2), 1975) applied to
+// the order of a single-machine relaxation, as in the conversions of Hall, Schulz, Shmoys and
+// Wein ("Scheduling to minimize average completion time: off-line and on-line approximation
+// algorithms", Math. Oper. Res. 22(3), 1997) and Chekuri, Motwani, Natarajan and Stein
+// ("Approximation techniques for average completion time scheduling", SIAM J. Comput. 31(1), 2001).
+//
+// What the theorem does not cover, said plainly: re-estimation (it changes the virtual instance
+// mid-way; on by default because it is what keeps a badly under-predicted job from holding the
+// top of the queue); MinRunTime > 0 and preemption costs (a prefix job may wait for a
+// non-preemptable one); placement-dependent iteration times (the topology-aware cost model: a
+// spread placement makes p_j larger than at the best placement); and total flow time
+// sum_j (C_j - r_j), for which no constant ratio is possible even for one-GPU jobs on parallel
+// machines (Leonardi and Raz, "Approximating total flow time on parallel machines", STOC 1997);
+// for flow time the theorem gives the additive form sum_j F_j <= sum_j p_j + mu^2 beta V.
+//
+// The package tests check the first inequality with rapid on generated instances (arrivals,
+// demands up to g_max, prediction errors within mu) and the ratio against exact optima of tiny
+// instances (srpt.ExactOptimum), and check that a deliberately wrong variant (reversed
+// priority) violates the inequality, so the test can fail.
+package asrpt
