@@ -1,0 +1,279 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// Result is what a simulation measured.
+type Result struct {
+	// Scheduler is the scheduler's name (see SchedulerName).
+	Scheduler string `json:"scheduler"`
+	// Cluster is the cluster's name; GPUs its size.
+	Cluster string `json:"cluster"`
+	GPUs    int    `json:"gpus"`
+	// RestoreTime is the checkpoint/restore cost in seconds that was charged.
+	RestoreTime float64 `json:"restore_time"`
+	// Summary holds the aggregate metrics.
+	Summary Summary `json:"summary"`
+	// Jobs holds one record per job, in arrival order.
+	Jobs []JobRecord `json:"jobs"`
+	// Timeline samples the cluster after every event whose state differs from the previous
+	// sample: the state holds from Time until the next sample's Time. The last sample is at
+	// the last completion.
+	Timeline []Sample `json:"timeline"`
+	// Segments lists every interval during which a job held a placement, in the order they
+	// ended; only when Config.RecordSegments is set.
+	Segments []Segment `json:"segments,omitempty"`
+}
+
+// JobRecord is what happened to one job. Times are seconds on the trace's clock.
+type JobRecord struct {
+	// ID is the job's id.
+	ID gpusched.JobID `json:"id"`
+	// Arrival is when the job arrived; Start when it first started; Finish when it finished.
+	Arrival float64 `json:"arrival"`
+	Start   float64 `json:"start"`
+	Finish  float64 `json:"finish"`
+	// JCT is the job completion time: Finish - Arrival.
+	JCT float64 `json:"jct"`
+	// QueueDelay is the time from arrival to first start: Start - Arrival.
+	QueueDelay float64 `json:"queue_delay"`
+	// Wait is the total time the job spent waiting, first start and after preemptions:
+	// JCT - RunTime.
+	Wait float64 `json:"wait"`
+	// GPUs is the job's GPU demand.
+	GPUs int `json:"gpus"`
+	// ServersSpanned is the largest number of servers any of the job's placements spanned.
+	ServersSpanned int `json:"servers_spanned"`
+	// Preemptions and Migrations count how often the job was stopped and moved.
+	Preemptions int `json:"preemptions"`
+	Migrations  int `json:"migrations"`
+	// Iterations is the number of iterations the job did: its true length.
+	Iterations float64 `json:"iterations"`
+	// RunTime is the time the job held GPUs, restore periods included.
+	RunTime float64 `json:"run_time"`
+	// Productive is the time the job held GPUs and made progress (RunTime minus restores).
+	Productive float64 `json:"productive"`
+	// GPUTime is the GPU-seconds the job held: the sum over its placements of GPUs x time.
+	GPUTime float64 `json:"gpu_time"`
+	// CrossServerBytes is the bytes the job sent between servers: its iterations on each
+	// placement times that placement's StepCost.CrossServerBytes.
+	CrossServerBytes float64 `json:"cross_server_bytes"`
+	// Killed is copied from the trace record: the job was cancelled rather than finished.
+	Killed bool `json:"killed,omitempty"`
+}
+
+// Summary holds a simulation's aggregate metrics. Percentiles interpolate linearly between
+// order statistics (numpy's default), so MedianJCT is the usual median.
+type Summary struct {
+	// Jobs is the number of jobs simulated.
+	Jobs int `json:"jobs"`
+	// AvgJCT, MedianJCT, P95JCT and P99JCT describe the job completion times, in seconds.
+	AvgJCT    float64 `json:"avg_jct"`
+	MedianJCT float64 `json:"median_jct"`
+	P95JCT    float64 `json:"p95_jct"`
+	P99JCT    float64 `json:"p99_jct"`
+	// Makespan is the time from the first arrival to the last completion, in seconds.
+	Makespan float64 `json:"makespan"`
+	// AvgQueueDelay is the mean time from arrival to first start, in seconds.
+	AvgQueueDelay float64 `json:"avg_queue_delay"`
+	// BusyGPUSeconds is the GPU-seconds held by jobs (the integral of busy GPUs over time,
+	// restore periods included): the sum of the jobs' GPUTime.
+	BusyGPUSeconds float64 `json:"busy_gpu_seconds"`
+	// Utilisation is BusyGPUSeconds / (GPUs x Makespan), in [0, 1].
+	Utilisation float64 `json:"utilisation"`
+	// PreemptionsPerJob and MigrationsPerJob are the totals divided by the number of jobs.
+	PreemptionsPerJob float64 `json:"preemptions_per_job"`
+	MigrationsPerJob  float64 `json:"migrations_per_job"`
+	// CrossServerBytes is the total bytes sent between servers.
+	CrossServerBytes float64 `json:"cross_server_bytes"`
+	// Events is the number of Schedule calls.
+	Events int `json:"events"`
+}
+
+// Sample is the state of the cluster from Time on.
+type Sample struct {
+	Time     float64 `json:"time"`
+	BusyGPUs int     `json:"busy_gpus"`
+	Queued   int     `json:"queued"`
+	Running  int     `json:"running"`
+}
+
+// Segment is one interval during which a job held a placement: from Start to End on GPUs,
+// restoring (no progress) from Start to RestoreEnd.
+type Segment struct {
+	Job        gpusched.JobID   `json:"job"`
+	Start      float64          `json:"start"`
+	End        float64          `json:"end"`
+	RestoreEnd float64          `json:"restore_end"`
+	GPUs       []topology.GPUID `json:"gpus"`
+}
+
+func (e *engine) record(idx int32) JobRecord {
+	j := &e.jobs[idx]
+	jct := j.finish - j.job.Arrival
+	return JobRecord{
+		ID: j.job.ID, Arrival: j.job.Arrival, Start: j.firstStart, Finish: j.finish,
+		JCT: jct, QueueDelay: j.firstStart - j.job.Arrival, Wait: jct - j.executed,
+		GPUs: j.job.GPUs, ServersSpanned: j.maxSpan,
+		Preemptions: j.preempt, Migrations: j.migrate,
+		Iterations: j.done, RunTime: j.executed, Productive: j.productive, GPUTime: j.attained,
+		CrossServerBytes: j.bytes, Killed: j.killed,
+	}
+}
+
+func (e *engine) result() *Result {
+	r := &Result{
+		Scheduler: e.name, Cluster: e.c.Name(), GPUs: e.c.NumGPUs(), RestoreTime: e.restore,
+		Jobs: make([]JobRecord, len(e.jobs)), Timeline: e.timeline, Segments: e.segments,
+	}
+	for i := range e.jobs {
+		r.Jobs[i] = e.record(int32(i))
+	}
+	r.Summary = Summarize(r.Jobs, r.GPUs)
+	r.Summary.Events = e.events
+	return r
+}
+
+// Summarize computes the summary metrics of a set of job records on a cluster of the given
+// number of GPUs (Events is left zero).
+func Summarize(jobs []JobRecord, gpus int) Summary {
+	s := Summary{Jobs: len(jobs)}
+	if len(jobs) == 0 {
+		return s
+	}
+	jct := make([]float64, len(jobs))
+	first, last := math.Inf(1), math.Inf(-1)
+	var sumJCT, sumQ, pre, mig float64
+	for i, j := range jobs {
+		jct[i] = j.JCT
+		sumJCT += j.JCT
+		sumQ += j.QueueDelay
+		s.BusyGPUSeconds += j.GPUTime
+		s.CrossServerBytes += j.CrossServerBytes
+		pre += float64(j.Preemptions)
+		mig += float64(j.Migrations)
+		first = min(first, j.Arrival)
+		last = max(last, j.Finish)
+	}
+	slices.Sort(jct)
+	n := float64(len(jobs))
+	s.AvgJCT = sumJCT / n
+	s.MedianJCT = Percentile(jct, 0.5)
+	s.P95JCT = Percentile(jct, 0.95)
+	s.P99JCT = Percentile(jct, 0.99)
+	s.Makespan = last - first
+	s.AvgQueueDelay = sumQ / n
+	if s.Makespan > 0 && gpus > 0 {
+		s.Utilisation = s.BusyGPUSeconds / (float64(gpus) * s.Makespan)
+	}
+	s.PreemptionsPerJob = pre / n
+	s.MigrationsPerJob = mig / n
+	return s
+}
+
+// Percentile returns the p-quantile (p in [0, 1]) of the ascending values, interpolating
+// linearly between order statistics: the value at position p x (n-1). It returns 0 for no
+// values.
+func Percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	pos := p * float64(n-1)
+	lo := int(math.Floor(pos))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	if lo < 0 {
+		return sorted[0]
+	}
+	f := pos - float64(lo)
+	return sorted[lo] + f*(sorted[lo+1]-sorted[lo])
+}
+
+// BusyIntegral returns the integral of busy GPUs over the timeline, in GPU-seconds. It equals
+// Summary.BusyGPUSeconds up to rounding.
+func (r *Result) BusyIntegral() float64 {
+	s := 0.0
+	for i := 0; i+1 < len(r.Timeline); i++ {
+		s += float64(r.Timeline[i].BusyGPUs) * (r.Timeline[i+1].Time - r.Timeline[i].Time)
+	}
+	return s
+}
+
+func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// jobsHeader is the header of WriteCSV.
+var jobsHeader = []string{"id", "arrival", "start", "finish", "jct", "queue_delay", "wait", "gpus",
+	"servers_spanned", "preemptions", "migrations", "iterations", "run_time", "productive",
+	"gpu_time", "cross_server_bytes", "killed"}
+
+// WriteCSV writes the per-job records as CSV with a header row: id, arrival, start, finish,
+// jct, queue_delay, wait, gpus, servers_spanned, preemptions, migrations, iterations,
+// run_time, productive, gpu_time, cross_server_bytes, killed (seconds, GPU-seconds, bytes).
+func (r *Result) WriteCSV(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	cw := csv.NewWriter(bw)
+	if err := cw.Write(jobsHeader); err != nil {
+		return err
+	}
+	row := make([]string, len(jobsHeader))
+	for _, j := range r.Jobs {
+		row = append(row[:0], string(j.ID), ftoa(j.Arrival), ftoa(j.Start), ftoa(j.Finish), ftoa(j.JCT),
+			ftoa(j.QueueDelay), ftoa(j.Wait), strconv.Itoa(j.GPUs), strconv.Itoa(j.ServersSpanned),
+			strconv.Itoa(j.Preemptions), strconv.Itoa(j.Migrations), ftoa(j.Iterations), ftoa(j.RunTime),
+			ftoa(j.Productive), ftoa(j.GPUTime), ftoa(j.CrossServerBytes), strconv.FormatBool(j.Killed))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// WriteTimelineCSV writes the timeline as CSV with a header row: time, busy_gpus, queued,
+// running, utilisation (busy GPUs over the cluster's GPUs).
+func (r *Result) WriteTimelineCSV(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	cw := csv.NewWriter(bw)
+	if err := cw.Write([]string{"time", "busy_gpus", "queued", "running", "utilisation"}); err != nil {
+		return err
+	}
+	for _, s := range r.Timeline {
+		u := 0.0
+		if r.GPUs > 0 {
+			u = float64(s.BusyGPUs) / float64(r.GPUs)
+		}
+		if err := cw.Write([]string{ftoa(s.Time), strconv.Itoa(s.BusyGPUs), strconv.Itoa(s.Queued),
+			strconv.Itoa(s.Running), ftoa(u)}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// WriteJSON writes the whole result (summary, jobs, timeline, segments) as one JSON object.
+func (r *Result) WriteJSON(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	if err := json.NewEncoder(bw).Encode(r); err != nil {
+		return err
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,160 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+	"github.com/gpusched/gpusched/trace"
+)
+
+// DefaultRestoreTime is the checkpoint/restore cost in seconds that Config.RestoreTime selects
+// when it is zero: a job restarted after a preemption, or migrated, holds its GPUs for this
+// long before it makes progress again.
+const DefaultRestoreTime = 30.0
+
+// Errors returned by Run. Every returned error wraps one of these (or, for an invalid
+// decision, also the gpusched sentinel that Decision.Validate reports) and names the
+// scheduler, the simulated time and the job concerned.
+var (
+	// ErrInvalidConfig reports a Config that cannot be simulated: no cluster, no scheduler, a
+	// job that fails Job.Validate, a duplicate job id, a non-positive or non-finite iteration
+	// count, a NaN limit.
+	ErrInvalidConfig = errors.New("sim: invalid config")
+	// ErrInvalidDecision reports a decision that Decision.Validate rejects (unknown or
+	// duplicate job, wrong GPU count, missing or double-booked GPU, NaN wake-up). The
+	// simulator never repairs a decision.
+	ErrInvalidDecision = errors.New("sim: invalid decision")
+	// ErrScheduler reports an error returned by the scheduler itself.
+	ErrScheduler = errors.New("sim: scheduler failed")
+	// ErrCost reports a cost model that failed or returned an unusable step time (not finite
+	// and positive) for a placement.
+	ErrCost = errors.New("sim: cost model failed")
+	// ErrStalled reports a scheduler that leaves jobs waiting on an idle cluster with no
+	// arrival, completion or wake-up to come: the simulation could never end.
+	ErrStalled = errors.New("sim: scheduler stalled")
+	// ErrLimit reports that Config.MaxTime or Config.MaxEvents was reached before every job
+	// finished.
+	ErrLimit = errors.New("sim: limit reached")
+)
+
+// Config describes one simulation. Cluster, Jobs and Scheduler are required; the other
+// fields have documented defaults.
+type Config struct {
+	// Cluster is the cluster the jobs run on.
+	Cluster *topology.Cluster
+	// Jobs is the workload: each job as the scheduler sees it and its true length in
+	// iterations, which only the simulator knows. The order does not matter: jobs arrive in
+	// order of Job.Arrival, ties in the order given. Job ids must be unique.
+	Jobs []trace.Record
+	// Scheduler decides what runs where. It is called at every event (see Run) and is never
+	// called concurrently. If it implements gpusched.CompletionObserver it is told of every
+	// job that leaves, before the next Schedule call.
+	Scheduler gpusched.Scheduler
+	// Cost gives each running job's time per iteration and cross-server bytes per iteration
+	// for its placement and the load on its shared links. Nil means gpusched.FixedCost{}
+	// (every job takes its Job.StepTime seconds per iteration wherever it runs).
+	Cost gpusched.CostModel
+	// RestoreTime is the checkpoint/restore cost in seconds: a job started again after a
+	// preemption, or migrated, holds its GPUs but makes no progress for this long. A job's
+	// first start is free. Zero selects DefaultRestoreTime (30 s); a negative value means no
+	// cost at all.
+	RestoreTime float64
+	// MaxTime, when positive, stops the simulation with ErrLimit if an event would happen
+	// after this time (seconds) with jobs unfinished.
+	MaxTime float64
+	// MaxEvents, when positive, stops the simulation with ErrLimit after this many Schedule
+	// calls with jobs unfinished.
+	MaxEvents int
+	// ValidateViews makes the simulator check its own bookkeeping at every event (a debug
+	// aid, much slower): View.Validate on every view, and Decision.Validate against the
+	// simulator's own fast validator on every decision.
+	ValidateViews bool
+	// RecordSegments makes Result.Segments list every interval during which a job held a
+	// placement (for Gantt charts and audits). Off by default: it costs memory.
+	RecordSegments bool
+	// Observer receives events as the simulation runs; nil fields are skipped.
+	Observer Observer
+}
+
+// Observer holds optional callbacks, called synchronously from Run.
+type Observer struct {
+	// Scheduled is called with every view and the decision the scheduler returned for it,
+	// after the decision passed validation and before it is applied. Both belong to the
+	// simulator and are valid only during the call.
+	Scheduled func(v *gpusched.View, d gpusched.Decision)
+	// Finished is called with the record of every job as it leaves the system.
+	Finished func(r JobRecord)
+	// Progress is called after every event with the simulated time, the number of jobs
+	// finished so far and the total number of jobs. Progress bars use it.
+	Progress func(now float64, finished, total int)
+}
+
+// SchedulerName returns the name the simulator uses for s in errors and results: its
+// String method if it implements fmt.Stringer, otherwise its Go type.
+func SchedulerName(s gpusched.Scheduler) string {
+	if st, ok := s.(fmt.Stringer); ok {
+		return st.String()
+	}
+	return fmt.Sprintf("%T", s)
+}
+
+// Run simulates the workload and returns its metrics.
+//
+// Events are job arrivals, job completions and the wake-up time the scheduler last asked for
+// (Decision.WakeAt; each decision replaces the previous request, and a time not after now is
+// no request). All events at the same time are handled together: completions first (their
+// jobs leave, a CompletionObserver scheduler is told), then arrivals, then one Schedule call.
+// The decision is validated (an invalid one ends the run with ErrInvalidDecision naming the
+// scheduler, the time and the job) and carried out: running jobs left out are preempted
+// (they return to the queue, and their next start pays RestoreTime), pending jobs listed are
+// started, running jobs listed with other GPUs (or the same GPUs in another worker order)
+// are migrated (they pay RestoreTime).
+//
+// A running job makes 1/StepCost.Time iterations per second once its restore period is
+// over. Its step cost is computed by Config.Cost from its placement and from the load on the
+// shared links it uses (Cluster.Links of its GPUs): the load of a link is the number of other
+// running jobs on it. A job holds its links, and loads them, from the moment it holds its
+// GPUs, restore period included. Step costs are recomputed only for jobs placed, migrated,
+// or whose links gained or lost a job. A job finishes exactly when it has done its
+// Record.Iterations.
+//
+// Run is deterministic: the same config gives the same result. It returns an error (and
+// no result) if the config is invalid, the scheduler fails or returns an invalid decision,
+// the cost model fails, the scheduler stalls, or a limit is reached.
+func Run(cfg Config) (*Result, error) {
+	e, err := newEngine(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.run(); err != nil {
+		return nil, err
+	}
+	return e.result(), nil
+}
+
+func (cfg *Config) check() error {
+	switch {
+	case cfg.Cluster == nil:
+		return fmt.Errorf("%w: no cluster", ErrInvalidConfig)
+	case cfg.Scheduler == nil:
+		return fmt.Errorf("%w: no scheduler", ErrInvalidConfig)
+	case math.IsNaN(cfg.RestoreTime) || math.IsInf(cfg.RestoreTime, 0):
+		return fmt.Errorf("%w: restore time %v is not finite", ErrInvalidConfig, cfg.RestoreTime)
+	case math.IsNaN(cfg.MaxTime):
+		return fmt.Errorf("%w: MaxTime is NaN", ErrInvalidConfig)
+	}
+	for i := range cfg.Jobs {
+		r := &cfg.Jobs[i]
+		if err := r.Job.Validate(cfg.Cluster); err != nil {
+			return fmt.Errorf("%w: job %d: %w", ErrInvalidConfig, i, err)
+		}
+		if !(r.Iterations > 0) || math.IsInf(r.Iterations, 0) {
+			return fmt.Errorf("%w: job %q: iterations %v must be finite and > 0",
+				ErrInvalidConfig, r.Job.ID, r.Iterations)
+		}
+	}
+	return nil
+}
