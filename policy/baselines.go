@@ -1,0 +1,182 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// The SJF-BCO paper compares SJF-BCO with First-Fit, List-Scheduling and Random. Its text was
+// not available to this implementation, so the three are defined here in their textbook forms,
+// as online, non-preemptive policies that take jobs in arrival order and backfill (a job that
+// cannot start is passed over; Order = Strict makes it block the rest): they differ in where a
+// job goes.
+
+// FirstFit places each job, in arrival order, on the first server (lowest index) with enough
+// free GPUs, and otherwise on the lowest-numbered free GPUs, server after server: first-fit
+// packing with no look at load or fragmentation. It keeps no state and is safe for concurrent
+// use.
+type FirstFit struct {
+	backfill bool
+}
+
+// NewFirstFit returns a First-Fit scheduler; default order: Backfill. The Placer is ignored:
+// first fit is the placement.
+func NewFirstFit(opt Options) (*FirstFit, error) {
+	if err := opt.check("first-fit"); err != nil {
+		return nil, err
+	}
+	return &FirstFit{backfill: opt.backfill(true)}, nil
+}
+
+// String returns "first-fit".
+func (f *FirstFit) String() string { return "first-fit" }
+
+// Schedule keeps every running job and starts waiting jobs first-fit.
+func (f *FirstFit) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := checkView(&v); err != nil {
+		return gpusched.Decision{}, err
+	}
+	c := v.Cluster
+	return dispatch(&v, pendingByArrival(&v), f.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
+		return firstFit(c, free, st.Job.GPUs)
+	})
+}
+
+func firstFit(c *topology.Cluster, free topology.GPUSet, n int) ([]topology.GPUID, bool) {
+	for s := 0; s < c.NumServers(); s++ {
+		first, k := c.GPUsOf(s)
+		if free.CountRange(first, k) >= n {
+			return takeGPUs(c, free, []int{s}, []int{n}), true
+		}
+	}
+	var out []topology.GPUID
+	free.Range(func(g topology.GPUID) bool {
+		out = append(out, g)
+		return len(out) < n
+	})
+	return out, len(out) == n
+}
+
+// ListScheduling is Graham's list scheduling for rigid parallel jobs (Garey and Graham, 1975):
+// jobs in arrival order (the list); whenever GPUs are free, the first job in the list that fits
+// starts, on the free GPUs that have been busy the least so far (least loaded first, ties by
+// GPU id), wherever they are: it balances load and ignores locality.
+//
+// It accumulates each GPU's busy time from the jobs it ran between calls (the host calls at
+// every completion, so a job that left ran until the call): it must see every event of one host
+// in time order and is not safe for concurrent use.
+type ListScheduling struct {
+	backfill bool
+	load     []float64
+	last     float64
+	prev     [][]topology.GPUID
+}
+
+// NewListScheduling returns a List-Scheduling scheduler; default order: Backfill. The Placer
+// is ignored: least-loaded GPUs is the placement.
+func NewListScheduling(opt Options) (*ListScheduling, error) {
+	if err := opt.check("list-scheduling"); err != nil {
+		return nil, err
+	}
+	return &ListScheduling{backfill: opt.backfill(true)}, nil
+}
+
+// String returns "list-scheduling".
+func (l *ListScheduling) String() string { return "list-scheduling" }
+
+// Load returns the busy time in seconds that GPU g has accumulated by the last call.
+func (l *ListScheduling) Load(g topology.GPUID) float64 {
+	if int(g) < 0 || int(g) >= len(l.load) {
+		return 0
+	}
+	return l.load[g]
+}
+
+// Schedule keeps every running job and starts jobs in list order on the least-loaded GPUs.
+func (l *ListScheduling) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := checkView(&v); err != nil {
+		return gpusched.Decision{}, err
+	}
+	c := v.Cluster
+	if len(l.load) != c.NumGPUs() {
+		l.load, l.prev, l.last = make([]float64, c.NumGPUs()), nil, v.Now
+	}
+	if dt := v.Now - l.last; dt > 0 {
+		for _, gpus := range l.prev {
+			for _, g := range gpus {
+				if int(g) >= 0 && int(g) < len(l.load) {
+					l.load[g] += dt
+				}
+			}
+		}
+	}
+	l.last = v.Now
+	d, err := dispatch(&v, pendingByArrival(&v), l.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
+		gs := free.Slice()
+		if len(gs) < st.Job.GPUs {
+			return nil, false
+		}
+		slices.SortStableFunc(gs, func(a, b topology.GPUID) int { return cmp.Compare(l.load[a], l.load[b]) })
+		out := gs[:st.Job.GPUs]
+		slices.Sort(out)
+		return out, true
+	})
+	if err != nil {
+		return d, err
+	}
+	l.prev = l.prev[:0]
+	for _, a := range d.Run {
+		l.prev = append(l.prev, a.GPUs)
+	}
+	return d, nil
+}
+
+// RandomOptions configure Random.
+type RandomOptions struct {
+	// Order: Backfill (default) or Strict.
+	Order Order
+	// Seed seeds the random choices: the same seed and the same sequence of views give the same
+	// decisions.
+	Seed uint64
+}
+
+// Random places each job, in arrival order, on free GPUs drawn uniformly at random (from a PCG
+// seeded with Seed). It keeps its random stream between calls: it is not safe for concurrent
+// use.
+type Random struct {
+	backfill bool
+	rng      *rand.Rand
+}
+
+// NewRandom returns a Random scheduler.
+func NewRandom(opt RandomOptions) (*Random, error) {
+	if opt.Order > Backfill {
+		return nil, fmt.Errorf("%w: random: unknown Order %d", ErrInvalidOptions, opt.Order)
+	}
+	return &Random{backfill: opt.Order != Strict, rng: rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))}, nil
+}
+
+// String returns "random".
+func (r *Random) String() string { return "random" }
+
+// Schedule keeps every running job and starts waiting jobs on random free GPUs.
+func (r *Random) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := checkView(&v); err != nil {
+		return gpusched.Decision{}, err
+	}
+	return dispatch(&v, pendingByArrival(&v), r.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
+		gs := free.Slice()
+		if len(gs) < st.Job.GPUs {
+			return nil, false
+		}
+		r.rng.Shuffle(len(gs), func(i, j int) { gs[i], gs[j] = gs[j], gs[i] })
+		out := gs[:st.Job.GPUs]
+		slices.Sort(out)
+		return out, true
+	})
+}

@@ -1,0 +1,190 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched"
+)
+
+// OracleOptions configure the SRPT oracle.
+type OracleOptions struct {
+	Options
+	// Iterations returns a job's true total number of iterations, as the host or experiment
+	// knows it (trace.Record.Iterations). Required. A NaN or negative answer is an error.
+	Iterations func(id gpusched.JobID) float64
+	// Cost gives a job's time per iteration; the oracle sizes a job at its best placement (all
+	// GPUs free, consolidated by topology's Pack, idle links), once per job, so that a job's
+	// remaining work only decreases while it runs. Default: gpusched.FixedCost{}.
+	Cost gpusched.CostModel
+	// Margin is the hysteresis against thrashing: a running job keeps its GPUs against a waiting
+	// job unless the waiting job's remaining GPU-time is below (1 - Margin) times its own.
+	// Default (0): 0.1. A negative value means no margin.
+	Margin float64
+	// MinRunTime, when positive, is the least time in seconds a job runs after it starts or
+	// resumes before it may be preempted. Default 0: no such rule (Margin alone applies).
+	MinRunTime float64
+}
+
+// DefaultOracleMargin is the SRPT oracle's default hysteresis margin.
+const DefaultOracleMargin = 0.1
+
+// SRPTOracle is preemptive shortest-remaining-processing-time first with the true job lengths:
+// the upper reference that any predictor-based policy (A-SRPT, SJF with predictions) is measured
+// against. A job's remaining work is its remaining GPU-time, GPUs x (true iterations - iterations
+// done) x time per iteration at its best placement.
+//
+// At every call the jobs are ranked by remaining GPU-time, smallest first, and taken greedily
+// while their GPU demands fit in the cluster (backfilling by default: a job that does not fit
+// is passed over); chosen running jobs keep their GPUs, chosen waiting jobs are placed by the
+// Placer, and running jobs that were not chosen are preempted.
+//
+// Thrashing. Remaining work only decreases while a job runs, so a waiting job can never
+// overtake a running one except on arrival; the oracle preempts only for newly arrived (or
+// placement-blocked) jobs. To avoid preemptions that gain little, a running job ranks with
+// (1 - Margin) times its remaining work (hysteresis), and with MinRunTime > 0 a job that
+// started or resumed less than MinRunTime ago is not preempted at all; the oracle then asks to
+// be woken (Decision.WakeAt) when that protection ends if a job is waiting.
+//
+// The oracle caches each job's per-iteration time while the job is in the system: it is not
+// safe for concurrent use.
+type SRPTOracle struct {
+	opt      OracleOptions
+	place    Placer
+	backfill bool
+	margin   float64
+	tau      map[gpusched.JobID]float64
+}
+
+// NewSRPTOracle returns an SRPT oracle. Default placement: Pack; default order: Backfill.
+func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
+	if err := opt.check("srpt-oracle"); err != nil {
+		return nil, err
+	}
+	if opt.Iterations == nil {
+		return nil, fmt.Errorf("%w: srpt-oracle: Iterations is required", ErrInvalidOptions)
+	}
+	if math.IsNaN(opt.Margin) || opt.Margin >= 1 {
+		return nil, fmt.Errorf("%w: srpt-oracle: Margin %v must be below 1", ErrInvalidOptions, opt.Margin)
+	}
+	if math.IsNaN(opt.MinRunTime) || math.IsInf(opt.MinRunTime, 0) {
+		return nil, fmt.Errorf("%w: srpt-oracle: MinRunTime %v is not finite", ErrInvalidOptions, opt.MinRunTime)
+	}
+	margin := opt.Margin
+	switch {
+	case margin == 0:
+		margin = DefaultOracleMargin
+	case margin < 0:
+		margin = 0
+	}
+	if opt.Cost == nil {
+		opt.Cost = gpusched.FixedCost{}
+	}
+	return &SRPTOracle{opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
+		tau: map[gpusched.JobID]float64{}}, nil
+}
+
+// String returns "srpt-oracle".
+func (s *SRPTOracle) String() string { return "srpt-oracle" }
+
+// remaining returns the remaining GPU-time in GPU-seconds of a job in the view's state, as the
+// oracle ranks it.
+func (s *SRPTOracle) remaining(v *gpusched.View, st *gpusched.JobStatus) (float64, error) {
+	tau, ok := s.tau[st.Job.ID]
+	if !ok {
+		var err error
+		if tau, err = bestStepTime(s.opt.Cost, v, st.Job); err != nil {
+			return 0, fmt.Errorf("srpt-oracle: %w", err)
+		}
+		s.tau[st.Job.ID] = tau
+	}
+	n := s.opt.Iterations(st.Job.ID)
+	if math.IsNaN(n) || n < 0 {
+		return 0, fmt.Errorf("%w: srpt-oracle: job %q has %v true iterations", ErrInvalidOptions, st.Job.ID, n)
+	}
+	return float64(st.Job.GPUs) * max(0, n-st.Iterations) * tau, nil
+}
+
+// Schedule ranks the jobs by remaining GPU-time and returns the greedy choice described in the
+// type's documentation.
+func (s *SRPTOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := checkView(&v); err != nil {
+		return gpusched.Decision{}, err
+	}
+	forget(s.tau, &v)
+	type keyed struct {
+		ranked
+		key float64
+	}
+	all := make([]keyed, 0, len(v.Pending)+len(v.Running))
+	for i := range v.Running {
+		st := &v.Running[i]
+		r, err := s.remaining(&v, st)
+		if err != nil {
+			return gpusched.Decision{}, err
+		}
+		prot := s.opt.MinRunTime > 0 && v.Now-st.Since < s.opt.MinRunTime
+		all = append(all, keyed{ranked{st: st, running: true, protected: prot}, r * (1 - s.margin)})
+	}
+	for i := range v.Pending {
+		st := &v.Pending[i]
+		r, err := s.remaining(&v, st)
+		if err != nil {
+			return gpusched.Decision{}, err
+		}
+		all = append(all, keyed{ranked{st: st}, r})
+	}
+	slices.SortStableFunc(all, func(a, b keyed) int {
+		if a.protected != b.protected {
+			if a.protected {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		if a.running != b.running {
+			if a.running {
+				return -1
+			}
+			return 1
+		}
+		return byArrival(a.st, b.st)
+	})
+	order := make([]ranked, len(all))
+	for i := range all {
+		order[i] = all[i].ranked
+	}
+	sel, err := preempt(&v, order, s.backfill, s.place.on(v.Cluster))
+	if err != nil {
+		return gpusched.Decision{}, err
+	}
+	if sel.waiting {
+		for _, r := range order {
+			if r.protected {
+				sel.decision.WakeAt = minWake(sel.decision.WakeAt, r.st.Since+s.opt.MinRunTime, v.Now)
+			}
+		}
+	}
+	return sel.decision, nil
+}
+
+// bestStepTime returns a job's time per iteration at its best placement: consolidated on an
+// idle cluster.
+func bestStepTime(cost gpusched.CostModel, v *gpusched.View, j *gpusched.Job) (float64, error) {
+	gpus, ok := v.Cluster.Pack(v.Cluster.AllGPUs(), j.GPUs)
+	if !ok {
+		return 0, fmt.Errorf("%w: job %q needs %d GPUs, the cluster has %d", gpusched.ErrInvalidJob, j.ID, j.GPUs, v.Cluster.NumGPUs())
+	}
+	sc, err := cost.StepCost(j, v.Cluster, gpus, nil)
+	if err != nil {
+		return 0, err
+	}
+	if !(sc.Time > 0) || math.IsInf(sc.Time, 1) {
+		return 0, fmt.Errorf("%w: job %q has time per iteration %v", gpusched.ErrInvalidJob, j.ID, sc.Time)
+	}
+	return sc.Time, nil
+}

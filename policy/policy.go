@@ -1,0 +1,392 @@
+package policy
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// Errors returned by constructors and by Schedule. Every returned error wraps one of these (or
+// one of package gpusched's) and names the offending option, job or GPU.
+var (
+	// ErrInvalidOptions reports an options struct that a constructor cannot honour: a negative
+	// or NaN parameter, thresholds out of order, a missing required function.
+	ErrInvalidOptions = errors.New("policy: invalid options")
+	// ErrPlacement reports a Placer that returned a placement of the wrong size, with a GPU that
+	// is not free, or with a GPU twice.
+	ErrPlacement = errors.New("policy: invalid placement from placer")
+)
+
+// Placer chooses GPUs for a job among the free ones: one GPU per worker, all in free, all
+// distinct. It returns false when it cannot place the job. A Placer must not modify free.
+//
+// The default is Pack (consolidation); a partition-based placer for worker graphs can be
+// plugged in through Options.Placer.
+type Placer func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool)
+
+// Pack is the default Placer: topology.Cluster.Pack, which puts a job on as few servers as
+// possible, best fit. It fails only when free holds fewer GPUs than the job needs.
+func Pack(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
+	return c.Pack(free, j.GPUs)
+}
+
+// Order says what a policy does when the next job in its order cannot start.
+type Order uint8
+
+const (
+	// DefaultOrder selects the policy's documented default.
+	DefaultOrder Order = iota
+	// Strict keeps the policy's order: no waiting job starts while a job before it in the
+	// order waits (head-of-line blocking).
+	Strict
+	// Backfill lets a later job start on GPUs that the earlier waiting jobs cannot use.
+	Backfill
+)
+
+// String returns "default", "strict" or "backfill".
+func (o Order) String() string {
+	switch o {
+	case DefaultOrder:
+		return "default"
+	case Strict:
+		return "strict"
+	case Backfill:
+		return "backfill"
+	}
+	return fmt.Sprintf("Order(%d)", uint8(o))
+}
+
+// Options are the settings every placement-based policy shares.
+type Options struct {
+	// Placer places a starting job on free GPUs. Default: Pack.
+	Placer Placer
+	// Order chooses strict order or backfilling; each policy documents its default.
+	Order Order
+}
+
+func (o Options) placer() Placer {
+	if o.Placer == nil {
+		return Pack
+	}
+	return o.Placer
+}
+
+// backfill resolves the order against the policy's default.
+func (o Options) backfill(def bool) bool {
+	switch o.Order {
+	case Strict:
+		return false
+	case Backfill:
+		return true
+	}
+	return def
+}
+
+func (o Options) check(policy string) error {
+	if o.Order > Backfill {
+		return fmt.Errorf("%w: %s: unknown Order %d", ErrInvalidOptions, policy, o.Order)
+	}
+	return nil
+}
+
+// checkView rejects what would make a policy misbehave: no cluster, a status without a job,
+// a job that needs no GPU. The rest of View.Validate is the host's duty.
+func checkView(v *gpusched.View) error {
+	if v.Cluster == nil {
+		return fmt.Errorf("%w: no cluster", gpusched.ErrInvalidView)
+	}
+	if math.IsNaN(v.Now) || math.IsInf(v.Now, 0) {
+		return fmt.Errorf("%w: time %v is not finite", gpusched.ErrInvalidView, v.Now)
+	}
+	for _, list := range [][]gpusched.JobStatus{v.Pending, v.Running} {
+		for i := range list {
+			j := list[i].Job
+			if j == nil {
+				return fmt.Errorf("%w: a job status without a job", gpusched.ErrInvalidView)
+			}
+			if j.GPUs < 1 {
+				return fmt.Errorf("%w: job %q needs %d GPUs", gpusched.ErrInvalidJob, j.ID, j.GPUs)
+			}
+		}
+	}
+	return nil
+}
+
+// keepAll lists every running job on its current GPUs (copied).
+func keepAll(v *gpusched.View) []gpusched.Assignment {
+	run := make([]gpusched.Assignment, 0, len(v.Running)+len(v.Pending))
+	for i := range v.Running {
+		run = append(run, keep(&v.Running[i]))
+	}
+	return run
+}
+
+func keep(st *gpusched.JobStatus) gpusched.Assignment {
+	return gpusched.Assignment{Job: st.Job.ID, GPUs: slices.Clone(st.GPUs)}
+}
+
+// checkPlacement verifies a placer's answer against the free set.
+func checkPlacement(j *gpusched.Job, gpus []topology.GPUID, free topology.GPUSet) error {
+	if len(gpus) != j.GPUs {
+		return fmt.Errorf("%w: job %q needs %d GPUs, got %d", ErrPlacement, j.ID, j.GPUs, len(gpus))
+	}
+	seen := make(map[topology.GPUID]struct{}, len(gpus))
+	for _, g := range gpus {
+		if !free.Contains(g) {
+			return fmt.Errorf("%w: job %q placed on GPU %d, which is not free", ErrPlacement, j.ID, g)
+		}
+		if _, dup := seen[g]; dup {
+			return fmt.Errorf("%w: job %q placed twice on GPU %d", ErrPlacement, j.ID, g)
+		}
+		seen[g] = struct{}{}
+	}
+	return nil
+}
+
+// placeFunc places one waiting job on free GPUs.
+type placeFunc func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool)
+
+func (p Placer) on(c *topology.Cluster) placeFunc {
+	return func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
+		return p(c, free, st.Job)
+	}
+}
+
+// dispatch is the engine of the non-preemptive policies: every running job keeps its GPUs, and
+// the waiting jobs, in the given order, start on free GPUs as the place function finds them.
+// With backfill a job that cannot start is skipped; without, it blocks the rest.
+func dispatch(v *gpusched.View, order []*gpusched.JobStatus, backfill bool, place placeFunc) (gpusched.Decision, error) {
+	run := keepAll(v)
+	free := v.Free()
+	nfree := free.Len()
+	for _, st := range order {
+		if st.Job.GPUs > nfree {
+			if !backfill {
+				break
+			}
+			continue
+		}
+		gpus, ok := place(free, st)
+		if !ok {
+			if !backfill {
+				break
+			}
+			continue
+		}
+		if err := checkPlacement(st.Job, gpus, free); err != nil {
+			return gpusched.Decision{}, err
+		}
+		for _, g := range gpus {
+			free.Remove(g)
+		}
+		nfree -= len(gpus)
+		run = append(run, gpusched.Assignment{Job: st.Job.ID, GPUs: gpus})
+	}
+	return gpusched.Decision{Run: run}, nil
+}
+
+// ranked is a job in a preemptive policy's priority order.
+type ranked struct {
+	st        *gpusched.JobStatus
+	running   bool
+	protected bool // running and may not be preempted now
+}
+
+// selection is the outcome of a preemptive policy's choice.
+type selection struct {
+	decision gpusched.Decision
+	// waiting reports that some waiting job did not start.
+	waiting bool
+	// preempted lists the running jobs the decision stops.
+	preempted []gpusched.JobID
+}
+
+// preempt is the engine of the preemptive policies. order is the full priority order (running
+// and waiting jobs, highest first). Protected running jobs always keep their GPUs. The others
+// are taken greedily in order while their GPU demands fit in what the protected and the earlier
+// chosen jobs leave of the cluster; a chosen running job keeps its GPUs, a chosen waiting job is
+// placed on the GPUs that no kept job holds. A running job that is not chosen is preempted,
+// unless its GPUs end up unused anyway (then it keeps them: a preemption that frees GPUs nobody
+// takes is pure loss).
+//
+// With backfill a job whose demand does not fit is skipped and later ones may still be chosen;
+// in strict order no waiting job after it starts (running jobs after it are still kept while
+// they fit: the blocked job could not use their GPUs anyway).
+func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (selection, error) {
+	c := v.Cluster
+	budget := c.NumGPUs()
+	for _, r := range order {
+		if r.protected {
+			budget -= r.st.Job.GPUs
+		}
+	}
+	chosen := make([]bool, len(order))
+	blocked := false
+	for i, r := range order {
+		if r.protected {
+			chosen[i] = true
+			continue
+		}
+		if !r.running && blocked {
+			continue
+		}
+		if r.st.Job.GPUs <= budget {
+			chosen[i] = true
+			budget -= r.st.Job.GPUs
+			continue
+		}
+		if !r.running && !backfill {
+			blocked = true
+		}
+	}
+	free := c.AllGPUs()
+	var run []gpusched.Assignment
+	for i, r := range order {
+		if chosen[i] && r.running {
+			for _, g := range r.st.GPUs {
+				free.Remove(g)
+			}
+			run = append(run, keep(r.st))
+		}
+	}
+	started := make([]bool, len(order))
+	blocked = false
+	for i, r := range order {
+		if !chosen[i] || r.running {
+			continue
+		}
+		if blocked {
+			break
+		}
+		gpus, ok := place(free, r.st)
+		if !ok {
+			if !backfill {
+				blocked = true
+			}
+			continue
+		}
+		if err := checkPlacement(r.st.Job, gpus, free); err != nil {
+			return selection{}, err
+		}
+		for _, g := range gpus {
+			free.Remove(g)
+		}
+		started[i] = true
+		run = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus})
+	}
+	// Keep the running jobs whose preemption would free GPUs that nobody takes.
+	var preempted []gpusched.JobID
+	for i, r := range order {
+		if chosen[i] || !r.running {
+			continue
+		}
+		unused := true
+		for _, g := range r.st.GPUs {
+			if !free.Contains(g) {
+				unused = false
+				break
+			}
+		}
+		if unused {
+			for _, g := range r.st.GPUs {
+				free.Remove(g)
+			}
+			chosen[i] = true
+			run = append(run, keep(r.st))
+			continue
+		}
+		preempted = append(preempted, r.st.Job.ID)
+	}
+	// Backfill what a failed placement left free.
+	if backfill {
+		for i, r := range order {
+			if chosen[i] || r.running {
+				continue
+			}
+			if r.st.Job.GPUs > free.Len() {
+				continue
+			}
+			gpus, ok := place(free, r.st)
+			if !ok {
+				continue
+			}
+			if err := checkPlacement(r.st.Job, gpus, free); err != nil {
+				return selection{}, err
+			}
+			for _, g := range gpus {
+				free.Remove(g)
+			}
+			chosen[i], started[i] = true, true
+			run = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus})
+		}
+	}
+	waiting := false
+	for i, r := range order {
+		if !r.running && !started[i] {
+			waiting = true
+			break
+		}
+	}
+	return selection{decision: gpusched.Decision{Run: run}, waiting: waiting, preempted: preempted}, nil
+}
+
+// byArrival orders job statuses by arrival time, then id.
+func byArrival(a, b *gpusched.JobStatus) int {
+	if c := cmp.Compare(a.Job.Arrival, b.Job.Arrival); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Job.ID, b.Job.ID)
+}
+
+// statuses returns pointers to the view's waiting jobs in arrival order.
+func pendingByArrival(v *gpusched.View) []*gpusched.JobStatus {
+	out := make([]*gpusched.JobStatus, len(v.Pending))
+	for i := range v.Pending {
+		out[i] = &v.Pending[i]
+	}
+	slices.SortStableFunc(out, byArrival)
+	return out
+}
+
+// present returns the ids of the jobs in the view.
+func present(v *gpusched.View) map[gpusched.JobID]struct{} {
+	ids := make(map[gpusched.JobID]struct{}, len(v.Pending)+len(v.Running))
+	for i := range v.Pending {
+		ids[v.Pending[i].Job.ID] = struct{}{}
+	}
+	for i := range v.Running {
+		ids[v.Running[i].Job.ID] = struct{}{}
+	}
+	return ids
+}
+
+// forget drops the entries of m whose jobs have left the view.
+func forget[V any](m map[gpusched.JobID]V, v *gpusched.View) {
+	if len(m) == 0 {
+		return
+	}
+	ids := present(v)
+	for id := range m {
+		if _, ok := ids[id]; !ok {
+			delete(m, id)
+		}
+	}
+}
+
+// minWake folds a candidate wake-up time into w (0 = none), keeping only times after now.
+func minWake(w, t, now float64) float64 {
+	if !(t > now) || math.IsInf(t, 1) || math.IsNaN(t) {
+		return w
+	}
+	if w == 0 || t < w {
+		return t
+	}
+	return w
+}
+
+func finiteNonNeg(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }

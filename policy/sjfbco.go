@@ -1,0 +1,692 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// BCOJob is a job for SJF-BCO's offline planner: the job and the number of iterations the
+// planner assumes it runs (the paper assumes it is known).
+type BCOJob struct {
+	Job        *gpusched.Job
+	Iterations float64
+}
+
+// BCOPlacement is one job of an SJF-BCO plan: its GPUs and its planned start and end times in
+// seconds (host clock).
+type BCOPlacement struct {
+	Job        *gpusched.Job
+	GPUs       []topology.GPUID
+	Start, End float64
+}
+
+// BCOPlan is an SJF-BCO schedule: every job's GPUs and planned times, in planning order
+// (smallest GPU demand first), with the kappa that gave it, the per-GPU load threshold theta
+// that the bisection found for that kappa, and the planned makespan (the latest planned end).
+type BCOPlan struct {
+	Kappa    int
+	Theta    float64
+	Makespan float64
+	Jobs     []BCOPlacement
+}
+
+// BCOPlanOptions configure SJF-BCO's planner.
+type BCOPlanOptions struct {
+	// Cost gives a job's time per iteration on a placement under the link load of the planned
+	// jobs running at the same time. Default: BCOCost{} (StepTime; add Alpha, Overhead and
+	// model bytes for the paper's contention model).
+	Cost gpusched.CostModel
+	// Lambda is the spread factor of LBSGF in (0, 1]: a job larger than kappa takes at most
+	// ceil(Lambda x GPUs of the server) GPUs of each server it uses. Default 0.5.
+	Lambda float64
+	// Kappas are the kappa values to try. Default: 0 and every distinct GPU demand of the jobs.
+	Kappas []int
+	// Tolerance is the bisection's relative precision on theta. Default 1e-3.
+	Tolerance float64
+	// MaxBisections bounds the bisection steps for one kappa. Default 60.
+	MaxBisections int
+}
+
+func (o *BCOPlanOptions) defaults() error {
+	if o.Cost == nil {
+		o.Cost = BCOCost{}
+	}
+	if o.Lambda == 0 {
+		o.Lambda = 0.5
+	}
+	if !(o.Lambda > 0 && o.Lambda <= 1) {
+		return fmt.Errorf("%w: sjf-bco: Lambda %v must be in (0, 1]", ErrInvalidOptions, o.Lambda)
+	}
+	if o.Tolerance == 0 {
+		o.Tolerance = 1e-3
+	}
+	if !(o.Tolerance > 0 && o.Tolerance < 1) {
+		return fmt.Errorf("%w: sjf-bco: Tolerance %v must be in (0, 1)", ErrInvalidOptions, o.Tolerance)
+	}
+	if o.MaxBisections == 0 {
+		o.MaxBisections = 60
+	}
+	if o.MaxBisections < 1 {
+		return fmt.Errorf("%w: sjf-bco: MaxBisections %d", ErrInvalidOptions, o.MaxBisections)
+	}
+	for _, k := range o.Kappas {
+		if k < 0 {
+			return fmt.Errorf("%w: sjf-bco: kappa %d is negative", ErrInvalidOptions, k)
+		}
+	}
+	return nil
+}
+
+// PlanSJFBCO is SJF-BCO's offline algorithm (the paper's batch setting): it schedules the given
+// jobs non-preemptively on the cluster, whose GPU g is busy until busyUntil[g] (nil: all free at
+// time 0), and returns the plan with the least makespan over the kappa candidates.
+//
+// For one kappa and a per-GPU load threshold theta, the jobs are taken smallest GPU demand
+// first (ties: arrival, id), and each is given GPUs and a start time, so that every GPU runs its
+// jobs one after the other:
+//
+//   - a job with demand <= kappa by fragment-aware first-fit packing (FA-FFP): on one server if
+//     any can finish it by theta, the server giving the earliest end, then the least idle
+//     GPU-time left in front of it (the fragment: sum over its GPUs of start - busy-until),
+//     then the lowest index (first fit); otherwise on the fewest servers, largest first;
+//   - a larger job by least-busy-server GPU first (LBSGF): servers in increasing order of their
+//     GPUs' mean busy-until time, each giving at most ceil(Lambda x its GPUs) of its
+//     earliest-free GPUs (a second pass lifts the cap when the job would not fit otherwise).
+//
+// The job starts when all its GPUs are free and runs Iterations x the cost model's time per
+// iteration on them, under the link load of the planned jobs running at its start (the paper's
+// contention); the threshold is met if it ends by theta. Theta is found by bisection between a
+// lower bound (the longest job, or the total work spread over all GPUs) and a feasible value
+// found by doubling; the bisection takes feasibility as monotone in theta, as the paper's
+// algorithm does.
+//
+// Where the paper's text was not available, the choices above are this implementation's: the
+// ordering keys, the fragment measure, the server order of LBSGF and the meaning of the spread
+// factor, and the estimate of contention at the planned start (a job's duration is not revised
+// when later-planned jobs overlap it).
+func PlanSJFBCO(c *topology.Cluster, jobs []BCOJob, busyUntil []float64, opt BCOPlanOptions) (*BCOPlan, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: sjf-bco: no cluster", ErrInvalidOptions)
+	}
+	if err := opt.defaults(); err != nil {
+		return nil, err
+	}
+	p, err := newBCOPlanner(c, jobs, busyUntil, opt)
+	if err != nil {
+		return nil, err
+	}
+	return p.plan()
+}
+
+// bcoPlanner holds one planning problem.
+type bcoPlanner struct {
+	c      *topology.Cluster
+	opt    BCOPlanOptions
+	jobs   []BCOJob // smallest demand first
+	busy   []float64
+	t0     float64
+	minDur []float64 // duration at the best placement on idle links
+}
+
+type bcoEntry struct {
+	gpus       []topology.GPUID
+	start, end float64
+	links      []topology.Link
+}
+
+func newBCOPlanner(c *topology.Cluster, jobs []BCOJob, busyUntil []float64, opt BCOPlanOptions) (*bcoPlanner, error) {
+	n := c.NumGPUs()
+	busy := make([]float64, n)
+	if busyUntil != nil {
+		if len(busyUntil) != n {
+			return nil, fmt.Errorf("%w: sjf-bco: busyUntil has %d entries for %d GPUs", ErrInvalidOptions, len(busyUntil), n)
+		}
+		copy(busy, busyUntil)
+	}
+	t0 := math.Inf(1)
+	for g, t := range busy {
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return nil, fmt.Errorf("%w: sjf-bco: GPU %d busy until %v", ErrInvalidOptions, g, t)
+		}
+		t0 = min(t0, t)
+	}
+	js := slices.Clone(jobs)
+	for _, bj := range js {
+		if bj.Job == nil {
+			return nil, fmt.Errorf("%w: sjf-bco: a job without a job", gpusched.ErrInvalidJob)
+		}
+		if bj.Job.GPUs < 1 || bj.Job.GPUs > n {
+			return nil, fmt.Errorf("%w: job %q needs %d GPUs, the cluster has %d", gpusched.ErrInvalidJob, bj.Job.ID, bj.Job.GPUs, n)
+		}
+		if !finiteNonNeg(bj.Iterations) {
+			return nil, fmt.Errorf("%w: job %q has %v iterations", gpusched.ErrInvalidJob, bj.Job.ID, bj.Iterations)
+		}
+	}
+	slices.SortStableFunc(js, func(a, b BCOJob) int {
+		if c := cmp.Compare(a.Job.GPUs, b.Job.GPUs); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Job.Arrival, b.Job.Arrival); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Job.ID, b.Job.ID)
+	})
+	p := &bcoPlanner{c: c, opt: opt, jobs: js, busy: busy, t0: t0, minDur: make([]float64, len(js))}
+	all := c.AllGPUs()
+	for i, bj := range js {
+		gpus, _ := c.Pack(all, bj.Job.GPUs)
+		d, err := p.duration(bj, gpus, nil)
+		if err != nil {
+			return nil, err
+		}
+		p.minDur[i] = d
+	}
+	return p, nil
+}
+
+func (p *bcoPlanner) duration(bj BCOJob, gpus []topology.GPUID, load topology.LinkLoad) (float64, error) {
+	sc, err := p.opt.Cost.StepCost(bj.Job, p.c, gpus, load)
+	if err != nil {
+		return 0, fmt.Errorf("sjf-bco: %w", err)
+	}
+	if !(sc.Time > 0) || math.IsInf(sc.Time, 1) {
+		return 0, fmt.Errorf("%w: job %q has time per iteration %v", gpusched.ErrInvalidJob, bj.Job.ID, sc.Time)
+	}
+	return bj.Iterations * sc.Time, nil
+}
+
+func (p *bcoPlanner) plan() (*BCOPlan, error) {
+	if len(p.jobs) == 0 {
+		return &BCOPlan{Theta: max(p.t0, 0), Makespan: max(p.t0, 0)}, nil
+	}
+	kappas := slices.Clone(p.opt.Kappas)
+	if kappas == nil {
+		kappas = []int{0}
+		for _, bj := range p.jobs {
+			kappas = append(kappas, bj.Job.GPUs)
+		}
+	}
+	slices.Sort(kappas)
+	kappas = slices.Compact(kappas)
+	var best *BCOPlan
+	bestSum := 0.0
+	for _, k := range kappas {
+		pl, err := p.bisect(k)
+		if err != nil {
+			return nil, err
+		}
+		sum := 0.0
+		for _, j := range pl.Jobs {
+			sum += j.End
+		}
+		if best == nil || pl.Makespan < best.Makespan || (pl.Makespan == best.Makespan && sum < bestSum) {
+			best, bestSum = pl, sum
+		}
+	}
+	return best, nil
+}
+
+// bounds returns a lower bound on the makespan of any plan.
+func (p *bcoPlanner) lowerBound() float64 {
+	lo, work := 0.0, 0.0
+	for i, bj := range p.jobs {
+		lo = max(lo, p.minDur[i])
+		work += float64(bj.Job.GPUs) * p.minDur[i]
+	}
+	for _, t := range p.busy {
+		work += t - p.t0
+	}
+	return p.t0 + max(lo, work/float64(len(p.busy)))
+}
+
+// bisect finds the least feasible theta for kappa (to the tolerance) and returns its plan.
+func (p *bcoPlanner) bisect(kappa int) (*BCOPlan, error) {
+	lo := p.lowerBound()
+	pl, ok, err := p.try(kappa, lo)
+	if err != nil || ok {
+		return pl, err
+	}
+	hi := lo
+	for i := 0; ; i++ {
+		hi = p.t0 + 2*(hi-p.t0) + 1e-9
+		if pl, ok, err = p.try(kappa, hi); err != nil {
+			return nil, err
+		} else if ok {
+			break
+		}
+		if i > 200 {
+			return nil, fmt.Errorf("%w: sjf-bco: no feasible threshold found for kappa %d", ErrInvalidOptions, kappa)
+		}
+	}
+	for i := 0; i < p.opt.MaxBisections && hi-lo > p.opt.Tolerance*(hi-p.t0); i++ {
+		mid := lo + (hi-lo)/2
+		q, ok, err := p.try(kappa, mid)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			hi, pl = mid, q
+		} else {
+			lo = mid
+		}
+	}
+	return pl, nil
+}
+
+// try plans every job for kappa and theta; it reports false as soon as a job cannot end by theta.
+func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
+	free := slices.Clone(p.busy)
+	plan := &BCOPlan{Kappa: kappa, Theta: theta, Makespan: p.t0, Jobs: make([]BCOPlacement, 0, len(p.jobs))}
+	placed := make([]bcoEntry, 0, len(p.jobs))
+	for _, bj := range p.jobs {
+		var (
+			e   bcoEntry
+			ok  bool
+			err error
+		)
+		if bj.Job.GPUs <= kappa {
+			e, ok, err = p.faffp(free, placed, bj, theta)
+		} else {
+			e, ok, err = p.lbsgf(free, placed, bj, theta)
+		}
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		for _, g := range e.gpus {
+			free[g] = e.end
+		}
+		e.links = p.c.Links(e.gpus)
+		placed = append(placed, e)
+		plan.Jobs = append(plan.Jobs, BCOPlacement{Job: bj.Job, GPUs: e.gpus, Start: e.start, End: e.end})
+		plan.Makespan = max(plan.Makespan, e.end)
+	}
+	return plan, true, nil
+}
+
+// loadAt is the link load of the planned jobs running at time t.
+func loadAt(placed []bcoEntry, t float64) topology.LinkLoad {
+	var load topology.LinkLoad
+	for _, e := range placed {
+		if len(e.links) == 0 || !(e.start <= t && t < e.end) {
+			continue
+		}
+		if load == nil {
+			load = topology.LinkLoad{}
+		}
+		for _, l := range e.links {
+			load[l]++
+		}
+	}
+	return load
+}
+
+// serverGPUs returns server s's GPUs sorted by busy-until time, then id.
+func (p *bcoPlanner) serverGPUs(free []float64, s int) []topology.GPUID {
+	first, n := p.c.GPUsOf(s)
+	gs := make([]topology.GPUID, n)
+	for i := range gs {
+		gs[i] = first + topology.GPUID(i)
+	}
+	slices.SortStableFunc(gs, func(a, b topology.GPUID) int { return cmp.Compare(free[a], free[b]) })
+	return gs
+}
+
+// finish completes a candidate: start when all GPUs are free, end after the job's duration.
+func (p *bcoPlanner) finish(free []float64, placed []bcoEntry, bj BCOJob, gpus []topology.GPUID) (bcoEntry, error) {
+	slices.Sort(gpus)
+	start := math.Inf(-1)
+	for _, g := range gpus {
+		start = max(start, free[g])
+	}
+	d, err := p.duration(bj, gpus, loadAt(placed, start))
+	if err != nil {
+		return bcoEntry{}, err
+	}
+	return bcoEntry{gpus: gpus, start: start, end: start + d}, nil
+}
+
+// faffp is fragment-aware first-fit packing.
+func (p *bcoPlanner) faffp(free []float64, placed []bcoEntry, bj BCOJob, theta float64) (bcoEntry, bool, error) {
+	g := bj.Job.GPUs
+	var best bcoEntry
+	bestFrag, found := 0.0, false
+	for s := 0; s < p.c.NumServers(); s++ {
+		if _, n := p.c.GPUsOf(s); n < g {
+			continue
+		}
+		gs := p.serverGPUs(free, s)[:g]
+		e, err := p.finish(free, placed, bj, slices.Clone(gs))
+		if err != nil {
+			return bcoEntry{}, false, err
+		}
+		if e.end > theta {
+			continue
+		}
+		frag := 0.0
+		for _, x := range gs {
+			frag += e.start - free[x]
+		}
+		if !found || e.end < best.end || (e.end == best.end && frag < bestFrag) {
+			best, bestFrag, found = e, frag, true
+		}
+	}
+	if found {
+		return best, true, nil
+	}
+	// Fewest servers: the largest first, the least busy first among equals.
+	servers := p.serversBy(free, func(a, b serverLoad) int {
+		if c := cmp.Compare(b.n, a.n); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.mean, b.mean)
+	})
+	var gpus []topology.GPUID
+	for _, sl := range servers {
+		for _, x := range p.serverGPUs(free, sl.s) {
+			if len(gpus) == g {
+				break
+			}
+			gpus = append(gpus, x)
+		}
+	}
+	e, err := p.finish(free, placed, bj, gpus)
+	if err != nil {
+		return bcoEntry{}, false, err
+	}
+	return e, e.end <= theta, nil
+}
+
+type serverLoad struct {
+	s, n int
+	mean float64
+}
+
+func (p *bcoPlanner) serversBy(free []float64, f func(a, b serverLoad) int) []serverLoad {
+	out := make([]serverLoad, p.c.NumServers())
+	for s := range out {
+		first, n := p.c.GPUsOf(s)
+		sum := 0.0
+		for i := range n {
+			sum += free[int(first)+i]
+		}
+		out[s] = serverLoad{s: s, n: n, mean: sum / float64(n)}
+	}
+	slices.SortStableFunc(out, f)
+	return out
+}
+
+// lbsgf is least-busy-server GPU first with spread factor lambda.
+func (p *bcoPlanner) lbsgf(free []float64, placed []bcoEntry, bj BCOJob, theta float64) (bcoEntry, bool, error) {
+	g := bj.Job.GPUs
+	servers := p.serversBy(free, func(a, b serverLoad) int { return cmp.Compare(a.mean, b.mean) })
+	lists := make([][]topology.GPUID, len(servers))
+	took := make([]int, len(servers))
+	var gpus []topology.GPUID
+	for i, sl := range servers {
+		lists[i] = p.serverGPUs(free, sl.s)
+		limit := min(sl.n, max(1, int(math.Ceil(p.opt.Lambda*float64(sl.n)))))
+		for took[i] < limit && len(gpus) < g {
+			gpus = append(gpus, lists[i][took[i]])
+			took[i]++
+		}
+	}
+	for i := range servers {
+		for took[i] < len(lists[i]) && len(gpus) < g {
+			gpus = append(gpus, lists[i][took[i]])
+			took[i]++
+		}
+	}
+	e, err := p.finish(free, placed, bj, gpus)
+	if err != nil {
+		return bcoEntry{}, false, err
+	}
+	return e, e.end <= theta, nil
+}
+
+// SJFBCOOptions configure SJF-BCO.
+type SJFBCOOptions struct {
+	BCOPlanOptions
+	// Iterations returns the number of iterations SJF-BCO assumes a job runs (the paper assumes
+	// the true count is known: pass it to reproduce the paper's setting, or a predictor).
+	// Called once per job. Default: 1000 for every job.
+	Iterations func(j *gpusched.Job) float64
+	// Batch selects the paper's offline algorithm: all waiting jobs are planned at once and the
+	// plan is followed (a job starts on its planned GPUs once every job planned before it on
+	// those GPUs has started and the GPUs are free); jobs arriving meanwhile form the next batch,
+	// planned when every job of the current one has started. Default false: online re-planning
+	// (see SJFBCO).
+	Batch bool
+	// Window bounds the waiting jobs that the online mode plans at each call, smallest demand
+	// first. Default 32.
+	Window int
+	// Order, in the online mode, chooses Backfill (default: every job the plan starts now
+	// starts) or Strict (only the leading jobs of the plan, in planning order, that start now).
+	Order Order
+}
+
+// SJFBCO is the SJF-BCO scheduler (Smallest Job First with Balanced Contention and Overhead;
+// Yu, Ji, Rajan, Liu, MobiHoc 2022, arXiv 2207.07817). It never preempts.
+//
+// Batch mode is the paper's offline algorithm (PlanSJFBCO) applied to batches of jobs: it fits
+// the paper's setting, where all jobs are present at time 0.
+//
+// The online mode (the default) adapts it to arrivals by re-planning: at every call where a
+// waiting job could start (enough GPUs are free for the smallest one), SJF-BCO plans the
+// Window smallest waiting jobs with PlanSJFBCO, every GPU of a running job being busy until the
+// job's estimated end (Iterations minus iterations done, at least one, times its time per
+// iteration on its current GPUs under the current load), and starts every job whose planned
+// start is now. The others wait for the next call; the plan is made afresh then.
+//
+// SJFBCO caches each job's iteration estimate and, in batch mode, the current plan: it is not
+// safe for concurrent use.
+type SJFBCO struct {
+	opt      SJFBCOOptions
+	backfill bool
+	iters    map[gpusched.JobID]float64
+	last     *BCOPlan
+	// batch mode
+	batch []BCOPlacement
+	done  []bool
+}
+
+// NewSJFBCO returns an SJF-BCO scheduler.
+func NewSJFBCO(opt SJFBCOOptions) (*SJFBCO, error) {
+	if err := opt.BCOPlanOptions.defaults(); err != nil {
+		return nil, err
+	}
+	if opt.Window == 0 {
+		opt.Window = 32
+	}
+	if opt.Window < 1 {
+		return nil, fmt.Errorf("%w: sjf-bco: Window %d", ErrInvalidOptions, opt.Window)
+	}
+	if opt.Order > Backfill {
+		return nil, fmt.Errorf("%w: sjf-bco: unknown Order %d", ErrInvalidOptions, opt.Order)
+	}
+	return &SJFBCO{opt: opt, backfill: opt.Order != Strict, iters: map[gpusched.JobID]float64{}}, nil
+}
+
+// String returns "sjf-bco".
+func (s *SJFBCO) String() string { return "sjf-bco" }
+
+// LastPlan returns the plan SJF-BCO made last (nil before any).
+func (s *SJFBCO) LastPlan() *BCOPlan { return s.last }
+
+func (s *SJFBCO) estimate(j *gpusched.Job) (float64, error) {
+	if n, ok := s.iters[j.ID]; ok {
+		return n, nil
+	}
+	n := float64(defaultIterations)
+	if s.opt.Iterations != nil {
+		n = s.opt.Iterations(j)
+	}
+	if !finiteNonNeg(n) {
+		return 0, fmt.Errorf("%w: sjf-bco: job %q is estimated at %v iterations", ErrInvalidOptions, j.ID, n)
+	}
+	s.iters[j.ID] = n
+	return n, nil
+}
+
+// Schedule keeps every running job and starts the jobs the plan starts now.
+func (s *SJFBCO) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := checkView(&v); err != nil {
+		return gpusched.Decision{}, err
+	}
+	if s.opt.Batch {
+		return s.scheduleBatch(&v)
+	}
+	forget(s.iters, &v)
+	run := keepAll(&v)
+	if len(v.Pending) == 0 {
+		return gpusched.Decision{Run: run}, nil
+	}
+	free := v.Free()
+	waiting := pendingByArrival(&v)
+	slices.SortStableFunc(waiting, func(a, b *gpusched.JobStatus) int { return cmp.Compare(a.Job.GPUs, b.Job.GPUs) })
+	if waiting[0].Job.GPUs > free.Len() {
+		return gpusched.Decision{Run: run}, nil
+	}
+	waiting = waiting[:min(len(waiting), s.opt.Window)]
+	jobs := make([]BCOJob, len(waiting))
+	for i, st := range waiting {
+		n, err := s.estimate(st.Job)
+		if err != nil {
+			return gpusched.Decision{}, err
+		}
+		jobs[i] = BCOJob{Job: st.Job, Iterations: n}
+	}
+	busy, err := s.busyUntil(&v)
+	if err != nil {
+		return gpusched.Decision{}, err
+	}
+	plan, err := PlanSJFBCO(v.Cluster, jobs, busy, s.opt.BCOPlanOptions)
+	if err != nil {
+		return gpusched.Decision{}, err
+	}
+	s.last = plan
+	eps := 1e-9 * max(1, math.Abs(v.Now))
+	for _, pl := range plan.Jobs {
+		if pl.Start > v.Now+eps || checkPlacement(pl.Job, pl.GPUs, free) != nil {
+			if !s.backfill {
+				break
+			}
+			continue
+		}
+		for _, g := range pl.GPUs {
+			free.Remove(g)
+		}
+		run = append(run, gpusched.Assignment{Job: pl.Job.ID, GPUs: slices.Clone(pl.GPUs)})
+	}
+	return gpusched.Decision{Run: run}, nil
+}
+
+// busyUntil estimates when each GPU frees: now for free GPUs, the estimated end of the job on it
+// otherwise.
+func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
+	c := v.Cluster
+	busy := make([]float64, c.NumGPUs())
+	for i := range busy {
+		busy[i] = v.Now
+	}
+	links := make([][]topology.Link, len(v.Running))
+	total := topology.LinkLoad{}
+	for i := range v.Running {
+		links[i] = c.Links(v.Running[i].GPUs)
+		for _, l := range links[i] {
+			total[l]++
+		}
+	}
+	for i := range v.Running {
+		st := &v.Running[i]
+		load := topology.LinkLoad{}
+		for l, k := range total {
+			load[l] = k
+		}
+		for _, l := range links[i] {
+			load[l]--
+		}
+		sc, err := s.opt.Cost.StepCost(st.Job, c, st.GPUs, load)
+		if err != nil {
+			return nil, fmt.Errorf("sjf-bco: %w", err)
+		}
+		n, err := s.estimate(st.Job)
+		if err != nil {
+			return nil, err
+		}
+		end := v.Now + max(n-st.Iterations, 1)*sc.Time
+		for _, g := range st.GPUs {
+			if int(g) >= 0 && int(g) < len(busy) {
+				busy[g] = end
+			}
+		}
+	}
+	return busy, nil
+}
+
+// scheduleBatch follows the current batch plan and plans the next batch when it is all started.
+func (s *SJFBCO) scheduleBatch(v *gpusched.View) (gpusched.Decision, error) {
+	pending := make(map[gpusched.JobID]*gpusched.JobStatus, len(v.Pending))
+	for i := range v.Pending {
+		pending[v.Pending[i].Job.ID] = &v.Pending[i]
+	}
+	// A planned job is done once it no longer waits (it started, or left).
+	all := true
+	for i, pl := range s.batch {
+		_, waits := pending[pl.Job.ID]
+		s.done[i] = !waits
+		all = all && s.done[i]
+	}
+	if all && len(pending) > 0 {
+		waiting := pendingByArrival(v)
+		jobs := make([]BCOJob, len(waiting))
+		for i, st := range waiting {
+			n, err := s.estimate(st.Job)
+			if err != nil {
+				return gpusched.Decision{}, err
+			}
+			jobs[i] = BCOJob{Job: st.Job, Iterations: n}
+		}
+		busy, err := s.busyUntil(v)
+		if err != nil {
+			return gpusched.Decision{}, err
+		}
+		plan, err := PlanSJFBCO(v.Cluster, jobs, busy, s.opt.BCOPlanOptions)
+		if err != nil {
+			return gpusched.Decision{}, err
+		}
+		s.last = plan
+		s.batch = plan.Jobs
+		s.done = make([]bool, len(plan.Jobs))
+	}
+	forget(s.iters, v)
+	run := keepAll(v)
+	free := v.Free()
+	// blocked[g]: a job planned on g has not started yet, so later jobs on g must wait.
+	blocked := make(map[topology.GPUID]bool)
+	for i, pl := range s.batch {
+		if s.done[i] {
+			continue
+		}
+		ok := true
+		for _, g := range pl.GPUs {
+			if blocked[g] || !free.Contains(g) {
+				ok = false
+			}
+		}
+		if ok {
+			for _, g := range pl.GPUs {
+				free.Remove(g)
+			}
+			run = append(run, gpusched.Assignment{Job: pl.Job.ID, GPUs: slices.Clone(pl.GPUs)})
+		}
+		for _, g := range pl.GPUs {
+			blocked[g] = true
+		}
+	}
+	return gpusched.Decision{Run: run}, nil
+}

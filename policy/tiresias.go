@@ -1,0 +1,269 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched"
+)
+
+// DefaultTiresiasThresholds are the queue thresholds of the Tiresias simulator
+// (github.com/SymbioticLab/Tiresias, simulator/jobs.py: num_queue = 3, queue_limit = [3250,
+// 7200, 18000], of which a 3-queue run uses the first two; the dlas-gpu schedule compares them
+// with executed time x GPUs): a job leaves the first queue after 3250 GPU-seconds of attained
+// service and the second after 7200.
+var DefaultTiresiasThresholds = []float64{3250, 7200}
+
+// TiresiasOptions configure Tiresias.
+type TiresiasOptions struct {
+	Options
+	// Thresholds are the queue limits in GPU-seconds of attained service, strictly increasing:
+	// K thresholds make K+1 queues. Default: DefaultTiresiasThresholds.
+	Thresholds []float64
+	// PromoteKnob enables starvation promotion: a job in a lower queue that has waited at least
+	// PromoteKnob times its executed time (both counted since it last entered the first queue,
+	// waiting from its first run after that) returns to the first queue with its attained
+	// service counted afresh. Default 0: off, as in the simulator's dlas-gpu schedule (its
+	// dlas-gpu-N variants set the knob to N).
+	PromoteKnob float64
+	// MinRunTime, when positive, is the least time in seconds a job runs after it starts or
+	// resumes before it may be preempted. Default 0: none (see Tiresias on thrashing).
+	MinRunTime float64
+}
+
+// Tiresias is the Discretized Two-Dimensional Least-Attained-Service scheduler (2D-LAS) of
+// Gu et al., "Tiresias: A GPU Cluster Manager for Distributed Deep Learning", NSDI 2019, in the
+// form of its public simulator's dlas-gpu schedule.
+//
+// A job's attained service is GPUs x executed time (JobStatus.Attained). Jobs sit in K+1
+// priority queues: a job enters queue 0 on arrival and moves to queue k once its attained
+// service (since it last entered queue 0) reaches Thresholds[k-1]. Queues are served in order;
+// within a queue jobs are served first-come-first-served by the time they entered it, except
+// that running jobs go before waiting ones (the simulator moves waiting jobs behind running ones
+// after every round), so a job is preempted only for a job of a higher-priority queue. At every
+// call the jobs are taken in this order while their GPU demands fit the cluster, passing over
+// those that do not (backfilling, as the simulator does; Options.Order = Strict stops starting
+// waiting jobs at the first that does not fit); chosen running jobs keep their GPUs, chosen
+// waiting jobs are placed by the Placer, other running jobs are preempted.
+//
+// Starvation: with PromoteKnob > 0, a job in a lower queue whose waiting time reaches
+// PromoteKnob x its executed time goes back to queue 0 with its queue service reset.
+//
+// Thrashing: the discretisation is the rule (a job falls one queue only after a threshold's
+// worth of service and rises only by waiting PromoteKnob times its executed time), and running
+// jobs go first within a queue, so two jobs of one queue never preempt each other.
+// MinRunTime > 0 adds a lease: a job that started or resumed less than MinRunTime ago is not
+// preempted.
+//
+// Adaptations: the simulator counts GPUs and ignores placement; here chosen waiting jobs are
+// placed by the Placer (Pack by default), and a running job whose preemption would free GPUs
+// that no starting job takes keeps running. The scheduler asks to be woken (Decision.WakeAt) at
+// the next demotion of a running job, the next promotion of a waiting job and the end of a
+// MinRunTime lease, whenever a job is waiting.
+//
+// Tiresias keeps each job's queue between calls: it must see every event of one host in time
+// order and is not safe for concurrent use.
+type Tiresias struct {
+	opt      TiresiasOptions
+	place    Placer
+	backfill bool
+	jobs     map[gpusched.JobID]*tirJob
+}
+
+// tirJob is Tiresias' memory of one job.
+type tirJob struct {
+	queue     int
+	entered   float64 // when the job entered its queue
+	baseAtt   float64 // attained service when the job last entered queue 0
+	baseExec  float64 // executed time when the job last entered queue 0
+	firstRun  float64 // first start after entering queue 0 (NaN: not yet)
+	promotion int
+}
+
+// NewTiresias returns a Tiresias scheduler. Default placement: Pack; default order: Backfill.
+func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
+	if err := opt.check("tiresias"); err != nil {
+		return nil, err
+	}
+	if opt.Thresholds == nil {
+		opt.Thresholds = DefaultTiresiasThresholds
+	}
+	opt.Thresholds = slices.Clone(opt.Thresholds)
+	for i, t := range opt.Thresholds {
+		if !(t > 0) || math.IsInf(t, 1) || (i > 0 && !(t > opt.Thresholds[i-1])) {
+			return nil, fmt.Errorf("%w: tiresias: Thresholds must be finite, positive and increasing: %v",
+				ErrInvalidOptions, opt.Thresholds)
+		}
+	}
+	if !finiteNonNeg(opt.PromoteKnob) {
+		return nil, fmt.Errorf("%w: tiresias: PromoteKnob %v", ErrInvalidOptions, opt.PromoteKnob)
+	}
+	if math.IsNaN(opt.MinRunTime) || math.IsInf(opt.MinRunTime, 0) {
+		return nil, fmt.Errorf("%w: tiresias: MinRunTime %v is not finite", ErrInvalidOptions, opt.MinRunTime)
+	}
+	return &Tiresias{opt: opt, place: opt.placer(), backfill: opt.backfill(true), jobs: map[gpusched.JobID]*tirJob{}}, nil
+}
+
+// String returns "tiresias".
+func (t *Tiresias) String() string { return "tiresias" }
+
+// Queue returns the queue (0 = highest priority) Tiresias last put job id in, and whether it
+// knows the job.
+func (t *Tiresias) Queue(id gpusched.JobID) (int, bool) {
+	s, ok := t.jobs[id]
+	if !ok {
+		return 0, false
+	}
+	return s.queue, true
+}
+
+// Promotions returns how often job id was promoted back to the first queue.
+func (t *Tiresias) Promotions(id gpusched.JobID) int {
+	if s, ok := t.jobs[id]; ok {
+		return s.promotion
+	}
+	return 0
+}
+
+// queueOf returns the queue for a given attained service since the last entry into queue 0.
+func (t *Tiresias) queueOf(att float64) int {
+	q := 0
+	for q < len(t.opt.Thresholds) && att >= t.opt.Thresholds[q] {
+		q++
+	}
+	return q
+}
+
+// update brings a job's queue up to date with the view.
+func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *tirJob {
+	s, ok := t.jobs[st.Job.ID]
+	if !ok {
+		s = &tirJob{entered: st.Job.Arrival, firstRun: math.NaN()}
+		if st.Started {
+			s.firstRun = st.FirstStart
+		}
+		t.jobs[st.Job.ID] = s
+		s.queue = t.queueOf(st.Attained)
+		if s.queue > 0 {
+			s.entered = now
+		}
+	}
+	if running && math.IsNaN(s.firstRun) {
+		s.firstRun = st.Since
+	}
+	if !running && math.IsNaN(s.firstRun) && st.Executed > s.baseExec {
+		s.firstRun = now // it ran without being seen running: count waiting from now
+	}
+	att := st.Attained - s.baseAtt
+	if q := t.queueOf(att); q > s.queue {
+		entered := now
+		if running {
+			// The job crossed the threshold while running: at now - (att - limit)/GPUs.
+			entered = now - (att-t.opt.Thresholds[q-1])/float64(st.Job.GPUs)
+			entered = max(entered, st.Since, s.entered)
+		}
+		s.queue, s.entered = q, entered
+	}
+	if !running && t.opt.PromoteKnob > 0 && s.queue > 0 {
+		exec := st.Executed - s.baseExec
+		if exec > 0 && !math.IsNaN(s.firstRun) {
+			wait := (now - s.firstRun) - exec
+			if wait >= t.opt.PromoteKnob*exec {
+				s.queue, s.entered = 0, now
+				s.baseAtt, s.baseExec = st.Attained, st.Executed
+				s.firstRun = math.NaN()
+				s.promotion++
+			}
+		}
+	}
+	return s
+}
+
+// Schedule updates every job's queue and returns the 2D-LAS choice described in the type's
+// documentation.
+func (t *Tiresias) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := checkView(&v); err != nil {
+		return gpusched.Decision{}, err
+	}
+	forget(t.jobs, &v)
+	type keyed struct {
+		ranked
+		s *tirJob
+	}
+	all := make([]keyed, 0, len(v.Pending)+len(v.Running))
+	for i := range v.Running {
+		st := &v.Running[i]
+		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
+		all = append(all, keyed{ranked{st: st, running: true, protected: prot}, t.update(v.Now, st, true)})
+	}
+	for i := range v.Pending {
+		st := &v.Pending[i]
+		all = append(all, keyed{ranked{st: st}, t.update(v.Now, st, false)})
+	}
+	slices.SortStableFunc(all, func(a, b keyed) int {
+		if a.protected != b.protected {
+			if a.protected {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(a.s.queue, b.s.queue); c != 0 {
+			return c
+		}
+		if a.running != b.running {
+			if a.running {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(a.s.entered, b.s.entered); c != 0 {
+			return c
+		}
+		return byArrival(a.st, b.st)
+	})
+	order := make([]ranked, len(all))
+	states := make([]*tirJob, len(all))
+	for i := range all {
+		order[i], states[i] = all[i].ranked, all[i].s
+	}
+	sel, err := preempt(&v, order, t.backfill, t.place.on(v.Cluster))
+	if err != nil {
+		return gpusched.Decision{}, err
+	}
+	if sel.waiting {
+		sel.decision.WakeAt = t.wake(&v, order, states, sel.decision)
+	}
+	return sel.decision, nil
+}
+
+// wake returns the next time the decision may change without an event: a running job's next
+// demotion, a waiting job's promotion, the end of a lease.
+func (t *Tiresias) wake(v *gpusched.View, rs []ranked, ss []*tirJob, d gpusched.Decision) float64 {
+	runs := make(map[gpusched.JobID]bool, len(d.Run))
+	for _, a := range d.Run {
+		runs[a.Job] = true
+	}
+	w := 0.0
+	for i, r := range rs {
+		s, st := ss[i], r.st
+		switch {
+		case runs[st.Job.ID]:
+			if s.queue < len(t.opt.Thresholds) {
+				att := st.Attained - s.baseAtt
+				w = minWake(w, v.Now+(t.opt.Thresholds[s.queue]-att)/float64(st.Job.GPUs), v.Now)
+			}
+			if r.protected {
+				w = minWake(w, st.Since+t.opt.MinRunTime, v.Now)
+			}
+		case t.opt.PromoteKnob > 0 && s.queue > 0 && !math.IsNaN(s.firstRun):
+			exec := st.Executed - s.baseExec
+			if exec > 0 {
+				wait := (v.Now - s.firstRun) - exec
+				w = minWake(w, v.Now+t.opt.PromoteKnob*exec-wait, v.Now)
+			}
+		}
+	}
+	return w
+}
