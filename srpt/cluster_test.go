@@ -51,7 +51,7 @@ func boundsViolation(in gangInstance, resolution int) (string, bool) {
 
 func TestBoundsBelowExactOptimum(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		in := genGang(5, 4, 4, 3).Draw(t, "instance")
+		in := genGang(6, 4, 5, 3).Draw(t, "instance")
 		if msg, bad := boundsViolation(in, 1); bad {
 			t.Fatal(msg)
 		}
@@ -60,7 +60,7 @@ func TestBoundsBelowExactOptimum(t *testing.T) {
 
 func TestBoundsBelowHalfSlotOptimum(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		in := genGang(4, 4, 3, 2).Draw(t, "instance")
+		in := genGang(5, 4, 3, 2).Draw(t, "instance")
 		if msg, bad := boundsViolation(in, 2); bad {
 			t.Fatal(msg)
 		}
@@ -170,5 +170,17 @@ func TestClusterErrors(t *testing.T) {
 			_, err = ExactOptimum(c.jobs, c.g, 1)
 			check("ExactOptimum", err)
 		})
+	}
+}
+
+// TestBoundsSweep runs the bound property on 1,000 more generated instances,
+// deterministically (seeds 0..999), beyond rapid's default 100.
+func TestBoundsSweep(t *testing.T) {
+	gen := genGang(6, 4, 5, 3)
+	for seed := range 1000 {
+		in := gen.Example(seed)
+		if msg, bad := boundsViolation(in, 1); bad {
+			t.Fatalf("seed %d, G=%d %+v: %s", seed, in.G, in.Jobs, msg)
+		}
 	}
 }

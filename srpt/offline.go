@@ -80,7 +80,7 @@ type Schedule struct {
 func Offline(jobs []Job, speed float64) (Schedule, error) {
 	var s Schedule
 	s.Completion = make([]float64, len(jobs))
-	segs, err := simulate(jobs, speed, false, s.Completion, make([]Segment, 0, len(jobs)+len(jobs)/4), true)
+	segs, err := simulate(jobs, speed, false, s.Completion, make([]Segment, 0, segCap(len(jobs))), true)
 	if err != nil {
 		return Schedule{}, err
 	}
@@ -115,7 +115,7 @@ func Completions(jobs []Job, speed float64, dst []float64) ([]float64, error) {
 func OfflineWeighted(jobs []WeightedJob, speed float64) (Schedule, error) {
 	var s Schedule
 	s.Completion = make([]float64, len(jobs))
-	segs, err := simulate(jobs, speed, true, s.Completion, make([]Segment, 0, len(jobs)+len(jobs)/4), true)
+	segs, err := simulate(jobs, speed, true, s.Completion, make([]Segment, 0, segCap(len(jobs))), true)
 	if err != nil {
 		return Schedule{}, err
 	}
@@ -123,6 +123,11 @@ func OfflineWeighted(jobs []WeightedJob, speed float64) (Schedule, error) {
 	s.SumCompletion, s.SumFlow, s.SumWeightedCompletion = sums(jobs, s.Completion)
 	return s, nil
 }
+
+// segCap is the initial capacity of the segment slice: one segment per job
+// plus room for preemptions of half the jobs (there are at most 2n-1
+// segments: each ends with a completion or a preemption by an arrival).
+func segCap(n int) int { return n + n/2 + 1 }
 
 // jobT lets one generic engine read both job types without copying them.
 type jobT interface {
@@ -151,24 +156,35 @@ func sums[J jobT](jobs []J, comp []float64) (sumC, sumF, sumW float64) {
 	return sumC, sumF, sumW
 }
 
-// validate checks every job and the speed, and returns the positions of the
-// jobs sorted by (release, ID).
-func validate[J jobT](jobs []J, speed float64, weighted bool) ([]int32, error) {
+// sortKey is what prepare sorts when the input is not already in
+// (release, ID) order: small and contiguous, so that the sort does not chase
+// the caller's slice.
+type sortKey struct {
+	rel float64
+	id  int
+	idx int32
+}
+
+// prepare checks every job and the speed, and returns the jobs in (release,
+// ID) order together with orig, the input index of each sorted job; orig is
+// nil (identity) when the input is already in that order, the common case
+// for traces, and then no copy is made.
+func prepare[J jobT](jobs []J, speed float64, weighted bool) ([]J, []int32, error) {
 	if err := checkSpeed(speed); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(jobs) > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: %d jobs exceed the limit of %d", ErrInvalidParameter, len(jobs), math.MaxInt32)
+		return nil, nil, fmt.Errorf("%w: %d jobs exceed the limit of %d", ErrInvalidParameter, len(jobs), math.MaxInt32)
 	}
 	idsIncreasing := true
 	relSorted := true
 	for i, j := range jobs {
 		if err := checkJob(j.ident(), j.rel(), j.size()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if weighted {
 			if err := checkWeight(j.ident(), j.weight()); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		if i > 0 {
@@ -189,24 +205,34 @@ func validate[J jobT](jobs []J, speed float64, weighted bool) ([]int32, error) {
 		slices.Sort(ids)
 		for i := 1; i < len(ids); i++ {
 			if ids[i] == ids[i-1] {
-				return nil, fmt.Errorf("%w: job %d appears more than once", ErrDuplicateJob, ids[i])
+				return nil, nil, fmt.Errorf("%w: job %d appears more than once", ErrDuplicateJob, ids[i])
 			}
 		}
 	}
-	order := make([]int32, len(jobs))
-	for i := range order {
-		order[i] = int32(i)
+	if relSorted {
+		return jobs, nil, nil
 	}
-	if !relSorted {
-		slices.SortFunc(order, func(a, b int32) int {
-			ja, jb := jobs[a], jobs[b]
-			if c := cmp.Compare(ja.rel(), jb.rel()); c != 0 {
-				return c
-			}
-			return cmp.Compare(ja.ident(), jb.ident())
-		})
+	keys := make([]sortKey, len(jobs))
+	for i, j := range jobs {
+		keys[i] = sortKey{rel: j.rel(), id: j.ident(), idx: int32(i)}
 	}
-	return order, nil
+	slices.SortFunc(keys, func(a, b sortKey) int {
+		// Releases are finite (checked above), so plain comparisons suffice.
+		switch {
+		case a.rel < b.rel:
+			return -1
+		case a.rel > b.rel:
+			return 1
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	sorted := make([]J, len(jobs))
+	orig := make([]int32, len(jobs))
+	for k, key := range keys {
+		sorted[k] = jobs[key.idx]
+		orig[k] = key.idx
+	}
+	return sorted, orig, nil
 }
 
 // advanceHead processes a job with remaining work rem, running from time now,
@@ -228,7 +254,7 @@ func advanceHead(rem, now, limit, speed float64) (newRem, finish float64, done b
 // simulate is the offline engine. comp is indexed like jobs. If wantSegs, the
 // segments are appended to segs and returned.
 func simulate[J jobT](jobs []J, speed float64, weighted bool, comp []float64, segs []Segment, wantSegs bool) ([]Segment, error) {
-	order, err := validate(jobs, speed, weighted)
+	jobs, orig, err := prepare(jobs, speed, weighted)
 	if err != nil {
 		return nil, err
 	}
@@ -248,18 +274,18 @@ func simulate[J jobT](jobs []J, speed float64, weighted bool, comp []float64, se
 			return
 		}
 		if cur >= 0 {
-			segs = append(segs, Segment{ID: jobs[order[cur]].ident(), Start: segStart, End: segEnd})
+			segs = append(segs, Segment{ID: jobs[cur].ident(), Start: segStart, End: segEnd})
 		}
 		cur, segStart, segEnd = pos, a, b
 	}
 	for i < n || len(h) > 0 {
 		if len(h) == 0 {
-			if r := jobs[order[i]].rel(); r > t {
+			if r := jobs[i].rel(); r > t {
 				t = r
 			}
 		}
 		for i < n {
-			j := jobs[order[i]]
+			j := jobs[i]
 			if j.rel() > t {
 				break
 			}
@@ -273,7 +299,7 @@ func simulate[J jobT](jobs []J, speed float64, weighted bool, comp []float64, se
 		top := &h[0]
 		next := math.Inf(1)
 		if i < n {
-			next = jobs[order[i]].rel()
+			next = jobs[i].rel()
 		}
 		rem, finish, done := advanceHead(top.rem, t, next, speed)
 		if done {
@@ -281,7 +307,11 @@ func simulate[J jobT](jobs []J, speed float64, weighted bool, comp []float64, se
 				run(top.pos, t, finish)
 			}
 			t = finish
-			comp[order[top.pos]] = t
+			if orig == nil {
+				comp[top.pos] = t
+			} else {
+				comp[orig[top.pos]] = t
+			}
 			h.pop()
 			continue
 		}
@@ -291,12 +321,12 @@ func simulate[J jobT](jobs []J, speed float64, weighted bool, comp []float64, se
 		top.rem = rem
 		top.key = rem
 		if weighted {
-			top.key = rem / jobs[order[top.pos]].weight()
+			top.key = rem / jobs[top.pos].weight()
 		}
 		t = next
 	}
 	if wantSegs && cur >= 0 {
-		segs = append(segs, Segment{ID: jobs[order[cur]].ident(), Start: segStart, End: segEnd})
+		segs = append(segs, Segment{ID: jobs[cur].ident(), Start: segStart, End: segEnd})
 	}
 	return segs, nil
 }

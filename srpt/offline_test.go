@@ -140,7 +140,7 @@ func ruleSolver(r rule) func([]Job) ([]float64, error) {
 
 func TestOfflineOptimalProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		jobs := genIntJobs(6, 6, 4).Draw(t, "jobs")
+		jobs := genIntJobs(7, 8, 5).Draw(t, "jobs")
 		if err := optimalityViolation(jobs, offlineSolver); err != nil {
 			t.Fatal(err)
 		}
@@ -381,4 +381,16 @@ func TestOfflineFloatData(t *testing.T) {
 			t.Fatalf("SumFlow inconsistent")
 		}
 	})
+}
+
+// TestOfflineOptimalSweep runs the optimality property on 1,000 more
+// generated instances, deterministically, beyond rapid's default 100.
+func TestOfflineOptimalSweep(t *testing.T) {
+	gen := genIntJobs(7, 8, 5)
+	for seed := range 1000 {
+		jobs := gen.Example(seed)
+		if err := optimalityViolation(jobs, offlineSolver); err != nil {
+			t.Fatalf("seed %d, %+v: %v", seed, jobs, err)
+		}
+	}
 }

@@ -29,8 +29,12 @@ type Completed struct {
 // work, so Add, Remove, Update, Remaining, Rank and ProjectedCompletion cost
 // O(log n) expected time, and Advance costs O(log n) per job it completes
 // plus O(log n). Treap priorities are a fixed hash of the job ID, so the tree
-// shape, and every result, depends only on the queue's contents: no hidden
-// randomness. Nodes live in one slice with a free list; once the queue has
+// shape depends only on the queue's contents and every result only on the
+// sequence of calls: no hidden randomness. Subtree sums are maintained by
+// adding and subtracting along search paths (reading no siblings, for
+// speed), so with non-dyadic sizes they can drift from a fresh summation by
+// a few units in the last place; this affects ProjectedCompletion and
+// TotalRemaining only, never the order or the completion times. Nodes live in one slice with a free list; once the queue has
 // grown to its peak size, operations do not allocate.
 //
 // A Queue is not safe for concurrent use.
@@ -51,7 +55,6 @@ type qnode struct {
 	release float64
 	sum     float64 // sum of rem over the subtree
 	id      int
-	prio    uint64
 	left    int32
 	right   int32
 	size    int32
@@ -134,9 +137,9 @@ func (q *Queue) add(id int, size, weight float64) error {
 		x = int32(len(q.nodes) - 1)
 	}
 	q.nodes[x] = qnode{key: size / weight, rem: size, weight: weight, release: q.now,
-		sum: size, id: id, prio: mix(uint64(id)), size: 1}
+		sum: size, id: id, size: 1}
 	q.index[id] = x
-	q.root = q.insert(q.root, x)
+	q.insert(x)
 	return nil
 }
 
@@ -166,9 +169,12 @@ func (q *Queue) Advance(t float64, done []Completed) ([]Completed, error) {
 			q.removeHead()
 			continue
 		}
+		delta := hn.rem - rem
 		hn.rem = rem
 		hn.key = rem / hn.weight
-		q.pullPath()
+		for _, a := range q.path {
+			q.nodes[a].sum -= delta
+		}
 		break
 	}
 	q.now = t
@@ -183,7 +189,7 @@ func (q *Queue) Remove(id int) error {
 	if !ok {
 		return fmt.Errorf("%w: remove job %d", ErrUnknownJob, id)
 	}
-	q.root = q.delete(q.root, x)
+	q.delete(x)
 	delete(q.index, id)
 	q.free = append(q.free, x)
 	return nil
@@ -200,11 +206,11 @@ func (q *Queue) Update(id int, remaining float64) error {
 	if !finiteNonNeg(remaining) {
 		return fmt.Errorf("%w: job %d: remaining size %v must be finite and >= 0", ErrInvalidJob, id, remaining)
 	}
-	q.root = q.delete(q.root, x)
+	q.delete(x)
 	n := &q.nodes[x]
 	n.rem, n.key, n.sum = remaining, remaining/n.weight, remaining
 	n.left, n.right, n.size = 0, 0, 1
-	q.root = q.insert(q.root, x)
+	q.insert(x)
 	return nil
 }
 
@@ -335,26 +341,32 @@ func (q *Queue) pull(t int32) {
 	n.sum = l.sum + n.rem + r.sum
 }
 
-// insert inserts the single node x (left, right = 0) into subtree t.
-func (q *Queue) insert(t, x int32) int32 {
-	if t == 0 {
-		return x
+// prio is the treap priority of node t: a fixed hash of its ID, recomputed
+// rather than stored to keep a node at 64 bytes.
+func (q *Queue) prio(t int32) uint64 { return mix(uint64(q.nodes[t].id)) }
+
+// insert inserts the single node x (left = right = 0, size 1, sum = rem).
+// It walks down from the root while the priorities on the path are higher
+// than x's, adding x to each subtree's size and sum on the way (so no
+// sibling is read), then splits the subtree found there around x.
+func (q *Queue) insert(x int32) {
+	px, rem := q.prio(x), q.nodes[x].rem
+	link := &q.root
+	for *link != 0 && q.prio(*link) > px {
+		n := &q.nodes[*link]
+		n.size++
+		n.sum += rem
+		if q.less(x, *link) {
+			link = &n.left
+		} else {
+			link = &n.right
+		}
 	}
-	if q.nodes[x].prio > q.nodes[t].prio {
-		l, r := q.split(t, x)
-		q.nodes[x].left, q.nodes[x].right = l, r
-		q.pull(x)
-		return x
-	}
-	if q.less(x, t) {
-		c := q.insert(q.nodes[t].left, x)
-		q.nodes[t].left = c
-	} else {
-		c := q.insert(q.nodes[t].right, x)
-		q.nodes[t].right = c
-	}
-	q.pull(t)
-	return t
+	l, r := q.split(*link, x)
+	n := &q.nodes[x]
+	n.left, n.right = l, r
+	q.pull(x)
+	*link = x
 }
 
 // split splits subtree t into the nodes ordered before x and after x; x is
@@ -384,7 +396,7 @@ func (q *Queue) merge(a, b int32) int32 {
 	if b == 0 {
 		return a
 	}
-	if q.nodes[a].prio > q.nodes[b].prio {
+	if q.prio(a) > q.prio(b) {
 		c := q.merge(q.nodes[a].right, b)
 		q.nodes[a].right = c
 		q.pull(a)
@@ -396,21 +408,24 @@ func (q *Queue) merge(a, b int32) int32 {
 	return b
 }
 
-// delete removes node x, which must be in subtree t.
-func (q *Queue) delete(t, x int32) int32 {
-	if t == x {
-		n := &q.nodes[x]
-		return q.merge(n.left, n.right)
+// delete unlinks node x, which must be in the tree, subtracting it from the
+// size and sum of every ancestor on the way down and merging its subtrees
+// in its place.
+func (q *Queue) delete(x int32) {
+	rem := q.nodes[x].rem
+	link := &q.root
+	for *link != x {
+		n := &q.nodes[*link]
+		n.size--
+		n.sum -= rem
+		if q.less(x, *link) {
+			link = &n.left
+		} else {
+			link = &n.right
+		}
 	}
-	if q.less(x, t) {
-		c := q.delete(q.nodes[t].left, x)
-		q.nodes[t].left = c
-	} else {
-		c := q.delete(q.nodes[t].right, x)
-		q.nodes[t].right = c
-	}
-	q.pull(t)
-	return t
+	n := &q.nodes[x]
+	*link = q.merge(n.left, n.right)
 }
 
 // leftPath fills q.path with the path from the root to the head (leftmost
@@ -422,24 +437,20 @@ func (q *Queue) leftPath() {
 	}
 }
 
-// pullPath recomputes the augmentation along q.path, bottom-up.
-func (q *Queue) pullPath() {
-	for i := len(q.path) - 1; i >= 0; i-- {
-		q.pull(q.path[i])
-	}
-}
-
 // removeHead deletes the head found by leftPath and frees its node.
 func (q *Queue) removeHead() {
 	k := len(q.path) - 1
 	h := q.path[k]
-	r := q.nodes[h].right
+	hn := &q.nodes[h]
 	if k == 0 {
-		q.root = r
+		q.root = hn.right
 	} else {
-		q.nodes[q.path[k-1]].left = r
-		q.path = q.path[:k]
-		q.pullPath()
+		q.nodes[q.path[k-1]].left = hn.right
+		for _, a := range q.path[:k] {
+			n := &q.nodes[a]
+			n.size--
+			n.sum -= hn.rem
+		}
 	}
 	delete(q.index, q.nodes[h].id)
 	q.free = append(q.free, h)

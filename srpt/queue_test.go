@@ -24,7 +24,7 @@ func checkTreap(q *Queue) error {
 		n := &q.nodes[t]
 		seen++
 		for _, c := range []int32{n.left, n.right} {
-			if c != 0 && q.nodes[c].prio > n.prio {
+			if c != 0 && q.prio(c) > q.prio(t) {
 				return 0, 0, fmt.Errorf("heap order broken at job %d", n.id)
 			}
 		}
