@@ -42,17 +42,18 @@
 // A-SRPT keeps one Queue across scheduling events instead of re-solving:
 //
 //	q, _ := srpt.NewQueue(1)
-//	done, _ := q.Advance(r, done[:0]) // move the clock to the next event
-//	_ = q.Add(id, size)                // a job released now
+//	var done []srpt.Completed
+//	done, err = q.Advance(r, done[:0])  // clock to the next event; done lists completions
+//	err = q.Add(id, size)               // a job released now
 //	for id, rem := range q.All() { ... } // priority order
-//	t, _ := q.ProjectedCompletion(id)  // virtual completion if nothing else arrives
+//	t, ok := q.ProjectedCompletion(id)  // virtual completion if nothing else arrives
 //
 // Time only moves forward: Advance to a time before Now fails with
 // ErrTimeOrder, and Add always releases the job at Now, so a job whose release
 // time lies in the queue's past cannot be added (it would rewrite the virtual
 // schedule already reported). Feeding a Queue the jobs of an instance at their
-// release times reproduces Offline exactly, whatever extra Advance calls are
-// interleaved. Remove drops a job (cancelled, or finished for real before its
+// release times reproduces Offline exactly (extra Advance calls in between
+// can only change floating-point rounding; none on integer data). Remove drops a job (cancelled, or finished for real before its
 // virtual completion); Update revises a job's remaining size when its
 // prediction changes. Every operation is O(log n) expected (Advance: per
 // completed job), using a treap augmented with subtree sums of remaining work,

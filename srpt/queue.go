@@ -19,7 +19,11 @@ type Completed struct {
 // clock. Jobs are added at the current clock; Advance moves the clock forward
 // and processes jobs in SRPT order, reporting the ones that complete. Feeding
 // a Queue every job at its release time (Advance to the release, then Add)
-// reproduces Offline exactly: same order, same completion times.
+// reproduces Offline bit for bit: same order, same completion times. Extra
+// Advance calls in between split the same computation into more steps and
+// may change the last bits of the results (none on data whose arithmetic is
+// exact, such as integers, or multiples of a power of two at power-of-two
+// speeds).
 //
 // Priority order is: smallest remaining size (divided by weight, for jobs
 // added with AddWeighted), then earliest release, then smallest ID.
