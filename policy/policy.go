@@ -200,7 +200,8 @@ type ranked struct {
 // selection is the outcome of a preemptive policy's choice.
 type selection struct {
 	decision gpusched.Decision
-	// waiting reports that some waiting job did not start.
+	// waiting reports that some job is left without GPUs: a waiting job that did not start,
+	// or a running job that is preempted.
 	waiting bool
 	// preempted lists the running jobs the decision stops.
 	preempted []gpusched.JobID
@@ -325,7 +326,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 			run = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus})
 		}
 	}
-	waiting := false
+	waiting := len(preempted) > 0
 	for i, r := range order {
 		if !r.running && !started[i] {
 			waiting = true

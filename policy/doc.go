@@ -1,0 +1,64 @@
+// Package policy holds baseline scheduling policies behind the one gpusched.Scheduler
+// interface, so that A-SRPT (package asrpt) can be compared with them in the simulator
+// (package sim) and in `gpusched compare`.
+//
+// # The policies
+//
+//	name             constructor          source                                   preempts  order (default)
+//	fifo             NewFIFO              first come, first served                 no        strict
+//	sjf              NewSJF               shortest job first, predicted size       no        backfill
+//	srpt-oracle      NewSRPTOracle        SRPT with the true remaining GPU-time    yes       backfill
+//	tiresias         NewTiresias          Gu et al., NSDI'19: discretized 2D-LAS   yes       backfill
+//	sjf-bco          NewSJFBCO            Yu et al., MobiHoc'22 (arXiv 2207.07817) no        plan (backfill)
+//	gadget           NewGADGET            Yu et al., INFOCOM'22 (arXiv 2202.01158) no        backfill
+//	first-fit        NewFirstFit          SJF-BCO paper's baseline                 no        backfill
+//	list-scheduling  NewListScheduling    SJF-BCO paper's baseline (Graham)        no        backfill
+//	random           NewRandom            SJF-BCO paper's baseline                 no        backfill
+//
+// Each type's documentation states its source, how this implementation adapts it to online
+// arrivals and to a real placement, and where the paper's text was not available and a choice
+// was made (SJF-BCO and GADGET were available as abstracts only). The adaptations, in short:
+//
+//   - FIFO and SJF are the textbook rules; SJF's sizes come from a Size function (a predictor)
+//     and are fixed when a job is first seen.
+//   - SRPT-oracle ranks jobs by true remaining GPU-time (the host passes the true iterations);
+//     a hysteresis Margin (default 10%) and an optional MinRunTime lease keep it from
+//     preempting for little gain.
+//   - Tiresias follows its public simulator's dlas-gpu schedule: thresholds on attained
+//     GPU-seconds (default 3250 and 7200, three queues), FIFO within a queue with running jobs
+//     first, preemption only for a higher queue, optional starvation promotion (PromoteKnob),
+//     wake-ups at demotions and promotions; it places jobs instead of only counting GPUs.
+//   - SJF-BCO's offline algorithm (PlanSJFBCO: for each kappa, a bisection on the per-GPU
+//     load threshold theta; FA-FFP packing for jobs of at most kappa GPUs, LBSGF with spread
+//     factor lambda for larger ones) runs as is on batches (SJFBCOOptions.Batch), or online by
+//     re-planning the smallest waiting jobs at every event and starting those planned to start
+//     now. BCOCost is the paper's contention model as a gpusched.CostModel, so the simulator
+//     can run the comparison in the paper's own model.
+//   - GADGET embeds each job's ring greedily into servers with a per-job bandwidth reservation
+//     on every server link it crosses and admits the job only when the ring fits.
+//
+// # Shared rules
+//
+// A scheduler returns the complete desired state at every call: every running job it keeps is
+// listed with its current GPUs, in the same worker order; a running job it leaves out is
+// preempted. Non-preemptive policies keep every running job. Waiting jobs are placed by a
+// Placer (default Pack: topology's consolidating best fit); Options.Placer plugs in another
+// one, such as a partition-based placer for worker graphs. Options.Order chooses strict order
+// (head-of-line blocking) or backfilling where the policy has an order to keep.
+//
+// The preemptive policies choose greedily in priority order the jobs whose GPU demands fit,
+// keep the chosen running jobs where they are, place the chosen waiting ones, and preempt the
+// rest, except a running job whose GPUs nobody would take. They ask the host to call again
+// (Decision.WakeAt) when their choice would change at a known time without any event.
+//
+// Most policies keep per-job state between calls (sizes, queues, plans): a scheduler must see
+// the events of one host in time order and is not safe for concurrent use unless its
+// documentation says so.
+//
+// A minimal use, with the simulator:
+//
+//	t, _ := policy.NewTiresias(policy.TiresiasOptions{PromoteKnob: 8})
+//	res, err := sim.Run(sim.Config{Cluster: c, Jobs: records, Scheduler: t})
+//
+// Times are seconds, attained service GPU-seconds, bandwidths bytes per second, sizes bytes.
+package policy

@@ -1,0 +1,545 @@
+package policy
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+)
+
+func TestFIFOStrictBlocksBackfillDoesNot(t *testing.T) {
+	c := cluster(t, 4)
+	a, b, x := job("a", 3, 0, 1), job("b", 2, 1, 1), job("c", 1, 2, 1)
+	v := gpusched.View{Now: 2, Cluster: c, Pending: []gpusched.JobStatus{waiting(a), waiting(b), waiting(x)}}
+	strict, _ := NewFIFO(Options{})
+	if got := runs(decide(t, strict, v)); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("strict FIFO runs %v, want [a]: b does not fit and blocks c", got)
+	}
+	bf, _ := NewFIFO(Options{Order: Backfill})
+	if got := runs(decide(t, bf, v)); !slices.Equal(got, []string{"a", "c"}) {
+		t.Errorf("backfilling FIFO runs %v, want [a c]", got)
+	}
+}
+
+func TestFIFOKeepsRunningJobsInPlace(t *testing.T) {
+	c := cluster(t, 4)
+	r := job("r", 2, 0, 1)
+	v := gpusched.View{Now: 5, Cluster: c,
+		Running: []gpusched.JobStatus{running(r, 5, 0, 3, 1)},
+		Pending: []gpusched.JobStatus{waiting(job("p", 4, 1, 1))}}
+	f, _ := NewFIFO(Options{})
+	d := decide(t, f, v)
+	if ch := d.Diff(v); len(ch.Preempt)+len(ch.Migrate)+len(ch.Start) != 0 || !slices.Equal(ch.Keep, []gpusched.JobID{"r"}) {
+		t.Errorf("FIFO changed %+v; want r kept on [3 1] and p waiting", ch)
+	}
+}
+
+func TestSJFPicksSmallerPredictedJob(t *testing.T) {
+	c := cluster(t, 4)
+	big, small := job("big", 4, 0, 1), job("small", 4, 1, 1)
+	calls := 0
+	size := map[gpusched.JobID]float64{"big": 100, "small": 10}
+	s, _ := NewSJF(SJFOptions{Size: func(j *gpusched.Job) float64 { calls++; return size[j.ID] }})
+	v := gpusched.View{Now: 1, Cluster: c, Pending: []gpusched.JobStatus{waiting(big), waiting(small)}}
+	if got := runs(decide(t, s, v)); !slices.Equal(got, []string{"small"}) {
+		t.Errorf("SJF runs %v, want the smaller predicted job", got)
+	}
+	decide(t, s, v)
+	if calls != 2 {
+		t.Errorf("Size called %d times for 2 jobs over 2 calls, want once per job", calls)
+	}
+	// The default size is GPUs x StepTime: a 1-GPU job with a long step beats a 4-GPU job with
+	// a short one only if its GPU-time per iteration is smaller.
+	d, _ := NewSJF(SJFOptions{})
+	v = gpusched.View{Now: 0, Cluster: c, Pending: []gpusched.JobStatus{waiting(job("wide", 4, 0, 1)), waiting(job("long", 4, 0, 0.5))}}
+	if got := runs(decide(t, d, v)); !slices.Equal(got, []string{"long"}) {
+		t.Errorf("default SJF runs %v, want [long] (2 GPU-s per iteration against 4)", got)
+	}
+}
+
+func oracle(t tb, iters map[gpusched.JobID]float64, opt OracleOptions) *SRPTOracle {
+	t.Helper()
+	opt.Iterations = func(id gpusched.JobID) float64 { return iters[id] }
+	o, err := NewSRPTOracle(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestSRPTOraclePreemptsForLessRemainingWork(t *testing.T) {
+	c := cluster(t, 4)
+	long, short := job("long", 4, 0, 1), job("short", 4, 10, 1)
+	// long has done 10 of 1000 iterations: 3960 GPU-s left; short needs 4 x 100 = 400.
+	iters := map[gpusched.JobID]float64{"long": 1000, "short": 100}
+	v := gpusched.View{Now: 10, Cluster: c,
+		Running: []gpusched.JobStatus{running(long, 10, 0, 0, 1, 2, 3)},
+		Pending: []gpusched.JobStatus{waiting(short)}}
+	d := decide(t, oracle(t, iters, OracleOptions{}), v)
+	if ch := d.Diff(v); !slices.Equal(ch.Preempt, []gpusched.JobID{"long"}) || len(ch.Start) != 1 || ch.Start[0].Job != "short" {
+		t.Errorf("oracle changes %+v; want long preempted for short", ch)
+	}
+	// A longer newcomer does not preempt.
+	iters["short"] = 2000
+	d = decide(t, oracle(t, iters, OracleOptions{}), v)
+	if got := runs(d); !slices.Equal(got, []string{"long"}) {
+		t.Errorf("oracle runs %v, want [long]: the newcomer has more work left", got)
+	}
+}
+
+func TestSRPTOracleAntiThrash(t *testing.T) {
+	c := cluster(t, 4)
+	long, short := job("long", 4, 0, 1), job("short", 4, 10, 1)
+	// long has 4 x 990 = 3960 GPU-s left; short 4 x 970 = 3880: only 2% less.
+	iters := map[gpusched.JobID]float64{"long": 1000, "short": 970}
+	v := gpusched.View{Now: 10, Cluster: c,
+		Running: []gpusched.JobStatus{running(long, 10, 0, 0, 1, 2, 3)},
+		Pending: []gpusched.JobStatus{waiting(short)}}
+	if got := runs(decide(t, oracle(t, iters, OracleOptions{}), v)); !slices.Equal(got, []string{"long"}) {
+		t.Errorf("with the default 10%% margin the oracle runs %v, want [long]", got)
+	}
+	if got := runs(decide(t, oracle(t, iters, OracleOptions{Margin: -1}), v)); !slices.Equal(got, []string{"short"}) {
+		t.Errorf("without margin the oracle runs %v, want [short]", got)
+	}
+	// MinRunTime: long resumed 10 s ago and may not be preempted before 60 s.
+	iters["short"] = 100
+	o := oracle(t, iters, OracleOptions{MinRunTime: 60})
+	d := decide(t, o, v)
+	if got := runs(d); !slices.Equal(got, []string{"long"}) {
+		t.Errorf("within its lease long was preempted: runs %v", got)
+	}
+	if d.WakeAt != 60 {
+		t.Errorf("WakeAt = %v, want 60, the end of long's lease", d.WakeAt)
+	}
+	v.Now, v.Running[0] = 60, running(long, 60, 0, 0, 1, 2, 3)
+	if got := runs(decide(t, o, v)); !slices.Equal(got, []string{"short"}) {
+		t.Errorf("after the lease the oracle runs %v, want [short]", got)
+	}
+}
+
+func TestSRPTOracleNeedsIterations(t *testing.T) {
+	if _, err := NewSRPTOracle(OracleOptions{}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("NewSRPTOracle without Iterations: %v, want ErrInvalidOptions", err)
+	}
+	o := oracle(t, map[gpusched.JobID]float64{"a": math.NaN()}, OracleOptions{})
+	_, err := o.Schedule(gpusched.View{Cluster: cluster(t, 4), Pending: []gpusched.JobStatus{waiting(job("a", 1, 0, 1))}})
+	if !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("NaN iterations: %v, want ErrInvalidOptions", err)
+	}
+}
+
+func TestTiresiasDefaultsAreTheSimulators(t *testing.T) {
+	if !slices.Equal(DefaultTiresiasThresholds, []float64{3250, 7200}) {
+		t.Errorf("DefaultTiresiasThresholds = %v", DefaultTiresiasThresholds)
+	}
+	for _, bad := range [][]float64{{0}, {10, 5}, {5, 5}, {math.Inf(1)}} {
+		if _, err := NewTiresias(TiresiasOptions{Thresholds: bad}); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("thresholds %v: %v, want ErrInvalidOptions", bad, err)
+		}
+	}
+}
+
+func TestTiresiasDemotesAndPreemptsLowerQueue(t *testing.T) {
+	c := cluster(t, 4)
+	tr, _ := NewTiresias(TiresiasOptions{})
+	old, fresh := job("old", 4, 0, 1), job("new", 4, 1000, 1)
+	// old ran 1000 s on 4 GPUs: 4000 GPU-s, past the first threshold (3250).
+	v := gpusched.View{Now: 1000, Cluster: c,
+		Running: []gpusched.JobStatus{running(old, 1000, 0, 0, 1, 2, 3)},
+		Pending: []gpusched.JobStatus{waiting(fresh)}}
+	d := decide(t, tr, v)
+	if q, _ := tr.Queue("old"); q != 1 {
+		t.Errorf("old is in queue %d, want 1", q)
+	}
+	if q, _ := tr.Queue("new"); q != 0 {
+		t.Errorf("new is in queue %d, want 0", q)
+	}
+	if ch := d.Diff(v); !slices.Equal(ch.Preempt, []gpusched.JobID{"old"}) || len(ch.Start) != 1 {
+		t.Errorf("Tiresias changes %+v, want old preempted for the queue-0 newcomer", ch)
+	}
+	// new demotes after 3250 / 4 s of running: the scheduler asks to be woken then.
+	if want := 1000 + 3250.0/4; d.WakeAt != want {
+		t.Errorf("WakeAt = %v, want %v (new's demotion)", d.WakeAt, want)
+	}
+}
+
+func TestTiresiasRunningFirstWithinQueue(t *testing.T) {
+	c := cluster(t, 4)
+	tr, _ := NewTiresias(TiresiasOptions{})
+	a, b := job("a", 4, 0, 1), job("b", 4, 1, 1)
+	// a runs in queue 0 (400 GPU-s); b waits in queue 0: FIFO would favour a anyway, and b must
+	// not preempt a within the same queue.
+	v := gpusched.View{Now: 100, Cluster: c,
+		Running: []gpusched.JobStatus{running(a, 100, 0, 0, 1, 2, 3)},
+		Pending: []gpusched.JobStatus{waiting(b)}}
+	d := decide(t, tr, v)
+	if got := runs(d); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("Tiresias runs %v, want [a]", got)
+	}
+	if want := 100 + (3250-400)/4.0; d.WakeAt != want {
+		t.Errorf("WakeAt = %v, want a's demotion at %v", d.WakeAt, want)
+	}
+	// At the demotion, b (queue 0) takes over.
+	v.Now, v.Running[0] = d.WakeAt, running(a, d.WakeAt, 0, 0, 1, 2, 3)
+	if got := runs(decide(t, tr, v)); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("after a's demotion Tiresias runs %v, want [b]", got)
+	}
+}
+
+func TestTiresiasStarvationPromotion(t *testing.T) {
+	c := cluster(t, 4)
+	// Two queues, so that b does not fall below a again before the promotion.
+	tr, _ := NewTiresias(TiresiasOptions{PromoteKnob: 2, Thresholds: []float64{3250}})
+	a, b := job("a", 4, 0, 1), job("b", 4, 1000, 1)
+	// t=1000: a has run 1000 s (queue 1); b arrives in queue 0 and preempts it.
+	v := gpusched.View{Now: 1000, Cluster: c,
+		Running: []gpusched.JobStatus{running(a, 1000, 0, 0, 1, 2, 3)},
+		Pending: []gpusched.JobStatus{waiting(b)}}
+	if got := runs(decide(t, tr, v)); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("t=1000: runs %v, want [b]", got)
+	}
+	aWait := gpusched.JobStatus{Job: a, Iterations: 1000, Executed: 1000, Attained: 4000, Started: true, FirstStart: 0, Since: 1000, Preemptions: 1}
+	// t=2000: b ran 1000 s and is in queue 1 too, but runs, so it keeps the GPUs. a has waited
+	// 1000 s of the 2 x 1000 its knob asks: it is promoted at t=3000.
+	v = gpusched.View{Now: 2000, Cluster: c,
+		Running: []gpusched.JobStatus{running(b, 2000, 1000, 0, 1, 2, 3)},
+		Pending: []gpusched.JobStatus{aWait}}
+	d := decide(t, tr, v)
+	if got := runs(d); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("t=2000: runs %v, want [b]", got)
+	}
+	if d.WakeAt != 3000 {
+		t.Errorf("t=2000: WakeAt = %v, want 3000 (a's promotion)", d.WakeAt)
+	}
+	if tr.Promotions("a") != 0 {
+		t.Errorf("a promoted early")
+	}
+	v.Now, v.Running[0] = 3000, running(b, 3000, 1000, 0, 1, 2, 3)
+	if got := runs(decide(t, tr, v)); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("t=3000: runs %v, want [a], promoted to queue 0", got)
+	}
+	if q, _ := tr.Queue("a"); q != 0 || tr.Promotions("a") != 1 {
+		t.Errorf("a in queue %d after %d promotions, want queue 0 after 1", q, tr.Promotions("a"))
+	}
+	// Without the knob a is never promoted.
+	off, _ := NewTiresias(TiresiasOptions{Thresholds: []float64{3250}})
+	decide(t, off, gpusched.View{Now: 1000, Cluster: c, Running: []gpusched.JobStatus{running(a, 1000, 0, 0, 1, 2, 3)}, Pending: []gpusched.JobStatus{waiting(b)}})
+	if got := runs(decide(t, off, v)); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("knob off, t=3000: runs %v, want [b]", got)
+	}
+}
+
+func TestTiresiasLease(t *testing.T) {
+	c := cluster(t, 4)
+	tr, _ := NewTiresias(TiresiasOptions{MinRunTime: 100})
+	old, fresh := job("old", 4, 0, 1), job("new", 4, 1000, 1)
+	// old resumed at t=950 after earlier runs worth 4000 GPU-s: queue 1, but leased until 1050.
+	st := running(old, 1000, 950, 0, 1, 2, 3)
+	st.Executed, st.Attained = 1000, 4000
+	v := gpusched.View{Now: 1000, Cluster: c, Running: []gpusched.JobStatus{st}, Pending: []gpusched.JobStatus{waiting(fresh)}}
+	d := decide(t, tr, v)
+	if got := runs(d); !slices.Equal(got, []string{"old"}) || d.WakeAt != 1050 {
+		t.Errorf("runs %v, WakeAt %v; want [old] until its lease ends at 1050", got, d.WakeAt)
+	}
+}
+
+func TestBCOCostFormula(t *testing.T) {
+	c := cluster(t, 4, 4)
+	j := job("j", 4, 0, 0.02)
+	b := BCOCost{Alpha: 0.5, Overhead: 0.1, Bandwidth: 1e9, Bytes: func(*gpusched.Job) float64 { return 1e9 }}
+	// One server: compute only.
+	sc, err := b.StepCost(j, c, gpuRange(0, 4), nil)
+	if err != nil || sc.Time != 0.02 || sc.CrossServerBytes != 0 {
+		t.Errorf("one server: %+v, %v; want 0.02 s and no bytes", sc, err)
+	}
+	// Two servers, one other ring on server 0's link, none on server 1's: n = 2 on server 0,
+	// B = 1e9 / (2 + 0.5) = 4e8; volume 2 x 3/4 x 1e9 = 1.5e9 bytes: 3.75 s; overhead 0.1.
+	load := topology.LinkLoad{{Kind: topology.NICLink, Index: 0}: 1}
+	sc, err = b.StepCost(j, c, []topology.GPUID{0, 1, 4, 5}, load)
+	if err != nil || math.Abs(sc.Time-(0.02+3.75+0.1)) > 1e-12 || sc.CrossServerBytes != 3e9 {
+		t.Errorf("two servers: %+v, %v; want 3.87 s and 3e9 bytes", sc, err)
+	}
+	// Default bandwidth: the server's NICs x NICBandwidth; default bytes: the feature.
+	j.Features.Numeric = map[string]float64{ModelBytesFeature: 1e9}
+	sc, _ = BCOCost{}.StepCost(j, c, []topology.GPUID{0, 1, 4, 5}, nil)
+	sv := c.Server(0)
+	if want := 0.02 + 1.5e9/(float64(sv.NICs)*sv.NICBandwidth); math.Abs(sc.Time-want) > 1e-12 {
+		t.Errorf("defaults: %v s, want %v", sc.Time, want)
+	}
+	if _, err := (BCOCost{}).StepCost(job("x", 1, 0, 0), c, gpuRange(0, 1), nil); !errors.Is(err, gpusched.ErrInvalidJob) {
+		t.Errorf("no step time: %v, want ErrInvalidJob", err)
+	}
+	if _, err := (BCOCost{Alpha: -1}).StepCost(j, c, gpuRange(0, 4), nil); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("negative alpha: %v, want ErrInvalidOptions", err)
+	}
+}
+
+func bcoJobs(specs ...[3]float64) []BCOJob {
+	var out []BCOJob
+	for i, s := range specs {
+		out = append(out, BCOJob{Job: job(string(rune('a'+i)), int(s[0]), 0, s[1]), Iterations: s[2]})
+	}
+	return out
+}
+
+func TestSJFBCOBisectionFindsTheThreshold(t *testing.T) {
+	c := cluster(t, 4, 4)
+	jobs := bcoJobs([3]float64{1, 1, 30}, [3]float64{1, 1, 20}, [3]float64{2, 1, 40}, [3]float64{4, 1, 25}, [3]float64{3, 1, 10}, [3]float64{2, 1, 35})
+	opt := BCOPlanOptions{Tolerance: 1e-6}
+	_ = opt.defaults()
+	for _, kappa := range []int{0, 2, 4} {
+		p, err := newBCOPlanner(c, jobs, nil, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := p.bisect(kappa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Makespan > plan.Theta {
+			t.Errorf("kappa %d: makespan %v above theta %v", kappa, plan.Makespan, plan.Theta)
+		}
+		// Independent check: scan theta upwards from the lower bound in fine steps; the first
+		// feasible value must match the bisection's (feasibility is monotone on this instance).
+		lo := p.lowerBound()
+		first := math.NaN()
+		for th := lo; th < 1000; th += 0.01 {
+			if _, ok, _ := p.try(kappa, th); ok {
+				first = th
+				break
+			}
+		}
+		if math.Abs(first-plan.Theta) > 0.011 {
+			t.Errorf("kappa %d: bisection theta %v, scan finds %v", kappa, plan.Theta, first)
+		}
+		if _, ok, _ := p.try(kappa, plan.Theta-0.02); ok && plan.Theta-0.02 >= lo {
+			t.Errorf("kappa %d: theta %v is not the least feasible", kappa, plan.Theta)
+		}
+	}
+	// The chosen plan is the best over kappa, and no better than the lower bound.
+	plan, err := PlanSJFBCO(c, jobs, nil, BCOPlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := newBCOPlanner(c, jobs, nil, opt)
+	if plan.Makespan < p.lowerBound()-1e-9 {
+		t.Errorf("makespan %v below the lower bound %v", plan.Makespan, p.lowerBound())
+	}
+	checkPlan(t, c, plan, len(jobs))
+}
+
+// checkPlan verifies that no two planned jobs overlap on a GPU and that every job is planned.
+func checkPlan(t *testing.T, c *topology.Cluster, plan *BCOPlan, n int) {
+	t.Helper()
+	if len(plan.Jobs) != n {
+		t.Fatalf("plan has %d jobs, want %d", len(plan.Jobs), n)
+	}
+	for i, a := range plan.Jobs {
+		if len(a.GPUs) != a.Job.GPUs || a.End < a.Start {
+			t.Errorf("job %s planned on %v from %v to %v", a.Job.ID, a.GPUs, a.Start, a.End)
+		}
+		for _, b := range plan.Jobs[:i] {
+			if a.Start < b.End-1e-9 && b.Start < a.End-1e-9 {
+				for _, g := range a.GPUs {
+					if slices.Contains(b.GPUs, g) {
+						t.Errorf("jobs %s and %s overlap on GPU %d", a.Job.ID, b.Job.ID, g)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSJFBCOPlacementHonoursKappaAndLambda(t *testing.T) {
+	c := cluster(t, 8, 8)
+	one := bcoJobs([3]float64{4, 1, 10})
+	// kappa >= 4: FA-FFP packs the job on one server.
+	plan, _ := PlanSJFBCO(c, one, nil, BCOPlanOptions{Kappas: []int{4}})
+	if got := c.ServersSpanned(plan.Jobs[0].GPUs); got != 1 {
+		t.Errorf("kappa 4: job on %d servers (%v), want 1", got, plan.Jobs[0].GPUs)
+	}
+	// kappa 0, lambda 0.25: LBSGF takes at most ceil(0.25 x 8) = 2 GPUs per server.
+	plan, _ = PlanSJFBCO(c, one, nil, BCOPlanOptions{Kappas: []int{0}, Lambda: 0.25})
+	if per := c.PerServer(plan.Jobs[0].GPUs); !slices.Equal(per, []int{2, 2}) {
+		t.Errorf("kappa 0, lambda 0.25: per server %v, want [2 2]", per)
+	}
+	// lambda 1: the least busy server takes the whole job.
+	busy := make([]float64, 16)
+	for g := range 8 {
+		busy[g] = 5 // server 0 is busy until t=5
+	}
+	plan, _ = PlanSJFBCO(c, one, busy, BCOPlanOptions{Kappas: []int{0}, Lambda: 1})
+	if per := c.PerServer(plan.Jobs[0].GPUs); !slices.Equal(per, []int{0, 4}) || plan.Jobs[0].Start != 0 {
+		t.Errorf("kappa 0, lambda 1: per server %v from %v, want [0 4] from 0", per, plan.Jobs[0].Start)
+	}
+	// Smallest demand first: a 1-GPU job is planned before a 4-GPU one that arrived earlier.
+	jobs := []BCOJob{{Job: job("wide", 4, 0, 1), Iterations: 5}, {Job: job("thin", 1, 1, 1), Iterations: 5}}
+	plan, _ = PlanSJFBCO(c, jobs, nil, BCOPlanOptions{})
+	if plan.Jobs[0].Job.ID != "thin" {
+		t.Errorf("planning order %s first, want thin", plan.Jobs[0].Job.ID)
+	}
+}
+
+func TestSJFBCOOnlineStartsOnlyWhatThePlanStartsNow(t *testing.T) {
+	c := cluster(t, 4)
+	s, _ := NewSJFBCO(SJFBCOOptions{})
+	wide, thin := job("wide", 4, 0, 1), job("thin", 1, 1, 1)
+	v := gpusched.View{Now: 1, Cluster: c, Pending: []gpusched.JobStatus{waiting(wide), waiting(thin)}}
+	d := decide(t, s, v)
+	if got := runs(d); !slices.Equal(got, []string{"thin"}) {
+		t.Errorf("SJF-BCO runs %v, want [thin]: smallest demand first, wide waits for all 4 GPUs", got)
+	}
+	if s.LastPlan() == nil || len(s.LastPlan().Jobs) != 2 {
+		t.Errorf("LastPlan = %+v", s.LastPlan())
+	}
+	// It never preempts.
+	v = gpusched.View{Now: 2, Cluster: c, Running: []gpusched.JobStatus{running(wide, 2, 1, 0, 1, 2, 3)}, Pending: []gpusched.JobStatus{waiting(thin)}}
+	if ch := decide(t, s, v).Diff(v); len(ch.Preempt) != 0 {
+		t.Errorf("SJF-BCO preempted %v", ch.Preempt)
+	}
+}
+
+func TestSJFBCOBatchFollowsPlan(t *testing.T) {
+	c := cluster(t, 4)
+	s, _ := NewSJFBCO(SJFBCOOptions{Batch: true, Iterations: func(j *gpusched.Job) float64 { return 10 }})
+	a, b, x := job("a", 2, 0, 1), job("b", 2, 0, 1), job("c", 4, 0, 1)
+	v := gpusched.View{Now: 0, Cluster: c, Pending: []gpusched.JobStatus{waiting(a), waiting(b), waiting(x)}}
+	d := decide(t, s, v)
+	if got := runs(d); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("batch runs %v, want [a b] first", got)
+	}
+	// A job arriving during the batch waits for the next batch even if GPUs are free.
+	late := job("late", 1, 5, 1)
+	v = gpusched.View{Now: 10, Cluster: c,
+		Running: []gpusched.JobStatus{running(a, 10, 0, placement(d, "a")...)},
+		Pending: []gpusched.JobStatus{waiting(x), waiting(late)}}
+	if got := runs(decide(t, s, v)); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("batch at t=10 runs %v, want [a]: c waits for a's GPUs, late for the next batch", got)
+	}
+}
+
+func TestGADGETRefusesRingThatDoesNotFit(t *testing.T) {
+	c := cluster(t, 4, 4, 4)
+	g, _ := NewGADGET(GADGETOptions{Share: 0.6})
+	x, z := job("x", 4, 0, 1), job("z", 4, 0, 1)
+	y, small := job("y", 4, 1, 1), job("small", 2, 2, 1)
+	v := gpusched.View{Now: 3, Cluster: c,
+		Running: []gpusched.JobStatus{running(x, 3, 0, 0, 1, 4, 5), running(z, 3, 0, 8, 9, 10, 11)},
+		Pending: []gpusched.JobStatus{waiting(y), waiting(small)}}
+	res, _ := g.Residual(&v)
+	capacity := serverCapacity(c, 0)
+	if want := []float64{0.4 * capacity, 0.4 * capacity, capacity}; math.Abs(res[0]-want[0]) > 1 || math.Abs(res[2]-want[2]) > 1 {
+		t.Errorf("residual %v, want %v", res, want)
+	}
+	d := decide(t, g, v)
+	if got := runs(d); !slices.Equal(got, []string{"small", "x", "z"}) {
+		t.Errorf("GADGET runs %v; want y refused (its ring would cross servers 0 and 1, whose links have 40%% left of the 60%% it reserves) and small admitted", got)
+	}
+	// FIFO with backfill, blind to bandwidth, would start y.
+	f, _ := NewFIFO(Options{Order: Backfill})
+	if got := runs(decide(t, f, v)); !slices.Contains(got, "y") {
+		t.Errorf("FIFO runs %v, expected y", got)
+	}
+	// With a smaller reservation the ring fits.
+	g2, _ := NewGADGET(GADGETOptions{Share: 0.3})
+	if got := runs(decide(t, g2, v)); !slices.Contains(got, "y") {
+		t.Errorf("GADGET with 30%% reservations runs %v, want y admitted", got)
+	}
+}
+
+func TestBaselinePlacements(t *testing.T) {
+	c := cluster(t, 4, 4)
+	// Server 0 has GPUs 2, 3 free; server 1 all four.
+	r := job("r", 2, 0, 1)
+	v := gpusched.View{Now: 10, Cluster: c, Running: []gpusched.JobStatus{running(r, 10, 0, 0, 1)},
+		Pending: []gpusched.JobStatus{waiting(job("p", 2, 1, 1))}}
+	ff, _ := NewFirstFit(Options{})
+	if got := placement(decide(t, ff, v), "p"); !slices.Equal(got, []topology.GPUID{2, 3}) {
+		t.Errorf("first-fit placed p on %v, want [2 3] (first server with room)", got)
+	}
+	pk, _ := NewFIFO(Options{})
+	if got := placement(decide(t, pk, v), "p"); !slices.Equal(got, []topology.GPUID{2, 3}) {
+		t.Errorf("Pack placed p on %v, want [2 3] (best fit)", got)
+	}
+	// List scheduling: GPUs 4..7 have been busy longer than 2, 3.
+	ls, _ := NewListScheduling(Options{})
+	decide(t, ls, gpusched.View{Now: 0, Cluster: c, Running: []gpusched.JobStatus{running(job("old", 2, 0, 1), 0, 0, 4, 5)}})
+	d := decide(t, ls, v)
+	if got := placement(d, "p"); !slices.Equal(got, []topology.GPUID{2, 3}) && !slices.Equal(got, []topology.GPUID{6, 7}) {
+		t.Errorf("list scheduling placed p on %v, want never-used GPUs", got)
+	}
+	if ls.Load(4) != 10 || ls.Load(2) != 0 {
+		t.Errorf("loads: GPU 4 %v, GPU 2 %v; want 10 and 0", ls.Load(4), ls.Load(2))
+	}
+	// Random: same seed, same choices; valid placements.
+	r1, _ := NewRandom(RandomOptions{Seed: 7})
+	r2, _ := NewRandom(RandomOptions{Seed: 7})
+	if a, b := placement(decide(t, r1, v), "p"), placement(decide(t, r2, v), "p"); !slices.Equal(a, b) {
+		t.Errorf("random with one seed placed p on %v and %v", a, b)
+	}
+}
+
+func TestBadInputsAreErrors(t *testing.T) {
+	scheds := allSchedulers(t, map[gpusched.JobID]float64{})
+	for _, s := range scheds {
+		if _, err := s.Schedule(gpusched.View{}); !errors.Is(err, gpusched.ErrInvalidView) {
+			t.Errorf("%v without cluster: %v, want ErrInvalidView", s, err)
+		}
+		v := gpusched.View{Cluster: cluster(t, 4), Pending: []gpusched.JobStatus{{Job: job("zero", 0, 0, 1)}}}
+		if _, err := s.Schedule(v); !errors.Is(err, gpusched.ErrInvalidJob) {
+			t.Errorf("%v with a 0-GPU job: %v, want ErrInvalidJob", s, err)
+		}
+	}
+	if _, err := NewFIFO(Options{Order: 9}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("unknown order: %v", err)
+	}
+	if _, err := NewSJFBCO(SJFBCOOptions{BCOPlanOptions: BCOPlanOptions{Lambda: 2}}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("lambda 2: %v", err)
+	}
+	if _, err := NewGADGET(GADGETOptions{Share: -1}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("share -1: %v", err)
+	}
+	// A placer that returns a busy GPU is caught.
+	bad := func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
+		return gpuRange(0, j.GPUs), true
+	}
+	f, _ := NewFIFO(Options{Placer: bad})
+	v := gpusched.View{Now: 1, Cluster: cluster(t, 4), Running: []gpusched.JobStatus{running(job("r", 1, 0, 1), 1, 0, 0)},
+		Pending: []gpusched.JobStatus{waiting(job("p", 1, 0, 1))}}
+	if _, err := f.Schedule(v); !errors.Is(err, ErrPlacement) {
+		t.Errorf("bad placer: %v, want ErrPlacement", err)
+	}
+}
+
+func TestNames(t *testing.T) {
+	want := []string{"fifo", "sjf", "srpt-oracle", "tiresias", "sjf-bco", "sjf-bco", "gadget", "first-fit", "list-scheduling", "random"}
+	for i, s := range allSchedulers(t, nil) {
+		if got := s.(interface{ String() string }).String(); got != want[i] {
+			t.Errorf("scheduler %d is %q, want %q", i, got, want[i])
+		}
+	}
+}
+
+// allSchedulers builds every policy with its defaults (the oracle and SJF-BCO with true
+// iterations from iters).
+func allSchedulers(t tb, iters map[gpusched.JobID]float64) []gpusched.Scheduler {
+	t.Helper()
+	fifo, _ := NewFIFO(Options{})
+	sjf, _ := NewSJF(SJFOptions{})
+	orc := oracle(t, iters, OracleOptions{})
+	tir, _ := NewTiresias(TiresiasOptions{PromoteKnob: 2})
+	trueIters := func(j *gpusched.Job) float64 { return iters[j.ID] }
+	if iters == nil {
+		trueIters = nil
+	}
+	bco, _ := NewSJFBCO(SJFBCOOptions{Iterations: trueIters})
+	bcoBatch, _ := NewSJFBCO(SJFBCOOptions{Iterations: trueIters, Batch: true})
+	gad, _ := NewGADGET(GADGETOptions{})
+	ff, _ := NewFirstFit(Options{})
+	ls, _ := NewListScheduling(Options{})
+	rnd, _ := NewRandom(RandomOptions{Seed: 1})
+	return []gpusched.Scheduler{fifo, sjf, orc, tir, bco, bcoBatch, gad, ff, ls, rnd}
+}
