@@ -89,7 +89,7 @@ type jobState struct {
 	seen       uint64  // epoch of the last view that held the job
 	running    bool    // in the current view's Running list
 	statusIdx  int     // index in the current view's list
-	prefix     bool    // in the priority prefix of the current call
+	prefix     uint64  // epoch of the last call that put the job in the priority prefix
 	reestimErr error
 }
 
@@ -100,6 +100,7 @@ type Scheduler struct {
 	cluster *topology.Cluster
 	queue   *srpt.Queue
 	jobs    map[gpusched.JobID]*jobState
+	ptr     map[*gpusched.Job]*jobState // fast path: hosts usually pass the same *Job each call
 	byKey   []*jobState // key -> state (nil when gone)
 	free    []int       // free keys
 	vdone   []*jobState // virtually completed jobs still present, by virtual completion
@@ -108,6 +109,11 @@ type Scheduler struct {
 
 	// reversed flips the priority order: a deliberately wrong variant for tests.
 	reversed bool
+
+	// the previous view's lists (0: pending, 1: running) and scratch for the current ones
+	prevJobs, curJobs     [2][]*gpusched.Job
+	prevStates, curStates [2][]*jobState
+	best                  map[int][]topology.GPUID // best placement by GPU count
 
 	// scratch
 	order   []*jobState
@@ -139,7 +145,7 @@ func New(opt Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Scheduler{opt: opt, queue: q, jobs: make(map[gpusched.JobID]*jobState)}, nil
+	return &Scheduler{opt: opt, queue: q, jobs: make(map[gpusched.JobID]*jobState), ptr: make(map[*gpusched.Job]*jobState)}, nil
 }
 
 // String returns the scheduler's name.
@@ -187,12 +193,10 @@ func (s *Scheduler) JobCompleted(c gpusched.Completion) {
 // needs this).
 func (s *Scheduler) drop(st *jobState) {
 	delete(s.jobs, st.job.ID)
+	delete(s.ptr, st.job)
 	st.gone = true
 	if st.vdone {
-		if i := slices.Index(s.vdone, st); i >= 0 {
-			s.vdone = slices.Delete(s.vdone, i, i+1)
-		}
-		s.release(st)
+		s.release(st) // it stays in s.vdone, marked gone, until the list is compacted
 	}
 }
 
@@ -212,6 +216,8 @@ func (s *Scheduler) newKey() int {
 }
 
 // Schedule returns the desired state for the view. See the package documentation for the rule.
+// Its cost per call is O(jobs in the view) cheap steps (one pointer-keyed lookup each) plus
+// O(log n) per job of the priority prefix, plus placement of the jobs it starts.
 func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if v.Cluster == nil {
 		return gpusched.Decision{}, fmt.Errorf("asrpt: view has no cluster")
@@ -247,18 +253,51 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	s.epoch++
 	seen := 0
 	mark := func(list []gpusched.JobStatus, running bool) error {
+		w := 0
+		if running {
+			w = 1
+		}
+		prevJobs, prevStates := s.prevJobs[w], s.prevStates[w]
+		curJobs, curStates := s.curJobs[w][:0], s.curStates[w][:0]
+		k := 0
 		for i := range list {
 			js := &list[i]
-			st, ok := s.jobs[js.Job.ID]
-			if !ok {
-				var err error
-				if st, err = s.admit(v.Cluster, js.Job, G); err != nil {
-					return err
+			// Hosts change few entries between calls: walk the previous list alongside.
+			var st *jobState
+			for d := 0; d < 4 && k+d < len(prevJobs); d++ {
+				if prevJobs[k+d] == js.Job {
+					if c := prevStates[k+d]; !c.gone && c.job == js.Job {
+						st = c
+					}
+					k += d + 1
+					break
 				}
 			}
-			st.seen, st.running, st.statusIdx, st.prefix = s.epoch, running, i, false
+			if st == nil {
+				st = s.ptr[js.Job]
+			}
+			if st == nil {
+				var ok bool
+				if st, ok = s.jobs[js.Job.ID]; ok {
+					delete(s.ptr, st.job)
+					st.job = js.Job
+				} else {
+					var err error
+					if st, err = s.admit(v.Cluster, js.Job, G); err != nil {
+						return err
+					}
+				}
+				s.ptr[js.Job] = st
+			}
+			if st.seen == s.epoch {
+				return fmt.Errorf("asrpt: job %q appears twice in the view", js.Job.ID)
+			}
+			st.seen, st.running, st.statusIdx = s.epoch, running, i
+			curJobs, curStates = append(curJobs, js.Job), append(curStates, st)
 			seen++
 		}
+		s.prevJobs[w], s.curJobs[w] = curJobs, prevJobs
+		s.prevStates[w], s.curStates[w] = curStates, prevStates
 		return nil
 	}
 	if err := mark(v.Running, true); err != nil {
@@ -282,38 +321,25 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	}
 	// 3. Re-estimate running jobs that ran past their prediction.
 	wake := math.Inf(1)
-	for i := range v.Running {
-		js := &v.Running[i]
-		st := s.jobs[js.Job.ID]
-		limit := st.iters * (1 + s.opt.ReestimateMargin)
-		if s.opt.NoReestimate {
-			continue
-		}
-		if js.Iterations >= limit {
-			if err := s.reestimate(st, js.Iterations, G); err != nil {
-				return gpusched.Decision{}, err
+	if !s.opt.NoReestimate {
+		for i := range v.Running {
+			js := &v.Running[i]
+			st := s.ptr[js.Job]
+			limit := st.iters * (1 + s.opt.ReestimateMargin)
+			if js.Iterations >= limit {
+				if err := s.reestimate(st, js.Iterations, G); err != nil {
+					return gpusched.Decision{}, err
+				}
+				limit = st.iters * (1 + s.opt.ReestimateMargin)
 			}
-			limit = st.iters * (1 + s.opt.ReestimateMargin)
-		}
-		// Ask to be woken when the job will reach its prediction, at its observed pace.
-		if js.Iterations > 0 && js.Executed > 0 {
-			pace := js.Executed / js.Iterations
-			if t := v.Now + (limit-js.Iterations)*pace; t > v.Now && t < wake {
-				wake = t
+			// Ask to be woken when the job will reach its prediction, at its observed pace.
+			if js.Iterations > 0 && js.Executed > 0 {
+				pace := js.Executed / js.Iterations
+				if t := v.Now + (limit-js.Iterations)*pace; t > v.Now && t < wake {
+					wake = t
+				}
 			}
 		}
-	}
-	// 4. Priority order: virtually completed jobs by virtual completion, then the SRPT queue.
-	s.order = s.order[:0]
-	s.order = append(s.order, s.vdone...)
-	s.keys = s.queue.Order(s.keys[:0])
-	for _, k := range s.keys {
-		if st := s.byKey[k]; !st.gone {
-			s.order = append(s.order, st)
-		}
-	}
-	if s.reversed {
-		slices.Reverse(s.order)
 	}
 	d, w, err := s.decide(v)
 	if err != nil {
@@ -328,6 +354,51 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	return d, nil
 }
 
+// orderPrefix fills s.order with present jobs in priority order: virtually completed jobs by
+// virtual completion, then the SRPT queue. Unless full is set it stops once the GPU demands
+// of the jobs taken exceed the cluster (the rest cannot be in the prefix).
+func (s *Scheduler) orderPrefix(G int, full bool) {
+	s.order = s.order[:0]
+	budget := G
+	take := func(st *jobState) bool {
+		if st.gone || st.seen != s.epoch {
+			return true
+		}
+		s.order = append(s.order, st)
+		budget -= st.job.GPUs
+		return full || budget >= 0
+	}
+	// Compact the virtual-done list when it is mostly ghosts.
+	live := 0
+	for _, st := range s.vdone {
+		if !st.gone {
+			live++
+		}
+	}
+	if live < len(s.vdone)/2 {
+		s.vdone = slices.DeleteFunc(s.vdone, func(st *jobState) bool { return st.gone })
+	}
+	for _, st := range s.vdone {
+		if !take(st) {
+			return
+		}
+	}
+	for k := range s.queue.All() {
+		if !take(s.byKey[k]) {
+			return
+		}
+	}
+}
+
+// rank returns a job's position in the priority order (smaller runs first).
+func (s *Scheduler) rank(st *jobState) int {
+	if st.vdone {
+		return slices.Index(s.vdone, st)
+	}
+	r, _ := s.queue.Rank(st.key)
+	return len(s.vdone) + r
+}
+
 func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job, G float64) (*jobState, error) {
 	if err := j.Validate(c); err != nil {
 		return nil, fmt.Errorf("asrpt: %w", err)
@@ -339,9 +410,15 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job, G float64) (*job
 	if !(n > 0) || math.IsInf(n, 0) {
 		return nil, fmt.Errorf("asrpt: predicted iterations %v of job %q must be positive and finite", n, j.ID)
 	}
-	best, ok := c.Pack(c.AllGPUs(), j.GPUs)
+	best, ok := s.best[j.GPUs]
 	if !ok {
-		return nil, fmt.Errorf("asrpt: job %q needs %d GPUs, cluster has %d", j.ID, j.GPUs, c.NumGPUs())
+		if best, ok = c.Pack(c.AllGPUs(), j.GPUs); !ok {
+			return nil, fmt.Errorf("asrpt: job %q needs %d GPUs, cluster has %d", j.ID, j.GPUs, c.NumGPUs())
+		}
+		if s.best == nil {
+			s.best = map[int][]topology.GPUID{}
+		}
+		s.best[j.GPUs] = best
 	}
 	sc, err := s.opt.Cost.StepCost(j, c, best, nil)
 	if err != nil {
@@ -353,8 +430,10 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job, G float64) (*job
 	st := &jobState{key: s.newKey(), job: j, iters: n, tau: sc.Time}
 	s.byKey[st.key] = st
 	s.jobs[j.ID] = st
+	s.ptr[j] = st
 	if err := s.queue.Add(st.key, float64(j.GPUs)*n*sc.Time/G); err != nil {
 		delete(s.jobs, j.ID)
+		delete(s.ptr, j)
 		s.release(st)
 		return nil, fmt.Errorf("asrpt: job %q: %w", j.ID, err)
 	}
@@ -401,34 +480,60 @@ func (s *Scheduler) reestimate(st *jobState, done, G float64) error {
 // allowed (+Inf if none).
 func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) {
 	G := v.Cluster.NumGPUs()
+	s.orderPrefix(G, s.opt.Backfill || s.reversed)
+	if s.reversed {
+		s.orderPrefix(G, true)
+		slices.Reverse(s.order)
+	}
 	budget := G
 	need := 0 // GPUs the prefix's waiting jobs need
+	prefixLen := 0
 	for _, st := range s.order {
 		if st.job.GPUs > budget {
 			break
 		}
 		budget -= st.job.GPUs
-		st.prefix = true
+		st.prefix = s.epoch
+		prefixLen++
 		if !st.running {
 			need += st.job.GPUs
 		}
 	}
 	free := v.Free()
 	wake := math.Inf(1)
-	preempted := make(map[gpusched.JobID]bool)
+	var preempted map[*gpusched.Job]bool
 	if need > free.Len() && !s.opt.NoPreemption {
 		// Preempt running jobs outside the prefix, lowest priority first.
-		for i := len(s.order) - 1; i >= 0 && need > free.Len(); i-- {
-			st := s.order[i]
-			if !st.running || st.prefix {
-				continue
+		var victims []*jobState
+		for i := range v.Running {
+			if st := s.ptr[v.Running[i].Job]; st.prefix != s.epoch {
+				victims = append(victims, st)
+			}
+		}
+		if s.reversed {
+			pos := make(map[*jobState]int, len(s.order))
+			for i, st := range s.order {
+				pos[st] = i
+			}
+			slices.SortFunc(victims, func(a, b *jobState) int { return pos[b] - pos[a] })
+		} else {
+			ranks := make(map[*jobState]int, len(victims))
+			for _, st := range victims {
+				ranks[st] = s.rank(st)
+			}
+			slices.SortFunc(victims, func(a, b *jobState) int { return ranks[b] - ranks[a] })
+		}
+		preempted = make(map[*gpusched.Job]bool)
+		for _, st := range victims {
+			if need <= free.Len() {
+				break
 			}
 			js := &v.Running[st.statusIdx]
 			if allowed := js.Since + s.opt.MinRunTime; allowed > v.Now {
 				wake = math.Min(wake, allowed)
 				continue
 			}
-			preempted[st.job.ID] = true
+			preempted[js.Job] = true
 			for _, g := range js.GPUs {
 				free.Add(g)
 			}
@@ -437,15 +542,15 @@ func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) 
 	var d gpusched.Decision
 	d.Run = make([]gpusched.Assignment, 0, len(v.Running)+4)
 	for i := range v.Running {
-		if id := v.Running[i].Job.ID; !preempted[id] {
-			d.Run = append(d.Run, gpusched.Assignment{Job: id, GPUs: v.Running[i].GPUs})
+		if js := &v.Running[i]; !preempted[js.Job] {
+			d.Run = append(d.Run, gpusched.Assignment{Job: js.Job.ID, GPUs: js.GPUs})
 		}
 	}
-	for _, st := range s.order {
+	for i, st := range s.order {
 		if st.running {
 			continue
 		}
-		if !st.prefix && !s.opt.Backfill {
+		if i >= prefixLen && !s.opt.Backfill {
 			break
 		}
 		if st.job.GPUs > free.Len() {

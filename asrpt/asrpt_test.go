@@ -1,0 +1,309 @@
+package asrpt
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+	"pgregory.net/rapid"
+)
+
+func truthOracle(m map[gpusched.JobID]float64) Oracle {
+	return func(id gpusched.JobID) (float64, bool) { n, ok := m[id]; return n, ok }
+}
+
+func mustNew(t *testing.T, o Options) *Scheduler {
+	t.Helper()
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func running(j *gpusched.Job, since float64, done float64, gpus ...topology.GPUID) gpusched.JobStatus {
+	return gpusched.JobStatus{Job: j, GPUs: gpus, Since: since, Started: true, Iterations: done, Executed: done * j.StepTime}
+}
+
+func runSet(d gpusched.Decision) []gpusched.JobID {
+	var ids []gpusched.JobID
+	for _, a := range d.Run {
+		ids = append(ids, a.Job)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// A short job arriving at a full cluster preempts the long running one (SRPT), but not before
+// MinRunTime, and then asks to be woken when the preemption becomes allowed.
+func TestPreemptsForShorterJob(t *testing.T) {
+	c := oneServer(4)
+	long := &gpusched.Job{ID: "long", GPUs: 4, StepTime: 1}
+	short := &gpusched.Job{ID: "short", GPUs: 2, StepTime: 1, Arrival: 10}
+	oracle := truthOracle(map[gpusched.JobID]float64{"long": 100, "short": 5})
+	for _, minRun := range []float64{0, 30} {
+		s := mustNew(t, Options{Estimator: oracle, MinRunTime: minRun})
+		v0 := gpusched.View{Now: 0, Cluster: c, Pending: []gpusched.JobStatus{{Job: long}}}
+		d, err := s.Schedule(v0)
+		if err != nil || !slices.Equal(runSet(d), []gpusched.JobID{"long"}) {
+			t.Fatalf("t=0: %v %v", runSet(d), err)
+		}
+		v := gpusched.View{Now: 10, Cluster: c,
+			Running: []gpusched.JobStatus{running(long, 0, 10, 0, 1, 2, 3)},
+			Pending: []gpusched.JobStatus{{Job: short, Since: 10}}}
+		d, err = s.Schedule(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Validate(v); err != nil {
+			t.Fatal(err)
+		}
+		if minRun == 0 {
+			if !slices.Equal(runSet(d), []gpusched.JobID{"short"}) {
+				t.Errorf("MinRunTime 0: run %v, want the short job alone (strict order)", runSet(d))
+			}
+			continue
+		}
+		if !slices.Equal(runSet(d), []gpusched.JobID{"long"}) {
+			t.Errorf("MinRunTime 30: run %v, want long kept", runSet(d))
+		}
+		if d.WakeAt != 30 {
+			t.Errorf("WakeAt = %v, want 30 (when long may be preempted)", d.WakeAt)
+		}
+	}
+}
+
+func TestNoPreemption(t *testing.T) {
+	c := oneServer(4)
+	long := &gpusched.Job{ID: "long", GPUs: 4, StepTime: 1}
+	short := &gpusched.Job{ID: "short", GPUs: 2, StepTime: 1, Arrival: 10}
+	s := mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"long": 100, "short": 5}), NoPreemption: true})
+	if _, err := s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: long}}}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Schedule(gpusched.View{Now: 10, Cluster: c,
+		Running: []gpusched.JobStatus{running(long, 0, 10, 0, 1, 2, 3)},
+		Pending: []gpusched.JobStatus{{Job: short, Since: 10}}})
+	if err != nil || !slices.Equal(runSet(d), []gpusched.JobID{"long"}) {
+		t.Errorf("run %v %v, want long kept", runSet(d), err)
+	}
+}
+
+// Strict order keeps a small job waiting behind a blocked bigger one; Backfill starts it.
+func TestStrictVersusBackfill(t *testing.T) {
+	c := oneServer(4)
+	a := &gpusched.Job{ID: "a", GPUs: 2, StepTime: 1}
+	big := &gpusched.Job{ID: "big", GPUs: 4, StepTime: 1}
+	small := &gpusched.Job{ID: "small", GPUs: 1, StepTime: 1}
+	truth := map[gpusched.JobID]float64{"a": 1, "big": 3, "small": 100}
+	for _, backfill := range []bool{false, true} {
+		s := mustNew(t, Options{Estimator: truthOracle(truth), Backfill: backfill, NoPreemption: true})
+		// a (highest priority) already runs on 2 GPUs; big (next) needs 4; small needs 1.
+		if _, err := s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: a}}}); err != nil {
+			t.Fatal(err)
+		}
+		v := gpusched.View{Now: 0, Cluster: c,
+			Running: []gpusched.JobStatus{running(a, 0, 0, 0, 1)},
+			Pending: []gpusched.JobStatus{{Job: big}, {Job: small}}}
+		d, err := s.Schedule(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []gpusched.JobID{"a"}
+		if backfill {
+			want = []gpusched.JobID{"a", "small"}
+		}
+		if !slices.Equal(runSet(d), want) {
+			t.Errorf("backfill=%v: run %v, want %v", backfill, runSet(d), want)
+		}
+	}
+}
+
+// A job that runs past its prediction is re-estimated: its priority falls below a waiting job
+// it used to beat, which then preempts it.
+func TestReestimationLowersPriority(t *testing.T) {
+	c := oneServer(2)
+	a := &gpusched.Job{ID: "a", GPUs: 2, StepTime: 1}
+	b := &gpusched.Job{ID: "b", GPUs: 2, StepTime: 1, Arrival: 1}
+	calls := 0
+	est := estimatorFunc(func(j *gpusched.Job, done float64) (float64, error) {
+		switch {
+		case j.ID == "b":
+			return 20, nil
+		case done == 0:
+			return 10, nil // a is predicted short...
+		default:
+			calls++
+			return done + 100, nil // ...but turns out long
+		}
+	})
+	s := mustNew(t, Options{Estimator: est})
+	if _, err := s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: a}}}); err != nil {
+		t.Fatal(err)
+	}
+	v := gpusched.View{Now: 1, Cluster: c, Running: []gpusched.JobStatus{running(a, 0, 1, 0, 1)},
+		Pending: []gpusched.JobStatus{{Job: b, Since: 1}}}
+	d, err := s.Schedule(v)
+	if err != nil || !slices.Equal(runSet(d), []gpusched.JobID{"a"}) {
+		t.Fatalf("t=1: %v %v: a is predicted shorter and keeps running", runSet(d), err)
+	}
+	if d.WakeAt != 10 {
+		t.Errorf("WakeAt = %v, want 10 (when a reaches its predicted 10 iterations)", d.WakeAt)
+	}
+	v = gpusched.View{Now: 10, Cluster: c, Running: []gpusched.JobStatus{running(a, 0, 10, 0, 1)},
+		Pending: []gpusched.JobStatus{{Job: b, Since: 1}}}
+	d, err = s.Schedule(v)
+	if err != nil || !slices.Equal(runSet(d), []gpusched.JobID{"b"}) {
+		t.Fatalf("t=10: %v %v: a overran and should yield to b", runSet(d), err)
+	}
+	if calls != 1 {
+		t.Errorf("conditional estimate called %d times, want 1", calls)
+	}
+	if n, _, _ := s.Predicted("a"); n != 110 {
+		t.Errorf("revised prediction %v, want 110", n)
+	}
+	// With NoReestimate the overrunning job keeps the top priority.
+	s = mustNew(t, Options{Estimator: est, NoReestimate: true})
+	_, _ = s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: a}}})
+	d, _ = s.Schedule(v)
+	if !slices.Equal(runSet(d), []gpusched.JobID{"a"}) {
+		t.Errorf("NoReestimate: run %v, want a", runSet(d))
+	}
+}
+
+// Jobs that leave (completed or cancelled) are forgotten by the real schedule but stay in the
+// virtual one until they complete there.
+func TestCompletionAndCancellation(t *testing.T) {
+	c := oneServer(4)
+	a := &gpusched.Job{ID: "a", GPUs: 4, StepTime: 1}
+	b := &gpusched.Job{ID: "b", GPUs: 4, StepTime: 1}
+	learned := 0
+	est := &learningEst{observe: func(j *gpusched.Job, n float64) { learned++ }}
+	s := mustNew(t, Options{Estimator: est})
+	_, err := s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: a}, {Job: b}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.JobCompleted(gpusched.Completion{Job: a, Time: 2, Iterations: 2})
+	s.JobCompleted(gpusched.Completion{Job: a, Time: 2, Iterations: 2}) // twice: harmless
+	if learned != 2 {
+		t.Errorf("learner called %d times", learned)
+	}
+	if _, ok := s.VirtualCompletion("a"); ok {
+		t.Error("a should be forgotten after completing")
+	}
+	// b vanishes from the view without a report: forgotten too.
+	if _, err := s.Schedule(gpusched.View{Now: 3, Cluster: c}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := s.Predicted("b"); ok {
+		t.Error("b should be forgotten after leaving the view")
+	}
+	// The ghosts drain from the virtual queue; a new job still gets scheduled.
+	x := &gpusched.Job{ID: "x", GPUs: 1, StepTime: 1, Arrival: 100}
+	d, err := s.Schedule(gpusched.View{Now: 100, Cluster: c, Pending: []gpusched.JobStatus{{Job: x}}})
+	if err != nil || !slices.Equal(runSet(d), []gpusched.JobID{"x"}) {
+		t.Errorf("after ghosts: %v %v", runSet(d), err)
+	}
+	if s.queue.Len() != 1 {
+		t.Errorf("virtual queue holds %d jobs, want 1 (ghosts completed)", s.queue.Len())
+	}
+	if got := fmt.Sprint(s); got != "asrpt" {
+		t.Errorf("String = %q", got)
+	}
+}
+
+type learningEst struct{ observe func(*gpusched.Job, float64) }
+
+func (l *learningEst) Estimate(j *gpusched.Job, done float64) (float64, error) { return done + 10, nil }
+func (l *learningEst) Observe(j *gpusched.Job, n float64) error                { l.observe(j, n); return nil }
+
+func TestErrors(t *testing.T) {
+	if _, err := New(Options{}); err == nil {
+		t.Error("New without an estimator should fail")
+	}
+	if _, err := New(Options{Estimator: Oracle(nil), MinRunTime: math.NaN()}); err == nil {
+		t.Error("NaN MinRunTime should fail")
+	}
+	c := oneServer(4)
+	s := mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"a": 3})})
+	_, err := s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "zz", GPUs: 1, StepTime: 1}}}})
+	if err == nil || !strings.Contains(err.Error(), `"zz"`) {
+		t.Errorf("unknown job for the oracle: %v", err)
+	}
+	s = mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"a": 3})})
+	_, err = s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "a", GPUs: 5, StepTime: 1}}}})
+	if !errors.Is(err, gpusched.ErrInvalidJob) {
+		t.Errorf("job larger than the cluster: %v", err)
+	}
+	s = mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"a": 3})})
+	_, err = s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "a", GPUs: 1}}}})
+	if !errors.Is(err, gpusched.ErrInvalidJob) {
+		t.Errorf("job without step time under FixedCost: %v", err)
+	}
+	bad := func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
+		return []topology.GPUID{0}, true
+	}
+	s = mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"a": 3, "b": 3}), Placer: bad})
+	_, err = s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{
+		{Job: &gpusched.Job{ID: "a", GPUs: 1, StepTime: 1}}, {Job: &gpusched.Job{ID: "b", GPUs: 1, StepTime: 1}}}})
+	if err == nil || !strings.Contains(err.Error(), "not free") {
+		t.Errorf("placer returning a busy GPU: %v", err)
+	}
+	if _, err := s.Schedule(gpusched.View{}); err == nil {
+		t.Error("view without cluster")
+	}
+	other := oneServer(8)
+	if _, err := s.Schedule(gpusched.View{Cluster: other}); err == nil {
+		t.Error("cluster change between calls should fail")
+	}
+}
+
+// TestInvariantsAllOptions runs every option combination, with re-estimation and noisy
+// predictions, through the host: every decision validates (the host checks), no GPU is
+// double-booked, and every job completes.
+func TestInvariantsAllOptions(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		in := drawInstance(t, 8, 10, 20, 20)
+		servers := rapid.IntRange(1, 3).Draw(t, "servers")
+		c, err := topology.Uniform(topology.T4(), servers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range in.jobs {
+			in.jobs[i].job.GPUs = min(in.jobs[i].job.GPUs, c.NumGPUs())
+		}
+		base := in.estimator()
+		est := estimatorFunc(func(j *gpusched.Job, done float64) (float64, error) {
+			n, _ := base.Estimate(j, 0)
+			if done >= n {
+				return done * 1.5, nil // a crude conditional estimate
+			}
+			return n, nil
+		})
+		s, err := New(Options{
+			Estimator:    est,
+			Backfill:     rapid.Bool().Draw(t, "backfill"),
+			NoPreemption: rapid.Bool().Draw(t, "no preemption"),
+			MinRunTime:   float64(rapid.IntRange(0, 5).Draw(t, "min run")),
+			NoReestimate: rapid.Bool().Draw(t, "no reestimate"),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done, err := runHost(c, in.jobs, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range in.jobs {
+			if f, ok := done[j.job.ID]; !ok || f < j.job.Arrival+j.iters*j.job.StepTime-1e-9 {
+				t.Fatalf("job %s: completion %v (arrival %v, needs %v)", j.job.ID, f, j.job.Arrival, j.iters)
+			}
+		}
+	})
+}
