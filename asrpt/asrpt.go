@@ -101,9 +101,9 @@ type Scheduler struct {
 	queue   *srpt.Queue
 	jobs    map[gpusched.JobID]*jobState
 	ptr     map[*gpusched.Job]*jobState // fast path: hosts usually pass the same *Job each call
-	byKey   []*jobState // key -> state (nil when gone)
-	free    []int       // free keys
-	vdone   []*jobState // virtually completed jobs still present, by virtual completion
+	byKey   []*jobState                 // key -> state (nil when gone)
+	free    []int                       // free keys
+	vdone   []*jobState                 // virtually completed jobs still present, by virtual completion
 	epoch   uint64
 	now     float64
 
