@@ -576,3 +576,21 @@ func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) 
 	}
 	return d, wake, nil
 }
+
+// Beta returns G / (G - gmax + 1), the list-scheduling factor of the competitive bound for a
+// cluster of G GPUs whose jobs need at most gmax GPUs each (1 <= gmax <= G).
+func Beta(G, gmax int) float64 {
+	if G < 1 || gmax < 1 || gmax > G {
+		return math.NaN()
+	}
+	return float64(G) / float64(G-gmax+1)
+}
+
+// Ratio returns the competitive ratio 1 + mu^2 Beta(G, gmax) that the package documentation
+// proves for the sum of completion times, with predictions within a factor mu >= 1 of the truth.
+func Ratio(G, gmax int, mu float64) float64 {
+	if !(mu >= 1) {
+		return math.NaN()
+	}
+	return 1 + mu*mu*Beta(G, gmax)
+}

@@ -307,3 +307,14 @@ func TestInvariantsAllOptions(t *testing.T) {
 		}
 	})
 }
+
+func TestRatio(t *testing.T) {
+	if Ratio(8, 1, 1) != 2 || Ratio(8, 8, 1) != 9 || Ratio(4, 2, 2) != 1+4*4.0/3 {
+		t.Errorf("Ratio: %v %v %v", Ratio(8, 1, 1), Ratio(8, 8, 1), Ratio(4, 2, 2))
+	}
+	for _, r := range []float64{Ratio(0, 1, 1), Ratio(4, 5, 1), Ratio(4, 1, 0.5), Beta(4, 0)} {
+		if !math.IsNaN(r) {
+			t.Errorf("bad arguments should give NaN, got %v", r)
+		}
+	}
+}
