@@ -21,4 +21,39 @@
 // n = E * N_d / B * eta (epochs times dataset size over batch size, shortened by an
 // early-stopping term), a fraction of jobs are one-offs that never recur and a fraction are
 // killed early.
+//
+// # Reading traces
+//
+// Three readers turn files into workloads; each returns a *Trace (records in arrival order,
+// plus the count of rows a lenient read skipped):
+//
+//	ReadPhilly  the Philly-derived CSV of the Pollux artifact: timestamp,duration,num_gpus,gpu_time,cluster
+//	ReadPollux  the Pollux/Sia workload CSV: name,time,application,num_replicas,batch_size
+//	ReadJSONL   the library's own JSON lines, one Record per line (WriteJSONL writes them)
+//
+//	f, _ := os.Open("philly.csv")
+//	tr, err := trace.ReadPhilly(f, "philly.csv", trace.ReadOptions{Seed: 1})
+//	// tr.Records: 70,361 jobs; arrivals in seconds after the first submission
+//
+// A malformed row is an error naming file:line and the column (a *ParseError; errors.Is
+// with ErrMalformed). With ReadOptions.Lenient, bad rows are skipped instead, counted in
+// Trace.Skipped and the first MaxProblems kept in Trace.Problems: never dropped silently.
+//
+// A Philly row has only a GPU count and a run time. MapJob completes it, seeded and
+// documented: a model from a small catalogue suited to the GPU count (Features.Family,
+// Dataset, BatchSize), a step time, and the true iterations duration / step time, so that
+// the job run alone at a consolidated placement lasts exactly its trace duration. Pollux
+// rows name their application, which fixes the model, step time and iterations (LookupPolluxApp).
+// JSON lines are complete and round-trip exactly.
+//
+// # Philly-like workloads
+//
+// GeneratePhilly draws synthetic workloads whose arrival rate, GPU-count distribution and
+// run-time distribution (per GPU class) are fitted to the shared Philly file (PhillyFitted
+// shows the constants), with recurring job groups for the predictor. RateForLoad picks the
+// arrival rate that offers a chosen load to a cluster:
+//
+//	cfg := trace.DefaultPhillyConfig(5000, 1)
+//	cfg.ArrivalRate = trace.RateForLoad(0.8, 512) // 80% of 512 GPUs
+//	recs, err := trace.GeneratePhilly(cfg)
 package trace

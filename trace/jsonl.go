@@ -1,0 +1,115 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	gpusched "github.com/gpusched/gpusched"
+)
+
+// maxJSONLLine is the longest line ReadJSONL accepts, in bytes.
+const maxJSONLLine = 16 << 20
+
+// WriteJSONL writes records in the library's native format: JSON lines, one Record per line
+// ({"job": {...}, "iterations": n, "killed": true}), in the order given. Every field of the
+// job (id, arrival, GPU demand, step time, weight, features) and its true length are kept, so
+// ReadJSONL gives the records back exactly. It fails on a record ReadJSONL would reject
+// (see there), naming it.
+func WriteJSONL(w io.Writer, recs []Record) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for i := range recs {
+		if err := checkRecord(&recs[i]); err != nil {
+			return fmt.Errorf("trace: record %d: %w", i, err)
+		}
+		if err := enc.Encode(&recs[i]); err != nil {
+			return fmt.Errorf("trace: record %d (job %q): %w", i, recs[i].Job.ID, err)
+		}
+	}
+	return bw.Flush()
+}
+
+// checkRecord is the validity rule of the native format: a valid job (gpusched.Job.Validate
+// without a cluster) and a finite iteration count > 0.
+func checkRecord(r *Record) error {
+	if err := r.Job.Validate(nil); err != nil {
+		return err
+	}
+	if !(r.Iterations > 0) || math.IsInf(r.Iterations, 0) {
+		return fmt.Errorf("%w: job %q: iterations %v must be finite and > 0", gpusched.ErrInvalidJob, r.Job.ID, r.Iterations)
+	}
+	return nil
+}
+
+// ReadJSONL reads records in the library's native format (see WriteJSONL): one JSON object
+// per line, blank lines ignored. Unknown fields are errors (they are usually typos), as are
+// a job that fails gpusched.Job.Validate, an iteration count that is not finite and > 0, and
+// a job id seen before. Records come in arrival order, ties in file order. opts.Seed is not
+// used: the format is complete.
+//
+// A malformed line is an error naming name:line (a *ParseError wrapping ErrMalformed); with
+// opts.Lenient it is skipped and counted in Trace.Skipped.
+func ReadJSONL(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
+	tr := &Trace{Name: name}
+	sink := rowSink{t: tr, lenient: opts.Lenient}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
+	seen := map[gpusched.JobID]int{}
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		rec, err := jsonlRow(b, seen)
+		if err == nil {
+			seen[rec.Job.ID] = line
+			tr.Records = append(tr.Records, rec)
+			continue
+		}
+		if err := sink.fail(&ParseError{File: name, Line: line, Err: err}); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &ParseError{File: name, Line: line + 1, Err: fmt.Errorf("line longer than %d bytes", maxJSONLLine)}
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	sortByArrival(tr.Records)
+	return tr, nil
+}
+
+func jsonlRow(b []byte, seen map[gpusched.JobID]int) (Record, error) {
+	var rec Record
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return Record{}, err
+	}
+	if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) > 0 {
+		return Record{}, fmt.Errorf("unexpected %q after the record", string(rest[:min(len(rest), 20)]))
+	}
+	if err := checkRecord(&rec); err != nil {
+		return Record{}, err
+	}
+	// Empty maps are written as nothing; read them as nothing, so that round trips are exact.
+	if len(rec.Job.Features.Numeric) == 0 {
+		rec.Job.Features.Numeric = nil
+	}
+	if len(rec.Job.Features.Categorical) == 0 {
+		rec.Job.Features.Categorical = nil
+	}
+	if prev, dup := seen[rec.Job.ID]; dup {
+		return Record{}, fmt.Errorf("job %q already defined on line %d", rec.Job.ID, prev)
+	}
+	return rec, nil
+}

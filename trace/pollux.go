@@ -1,0 +1,166 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	gpusched "github.com/gpusched/gpusched"
+)
+
+// PolluxApp describes one application of the Pollux/Sia workloads: the model it trains, on
+// which data, for how long, and how fast.
+type PolluxApp struct {
+	// Family and Dataset name the model and its training data.
+	Family, Dataset string
+	// Samples is the number of training samples per epoch; Epochs the epochs a job trains.
+	Samples, Epochs float64
+	// StepBase and StepPerSample give the time per iteration in seconds of a data-parallel
+	// job at a consolidated placement: StepBase + StepPerSample x local batch, where the
+	// local batch is ceil(batch_size / num_replicas).
+	StepBase, StepPerSample float64
+}
+
+// polluxApps is the table of LookupPolluxApp; read-only.
+var polluxApps = map[string]PolluxApp{
+	"cifar10":     {"resnet18", "cifar10", 50_000, 100, 0.02, 0.00068},
+	"imagenet":    {"resnet50", "imagenet", 1_281_167, 90, 0.03, 0.0045},
+	"bert":        {"bert-base", "squad", 88_641, 2, 0.17, 0.065},
+	"deepspeech2": {"deepspeech2", "cmu-arctic", 7_900, 80, 0.05, 0.02},
+	"yolov3":      {"yolov3", "voc", 16_551, 50, 0.05, 0.06},
+	"ncf":         {"neumf", "movielens", 1_000_209, 10, 0.005, 0.000002},
+}
+
+// ReadPollux reads a Pollux (OSDI'21) or Sia (SOSP'23) workload CSV: a header naming the
+// columns name, time, application, num_replicas and batch_size (any order; an optional
+// duration column, other columns ignored), then one job per row:
+//
+//	name          job id, unique in the file
+//	time          submission time in seconds from the start of the workload, >= 0
+//	application   cifar10, imagenet, bert, deepspeech2, yolov3 or ncf (see LookupPolluxApp)
+//	num_replicas  GPU demand, an integer >= 1
+//	batch_size    global batch size in samples, an integer >= 1
+//	duration      (optional) run time in seconds at a consolidated placement
+//
+// The application fixes the job's model (Features.Family, Dataset, BatchSize) and its step
+// time, StepBase + StepPerSample x ceil(batch_size / num_replicas). Its true iterations are
+// Epochs x Samples / batch_size, or duration / step time when the row has a duration. The
+// job's Features.Group is the application. Records come in arrival order, ties in file
+// order. opts.Seed is not used: the mapping is fixed by the table.
+//
+// A malformed row (including an unknown application or a repeated name) is an error naming
+// name:line and the column (a *ParseError wrapping ErrMalformed); with opts.Lenient it is
+// skipped and counted in Trace.Skipped.
+func ReadPollux(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
+	cr, cols, err := openCSV(r, name, []string{"name", "time", "application", "num_replicas", "batch_size"}, []string{"duration"})
+	if err != nil {
+		return nil, err
+	}
+	tr := &Trace{Name: name}
+	sink := rowSink{t: tr, lenient: opts.Lenient}
+	seen := map[gpusched.JobID]int{}
+	for {
+		fields, line, err := nextRow(cr, name)
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			var rec Record
+			rec, err = polluxRow(fields, cols, name, line, seen)
+			if err == nil {
+				seen[rec.Job.ID] = line
+				tr.Records = append(tr.Records, rec)
+				continue
+			}
+		}
+		if fatal(err) {
+			return nil, err
+		}
+		if err := sink.fail(err); err != nil {
+			return nil, err
+		}
+	}
+	sortByArrival(tr.Records)
+	return tr, nil
+}
+
+func polluxRow(fields []string, cols map[string]int, name string, line int, seen map[gpusched.JobID]int) (Record, error) {
+	bad := func(col string, e error) error { return &ParseError{File: name, Line: line, Column: col, Err: e} }
+	id := gpusched.JobID(strings.Clone(strings.TrimSpace(fields[cols["name"]])))
+	if id == "" {
+		return Record{}, bad("name", errors.New("empty job name"))
+	}
+	if prev, dup := seen[id]; dup {
+		return Record{}, bad("name", fmt.Errorf("job %q already defined on line %d", id, prev))
+	}
+	at, err := parseNonNegative(fields[cols["time"]])
+	if err != nil {
+		return Record{}, bad("time", err)
+	}
+	appName := strings.ToLower(strings.TrimSpace(fields[cols["application"]]))
+	app, ok := polluxApps[appName]
+	if !ok {
+		known := PolluxAppNames()
+		return Record{}, bad("application", fmt.Errorf("unknown application %q (known: %s)", appName, strings.Join(known, ", ")))
+	}
+	gpus, err := parseCount(fields[cols["num_replicas"]])
+	if err != nil {
+		return Record{}, bad("num_replicas", err)
+	}
+	batch, err := parseCount(fields[cols["batch_size"]])
+	if err != nil {
+		return Record{}, bad("batch_size", err)
+	}
+	local := (batch + gpus - 1) / gpus
+	step := app.StepBase + app.StepPerSample*float64(local)
+	iters := app.Epochs * app.Samples / float64(batch)
+	if c, ok := cols["duration"]; ok && strings.TrimSpace(fields[c]) != "" {
+		d, err := parsePositive(fields[c])
+		if err != nil {
+			return Record{}, bad("duration", err)
+		}
+		iters = d / step
+	}
+	if !(iters > 0) || math.IsInf(iters, 0) {
+		return Record{}, bad("", fmt.Errorf("job %q: %v iterations", id, iters))
+	}
+	return Record{
+		Job: gpusched.Job{
+			ID: id, Arrival: at, GPUs: gpus, StepTime: step,
+			Features: gpusched.Features{Family: app.Family, Dataset: app.Dataset, BatchSize: batch, Group: appName, SubmitHour: -1},
+		},
+		Iterations: iters,
+	}, nil
+}
+
+// LookupPolluxApp returns the model, data and speed ReadPollux assumes for an application of
+// the Pollux/Sia workloads. Sizes and epochs are those of the Pollux artifact's applications
+// (CIFAR-10 ResNet-18 100 epochs, ImageNet ResNet-50 90, BERT fine-tuning on SQuAD 2,
+// DeepSpeech2 80, YOLOv3 on PASCAL VOC 50, NeuMF on MovieLens 10); step times are round
+// linear fits in the per-GPU batch, on the Pollux testbed's T4 GPUs, to its measured
+// placements (cifar10, imagenet, bert) or rough estimates (the others):
+//
+//	application  family       samples    epochs  step (s)
+//	cifar10      resnet18     50,000     100     0.02 + 0.00068 x local batch
+//	imagenet     resnet50     1,281,167  90      0.03 + 0.0045 x local batch
+//	bert         bert-base    88,641     2       0.17 + 0.065 x local batch
+//	deepspeech2  deepspeech2  7,900      80      0.05 + 0.02 x local batch
+//	yolov3       yolov3       16,551     50      0.05 + 0.06 x local batch
+//	ncf          neumf        1,000,209  10      0.005 + 0.000002 x local batch
+func LookupPolluxApp(name string) (PolluxApp, bool) {
+	a, ok := polluxApps[name]
+	return a, ok
+}
+
+// PolluxAppNames returns the application names ReadPollux knows, sorted.
+func PolluxAppNames() []string {
+	names := make([]string, 0, len(polluxApps))
+	for k := range polluxApps {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
