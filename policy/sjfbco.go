@@ -50,6 +50,11 @@ type BCOPlanOptions struct {
 	Tolerance float64
 	// MaxBisections bounds the bisection steps for one kappa. Default 60.
 	MaxBisections int
+	// EarliestFit makes FA-FFP choose the server where a job ends earliest instead of the
+	// first server (in index order) where it ends by theta. The online mode of SJFBCO sets it:
+	// re-planning at every event, it must not plan a job behind a busy server while another
+	// could run it now.
+	EarliestFit bool
 }
 
 func (o *BCOPlanOptions) defaults() error {
@@ -90,10 +95,14 @@ func (o *BCOPlanOptions) defaults() error {
 // first (ties: arrival, id), and each is given GPUs and a start time, so that every GPU runs its
 // jobs one after the other:
 //
-//   - a job with demand <= kappa by fragment-aware first-fit packing (FA-FFP): on one server if
-//     any can finish it by theta, the server giving the earliest end, then the least idle
-//     GPU-time left in front of it (the fragment: sum over its GPUs of start - busy-until),
-//     then the lowest index (first fit); otherwise on the fewest servers, largest first;
+//   - a job with demand <= kappa by fragment-aware first-fit packing (FA-FFP): theta is the
+//     height of every GPU's bin, and the job goes to the first server (lowest index) on which
+//     it can end by theta, on the GPUs of that server (consecutive in busy-until order) that
+//     leave the least idle time in front of it; so small jobs fill the first servers up to
+//     theta and leave the others whole. If no single server can take it, it goes on the fewest
+//     servers, largest first. (With EarliestFit, used online, the server is instead the one
+//     giving the earliest end, then the fewest GPUs left idle at the start, then the lowest
+//     index.)
 //   - a larger job by least-busy-server GPU first (LBSGF): servers in increasing order of their
 //     GPUs' mean busy-until time, each giving at most ceil(Lambda x its GPUs) of its
 //     earliest-free GPUs (a second pass lifts the cap when the job would not fit otherwise).
@@ -280,32 +289,76 @@ func (p *bcoPlanner) bisect(kappa int) (*BCOPlan, error) {
 
 // try plans every job for kappa and theta; it reports false as soon as a job cannot end by theta.
 func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
-	free := slices.Clone(p.busy)
+	st := p.newState()
 	plan := &BCOPlan{Kappa: kappa, Theta: theta, Makespan: p.t0, Jobs: make([]BCOPlacement, 0, len(p.jobs))}
 	placed := make([]bcoEntry, 0, len(p.jobs))
-	for _, bj := range p.jobs {
+	for i, bj := range p.jobs {
 		var (
 			e   bcoEntry
 			ok  bool
 			err error
 		)
 		if bj.Job.GPUs <= kappa {
-			e, ok, err = p.faffp(free, placed, bj, theta)
+			e, ok, err = p.faffp(st, placed, i, theta)
 		} else {
-			e, ok, err = p.lbsgf(free, placed, bj, theta)
+			e, ok, err = p.lbsgf(st, placed, bj, theta)
 		}
 		if err != nil || !ok {
 			return nil, false, err
 		}
-		for _, g := range e.gpus {
-			free[g] = e.end
-		}
+		st.assign(p.c, e.gpus, e.end)
 		e.links = p.c.Links(e.gpus)
 		placed = append(placed, e)
 		plan.Jobs = append(plan.Jobs, BCOPlacement{Job: bj.Job, GPUs: e.gpus, Start: e.start, End: e.end})
 		plan.Makespan = max(plan.Makespan, e.end)
 	}
 	return plan, true, nil
+}
+
+// planState is the GPUs' busy-until times during one planning pass, with every server's GPUs
+// kept sorted by busy-until time (then id) and the servers' sums of busy-until times.
+type planState struct {
+	free   []float64
+	sorted [][]topology.GPUID
+	sum    []float64
+}
+
+func (p *bcoPlanner) newState() *planState {
+	st := &planState{free: slices.Clone(p.busy), sorted: make([][]topology.GPUID, p.c.NumServers()), sum: make([]float64, p.c.NumServers())}
+	for s := range st.sorted {
+		first, n := p.c.GPUsOf(s)
+		gs := make([]topology.GPUID, n)
+		for i := range gs {
+			gs[i] = first + topology.GPUID(i)
+			st.sum[s] += st.free[gs[i]]
+		}
+		st.sorted[s] = gs
+		st.resort(s)
+	}
+	return st
+}
+
+func (st *planState) resort(s int) {
+	slices.SortStableFunc(st.sorted[s], func(a, b topology.GPUID) int {
+		if c := cmp.Compare(st.free[a], st.free[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+}
+
+// assign makes gpus busy until end.
+func (st *planState) assign(c *topology.Cluster, gpus []topology.GPUID, end float64) {
+	touched := map[int]bool{}
+	for _, g := range gpus {
+		s := c.ServerOf(g)
+		st.sum[s] += end - st.free[g]
+		st.free[g] = end
+		touched[s] = true
+	}
+	for s := range touched {
+		st.resort(s)
+	}
 }
 
 // loadAt is the link load of the planned jobs running at time t.
@@ -325,25 +378,21 @@ func loadAt(placed []bcoEntry, t float64) topology.LinkLoad {
 	return load
 }
 
-// serverGPUs returns server s's GPUs sorted by busy-until time, then id.
-func (p *bcoPlanner) serverGPUs(free []float64, s int) []topology.GPUID {
-	first, n := p.c.GPUsOf(s)
-	gs := make([]topology.GPUID, n)
-	for i := range gs {
-		gs[i] = first + topology.GPUID(i)
-	}
-	slices.SortStableFunc(gs, func(a, b topology.GPUID) int { return cmp.Compare(free[a], free[b]) })
-	return gs
-}
-
 // finish completes a candidate: start when all GPUs are free, end after the job's duration.
 func (p *bcoPlanner) finish(free []float64, placed []bcoEntry, bj BCOJob, gpus []topology.GPUID) (bcoEntry, error) {
+	gpus = slices.Clone(gpus)
 	slices.Sort(gpus)
 	start := math.Inf(-1)
 	for _, g := range gpus {
 		start = max(start, free[g])
 	}
-	d, err := p.duration(bj, gpus, loadAt(placed, start))
+	var load topology.LinkLoad
+	if s := p.c.ServerOf(gpus[0]); !p.c.Server(s).IntraShared && p.c.ServerOf(gpus[len(gpus)-1]) == s {
+		// One server with a non-blocking fabric: the job crosses no shared link.
+	} else {
+		load = loadAt(placed, start)
+	}
+	d, err := p.duration(bj, gpus, load)
 	if err != nil {
 		return bcoEntry{}, err
 	}
@@ -351,35 +400,72 @@ func (p *bcoPlanner) finish(free []float64, placed []bcoEntry, bj BCOJob, gpus [
 }
 
 // faffp is fragment-aware first-fit packing.
-func (p *bcoPlanner) faffp(free []float64, placed []bcoEntry, bj BCOJob, theta float64) (bcoEntry, bool, error) {
-	g := bj.Job.GPUs
+func (p *bcoPlanner) faffp(st *planState, placed []bcoEntry, i int, theta float64) (bcoEntry, bool, error) {
+	bj, minDur := p.jobs[i], p.minDur[i]
+	g, free := bj.Job.GPUs, st.free
 	var best bcoEntry
-	bestFrag, found := 0.0, false
-	for s := 0; s < p.c.NumServers(); s++ {
-		if _, n := p.c.GPUsOf(s); n < g {
+	var bestHole int
+	bestGap, found := 0.0, false
+	order := p.serverOrder(st, g)
+	for _, s := range order {
+		all := st.sorted[s]
+		if p.opt.EarliestFit {
+			// Servers come by the start they offer; none after this one can end earlier.
+			if start := free[all[g-1]]; start+minDur > theta || (found && start+minDur > best.end) {
+				break
+			}
+			e, err := p.finish(free, placed, bj, all[:g])
+			if err != nil {
+				return bcoEntry{}, false, err
+			}
+			if e.end > theta {
+				continue
+			}
+			// The fragment: the server's GPUs free by the start that the job leaves idle, then
+			// the idle time it leaves in front of itself on its own GPUs.
+			hole, gap := 0, 0.0
+			for i, x := range all {
+				if i < g {
+					gap += e.start - free[x]
+				} else if free[x] <= e.start {
+					hole++
+				}
+			}
+			if !found || e.end < best.end || (e.end == best.end && (hole < bestHole || (hole == bestHole && gap < bestGap))) {
+				best, bestHole, bestGap, found = e, hole, gap, true
+			}
 			continue
 		}
-		gs := p.serverGPUs(free, s)[:g]
-		e, err := p.finish(free, placed, bj, slices.Clone(gs))
-		if err != nil {
-			return bcoEntry{}, false, err
+		// First fit: the first server with g GPUs that end the job by theta; on it, the g GPUs
+		// (consecutive in busy-until order) that leave the least idle time in front of the job.
+		for i := 0; i+g <= len(all); i++ {
+			if free[all[i+g-1]]+minDur > theta {
+				break // later windows start later still
+			}
+			e, err := p.finish(free, placed, bj, all[i:i+g])
+			if err != nil {
+				return bcoEntry{}, false, err
+			}
+			if e.end > theta {
+				continue
+			}
+			gap := 0.0
+			for _, x := range all[i : i+g] {
+				gap += e.start - free[x]
+			}
+			if !found || gap < bestGap || (gap == bestGap && e.end < best.end) {
+				best, bestGap, found = e, gap, true
+			}
 		}
-		if e.end > theta {
-			continue
-		}
-		frag := 0.0
-		for _, x := range gs {
-			frag += e.start - free[x]
-		}
-		if !found || e.end < best.end || (e.end == best.end && frag < bestFrag) {
-			best, bestFrag, found = e, frag, true
+		if found {
+			return best, true, nil
 		}
 	}
 	if found {
 		return best, true, nil
 	}
 	// Fewest servers: the largest first, the least busy first among equals.
-	servers := p.serversBy(free, func(a, b serverLoad) int {
+	servers := p.serversBy(st, func(a, b serverLoad) int {
 		if c := cmp.Compare(b.n, a.n); c != 0 {
 			return c
 		}
@@ -387,7 +473,7 @@ func (p *bcoPlanner) faffp(free []float64, placed []bcoEntry, bj BCOJob, theta f
 	})
 	var gpus []topology.GPUID
 	for _, sl := range servers {
-		for _, x := range p.serverGPUs(free, sl.s) {
+		for _, x := range st.sorted[sl.s] {
 			if len(gpus) == g {
 				break
 			}
@@ -401,34 +487,47 @@ func (p *bcoPlanner) faffp(free []float64, placed []bcoEntry, bj BCOJob, theta f
 	return e, e.end <= theta, nil
 }
 
+// serverOrder lists the servers with at least g GPUs: by index for first fit, by the start
+// they can offer a g-GPU job (then index) for EarliestFit.
+func (p *bcoPlanner) serverOrder(st *planState, g int) []int {
+	out := make([]int, 0, p.c.NumServers())
+	for s := range st.sorted {
+		if len(st.sorted[s]) >= g {
+			out = append(out, s)
+		}
+	}
+	if p.opt.EarliestFit {
+		slices.SortStableFunc(out, func(a, b int) int {
+			return cmp.Compare(st.free[st.sorted[a][g-1]], st.free[st.sorted[b][g-1]])
+		})
+	}
+	return out
+}
+
 type serverLoad struct {
 	s, n int
 	mean float64
 }
 
-func (p *bcoPlanner) serversBy(free []float64, f func(a, b serverLoad) int) []serverLoad {
+func (p *bcoPlanner) serversBy(st *planState, f func(a, b serverLoad) int) []serverLoad {
 	out := make([]serverLoad, p.c.NumServers())
 	for s := range out {
-		first, n := p.c.GPUsOf(s)
-		sum := 0.0
-		for i := range n {
-			sum += free[int(first)+i]
-		}
-		out[s] = serverLoad{s: s, n: n, mean: sum / float64(n)}
+		n := len(st.sorted[s])
+		out[s] = serverLoad{s: s, n: n, mean: st.sum[s] / float64(n)}
 	}
 	slices.SortStableFunc(out, f)
 	return out
 }
 
 // lbsgf is least-busy-server GPU first with spread factor lambda.
-func (p *bcoPlanner) lbsgf(free []float64, placed []bcoEntry, bj BCOJob, theta float64) (bcoEntry, bool, error) {
-	g := bj.Job.GPUs
-	servers := p.serversBy(free, func(a, b serverLoad) int { return cmp.Compare(a.mean, b.mean) })
+func (p *bcoPlanner) lbsgf(st *planState, placed []bcoEntry, bj BCOJob, theta float64) (bcoEntry, bool, error) {
+	g, free := bj.Job.GPUs, st.free
+	servers := p.serversBy(st, func(a, b serverLoad) int { return cmp.Compare(a.mean, b.mean) })
 	lists := make([][]topology.GPUID, len(servers))
 	took := make([]int, len(servers))
 	var gpus []topology.GPUID
 	for i, sl := range servers {
-		lists[i] = p.serverGPUs(free, sl.s)
+		lists[i] = st.sorted[sl.s]
 		limit := min(sl.n, max(1, int(math.Ceil(p.opt.Lambda*float64(sl.n)))))
 		for took[i] < limit && len(gpus) < g {
 			gpus = append(gpus, lists[i][took[i]])
@@ -564,7 +663,9 @@ func (s *SJFBCO) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err != nil {
 		return gpusched.Decision{}, err
 	}
-	plan, err := PlanSJFBCO(v.Cluster, jobs, busy, s.opt.BCOPlanOptions)
+	popt := s.opt.BCOPlanOptions
+	popt.EarliestFit = true
+	plan, err := PlanSJFBCO(v.Cluster, jobs, busy, popt)
 	if err != nil {
 		return gpusched.Decision{}, err
 	}
