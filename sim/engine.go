@@ -202,6 +202,7 @@ type engine struct {
 	load       topology.LinkLoad
 
 	epoch     uint32
+	hint      int // see find
 	gpuStamp  []uint32
 	scratch   []topology.GPUID
 	listedIdx []int32
@@ -663,8 +664,9 @@ func (e *engine) check(d gpusched.Decision) (gpusched.JobID, bool) {
 	if math.IsNaN(d.WakeAt) {
 		return "", false
 	}
+	e.hint = 0
 	for _, a := range d.Run {
-		idx, ok := e.ids[a.Job]
+		idx, ok := e.find(a.Job)
 		if !ok {
 			return a.Job, false
 		}
@@ -693,6 +695,38 @@ func (e *engine) check(d gpusched.Decision) (gpusched.JobID, bool) {
 		e.listedIdx = append(e.listedIdx, idx)
 	}
 	return "", true
+}
+
+// find returns the index of the job with the given id. Schedulers usually list jobs in the
+// view's order (running, then pending), so find first tries the job after the one it found
+// last (e.hint is a position in running ++ pending) and only then the id map.
+func (e *engine) find(id gpusched.JobID) (int32, bool) {
+	nr, np := len(e.running), e.phi-e.plo
+	if h := e.hint; h < nr+np {
+		var idx int32
+		if h < nr {
+			idx = e.running[h]
+		} else {
+			idx = e.pidx[e.plo+h-nr]
+		}
+		if e.jobs[idx].job.ID == id {
+			e.hint = h + 1
+			return idx, true
+		}
+	}
+	idx, ok := e.ids[id]
+	if !ok {
+		return 0, false
+	}
+	switch e.jobs[idx].phase {
+	case phaseRunning:
+		p, _ := slices.BinarySearch(e.running, idx)
+		e.hint = p + 1
+	case phasePending:
+		p, _ := slices.BinarySearch(e.pidx[e.plo:e.phi], idx)
+		e.hint = nr + p + 1
+	}
+	return idx, true
 }
 
 // apply carries out a decision that passed check.

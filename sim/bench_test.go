@@ -1,0 +1,135 @@
+package sim_test
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/asrpt"
+	"github.com/gpusched/gpusched/policy"
+	"github.com/gpusched/gpusched/sim"
+	"github.com/gpusched/gpusched/topology"
+	"github.com/gpusched/gpusched/trace"
+)
+
+// sharedData returns <module root>/../shared/data/rel, skipping when it is absent.
+func sharedData(tb testing.TB, rel string) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Skipf("skipping: no go.mod above the test directory, so no ../shared/data/%s", rel)
+		}
+		dir = parent
+	}
+	p := filepath.Join(dir, "..", "shared", "data", rel)
+	if _, err := os.Stat(p); err != nil {
+		tb.Skipf("skipping: reference data %s is absent (the shared data lives beside the checkout)", p)
+	}
+	return p
+}
+
+func readPhilly(tb testing.TB) []trace.Record {
+	f, err := os.Open(sharedData(tb, "philly/philly.csv"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := trace.ReadPhilly(f, "philly.csv", trace.ReadOptions{Seed: 1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tr.Records
+}
+
+// benchPhilly simulates the whole shared Philly file (70,361 jobs) on 256 A100 servers
+// (2,048 GPUs) and reports the heap bytes allocated per run and the peak heap in use.
+func benchPhilly(b *testing.B, mk func(recs []trace.Record) gpusched.Scheduler) {
+	recs := readPhilly(b)
+	c, err := topology.Uniform(topology.A100(), 256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var res *sim.Result
+	var peak uint64
+	for b.Loop() {
+		res, err = sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: mk(recs)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapSys)
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "heap-sys-MiB")
+	b.ReportMetric(float64(res.Summary.Events), "events")
+	b.ReportMetric(res.Summary.AvgJCT, "avg-jct-s")
+}
+
+func BenchmarkPhilly2048FIFO(b *testing.B) {
+	benchPhilly(b, func([]trace.Record) gpusched.Scheduler {
+		s, err := policy.NewFIFO(policy.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}
+
+// BenchmarkPhilly2048ASRPT runs A-SRPT with exact iteration counts (an Oracle estimator), so
+// that the benchmark measures the simulator and the scheduler, not the predictor's training.
+func BenchmarkPhilly2048ASRPT(b *testing.B) {
+	benchPhilly(b, func(recs []trace.Record) gpusched.Scheduler {
+		truth := make(map[gpusched.JobID]float64, len(recs))
+		for _, r := range recs {
+			truth[r.Job.ID] = r.Iterations
+		}
+		s, err := asrpt.New(asrpt.Options{Estimator: asrpt.Oracle(func(id gpusched.JobID) (float64, bool) {
+			n, ok := truth[id]
+			return n, ok
+		})})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}
+
+// BenchmarkPhilly2048Fifo runs the test's own minimal FIFO, so that the simulator's share of
+// the time is visible.
+func BenchmarkPhilly2048TestFIFO(b *testing.B) {
+	benchPhilly(b, func([]trace.Record) gpusched.Scheduler { return fifo{} })
+}
+
+// BenchmarkSyntheticOverload simulates 20,000 Philly-like jobs offering 150% load to 64 GPUs
+// under backfilling FIFO: a long queue, where the view must not be rebuilt per event.
+func BenchmarkSyntheticOverload(b *testing.B) {
+	c, err := topology.Uniform(topology.A100(), 8)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := trace.DefaultPhillyConfig(20000, 1)
+	cfg.ArrivalRate = trace.RateForLoad(1.5, c.NumGPUs())
+	recs, err := trace.GeneratePhilly(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: fifo{backfill: true}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(res.Summary.Events), "events")
+	}
+}
