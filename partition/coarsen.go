@@ -19,9 +19,8 @@ const coarsenFraction = 0.85
 // graph has at most `to` vertices or coarsening stalls. No coarse vertex is
 // heavier than maxVW unless a single fine vertex already is. It returns the
 // levels (finest first) and the coarsest graph.
-func coarsen(g *Graph, to int, maxVW int64, rng *rand.Rand) ([]level, *Graph) {
+func coarsen(g *Graph, to int, maxVW int64, rng *rand.Rand, s *matchScratch) ([]level, *Graph) {
 	var levels []level
-	s := newMatchScratch(g.NumVertices())
 	for g.NumVertices() > to && g.NumEdges() > 0 {
 		match := s.matchHeavyEdge(g, maxVW, rng)
 		cmap, cg := contract(g, match, s)
@@ -35,20 +34,14 @@ func coarsen(g *Graph, to int, maxVW int64, rng *rand.Rand) ([]level, *Graph) {
 	return levels, g
 }
 
+// matchScratch holds buffers reused by every matching and contraction.
 type matchScratch struct {
 	match []int32
 	order []int32
+	perm  []int32
 	cnt   []int32
 	htab  []int32
 	lists []int32
-}
-
-func newMatchScratch(n int) *matchScratch {
-	return &matchScratch{
-		match: make([]int32, n),
-		order: make([]int32, n),
-		htab:  make([]int32, n),
-	}
 }
 
 // matchHeavyEdge computes a matching: vertices are visited in increasing
@@ -59,13 +52,15 @@ func newMatchScratch(n int) *matchScratch {
 // isolated vertices are paired. match[v] == v marks a singleton.
 func (s *matchScratch) matchHeavyEdge(g *Graph, maxVW int64, rng *rand.Rand) []int32 {
 	n := g.NumVertices()
-	match := s.match[:n]
-	order := s.order[:n]
+	s.match = grow(s.match, n)
+	s.order = grow(s.order, n)
+	s.perm = grow(s.perm, n)
+	s.htab = grow(s.htab, n)
+	match, order, perm := s.match, s.order, s.perm
 	for i := range match {
 		match[i] = -1
 	}
 	// random permutation, then stable counting sort by (capped) degree
-	perm := make([]int32, n)
 	for i := range perm {
 		perm[i] = int32(i)
 	}
@@ -134,10 +129,8 @@ func (s *matchScratch) matchHeavyEdge(g *Graph, maxVW int64, rng *rand.Rand) []i
 // neighbour, visiting the shared neighbours in the order given by perm.
 func (s *matchScratch) match2Hop(g *Graph, match []int32, maxDeg int, maxVW int64, perm []int32) {
 	n := g.NumVertices()
-	if cap(s.cnt) < n+1 {
-		s.cnt = make([]int32, n+1)
-	}
-	cnt := s.cnt[:n+1]
+	s.cnt = grow(s.cnt, n+1)
+	cnt := s.cnt
 	clear(cnt)
 	total := 0
 	for v := range n {
@@ -157,10 +150,8 @@ func (s *matchScratch) match2Hop(g *Graph, match []int32, maxDeg int, maxVW int6
 	for i := 1; i <= n; i++ {
 		cnt[i] += cnt[i-1]
 	}
-	if cap(s.lists) < total {
-		s.lists = make([]int32, total)
-	}
-	lists := s.lists[:total]
+	s.lists = grow(s.lists, total)
+	lists := s.lists
 	pos := s.htab[:n]
 	copy(pos, cnt[:n])
 	for v := range n {

@@ -82,24 +82,26 @@ func bisectLimits(g *Graph, t0 float64, eps float64) bisection {
 // mlBisect bisects g with a full multilevel scheme: coarsen, try several
 // greedy growings with 2-way FM on the coarsest graph, keep the best, and
 // refine with 2-way FM at every level on the way back.
-func mlBisect(g *Graph, b bisection, rng *rand.Rand) []int32 {
-	n := g.NumVertices()
+func mlBisect(g *Graph, b bisection, ws *workspace) []int32 {
+	rng := ws.rng
 	maxVW := max(int64(1.5*float64(g.totalVW)/bisectCoarsenTo), 1)
-	levels, cg := coarsen(g, bisectCoarsenTo, maxVW, rng)
+	levels, cg := coarsen(g, bisectCoarsenTo, maxVW, rng, &ws.ms)
 	limit := b.limit[:]
 	target := []float64{b.t0, float64(g.totalVW) - b.t0}
 	cn := cg.NumVertices()
 	best := make([]int32, cn)
 	cur := make([]int32, cn)
-	gain := make([]int64, cn)
-	h := newGainHeap(cn)
+	ws.gain = grow(ws.gain, cn)
+	h := &ws.heap
+	h.ensure(cn)
+	r := &ws.r
 	var bestOver, bestCut int64 = math.MaxInt64, math.MaxInt64
 	for t := 0; t < bisectTries; t++ {
 		if cn == 0 {
 			break
 		}
-		growBisection(cg, b, rng, h, gain, cur)
-		r := newRefiner(cg, cur, 2, limit, target, rng)
+		growBisection(cg, b, rng, h, ws.gain, cur)
+		r.init(cg, cur, 2, coarseLimit(limit, cg, levels, ws), target)
 		r.balance()
 		r.refine()
 		over, cut := r.overload(), r.cut()
@@ -116,12 +118,26 @@ func mlBisect(g *Graph, b bisection, rng *rand.Rand) []int32 {
 			fine[v] = part[c]
 		}
 		part = fine
-		r := newRefiner(lv.g, part, 2, limit, target, rng)
+		lim := limit
+		if i > 0 {
+			lim = relaxLimits(limit, lv.g, ws.lim)
+			ws.lim = lim
+		}
+		r.init(lv.g, part, 2, lim, target)
 		r.balance()
 		r.refine()
 	}
-	_ = n
 	return part
+}
+
+// coarseLimit returns the limits for the coarsest graph cg: relaxed if cg
+// is coarser than the input.
+func coarseLimit(limit []int64, cg *Graph, levels []level, ws *workspace) []int64 {
+	if len(levels) == 0 {
+		return limit
+	}
+	ws.lim = relaxLimits(limit, cg, ws.lim)
+	return ws.lim
 }
 
 // split returns the subgraphs induced by the two sides of a bisection and,
@@ -183,7 +199,8 @@ type rbSpec struct {
 	hard bool
 	caps []int64 // Hard mode: capacity of each part (global part ids)
 	eps  float64 // Balanced mode: tolerance of each bisection
-	rng  *rand.Rand
+	cuts int     // full multilevel bisections tried per split; best kept
+	ws   *workspace
 }
 
 // recurse assigns every vertex of g (vertex v is vertex ids[v] of the
@@ -232,7 +249,7 @@ func (s *rbSpec) recurse(g *Graph, ids []int32, parts []int32, target []float64,
 	case t0 >= float64(g.totalVW):
 		side = make([]int32, g.NumVertices())
 	default:
-		side = mlBisect(g, b, s.rng)
+		side = s.bestBisect(g, b)
 	}
 	subs, maps := split(g, side)
 	for sd, ps := range [2][]int32{parts[:k0], parts[k0:]} {
@@ -253,6 +270,31 @@ func (s *rbSpec) recurse(g *Graph, ids []int32, parts []int32, target []float64,
 		}
 		s.recurse(sub, sids, ps, nt, out)
 	}
+}
+
+// bestBisect runs s.cuts multilevel bisections and keeps the best by
+// (weight above the limits, cut).
+func (s *rbSpec) bestBisect(g *Graph, b bisection) []int32 {
+	var best []int32
+	var bestOver, bestCut int64
+	for i := range max(s.cuts, 1) {
+		side := mlBisect(g, b, s.ws)
+		var pw [2]int64
+		var cut int64
+		for v, sd := range side {
+			pw[sd] += g.vw[v]
+			for j := g.xadj[v]; j < g.xadj[v+1]; j++ {
+				if side[g.adj[j]] != sd {
+					cut += g.ew[j]
+				}
+			}
+		}
+		over := max(pw[0]-b.limit[0], 0) + max(pw[1]-b.limit[1], 0)
+		if i == 0 || over < bestOver || (over == bestOver && cut < bestCut) {
+			best, bestOver, bestCut = side, over, cut
+		}
+	}
+	return best
 }
 
 // subTargets rescales targets ts of parts ps to a side of total weight w:

@@ -36,13 +36,14 @@ func Partition(g *Graph, opts Options) (Result, error) {
 		return Result{}, err
 	}
 	trials := max(opts.Trials, 1)
+	ws := &workspace{}
 	var best []int32
 	bestCut, bestOver := int64(math.MaxInt64), int64(math.MaxInt64)
 	for t := range trials {
 		seed := opts.Seed + uint64(t)*0x9e3779b97f4a7c15
-		part := partitionOnce(g, c, opts.Method, seed)
-		r := newRefiner(g, part, c.k, c.limit, c.target, nil)
-		over, cut := r.overload(), r.cut()
+		part := partitionOnce(g, c, opts.Method, seed, ws)
+		ws.r.init(g, part, c.k, c.limit, c.target)
+		over, cut := ws.r.overload(), ws.r.cut()
 		if over < bestOver || (over == bestOver && cut < bestCut) {
 			best, bestCut, bestOver = part, cut, over
 		}
@@ -63,22 +64,45 @@ func Partition(g *Graph, opts Options) (Result, error) {
 	return res, nil
 }
 
+// workspace holds the random source and the buffers reused across levels,
+// bisections and trials of one Partition call.
+type workspace struct {
+	rng  *rand.Rand
+	r    refiner
+	ms   matchScratch
+	heap gainHeap
+	gain []int64
+	lim  []int64
+}
+
+// initialCuts is the number of multilevel bisections tried at each split
+// of the initial partitioning of KWay.
+const initialCuts = 4
+
 // coarsenTarget is the size at which k-way coarsening stops.
 func coarsenTarget(n, k int) int {
 	lg := max(math.Log2(float64(k)), 1)
-	return max(30*k, int(float64(n)/(20*lg)), 100)
+	return max(coarsenPerPart*k, int(float64(n)/(20*lg)), 100)
 }
+
+// coarsenPerPart: KWay coarsens to about this many vertices per part.
+const coarsenPerPart = 30
 
 // partitionOnce runs one multilevel partitioning with the given seed and
 // returns the part of each vertex (always a complete assignment; feasible
 // whenever forceFit can make it so).
-func partitionOnce(g *Graph, c constraints, method Method, seed uint64) []int32 {
-	rng := rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))
+func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *workspace) []int32 {
+	ws.rng = rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))
+	ws.r.rng = ws.rng
 	n := g.NumVertices()
 	if c.k == 1 {
 		return make([]int32, n)
 	}
-	spec, parts, target := rbSetup(g, c, rng)
+	spec, parts, target := rbSetup(g, c, ws)
+	r := &ws.r
+	if method == KWay {
+		spec.cuts = initialCuts
+	}
 	var part []int32
 	switch method {
 	case RecursiveBisection:
@@ -87,10 +111,10 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64) []int32 
 	default:
 		to := coarsenTarget(n, c.k)
 		maxVW := max(int64(1.5*float64(g.totalVW)/float64(to)), 1)
-		levels, cg := coarsen(g, to, maxVW, rng)
+		levels, cg := coarsen(g, to, maxVW, ws.rng, &ws.ms)
 		part = make([]int32, cg.NumVertices())
 		spec.recurse(cg, nil, parts, target, part)
-		r := newRefiner(cg, part, c.k, c.limit, c.target, rng)
+		r.init(cg, part, c.k, coarseLimit(c.limit, cg, levels, ws), c.target)
 		r.balance()
 		r.refine()
 		for i := len(levels) - 1; i >= 0; i-- {
@@ -101,13 +125,14 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64) []int32 
 			}
 			part = fine
 			if i > 0 {
-				r = newRefiner(lv.g, part, c.k, c.limit, c.target, rng)
+				ws.lim = relaxLimits(c.limit, lv.g, ws.lim)
+				r.init(lv.g, part, c.k, ws.lim, c.target)
 				r.balance()
 				r.refine()
 			}
 		}
 	}
-	r := newRefiner(g, part, c.k, c.limit, c.target, rng)
+	r.init(g, part, c.k, c.limit, c.target)
 	r.balance()
 	r.refine()
 	if r.forceFit() {
@@ -119,7 +144,7 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64) []int32 
 // rbSetup prepares the recursive bisection of the initial partitioning:
 // the parts with a positive target, ordered (by decreasing capacity in
 // Hard mode), their targets, and the per-bisection tolerance.
-func rbSetup(g *Graph, c constraints, rng *rand.Rand) (*rbSpec, []int32, []float64) {
+func rbSetup(g *Graph, c constraints, ws *workspace) (*rbSpec, []int32, []float64) {
 	var parts []int32
 	for p := range int32(c.k) {
 		if c.target[p] > 0 {
@@ -129,14 +154,14 @@ func rbSetup(g *Graph, c constraints, rng *rand.Rand) (*rbSpec, []int32, []float
 	if len(parts) == 0 { // weightless graph: any part with room
 		parts = append(parts, 0)
 	}
-	spec := &rbSpec{rng: rng}
+	spec := &rbSpec{ws: ws}
 	if !c.balance {
 		spec.hard = true
 		spec.caps = c.limit
 		slices.SortStableFunc(parts, func(a, b int32) int { return cmp.Compare(c.limit[b], c.limit[a]) })
 	} else {
-		levels := math.Ceil(math.Log2(float64(len(parts))))
-		spec.eps = math.Pow(1+c.eps, 1/math.Max(levels, 1)) - 1
+		// per-bisection tolerance as in METIS: (1+eps)^(1/ln k) - 1
+		spec.eps = math.Pow(1+c.eps, 1/math.Max(math.Log(float64(len(parts))), 1)) - 1
 	}
 	target := make([]float64, len(parts))
 	for i, p := range parts {

@@ -23,6 +23,27 @@ func newGainHeap(n int) *gainHeap {
 	return h
 }
 
+// ensure empties the heap and makes room for vertices 0..n-1, keeping the
+// invariant that pos is -1 everywhere outside the heap.
+func (h *gainHeap) ensure(n int) {
+	h.reset()
+	if cap(h.pos) < n {
+		h.pos = make([]int32, n)
+		for i := range h.pos {
+			h.pos[i] = -1
+		}
+	}
+	h.pos = h.pos[:n]
+}
+
+// grow returns s resized to n, reusing its storage when large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
 // reset empties the heap in time proportional to its size.
 func (h *gainHeap) reset() {
 	for _, it := range h.items {

@@ -9,11 +9,20 @@ import (
 
 // refiner holds a partition of one graph under per-part weight limits and
 // improves it with k-way Fiduccia-Mattheyses passes: boundary vertices sit
-// in a max-heap keyed by the gain of their best feasible move; each pass
-// moves the best vertex (even at a loss), locks it, updates its neighbours,
-// and at the end rolls back to the best prefix of moves. With a feasible
-// start (every part within its limit) a pass therefore never increases the
-// cut and never breaks a limit. k = 2 gives classical 2-way FM.
+// in a max-heap keyed by the gain of their best move; each pass moves the
+// best vertex (even at a loss), locks it, updates its neighbours, and at
+// the end rolls back to the best prefix of moves. Inside a pass a part may
+// exceed its limit by `slack` (so that a move and its counter-move can
+// swap vertices between full parts), but the prefix kept is the best by
+// (weight above the limits, cut): with a feasible start a pass therefore
+// never increases the cut and never breaks a limit. k = 2 gives classical
+// 2-way FM.
+//
+// For every vertex the refiner keeps its internal degree (edge weight to
+// its own part), external degree, and a short list of (part, edge weight)
+// entries for the other adjacent parts, updated incrementally on every
+// move as METIS does, so a gain is computed in time proportional to the
+// number of adjacent parts rather than the degree.
 type refiner struct {
 	g      *Graph
 	k      int
@@ -22,15 +31,22 @@ type refiner struct {
 	limit  []int64
 	target []float64
 
-	conn    []int64 // per-part connectivity scratch, all zero between uses
-	touched []int32
-	heap    *gainHeap
-	stamp   []int32 // stamp[v] == pass marks v locked in this pass
-	pass    int32
-	moves   []moveRec
-	rng     *rand.Rand
-	order   []int32
+	id     []int64 // edge weight to the vertex's own part
+	ed     []int64 // edge weight to other parts
+	nstart []int32 // v's entries live in pool[nstart[v]:nstart[v]+nn[v]]
+	nn     []int32
+	pool   []nbr
 
+	heap      gainHeap
+	partHeaps []gainHeap // per-part heaps for forced moves, sharing partPos
+	partPos   []int32
+	stamp     []int32    // stamp[v] == pass marks v locked in this pass
+	pass      int32
+	moves     []moveRec
+	rng       *rand.Rand
+	order     []int32
+
+	slack     int64
 	maxStall  int
 	maxPasses int
 
@@ -40,27 +56,141 @@ type refiner struct {
 	brokenNoRollback bool
 }
 
+type nbr struct {
+	p int32
+	w int64
+}
+
 type moveRec struct {
 	v    int32
 	from int32
 }
 
-func newRefiner(g *Graph, part []int32, k int, limit []int64, target []float64, rng *rand.Rand) *refiner {
+// init points the refiner at a partition of g, reusing its buffers.
+func (r *refiner) init(g *Graph, part []int32, k int, limit []int64, target []float64) {
 	n := g.NumVertices()
-	r := &refiner{
-		g: g, k: k, part: part, limit: limit, target: target,
-		pw:    make([]int64, k),
-		conn:  make([]int64, k),
-		heap:  newGainHeap(n),
-		stamp: make([]int32, n),
-		rng:   rng,
-	}
+	r.g, r.k, r.part, r.limit, r.target = g, k, part, limit, target
+	r.pw = grow(r.pw, k)
+	clear(r.pw)
 	for v, p := range part {
 		r.pw[p] += g.vw[v]
 	}
-	r.maxStall = min(max(n/20, 25), 400)
-	r.maxPasses = 12
-	return r
+	r.stamp = grow(r.stamp, n) // old stamps are < the next pass number
+	r.heap.ensure(n)
+	for p := range r.partHeaps {
+		r.partHeaps[p].reset()
+	}
+	if cap(r.partPos) < n {
+		r.partPos = make([]int32, n)
+		for i := range r.partPos {
+			r.partPos[i] = -1
+		}
+	}
+	r.partPos = r.partPos[:n]
+	for len(r.partHeaps) < k {
+		r.partHeaps = append(r.partHeaps, gainHeap{})
+	}
+	for p := range r.partHeaps {
+		r.partHeaps[p].pos = r.partPos
+	}
+	if k == 2 {
+		r.maxStall = min(max(n/100, 15), 100) // as METIS's 2-way FM
+		r.maxPasses = 10
+	} else {
+		r.maxStall = min(max(n/20, 25), 400)
+		r.maxPasses = 12
+	}
+	r.slack = g.maxVW
+	r.initConn()
+}
+
+// relaxLimits returns limits loosened for a coarse level of a hierarchy:
+// each limit grows by relaxFactor average vertex weights of that level, so
+// coarse levels can trade a little balance for cut; finer levels, with
+// lighter vertices, restore the balance cheaply. buf is reused.
+func relaxLimits(limit []int64, g *Graph, buf []int64) []int64 {
+	relaxFactor := relaxKWay
+	if len(limit) == 2 {
+		relaxFactor = relax2Way
+	}
+	buf = grow(buf, len(limit))
+	extra := int64(0)
+	if n := g.NumVertices(); n > 0 {
+		extra = int64(relaxFactor * float64(g.totalVW) / float64(n))
+	}
+	for i, l := range limit {
+		buf[i] = l + extra
+	}
+	return buf
+}
+
+// Relaxation of coarse-level limits, in average vertex weights of the
+// level. Measured on the benchmark set: relaxing bisections lets their
+// coarse levels find straighter cuts; relaxing k-way levels hurts graphs
+// with heavy cliques (worker graphs), whose finest-level rebalancing then
+// has to cut heavy edges.
+const relaxKWay, relax2Way = 0.0, 3.0
+
+// initConn computes id, ed and the part entries of every vertex.
+func (r *refiner) initConn() {
+	g := r.g
+	n := g.NumVertices()
+	r.id = grow(r.id, n)
+	r.ed = grow(r.ed, n)
+	r.nstart = grow(r.nstart, n+1)
+	r.nn = grow(r.nn, n)
+	total := 0
+	for v := range n {
+		r.nstart[v] = int32(total)
+		total += min(g.Degree(v), r.k)
+	}
+	r.nstart[n] = int32(total)
+	r.pool = grow(r.pool, total)
+	for v := range n {
+		pv := r.part[v]
+		var id, ed int64
+		base := r.nstart[v]
+		cnt := int32(0)
+		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
+			p, w := r.part[g.adj[i]], g.ew[i]
+			if p == pv {
+				id += w
+				continue
+			}
+			ed += w
+			j := base
+			for ; j < base+cnt; j++ {
+				if r.pool[j].p == p {
+					r.pool[j].w += w
+					break
+				}
+			}
+			if j == base+cnt {
+				r.pool[j] = nbr{p: p, w: w}
+				cnt++
+			}
+		}
+		r.id[v], r.ed[v], r.nn[v] = id, ed, cnt
+	}
+}
+
+// addConn adds w (possibly negative) to u's entry for part p, creating or
+// deleting the entry as needed.
+func (r *refiner) addConn(u, p int32, w int64) {
+	base := r.nstart[u]
+	end := base + r.nn[u]
+	for j := base; j < end; j++ {
+		if r.pool[j].p == p {
+			r.pool[j].w += w
+			if r.pool[j].w == 0 {
+				r.pool[j] = r.pool[end-1]
+				r.nn[u]--
+			}
+			return
+		}
+	}
+	r.pool[end] = nbr{p: p, w: w}
+	r.nn[u]++
 }
 
 // overload is the total weight above the limits.
@@ -76,37 +206,11 @@ func (r *refiner) overload() int64 {
 
 // cut computes the edge cut of the current partition.
 func (r *refiner) cut() int64 {
-	g := r.g
 	var c int64
-	for v := range g.vw {
-		pv := r.part[v]
-		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
-			if r.part[g.adj[i]] != pv {
-				c += g.ew[i]
-			}
-		}
+	for _, e := range r.ed {
+		c += e
 	}
 	return c / 2
-}
-
-// gather fills conn/touched with v's connectivity to each adjacent part.
-// The caller must call scatter afterwards.
-func (r *refiner) gather(v int32) {
-	g := r.g
-	r.touched = r.touched[:0]
-	for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
-		p := r.part[g.adj[i]]
-		if r.conn[p] == 0 {
-			r.touched = append(r.touched, p)
-		}
-		r.conn[p] += g.ew[i]
-	}
-}
-
-func (r *refiner) scatter() {
-	for _, p := range r.touched {
-		r.conn[p] = 0
-	}
 }
 
 // lighter reports whether adding w to part p leaves it relatively lighter
@@ -120,25 +224,24 @@ func (r *refiner) lighter(p, q int32, w int64) bool {
 	return p < q
 }
 
-// bestMove returns the adjacent part that v can move to without breaking
-// that part's limit and that gains the most (ties: the relatively lighter
-// part). ok is false if v is not on the boundary or no such part exists.
-func (r *refiner) bestMove(v int32) (to int32, gain int64, ok bool) {
-	r.gather(v)
-	a := r.part[v]
+// bestMove returns the adjacent part that v can move to without taking
+// that part more than slack above its limit and that gains the most (ties:
+// the relatively lighter part). ok is false if v is not on the boundary or
+// no such part exists.
+func (r *refiner) bestMove(v int32, slack int64) (to int32, gain int64, ok bool) {
 	wv := r.g.vw[v]
-	internal := r.conn[a]
+	internal := r.id[v]
 	to, gain = -1, math.MinInt64
-	for _, p := range r.touched {
-		if p == a || r.pw[p]+wv > r.limit[p] {
+	base := r.nstart[v]
+	for _, e := range r.pool[base : base+r.nn[v]] {
+		if r.pw[e.p]+wv > r.limit[e.p]+slack {
 			continue
 		}
-		gp := r.conn[p] - internal
-		if gp > gain || (gp == gain && r.lighter(p, to, wv)) {
-			to, gain = p, gp
+		gp := e.w - internal
+		if gp > gain || (gp == gain && r.lighter(e.p, to, wv)) {
+			to, gain = e.p, gp
 		}
 	}
-	r.scatter()
 	return to, gain, to >= 0
 }
 
@@ -148,15 +251,53 @@ func (r *refiner) dev(p int32, delta int64) float64 {
 	return e*e - d*d
 }
 
-// move moves v to part b, returning the change in overload.
+// move moves v to part b, updating weights and connectivity, and returns
+// the change in overload.
 func (r *refiner) move(v, b int32) int64 {
+	g := r.g
 	a := r.part[v]
-	w := r.g.vw[v]
+	w := g.vw[v]
 	before := max(r.pw[a]-r.limit[a], 0) + max(r.pw[b]-r.limit[b], 0)
 	r.pw[a] -= w
 	r.pw[b] += w
-	r.part[v] = b
 	after := max(r.pw[a]-r.limit[a], 0) + max(r.pw[b]-r.limit[b], 0)
+
+	// v's own entries: the old internal degree becomes the entry for a,
+	// the entry for b becomes the internal degree.
+	base := r.nstart[v]
+	var wb int64
+	for j := base; j < base+r.nn[v]; j++ {
+		if r.pool[j].p == b {
+			wb = r.pool[j].w
+			r.pool[j] = r.pool[base+r.nn[v]-1]
+			r.nn[v]--
+			break
+		}
+	}
+	if old := r.id[v]; old > 0 {
+		r.pool[base+r.nn[v]] = nbr{p: a, w: old}
+		r.nn[v]++
+	}
+	r.ed[v] += r.id[v] - wb
+	r.id[v] = wb
+	r.part[v] = b
+
+	for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
+		u, ew := g.adj[i], g.ew[i]
+		switch r.part[u] {
+		case a:
+			r.id[u] -= ew
+			r.ed[u] += ew
+			r.addConn(u, b, ew)
+		case b:
+			r.id[u] += ew
+			r.ed[u] -= ew
+			r.addConn(u, a, -ew)
+		default:
+			r.addConn(u, a, -ew)
+			r.addConn(u, b, ew)
+		}
+	}
 	return after - before
 }
 
@@ -171,15 +312,10 @@ func (r *refiner) refine() {
 
 // boundaryOrder fills r.order with the boundary vertices in random order.
 func (r *refiner) boundaryOrder() {
-	g := r.g
 	r.order = r.order[:0]
-	for v := range g.vw {
-		pv := r.part[v]
-		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
-			if r.part[g.adj[i]] != pv {
-				r.order = append(r.order, int32(v))
-				break
-			}
+	for v, e := range r.ed {
+		if e > 0 {
+			r.order = append(r.order, int32(v))
 		}
 	}
 	r.rng.Shuffle(len(r.order), func(i, j int) { r.order[i], r.order[j] = r.order[j], r.order[i] })
@@ -187,17 +323,41 @@ func (r *refiner) boundaryOrder() {
 
 // fmPass runs one FM pass and reports whether it improved the state
 // (lower overload, or equal overload and lower cut).
+//
+// Two kinds of moves alternate. A free move takes the boundary vertex
+// with the best gain among moves that leave the target part at most slack
+// above its limit (global heap). If that move overfills its target, the
+// next move is forced out of that part, to a part with room (the part's
+// own heap, keyed by gains under the exact limits): together they swap
+// vertices between full parts, which single moves cannot do when the
+// limits are tight.
 func (r *refiner) fmPass() bool {
 	g := r.g
 	r.pass++
-	h := r.heap
+	h := &r.heap
 	h.reset()
+	useForced := r.slack > 0
+	for p := range r.k {
+		r.partHeaps[p].reset()
+	}
+	push := func(v int32) {
+		if _, gain, ok := r.bestMove(v, r.slack); ok {
+			h.push(v, gain)
+		} else {
+			h.remove(v)
+		}
+		if useForced {
+			ph := &r.partHeaps[r.part[v]]
+			if _, gain, ok := r.bestMove(v, 0); ok {
+				ph.push(v, gain)
+			} else {
+				ph.remove(v)
+			}
+		}
+	}
 	r.boundaryOrder()
 	for _, v := range r.order {
-		if to, gain, ok := r.bestMove(v); ok {
-			_ = to
-			h.push(v, gain)
-		}
+		push(v)
 	}
 	r.moves = r.moves[:0]
 	var delta, over int64 // relative to the start of the pass
@@ -205,15 +365,44 @@ func (r *refiner) fmPass() bool {
 	var bestDelta, bestOver int64
 	var bestDev float64
 	bestIdx, stall := 0, 0
-	for h.len() > 0 {
-		v, key := h.pop()
-		b, gain, ok := r.bestMove(v)
-		if !ok {
-			continue
-		}
-		if gain != key {
-			h.push(v, gain)
-			continue
+	forced := int32(-1)
+	for {
+		var v, b int32
+		var gain int64
+		if forced >= 0 {
+			ph := &r.partHeaps[forced]
+			if ph.len() == 0 {
+				forced = -1
+				continue
+			}
+			var key int64
+			var ok bool
+			v, key = ph.pop()
+			if b, gain, ok = r.bestMove(v, 0); !ok {
+				continue
+			}
+			if gain != key {
+				ph.push(v, gain)
+				continue
+			}
+			h.remove(v)
+		} else {
+			if h.len() == 0 {
+				break
+			}
+			var key int64
+			var ok bool
+			v, key = h.pop()
+			if b, gain, ok = r.bestMove(v, r.slack); !ok {
+				continue
+			}
+			if gain != key {
+				h.push(v, gain)
+				continue
+			}
+			if useForced {
+				r.partHeaps[r.part[v]].remove(v)
+			}
 		}
 		a := r.part[v]
 		w := g.vw[v]
@@ -222,6 +411,10 @@ func (r *refiner) fmPass() bool {
 		delta -= gain
 		r.stamp[v] = r.pass
 		r.moves = append(r.moves, moveRec{v: v, from: a})
+		forced = -1
+		if r.pw[b] > r.limit[b] && r.pw[b]-w <= r.limit[b] {
+			forced = b
+		}
 		if over < bestOver || (over == bestOver && (delta < bestDelta || (delta == bestDelta && dev < bestDev-1e-9))) {
 			bestDelta, bestOver, bestDev = delta, over, dev
 			bestIdx = len(r.moves)
@@ -230,14 +423,8 @@ func (r *refiner) fmPass() bool {
 			break
 		}
 		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
-			u := g.adj[i]
-			if r.stamp[u] == r.pass {
-				continue
-			}
-			if _, gu, ok := r.bestMove(u); ok {
-				h.push(u, gu)
-			} else {
-				h.remove(u)
+			if u := g.adj[i]; r.stamp[u] != r.pass {
+				push(u)
 			}
 		}
 	}
@@ -260,7 +447,7 @@ func (r *refiner) balance() {
 		return
 	}
 	g := r.g
-	h := r.heap
+	h := &r.heap
 	h.reset()
 	for v := range g.vw {
 		if a := r.part[v]; r.pw[a] > r.limit[a] {
@@ -302,24 +489,12 @@ func (r *refiner) balance() {
 // balanceMove returns the best part with room for v: an adjacent part
 // with the highest gain, or else the relatively lightest part with room.
 func (r *refiner) balanceMove(v int32) (to int32, gain int64, ok bool) {
-	r.gather(v)
-	a := r.part[v]
-	wv := r.g.vw[v]
-	internal := r.conn[a]
-	to, gain = -1, math.MinInt64
-	for _, p := range r.touched {
-		if p == a || r.pw[p]+wv > r.limit[p] {
-			continue
-		}
-		gp := r.conn[p] - internal
-		if gp > gain || (gp == gain && r.lighter(p, to, wv)) {
-			to, gain = p, gp
-		}
-	}
-	r.scatter()
-	if to >= 0 && gain >= -internal {
+	if to, gain, ok := r.bestMove(v, 0); ok {
 		return to, gain, true
 	}
+	a := r.part[v]
+	wv := r.g.vw[v]
+	to = -1
 	for p := range int32(r.k) {
 		if p == a || r.pw[p]+wv > r.limit[p] {
 			continue
@@ -331,7 +506,7 @@ func (r *refiner) balanceMove(v int32) (to int32, gain int64, ok bool) {
 	if to < 0 {
 		return -1, 0, false
 	}
-	return to, -internal, true
+	return to, -r.id[v], true
 }
 
 // forceFit makes the partition feasible if it is not: it takes vertices
@@ -351,19 +526,12 @@ func (r *refiner) forceFit() bool {
 			continue
 		}
 		var vs []int32
-		var att []int64
 		for v := range g.vw {
 			if r.part[v] == a {
 				vs = append(vs, int32(v))
 			}
 		}
-		att = make([]int64, g.NumVertices())
-		for _, v := range vs {
-			r.gather(v)
-			att[v] = r.conn[a]
-			r.scatter()
-		}
-		slices.SortStableFunc(vs, func(x, y int32) int { return cmp.Compare(att[x], att[y]) })
+		slices.SortStableFunc(vs, func(x, y int32) int { return cmp.Compare(r.id[x], r.id[y]) })
 		for _, v := range vs {
 			if r.pw[a] <= r.limit[a] {
 				break
@@ -374,31 +542,28 @@ func (r *refiner) forceFit() bool {
 		}
 	}
 	slices.SortStableFunc(out, func(x, y int32) int { return cmp.Compare(g.vw[y], g.vw[x]) })
+	conn := make([]int64, r.k)
 	for _, v := range out {
 		wv := g.vw[v]
-		best := int32(-1)
-		var bestConn int64 = -1
-		r.touched = r.touched[:0]
 		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
 			if p := r.part[g.adj[i]]; p >= 0 {
-				if r.conn[p] == 0 {
-					r.touched = append(r.touched, p)
-				}
-				r.conn[p] += g.ew[i]
+				conn[p] += g.ew[i]
 			}
 		}
+		best := int32(-1)
+		var bestConn int64 = -1
 		for p := range int32(r.k) {
 			if r.pw[p]+wv > r.limit[p] {
 				continue
 			}
-			c := r.conn[p]
-			if c > bestConn || (c == bestConn && r.lighter(p, best, wv)) {
+			if c := conn[p]; c > bestConn || (c == bestConn && r.lighter(p, best, wv)) {
 				best, bestConn = p, c
 			}
 		}
-		r.scatter()
+		clear(conn)
 		if best < 0 {
-			// No room anywhere: put it in the lightest part and report.
+			// No room anywhere: put it in the lightest part; the caller
+			// sees the overload.
 			best = 0
 			for p := range int32(r.k) {
 				if r.lighter(p, best, wv) {
@@ -409,5 +574,6 @@ func (r *refiner) forceFit() bool {
 		r.part[v] = best
 		r.pw[best] += wv
 	}
+	r.initConn()
 	return r.overload() == 0
 }

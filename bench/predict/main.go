@@ -1,0 +1,548 @@
+// Command predict is the accuracy benchmark of package predict (see
+// bench/predict_vs_sklearn.sh and the "predict" section of BENCHMARKS.md).
+//
+// It generates a seeded synthetic recurring workload (trace.GenerateRecurring), splits it by
+// arrival time (the first 80% of jobs train, the last 20% test) and replays it as events in
+// time order: a job arrives (every method predicts it from what is known then) and a job
+// finishes (every method learns it). Jobs finish at Arrival + Iterations * StepTime, as if they
+// ran at once. The predictor is Fit on the training jobs that finished before the first test
+// job arrived; training jobs that finish later are observed during the replay like test jobs.
+// Only test jobs are scored.
+//
+// Methods:
+//   - ours (static): the predictor with the forest frozen after Fit (history features still
+//     update as jobs finish). This is the protocol scikit-learn gets: the same training rows
+//     and the same test vectors (Predictor.TrainingData and Predictor.Encode), exported to CSV.
+//   - ours (online): the same, retraining every Options.RetrainEvery observations.
+//   - last run: the iterations of the group's most recently finished run; a job whose group has
+//     none gets the median of all jobs finished so far.
+//   - malaschitz (static): BackendMalaschitz, static protocol (with -malaschitz).
+//
+// Usage:
+//
+//	go run ./bench/predict -out DIR            # replay, write DIR/{train,test,ours}.csv
+//	go run ./bench/predict -report DIR         # print the table (after sklearn_rf.py DIR)
+//	go run ./bench/predict -sweep              # Bins x Trees sweep on a validation split
+package main
+
+import (
+	"cmp"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/predict"
+	"github.com/gpusched/gpusched/trace"
+)
+
+func main() {
+	jobs := flag.Int("jobs", 50000, "jobs in the synthetic workload")
+	seed := flag.Uint64("seed", 1, "workload seed")
+	out := flag.String("out", "", "replay and write CSVs and our predictions to this directory")
+	report := flag.String("report", "", "print the accuracy table from this directory")
+	sweep := flag.Bool("sweep", false, "sweep Bins x Trees on a validation split of the training jobs")
+	malaschitz := flag.Bool("malaschitz", false, "also run the malaschitz backend (slow)")
+	malaTrees := flag.Int("malaschitz-trees", 0, "trees for the malaschitz backend (0: same as ours)")
+	bins := flag.Int("bins", 0, "Options.Bins (0: default)")
+	trees := flag.Int("trees", 0, "Options.Trees (0: default)")
+	mtry := flag.Int("mtry", 0, "Options.MTry (0: default)")
+	minLeaf := flag.Int("minleaf", 0, "Options.MinLeaf (0: default)")
+	split := flag.String("split", "variance", "CART split criterion: variance or gini")
+	sweepBins := flag.String("sweep-bins", "8,16,32,64,128", "Bins values of the sweep")
+	sweepTrees := flag.String("sweep-trees", "16,32,64,128", "Trees values of the sweep")
+	sweepLeaf := flag.String("sweep-minleaf", "", "MinLeaf values of the sweep (default: -minleaf)")
+	sweepMTry := flag.String("sweep-mtry", "", "MTry values of the sweep (default: -mtry)")
+	sweepSplit := flag.String("sweep-split", "", "split criteria of the sweep (default: -split)")
+	flag.Parse()
+
+	opts := predict.Options{Bins: *bins, Trees: *trees, MTry: *mtry, MinLeaf: *minLeaf, Seed: 1}
+	switch *split {
+	case "variance":
+	case "gini":
+		opts.Split = predict.SplitGini
+	default:
+		log.Fatalf("unknown -split %q", *split)
+	}
+
+	switch {
+	case *report != "":
+		if err := printReport(*report); err != nil {
+			log.Fatal(err)
+		}
+	case *sweep:
+		grid := sweepGrid{
+			bins: ints(*sweepBins), trees: ints(*sweepTrees),
+			minLeaf: ints(*sweepLeaf), mtry: ints(*sweepMTry),
+		}
+		if *sweepSplit != "" {
+			for _, s := range strings.Split(*sweepSplit, ",") {
+				grid.split = append(grid.split, s)
+			}
+		}
+		if err := runSweep(*jobs, *seed, opts, grid); err != nil {
+			log.Fatal(err)
+		}
+	case *out != "":
+		if err := runReplay(*jobs, *seed, opts, *out, *malaschitz, *malaTrees); err != nil {
+			log.Fatal(err)
+		}
+	default:
+		flag.Usage()
+		os.Exit(2)
+	}
+}
+
+// finishTime is when a record's job finishes in the replay.
+func finishTime(r *trace.Record) float64 {
+	return r.Job.Arrival + r.Iterations*r.Job.StepTime
+}
+
+// result holds one method's predictions of the scored jobs.
+type result struct {
+	name     string
+	pred     []float64
+	p10      []float64 // nil unless the method has a spread
+	p90      []float64
+	trainS   float64 // seconds to train (Fit)
+	predictS float64 // seconds spent predicting and observing during the replay
+}
+
+// replay scores the jobs recs[first:] (arrival order) for every predictor in ps (built with
+// the given options), which are Fit on recs[:first] jobs finished before recs[first] arrived.
+// It also returns the last-run baseline, and through encode, if set, the vectors the first
+// predictor gave each scored job at arrival.
+func replay(recs []trace.Record, first int, ps []*predict.Predictor, names []string,
+	encode func(i int, x []float64)) ([]result, error) {
+	cut := recs[first].Job.Arrival
+	var train []predict.Sample
+	type event struct {
+		t      float64
+		arrive bool
+		i      int
+	}
+	var events []event
+	for i := range recs {
+		r := &recs[i]
+		f := finishTime(r)
+		switch {
+		case i < first && f < cut:
+			train = append(train, predict.Sample{Job: r.Job, Iterations: r.Iterations, Finished: f})
+		case i < first:
+			events = append(events, event{f, false, i})
+		default:
+			events = append(events, event{r.Job.Arrival, true, i}, event{f, false, i})
+		}
+	}
+	// Arrivals before finishes at equal times: a job sees only runs finished strictly before.
+	slices.SortStableFunc(events, func(a, b event) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		if a.arrive != b.arrive {
+			if a.arrive {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+
+	res := make([]result, len(ps)+1)
+	n := len(recs) - first
+	for k, p := range ps {
+		res[k] = result{name: names[k], pred: make([]float64, n), p10: make([]float64, n), p90: make([]float64, n)}
+		start := time.Now()
+		if err := p.Fit(train); err != nil {
+			return nil, err
+		}
+		res[k].trainS = time.Since(start).Seconds()
+	}
+	last := &res[len(ps)]
+	*last = result{name: "last run of group", pred: make([]float64, n)}
+	lastRun := map[string]float64{}
+	var finished []float64
+	for k, p := range ps {
+		start := time.Now()
+		for _, e := range events {
+			r := &recs[e.i]
+			if !e.arrive {
+				if err := p.Observe(&r.Job, r.Iterations); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			est, err := p.Predict(&r.Job)
+			if err != nil {
+				return nil, err
+			}
+			j := e.i - first
+			res[k].pred[j], res[k].p10[j], res[k].p90[j] = est.Iterations, est.P10, est.P90
+			if k == 0 && encode != nil {
+				x, err := p.Encode(&r.Job)
+				if err != nil {
+					return nil, err
+				}
+				encode(j, x)
+			}
+		}
+		res[k].predictS = time.Since(start).Seconds()
+	}
+	// Last-run baseline over the same events (plus the training jobs' finishes, in order).
+	all := make([]event, 0, len(events)+len(train))
+	for i := 0; i < first; i++ {
+		if f := finishTime(&recs[i]); f < cut {
+			all = append(all, event{f, false, i})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b event) int { return cmp.Compare(a.t, b.t) })
+	all = append(all, events...)
+	for _, e := range all {
+		r := &recs[e.i]
+		g := r.Job.Features.Group
+		if !e.arrive {
+			lastRun[g] = r.Iterations
+			finished = append(finished, r.Iterations)
+			continue
+		}
+		v, ok := lastRun[g]
+		if !ok {
+			v = medianOf(finished)
+		}
+		last.pred[e.i-first] = v
+	}
+	return res, nil
+}
+
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 1
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func runReplay(jobs int, seed uint64, opts predict.Options, dir string, withMala bool, malaTrees int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	recs, err := trace.GenerateRecurring(trace.DefaultRecurringConfig(jobs, seed))
+	if err != nil {
+		return err
+	}
+	first := len(recs) * 8 / 10
+
+	static := opts
+	static.RetrainEvery = -1
+	names := []string{"ours (static)", "ours (online)"}
+	sp, err := predict.New(static)
+	if err != nil {
+		return err
+	}
+	op, err := predict.New(opts)
+	if err != nil {
+		return err
+	}
+	ps := []*predict.Predictor{sp, op}
+	if withMala {
+		mo := static
+		mo.Backend = predict.BackendMalaschitz
+		if malaTrees > 0 {
+			mo.Trees = malaTrees
+		}
+		mp, err := predict.New(mo)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, mp)
+		names = append(names, fmt.Sprintf("malaschitz (static, %d trees)", mp.Options().Trees))
+	}
+	testX := make([][]float64, len(recs)-first)
+	res, err := replay(recs, first, ps, names, func(i int, x []float64) { testX[i] = x })
+	if err != nil {
+		return err
+	}
+
+	// Export the static predictor's training rows and test vectors for scikit-learn.
+	names0, X, y := sp.TrainingData()
+	if err := writeCSV(filepath.Join(dir, "train.csv"), append(slices.Clone(names0), "log_iterations"), X, y); err != nil {
+		return err
+	}
+	actual := make([]float64, len(recs)-first)
+	for i := range actual {
+		actual[i] = recs[first+i].Iterations
+	}
+	if err := writeCSV(filepath.Join(dir, "test.csv"), append(slices.Clone(names0), "iterations"), testX, actual); err != nil {
+		return err
+	}
+	// Our predictions.
+	f, err := os.Create(filepath.Join(dir, "ours.json"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	type jr struct {
+		Name     string
+		Pred     []float64
+		P10, P90 []float64 `json:",omitempty"`
+		TrainS   float64
+		PredictS float64
+	}
+	var out []jr
+	for _, r := range res {
+		out = append(out, jr{r.name, r.pred, r.p10, r.p90, r.trainS, r.predictS})
+	}
+	meta := map[string]any{
+		"jobs": jobs, "seed": seed, "train_jobs": first, "test_jobs": len(recs) - first,
+		"fit_rows": len(X), "features": len(names0), "options": sp.Options(), "results": out,
+	}
+	enc := json.NewEncoder(f)
+	return enc.Encode(meta)
+}
+
+func writeCSV(path string, header []string, X [][]float64, y []float64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	if err := w.Write(header); err != nil {
+		return err
+	}
+	rec := make([]string, len(header))
+	for i := range X {
+		for j, v := range X[i] {
+			rec[j] = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		rec[len(rec)-1] = strconv.FormatFloat(y[i], 'g', -1, 64)
+		if err := w.Write(rec); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func printReport(dir string) error {
+	var meta struct {
+		Jobs, TrainJobs, TestJobs, FitRows, Features int `json:"-"`
+		Results                                      []struct {
+			Name     string
+			Pred     []float64
+			P10, P90 []float64
+			TrainS   float64
+			PredictS float64
+		} `json:"results"`
+		J  int `json:"jobs"`
+		Tr int `json:"train_jobs"`
+		Te int `json:"test_jobs"`
+		Fr int `json:"fit_rows"`
+		Fe int `json:"features"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "ours.json"))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &meta); err != nil {
+		return err
+	}
+	actual, err := readColumn(filepath.Join(dir, "test.csv"), "iterations")
+	if err != nil {
+		return err
+	}
+	type row struct {
+		name           string
+		rmsle, mdape   float64
+		cover          string
+		train, predict string
+	}
+	var rows []row
+	add := func(name string, pred, p10, p90 []float64, train, pr string) error {
+		r, err := predict.RMSLE(pred, actual)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		m, err := predict.MdAPE(pred, actual)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		cover := "-"
+		if p10 != nil {
+			in := 0
+			for i := range actual {
+				if actual[i] >= p10[i] && actual[i] <= p90[i] {
+					in++
+				}
+			}
+			cover = fmt.Sprintf("%.0f%%", 100*float64(in)/float64(len(actual)))
+		}
+		rows = append(rows, row{name, r, m, cover, train, pr})
+		return nil
+	}
+	for _, r := range meta.Results {
+		train, pr := "-", "-"
+		if r.TrainS > 0 {
+			train = fmt.Sprintf("%.2f s", r.TrainS)
+			pr = fmt.Sprintf("%.2f s", r.PredictS)
+		}
+		if err := add(r.Name, r.Pred, r.P10, r.P90, train, pr); err != nil {
+			return err
+		}
+	}
+	// scikit-learn results, if present.
+	skl, _ := filepath.Glob(filepath.Join(dir, "sklearn_*.csv"))
+	slices.Sort(skl)
+	for _, path := range skl {
+		pred, err := readColumn(path, "prediction")
+		if err != nil {
+			return err
+		}
+		var info struct {
+			Name   string  `json:"name"`
+			TrainS float64 `json:"train_s"`
+		}
+		if b, err := os.ReadFile(strings.TrimSuffix(path, ".csv") + ".json"); err == nil {
+			_ = json.Unmarshal(b, &info)
+		}
+		if info.Name == "" {
+			info.Name = filepath.Base(path)
+		}
+		if err := add(info.Name, pred, nil, nil, fmt.Sprintf("%.2f s", info.TrainS), "-"); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("workload: %d jobs (seed as given), %d train / %d test by arrival; forest fit on %d rows x %d features\n\n",
+		meta.J, meta.Tr, meta.Te, meta.Fr, meta.Fe)
+	fmt.Println("| method | RMSLE | MdAPE | P10-P90 coverage | train time | replay time |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		fmt.Printf("| %s | %.4f | %.1f%% | %s | %s | %s |\n", r.name, r.rmsle, r.mdape, r.cover, r.train, r.predict)
+	}
+	return nil
+}
+
+func readColumn(path, col string) ([]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: empty", path)
+	}
+	k := slices.Index(recs[0], col)
+	if k < 0 {
+		return nil, fmt.Errorf("%s: no column %q", path, col)
+	}
+	out := make([]float64, len(recs)-1)
+	for i, r := range recs[1:] {
+		v, err := strconv.ParseFloat(r[k], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, i+2, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// sweepGrid lists the option values a sweep tries (empty: the value of opts).
+type sweepGrid struct {
+	bins, trees, minLeaf, mtry []int
+	split                      []string
+}
+
+func ints(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			log.Fatalf("bad integer list %q", s)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// runSweep trains on the first 70% of the jobs (by arrival) and scores the next 10% (the
+// validation split; the last 20%, the test split, is never looked at), static protocol, for
+// every combination of the grid.
+func runSweep(jobs int, seed uint64, opts predict.Options, g sweepGrid) error {
+	recs, err := trace.GenerateRecurring(trace.DefaultRecurringConfig(jobs, seed))
+	if err != nil {
+		return err
+	}
+	recs = recs[:len(recs)*8/10]
+	first := len(recs) * 7 / 8
+	actual := make([]float64, len(recs)-first)
+	for i := range actual {
+		actual[i] = recs[first+i].Iterations
+	}
+	or := func(v []int, d int) []int {
+		if len(v) == 0 {
+			return []int{d}
+		}
+		return v
+	}
+	splits := g.split
+	if len(splits) == 0 {
+		splits = []string{opts.Split.String()}
+	}
+	fmt.Printf("validation: train on %d jobs, score the next %d (static protocol)\n\n", first, len(actual))
+	fmt.Println("| split | MinLeaf | MTry | Bins | Trees | RMSLE | MdAPE | P10-P90 coverage | fit time |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, sp := range splits {
+		for _, ml := range or(g.minLeaf, opts.MinLeaf) {
+			for _, mt := range or(g.mtry, opts.MTry) {
+				for _, b := range or(g.bins, opts.Bins) {
+					for _, t := range or(g.trees, opts.Trees) {
+						o := opts
+						o.Bins, o.Trees, o.MinLeaf, o.MTry, o.RetrainEvery = b, t, ml, mt, -1
+						o.Split = predict.SplitVariance
+						if sp == "gini" {
+							o.Split = predict.SplitGini
+						}
+						p, err := predict.New(o)
+						if err != nil {
+							return err
+						}
+						res, err := replay(recs, first, []*predict.Predictor{p}, []string{"ours"}, nil)
+						if err != nil {
+							return err
+						}
+						r := res[0]
+						rm, _ := predict.RMSLE(r.pred, actual)
+						md, _ := predict.MdAPE(r.pred, actual)
+						in := 0
+						for i := range actual {
+							if actual[i] >= r.p10[i] && actual[i] <= r.p90[i] {
+								in++
+							}
+						}
+						oo := p.Options()
+						fmt.Printf("| %s | %d | %d | %d | %d | %.4f | %.1f%% | %.0f%% | %.2f s |\n", sp, oo.MinLeaf, mt, oo.Bins, oo.Trees,
+							rm, md, 100*float64(in)/float64(len(actual)), r.trainS)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}

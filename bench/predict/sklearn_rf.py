@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+"""scikit-learn baseline of the predict benchmark (see bench/predict_vs_sklearn.sh).
+
+Reads DIR/train.csv (the encoded training rows of package predict and their natural log of
+iterations) and DIR/test.csv (the encoded test vectors, as the predictor saw them at each
+job's arrival, and the true iterations), fits sklearn.ensemble.RandomForestRegressor on
+log(iterations) and writes, for each configuration, DIR/sklearn_<tag>.csv (one column,
+"prediction": exp of the predicted log) and DIR/sklearn_<tag>.json (name, training seconds).
+
+Configurations:
+  default: RandomForestRegressor(n_estimators=100), scikit-learn's defaults otherwise
+           (max_features=1.0, min_samples_leaf=1, bootstrap).
+  tuned:   the best of a small grid (max_features in {1/3, 1.0} x min_samples_leaf in {1, 3, 10},
+           100 trees), chosen on a validation split of the training rows (the last 1/8, in
+           finish order), then refitted on all training rows. The test rows are not looked at.
+"""
+import csv
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+from sklearn.ensemble import RandomForestRegressor
+
+
+def load(path):
+    with open(path) as f:
+        r = csv.reader(f)
+        header = next(r)
+        data = np.array([[float(v) for v in row] for row in r])
+    return header, data[:, :-1], data[:, -1]
+
+
+def rmsle_log(pred_log, y_log):
+    # RMSLE on iterations: log1p of exp(...).
+    p = np.log1p(np.exp(pred_log))
+    a = np.log1p(np.exp(y_log))
+    return float(np.sqrt(np.mean((p - a) ** 2)))
+
+
+def fit(params, X, y, jobs):
+    m = RandomForestRegressor(random_state=1, n_jobs=jobs, **params)
+    t0 = time.perf_counter()
+    m.fit(X, y)
+    return m, time.perf_counter() - t0
+
+
+def main():
+    d = sys.argv[1]
+    jobs = int(os.environ.get("SKLEARN_JOBS", "2"))
+    _, Xtr, ytr = load(os.path.join(d, "train.csv"))
+    _, Xte, _ = load(os.path.join(d, "test.csv"))
+
+    def write(tag, name, model, secs):
+        pred = np.exp(model.predict(Xte))
+        with open(os.path.join(d, "sklearn_%s.csv" % tag), "w") as f:
+            f.write("prediction\n")
+            for v in pred:
+                f.write(repr(float(v)) + "\n")
+        with open(os.path.join(d, "sklearn_%s.json" % tag), "w") as f:
+            json.dump({"name": name, "train_s": secs}, f)
+        print("%s: trained in %.2f s" % (name, secs), file=sys.stderr)
+
+    default = {"n_estimators": 100}
+    m, secs = fit(default, Xtr, ytr, jobs)
+    write("a_default", "sklearn RF (defaults, 100 trees)", m, secs)
+
+    # Small grid on a validation split of the training rows (they are in finish order).
+    cut = len(ytr) * 7 // 8
+    best = None
+    for mf in (1 / 3, 1.0):
+        for leaf in (1, 3, 10):
+            params = {"n_estimators": 100, "max_features": mf, "min_samples_leaf": leaf}
+            mv, _ = fit(params, Xtr[:cut], ytr[:cut], jobs)
+            score = rmsle_log(mv.predict(Xtr[cut:]), ytr[cut:])
+            print("  grid max_features=%.2f min_samples_leaf=%d: validation RMSLE %.4f" % (mf, leaf, score),
+                  file=sys.stderr)
+            if best is None or score < best[0]:
+                best = (score, params)
+    params = best[1]
+    m, secs = fit(params, Xtr, ytr, jobs)
+    write("b_tuned", "sklearn RF (tuned: max_features=%.2f, min_samples_leaf=%d)"
+          % (params["max_features"], params["min_samples_leaf"]), m, secs)
+
+
+if __name__ == "__main__":
+    main()
