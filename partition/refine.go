@@ -40,7 +40,7 @@ type refiner struct {
 	heap      gainHeap
 	partHeaps []gainHeap // per-part heaps for forced moves, sharing partPos
 	partPos   []int32
-	stamp     []int32    // stamp[v] == pass marks v locked in this pass
+	stamp     []int32 // stamp[v] == pass marks v locked in this pass
 	pass      int32
 	moves     []moveRec
 	rng       *rand.Rand
