@@ -21,6 +21,7 @@ import (
 // packing with no look at load or fragmentation. It keeps no state and is safe for concurrent
 // use.
 type FirstFit struct {
+	name     string
 	backfill bool
 }
 
@@ -30,11 +31,11 @@ func NewFirstFit(opt Options) (*FirstFit, error) {
 	if err := opt.check("first-fit"); err != nil {
 		return nil, err
 	}
-	return &FirstFit{backfill: opt.backfill(true)}, nil
+	return &FirstFit{name: name(opt.Name, "first-fit"), backfill: opt.backfill(true)}, nil
 }
 
-// String returns "first-fit".
-func (f *FirstFit) String() string { return "first-fit" }
+// String returns "first-fit" (or Options.Name).
+func (f *FirstFit) String() string { return f.name }
 
 // Schedule keeps every running job and starts waiting jobs first-fit.
 func (f *FirstFit) Schedule(v gpusched.View) (gpusched.Decision, error) {
@@ -71,6 +72,7 @@ func firstFit(c *topology.Cluster, free topology.GPUSet, n int) ([]topology.GPUI
 // every completion, so a job that left ran until the call): it must see every event of one host
 // in time order and is not safe for concurrent use.
 type ListScheduling struct {
+	name     string
 	backfill bool
 	load     []float64
 	last     float64
@@ -83,11 +85,11 @@ func NewListScheduling(opt Options) (*ListScheduling, error) {
 	if err := opt.check("list-scheduling"); err != nil {
 		return nil, err
 	}
-	return &ListScheduling{backfill: opt.backfill(true)}, nil
+	return &ListScheduling{name: name(opt.Name, "list-scheduling"), backfill: opt.backfill(true)}, nil
 }
 
-// String returns "list-scheduling".
-func (l *ListScheduling) String() string { return "list-scheduling" }
+// String returns "list-scheduling" (or Options.Name).
+func (l *ListScheduling) String() string { return l.name }
 
 // Load returns the busy time in seconds that GPU g has accumulated by the last call.
 func (l *ListScheduling) Load(g topology.GPUID) float64 {
@@ -143,12 +145,15 @@ type RandomOptions struct {
 	// Seed seeds the random choices: the same seed and the same sequence of views give the same
 	// decisions.
 	Seed uint64
+	// Name, when set, replaces "random" in reports.
+	Name string
 }
 
 // Random places each job, in arrival order, on free GPUs drawn uniformly at random (from a PCG
 // seeded with Seed). It keeps its random stream between calls: it is not safe for concurrent
 // use.
 type Random struct {
+	name     string
 	backfill bool
 	rng      *rand.Rand
 }
@@ -158,11 +163,11 @@ func NewRandom(opt RandomOptions) (*Random, error) {
 	if opt.Order > Backfill {
 		return nil, fmt.Errorf("%w: random: unknown Order %d", ErrInvalidOptions, opt.Order)
 	}
-	return &Random{backfill: opt.Order != Strict, rng: rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))}, nil
+	return &Random{name: name(opt.Name, "random"), backfill: opt.Order != Strict, rng: rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))}, nil
 }
 
-// String returns "random".
-func (r *Random) String() string { return "random" }
+// String returns "random" (or RandomOptions.Name).
+func (r *Random) String() string { return r.name }
 
 // Schedule keeps every running job and starts waiting jobs on random free GPUs.
 func (r *Random) Schedule(v gpusched.View) (gpusched.Decision, error) {

@@ -15,6 +15,7 @@ import (
 //
 // FIFO keeps no state: it is safe for concurrent use if its Placer is.
 type FIFO struct {
+	name     string
 	place    Placer
 	backfill bool
 }
@@ -24,11 +25,11 @@ func NewFIFO(opt Options) (*FIFO, error) {
 	if err := opt.check("fifo"); err != nil {
 		return nil, err
 	}
-	return &FIFO{place: opt.placer(), backfill: opt.backfill(false)}, nil
+	return &FIFO{name: name(opt.Name, "fifo"), place: opt.placer(), backfill: opt.backfill(false)}, nil
 }
 
-// String returns "fifo".
-func (f *FIFO) String() string { return "fifo" }
+// String returns "fifo" (or Options.Name).
+func (f *FIFO) String() string { return f.name }
 
 // Schedule keeps every running job and starts waiting jobs in arrival order.
 func (f *FIFO) Schedule(v gpusched.View) (gpusched.Decision, error) {
@@ -66,6 +67,7 @@ const defaultIterations = 1000
 // SJF remembers each job's size while the job is in the system: it is not safe for concurrent
 // use.
 type SJF struct {
+	name     string
 	place    Placer
 	backfill bool
 	size     func(*gpusched.Job) float64
@@ -82,11 +84,11 @@ func NewSJF(opt SJFOptions) (*SJF, error) {
 	if size == nil {
 		size = DefaultSize
 	}
-	return &SJF{place: opt.placer(), backfill: opt.backfill(true), size: size, sizes: map[gpusched.JobID]float64{}}, nil
+	return &SJF{name: name(opt.Name, "sjf"), place: opt.placer(), backfill: opt.backfill(true), size: size, sizes: map[gpusched.JobID]float64{}}, nil
 }
 
-// String returns "sjf".
-func (s *SJF) String() string { return "sjf" }
+// String returns "sjf" (or Options.Name).
+func (s *SJF) String() string { return s.name }
 
 // Schedule keeps every running job and starts waiting jobs smallest predicted size first.
 func (s *SJF) Schedule(v gpusched.View) (gpusched.Decision, error) {

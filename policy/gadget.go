@@ -22,6 +22,8 @@ type GADGETOptions struct {
 	// Share is the default reservation as a fraction of a server's network capacity, in (0, 1].
 	// Default 0.25: at most four cross-server rings through a server.
 	Share float64
+	// Name, when set, replaces "gadget" in reports.
+	Name string
 }
 
 // GADGET is a GADGET-style scheduler (after Yu, Tian, Ji, Wu, Rajan, Liu, "GADGET: Online
@@ -50,6 +52,7 @@ type GADGETOptions struct {
 // per-job reservation (Reserve), admission is the feasibility of the greedy embedding, and the
 // objective is the host's (completion times).
 type GADGET struct {
+	name     string
 	backfill bool
 	reserve  func(j *gpusched.Job, c *topology.Cluster) float64
 	share    float64
@@ -66,11 +69,11 @@ func NewGADGET(opt GADGETOptions) (*GADGET, error) {
 	if !(opt.Share > 0 && opt.Share <= 1) {
 		return nil, fmt.Errorf("%w: gadget: Share %v must be in (0, 1]", ErrInvalidOptions, opt.Share)
 	}
-	return &GADGET{backfill: opt.Order != Strict, reserve: opt.Reserve, share: opt.Share}, nil
+	return &GADGET{name: name(opt.Name, "gadget"), backfill: opt.Order != Strict, reserve: opt.Reserve, share: opt.Share}, nil
 }
 
-// String returns "gadget".
-func (g *GADGET) String() string { return "gadget" }
+// String returns "gadget" (or GADGETOptions.Name).
+func (g *GADGET) String() string { return g.name }
 
 // Reservation returns the bandwidth in bytes per second job j's ring reserves on every server
 // link it crosses when it spans servers.

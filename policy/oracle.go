@@ -86,8 +86,8 @@ func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
 		tau: map[gpusched.JobID]float64{}}, nil
 }
 
-// String returns "srpt-oracle".
-func (s *SRPTOracle) String() string { return "srpt-oracle" }
+// String returns "srpt-oracle" (or Options.Name).
+func (s *SRPTOracle) String() string { return name(s.opt.Name, "srpt-oracle") }
 
 // remaining returns the remaining GPU-time in GPU-seconds of a job in the view's state, as the
 // oracle ranks it.

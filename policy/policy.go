@@ -67,6 +67,16 @@ type Options struct {
 	Placer Placer
 	// Order chooses strict order or backfilling; each policy documents its default.
 	Order Order
+	// Name, when set, replaces the policy's name in reports (String), to tell variants apart.
+	Name string
+}
+
+// name returns the report name.
+func name(set, def string) string {
+	if set != "" {
+		return set
+	}
+	return def
 }
 
 func (o Options) placer() Placer {

@@ -521,6 +521,11 @@ func TestNames(t *testing.T) {
 			t.Errorf("scheduler %d is %q, want %q", i, got, want[i])
 		}
 	}
+	f, _ := NewFIFO(Options{Name: "fifo-strict"})
+	b, _ := NewSJFBCO(SJFBCOOptions{Name: "sjf-bco-batch", Batch: true})
+	if f.String() != "fifo-strict" || b.String() != "sjf-bco-batch" {
+		t.Errorf("named variants report %q and %q", f, b)
+	}
 }
 
 // allSchedulers builds every policy with its defaults (the oracle and SJF-BCO with true

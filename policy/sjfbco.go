@@ -566,6 +566,8 @@ type SJFBCOOptions struct {
 	// Order, in the online mode, chooses Backfill (default: every job the plan starts now
 	// starts) or Strict (only the leading jobs of the plan, in planning order, that start now).
 	Order Order
+	// Name, when set, replaces "sjf-bco" in reports.
+	Name string
 }
 
 // SJFBCO is the SJF-BCO scheduler (Smallest Job First with Balanced Contention and Overhead;
@@ -610,8 +612,8 @@ func NewSJFBCO(opt SJFBCOOptions) (*SJFBCO, error) {
 	return &SJFBCO{opt: opt, backfill: opt.Order != Strict, iters: map[gpusched.JobID]float64{}}, nil
 }
 
-// String returns "sjf-bco".
-func (s *SJFBCO) String() string { return "sjf-bco" }
+// String returns "sjf-bco" (or SJFBCOOptions.Name).
+func (s *SJFBCO) String() string { return name(s.opt.Name, "sjf-bco") }
 
 // LastPlan returns the plan SJF-BCO made last (nil before any).
 func (s *SJFBCO) LastPlan() *BCOPlan { return s.last }

@@ -106,8 +106,8 @@ func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
 	return &Tiresias{opt: opt, place: opt.placer(), backfill: opt.backfill(true), jobs: map[gpusched.JobID]*tirJob{}}, nil
 }
 
-// String returns "tiresias".
-func (t *Tiresias) String() string { return "tiresias" }
+// String returns "tiresias" (or Options.Name).
+func (t *Tiresias) String() string { return name(t.opt.Name, "tiresias") }
 
 // Queue returns the queue (0 = highest priority) Tiresias last put job id in, and whether it
 // knows the job.
