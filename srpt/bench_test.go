@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // workload returns n jobs released by a Poisson process, sorted by release,
@@ -22,6 +23,11 @@ func workload(n int, load float64, seed uint64) []Job {
 	return jobs
 }
 
+// reportCPU reports the process CPU time per iteration since cpu0.
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+}
+
 func shuffled(jobs []Job, seed uint64) []Job {
 	out := make([]Job, len(jobs))
 	copy(out, jobs)
@@ -33,44 +39,52 @@ func shuffled(jobs []Job, seed uint64) []Job {
 func BenchmarkOfflineSRPT1M(b *testing.B) {
 	jobs := workload(1_000_000, 0.9, 1)
 	b.ReportAllocs()
+	cpu0 := cpuNow()
 	for b.Loop() {
 		if _, err := Offline(jobs, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 func BenchmarkOfflineSRPT1MShuffled(b *testing.B) {
 	jobs := shuffled(workload(1_000_000, 0.9, 1), 2)
 	b.ReportAllocs()
+	cpu0 := cpuNow()
 	for b.Loop() {
 		if _, err := Offline(jobs, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 func BenchmarkOfflineSRPT1MOverload(b *testing.B) {
 	// Load 1.2: the backlog grows to about 170,000 jobs.
 	jobs := workload(1_000_000, 1.2, 1)
 	b.ReportAllocs()
+	cpu0 := cpuNow()
 	for b.Loop() {
 		if _, err := Offline(jobs, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 func BenchmarkCompletions1M(b *testing.B) {
 	jobs := workload(1_000_000, 0.9, 1)
 	dst := make([]float64, 0, len(jobs))
 	b.ReportAllocs()
+	cpu0 := cpuNow()
 	for b.Loop() {
 		var err error
 		if dst, err = Completions(jobs, 1, dst[:0]); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 func BenchmarkOfflineWeighted1M(b *testing.B) {
@@ -80,11 +94,13 @@ func BenchmarkOfflineWeighted1M(b *testing.B) {
 		jobs[i] = WeightedJob{ID: j.ID, Release: j.Release, Size: j.Size, Weight: float64(1 + i%4)}
 	}
 	b.ReportAllocs()
+	cpu0 := cpuNow()
 	for b.Loop() {
 		if _, err := OfflineWeighted(jobs, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 // queueOp is one operation of the incremental benchmark.
@@ -160,10 +176,12 @@ func benchIncremental(b *testing.B, load float64) {
 	done := make([]Completed, 0, 1024)
 	peak := 0
 	b.ReportAllocs()
+	cpu0 := cpuNow()
 	for b.Loop() {
 		q, _ := NewQueue(1)
 		done, peak = runOps(b, q, ops, done)
 	}
+	reportCPU(b, cpu0)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ns/queue-op")
 	b.ReportMetric(float64(peak), "peak-queue-len")
 }
@@ -184,6 +202,7 @@ func BenchmarkIncremental1MBacklog(b *testing.B) {
 	jobs := workload(500_000, 1, 5)
 	done := make([]Completed, 0, 1024)
 	b.ReportAllocs()
+	cpu0 := cpuNow()
 	for b.Loop() {
 		q, _ := NewQueue(1)
 		q.Grow(len(jobs))
@@ -202,6 +221,7 @@ func BenchmarkIncremental1MBacklog(b *testing.B) {
 			b.Fatal("jobs left")
 		}
 	}
+	reportCPU(b, cpu0)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ns/queue-op")
 }
 
@@ -214,10 +234,12 @@ func BenchmarkProjectedCompletion(b *testing.B) {
 	}
 	i := 0
 	b.ReportAllocs()
+	cpu0 := cpuNow()
 	for b.Loop() {
 		q.ProjectedCompletion(jobs[i%len(jobs)].ID)
 		i += 7919
 	}
+	reportCPU(b, cpu0)
 }
 
 func BenchmarkLowerBounds1M(b *testing.B) {
@@ -228,11 +250,13 @@ func BenchmarkLowerBounds1M(b *testing.B) {
 		jobs[i] = GangJob{ID: j.ID, Release: j.Release, GPUs: g, ProcTime: j.Size * 8 / float64(g)}
 	}
 	b.ReportAllocs()
+	cpu0 := cpuNow()
 	for b.Loop() {
 		if _, err := LowerBounds(jobs, 8); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 func BenchmarkSubsetBound1k(b *testing.B) {
@@ -243,11 +267,13 @@ func BenchmarkSubsetBound1k(b *testing.B) {
 		jobs[i] = GangJob{ID: j.ID, Release: j.Release, GPUs: g, ProcTime: j.Size * 8 / float64(g)}
 	}
 	b.ReportAllocs()
+	cpu0 := cpuNow()
 	for b.Loop() {
 		if _, err := SubsetBound(jobs, 8); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 func BenchmarkExactOptimum6Jobs(b *testing.B) {
@@ -257,9 +283,11 @@ func BenchmarkExactOptimum6Jobs(b *testing.B) {
 		{ID: 5, Release: 3, GPUs: 1, ProcTime: 3}, {ID: 6, Release: 4, GPUs: 2, ProcTime: 4},
 	}
 	b.ReportAllocs()
+	cpu0 := cpuNow()
 	for b.Loop() {
 		if _, err := ExactOptimum(jobs, 4, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }

@@ -1,7 +1,6 @@
 package srpt
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -156,15 +155,6 @@ func sums[J jobT](jobs []J, comp []float64) (sumC, sumF, sumW float64) {
 	return sumC, sumF, sumW
 }
 
-// sortKey is what prepare sorts when the input is not already in
-// (release, ID) order: small and contiguous, so that the sort does not chase
-// the caller's slice.
-type sortKey struct {
-	rel float64
-	id  int
-	idx int32
-}
-
 // prepare checks every job and the speed, and returns the jobs in (release,
 // ID) order together with orig, the input index of each sorted job; orig is
 // nil (identity) when the input is already in that order, the common case
@@ -197,35 +187,19 @@ func prepare[J jobT](jobs []J, speed float64, weighted bool) ([]J, []int32, erro
 			}
 		}
 	}
-	if !idsIncreasing {
-		ids := make([]int, len(jobs))
-		for i, j := range jobs {
-			ids[i] = j.ident()
-		}
-		slices.Sort(ids)
-		for i := 1; i < len(ids); i++ {
-			if ids[i] == ids[i-1] {
-				return nil, nil, fmt.Errorf("%w: job %d appears more than once", ErrDuplicateJob, ids[i])
-			}
-		}
-	}
-	if relSorted {
+	if relSorted && idsIncreasing {
 		return jobs, nil, nil
 	}
 	keys := make([]sortKey, len(jobs))
 	for i, j := range jobs {
-		keys[i] = sortKey{rel: j.rel(), id: j.ident(), idx: int32(i)}
+		keys[i] = sortKey{rel: relBits(j.rel()), id: j.ident(), idx: int32(i)}
 	}
-	slices.SortFunc(keys, func(a, b sortKey) int {
-		// Releases are finite (checked above), so plain comparisons suffice.
-		switch {
-		case a.rel < b.rel:
-			return -1
-		case a.rel > b.rel:
-			return 1
-		}
-		return cmp.Compare(a.id, b.id)
-	})
+	if id, dup := sortByReleaseID(keys, idsIncreasing, relSorted); dup {
+		return nil, nil, fmt.Errorf("%w: job %d appears more than once", ErrDuplicateJob, id)
+	}
+	if relSorted {
+		return jobs, nil, nil
+	}
 	sorted := make([]J, len(jobs))
 	orig := make([]int32, len(jobs))
 	for k, key := range keys {
