@@ -35,11 +35,16 @@ type Completed struct {
 // plus O(log n). Treap priorities are a fixed hash of the job ID, so the tree
 // shape depends only on the queue's contents and every result only on the
 // sequence of calls: no hidden randomness. Subtree sums are maintained by
-// adding and subtracting along search paths (reading no siblings, for
-// speed), so with non-dyadic sizes they can drift from a fresh summation by
-// a few units in the last place; this affects ProjectedCompletion and
-// TotalRemaining only, never the order or the completion times. Nodes live in one slice with a free list; once the queue has
-// grown to its peak size, operations do not allocate.
+// adding and subtracting along search paths (reading no siblings, for speed),
+// so with sizes whose sums are not exact in float64 they can drift from a
+// fresh summation by a few units in the last place; this affects
+// ProjectedCompletion and TotalRemaining only, never the order or the
+// completion times. Nodes (64 bytes each) live in one slice with a free list;
+// once the queue has grown to its peak size, operations do not allocate.
+// With queues of up to some thousands of jobs everything stays in cache and
+// an operation costs a few hundred nanoseconds; with hundreds of thousands of
+// queued jobs an insertion walks about 25 levels that mostly miss the cache,
+// and costs microseconds (see BENCHMARKS.md).
 //
 // A Queue is not safe for concurrent use.
 type Queue struct {
