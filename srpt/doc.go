@@ -88,5 +88,7 @@
 // NP-hard (J. Labetoulle, E. L. Lawler, J. K. Lenstra, A. H. G. Rinnooy Kan,
 // "Preemptive scheduling of uniform machines subject to release dates", in
 // Progress in Combinatorial Optimization, Academic Press, 1984). Without
-// release times it is Smith's ratio rule and optimal.
+// release times it is Smith's ratio rule (W. E. Smith, "Various optimizers
+// for single-stage production", Naval Research Logistics Quarterly 3, 1956)
+// and optimal.
 package srpt
