@@ -1,0 +1,55 @@
+package partition_test
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/partition"
+)
+
+// Two tensor-parallel pairs that talk heavily, linked by a light
+// pipeline edge, placed on two servers with two free GPUs each.
+func Example() {
+	b := partition.NewBuilder(4) // four workers, weight 1 each
+	b.AddEdge(0, 1, 100)         // bytes per iteration
+	b.AddEdge(2, 3, 100)
+	b.AddEdge(1, 2, 5)
+	g, err := b.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := partition.Partition(g, partition.Options{
+		K:          2,
+		Mode:       partition.Hard,
+		Capacities: []int64{2, 2}, // free GPUs per server
+		Seed:       1,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("same server:", res.Part[0] == res.Part[1], res.Part[2] == res.Part[3])
+	fmt.Println("cut bytes:", res.Cut)
+	fmt.Println("weights:", res.PartWeights)
+	// Output:
+	// same server: true true
+	// cut bytes: 5
+	// weights: [2 2]
+}
+
+// Splitting six layers into three pipeline stages.
+func ExampleSplitChain() {
+	costs := []float64{4, 1, 3, 2, 2, 4} // seconds per iteration
+	st, err := partition.SplitChain(costs, 3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("starts:", st.Starts)
+	fmt.Println("stage costs:", st.Cost)
+	fmt.Println("bottleneck:", st.Bottleneck)
+	// Output:
+	// starts: [0 2 4]
+	// stage costs: [5 5 6]
+	// bottleneck: 6
+}
