@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/trace"
+)
+
+func runCmd(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(args, &out, &errb)
+	return out.String(), err
+}
+
+// TestCompareEveryPolicy runs every registered policy on a small synthetic workload and
+// checks the table, the files and the plots.
+func TestCompareEveryPolicy(t *testing.T) {
+	dir := t.TempDir()
+	out, err := runCmd(t, "compare", "-jobs", "60", "-load", "1.5", "-cluster", "a100:2", "-out", dir, "-progress", "off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range policyNames() {
+		if !containsRow(out, name) {
+			t.Errorf("no row for %s in\n%s", name, out)
+		}
+		for _, ext := range []string{".jobs.csv", ".timeline.csv", ".json"} {
+			if st, err := os.Stat(filepath.Join(dir, name+ext)); err != nil || st.Size() == 0 {
+				t.Errorf("%s%s: %v", name, ext, err)
+			}
+		}
+	}
+	for _, f := range []string{"summary.csv", "summary.json", "jct_cdf.png", "jct_cdf.svg", "queue.png", "queue.svg", "utilisation.png", "utilisation.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 100 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	rows := readCSV(t, filepath.Join(dir, "summary.csv"))
+	if len(rows) != 1+len(policyNames()) || rows[1][0] != "fifo" || rows[1][3] != "60" {
+		t.Errorf("summary.csv: %v", rows)
+	}
+}
+
+func containsRow(table, policy string) bool {
+	for _, l := range strings.Split(table, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 2 && f[0] == policy && f[1] == "60" {
+			return true
+		}
+	}
+	return false
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// TestSimulateTraceFormats: simulate reads each trace format, detected from extension and
+// header.
+func TestSimulateTraceFormats(t *testing.T) {
+	dir := t.TempDir()
+	philly := filepath.Join(dir, "p.csv")
+	os.WriteFile(philly, []byte("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,66.0,1,66.0,a\n2017-10-09 07:00:00,3600,8,28800,b\n"), 0o644)
+	pollux := filepath.Join(dir, "w.csv")
+	os.WriteFile(pollux, []byte("name,time,application,num_replicas,batch_size\nc-0,0,cifar10,1,128\nn-1,10,ncf,2,512\n"), 0o644)
+	var buf bytes.Buffer
+	trace.WriteJSONL(&buf, []trace.Record{{Job: gpusched.Job{ID: "x", GPUs: 2, StepTime: 1}, Iterations: 10}})
+	jsonl := filepath.Join(dir, "w.jsonl")
+	os.WriteFile(jsonl, buf.Bytes(), 0o644)
+	for path, want := range map[string]string{philly: "(philly, 2 jobs)", pollux: "(pollux, 2 jobs)", jsonl: "(jsonl, 1 jobs)"} {
+		out, err := runCmd(t, "simulate", "-trace", path, "-policy", "fifo", "-progress", "off")
+		if err != nil || !strings.Contains(out, want) || !containsRow(out, "fifo") && !strings.Contains(out, "fifo") {
+			t.Errorf("%s: %v\n%s", path, err, out)
+		}
+	}
+	// The one-job JSONL trace runs for exactly 10 iterations of 1 s.
+	out, _ := runCmd(t, "simulate", "-trace", jsonl, "-policy", "fifo", "-progress", "off")
+	if !strings.Contains(out, "10.0s") {
+		t.Errorf("JCT of the JSONL job:\n%s", out)
+	}
+	// Bad rows: an error naming file:line, or skipped with -lenient.
+	os.WriteFile(philly, []byte("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,66.0,1,66.0,a\n2017-10-09 07:00:00,-1,8,-8,b\n"), 0o644)
+	if _, err := runCmd(t, "simulate", "-trace", philly, "-policy", "fifo"); err == nil || !strings.Contains(err.Error(), "p.csv:3: column duration") {
+		t.Errorf("bad row: %v", err)
+	}
+	out, err := runCmd(t, "simulate", "-trace", philly, "-policy", "fifo", "-lenient")
+	if err != nil || !strings.Contains(out, "1 malformed rows skipped") {
+		t.Errorf("lenient: %v\n%s", err, out)
+	}
+}
+
+// TestSweepDeterministicOrder: the sweep table and summary are in the order of policies,
+// seeds and loads, whatever the number of workers.
+func TestSweepDeterministicOrder(t *testing.T) {
+	var tables []string
+	for _, workers := range []string{"1", "3"} {
+		dir := t.TempDir()
+		out, err := runCmd(t, "sweep", "-jobs", "40", "-cluster", "a100:1", "-loads", "0.5,1", "-seeds", "1-2",
+			"-policies", "fifo,tiresias", "-workers", workers, "-out", dir, "-progress", "off")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := readCSV(t, filepath.Join(dir, "summary.csv"))
+		var keys []string
+		var table []string
+		for _, r := range rows[1:] {
+			keys = append(keys, r[0]+"/"+r[1]+"/"+r[2])
+			table = append(table, strings.Join(r[:len(r)-1], ",")) // all but the wall time
+		}
+		want := []string{"fifo/0.5/1", "tiresias/0.5/1", "fifo/1/1", "tiresias/1/1", "fifo/0.5/2", "tiresias/0.5/2", "fifo/1/2", "tiresias/1/2"}
+		if !slices.Equal(keys, want) {
+			t.Errorf("workers %s: order %v, want %v\n%s", workers, keys, want, out)
+		}
+		tables = append(tables, strings.Join(table, "\n"))
+		if _, err := os.Stat(filepath.Join(dir, "sweep_jct.png")); err != nil {
+			t.Error(err)
+		}
+	}
+	if tables[0] != tables[1] {
+		t.Errorf("results depend on the number of workers:\n%s\n---\n%s", tables[0], tables[1])
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	cases := [][]string{
+		{},
+		{"frobnicate"},
+		{"compare", "-policies", "fifo,nope"},
+		{"compare", "-policies", "fifo,fifo"},
+		{"compare", "-cluster", "a100"},
+		{"compare", "-cluster", "z80:4"},
+		{"compare", "-cluster", "a100:0"},
+		{"compare", "-cluster", "t4:1", "-jobs", "200", "-policies", "fifo"}, // 8-GPU jobs on 4 GPUs
+		{"sweep", "-loads", "x"},
+		{"sweep", "-seeds", "3-1"},
+		{"simulate", "-trace", "/nonexistent/file.csv"},
+		{"simulate", "-format", "xml", "-trace", "main.go"},
+		{"simulate", "extra"},
+	}
+	for _, args := range cases {
+		if _, err := runCmd(t, args...); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+	if out, err := runCmd(t, "policies"); err != nil || !strings.Contains(out, "asrpt") {
+		t.Errorf("policies: %v %s", err, out)
+	}
+}
+
+func TestParsers(t *testing.T) {
+	c, err := parseCluster("h100:8:4:2")
+	if err != nil || c.NumGPUs() != 64 || c.NumRacks() != 2 {
+		t.Errorf("h100:8:4:2: %v %v", c, err)
+	}
+	s, err := parseSeeds("1,4-6,9")
+	if err != nil || !slices.Equal(s, []uint64{1, 4, 5, 6, 9}) {
+		t.Errorf("seeds %v %v", s, err)
+	}
+	if got := fmtDur(30) + " " + fmtDur(600) + " " + fmtDur(36000) + " " + fmtDur(864000); got != "30.0s 10.0m 10.00h 10.00d" {
+		t.Errorf("fmtDur: %s", got)
+	}
+	if got := fmtBytes(0) + " " + fmtBytes(1234) + " " + fmtBytes(5e12); got != "0B 1.2kB 5.0TB" {
+		t.Errorf("fmtBytes: %s", got)
+	}
+}

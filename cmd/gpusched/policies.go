@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/asrpt"
+	"github.com/gpusched/gpusched/policy"
+	"github.com/gpusched/gpusched/predict"
+	"github.com/gpusched/gpusched/topology"
+	"github.com/gpusched/gpusched/trace"
+)
+
+// policyEnv is what a policy constructor may use: the cluster, the workload (oracles read the
+// true iterations from it; nothing else does), the cost model and a seed.
+type policyEnv struct {
+	Cluster *topology.Cluster
+	Jobs    []trace.Record
+	Cost    gpusched.CostModel
+	Seed    uint64
+}
+
+// truth returns the true iterations of the workload's jobs: for oracles only.
+func (e policyEnv) truth() map[gpusched.JobID]float64 {
+	m := make(map[gpusched.JobID]float64, len(e.Jobs))
+	for _, r := range e.Jobs {
+		m[r.Job.ID] = r.Iterations
+	}
+	return m
+}
+
+// policySpec is one entry of the registry.
+type policySpec struct {
+	Name string
+	Doc  string
+	New  func(env policyEnv) (gpusched.Scheduler, error)
+}
+
+// policies returns the registry of every scheduler the command can run, in the order of
+// the comparison table. Each constructor returns a fresh scheduler: schedulers keep state.
+func policies() []policySpec {
+	return []policySpec{
+		{"fifo", "first come, first served, strict order, consolidated placement (policy.FIFO)",
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewFIFO(policy.Options{}) }},
+		{"sjf", "shortest job first by predicted GPU-time, random-forest predictor learning online (policy.SJF)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				p, err := newPredictor(env.Seed)
+				if err != nil {
+					return nil, err
+				}
+				s, err := policy.NewSJF(policy.SJFOptions{Size: func(j *gpusched.Job) float64 {
+					e, err := p.Predict(j)
+					if err != nil {
+						return policy.DefaultSize(j)
+					}
+					return float64(j.GPUs) * j.StepTime * e.Iterations
+				}})
+				if err != nil {
+					return nil, err
+				}
+				return &learning{Scheduler: s, p: p, name: "sjf"}, nil
+			}},
+		{"srpt-oracle", "preemptive SRPT with the true remaining GPU-time: the upper reference (policy.SRPTOracle)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				truth := env.truth()
+				return policy.NewSRPTOracle(policy.OracleOptions{Cost: env.Cost, Iterations: func(id gpusched.JobID) float64 {
+					if n, ok := truth[id]; ok {
+						return n
+					}
+					return -1
+				}})
+			}},
+		{"tiresias", "Tiresias discretized 2D-LAS, NSDI'19 (policy.Tiresias)",
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewTiresias(policy.TiresiasOptions{}) }},
+		{"sjf-bco", "SJF-BCO, MobiHoc'22, online re-planning with true iterations as in the paper (policy.SJFBCO)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				truth := env.truth()
+				return policy.NewSJFBCO(policy.SJFBCOOptions{Iterations: func(j *gpusched.Job) float64 { return truth[j.ID] }})
+			}},
+		{"gadget", "GADGET-style greedy ring embedding with bandwidth reservation, INFOCOM'22 (policy.GADGET)",
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewGADGET(policy.GADGETOptions{}) }},
+		{"first-fit", "first fit, backfilling (policy.FirstFit)",
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewFirstFit(policy.Options{}) }},
+		{"list-scheduling", "Graham's list scheduling on the least-loaded GPUs (policy.ListScheduling)",
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewListScheduling(policy.Options{}) }},
+		{"random", "random order and placement, seeded (policy.Random)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				return policy.NewRandom(policy.RandomOptions{Seed: env.Seed})
+			}},
+		{"asrpt", "A-SRPT with the random-forest predictor learning online (asrpt + predict)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				p, err := newPredictor(env.Seed)
+				if err != nil {
+					return nil, err
+				}
+				return asrpt.New(asrpt.Options{Estimator: forecaster{p}, Cost: env.Cost, Name: "asrpt"})
+			}},
+		{"asrpt-oracle", "A-SRPT with exact iteration counts (asrpt.Oracle)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				truth := env.truth()
+				return asrpt.New(asrpt.Options{Cost: env.Cost, Name: "asrpt-oracle", Estimator: asrpt.Oracle(func(id gpusched.JobID) (float64, bool) {
+					n, ok := truth[id]
+					return n, ok
+				})})
+			}},
+	}
+}
+
+// policyNames returns the names of the registry.
+func policyNames() []string {
+	var names []string
+	for _, p := range policies() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// selectPolicies resolves a comma-separated list ("" or "all": every policy).
+func selectPolicies(list string) ([]policySpec, error) {
+	all := policies()
+	if list == "" || list == "all" {
+		return all, nil
+	}
+	var out []policySpec
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		i := slices.IndexFunc(all, func(p policySpec) bool { return p.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(policyNames(), ", "))
+		}
+		if slices.ContainsFunc(out, func(p policySpec) bool { return p.Name == name }) {
+			return nil, fmt.Errorf("policy %q listed twice", name)
+		}
+		out = append(out, all[i])
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no policy selected")
+	}
+	return out, nil
+}
+
+func newPredictor(seed uint64) (*predict.Predictor, error) {
+	return predict.New(predict.Options{Seed: seed})
+}
+
+// forecaster adapts a predict.Predictor to asrpt's Estimator and Learner.
+type forecaster struct{ p *predict.Predictor }
+
+// Estimate returns the predicted total iterations, conditional on those done.
+func (f forecaster) Estimate(j *gpusched.Job, done float64) (float64, error) {
+	var e predict.Estimate
+	var err error
+	if done > 0 {
+		e, err = f.p.Conditional(j, done)
+	} else {
+		e, err = f.p.Predict(j)
+	}
+	return e.Iterations, err
+}
+
+// Observe teaches the predictor a finished job's length.
+func (f forecaster) Observe(j *gpusched.Job, iterations float64) error {
+	return f.p.Observe(j, iterations)
+}
+
+// learning wraps a scheduler whose sizes come from a predictor and teaches the predictor the
+// length of every job that finishes (killed jobs excepted).
+type learning struct {
+	gpusched.Scheduler
+	p    *predict.Predictor
+	name string
+}
+
+func (l *learning) String() string { return l.name }
+
+// JobCompleted feeds the predictor.
+func (l *learning) JobCompleted(c gpusched.Completion) {
+	if !c.Killed && c.Iterations > 0 {
+		_ = l.p.Observe(c.Job, c.Iterations) // a job the predictor cannot encode teaches nothing
+	}
+	if o, ok := l.Scheduler.(gpusched.CompletionObserver); ok {
+		o.JobCompleted(c)
+	}
+}

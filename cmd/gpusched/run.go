@@ -1,0 +1,414 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpusched/gpusched/sim"
+	"github.com/gpusched/gpusched/topology"
+	"github.com/gpusched/gpusched/trace"
+)
+
+// runJob is one simulation to run.
+type runJob struct {
+	policy  policySpec
+	cluster *topology.Cluster
+	records []trace.Record
+	seed    uint64
+	load    float64 // the sweep's load level (0 outside sweeps)
+	sweep   bool
+}
+
+// stem names the run's output files.
+func (j runJob) stem() string {
+	if !j.sweep {
+		return j.policy.Name
+	}
+	return fmt.Sprintf("%s_load%s_seed%d", j.policy.Name, strconv.FormatFloat(j.load, 'g', -1, 64), j.seed)
+}
+
+// outcome is a finished simulation.
+type outcome struct {
+	runJob
+	res  *sim.Result
+	wall time.Duration
+	err  error
+}
+
+// runAll runs the simulations on o.workers goroutines and returns their outcomes in the
+// order of jobs, whatever order they finish in.
+func runAll(jobs []runJob, o *options, stderr io.Writer) []outcome {
+	out := make([]outcome, len(jobs))
+	total := 0
+	for _, j := range jobs {
+		total += len(j.records)
+	}
+	var done atomic.Int64
+	bar := newProgress(stderr, o.progress, total, len(jobs))
+	var runsDone atomic.Int64
+	stop := make(chan struct{})
+	var drawn sync.WaitGroup
+	if bar != nil {
+		drawn.Add(1)
+		go func() {
+			defer drawn.Done()
+			tick := time.NewTicker(200 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					bar.draw(int(done.Load()), int(runsDone.Load()), true)
+					return
+				case <-tick.C:
+					bar.draw(int(done.Load()), int(runsDone.Load()), false)
+				}
+			}
+		}()
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(o.workers, len(jobs))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = runOne(jobs[i], o, &done)
+				runsDone.Add(1)
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(stop)
+	drawn.Wait()
+	return out
+}
+
+func runOne(j runJob, o *options, done *atomic.Int64) outcome {
+	oc := outcome{runJob: j}
+	start := time.Now()
+	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: costModel(), Seed: j.seed})
+	if err != nil {
+		oc.err = fmt.Errorf("policy %s: %w", j.policy.Name, err)
+		return oc
+	}
+	last := 0
+	oc.res, oc.err = sim.Run(sim.Config{
+		Cluster: j.cluster, Jobs: j.records, Scheduler: s, Cost: costModel(),
+		RestoreTime: o.restoreSeconds(), MaxEvents: o.maxEvents,
+		Observer: sim.Observer{Progress: func(_ float64, finished, _ int) {
+			done.Add(int64(finished - last))
+			last = finished
+		}},
+	})
+	if oc.err != nil {
+		done.Add(int64(len(j.records) - last))
+		oc.err = fmt.Errorf("policy %s: %w", j.policy.Name, oc.err)
+	}
+	oc.wall = time.Since(start)
+	return oc
+}
+
+// compare runs the selected policies on one workload and prints one table.
+func compare(o *options, stdout, stderr io.Writer) error {
+	specs, err := selectPolicies(o.policies)
+	if err != nil {
+		return err
+	}
+	c, err := o.loadCluster()
+	if err != nil {
+		return err
+	}
+	w, err := o.loadWorkload(c.NumGPUs(), o.load, o.seed)
+	if err != nil {
+		return err
+	}
+	if err := checkFits(w.records, c); err != nil {
+		return err
+	}
+	var jobs []runJob
+	for _, p := range specs {
+		jobs = append(jobs, runJob{policy: p, cluster: c, records: w.records, seed: o.seed})
+	}
+	start := time.Now()
+	outs := runAll(jobs, o, stderr)
+	for _, oc := range outs {
+		if oc.err != nil {
+			return oc.err
+		}
+	}
+	header(stdout, w, c, o)
+	if err := compareTable(stdout, outs); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n%d simulations in %.1fs on %d workers\n", len(outs), time.Since(start).Seconds(), max(1, min(o.workers, len(jobs))))
+	if o.out != "" {
+		if err := writeOutputs(o.out, outs, false); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote CSV, JSON and plots to %s\n", o.out)
+	}
+	return nil
+}
+
+// sweep runs the selected policies over load levels and seeds.
+func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer) error {
+	specs, err := selectPolicies(o.policies)
+	if err != nil {
+		return err
+	}
+	c, err := o.loadCluster()
+	if err != nil {
+		return err
+	}
+	var jobs []runJob
+	var base *workload
+	for _, seed := range seeds {
+		if o.tracePath != "" { // read once per seed (the seed drives the mapping), scale per load
+			if base, err = o.loadWorkload(c.NumGPUs(), 1, seed); err != nil {
+				return err
+			}
+		}
+		for _, load := range loads {
+			var recs []trace.Record
+			if o.tracePath == "" {
+				w, err := o.loadWorkload(c.NumGPUs(), load, seed)
+				if err != nil {
+					return err
+				}
+				recs = w.records
+			} else {
+				recs = scaleArrivals(base.records, load)
+			}
+			if err := checkFits(recs, c); err != nil {
+				return err
+			}
+			for _, p := range specs {
+				jobs = append(jobs, runJob{policy: p, cluster: c, records: recs, seed: seed, load: load, sweep: true})
+			}
+		}
+	}
+	start := time.Now()
+	outs := runAll(jobs, o, stderr)
+	for _, oc := range outs {
+		if oc.err != nil {
+			return fmt.Errorf("load %g, seed %d: %w", oc.load, oc.seed, oc.err)
+		}
+	}
+	if o.tracePath == "" {
+		fmt.Fprintf(stdout, "workload: philly-like, %d jobs per run; load = offered load\n", o.jobs)
+	} else {
+		fmt.Fprintf(stdout, "workload: %s; load = arrival-rate multiplier\n", base.name)
+	}
+	clusterLine(stdout, c, o)
+	fmt.Fprintln(stdout)
+	if err := sweepTable(stdout, outs); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n%d simulations in %.1fs on %d workers\n", len(outs), time.Since(start).Seconds(), max(1, min(o.workers, len(jobs))))
+	if o.out != "" {
+		if err := writeOutputs(o.out, outs, true); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote CSV, JSON and plots to %s\n", o.out)
+	}
+	return nil
+}
+
+func header(w io.Writer, wl *workload, c *topology.Cluster, o *options) {
+	fmt.Fprintf(w, "workload: %s", wl.name)
+	if wl.skipped > 0 {
+		fmt.Fprintf(w, " (%d malformed rows skipped)", wl.skipped)
+	}
+	fmt.Fprintln(w)
+	clusterLine(w, c, o)
+	fmt.Fprintln(w)
+}
+
+func clusterLine(w io.Writer, c *topology.Cluster, o *options) {
+	restore := "none"
+	if o.restore > 0 {
+		restore = o.restore.String()
+	}
+	fmt.Fprintf(w, "cluster: %s, %d GPUs on %d servers (%s); restore cost %s; cost model: fixed step time\n",
+		c.Name(), c.NumGPUs(), c.NumServers(), c.GPU(0).Model, restore)
+}
+
+// fmtDur formats seconds compactly: 42.0s, 12.5m, 3.20h, 4.10d.
+func fmtDur(s float64) string {
+	switch {
+	case math.IsNaN(s):
+		return "-"
+	case s < 120:
+		return fmt.Sprintf("%.1fs", s)
+	case s < 7200:
+		return fmt.Sprintf("%.1fm", s/60)
+	case s < 2*86400:
+		return fmt.Sprintf("%.2fh", s/3600)
+	}
+	return fmt.Sprintf("%.2fd", s/86400)
+}
+
+// fmtBytes formats a byte count with a decimal unit.
+func fmtBytes(b float64) string {
+	units := []string{"B", "kB", "MB", "GB", "TB", "PB", "EB"}
+	i := 0
+	for b >= 1000 && i < len(units)-1 {
+		b /= 1000
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f%s", b, units[i])
+	}
+	return fmt.Sprintf("%.1f%s", b, units[i])
+}
+
+func compareTable(w io.Writer, outs []outcome) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tjobs\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tutil\tpreempt/job\tmigrate/job\tcross-server\twall\t")
+	for _, oc := range outs {
+		s := oc.res.Summary
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%.2f\t%s\t%.1fs\t\n",
+			oc.policy.Name, s.Jobs, fmtDur(s.AvgJCT), fmtDur(s.MedianJCT), fmtDur(s.P95JCT), fmtDur(s.P99JCT),
+			fmtDur(s.Makespan), fmtDur(s.AvgQueueDelay), 100*s.Utilisation, s.PreemptionsPerJob, s.MigrationsPerJob,
+			fmtBytes(s.CrossServerBytes), oc.wall.Seconds())
+	}
+	return tw.Flush()
+}
+
+func sweepTable(w io.Writer, outs []outcome) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tload\tseed\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tutil\tpreempt/job\twall\t")
+	for _, oc := range outs {
+		s := oc.res.Summary
+		fmt.Fprintf(tw, "%s\t%g\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%.1fs\t\n",
+			oc.policy.Name, oc.load, oc.seed, fmtDur(s.AvgJCT), fmtDur(s.MedianJCT), fmtDur(s.P95JCT), fmtDur(s.P99JCT),
+			fmtDur(s.Makespan), fmtDur(s.AvgQueueDelay), 100*s.Utilisation, s.PreemptionsPerJob, oc.wall.Seconds())
+	}
+	return tw.Flush()
+}
+
+// summaryRow is one line of summary.csv and summary.json.
+type summaryRow struct {
+	Policy  string      `json:"policy"`
+	Load    float64     `json:"load,omitempty"`
+	Seed    uint64      `json:"seed"`
+	Summary sim.Summary `json:"summary"`
+	WallSec float64     `json:"wall_seconds"`
+}
+
+// writeOutputs writes every run's records, timeline and result, the summary, and the plots.
+func writeOutputs(dir string, outs []outcome, isSweep bool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var rows []summaryRow
+	for _, oc := range outs {
+		stem := filepath.Join(dir, oc.stem())
+		if err := writeFile(stem+".jobs.csv", oc.res.WriteCSV); err != nil {
+			return err
+		}
+		if err := writeFile(stem+".timeline.csv", oc.res.WriteTimelineCSV); err != nil {
+			return err
+		}
+		if err := writeFile(stem+".json", oc.res.WriteJSON); err != nil {
+			return err
+		}
+		rows = append(rows, summaryRow{Policy: oc.policy.Name, Load: oc.load, Seed: oc.seed, Summary: oc.res.Summary, WallSec: oc.wall.Seconds()})
+	}
+	if err := writeFile(filepath.Join(dir, "summary.json"), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, "summary.csv"), func(w io.Writer) error { return writeSummaryCSV(w, rows) }); err != nil {
+		return err
+	}
+	if isSweep {
+		return plotSweep(dir, outs)
+	}
+	return plotCompare(dir, outs)
+}
+
+func writeSummaryCSV(w io.Writer, rows []summaryRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"policy", "load", "seed", "jobs", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
+		"avg_queue_delay", "utilisation", "busy_gpu_seconds", "preemptions_per_job", "migrations_per_job",
+		"cross_server_bytes", "events", "wall_seconds"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, r := range rows {
+		s := r.Summary
+		cw.Write([]string{r.Policy, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(s.Jobs), f(s.AvgJCT), f(s.MedianJCT),
+			f(s.P95JCT), f(s.P99JCT), f(s.Makespan), f(s.AvgQueueDelay), f(s.Utilisation), f(s.BusyGPUSeconds),
+			f(s.PreemptionsPerJob), f(s.MigrationsPerJob), f(s.CrossServerBytes), strconv.Itoa(s.Events), f(r.WallSec)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeFile creates path and writes it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// progress draws a progress bar on a terminal.
+type progress struct {
+	w     io.Writer
+	total int
+	runs  int
+	start time.Time
+}
+
+// newProgress returns a progress bar, or nil when none should be drawn: mode "off", or
+// "auto" and w is not a terminal.
+func newProgress(w io.Writer, mode string, total, runs int) *progress {
+	switch mode {
+	case "off":
+		return nil
+	case "auto":
+		f, ok := w.(*os.File)
+		if !ok {
+			return nil
+		}
+		st, err := f.Stat()
+		if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+			return nil
+		}
+	}
+	return &progress{w: w, total: max(total, 1), runs: runs, start: time.Now()}
+}
+
+func (p *progress) draw(done, runsDone int, final bool) {
+	const width = 30
+	frac := min(1, float64(done)/float64(p.total))
+	n := int(frac * width)
+	bar := strings.Repeat("#", n) + strings.Repeat(".", width-n)
+	fmt.Fprintf(p.w, "\r[%s] %3.0f%%  %d/%d runs  %.1fs ", bar, 100*frac, runsDone, p.runs, time.Since(p.start).Seconds())
+	if final {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
