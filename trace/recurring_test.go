@@ -129,7 +129,7 @@ func TestGenerateRecurringWellFormed(t *testing.T) {
 // TestGenerateRecurringFractions checks that the one-off and kill fractions are honoured
 // (within 4 binomial standard deviations) and that the arrival rate is.
 func TestGenerateRecurringFractions(t *testing.T) {
-	const n = 20000
+	const n = 8000
 	cfg := trace.RecurringConfig{Jobs: n, OneOffFraction: 0.3, KillFraction: 0.1, ArrivalRate: 0.5, Seed: 3}
 	recs, err := trace.GenerateRecurring(cfg)
 	if err != nil {
@@ -163,7 +163,7 @@ func TestGenerateRecurringFractions(t *testing.T) {
 // log n on log B is about -1), and recurring jobs vary far less within their group than
 // across groups.
 func TestGenerateRecurringIterationModel(t *testing.T) {
-	cfg := trace.RecurringConfig{Jobs: 20000, Groups: 200, KillFraction: 0, Seed: 11}
+	cfg := trace.RecurringConfig{Jobs: 8000, Groups: 100, KillFraction: 0, Seed: 11}
 	recs, err := trace.GenerateRecurring(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,476 @@
+package predict
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// classifier is what the predictor needs of a forest: the distribution of its votes over the
+// classes (bins) for one encoded job. Implementations are immutable after training, so votes
+// may be taken concurrently.
+type classifier interface {
+	// vote writes the vote fractions of each class for x into out (length: the number of
+	// classes) and returns them; they sum to 1, or are all 0 if no tree could vote.
+	vote(x, out []float64) []float64
+}
+
+// forestParams are the training parameters shared by the classifier implementations.
+type forestParams struct {
+	trees    int
+	maxDepth int // 0: unlimited
+	minLeaf  int // a split leaves at least this many bootstrap rows on each side
+	mtry     int // features tried per split
+	split    SplitCriterion
+	seed     uint64
+}
+
+// cartMaxBins is the number of value bins per feature of the CART forest (codes fit a byte).
+const cartMaxBins = 256
+
+// cartNode is a node of a CART tree: an inner node sends x left when x[feat] <= thr; a leaf
+// (feat < 0) holds the class fractions leafClass/leafFrac[a : a+b].
+type cartNode struct {
+	feat int32
+	a, b int32 // children (left, right), or a leaf's span
+	thr  float64
+}
+
+type cartTree struct {
+	nodes     []cartNode
+	leafClass []uint16
+	leafFrac  []float32
+}
+
+// cartForest is the project's own seeded random forest of classification trees: bootstrap
+// samples, a random subset of features tried at each split, splits on pre-binned feature
+// values (at most 256 quantile bins per feature), depth and leaf-size limits, leaves holding
+// the class distribution of their rows. Split quality is the Gini impurity of the classes or,
+// with SplitVariance, the squared error of the rows' log-iterations (the bins' order then
+// counts: a quantile-regression-forest-style split with a classifier's leaves). Tree t draws
+// from a PCG seeded with (seed, t): training is deterministic and tree order does not matter.
+type cartForest struct {
+	classes int
+	trees   []cartTree
+}
+
+func (f *cartForest) vote(x, out []float64) []float64 {
+	clear(out)
+	if len(f.trees) == 0 {
+		return out
+	}
+	for t := range f.trees {
+		tr := &f.trees[t]
+		i := int32(0)
+		for {
+			n := &tr.nodes[i]
+			if n.feat < 0 {
+				for k := n.a; k < n.a+n.b; k++ {
+					out[tr.leafClass[k]] += float64(tr.leafFrac[k])
+				}
+				break
+			}
+			if x[n.feat] <= n.thr {
+				i = n.a
+			} else {
+				i = n.b
+			}
+		}
+	}
+	inv := 1 / float64(len(f.trees))
+	for c := range out {
+		out[c] *= inv
+	}
+	return out
+}
+
+// binned is the training matrix binned column by column.
+type binned struct {
+	codes [][]uint8   // codes[f][row]
+	cuts  [][]float64 // cuts[f][c]: x <= cuts[f][c] exactly when code <= c
+}
+
+// binFeatures bins every column of X into at most cartMaxBins codes: when a column has few
+// distinct values each gets its own code (cut at midpoints); otherwise the cuts are quantiles.
+func binFeatures(X [][]float64) binned {
+	n, nf := len(X), len(X[0])
+	b := binned{codes: make([][]uint8, nf), cuts: make([][]float64, nf)}
+	col := make([]float64, n)
+	for f := 0; f < nf; f++ {
+		for i := range X {
+			col[i] = X[i][f]
+		}
+		slices.Sort(col)
+		uniq := slices.Compact(slices.Clone(col))
+		var cuts []float64
+		if len(uniq) <= cartMaxBins {
+			for i := 0; i+1 < len(uniq); i++ {
+				cuts = append(cuts, uniq[i]+(uniq[i+1]-uniq[i])/2)
+			}
+		} else {
+			for k := 1; k < cartMaxBins; k++ {
+				v := col[k*n/cartMaxBins]
+				if v < col[n-1] && (len(cuts) == 0 || v > cuts[len(cuts)-1]) {
+					cuts = append(cuts, v)
+				}
+			}
+		}
+		codes := make([]uint8, n)
+		for i := range X {
+			codes[i] = uint8(codeOf(cuts, X[i][f]))
+		}
+		b.codes[f], b.cuts[f] = codes, cuts
+	}
+	return b
+}
+
+// codeOf returns the number of cuts strictly below x.
+func codeOf(cuts []float64, x float64) int {
+	lo, hi := 0, len(cuts)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if cuts[m] < x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// trainCART trains the CART forest on X (rows of equal length, finite values), class[i] in
+// [0, classes) and y[i] the log-iterations of row i (used by SplitVariance).
+func trainCART(X [][]float64, class []int, y []float64, classes int, p forestParams) *cartForest {
+	b := binFeatures(X)
+	f := &cartForest{classes: classes, trees: make([]cartTree, p.trees)}
+	bld := newCartBuilder(&b, class, y, classes, p)
+	for t := range f.trees {
+		rng := rand.New(rand.NewPCG(p.seed, uint64(t)+1))
+		f.trees[t] = bld.build(rng)
+	}
+	return f
+}
+
+// cartBuilder holds the scratch space for growing trees.
+type cartBuilder struct {
+	b       *binned
+	class   []int
+	y       []float64
+	classes int
+	p       forestParams
+	nf      int
+
+	idx     []int32 // bootstrap rows, partitioned node by node
+	order   []int32 // rows of the current node sorted by code
+	feats   []int
+	counts  []int // class counts of the current node
+	left    []int // class counts left of a candidate split
+	bucket  [cartMaxBins + 1]int32
+	hcnt    [cartMaxBins]int32
+	hsum    [cartMaxBins]float64
+	stack   []cartTask
+	leafBuf []int
+}
+
+type cartTask struct {
+	lo, hi, depth int
+	node          int32
+}
+
+func newCartBuilder(b *binned, class []int, y []float64, classes int, p forestParams) *cartBuilder {
+	n := len(class)
+	nf := len(b.codes)
+	bld := &cartBuilder{
+		b: b, class: class, y: y, classes: classes, p: p, nf: nf,
+		idx:    make([]int32, n),
+		order:  make([]int32, n),
+		feats:  make([]int, nf),
+		counts: make([]int, classes),
+		left:   make([]int, classes),
+	}
+	if bld.p.maxDepth <= 0 {
+		bld.p.maxDepth = math.MaxInt
+	}
+	bld.p.minLeaf = max(bld.p.minLeaf, 1)
+	bld.p.mtry = min(max(bld.p.mtry, 1), nf)
+	return bld
+}
+
+// build grows one tree on a bootstrap sample drawn with rng.
+func (bld *cartBuilder) build(rng *rand.Rand) cartTree {
+	n := len(bld.class)
+	for i := range bld.idx {
+		bld.idx[i] = int32(rng.IntN(n))
+	}
+	var t cartTree
+	t.nodes = append(t.nodes, cartNode{})
+	bld.stack = append(bld.stack[:0], cartTask{lo: 0, hi: n, depth: 0, node: 0})
+	for len(bld.stack) > 0 {
+		task := bld.stack[len(bld.stack)-1]
+		bld.stack = bld.stack[:len(bld.stack)-1]
+		feat, code, ok := bld.bestSplit(task, rng)
+		if !ok {
+			bld.makeLeaf(&t, task)
+			continue
+		}
+		// Partition the node's rows: code <= split code to the left.
+		codes := bld.b.codes[feat]
+		rows := bld.idx[task.lo:task.hi]
+		i, j := 0, len(rows)-1
+		for i <= j {
+			if int(codes[rows[i]]) <= code {
+				i++
+			} else {
+				rows[i], rows[j] = rows[j], rows[i]
+				j--
+			}
+		}
+		mid := task.lo + i
+		l := int32(len(t.nodes))
+		t.nodes = append(t.nodes, cartNode{}, cartNode{})
+		t.nodes[task.node] = cartNode{feat: int32(feat), a: l, b: l + 1, thr: bld.b.cuts[feat][code]}
+		bld.stack = append(bld.stack,
+			cartTask{lo: mid, hi: task.hi, depth: task.depth + 1, node: l + 1},
+			cartTask{lo: task.lo, hi: mid, depth: task.depth + 1, node: l})
+	}
+	t.nodes = slices.Clip(t.nodes)
+	return t
+}
+
+// makeLeaf turns task's node into a leaf holding its rows' class distribution.
+func (bld *cartBuilder) makeLeaf(t *cartTree, task cartTask) {
+	rows := bld.idx[task.lo:task.hi]
+	bld.leafBuf = bld.leafBuf[:0]
+	for _, r := range rows {
+		c := bld.class[r]
+		if bld.counts[c] == 0 {
+			bld.leafBuf = append(bld.leafBuf, c)
+		}
+		bld.counts[c]++
+	}
+	slices.Sort(bld.leafBuf)
+	start := int32(len(t.leafClass))
+	for _, c := range bld.leafBuf {
+		t.leafClass = append(t.leafClass, uint16(c))
+		t.leafFrac = append(t.leafFrac, float32(float64(bld.counts[c])/float64(len(rows))))
+		bld.counts[c] = 0
+	}
+	t.nodes[task.node] = cartNode{feat: -1, a: start, b: int32(len(bld.leafBuf))}
+}
+
+// bestSplit finds the best split of task's rows over a random subset of mtry features (more
+// if none of those can split). It returns ok == false when the node must be a leaf.
+func (bld *cartBuilder) bestSplit(task cartTask, rng *rand.Rand) (feat, code int, ok bool) {
+	rows := bld.idx[task.lo:task.hi]
+	m := len(rows)
+	minLeaf := bld.p.minLeaf
+	if m < 2*minLeaf || task.depth >= bld.p.maxDepth {
+		return 0, 0, false
+	}
+	variance := bld.p.split == SplitVariance
+	// Node impurity; a pure node is a leaf.
+	var parent float64
+	var sumY float64
+	if variance {
+		var sq float64
+		for _, r := range rows {
+			v := bld.y[r]
+			sumY += v
+			sq += v * v
+		}
+		parent = sq - sumY*sumY/float64(m)
+		if parent <= 1e-12*math.Max(1, sq) {
+			return 0, 0, false
+		}
+	} else {
+		clear(bld.counts)
+		for _, r := range rows {
+			bld.counts[bld.class[r]]++
+		}
+		var sq int
+		for _, c := range bld.counts {
+			sq += c * c
+		}
+		clear(bld.counts)
+		if sq == m*m {
+			return 0, 0, false
+		}
+		parent = float64(m) - float64(sq)/float64(m)
+	}
+
+	bestScore := parent * (1 - 1e-12) // a split must lower the impurity
+	found := false
+	for i := range bld.feats {
+		bld.feats[i] = i
+	}
+	for k := 0; k < bld.nf; k++ {
+		if k >= bld.p.mtry && found {
+			break
+		}
+		j := k + rng.IntN(bld.nf-k)
+		bld.feats[k], bld.feats[j] = bld.feats[j], bld.feats[k]
+		f := bld.feats[k]
+		var score float64
+		var c int
+		var okf bool
+		if variance {
+			score, c, okf = bld.scanVariance(rows, bld.b.codes[f], sumY, parent)
+		} else {
+			score, c, okf = bld.scanGini(bld.sortByCode(rows, bld.b.codes[f]), bld.b.codes[f])
+		}
+		if okf && score < bestScore {
+			bestScore, feat, code, found = score, f, c, true
+		}
+	}
+	return feat, code, found
+}
+
+// sortByCode returns the rows ordered by their code in one column.
+func (bld *cartBuilder) sortByCode(rows []int32, codes []uint8) []int32 {
+	m := len(rows)
+	order := bld.order[:m]
+	if m <= 48 {
+		copy(order, rows)
+		for i := 1; i < m; i++ {
+			r := order[i]
+			c := codes[r]
+			j := i
+			for ; j > 0 && codes[order[j-1]] > c; j-- {
+				order[j] = order[j-1]
+			}
+			order[j] = r
+		}
+		return order
+	}
+	bk := &bld.bucket
+	clear(bk[:])
+	for _, r := range rows {
+		bk[int(codes[r])+1]++
+	}
+	for c := 1; c <= cartMaxBins; c++ {
+		bk[c] += bk[c-1]
+	}
+	for _, r := range rows {
+		c := codes[r]
+		order[bk[c]] = r
+		bk[c]++
+	}
+	return order
+}
+
+// scanGini returns the smallest weighted Gini impurity m_L G_L + m_R G_R (up to the
+// constant) over the splits between distinct codes of the sorted rows, with its code.
+func (bld *cartBuilder) scanGini(order []int32, codes []uint8) (best float64, code int, ok bool) {
+	m := len(order)
+	minLeaf := bld.p.minLeaf
+	right := bld.counts
+	left := bld.left
+	clear(left)
+	clear(right)
+	for _, r := range order {
+		right[bld.class[r]]++
+	}
+	var sqL, sqR int
+	for _, c := range right {
+		sqR += c * c
+	}
+	best = math.Inf(1)
+	for i := 0; i < m-1; i++ {
+		r := order[i]
+		c := bld.class[r]
+		sqL += 2*left[c] + 1
+		left[c]++
+		sqR -= 2*right[c] - 1
+		right[c]--
+		nl := i + 1
+		if nl < minLeaf {
+			continue
+		}
+		if m-nl < minLeaf {
+			break
+		}
+		cur := codes[r]
+		if codes[order[i+1]] == cur {
+			continue
+		}
+		nr := m - nl
+		g := float64(nl) - float64(sqL)/float64(nl) + float64(nr) - float64(sqR)/float64(nr)
+		if g < best {
+			best, code, ok = g, int(cur), true
+		}
+	}
+	clear(right)
+	return best, code, ok
+}
+
+// scanVariance returns the smallest sum of squared errors of log-iterations of the two sides
+// over the splits between distinct codes of one column, given the node's sum of
+// log-iterations and SSE. It accumulates a histogram of counts and sums per code, so it
+// needs no sorting.
+func (bld *cartBuilder) scanVariance(rows []int32, codes []uint8, sumY, parent float64) (best float64, code int, ok bool) {
+	m := len(rows)
+	minLeaf := bld.p.minLeaf
+	best = math.Inf(1)
+	base := sumY * sumY / float64(m)
+	if m <= 48 {
+		// Small node: sort the rows by code rather than scan 256 bins.
+		order := bld.sortByCode(rows, codes)
+		var sl float64
+		for i := 0; i < m-1; i++ {
+			r := order[i]
+			sl += bld.y[r]
+			nl := i + 1
+			if nl < minLeaf {
+				continue
+			}
+			if m-nl < minLeaf {
+				break
+			}
+			cur := codes[r]
+			if codes[order[i+1]] == cur {
+				continue
+			}
+			nr := m - nl
+			sr := sumY - sl
+			s := parent + base - sl*sl/float64(nl) - sr*sr/float64(nr)
+			if s < best {
+				best, code, ok = s, int(cur), true
+			}
+		}
+		return best, code, ok
+	}
+	cnt := &bld.hcnt
+	sum := &bld.hsum
+	lo, hi := cartMaxBins, -1
+	for _, r := range rows {
+		c := int(codes[r])
+		cnt[c]++
+		sum[c] += bld.y[r]
+		lo = min(lo, c)
+		hi = max(hi, c)
+	}
+	nl := 0
+	var sl float64
+	for c := lo; c < hi; c++ {
+		if cnt[c] == 0 {
+			continue
+		}
+		nl += int(cnt[c])
+		sl += sum[c]
+		if nl < minLeaf {
+			continue
+		}
+		if m-nl < minLeaf {
+			break
+		}
+		nr := m - nl
+		sr := sumY - sl
+		s := parent + base - sl*sl/float64(nl) - sr*sr/float64(nr)
+		if s < best {
+			best, code, ok = s, c, true
+		}
+	}
+	clear(cnt[lo : hi+1])
+	clear(sum[lo : hi+1])
+	return best, code, ok
+}

@@ -1,0 +1,743 @@
+package predict
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	gpusched "github.com/gpusched/gpusched"
+)
+
+// Errors returned by this package; they are wrapped with the offending item (job id, sample
+// index, option name): use errors.Is.
+var (
+	// ErrInvalidOptions reports an Options value New cannot use.
+	ErrInvalidOptions = errors.New("predict: invalid options")
+	// ErrInvalidIterations reports an iteration count that is NaN, infinite or negative.
+	ErrInvalidIterations = errors.New("predict: invalid iteration count")
+	// ErrInvalidSample reports a training sample Fit or FitEncoder cannot use.
+	ErrInvalidSample = errors.New("predict: invalid sample")
+	// ErrNilJob reports a nil job.
+	ErrNilJob = errors.New("predict: nil job")
+	// ErrNoModel reports that no forest has been trained yet.
+	ErrNoModel = errors.New("predict: no forest trained yet")
+	// ErrNoHistory reports a retraining request with no observed job.
+	ErrNoHistory = errors.New("predict: nothing observed to train on")
+)
+
+// Backend selects the random-forest implementation.
+type Backend int
+
+const (
+	// BackendCART is the package's own seeded CART forest (the default): deterministic, no
+	// goroutines, fast training on pre-binned features.
+	BackendCART Backend = iota
+	// BackendMalaschitz is github.com/malaschitz/randomForest: Gini splits, trained in
+	// goroutines from the global math/rand source, so not reproducible run to run.
+	BackendMalaschitz
+)
+
+// String returns the backend's name.
+func (b Backend) String() string {
+	switch b {
+	case BackendCART:
+		return "cart"
+	case BackendMalaschitz:
+		return "malaschitz"
+	}
+	return fmt.Sprintf("Backend(%d)", int(b))
+}
+
+// SplitCriterion selects how the CART backend scores a split.
+type SplitCriterion int
+
+const (
+	// SplitVariance scores a split by the squared error of the rows' log-iterations (the
+	// default): the bins' order counts, as in a regression tree, while the leaves still hold
+	// class distributions.
+	SplitVariance SplitCriterion = iota
+	// SplitGini scores a split by the Gini impurity of the bins, as the malaschitz library
+	// does.
+	SplitGini
+)
+
+// String returns the criterion's name.
+func (s SplitCriterion) String() string {
+	switch s {
+	case SplitVariance:
+		return "variance"
+	case SplitGini:
+		return "gini"
+	}
+	return fmt.Sprintf("SplitCriterion(%d)", int(s))
+}
+
+// Options configure a Predictor. The zero value of every field selects its default.
+type Options struct {
+	// Backend is the forest implementation; default BackendCART.
+	Backend Backend
+	// Split is the CART backend's split criterion; default SplitVariance. The malaschitz
+	// backend always uses Gini.
+	Split SplitCriterion
+	// Bins is the number of quantile bins of log(iterations), the forest's classes; default
+	// 32.
+	Bins int
+	// Trees is the number of trees; default 64.
+	Trees int
+	// MaxDepth limits the depth of the trees; default 0, unlimited.
+	MaxDepth int
+	// MinLeaf is the least number of bootstrap rows on each side of a split; default 1.
+	MinLeaf int
+	// MTry is the number of features tried at each split; default a third of the encoded
+	// columns, rounded up.
+	MTry int
+	// Window is the number of most recent finished jobs the forest is trained on; default
+	// 20,000.
+	Window int
+	// RetrainEvery is how many Observe calls trigger a retraining over the window; default
+	// 2,000. Until the forest has been trained on that many jobs, it is retrained as soon as
+	// the observations since the last training are as many as the jobs it was trained on (the
+	// window doubles). Negative: never retrain automatically (call Retrain).
+	RetrainEvery int
+	// MinSamples is the number of observed jobs below which no forest is trained and
+	// predictions fall back to the group history or the prior; default 100.
+	MinSamples int
+	// Seed seeds the CART forest; trainings are numbered and seeded from it.
+	Seed uint64
+	// PriorIterations is the median iteration count predicted before anything is observed;
+	// default 10,000.
+	PriorIterations float64
+	// PriorSigma is the standard deviation of the natural log of the prior's iterations;
+	// default 1.5 (the 10th-90th percentiles are the median divided and multiplied by 6.8).
+	PriorSigma float64
+	// Margin is the least remaining work, as a fraction of the iterations done, that
+	// Conditional ever predicts for a job inside the predicted distribution; default 0.02.
+	Margin float64
+	// Tail is the remaining work, as a fraction of the iterations done, that Conditional
+	// predicts for a job that has run past every point of its predicted distribution
+	// (E[X | X > d] = (1 + Tail) d, as for a Pareto tail of index 1 + 1/Tail); default 0.5.
+	// Values below Margin are raised to Margin.
+	Tail float64
+	// HistoryRuns is the number of most recent runs per group, user and cohort that the
+	// history features and the group fallback use; default 16.
+	HistoryRuns int
+	// MaxKeys bounds the groups (and, separately, users and cohorts) whose history is kept;
+	// beyond it the least recently updated quarter is dropped. Default 1<<18.
+	MaxKeys int
+	// MaxPending bounds the jobs whose History is remembered between their first prediction
+	// and their observation (oldest forgotten first); default 1<<16.
+	MaxPending int
+}
+
+// withDefaults validates o and fills in its defaults.
+func (o Options) withDefaults() (Options, error) {
+	bad := func(name string, v any) (Options, error) {
+		return o, fmt.Errorf("%w: %s = %v", ErrInvalidOptions, name, v)
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"Bins", o.Bins}, {"Trees", o.Trees}, {"MaxDepth", o.MaxDepth}, {"MinLeaf", o.MinLeaf},
+		{"MTry", o.MTry}, {"Window", o.Window}, {"MinSamples", o.MinSamples},
+		{"HistoryRuns", o.HistoryRuns}, {"MaxKeys", o.MaxKeys}, {"MaxPending", o.MaxPending}} {
+		if c.v < 0 {
+			return bad(c.name, c.v)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"PriorIterations", o.PriorIterations}, {"PriorSigma", o.PriorSigma},
+		{"Margin", o.Margin}, {"Tail", o.Tail}} {
+		if !(c.v >= 0) || math.IsInf(c.v, 0) {
+			return bad(c.name, c.v)
+		}
+	}
+	if o.Backend != BackendCART && o.Backend != BackendMalaschitz {
+		return bad("Backend", o.Backend)
+	}
+	if o.Split != SplitVariance && o.Split != SplitGini {
+		return bad("Split", o.Split)
+	}
+	if o.Bins > 1<<16 {
+		return bad("Bins (at most 65536)", o.Bins)
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	deff := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&o.Bins, 32)
+	def(&o.Trees, 64)
+	def(&o.MinLeaf, 1)
+	def(&o.Window, 20_000)
+	def(&o.RetrainEvery, 2_000)
+	def(&o.MinSamples, 100)
+	def(&o.HistoryRuns, 16)
+	def(&o.MaxKeys, 1<<18)
+	def(&o.MaxPending, 1<<16)
+	deff(&o.PriorIterations, 10_000)
+	deff(&o.PriorSigma, 1.5)
+	deff(&o.Margin, 0.02)
+	deff(&o.Tail, 0.5)
+	o.Tail = max(o.Tail, o.Margin)
+	return o, nil
+}
+
+// Source tells where an Estimate comes from.
+type Source int
+
+const (
+	// SourcePrior is the global prior: the recent runs of all jobs, or Options'
+	// PriorIterations and PriorSigma before any job is observed.
+	SourcePrior Source = iota
+	// SourceGroup is the history of the job's recurrence group (before a forest is trained).
+	SourceGroup
+	// SourceForest is the random forest.
+	SourceForest
+)
+
+// String returns the source's name.
+func (s Source) String() string {
+	switch s {
+	case SourcePrior:
+		return "prior"
+	case SourceGroup:
+		return "group"
+	case SourceForest:
+		return "forest"
+	}
+	return fmt.Sprintf("Source(%d)", int(s))
+}
+
+// Estimate is a prediction of a job's total iterations.
+type Estimate struct {
+	// Iterations is the point estimate of the total iterations: from the forest, the
+	// vote-weighted geometric mean exp(sum_b p_b * mean log-iterations of bin b) (what
+	// minimises the expected squared log error); from the group history or the prior, the
+	// median.
+	Iterations float64
+	// P10, P50 and P90 are the 10th, 50th and 90th percentiles of the predicted distribution
+	// (for the forest: the votes spread over each bin's representative points).
+	P10, P50, P90 float64
+	// Survival is the predicted probability that the job runs past the iterations already
+	// done (1 for Predict). A Conditional estimate beyond the distribution has Survival 0.
+	Survival float64
+	// Source is where the estimate comes from.
+	Source Source
+}
+
+// Sample is a finished job for Fit: the job, its true iterations and when it finished.
+type Sample struct {
+	// Job is the job as it was submitted.
+	Job gpusched.Job
+	// Iterations is the number of iterations it ran (>= 0, finite).
+	Iterations float64
+	// Finished is when it finished, in seconds on the clock of Job.Arrival; 0 means
+	// Job.Arrival + Iterations * Job.StepTime (as if it had run at once without waiting).
+	// A sample's history features only use samples that finished strictly before it arrived.
+	Finished float64
+}
+
+// model is one trained forest with everything needed to use it. Immutable.
+type model struct {
+	enc    *Encoder
+	bins   binning
+	clf    classifier
+	rows   []row
+	ticket uint64
+}
+
+// Predictor predicts the iterations of training jobs and learns from finished ones.
+//
+// Concurrency: a Predictor is safe for concurrent use by multiple goroutines. Predict,
+// Conditional and Encode take a read lock only to read the current forest and history;
+// Observe holds the write lock only to record the job. A retraining runs in the goroutine of
+// the Observe (or Retrain) call that triggers it, outside the lock: predictions continue with
+// the previous forest meanwhile and the new one is swapped in when ready. At most one
+// automatic retraining runs at a time. The package starts no goroutines (except inside the
+// malaschitz library with BackendMalaschitz). Called in the same order, a Predictor with the
+// CART backend gives the same answers.
+type Predictor struct {
+	opts  Options
+	prior dist
+
+	mu       sync.RWMutex
+	model    *model
+	hist     *historyStore
+	window   []row // ring of at most opts.Window rows; oldest at head once full
+	head     int
+	observed uint64 // jobs observed since New or the last Fit (Fit's samples included)
+	fitAt    uint64 // observed when the current forest's rows were taken
+	training bool   // an automatic retraining is running
+	tickets  uint64 // trainings started since New
+	gen      uint64 // bumped by Fit: trainings of an older generation are dropped
+
+	cacheMu  sync.Mutex
+	pending  map[gpusched.JobID]History
+	pendQ    []gpusched.JobID // FIFO of remembered ids, ring of opts.MaxPending
+	pendHead int
+}
+
+// New returns a Predictor with nothing observed: it predicts the prior until it observes jobs.
+func New(opts Options) (*Predictor, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Predictor{
+		opts:    o,
+		prior:   priorDist(o.PriorIterations, o.PriorSigma),
+		hist:    newHistoryStore(o.HistoryRuns, o.MaxKeys),
+		pending: map[gpusched.JobID]History{},
+	}, nil
+}
+
+// Options returns the predictor's options with the defaults filled in.
+func (p *Predictor) Options() Options { return p.opts }
+
+func checkIterations(n float64) error {
+	if math.IsNaN(n) || math.IsInf(n, 0) || n < 0 {
+		return fmt.Errorf("%w: %v (must be finite and >= 0)", ErrInvalidIterations, n)
+	}
+	return nil
+}
+
+// Fit replaces everything the predictor knows with the given finished jobs and trains the
+// forest on the most recent Options.Window of them (by finish time) if there are at least
+// Options.MinSamples. Each sample's History is computed from the samples that finished
+// strictly before it arrived, as it would have been online. It returns an error naming the
+// sample for a NaN, infinite or negative iteration count, a non-finite arrival or finish time
+// or a finish before the arrival; the predictor is then unchanged. Observe calls that run
+// concurrently with Fit may be lost.
+func (p *Predictor) Fit(samples []Sample) error {
+	n := len(samples)
+	finish := make([]float64, n)
+	for i := range samples {
+		s := &samples[i]
+		if err := checkIterations(s.Iterations); err != nil {
+			return fmt.Errorf("%w: sample %d (job %q): %w", ErrInvalidSample, i, s.Job.ID, err)
+		}
+		a := s.Job.Arrival
+		if !finite(a) {
+			return fmt.Errorf("%w: sample %d (job %q): arrival %v is not finite", ErrInvalidSample, i, s.Job.ID, a)
+		}
+		f := s.Finished
+		if f == 0 {
+			f = a
+			if st := s.Job.StepTime; st > 0 && finite(st) {
+				f += s.Iterations * st
+			}
+		}
+		if !finite(f) || f < a {
+			return fmt.Errorf("%w: sample %d (job %q): finish %v is not a finite time >= arrival %v",
+				ErrInvalidSample, i, s.Job.ID, f, a)
+		}
+		finish[i] = f
+	}
+	byArrival := make([]int, n)
+	byFinish := make([]int, n)
+	for i := range byArrival {
+		byArrival[i], byFinish[i] = i, i
+	}
+	slices.SortStableFunc(byArrival, func(a, b int) int { return cmp.Compare(samples[a].Job.Arrival, samples[b].Job.Arrival) })
+	slices.SortStableFunc(byFinish, func(a, b int) int { return cmp.Compare(finish[a], finish[b]) })
+
+	hist := newHistoryStore(p.opts.HistoryRuns, p.opts.MaxKeys)
+	ctx := make([]History, n)
+	fi := 0
+	for _, i := range byArrival {
+		for fi < n && finish[byFinish[fi]] < samples[i].Job.Arrival {
+			k := byFinish[fi]
+			hist.add(&samples[k].Job.Features, logIters(samples[k].Iterations))
+			fi++
+		}
+		ctx[i] = hist.context(&samples[i].Job.Features)
+	}
+	for ; fi < n; fi++ {
+		k := byFinish[fi]
+		hist.add(&samples[k].Job.Features, logIters(samples[k].Iterations))
+	}
+	keep := byFinish[max(0, n-p.opts.Window):]
+	window := make([]row, len(keep))
+	for w, i := range keep {
+		window[w] = newRow(&samples[i].Job, ctx[i], logIters(samples[i].Iterations))
+	}
+
+	p.mu.Lock()
+	p.tickets++
+	ticket := p.tickets
+	p.mu.Unlock()
+	var m *model
+	if len(window) >= p.opts.MinSamples {
+		m = p.opts.train(window, ticket)
+	}
+
+	p.mu.Lock()
+	p.gen++
+	p.model = m
+	p.hist = hist
+	p.window = window
+	p.head = 0
+	p.observed = uint64(n)
+	p.fitAt = uint64(n)
+	p.mu.Unlock()
+	p.cacheMu.Lock()
+	p.pending = map[gpusched.JobID]History{}
+	p.pendQ, p.pendHead = nil, 0
+	p.cacheMu.Unlock()
+	return nil
+}
+
+// Observe records that job finished after running iterations iterations (its true length, or
+// how far it got if it was killed; counts below 1 are learned as 1). The job joins the
+// history of its group, user and cohort at once, and the training window; its training row
+// holds the History the predictor gave it when it first predicted it (or, if it never did, the
+// History as of now). Every Options.RetrainEvery observations (sooner while the window is
+// small) the forest is retrained over the window, in this call (see Predictor). Observe
+// returns an error for a nil job or an iteration count that is NaN, infinite or negative.
+func (p *Predictor) Observe(job *gpusched.Job, iterations float64) error {
+	if job == nil {
+		return ErrNilJob
+	}
+	if err := checkIterations(iterations); err != nil {
+		return fmt.Errorf("predict: observe job %q: %w", job.ID, err)
+	}
+	y := logIters(iterations)
+	h, known := p.takeContext(job.ID)
+	r := newRow(job, h, y)
+
+	p.mu.Lock()
+	if !known {
+		r.hist = p.hist.context(&job.Features)
+	}
+	if len(p.window) < p.opts.Window {
+		p.window = append(p.window, r)
+	} else {
+		p.window[p.head] = r
+		p.head = (p.head + 1) % len(p.window)
+	}
+	p.hist.add(&job.Features, y)
+	p.observed++
+	var snap []row
+	var ticket, gen uint64
+	if p.retrainDue() {
+		p.training = true
+		snap, ticket, gen = p.snapshotLocked()
+	}
+	p.mu.Unlock()
+	if snap != nil {
+		p.trainAndSwap(snap, ticket, gen, true)
+	}
+	return nil
+}
+
+// retrainDue tells whether an automatic retraining should start now. Called with p.mu held.
+func (p *Predictor) retrainDue() bool {
+	if p.opts.RetrainEvery < 0 || p.training || len(p.window) < p.opts.MinSamples {
+		return false
+	}
+	if p.model == nil {
+		return true
+	}
+	since := p.observed - p.fitAt
+	need := min(uint64(p.opts.RetrainEvery), uint64(max(p.opts.MinSamples, len(p.model.rows))))
+	return since >= need
+}
+
+// snapshotLocked copies the window, oldest first, and numbers a new training. Called with
+// p.mu held.
+func (p *Predictor) snapshotLocked() ([]row, uint64, uint64) {
+	snap := make([]row, 0, len(p.window))
+	snap = append(snap, p.window[p.head:]...)
+	snap = append(snap, p.window[:p.head]...)
+	p.fitAt = p.observed
+	p.tickets++
+	return snap, p.tickets, p.gen
+}
+
+// trainAndSwap trains on snap outside the lock and installs the result unless a newer
+// training or a Fit got there first.
+func (p *Predictor) trainAndSwap(snap []row, ticket, gen uint64, auto bool) {
+	defer func() {
+		if auto {
+			p.mu.Lock()
+			p.training = false
+			p.mu.Unlock()
+		}
+	}()
+	m := p.opts.train(snap, ticket)
+	p.mu.Lock()
+	if p.gen == gen && (p.model == nil || p.model.ticket < ticket) {
+		p.model = m
+	}
+	p.mu.Unlock()
+}
+
+// Retrain trains the forest now over the current window, whatever its size, in the calling
+// goroutine. It returns ErrNoHistory if nothing has been observed.
+func (p *Predictor) Retrain() error {
+	p.mu.Lock()
+	if len(p.window) == 0 {
+		p.mu.Unlock()
+		return ErrNoHistory
+	}
+	snap, ticket, gen := p.snapshotLocked()
+	p.mu.Unlock()
+	p.trainAndSwap(snap, ticket, gen, false)
+	return nil
+}
+
+// Predict returns the estimated total iterations of job. With a trained forest the estimate
+// comes from the forest; before that, from the median of the job's group's recent runs if it
+// has any, else from the global prior. The job's History is remembered at its first
+// prediction (see Observe). Predict returns an error only for a nil job: unknown categories,
+// missing or NaN features give a prediction.
+func (p *Predictor) Predict(job *gpusched.Job) (Estimate, error) {
+	if job == nil {
+		return Estimate{}, ErrNilJob
+	}
+	return p.estimate(job, 0), nil
+}
+
+// Conditional re-estimates the total iterations of a job that has already done done
+// iterations: the predicted distribution truncated to the part above done and renormalised.
+// Its Iterations (the truncated distribution's point estimate: vote-weighted geometric mean
+// or median, as for Predict) and percentiles are at least done*(1+Margin) and never decrease
+// as done grows, and Survival is the predicted probability of running past done. When done is
+// beyond every point of the distribution, the estimate is done*(1+Tail) with Survival 0: the
+// remaining work is taken to be proportional to the work done, so an overrunning job's
+// priority under SRPT keeps falling. It returns an error for a nil job or a done that is NaN,
+// infinite or negative.
+func (p *Predictor) Conditional(job *gpusched.Job, done float64) (Estimate, error) {
+	if job == nil {
+		return Estimate{}, ErrNilJob
+	}
+	if err := checkIterations(done); err != nil {
+		return Estimate{}, fmt.Errorf("predict: conditional estimate of job %q: iterations done: %w", job.ID, err)
+	}
+	return p.estimate(job, done), nil
+}
+
+// estimate predicts job's distribution and summarises it above done.
+func (p *Predictor) estimate(job *gpusched.Job, done float64) Estimate {
+	h, m, d, src := p.lookup(job)
+	var votes []float64
+	if m != nil {
+		x := m.enc.Encode(job, h, make([]float64, m.enc.Len()))
+		votes = m.clf.vote(x, make([]float64, m.bins.classes()))
+		d = dist{pts: m.bins.points, w: votes}
+		src = SourceForest
+	}
+	after := math.Inf(-1)
+	if done > 0 {
+		after = math.Log(done)
+	}
+	s := d.summarize(after)
+	if !(s.mass > 0) {
+		v := done * (1 + p.opts.Tail)
+		if done == 0 {
+			// Nothing to summarise (a forest whose trees could not vote): the prior.
+			s = p.prior.summarize(after)
+			src = SourcePrior
+		} else {
+			return Estimate{Iterations: v, P10: v, P50: v, P90: v, Survival: 0, Source: src}
+		}
+	}
+	total := 1.0
+	if done > 0 {
+		total = d.summarize(math.Inf(-1)).mass
+	}
+	floor := done * (1 + p.opts.Margin)
+	return Estimate{
+		Iterations: max(math.Exp(s.point), floor),
+		P10:        max(math.Exp(s.p10), floor),
+		P50:        max(math.Exp(s.p50), floor),
+		P90:        max(math.Exp(s.p90), floor),
+		Survival:   min(1, s.mass/total),
+		Source:     src,
+	}
+}
+
+// lookup returns job's History (remembered or computed now, and remembered), the forest, and
+// without a forest the fallback distribution and its source.
+func (p *Predictor) lookup(job *gpusched.Job) (History, *model, dist, Source) {
+	h, known := p.peekContext(job.ID)
+	var d dist
+	src := SourcePrior
+	p.mu.RLock()
+	m := p.model
+	if !known {
+		h = p.hist.context(&job.Features)
+	}
+	if m == nil {
+		if g := p.hist.groupRuns(job.Features.Group); len(g) > 0 {
+			d, src = pointDist(g), SourceGroup
+		} else if all := p.hist.globalRunsCopy(); len(all) > 0 {
+			d = pointDist(all)
+		} else {
+			d = p.prior
+		}
+	}
+	p.mu.RUnlock()
+	if !known {
+		p.remember(job.ID, h)
+	}
+	return h, m, d, src
+}
+
+// Encode returns the vector the current forest sees for job (with its remembered History, as
+// Predict). It returns ErrNoModel before a forest is trained and ErrNilJob for a nil job.
+func (p *Predictor) Encode(job *gpusched.Job) ([]float64, error) {
+	if job == nil {
+		return nil, ErrNilJob
+	}
+	h, m, _, _ := p.lookup(job)
+	if m == nil {
+		return nil, ErrNoModel
+	}
+	return m.enc.Encode(job, h, nil), nil
+}
+
+// TrainingData returns what the current forest was trained on: the column names, the encoded
+// rows and their targets, the natural log of iterations (fresh copies), so that other
+// learners can be compared on the same features. All are nil before a forest is trained.
+func (p *Predictor) TrainingData() (names []string, X [][]float64, logIterations []float64) {
+	p.mu.RLock()
+	m := p.model
+	p.mu.RUnlock()
+	if m == nil {
+		return nil, nil, nil
+	}
+	X = make([][]float64, len(m.rows))
+	logIterations = make([]float64, len(m.rows))
+	for i := range m.rows {
+		r := &m.rows[i]
+		X[i] = m.enc.Encode(&gpusched.Job{GPUs: r.gpus, Features: r.feat}, r.hist, nil)
+		logIterations[i] = r.y
+	}
+	return m.enc.Names(), X, logIterations
+}
+
+// Stats describe a predictor's state.
+type Stats struct {
+	// Observed counts the jobs observed since New or the last Fit (Fit's samples included).
+	Observed int
+	// Window is the number of jobs in the training window.
+	Window int
+	// TrainedOn is the number of jobs the current forest was trained on (0: no forest).
+	TrainedOn int
+	// Trainings counts the trainings started since New.
+	Trainings int
+}
+
+// Stats returns the predictor's current state.
+func (p *Predictor) Stats() Stats {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	s := Stats{Observed: int(p.observed), Window: len(p.window), Trainings: int(p.tickets)}
+	if p.model != nil {
+		s.TrainedOn = len(p.model.rows)
+	}
+	return s
+}
+
+// peekContext returns the remembered History of job id, if any.
+func (p *Predictor) peekContext(id gpusched.JobID) (History, bool) {
+	if id == "" {
+		return History{}, false
+	}
+	p.cacheMu.Lock()
+	h, ok := p.pending[id]
+	p.cacheMu.Unlock()
+	return h, ok
+}
+
+// takeContext returns and forgets the remembered History of job id, if any.
+func (p *Predictor) takeContext(id gpusched.JobID) (History, bool) {
+	if id == "" {
+		return History{}, false
+	}
+	p.cacheMu.Lock()
+	h, ok := p.pending[id]
+	delete(p.pending, id)
+	p.cacheMu.Unlock()
+	return h, ok
+}
+
+// remember keeps job id's History unless one is kept already, forgetting the oldest
+// remembered job beyond Options.MaxPending.
+func (p *Predictor) remember(id gpusched.JobID, h History) {
+	if id == "" {
+		return
+	}
+	p.cacheMu.Lock()
+	defer p.cacheMu.Unlock()
+	if _, ok := p.pending[id]; ok {
+		return
+	}
+	if len(p.pendQ) < p.opts.MaxPending {
+		p.pendQ = append(p.pendQ, id)
+	} else {
+		delete(p.pending, p.pendQ[p.pendHead])
+		p.pendQ[p.pendHead] = id
+		p.pendHead = (p.pendHead + 1) % len(p.pendQ)
+	}
+	p.pending[id] = h
+}
+
+// train fits the bins, the encoder and the forest on rows (oldest first). The ticket numbers
+// the training and seeds it.
+func (o *Options) train(rows []row, ticket uint64) *model {
+	y := make([]float64, len(rows))
+	for i := range rows {
+		y[i] = rows[i].y
+	}
+	bins := fitBins(y, o.Bins)
+	enc := fitEncoder(rows)
+	nf := enc.Len()
+	flat := make([]float64, len(rows)*nf)
+	X := make([][]float64, len(rows))
+	class := make([]int, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		X[i] = enc.Encode(&gpusched.Job{GPUs: r.gpus, Features: r.feat}, r.hist, flat[i*nf:(i+1)*nf:(i+1)*nf])
+		class[i] = bins.class(y[i])
+	}
+	mtry := o.MTry
+	if mtry == 0 {
+		mtry = (nf + 2) / 3
+	}
+	fp := forestParams{
+		trees:    o.Trees,
+		maxDepth: o.MaxDepth,
+		minLeaf:  o.MinLeaf,
+		mtry:     mtry,
+		split:    o.Split,
+		seed:     splitmix(o.Seed ^ splitmix(ticket)),
+	}
+	var clf classifier
+	switch o.Backend {
+	case BackendMalaschitz:
+		clf = trainMalaschitz(X, class, bins.classes(), fp)
+	default:
+		clf = trainCART(X, class, y, bins.classes(), fp)
+	}
+	return &model{enc: enc, bins: bins, clf: clf, rows: rows, ticket: ticket}
+}
+
+// splitmix is the SplitMix64 finaliser, to derive well-mixed seeds.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
