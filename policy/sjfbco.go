@@ -140,6 +140,7 @@ type bcoPlanner struct {
 	busy   []float64
 	t0     float64
 	minDur []float64 // duration at the best placement on idle links
+	base   *planState
 }
 
 type bcoEntry struct {
@@ -321,9 +322,36 @@ type planState struct {
 	free   []float64
 	sorted [][]topology.GPUID
 	sum    []float64
+	// byMean lists the servers by mean busy-until time (least busy first), then index.
+	byMean []int
 }
 
+func (st *planState) mean(s int) float64 { return st.sum[s] / float64(len(st.sorted[s])) }
+
+func (st *planState) meanLess(a, b int) int {
+	if c := cmp.Compare(st.mean(a), st.mean(b)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+// newState returns a fresh copy of the planning problem's initial state.
 func (p *bcoPlanner) newState() *planState {
+	if p.base == nil {
+		p.base = p.initialState()
+	}
+	b := p.base
+	st := &planState{free: slices.Clone(b.free), sum: slices.Clone(b.sum), byMean: slices.Clone(b.byMean),
+		sorted: make([][]topology.GPUID, len(b.sorted))}
+	flat := make([]topology.GPUID, 0, len(b.free))
+	for s, gs := range b.sorted {
+		flat = append(flat, gs...)
+		st.sorted[s] = flat[len(flat)-len(gs) : len(flat) : len(flat)]
+	}
+	return st
+}
+
+func (p *bcoPlanner) initialState() *planState {
 	st := &planState{free: slices.Clone(p.busy), sorted: make([][]topology.GPUID, p.c.NumServers()), sum: make([]float64, p.c.NumServers())}
 	for s := range st.sorted {
 		first, n := p.c.GPUsOf(s)
@@ -334,7 +362,9 @@ func (p *bcoPlanner) newState() *planState {
 		}
 		st.sorted[s] = gs
 		st.resort(s)
+		st.byMean = append(st.byMean, s)
 	}
+	slices.SortFunc(st.byMean, st.meanLess)
 	return st
 }
 
@@ -358,6 +388,10 @@ func (st *planState) assign(c *topology.Cluster, gpus []topology.GPUID, end floa
 	}
 	for s := range touched {
 		st.resort(s)
+		i := slices.Index(st.byMean, s)
+		st.byMean = slices.Delete(st.byMean, i, i+1)
+		j, _ := slices.BinarySearchFunc(st.byMean, s, st.meanLess)
+		st.byMean = slices.Insert(st.byMean, j, s)
 	}
 }
 
@@ -404,25 +438,21 @@ func (p *bcoPlanner) faffp(st *planState, placed []bcoEntry, i int, theta float6
 	bj, minDur := p.jobs[i], p.minDur[i]
 	g, free := bj.Job.GPUs, st.free
 	var best bcoEntry
-	var bestHole int
-	bestGap, found := 0.0, false
-	order := p.serverOrder(st, g)
-	for _, s := range order {
-		all := st.sorted[s]
-		if p.opt.EarliestFit {
-			// Servers come by the start they offer; none after this one can end earlier.
-			if start := free[all[g-1]]; start+minDur > theta || (found && start+minDur > best.end) {
-				break
-			}
+	found := false
+	if p.opt.EarliestFit {
+		// The server where the job ends earliest; among equal ends, the fragment: the fewest
+		// of the server's GPUs free by the start that the job leaves idle, then the least idle
+		// time in front of the job on its own GPUs; then the lowest index. Servers are
+		// evaluated from the earliest start, and skipped once even the job's shortest
+		// duration could not beat the best end.
+		var bestHole int
+		var bestGap float64
+		consider := func(s int) error {
+			all := st.sorted[s]
 			e, err := p.finish(free, placed, bj, all[:g])
-			if err != nil {
-				return bcoEntry{}, false, err
+			if err != nil || e.end > theta {
+				return err
 			}
-			if e.end > theta {
-				continue
-			}
-			// The fragment: the server's GPUs free by the start that the job leaves idle, then
-			// the idle time it leaves in front of itself on its own GPUs.
 			hole, gap := 0, 0.0
 			for i, x := range all {
 				if i < g {
@@ -434,35 +464,63 @@ func (p *bcoPlanner) faffp(st *planState, placed []bcoEntry, i int, theta float6
 			if !found || e.end < best.end || (e.end == best.end && (hole < bestHole || (hole == bestHole && gap < bestGap))) {
 				best, bestHole, bestGap, found = e, hole, gap, true
 			}
-			continue
+			return nil
 		}
-		// First fit: the first server with g GPUs that end the job by theta; on it, the g GPUs
-		// (consecutive in busy-until order) that leave the least idle time in front of the job.
-		for i := 0; i+g <= len(all); i++ {
-			if free[all[i+g-1]]+minDur > theta {
-				break // later windows start later still
+		first := math.Inf(1)
+		for s := range st.sorted {
+			if len(st.sorted[s]) >= g {
+				first = min(first, free[st.sorted[s][g-1]])
 			}
-			e, err := p.finish(free, placed, bj, all[i:i+g])
-			if err != nil {
-				return bcoEntry{}, false, err
-			}
-			if e.end > theta {
-				continue
-			}
-			gap := 0.0
-			for _, x := range all[i : i+g] {
-				gap += e.start - free[x]
-			}
-			if !found || gap < bestGap || (gap == bestGap && e.end < best.end) {
-				best, bestGap, found = e, gap, true
+		}
+		for pass := 0; pass < 2; pass++ {
+			for s := range st.sorted {
+				if len(st.sorted[s]) < g {
+					continue
+				}
+				start := free[st.sorted[s][g-1]]
+				if (pass == 0) != (start == first) {
+					continue
+				}
+				if start+minDur > theta || (found && start+minDur > best.end) {
+					continue
+				}
+				if err := consider(s); err != nil {
+					return bcoEntry{}, false, err
+				}
 			}
 		}
 		if found {
 			return best, true, nil
 		}
-	}
-	if found {
-		return best, true, nil
+	} else {
+		// First fit: the first server with g GPUs that end the job by theta; on it, the g GPUs
+		// (consecutive in busy-until order) that leave the least idle time in front of the job.
+		bestGap := 0.0
+		for s := range st.sorted {
+			all := st.sorted[s]
+			for i := 0; i+g <= len(all); i++ {
+				if free[all[i+g-1]]+minDur > theta {
+					break // later windows start later still
+				}
+				e, err := p.finish(free, placed, bj, all[i:i+g])
+				if err != nil {
+					return bcoEntry{}, false, err
+				}
+				if e.end > theta {
+					continue
+				}
+				gap := 0.0
+				for _, x := range all[i : i+g] {
+					gap += e.start - free[x]
+				}
+				if !found || gap < bestGap || (gap == bestGap && e.end < best.end) {
+					best, bestGap, found = e, gap, true
+				}
+			}
+			if found {
+				return best, true, nil
+			}
+		}
 	}
 	// Fewest servers: the largest first, the least busy first among equals.
 	servers := p.serversBy(st, func(a, b serverLoad) int {
@@ -487,57 +545,48 @@ func (p *bcoPlanner) faffp(st *planState, placed []bcoEntry, i int, theta float6
 	return e, e.end <= theta, nil
 }
 
-// serverOrder lists the servers with at least g GPUs: by index for first fit, by the start
-// they can offer a g-GPU job (then index) for EarliestFit.
-func (p *bcoPlanner) serverOrder(st *planState, g int) []int {
-	out := make([]int, 0, p.c.NumServers())
-	for s := range st.sorted {
-		if len(st.sorted[s]) >= g {
-			out = append(out, s)
-		}
-	}
-	if p.opt.EarliestFit {
-		slices.SortStableFunc(out, func(a, b int) int {
-			return cmp.Compare(st.free[st.sorted[a][g-1]], st.free[st.sorted[b][g-1]])
-		})
-	}
-	return out
-}
-
 type serverLoad struct {
 	s, n int
 	mean float64
 }
 
+// serversBy returns the servers sorted by f, ties by index.
 func (p *bcoPlanner) serversBy(st *planState, f func(a, b serverLoad) int) []serverLoad {
 	out := make([]serverLoad, p.c.NumServers())
 	for s := range out {
 		n := len(st.sorted[s])
 		out[s] = serverLoad{s: s, n: n, mean: st.sum[s] / float64(n)}
 	}
-	slices.SortStableFunc(out, f)
+	slices.SortFunc(out, func(a, b serverLoad) int {
+		if c := f(a, b); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.s, b.s)
+	})
 	return out
 }
 
 // lbsgf is least-busy-server GPU first with spread factor lambda.
 func (p *bcoPlanner) lbsgf(st *planState, placed []bcoEntry, bj BCOJob, theta float64) (bcoEntry, bool, error) {
 	g, free := bj.Job.GPUs, st.free
-	servers := p.serversBy(st, func(a, b serverLoad) int { return cmp.Compare(a.mean, b.mean) })
-	lists := make([][]topology.GPUID, len(servers))
-	took := make([]int, len(servers))
+	took := map[int]int{}
 	var gpus []topology.GPUID
-	for i, sl := range servers {
-		lists[i] = st.sorted[sl.s]
-		limit := min(sl.n, max(1, int(math.Ceil(p.opt.Lambda*float64(sl.n)))))
-		for took[i] < limit && len(gpus) < g {
-			gpus = append(gpus, lists[i][took[i]])
-			took[i]++
+	for _, s := range st.byMean {
+		if len(gpus) == g {
+			break
+		}
+		list := st.sorted[s]
+		limit := min(len(list), max(1, int(math.Ceil(p.opt.Lambda*float64(len(list))))))
+		for took[s] < limit && len(gpus) < g {
+			gpus = append(gpus, list[took[s]])
+			took[s]++
 		}
 	}
-	for i := range servers {
-		for took[i] < len(lists[i]) && len(gpus) < g {
-			gpus = append(gpus, lists[i][took[i]])
-			took[i]++
+	for _, s := range st.byMean {
+		list := st.sorted[s]
+		for took[s] < len(list) && len(gpus) < g {
+			gpus = append(gpus, list[took[s]])
+			took[s]++
 		}
 	}
 	e, err := p.finish(free, placed, bj, gpus)
@@ -706,12 +755,15 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 	}
 	for i := range v.Running {
 		st := &v.Running[i]
-		load := topology.LinkLoad{}
-		for l, k := range total {
-			load[l] = k
-		}
+		// The other jobs' flows on this job's links (a cost model reads only those).
+		var load topology.LinkLoad
 		for _, l := range links[i] {
-			load[l]--
+			if k := total[l] - 1; k > 0 {
+				if load == nil {
+					load = topology.LinkLoad{}
+				}
+				load[l] = k
+			}
 		}
 		sc, err := s.opt.Cost.StepCost(st.Job, c, st.GPUs, load)
 		if err != nil {
