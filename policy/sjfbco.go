@@ -112,7 +112,10 @@ func (o *BCOPlanOptions) defaults() error {
 // contention); the threshold is met if it ends by theta. Theta is found by bisection between a
 // lower bound (the longest job, or the total work spread over all GPUs) and a feasible value
 // found by doubling; the bisection takes feasibility as monotone in theta, as the paper's
-// algorithm does.
+// algorithm does. Candidates are pruned with a job's duration at its best placement on idle
+// links (consolidated by Pack), taken as a lower bound of its duration anywhere: true of
+// BCOCost and FixedCost; a cost model under which a spread placement is faster than a packed
+// one may see a server skipped.
 //
 // Where the paper's text was not available, the choices above are this implementation's: the
 // ordering keys, the fragment measure, the server order of LBSGF and the meaning of the spread
@@ -627,10 +630,13 @@ type SJFBCOOptions struct {
 //
 // The online mode (the default) adapts it to arrivals by re-planning: at every call where a
 // waiting job could start (enough GPUs are free for the smallest one), SJF-BCO plans the
-// Window smallest waiting jobs with PlanSJFBCO, every GPU of a running job being busy until the
-// job's estimated end (Iterations minus iterations done, at least one, times its time per
-// iteration on its current GPUs under the current load), and starts every job whose planned
-// start is now. The others wait for the next call; the plan is made afresh then.
+// Window smallest waiting jobs with PlanSJFBCO (kappa loop and theta bisection included, with
+// EarliestFit so that no job is planned behind a busy server while another could run it now),
+// every GPU of a running job being busy until the job's estimated end (Iterations minus
+// iterations done, at least one, times its time per iteration on its current GPUs under the
+// current load), and starts every job whose planned start is now. The others wait for the next
+// call; the plan is made afresh then. Like the paper's algorithm, it orders by GPU demand, so
+// under a steady stream of small jobs a large one can wait long (there is no aging).
 //
 // SJFBCO caches each job's iteration estimate and, in batch mode, the current plan: it is not
 // safe for concurrent use.
