@@ -235,9 +235,10 @@ type CalibrationReport struct {
 	// Spearman lists the rank correlation of predicted (Breakdown.DP, the exposed
 	// synchronisation) and measured sync time across placements, per local batch size.
 	Spearman []BatchSpearman `json:"spearman"`
-	// MeanSpearman and MinSpearman summarise Spearman over the batch sizes.
+	// MeanSpearman is the mean of Spearman's Rho over the batch sizes.
 	MeanSpearman float64 `json:"mean_spearman"`
-	MinSpearman  float64 `json:"min_spearman"`
+	// MinSpearman is the smallest Rho over the batch sizes.
+	MinSpearman float64 `json:"min_spearman"`
 }
 
 // String formats the report on one line.

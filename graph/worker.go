@@ -1,5 +1,7 @@
 package graph
 
+import "fmt"
+
 // EdgeKind says which kind of traffic a worker-graph edge carries.
 type EdgeKind uint8
 
@@ -25,6 +27,25 @@ func (k EdgeKind) String() string {
 	return "edge?"
 }
 
+// MarshalText writes the kind as "tp", "pp" or "dp".
+func (k EdgeKind) MarshalText() ([]byte, error) {
+	if k > DPEdge {
+		return nil, fmt.Errorf("graph: unknown edge kind %d", k)
+	}
+	return []byte(k.String()), nil
+}
+
+// UnmarshalText reads "tp", "pp" or "dp".
+func (k *EdgeKind) UnmarshalText(b []byte) error {
+	for _, c := range []EdgeKind{TPEdge, PPEdge, DPEdge} {
+		if string(b) == c.String() {
+			*k = c
+			return nil
+		}
+	}
+	return fmt.Errorf("graph: unknown edge kind %q (want tp, pp or dp)", b)
+}
+
 // Worker is one vertex of a worker graph: a GPU's share of the job.
 type Worker struct {
 	// Rank is the canonical rank (dp x PP + pp) x TP + tp (see Plan.Rank).
@@ -40,10 +61,13 @@ type Worker struct {
 // WorkerEdge is an undirected, weighted edge of a worker graph: the bytes per iteration that
 // workers U and V exchange, both directions together. U < V, and each pair appears once.
 type WorkerEdge struct {
-	U     int      `json:"u"`
-	V     int      `json:"v"`
-	Bytes float64  `json:"bytes"`
-	Kind  EdgeKind `json:"kind"`
+	// U and V are the ranks of the two workers, U < V.
+	U int `json:"u"`
+	V int `json:"v"`
+	// Bytes is the traffic between them per iteration, both directions together, in bytes.
+	Bytes float64 `json:"bytes"`
+	// Kind says which parallelism the traffic serves.
+	Kind EdgeKind `json:"kind"`
 }
 
 // WorkerGraph is the expansion of a (model, plan) into one vertex per worker with the bytes per

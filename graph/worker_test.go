@@ -1,8 +1,10 @@
 package graph
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -214,5 +216,20 @@ func TestWorkerGraphByHand(t *testing.T) {
 	}
 	if TPEdge.String() != "tp" || PPEdge.String() != "pp" || DPEdge.String() != "dp" {
 		t.Error("EdgeKind names")
+	}
+	data := mustJSON(t, g)
+	var back WorkerGraph
+	if err := json.Unmarshal(data, &back); err != nil || len(back.Edges) != len(g.Edges) || back.Edges[11] != g.Edges[11] {
+		t.Fatalf("worker graph JSON round trip: %v", err)
+	}
+	if !strings.Contains(string(data), `"kind":"dp"`) {
+		t.Errorf("edge kinds in JSON: %s", data)
+	}
+	var k EdgeKind
+	if k.UnmarshalText([]byte("xx")) == nil {
+		t.Error("unknown edge kind accepted")
+	}
+	if _, err := EdgeKind(7).MarshalText(); err == nil {
+		t.Error("edge kind 7 marshalled")
 	}
 }
