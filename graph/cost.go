@@ -146,7 +146,8 @@ func IterationTime(model *Model, plan Plan, cluster *topology.Cluster, placement
 // flows share links too. All DP rings run at once, so a server whose NICs carry rings needing
 // D NIC-channels in total (a ring with m GPUs there drives min(m, NICs)) gives each
 // max(1, D/NICs) less bandwidth, and a shared (PCIe) fabric is split among the rings with two or
-// more GPUs on it; the same holds for the TP groups and for the pipeline's point-to-point flows.
+// more GPUs on it; the same holds for the TP groups and for the pipeline's point-to-point flows
+// (each using one NIC). Rack uplinks carry only the load o.Load gives them.
 func (c *Compiled) IterationTime(cluster *topology.Cluster, placement []topology.GPUID, o Options) (Breakdown, error) {
 	eff, err := o.efficiency()
 	if err != nil {

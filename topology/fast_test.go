@@ -8,8 +8,8 @@ import (
 	"pgregory.net/rapid"
 )
 
-// genFastCluster draws a small heterogeneous cluster, with or without racks.
-func genFastCluster(t *rapid.T) *Cluster {
+// fastGenCluster draws a small heterogeneous cluster, with or without racks.
+func fastGenCluster(t *rapid.T) *Cluster {
 	n := rapid.IntRange(1, 6).Draw(t, "servers")
 	perRack := rapid.IntRange(0, 3).Draw(t, "perRack")
 	var racks []Rack
@@ -35,7 +35,7 @@ func genFastCluster(t *rapid.T) *Cluster {
 	return c
 }
 
-func genLoad(t *rapid.T, c *Cluster) LinkLoad {
+func fastGenLoad(t *rapid.T, c *Cluster) LinkLoad {
 	l := LinkLoad{}
 	k := rapid.IntRange(0, 6).Draw(t, "loads")
 	for i := 0; i < k; i++ {
@@ -49,8 +49,8 @@ func genLoad(t *rapid.T, c *Cluster) LinkLoad {
 
 func TestRingStatsMatchesRingOf(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := genFastCluster(t)
-		load := genLoad(t, c)
+		c := fastGenCluster(t)
+		load := fastGenLoad(t, c)
 		if rapid.Bool().Draw(t, "nilLoad") {
 			load = nil
 		}
