@@ -34,38 +34,39 @@ const (
 // segAt and now it is derived from the current rate (see progressAt), so that a job's
 // progress is touched only when its rate or placement changes.
 type jobState struct {
-	job    gpusched.Job
-	iters  float64 // true length, known only to the simulator
-	killed bool
-	phase  phase
-
-	gpus  []topology.GPUID // current placement (nil while waiting)
-	links []int32          // dense ids of the shared links the placement uses
+	// Hot fields, read at every event by check, find and buildView, come first.
+	phase   phase
+	act     action // what the current decision does to it
+	dirty   bool   // step cost must be recomputed
+	started bool
+	listed  uint32 // decision epoch in which the job was listed
+	asgOff  int32  // offset of its new placement in the engine's scratch buffer
+	ngpus   int32  // job.GPUs
+	ver     uint32 // completion-event version: heap entries with another version are stale
+	preempt int
+	id      gpusched.JobID   // job.ID
+	gpus    []topology.GPUID // current placement (nil while waiting)
 
 	segAt      float64 // progress below is accounted up to this time
 	done       float64 // iterations done
 	executed   float64 // seconds holding GPUs
 	attained   float64 // GPU-seconds holding GPUs
-	productive float64 // seconds holding GPUs and making progress (restore excluded)
-	bytes      float64 // cross-server bytes moved
 	restoreEnd float64 // no progress before this time (restore after preemption/migration)
 	step       float64 // seconds per iteration in the current placement and load
-	xbytes     float64 // cross-server bytes per iteration in the current placement
-	ver        uint32  // completion-event version: heap entries with another version are stale
-	dirty      bool    // step cost must be recomputed
-
-	listed uint32 // decision epoch in which the job was listed
-	act    action // what the current decision does to it
-	asgOff int32  // offset of its new placement in the engine's scratch buffer
-
-	started    bool
+	iters      float64 // true length, known only to the simulator
 	firstStart float64
 	since      float64
+
+	productive float64 // seconds holding GPUs and making progress (restore excluded)
+	bytes      float64 // cross-server bytes moved
+	xbytes     float64 // cross-server bytes per iteration in the current placement
+	links      []int32 // dense ids of the shared links the placement uses
 	finish     float64
-	preempt    int
 	migrate    int
 	maxSpan    int
 	placedAt   float64 // start of the current placement (segments)
+	killed     bool
+	job        gpusched.Job
 }
 
 // progressAt returns the job's iterations done, seconds held, GPU-seconds held and
@@ -80,7 +81,7 @@ func (j *jobState) progressAt(t float64) (done, executed, attained, productive f
 		return
 	}
 	executed += dt
-	attained += dt * float64(j.job.GPUs)
+	attained += dt * float64(j.ngpus)
 	if ps := max(j.segAt, j.restoreEnd); t > ps && j.step > 0 {
 		p := t - ps
 		productive += p
@@ -259,7 +260,7 @@ func newEngine(cfg *Config) (*engine, error) {
 			return nil, fmt.Errorf("%w: job id %q appears twice", ErrInvalidConfig, r.Job.ID)
 		}
 		e.ids[r.Job.ID] = int32(k)
-		e.jobs[k] = jobState{job: r.Job, iters: r.Iterations, killed: r.Killed}
+		e.jobs[k] = jobState{job: r.Job, id: r.Job.ID, ngpus: int32(r.Job.GPUs), iters: r.Iterations, killed: r.Killed}
 	}
 	if n > 0 {
 		e.firstArr = e.jobs[0].job.Arrival
@@ -671,7 +672,7 @@ func (e *engine) check(d gpusched.Decision) (gpusched.JobID, bool) {
 			return a.Job, false
 		}
 		j := &e.jobs[idx]
-		if (j.phase != phasePending && j.phase != phaseRunning) || j.listed == e.epoch || len(a.GPUs) != j.job.GPUs {
+		if (j.phase != phasePending && j.phase != phaseRunning) || j.listed == e.epoch || len(a.GPUs) != int(j.ngpus) {
 			return a.Job, false
 		}
 		j.listed = e.epoch
@@ -709,7 +710,7 @@ func (e *engine) find(id gpusched.JobID) (int32, bool) {
 		} else {
 			idx = e.pidx[e.plo+h-nr]
 		}
-		if e.jobs[idx].job.ID == id {
+		if e.jobs[idx].id == id {
 			e.hint = h + 1
 			return idx, true
 		}
