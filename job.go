@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -46,6 +47,13 @@ type Job struct {
 	Arrival float64 `json:"arrival"`
 	// GPUs is the number of GPUs the job needs, one worker per GPU, all at once (a gang).
 	GPUs int `json:"gpus"`
+	// Model is the network the job trains, or nil for a job known only by its GPU demand and
+	// StepTime. With a model, ModelCost derives the time per iteration from the model, the plan
+	// and the placement.
+	Model *graph.Model `json:"model,omitempty"`
+	// Plan is how the job spreads its model over its GPUs (data x tensor x pipeline degrees,
+	// micro-batches); with a model, Plan.Workers() must equal GPUs. Ignored without a model.
+	Plan graph.Plan `json:"plan,omitzero"`
 	// StepTime is the job's time per iteration in seconds when it has no model: a
 	// placement-independent job. Ignored when the job has a model.
 	StepTime float64 `json:"step_time,omitempty"`
@@ -76,7 +84,7 @@ var (
 
 // Validate checks that the job could ever run on the cluster: a non-empty id, a finite
 // non-negative arrival, a GPU demand between 1 and the cluster's size, a finite non-negative
-// step time and weight.
+// step time and weight, and, for a job with a model, a valid plan with one worker per GPU.
 func (j *Job) Validate(c *topology.Cluster) error {
 	switch {
 	case j.ID == "":
@@ -92,6 +100,14 @@ func (j *Job) Validate(c *topology.Cluster) error {
 		return fmt.Errorf("%w: job %q: step time %v must be finite and >= 0", ErrInvalidJob, j.ID, j.StepTime)
 	case !(j.Weight >= 0) || math.IsInf(j.Weight, 0):
 		return fmt.Errorf("%w: job %q: weight %v must be finite and >= 0", ErrInvalidJob, j.ID, j.Weight)
+	}
+	if j.Model != nil {
+		if w := j.Plan.Workers(); w != j.GPUs {
+			return fmt.Errorf("%w: job %q: plan %v has %d workers but the job needs %d GPUs", ErrInvalidJob, j.ID, j.Plan, w, j.GPUs)
+		}
+		if err := j.Plan.Validate(j.Model); err != nil {
+			return fmt.Errorf("%w: job %q: %w", ErrInvalidJob, j.ID, err)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,91 @@
+package gpusched
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/topology"
+)
+
+func TestModelCost(t *testing.T) {
+	c, err := topology.Uniform(topology.A100(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := graph.ZooModel("bert-large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := graph.DefaultPlan(m, 8, topology.A100())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &Job{ID: "bert", GPUs: 8, Model: m, Plan: plan}
+	if err := j.Validate(c); err != nil {
+		t.Fatal(err)
+	}
+	cost := DefaultCost()
+	packed := []topology.GPUID{0, 1, 2, 3, 4, 5, 6, 7}
+	spread := []topology.GPUID{0, 8, 16, 24, 1, 9, 17, 25}
+	p, err := cost.StepCost(j, c, packed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cost.StepCost(j, c, spread, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.CrossServerBytes != 0 || !(s.CrossServerBytes > 0) {
+		t.Errorf("cross-server bytes: packed %v, spread %v", p.CrossServerBytes, s.CrossServerBytes)
+	}
+	if !(s.Time > p.Time) {
+		t.Errorf("spread step %v should be slower than packed %v", s.Time, p.Time)
+	}
+	// It is graph's figure.
+	b, _ := graph.IterationTime(m, plan, c, packed, graph.Options{})
+	if b.Total != p.Time {
+		t.Errorf("StepCost %v, graph says %v", p.Time, b.Total)
+	}
+	// Jobs without a model fall back to StepTime.
+	if sc, err := cost.StepCost(&Job{ID: "x", GPUs: 1, StepTime: 2}, c, packed[:1], nil); err != nil || sc.Time != 2 {
+		t.Errorf("fallback: %v %v", sc, err)
+	}
+	cost.Forget(j)
+	// A plan that does not match the GPU count is rejected by Validate.
+	bad := *j
+	bad.GPUs = 4
+	if err := bad.Validate(c); !errors.Is(err, ErrInvalidJob) {
+		t.Errorf("plan/GPU mismatch: %v", err)
+	}
+	// Out of memory: GPT-3 13B in pure data parallel on 8 T4s.
+	gpt, _ := graph.ZooModel("gpt3-13b")
+	oom := &Job{ID: "oom", GPUs: 8, Model: gpt, Plan: graph.Plan{DP: 8, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 8}}
+	t4, _ := topology.Uniform(topology.T4(), 2)
+	if _, err := cost.StepCost(oom, t4, []topology.GPUID{0, 1, 2, 3, 4, 5, 6, 7}, nil); !errors.Is(err, graph.ErrOutOfMemory) {
+		t.Errorf("out of memory: %v", err)
+	}
+}
+
+func TestJobJSONWithModel(t *testing.T) {
+	m, _ := graph.ZooModel("resnet50")
+	plan, _ := graph.DefaultPlan(m, 4, topology.A100())
+	j := Job{ID: "r", GPUs: 4, Arrival: 3, Model: m, Plan: plan, Features: Features{Family: "resnet50", User: "u1"}}
+	data, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Job
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Model == nil || back.Model.Name() != m.Name() || back.Plan.String() != plan.String() || back.Features.User != "u1" {
+		t.Errorf("round trip: %s -> %+v", data, back)
+	}
+	// A job without a model writes neither model nor plan.
+	data, _ = json.Marshal(Job{ID: "s", GPUs: 1, StepTime: 0.1})
+	if s := string(data); s != `{"id":"s","arrival":0,"gpus":1,"step_time":0.1,"features":{}}` {
+		t.Errorf("plain job JSON: %s", s)
+	}
+}
