@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -204,3 +205,48 @@ func naiveCut(g *Graph, part []int) int64 {
 	}
 	return c
 }
+
+func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
+
+// tinyInstance builds a deterministic random instance for the exact
+// comparison.
+func tinyInstance(seed uint64) (*Graph, Options) {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	n := 4 + rng.IntN(9)
+	b := NewBuilder(n)
+	heavy := rng.IntN(3) == 0
+	for v := range n {
+		if heavy {
+			b.SetVertexWeight(v, 1+rng.Int64N(3))
+		}
+	}
+	density := 0.2 + 0.5*rng.Float64()
+	for u := range n {
+		for v := u + 1; v < n; v++ {
+			if rng.Float64() < density {
+				b.AddEdge(u, v, 1+rng.Int64N(9))
+			}
+		}
+	}
+	g, _ := b.Build()
+	k := 2 + rng.IntN(3)
+	opts := Options{K: k, Seed: seed}
+	if rng.IntN(2) == 0 {
+		opts.Imbalance = 0.3 * rng.Float64()
+	} else {
+		opts.Mode = Hard
+		opts.Capacities = make([]int64, k)
+		W := g.TotalVertexWeight()
+		var sum int64
+		for i := range opts.Capacities {
+			opts.Capacities[i] = 1 + rng.Int64N(W)
+			sum += opts.Capacities[i]
+		}
+		if sum < W {
+			opts.Capacities[0] += W - sum
+		}
+	}
+	return g, opts
+}
+
+func newTestRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 5)) }

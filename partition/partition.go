@@ -135,10 +135,72 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 	r.init(g, part, c.k, c.limit, c.target)
 	r.balance()
 	r.refine()
-	if r.forceFit() {
+	if !r.forceFit() {
+		// Only possible with vertex weights above 1: fall back to packing
+		// from scratch, heaviest first.
+		for _, bestFit := range []bool{false, true} {
+			if p := packDecreasing(g, c.limit, bestFit); p != nil {
+				r.init(g, p, c.k, c.limit, c.target)
+				break
+			}
+		}
+	}
+	if r.overload() == 0 {
 		r.refine()
 	}
 	return r.part
+}
+
+// packDecreasing assigns vertices heaviest first, each to a part with room:
+// the part it is most connected to (ties: tightest fit), or with bestFit
+// the tightest fit (ties: most connected). It returns nil if some vertex
+// fits nowhere.
+func packDecreasing(g *Graph, limit []int64, bestFit bool) []int32 {
+	n, k := g.NumVertices(), len(limit)
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(g.vw[b], g.vw[a]) })
+	part := make([]int32, n)
+	for i := range part {
+		part[i] = -1
+	}
+	pw := make([]int64, k)
+	conn := make([]int64, k)
+	for _, v := range order {
+		clear(conn)
+		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
+			if p := part[g.adj[i]]; p >= 0 {
+				conn[p] += g.ew[i]
+			}
+		}
+		best := -1
+		for p := range k {
+			room := limit[p] - pw[p] - g.vw[v]
+			if room < 0 {
+				continue
+			}
+			if best < 0 {
+				best = p
+				continue
+			}
+			bestRoom := limit[best] - pw[best] - g.vw[v]
+			better := conn[p] > conn[best] || (conn[p] == conn[best] && room < bestRoom)
+			if bestFit {
+				better = room < bestRoom || (room == bestRoom && conn[p] > conn[best])
+			}
+			if better {
+				best = p
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		part[v] = int32(best)
+		pw[best] += g.vw[v]
+	}
+	return part
 }
 
 // rbSetup prepares the recursive bisection of the initial partitioning:

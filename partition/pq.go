@@ -6,12 +6,12 @@ package partition
 type gainHeap struct {
 	items []heapItem
 	pos   []int32
-	seq   int64
+	seq   uint32
 }
 
 type heapItem struct {
 	key int64
-	seq int64
+	seq uint32
 	v   int32
 }
 
@@ -59,10 +59,7 @@ func (h *gainHeap) contains(v int32) bool { return h.pos[v] >= 0 }
 
 func (h *gainHeap) less(i, j int) bool { // true if i should be above j
 	a, b := &h.items[i], &h.items[j]
-	if a.key != b.key {
-		return a.key > b.key
-	}
-	return a.seq < b.seq
+	return a.key > b.key || (a.key == b.key && a.seq < b.seq)
 }
 
 func (h *gainHeap) swap(i, j int) {
@@ -72,33 +69,43 @@ func (h *gainHeap) swap(i, j int) {
 }
 
 func (h *gainHeap) up(i int) {
+	it := h.items[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(i, p) {
+		q := &h.items[p]
+		if !(it.key > q.key || (it.key == q.key && it.seq < q.seq)) {
 			break
 		}
-		h.swap(i, p)
+		h.items[i] = *q
+		h.pos[q.v] = int32(i)
 		i = p
 	}
+	h.items[i] = it
+	h.pos[it.v] = int32(i)
 }
 
 func (h *gainHeap) down(i int) {
 	n := len(h.items)
+	it := h.items[i]
 	for {
 		l := 2*i + 1
 		if l >= n {
-			return
+			break
 		}
 		c := l
 		if r := l + 1; r < n && h.less(r, l) {
 			c = r
 		}
-		if !h.less(c, i) {
-			return
+		q := &h.items[c]
+		if !(q.key > it.key || (q.key == it.key && q.seq < it.seq)) {
+			break
 		}
-		h.swap(i, c)
+		h.items[i] = *q
+		h.pos[q.v] = int32(i)
 		i = c
 	}
+	h.items[i] = it
+	h.pos[it.v] = int32(i)
 }
 
 // push inserts v with key, or updates its key if present.

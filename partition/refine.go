@@ -47,6 +47,12 @@ type refiner struct {
 	order     []int32
 
 	slack     int64
+	global    bool  // small graph: interior vertices may move to the spare part
+	// entriesStale: move2 updated only id and ed; the part entries must
+	// be rebuilt before bestMove is used again.
+	entriesStale bool
+	needEntries  bool // make initConn build the entries even for k = 2
+	spare     int32 // part with the most room, or -1
 	maxStall  int
 	maxPasses int
 
@@ -101,8 +107,17 @@ func (r *refiner) init(g *Graph, part []int32, k int, limit []int64, target []fl
 		r.maxPasses = 12
 	}
 	r.slack = g.maxVW
+	r.global = n*k <= globalMoveBudget
+	r.spare = -1
 	r.initConn()
 }
+
+// globalMoveBudget: refiners on graphs with n*k at most this also consider
+// moving any vertex, interior ones included, to the part with the most
+// room. Plain FM only moves boundary vertices to adjacent parts, which on
+// small graphs with nearly empty parts (Hard mode: servers with free GPUs)
+// cannot exchange a group for a better one.
+const globalMoveBudget = 1024
 
 // relaxLimits returns limits loosened for a coarse level of a hierarchy:
 // each limit grows by relaxFactor average vertex weights of that level, so
@@ -135,6 +150,12 @@ const relaxKWay, relax2Way = 0.0, 3.0
 func (r *refiner) initConn() {
 	g := r.g
 	n := g.NumVertices()
+	if r.k == 2 && !r.needEntries {
+		r.initDegrees()
+		return
+	}
+	r.needEntries = false
+	r.entriesStale = false
 	r.id = grow(r.id, n)
 	r.ed = grow(r.ed, n)
 	r.nstart = grow(r.nstart, n+1)
@@ -172,6 +193,28 @@ func (r *refiner) initConn() {
 		}
 		r.id[v], r.ed[v], r.nn[v] = id, ed, cnt
 	}
+}
+
+// initDegrees computes only id and ed (enough for fm2Pass) and marks the
+// part entries stale.
+func (r *refiner) initDegrees() {
+	g := r.g
+	n := g.NumVertices()
+	r.id = grow(r.id, n)
+	r.ed = grow(r.ed, n)
+	for v := range n {
+		pv := r.part[v]
+		var id, ed int64
+		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
+			if r.part[g.adj[i]] == pv {
+				id += g.ew[i]
+			} else {
+				ed += g.ew[i]
+			}
+		}
+		r.id[v], r.ed[v] = id, ed
+	}
+	r.entriesStale = true
 }
 
 // addConn adds w (possibly negative) to u's entry for part p, creating or
@@ -233,7 +276,11 @@ func (r *refiner) bestMove(v int32, slack int64) (to int32, gain int64, ok bool)
 	internal := r.id[v]
 	to, gain = -1, math.MinInt64
 	base := r.nstart[v]
+	spareAdjacent := false
 	for _, e := range r.pool[base : base+r.nn[v]] {
+		if e.p == r.spare {
+			spareAdjacent = true
+		}
 		if r.pw[e.p]+wv > r.limit[e.p]+slack {
 			continue
 		}
@@ -242,7 +289,27 @@ func (r *refiner) bestMove(v int32, slack int64) (to int32, gain int64, ok bool)
 			to, gain = e.p, gp
 		}
 	}
+	if sp := r.spare; sp >= 0 && !spareAdjacent && sp != r.part[v] && r.pw[sp]+wv <= r.limit[sp]+slack {
+		if gp := -internal; gp > gain || (gp == gain && r.lighter(sp, to, wv)) {
+			to, gain = sp, gp
+		}
+	}
 	return to, gain, to >= 0
+}
+
+// updateSpare picks the part with the most room as the target of moves
+// to non-adjacent parts (global mode only).
+func (r *refiner) updateSpare() {
+	r.spare = -1
+	if !r.global {
+		return
+	}
+	var best int64
+	for p := range int32(r.k) {
+		if room := r.limit[p] - r.pw[p]; room > best {
+			r.spare, best = p, room
+		}
+	}
 }
 
 func (r *refiner) dev(p int32, delta int64) float64 {
@@ -303,18 +370,120 @@ func (r *refiner) move(v, b int32) int64 {
 
 // refine runs FM passes until one brings no improvement.
 func (r *refiner) refine() {
+	pass := r.fmPass
+	if r.k == 2 {
+		pass = r.fm2Pass
+	}
 	for range r.maxPasses {
-		if !r.fmPass() {
+		if !pass() {
 			return
 		}
 	}
+}
+
+// fm2Pass is fmPass specialised to two parts, in the style of METIS's
+// 2-way FM: one gain heap per side (gain = external - internal degree),
+// and each move is taken from the side that is heavier relative to its
+// target, which alternates the sides when both are near their targets.
+// The kept prefix is the best by (weight above the limits, cut, balance),
+// so with a feasible start the cut never grows.
+func (r *refiner) fm2Pass() bool {
+	g := r.g
+	r.pass++
+	hs := &r.partHeaps
+	(*hs)[0].reset()
+	(*hs)[1].reset()
+	r.boundaryOrder()
+	for _, v := range r.order {
+		(*hs)[r.part[v]].push(v, r.ed[v]-r.id[v])
+	}
+	r.moves = r.moves[:0]
+	var delta, over int64
+	var dev float64
+	var bestDelta, bestOver int64
+	var bestDev float64
+	bestIdx, stall := 0, 0
+	for {
+		from := int32(0)
+		if float64(r.pw[1])-r.target[1] > float64(r.pw[0])-r.target[0] {
+			from = 1
+		}
+		to := 1 - from
+		h := &(*hs)[from]
+		if h.len() == 0 {
+			break
+		}
+		v, gain := h.pop()
+		w := g.vw[v]
+		if r.pw[to]+w > r.limit[to]+r.slack {
+			break // the lighter side is full: nothing can move
+		}
+		dev += r.dev(from, -w) + r.dev(to, w)
+		over += r.move2(v, to)
+		delta -= gain
+		r.stamp[v] = r.pass
+		r.moves = append(r.moves, moveRec{v: v, from: from})
+		if over < bestOver || (over == bestOver && (delta < bestDelta || (delta == bestDelta && dev < bestDev-1e-9))) {
+			bestDelta, bestOver, bestDev = delta, over, dev
+			bestIdx = len(r.moves)
+			stall = 0
+		} else if stall++; stall >= r.maxStall {
+			break
+		}
+		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
+			u := g.adj[i]
+			if r.stamp[u] == r.pass {
+				continue
+			}
+			hu := &(*hs)[r.part[u]]
+			if r.ed[u] > 0 || r.global {
+				hu.push(u, r.ed[u]-r.id[u])
+			} else {
+				hu.remove(u)
+			}
+		}
+	}
+	if r.brokenNoRollback {
+		return false
+	}
+	for i := len(r.moves) - 1; i >= bestIdx; i-- {
+		m := r.moves[i]
+		r.move2(m.v, m.from)
+	}
+	return bestIdx > 0 && (bestOver < 0 || bestDelta < 0)
+}
+
+// move2 is move for two parts: only id and ed change (the part entries
+// are rebuilt by initConn if a k-way pass follows).
+func (r *refiner) move2(v, b int32) int64 {
+	g := r.g
+	a := 1 - b
+	w := g.vw[v]
+	before := max(r.pw[a]-r.limit[a], 0) + max(r.pw[b]-r.limit[b], 0)
+	r.pw[a] -= w
+	r.pw[b] += w
+	after := max(r.pw[a]-r.limit[a], 0) + max(r.pw[b]-r.limit[b], 0)
+	r.id[v], r.ed[v] = r.ed[v], r.id[v]
+	r.part[v] = b
+	for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
+		u, ew := g.adj[i], g.ew[i]
+		if r.part[u] == b {
+			r.id[u] += ew
+			r.ed[u] -= ew
+		} else {
+			r.id[u] -= ew
+			r.ed[u] += ew
+		}
+	}
+	r.entriesStale = true
+	return after - before
 }
 
 // boundaryOrder fills r.order with the boundary vertices in random order.
 func (r *refiner) boundaryOrder() {
 	r.order = r.order[:0]
 	for v, e := range r.ed {
-		if e > 0 {
+		if e > 0 || r.global {
 			r.order = append(r.order, int32(v))
 		}
 	}
@@ -333,6 +502,10 @@ func (r *refiner) boundaryOrder() {
 // limits are tight.
 func (r *refiner) fmPass() bool {
 	g := r.g
+	if r.entriesStale {
+		r.needEntries = true
+		r.initConn()
+	}
 	r.pass++
 	h := &r.heap
 	h.reset()
@@ -355,6 +528,7 @@ func (r *refiner) fmPass() bool {
 			}
 		}
 	}
+	r.updateSpare()
 	r.boundaryOrder()
 	for _, v := range r.order {
 		push(v)
@@ -415,6 +589,7 @@ func (r *refiner) fmPass() bool {
 		if r.pw[b] > r.limit[b] && r.pw[b]-w <= r.limit[b] {
 			forced = b
 		}
+		r.updateSpare()
 		if over < bestOver || (over == bestOver && (delta < bestDelta || (delta == bestDelta && dev < bestDev-1e-9))) {
 			bestDelta, bestOver, bestDev = delta, over, dev
 			bestIdx = len(r.moves)
@@ -445,6 +620,10 @@ func (r *refiner) balance() {
 	over := r.overload()
 	if over == 0 {
 		return
+	}
+	if r.entriesStale {
+		r.needEntries = true
+		r.initConn()
 	}
 	g := r.g
 	h := &r.heap

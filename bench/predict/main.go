@@ -32,6 +32,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,18 +108,20 @@ func finishTime(r *trace.Record) float64 {
 
 // result holds one method's predictions of the scored jobs.
 type result struct {
-	name     string
-	pred     []float64
-	p10      []float64 // nil unless the method has a spread
-	p90      []float64
-	trainS   float64 // seconds to train (Fit)
-	predictS float64 // seconds spent predicting and observing during the replay
+	Name     string    `json:"name"`
+	Pred     []float64 `json:"pred"`
+	P10      []float64 `json:"p10,omitempty"` // nil unless the method has a spread
+	P90      []float64 `json:"p90,omitempty"`
+	TrainS   float64   `json:"train_s"`  // seconds to Fit
+	ReplayS  float64   `json:"replay_s"` // seconds spent predicting and observing in the replay
+	p50      []float64
+	hasGroup []bool // whether the job's group had a finished run when it arrived
 }
 
-// replay scores the jobs recs[first:] (arrival order) for every predictor in ps (built with
-// the given options), which are Fit on recs[:first] jobs finished before recs[first] arrived.
-// It also returns the last-run baseline, and through encode, if set, the vectors the first
-// predictor gave each scored job at arrival.
+// replay scores the jobs recs[first:] (arrival order) for every predictor in ps, which are Fit
+// on the jobs recs[:first] that finished before recs[first] arrived. It appends the last-run
+// baseline, and through encode, if set, passes the vectors the first predictor gave each
+// scored job at arrival.
 func replay(recs []trace.Record, first int, ps []*predict.Predictor, names []string,
 	encode func(i int, x []float64)) ([]result, error) {
 	cut := recs[first].Job.Arrival
@@ -128,13 +131,14 @@ func replay(recs []trace.Record, first int, ps []*predict.Predictor, names []str
 		arrive bool
 		i      int
 	}
-	var events []event
+	var events, trainDone []event
 	for i := range recs {
 		r := &recs[i]
 		f := finishTime(r)
 		switch {
 		case i < first && f < cut:
 			train = append(train, predict.Sample{Job: r.Job, Iterations: r.Iterations, Finished: f})
+			trainDone = append(trainDone, event{f, false, i})
 		case i < first:
 			events = append(events, event{f, false, i})
 		default:
@@ -142,7 +146,7 @@ func replay(recs []trace.Record, first int, ps []*predict.Predictor, names []str
 		}
 	}
 	// Arrivals before finishes at equal times: a job sees only runs finished strictly before.
-	slices.SortStableFunc(events, func(a, b event) int {
+	byTime := func(a, b event) int {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
@@ -153,58 +157,51 @@ func replay(recs []trace.Record, first int, ps []*predict.Predictor, names []str
 			return 1
 		}
 		return cmp.Compare(a.i, b.i)
-	})
+	}
+	slices.SortStableFunc(events, byTime)
+	slices.SortStableFunc(trainDone, byTime)
 
-	res := make([]result, len(ps)+1)
 	n := len(recs) - first
+	res := make([]result, len(ps))
 	for k, p := range ps {
-		res[k] = result{name: names[k], pred: make([]float64, n), p10: make([]float64, n), p90: make([]float64, n)}
+		r := &res[k]
+		*r = result{Name: names[k], Pred: make([]float64, n), p50: make([]float64, n),
+			P10: make([]float64, n), P90: make([]float64, n)}
 		start := time.Now()
 		if err := p.Fit(train); err != nil {
 			return nil, err
 		}
-		res[k].trainS = time.Since(start).Seconds()
-	}
-	last := &res[len(ps)]
-	*last = result{name: "last run of group", pred: make([]float64, n)}
-	lastRun := map[string]float64{}
-	var finished []float64
-	for k, p := range ps {
-		start := time.Now()
+		r.TrainS = time.Since(start).Seconds()
+		start = time.Now()
 		for _, e := range events {
-			r := &recs[e.i]
+			rec := &recs[e.i]
 			if !e.arrive {
-				if err := p.Observe(&r.Job, r.Iterations); err != nil {
+				if err := p.Observe(&rec.Job, rec.Iterations); err != nil {
 					return nil, err
 				}
 				continue
 			}
-			est, err := p.Predict(&r.Job)
+			est, err := p.Predict(&rec.Job)
 			if err != nil {
 				return nil, err
 			}
 			j := e.i - first
-			res[k].pred[j], res[k].p10[j], res[k].p90[j] = est.Iterations, est.P10, est.P90
+			r.Pred[j], r.p50[j], r.P10[j], r.P90[j] = est.Iterations, est.P50, est.P10, est.P90
 			if k == 0 && encode != nil {
-				x, err := p.Encode(&r.Job)
+				x, err := p.Encode(&rec.Job)
 				if err != nil {
 					return nil, err
 				}
 				encode(j, x)
 			}
 		}
-		res[k].predictS = time.Since(start).Seconds()
+		r.ReplayS = time.Since(start).Seconds()
 	}
-	// Last-run baseline over the same events (plus the training jobs' finishes, in order).
-	all := make([]event, 0, len(events)+len(train))
-	for i := 0; i < first; i++ {
-		if f := finishTime(&recs[i]); f < cut {
-			all = append(all, event{f, false, i})
-		}
-	}
-	slices.SortStableFunc(all, func(a, b event) int { return cmp.Compare(a.t, b.t) })
-	all = append(all, events...)
-	for _, e := range all {
+	// Last run of the group, over the same events.
+	last := result{Name: "last run of group", Pred: make([]float64, n), hasGroup: make([]bool, n)}
+	lastRun := map[string]float64{}
+	var finished []float64
+	for _, e := range append(trainDone, events...) {
 		r := &recs[e.i]
 		g := r.Job.Features.Group
 		if !e.arrive {
@@ -216,9 +213,10 @@ func replay(recs []trace.Record, first int, ps []*predict.Predictor, names []str
 		if !ok {
 			v = medianOf(finished)
 		}
-		last.pred[e.i-first] = v
+		last.Pred[e.i-first] = v
+		last.hasGroup[e.i-first] = ok
 	}
-	return res, nil
+	return append(res, last), nil
 }
 
 func medianOf(v []float64) float64 {
@@ -228,6 +226,21 @@ func medianOf(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// benchFile is what the replay writes for the report (ours.json).
+type benchFile struct {
+	Jobs      int             `json:"jobs"`
+	Seed      uint64          `json:"seed"`
+	TrainJobs int             `json:"train_jobs"`
+	TestJobs  int             `json:"test_jobs"`
+	FitRows   int             `json:"fit_rows"`
+	Features  int             `json:"features"`
+	Options   predict.Options `json:"options"`
+	Actual    []float64       `json:"actual"`
+	Killed    []bool          `json:"killed"`
+	HasGroup  []bool          `json:"has_group"`
+	Results   []result        `json:"results"`
 }
 
 func runReplay(jobs int, seed uint64, opts predict.Options, dir string, withMala bool, malaTrees int) error {
@@ -242,7 +255,6 @@ func runReplay(jobs int, seed uint64, opts predict.Options, dir string, withMala
 
 	static := opts
 	static.RetrainEvery = -1
-	names := []string{"ours (static)", "ours (online)"}
 	sp, err := predict.New(static)
 	if err != nil {
 		return err
@@ -252,6 +264,7 @@ func runReplay(jobs int, seed uint64, opts predict.Options, dir string, withMala
 		return err
 	}
 	ps := []*predict.Predictor{sp, op}
+	names := []string{"ours (static)", "ours (online)"}
 	if withMala {
 		mo := static
 		mo.Backend = predict.BackendMalaschitz
@@ -263,49 +276,37 @@ func runReplay(jobs int, seed uint64, opts predict.Options, dir string, withMala
 			return err
 		}
 		ps = append(ps, mp)
-		names = append(names, fmt.Sprintf("malaschitz (static, %d trees)", mp.Options().Trees))
+		names = append(names, fmt.Sprintf("malaschitz backend (static, %d trees)", mp.Options().Trees))
 	}
 	testX := make([][]float64, len(recs)-first)
 	res, err := replay(recs, first, ps, names, func(i int, x []float64) { testX[i] = x })
 	if err != nil {
 		return err
 	}
+	// The point estimate is the vote-weighted geometric mean; show the median too.
+	med := res[0]
+	med.Name, med.Pred, med.TrainS, med.ReplayS = "ours (static), median P50", med.p50, 0, 0
+	res = slices.Insert(res, 1, med)
 
 	// Export the static predictor's training rows and test vectors for scikit-learn.
-	names0, X, y := sp.TrainingData()
-	if err := writeCSV(filepath.Join(dir, "train.csv"), append(slices.Clone(names0), "log_iterations"), X, y); err != nil {
+	cols, X, y := sp.TrainingData()
+	if err := writeCSV(filepath.Join(dir, "train.csv"), append(slices.Clone(cols), "log_iterations"), X, y); err != nil {
 		return err
 	}
-	actual := make([]float64, len(recs)-first)
-	for i := range actual {
-		actual[i] = recs[first+i].Iterations
+	bf := benchFile{Jobs: jobs, Seed: seed, TrainJobs: first, TestJobs: len(recs) - first, FitRows: len(X),
+		Features: len(cols), Options: sp.Options(), HasGroup: res[len(res)-1].hasGroup, Results: res}
+	for _, r := range recs[first:] {
+		bf.Actual = append(bf.Actual, r.Iterations)
+		bf.Killed = append(bf.Killed, r.Killed)
 	}
-	if err := writeCSV(filepath.Join(dir, "test.csv"), append(slices.Clone(names0), "iterations"), testX, actual); err != nil {
+	if err := writeCSV(filepath.Join(dir, "test.csv"), append(slices.Clone(cols), "iterations"), testX, bf.Actual); err != nil {
 		return err
 	}
-	// Our predictions.
-	f, err := os.Create(filepath.Join(dir, "ours.json"))
+	b, err := json.Marshal(bf)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	type jr struct {
-		Name     string
-		Pred     []float64
-		P10, P90 []float64 `json:",omitempty"`
-		TrainS   float64
-		PredictS float64
-	}
-	var out []jr
-	for _, r := range res {
-		out = append(out, jr{r.name, r.pred, r.p10, r.p90, r.trainS, r.predictS})
-	}
-	meta := map[string]any{
-		"jobs": jobs, "seed": seed, "train_jobs": first, "test_jobs": len(recs) - first,
-		"fit_rows": len(X), "features": len(names0), "options": sp.Options(), "results": out,
-	}
-	enc := json.NewEncoder(f)
-	return enc.Encode(meta)
+	return os.WriteFile(filepath.Join(dir, "ours.json"), b, 0o644)
 }
 
 func writeCSV(path string, header []string, X [][]float64, y []float64) error {
@@ -315,6 +316,7 @@ func writeCSV(path string, header []string, X [][]float64, y []float64) error {
 	}
 	w := csv.NewWriter(f)
 	if err := w.Write(header); err != nil {
+		f.Close()
 		return err
 	}
 	rec := make([]string, len(header))
@@ -324,82 +326,44 @@ func writeCSV(path string, header []string, X [][]float64, y []float64) error {
 		}
 		rec[len(rec)-1] = strconv.FormatFloat(y[i], 'g', -1, 64)
 		if err := w.Write(rec); err != nil {
+			f.Close()
 			return err
 		}
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
+		f.Close()
 		return err
 	}
 	return f.Close()
 }
 
-func printReport(dir string) error {
-	var meta struct {
-		Jobs, TrainJobs, TestJobs, FitRows, Features int `json:"-"`
-		Results                                      []struct {
-			Name     string
-			Pred     []float64
-			P10, P90 []float64
-			TrainS   float64
-			PredictS float64
-		} `json:"results"`
-		J  int `json:"jobs"`
-		Tr int `json:"train_jobs"`
-		Te int `json:"test_jobs"`
-		Fr int `json:"fit_rows"`
-		Fe int `json:"features"`
+// subsetRMSLE is the RMSLE over the jobs where keep is true.
+func subsetRMSLE(pred, actual []float64, keep func(i int) bool) float64 {
+	var p, a []float64
+	for i := range pred {
+		if keep(i) {
+			p = append(p, pred[i])
+			a = append(a, actual[i])
+		}
 	}
+	v, err := predict.RMSLE(p, a)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+func printReport(dir string) error {
 	b, err := os.ReadFile(filepath.Join(dir, "ours.json"))
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, &meta); err != nil {
+	var bf benchFile
+	if err := json.Unmarshal(b, &bf); err != nil {
 		return err
 	}
-	actual, err := readColumn(filepath.Join(dir, "test.csv"), "iterations")
-	if err != nil {
-		return err
-	}
-	type row struct {
-		name           string
-		rmsle, mdape   float64
-		cover          string
-		train, predict string
-	}
-	var rows []row
-	add := func(name string, pred, p10, p90 []float64, train, pr string) error {
-		r, err := predict.RMSLE(pred, actual)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		m, err := predict.MdAPE(pred, actual)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		cover := "-"
-		if p10 != nil {
-			in := 0
-			for i := range actual {
-				if actual[i] >= p10[i] && actual[i] <= p90[i] {
-					in++
-				}
-			}
-			cover = fmt.Sprintf("%.0f%%", 100*float64(in)/float64(len(actual)))
-		}
-		rows = append(rows, row{name, r, m, cover, train, pr})
-		return nil
-	}
-	for _, r := range meta.Results {
-		train, pr := "-", "-"
-		if r.TrainS > 0 {
-			train = fmt.Sprintf("%.2f s", r.TrainS)
-			pr = fmt.Sprintf("%.2f s", r.PredictS)
-		}
-		if err := add(r.Name, r.Pred, r.P10, r.P90, train, pr); err != nil {
-			return err
-		}
-	}
+	results := bf.Results
 	// scikit-learn results, if present.
 	skl, _ := filepath.Glob(filepath.Join(dir, "sklearn_*.csv"))
 	slices.Sort(skl)
@@ -408,26 +372,67 @@ func printReport(dir string) error {
 		if err != nil {
 			return err
 		}
-		var info struct {
-			Name   string  `json:"name"`
-			TrainS float64 `json:"train_s"`
-		}
+		r := result{Name: filepath.Base(path), Pred: pred}
 		if b, err := os.ReadFile(strings.TrimSuffix(path, ".csv") + ".json"); err == nil {
-			_ = json.Unmarshal(b, &info)
+			var info struct {
+				Name   string  `json:"name"`
+				TrainS float64 `json:"train_s"`
+			}
+			if err := json.Unmarshal(b, &info); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			r.Name, r.TrainS = info.Name, info.TrainS
 		}
-		if info.Name == "" {
-			info.Name = filepath.Base(path)
+		results = append(results, r)
+	}
+	a := bf.Actual
+	var nKilled, nGroup int
+	for i := range a {
+		if bf.Killed[i] {
+			nKilled++
 		}
-		if err := add(info.Name, pred, nil, nil, fmt.Sprintf("%.2f s", info.TrainS), "-"); err != nil {
-			return err
+		if bf.HasGroup[i] {
+			nGroup++
 		}
 	}
-	fmt.Printf("workload: %d jobs (seed as given), %d train / %d test by arrival; forest fit on %d rows x %d features\n\n",
-		meta.J, meta.Tr, meta.Te, meta.Fr, meta.Fe)
-	fmt.Println("| method | RMSLE | MdAPE | P10-P90 coverage | train time | replay time |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|")
-	for _, r := range rows {
-		fmt.Printf("| %s | %.4f | %.1f%% | %s | %s | %s |\n", r.name, r.rmsle, r.mdape, r.cover, r.train, r.predict)
+	fmt.Printf("workload: %d jobs (seed %d), %d train / %d test by arrival (%d test jobs killed, %d with a finished run of their group);\n",
+		bf.Jobs, bf.Seed, bf.TrainJobs, bf.TestJobs, nKilled, nGroup)
+	fmt.Printf("forest fit on %d rows x %d features; options %+v\n\n", bf.FitRows, bf.Features, bf.Options)
+	fmt.Println("| method | RMSLE | MdAPE | RMSLE, jobs not killed | RMSLE, group seen | RMSLE, group new | P10-P90 coverage | train time | replay time |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range results {
+		if len(r.Pred) != len(a) {
+			return fmt.Errorf("%s: %d predictions for %d jobs", r.Name, len(r.Pred), len(a))
+		}
+		rm, err := predict.RMSLE(r.Pred, a)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.Name, err)
+		}
+		md, err := predict.MdAPE(r.Pred, a)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.Name, err)
+		}
+		cover, train, rep := "-", "-", "-"
+		if r.P10 != nil {
+			in := 0
+			for i := range a {
+				if a[i] >= r.P10[i] && a[i] <= r.P90[i] {
+					in++
+				}
+			}
+			cover = fmt.Sprintf("%.0f%%", 100*float64(in)/float64(len(a)))
+		}
+		if r.TrainS > 0 {
+			train = fmt.Sprintf("%.2f s", r.TrainS)
+		}
+		if r.ReplayS > 0 {
+			rep = fmt.Sprintf("%.2f s", r.ReplayS)
+		}
+		fmt.Printf("| %s | %.4f | %.1f%% | %.4f | %.4f | %.4f | %s | %s | %s |\n", r.Name, rm, md,
+			subsetRMSLE(r.Pred, a, func(i int) bool { return !bf.Killed[i] }),
+			subsetRMSLE(r.Pred, a, func(i int) bool { return bf.HasGroup[i] }),
+			subsetRMSLE(r.Pred, a, func(i int) bool { return !bf.HasGroup[i] }),
+			cover, train, rep)
 	}
 	return nil
 }
@@ -528,17 +533,17 @@ func runSweep(jobs int, seed uint64, opts predict.Options, g sweepGrid) error {
 							return err
 						}
 						r := res[0]
-						rm, _ := predict.RMSLE(r.pred, actual)
-						md, _ := predict.MdAPE(r.pred, actual)
+						rm, _ := predict.RMSLE(r.Pred, actual)
+						md, _ := predict.MdAPE(r.Pred, actual)
 						in := 0
 						for i := range actual {
-							if actual[i] >= r.p10[i] && actual[i] <= r.p90[i] {
+							if actual[i] >= r.P10[i] && actual[i] <= r.P90[i] {
 								in++
 							}
 						}
 						oo := p.Options()
 						fmt.Printf("| %s | %d | %d | %d | %d | %.4f | %.1f%% | %.0f%% | %.2f s |\n", sp, oo.MinLeaf, mt, oo.Bins, oo.Trees,
-							rm, md, 100*float64(in)/float64(len(actual)), r.trainS)
+							rm, md, 100*float64(in)/float64(len(actual)), r.TrainS)
 					}
 				}
 			}
