@@ -46,15 +46,15 @@ type refiner struct {
 	rng       *rand.Rand
 	order     []int32
 
-	slack     int64
-	global    bool  // small graph: interior vertices may move to the spare part
+	slack  int64
+	global bool // small graph: interior vertices may move to the spare part
 	// entriesStale: move2 updated only id and ed; the part entries must
 	// be rebuilt before bestMove is used again.
 	entriesStale bool
-	needEntries  bool // make initConn build the entries even for k = 2
-	spare     int32 // part with the most room, or -1
-	maxStall  int
-	maxPasses int
+	needEntries  bool  // make initConn build the entries even for k = 2
+	spare        int32 // part with the most room, or -1
+	maxStall     int
+	maxPasses    int
 
 	// brokenNoRollback deliberately breaks refinement (keeps every move
 	// of a pass, including losing ones). Only tests set it, to show that
