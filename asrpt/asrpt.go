@@ -1,12 +1,12 @@
 package asrpt
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/predict"
 	"github.com/gpusched/gpusched/srpt"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -47,9 +47,12 @@ func Consolidate(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]
 	return c.Pack(free, j.GPUs)
 }
 
-// Options configure a Scheduler. The zero value is not usable: Estimator is required.
+// Options configure a Scheduler. The zero value is the default A-SRPT: a random-forest
+// predictor that learns online, sizes from Job.StepTime, consolidating placement, strict order,
+// immediate preemption, re-estimation of overrunning jobs.
 type Options struct {
-	// Estimator predicts iterations. Use an Oracle for experiments with true sizes.
+	// Estimator predicts iterations. Default: a Forest over predict.New with default options
+	// (seed 1). Use an Oracle for experiments with true sizes.
 	Estimator Estimator
 	// Cost gives per-iteration times; a job's time per iteration at its best placement (all GPUs
 	// free, consolidated by Pack) sizes it. Default: gpusched.FixedCost{} (Job.StepTime).
@@ -124,7 +127,11 @@ type Scheduler struct {
 // New returns an A-SRPT scheduler.
 func New(opt Options) (*Scheduler, error) {
 	if opt.Estimator == nil {
-		return nil, errors.New("asrpt: Options.Estimator is required (use an Oracle for true sizes)")
+		f, err := NewForest(predict.Options{Seed: 1})
+		if err != nil {
+			return nil, err
+		}
+		opt.Estimator = f
 	}
 	if opt.Cost == nil {
 		opt.Cost = gpusched.FixedCost{}

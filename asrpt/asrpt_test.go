@@ -224,8 +224,10 @@ func (l *learningEst) Estimate(j *gpusched.Job, done float64) (float64, error) {
 func (l *learningEst) Observe(j *gpusched.Job, n float64) error                { l.observe(j, n); return nil }
 
 func TestErrors(t *testing.T) {
-	if _, err := New(Options{}); err == nil {
-		t.Error("New without an estimator should fail")
+	if s, err := New(Options{}); err != nil {
+		t.Errorf("New with defaults: %v", err)
+	} else if _, ok := s.opt.Estimator.(Forest); !ok {
+		t.Errorf("default estimator is %T, want Forest", s.opt.Estimator)
 	}
 	if _, err := New(Options{Estimator: Oracle(nil), MinRunTime: math.NaN()}); err == nil {
 		t.Error("NaN MinRunTime should fail")
@@ -316,5 +318,28 @@ func TestRatio(t *testing.T) {
 		if !math.IsNaN(r) {
 			t.Errorf("bad arguments should give NaN, got %v", r)
 		}
+	}
+}
+
+// The default scheduler learns: after jobs of a recurring group finish, a new run of the group
+// is predicted near their length rather than at the prior.
+func TestForestLearns(t *testing.T) {
+	c := oneServer(4)
+	s := mustNew(t, Options{})
+	f := s.opt.Estimator.(Forest)
+	for i := 0; i < 5; i++ {
+		j := &gpusched.Job{ID: gpusched.JobID(fmt.Sprint("old", i)), GPUs: 1, StepTime: 1, Features: gpusched.Features{Group: "g", Family: "resnet50"}}
+		if _, err := s.Schedule(gpusched.View{Now: float64(i), Cluster: c, Pending: []gpusched.JobStatus{{Job: j}}}); err != nil {
+			t.Fatal(err)
+		}
+		s.JobCompleted(gpusched.Completion{Job: j, Time: float64(i), Iterations: 777})
+	}
+	j := &gpusched.Job{ID: "new", GPUs: 1, StepTime: 1, Features: gpusched.Features{Group: "g", Family: "resnet50"}}
+	n, err := f.Estimate(j, 0)
+	if err != nil || math.Abs(n-777) > 1 {
+		t.Errorf("prediction for a recurring job: %v %v, want about 777", n, err)
+	}
+	if m, err := f.Estimate(j, 1000); err != nil || !(m > 1000) {
+		t.Errorf("conditional estimate past the prediction: %v %v", m, err)
 	}
 }

@@ -1,0 +1,45 @@
+package asrpt
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/predict"
+)
+
+// Forest adapts package predict's random-forest Predictor to an Estimator and Learner: on
+// arrival it predicts the job's iterations; for a job that has run past its prediction it gives
+// the conditional estimate given the iterations done (the predicted distribution above that
+// point); finished jobs are observed, so the forest and the per-group history stay current.
+type Forest struct {
+	P *predict.Predictor
+}
+
+// NewForest returns a Forest over a new Predictor with the given options.
+func NewForest(opts predict.Options) (Forest, error) {
+	p, err := predict.New(opts)
+	if err != nil {
+		return Forest{}, fmt.Errorf("asrpt: %w", err)
+	}
+	return Forest{P: p}, nil
+}
+
+// Estimate returns the predicted total iterations of j given `done` iterations so far.
+func (f Forest) Estimate(j *gpusched.Job, done float64) (float64, error) {
+	var e predict.Estimate
+	var err error
+	if done > 0 {
+		e, err = f.P.Conditional(j, done)
+	} else {
+		e, err = f.P.Predict(j)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return e.Iterations, nil
+}
+
+// Observe records a finished job's true iterations.
+func (f Forest) Observe(j *gpusched.Job, iterations float64) error {
+	return f.P.Observe(j, iterations)
+}
