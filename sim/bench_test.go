@@ -133,3 +133,52 @@ func BenchmarkSyntheticOverload(b *testing.B) {
 		b.ReportMetric(float64(res.Summary.Events), "events")
 	}
 }
+
+// bareFIFO is a strict FIFO that allocates nothing per call (it reuses its buffers and
+// places on the lowest free GPUs), so that a benchmark with it measures the simulator.
+type bareFIFO struct {
+	used []bool
+	run  []gpusched.Assignment
+	gpus []topology.GPUID
+}
+
+func (s *bareFIFO) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	n := v.Cluster.NumGPUs()
+	if len(s.used) != n {
+		s.used = make([]bool, n)
+	}
+	clear(s.used)
+	s.run = s.run[:0]
+	free := n
+	for _, r := range v.Running {
+		s.run = append(s.run, gpusched.Assignment{Job: r.Job.ID, GPUs: r.GPUs})
+		for _, g := range r.GPUs {
+			s.used[g] = true
+		}
+		free -= len(r.GPUs)
+	}
+	s.gpus = s.gpus[:0]
+	next := 0
+	for _, p := range v.Pending {
+		if p.Job.GPUs > free {
+			break
+		}
+		off := len(s.gpus)
+		for len(s.gpus)-off < p.Job.GPUs {
+			if !s.used[next] {
+				s.used[next] = true
+				s.gpus = append(s.gpus, topology.GPUID(next))
+			}
+			next++
+		}
+		free -= p.Job.GPUs
+		s.run = append(s.run, gpusched.Assignment{Job: p.Job.ID, GPUs: s.gpus[off:len(s.gpus):len(s.gpus)]})
+	}
+	return gpusched.Decision{Run: s.run}, nil
+}
+
+// BenchmarkPhilly2048Bare measures the simulator itself: the whole Philly file under a FIFO
+// that costs next to nothing.
+func BenchmarkPhilly2048Bare(b *testing.B) {
+	benchPhilly(b, func([]trace.Record) gpusched.Scheduler { return &bareFIFO{} })
+}
