@@ -170,6 +170,10 @@ func (h *eventHeap) pop() heapEntry {
 	return top
 }
 
+// forgetter is implemented by cost models that cache per-job state (gpusched.ModelCost):
+// the simulator tells them when a job has left.
+type forgetter interface{ Forget(j *gpusched.Job) }
+
 // engine is the state of one Run.
 type engine struct {
 	cfg      *Config
@@ -178,6 +182,7 @@ type engine struct {
 	restore  float64
 	name     string
 	observer gpusched.CompletionObserver
+	forget   forgetter
 
 	jobs    []jobState
 	ids     map[gpusched.JobID]int32
@@ -243,6 +248,9 @@ func newEngine(cfg *Config) (*engine, error) {
 	}
 	if o, ok := cfg.Scheduler.(gpusched.CompletionObserver); ok {
 		e.observer = o
+	}
+	if f, ok := e.cost.(forgetter); ok {
+		e.forget = f
 	}
 	n := len(cfg.Jobs)
 	order := make([]int32, n)
@@ -496,6 +504,9 @@ func (e *engine) complete(idx int32) {
 	j.finish = t
 	j.gpus = nil
 	e.finished++
+	if e.forget != nil {
+		e.forget.Forget(&j.job)
+	}
 	e.completed = append(e.completed, idx)
 	e.records = append(e.records, e.record(idx))
 }

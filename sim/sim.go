@@ -55,7 +55,9 @@ type Config struct {
 	Scheduler gpusched.Scheduler
 	// Cost gives each running job's time per iteration and cross-server bytes per iteration
 	// for its placement and the load on its shared links. Nil means gpusched.FixedCost{}
-	// (every job takes its Job.StepTime seconds per iteration wherever it runs).
+	// (every job takes its Job.StepTime seconds per iteration wherever it runs). A cost model
+	// with a Forget(*gpusched.Job) method is told of every job that leaves, so that it can
+	// drop what it cached for it.
 	Cost gpusched.CostModel
 	// RestoreTime is the checkpoint/restore cost in seconds: a job started again after a
 	// preemption, or migrated, holds its GPUs but makes no progress for this long. A job's

@@ -599,3 +599,24 @@ func TestPhillyDurationsReproduced(t *testing.T) {
 	}
 	check(recs, cluster(t, topology.A100(), 256), durations)
 }
+
+// forgetfulCost counts the jobs it is told have left.
+type forgetfulCost struct {
+	gpusched.FixedCost
+	forgot []gpusched.JobID
+}
+
+func (f *forgetfulCost) Forget(j *gpusched.Job) { f.forgot = append(f.forgot, j.ID) }
+
+func TestCostModelToldOfDepartures(t *testing.T) {
+	c := cluster(t, topology.A100(), 1)
+	cost := &forgetfulCost{}
+	_, err := sim.Run(sim.Config{Cluster: c, Scheduler: fifo{}, Cost: cost,
+		Jobs: []trace.Record{rec("a", 0, 8, 1, 10), rec("b", 1, 8, 1, 5)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cost.forgot, []gpusched.JobID{"a", "b"}) {
+		t.Errorf("forgot %v", cost.forgot)
+	}
+}
