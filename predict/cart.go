@@ -47,7 +47,7 @@ type cartTree struct {
 // values (at most 256 quantile bins per feature), depth and leaf-size limits, leaves holding
 // the class distribution of their rows. Split quality is the Gini impurity of the classes or,
 // with SplitVariance, the squared error of the rows' log-iterations (the bins' order then
-// counts: a quantile-regression-forest-style split with a classifier's leaves). Tree t draws
+// counts, as in a regression tree, while the leaves keep class distributions). Tree t draws
 // from a PCG seeded with (seed, t): training is deterministic and tree order does not matter.
 type cartForest struct {
 	classes int
@@ -139,8 +139,12 @@ func codeOf(cuts []float64, x float64) int {
 }
 
 // trainCART trains the CART forest on X (rows of equal length, finite values), class[i] in
-// [0, classes) and y[i] the log-iterations of row i (used by SplitVariance).
+// [0, classes) with classes <= 256, and y[i] the log-iterations of row i (used by
+// SplitVariance).
 func trainCART(X [][]float64, class []int, y []float64, classes int, p forestParams) *cartForest {
+	if classes > 256 {
+		panic("predict: CART forest with more than 256 classes")
+	}
 	b := binFeatures(X)
 	f := &cartForest{classes: classes, trees: make([]cartTree, p.trees)}
 	bld := newCartBuilder(&b, class, y, classes, p)
@@ -163,8 +167,11 @@ type cartBuilder struct {
 	idx     []int32 // bootstrap rows, partitioned node by node
 	order   []int32 // rows of the current node sorted by code
 	feats   []int
-	counts  []int // class counts of the current node
+	keys    []uint16
+	counts  []int // class counts of the current node (zero outside bestSplit)
+	nodeSq  int   // sum of the squared class counts of the current node
 	left    []int // class counts left of a candidate split
+	right   []int // class counts right of a candidate split
 	bucket  [cartMaxBins + 1]int32
 	hcnt    [cartMaxBins]int32
 	hsum    [cartMaxBins]float64
@@ -187,6 +194,8 @@ func newCartBuilder(b *binned, class []int, y []float64, classes int, p forestPa
 		feats:  make([]int, nf),
 		counts: make([]int, classes),
 		left:   make([]int, classes),
+		right:  make([]int, classes),
+		keys:   make([]uint16, n),
 	}
 	if bld.p.maxDepth <= 0 {
 		bld.p.maxDepth = math.MaxInt
@@ -198,9 +207,20 @@ func newCartBuilder(b *binned, class []int, y []float64, classes int, p forestPa
 
 // build grows one tree on a bootstrap sample drawn with rng.
 func (bld *cartBuilder) build(rng *rand.Rand) cartTree {
+	// Bootstrap: n draws with replacement, kept in row order so that the column scans of every
+	// node read the code arrays in increasing address order.
 	n := len(bld.class)
-	for i := range bld.idx {
-		bld.idx[i] = int32(rng.IntN(n))
+	cnt := bld.order[:n]
+	clear(cnt)
+	for i := 0; i < n; i++ {
+		cnt[rng.IntN(n)]++
+	}
+	k := 0
+	for r, c := range cnt {
+		for ; c > 0; c-- {
+			bld.idx[k] = int32(r)
+			k++
+		}
 	}
 	var t cartTree
 	t.nodes = append(t.nodes, cartNode{})
@@ -213,18 +233,20 @@ func (bld *cartBuilder) build(rng *rand.Rand) cartTree {
 			bld.makeLeaf(&t, task)
 			continue
 		}
-		// Partition the node's rows: code <= split code to the left.
+		// Partition the node's rows, stably: code <= split code to the left.
 		codes := bld.b.codes[feat]
 		rows := bld.idx[task.lo:task.hi]
-		i, j := 0, len(rows)-1
-		for i <= j {
-			if int(codes[rows[i]]) <= code {
+		right := bld.order[:0]
+		i := 0
+		for _, r := range rows {
+			if int(codes[r]) <= code {
+				rows[i] = r
 				i++
 			} else {
-				rows[i], rows[j] = rows[j], rows[i]
-				j--
+				right = append(right, r)
 			}
 		}
+		copy(rows[i:], right)
 		mid := task.lo + i
 		l := int32(len(t.nodes))
 		t.nodes = append(t.nodes, cartNode{}, cartNode{})
@@ -291,11 +313,13 @@ func (bld *cartBuilder) bestSplit(task cartTask, rng *rand.Rand) (feat, code int
 		for _, c := range bld.counts {
 			sq += c * c
 		}
-		clear(bld.counts)
+		bld.nodeSq = sq
 		if sq == m*m {
+			clear(bld.counts)
 			return 0, 0, false
 		}
 		parent = float64(m) - float64(sq)/float64(m)
+		defer clear(bld.counts)
 	}
 
 	bestScore := parent * (1 - 1e-12) // a split must lower the impurity
@@ -316,7 +340,7 @@ func (bld *cartBuilder) bestSplit(task cartTask, rng *rand.Rand) (feat, code int
 		if variance {
 			score, c, okf = bld.scanVariance(rows, bld.b.codes[f], sumY, parent)
 		} else {
-			score, c, okf = bld.scanGini(bld.sortByCode(rows, bld.b.codes[f]), bld.b.codes[f])
+			score, c, okf = bld.scanGini(rows, bld.b.codes[f])
 		}
 		if okf && score < bestScore {
 			bestScore, feat, code, found = score, f, c, true
@@ -325,59 +349,65 @@ func (bld *cartBuilder) bestSplit(task cartTask, rng *rand.Rand) (feat, code int
 	return feat, code, found
 }
 
-// sortByCode returns the rows ordered by their code in one column.
+// sortByCode returns the rows of a small node ordered by their code in one column (insertion
+// sort).
 func (bld *cartBuilder) sortByCode(rows []int32, codes []uint8) []int32 {
 	m := len(rows)
 	order := bld.order[:m]
-	if m <= 48 {
-		copy(order, rows)
-		for i := 1; i < m; i++ {
-			r := order[i]
-			c := codes[r]
-			j := i
-			for ; j > 0 && codes[order[j-1]] > c; j-- {
-				order[j] = order[j-1]
-			}
-			order[j] = r
-		}
-		return order
-	}
-	bk := &bld.bucket
-	clear(bk[:])
-	for _, r := range rows {
-		bk[int(codes[r])+1]++
-	}
-	for c := 1; c <= cartMaxBins; c++ {
-		bk[c] += bk[c-1]
-	}
-	for _, r := range rows {
+	copy(order, rows)
+	for i := 1; i < m; i++ {
+		r := order[i]
 		c := codes[r]
-		order[bk[c]] = r
-		bk[c]++
+		j := i
+		for ; j > 0 && codes[order[j-1]] > c; j-- {
+			order[j] = order[j-1]
+		}
+		order[j] = r
 	}
 	return order
 }
 
 // scanGini returns the smallest weighted Gini impurity m_L G_L + m_R G_R (up to the
-// constant) over the splits between distinct codes of the sorted rows, with its code.
-func (bld *cartBuilder) scanGini(order []int32, codes []uint8) (best float64, code int, ok bool) {
-	m := len(order)
+// constant) over the splits between distinct codes of one column, with its code. It sorts
+// the rows' (code, class) pairs packed in 16 bits: by insertion for small nodes, by counting
+// otherwise.
+func (bld *cartBuilder) scanGini(rows []int32, codes []uint8) (best float64, code int, ok bool) {
+	m := len(rows)
 	minLeaf := bld.p.minLeaf
-	right := bld.counts
-	left := bld.left
+	keys := bld.keys[:m]
+	if m <= 64 {
+		for i, r := range rows {
+			k := uint16(codes[r])<<8 | uint16(bld.class[r])
+			j := i
+			for ; j > 0 && keys[j-1] > k; j-- {
+				keys[j] = keys[j-1]
+			}
+			keys[j] = k
+		}
+	} else {
+		bk := &bld.bucket
+		clear(bk[:])
+		for _, r := range rows {
+			bk[int(codes[r])+1]++
+		}
+		for c := 1; c <= cartMaxBins; c++ {
+			bk[c] += bk[c-1]
+		}
+		for _, r := range rows {
+			c := codes[r]
+			keys[bk[c]] = uint16(c)<<8 | uint16(bld.class[r])
+			bk[c]++
+		}
+	}
+	left, right := bld.left, bld.right
 	clear(left)
-	clear(right)
-	for _, r := range order {
-		right[bld.class[r]]++
-	}
-	var sqL, sqR int
-	for _, c := range right {
-		sqR += c * c
-	}
+	copy(right, bld.counts)
+	var sqL int
+	sqR := bld.nodeSq
 	best = math.Inf(1)
 	for i := 0; i < m-1; i++ {
-		r := order[i]
-		c := bld.class[r]
+		k := keys[i]
+		c := int(k & 0xff)
 		sqL += 2*left[c] + 1
 		left[c]++
 		sqR -= 2*right[c] - 1
@@ -389,17 +419,15 @@ func (bld *cartBuilder) scanGini(order []int32, codes []uint8) (best float64, co
 		if m-nl < minLeaf {
 			break
 		}
-		cur := codes[r]
-		if codes[order[i+1]] == cur {
+		if keys[i+1]>>8 == k>>8 {
 			continue
 		}
 		nr := m - nl
 		g := float64(nl) - float64(sqL)/float64(nl) + float64(nr) - float64(sqR)/float64(nr)
 		if g < best {
-			best, code, ok = g, int(cur), true
+			best, code, ok = g, int(k>>8), true
 		}
 	}
-	clear(right)
 	return best, code, ok
 }
 

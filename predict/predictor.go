@@ -55,13 +55,13 @@ func (b Backend) String() string {
 type SplitCriterion int
 
 const (
-	// SplitVariance scores a split by the squared error of the rows' log-iterations (the
-	// default): the bins' order counts, as in a regression tree, while the leaves still hold
-	// class distributions.
-	SplitVariance SplitCriterion = iota
 	// SplitGini scores a split by the Gini impurity of the bins, as the malaschitz library
-	// does.
-	SplitGini
+	// does (the default: the more accurate on the benchmark, see BENCHMARKS.md).
+	SplitGini SplitCriterion = iota
+	// SplitVariance scores a split by the squared error of the rows' log-iterations: the
+	// bins' order counts, as in a regression tree, while the leaves still hold class
+	// distributions.
+	SplitVariance
 )
 
 // String returns the criterion's name.
@@ -79,17 +79,18 @@ func (s SplitCriterion) String() string {
 type Options struct {
 	// Backend is the forest implementation; default BackendCART.
 	Backend Backend
-	// Split is the CART backend's split criterion; default SplitVariance. The malaschitz
-	// backend always uses Gini.
+	// Split is the CART backend's split criterion; default SplitGini. The malaschitz backend
+	// always uses Gini.
 	Split SplitCriterion
-	// Bins is the number of quantile bins of log(iterations), the forest's classes; default
-	// 32.
+	// Bins is the number of quantile bins of log(iterations), the forest's classes, at most
+	// 256; default 32.
 	Bins int
 	// Trees is the number of trees; default 64.
 	Trees int
 	// MaxDepth limits the depth of the trees; default 0, unlimited.
 	MaxDepth int
-	// MinLeaf is the least number of bootstrap rows on each side of a split; default 1.
+	// MinLeaf is the least number of bootstrap rows on each side of a split; default 40
+	// (large leaves hold well-estimated distributions; see BENCHMARKS.md).
 	MinLeaf int
 	// MTry is the number of features tried at each split; default a third of the encoded
 	// columns, rounded up.
@@ -159,11 +160,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Backend != BackendCART && o.Backend != BackendMalaschitz {
 		return bad("Backend", o.Backend)
 	}
-	if o.Split != SplitVariance && o.Split != SplitGini {
+	if o.Split != SplitGini && o.Split != SplitVariance {
 		return bad("Split", o.Split)
 	}
-	if o.Bins > 1<<16 {
-		return bad("Bins (at most 65536)", o.Bins)
+	if o.Bins > 256 {
+		return bad("Bins (at most 256)", o.Bins)
 	}
 	def := func(v *int, d int) {
 		if *v == 0 {
@@ -177,7 +178,7 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	def(&o.Bins, 32)
 	def(&o.Trees, 64)
-	def(&o.MinLeaf, 1)
+	def(&o.MinLeaf, 40)
 	def(&o.Window, 20_000)
 	def(&o.RetrainEvery, 2_000)
 	def(&o.MinSamples, 100)
@@ -552,9 +553,9 @@ func (p *Predictor) estimate(job *gpusched.Job, done float64) Estimate {
 			return Estimate{Iterations: v, P10: v, P50: v, P90: v, Survival: 0, Source: src}
 		}
 	}
-	total := 1.0
+	survival := 1.0
 	if done > 0 {
-		total = d.summarize(math.Inf(-1)).mass
+		survival = min(1, s.mass/d.summarize(math.Inf(-1)).mass)
 	}
 	floor := done * (1 + p.opts.Margin)
 	return Estimate{
@@ -562,7 +563,7 @@ func (p *Predictor) estimate(job *gpusched.Job, done float64) Estimate {
 		P10:        max(math.Exp(s.p10), floor),
 		P50:        max(math.Exp(s.p50), floor),
 		P90:        max(math.Exp(s.p90), floor),
-		Survival:   min(1, s.mass/total),
+		Survival:   survival,
 		Source:     src,
 	}
 }

@@ -236,8 +236,9 @@ func TestConditionalProperties(t *testing.T) {
 		}
 	}
 	prior := mustNew(t, Options{})
+	ps := []*Predictor{forest, group, prior}
 	rapid.Check(t, func(t *rapid.T) {
-		p := rapid.SampledFrom([]*Predictor{forest, group, prior}).Draw(t, "predictor")
+		p := ps[rapid.IntRange(0, len(ps)-1).Draw(t, "predictor (forest, group, prior)")]
 		j := recs[rapid.IntRange(0, len(recs)-1).Draw(t, "job")].Job
 		j.ID = ""
 		base, _ := p.Predict(&j)

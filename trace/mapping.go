@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // ReadOptions control the trace readers (ReadPhilly, ReadPollux, ReadJSONL).
@@ -16,8 +18,13 @@ type ReadOptions struct {
 	// file whose header is unusable fails either way.
 	Lenient bool
 	// Seed seeds the mapping of jobs that have only a GPU count and a run time to a model and
-	// an iteration count (see MapJob). The same file and seed give the same records.
+	// an iteration count. The same file, seed and cluster give the same records.
 	Seed uint64
+	// Cluster, when set, makes ReadPhilly map jobs to zoo models with parallel plans whose
+	// iteration times come from package graph on this cluster (MapModelJob); without it, jobs
+	// get a placement-independent step time (MapJob). Jobs larger than the cluster are then
+	// malformed rows.
+	Cluster *topology.Cluster
 }
 
 // MaxProblems is the number of skipped-row errors a lenient read keeps in Trace.Problems.
@@ -132,8 +139,8 @@ const mapStepJitter = 0.2
 // figures for weak-scaled data-parallel training on A100-class GPUs; they set the
 // granularity of progress, not the run time, which the trace fixes.
 //
-// This is the placement-independent mapping, used until the graph package's model zoo is
-// available to the trace package; its Job.StepTime is what gpusched.FixedCost charges.
+// This is the placement-independent mapping, for hosts that run jobs at a fixed speed
+// (gpusched.FixedCost charges Job.StepTime); MapModelJob is the model-aware one.
 // MapJob returns an error (wrapping gpusched.ErrInvalidJob) for a GPU count below 1 or a
 // duration that is not finite and positive.
 func MapJob(j *gpusched.Job, duration float64, seed, key uint64) (iterations float64, err error) {
@@ -170,4 +177,176 @@ func pickModel(rng *rand.Rand, g int) *zooModel {
 		return &mapCatalogue[len(mapCatalogue)-1]
 	}
 	return &mapCatalogue[fit[rng.IntN(n)]]
+}
+
+// zooEntry is one entry of the model-aware mapping's catalogue.
+type zooEntry struct {
+	name    string // graph zoo model
+	dataset string
+	minGPUs int // chosen for jobs of minGPUs..maxGPUs GPUs
+	maxGPUs int
+}
+
+// zooCatalogue is the documented table of MapModelJob.
+var zooCatalogue = []zooEntry{
+	{"resnet18-cifar10", "cifar10", 1, 4},
+	{"ncf", "movielens", 1, 4},
+	{"resnet50", "imagenet", 1, 64},
+	{"vgg16", "imagenet", 1, 16},
+	{"inception-v3", "imagenet", 1, 32},
+	{"bert-base", "squad", 1, 16},
+	{"deepspeech2-small", "librispeech", 1, 16},
+	{"bert-large", "wikipedia", 4, 64},
+	{"gpt2-1.5b", "openwebtext", 8, 128},
+	{"t5-3b", "c4", 8, 128},
+	{"llama-7b", "redpajama", 16, 1024},
+	{"gpt3-6.7b", "pile", 16, 1024},
+	{"gpt3-13b", "pile", 32, 1024},
+}
+
+// zooChoice is a catalogue model with its default plan for a GPU count and its time per
+// iteration at the consolidated placement, idle links.
+type zooChoice struct {
+	entry *zooEntry
+	model *graph.Model
+	plan  graph.Plan
+	step  float64
+}
+
+// modelMapper maps jobs to zoo models on one cluster, caching per GPU count the catalogue
+// models that fit and their consolidated iteration times. It is not safe for concurrent use.
+type modelMapper struct {
+	c     *topology.Cluster
+	cache map[int][]zooChoice
+}
+
+func newModelMapper(c *topology.Cluster) *modelMapper {
+	return &modelMapper{c: c, cache: map[int][]zooChoice{}}
+}
+
+// choices returns the catalogue models that run on g GPUs of the cluster: those whose GPU
+// range holds g, or, if none of them fits, every catalogue model that fits.
+func (m *modelMapper) choices(g int) ([]zooChoice, error) {
+	if ch, ok := m.cache[g]; ok {
+		return ch, nil
+	}
+	if g > m.c.NumGPUs() {
+		return nil, fmt.Errorf("%d GPUs, more than cluster %q has (%d)", g, m.c.Name(), m.c.NumGPUs())
+	}
+	gpus, ok := m.c.Pack(m.c.AllGPUs(), g)
+	if !ok {
+		return nil, fmt.Errorf("no placement of %d GPUs on cluster %q", g, m.c.Name())
+	}
+	spec := m.c.Server(m.c.ServerOf(gpus[0])).ServerSpec
+	try := func(inRange bool) ([]zooChoice, error) {
+		var out []zooChoice
+		for i := range zooCatalogue {
+			e := &zooCatalogue[i]
+			if inRange && (g < e.minGPUs || g > e.maxGPUs) {
+				continue
+			}
+			model, err := graph.ZooModel(e.name)
+			if err != nil {
+				return nil, err
+			}
+			plan, err := graph.DefaultPlan(model, g, spec)
+			if err != nil || plan.Workers() != g {
+				continue // does not fit this many GPUs of this kind
+			}
+			b, err := graph.IterationTime(model, plan, m.c, gpus, graph.Options{})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, zooChoice{entry: e, model: model, plan: plan, step: b.Total})
+		}
+		return out, nil
+	}
+	ch, err := try(true)
+	if err == nil && len(ch) == 0 {
+		ch, err = try(false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(ch) == 0 {
+		return nil, fmt.Errorf("no zoo model fits %d GPUs of cluster %q", g, m.c.Name())
+	}
+	m.cache[g] = ch
+	return ch, nil
+}
+
+// mapJob is MapModelJob with the mapper's cache.
+func (m *modelMapper) mapJob(j *gpusched.Job, duration float64, seed, key uint64) (float64, error) {
+	if j.GPUs < 1 {
+		return 0, fmt.Errorf("%w: job %q: GPU count %d must be at least 1", gpusched.ErrInvalidJob, j.ID, j.GPUs)
+	}
+	if !(duration > 0) || math.IsInf(duration, 0) {
+		return 0, fmt.Errorf("%w: job %q: duration %v s must be finite and > 0", gpusched.ErrInvalidJob, j.ID, duration)
+	}
+	ch, err := m.choices(j.GPUs)
+	if err != nil {
+		return 0, fmt.Errorf("%w: job %q: %v", gpusched.ErrInvalidJob, j.ID, err)
+	}
+	rng := rand.New(rand.NewPCG(seed^0xbb67ae8584caa73b, key*0x9e3779b97f4a7c15+uint64(j.GPUs)))
+	c := &ch[rng.IntN(len(ch))]
+	j.Model = c.model
+	j.Plan = c.plan
+	j.StepTime = c.step
+	j.Features.Family = c.entry.name
+	j.Features.Dataset = c.entry.dataset
+	j.Features.BatchSize = c.plan.GlobalBatch
+	iterations := duration / c.step
+	if math.IsInf(iterations, 0) {
+		return 0, fmt.Errorf("%w: job %q: duration %v s is too long", gpusched.ErrInvalidJob, j.ID, duration)
+	}
+	return iterations, nil
+}
+
+// MapModelJob completes a trace job that has only a GPU count and a run time with a model
+// from package graph's zoo, a parallel plan and its true iterations, for cluster c: the job
+// gets Model, Plan (graph.DefaultPlan for its GPU count on c's servers: data parallel when a
+// replica fits a GPU, else tensor then pipeline parallel), Features (Family: the zoo name,
+// Dataset, BatchSize: the plan's global batch) and StepTime, its time per iteration at the
+// consolidated placement (c.Pack on the idle cluster, idle links, graph's default
+// efficiency, which is what gpusched.DefaultCost charges there). The returned iterations are
+// duration / StepTime, so that the job run alone at a consolidated placement lasts exactly
+// duration seconds; elsewhere, or sharing links, it runs as the cost model says.
+//
+// The model is drawn uniformly, seeded by (seed, key, GPU count), among the catalogue
+// entries whose GPU range holds the job's GPU count and whose default plan fits that many
+// GPUs of c's kind (if none does, among every catalogue entry that fits):
+//
+//	zoo model          dataset      GPUs
+//	resnet18-cifar10   cifar10      1-4
+//	ncf                movielens    1-4
+//	resnet50           imagenet     1-64
+//	vgg16              imagenet     1-16
+//	inception-v3       imagenet     1-32
+//	bert-base          squad        1-16
+//	deepspeech2-small  librispeech  1-16
+//	bert-large         wikipedia    4-64
+//	gpt2-1.5b          openwebtext  8-128
+//	t5-3b              c4           8-128
+//	llama-7b           redpajama    16-1024
+//	gpt3-6.7b          pile         16-1024
+//	gpt3-13b           pile         32-1024
+//
+// A job larger than the cluster, or one no zoo model fits, is an error wrapping
+// gpusched.ErrInvalidJob. The readers and GeneratePhilly use this mapping when given a
+// cluster (ReadOptions.Cluster, PhillyConfig.Cluster) and MapJob otherwise; they cache the
+// per-GPU-count work, so prefer them to calling MapModelJob row by row.
+func MapModelJob(j *gpusched.Job, duration float64, c *topology.Cluster, seed, key uint64) (iterations float64, err error) {
+	if c == nil {
+		return 0, fmt.Errorf("%w: job %q: no cluster to map onto", gpusched.ErrInvalidJob, j.ID)
+	}
+	return newModelMapper(c).mapJob(j, duration, seed, key)
+}
+
+// jobMapper returns the mapping a reader or generator uses: MapModelJob's on cluster c, or
+// MapJob's when c is nil.
+func jobMapper(c *topology.Cluster) func(j *gpusched.Job, duration float64, seed, key uint64) (float64, error) {
+	if c == nil {
+		return MapJob
+	}
+	return newModelMapper(c).mapJob
 }

@@ -56,7 +56,7 @@ func main() {
 	trees := flag.Int("trees", 0, "Options.Trees (0: default)")
 	mtry := flag.Int("mtry", 0, "Options.MTry (0: default)")
 	minLeaf := flag.Int("minleaf", 0, "Options.MinLeaf (0: default)")
-	split := flag.String("split", "variance", "CART split criterion: variance or gini")
+	split := flag.String("split", "gini", "CART split criterion: gini or variance")
 	sweepBins := flag.String("sweep-bins", "8,16,32,64,128", "Bins values of the sweep")
 	sweepTrees := flag.String("sweep-trees", "16,32,64,128", "Trees values of the sweep")
 	sweepLeaf := flag.String("sweep-minleaf", "", "MinLeaf values of the sweep (default: -minleaf)")
@@ -66,9 +66,9 @@ func main() {
 
 	opts := predict.Options{Bins: *bins, Trees: *trees, MTry: *mtry, MinLeaf: *minLeaf, Seed: 1}
 	switch *split {
-	case "variance":
 	case "gini":
-		opts.Split = predict.SplitGini
+	case "variance":
+		opts.Split = predict.SplitVariance
 	default:
 		log.Fatalf("unknown -split %q", *split)
 	}
@@ -520,9 +520,9 @@ func runSweep(jobs int, seed uint64, opts predict.Options, g sweepGrid) error {
 					for _, t := range or(g.trees, opts.Trees) {
 						o := opts
 						o.Bins, o.Trees, o.MinLeaf, o.MTry, o.RetrainEvery = b, t, ml, mt, -1
-						o.Split = predict.SplitVariance
-						if sp == "gini" {
-							o.Split = predict.SplitGini
+						o.Split = predict.SplitGini
+						if sp == "variance" {
+							o.Split = predict.SplitVariance
 						}
 						p, err := predict.New(o)
 						if err != nil {
