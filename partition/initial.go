@@ -8,7 +8,8 @@ import (
 // Tuning constants of the bisection.
 const (
 	bisectCoarsenTo = 40 // coarsest size of a multilevel bisection
-	bisectTries     = 8  // greedy-growing tries on the coarsest graph
+	bisectTries     = 4  // greedy-growing tries on the coarsest graph
+	quickTries      = 2  // the same with Options.Quick
 )
 
 // bisection describes a 2-way split: the target weight of side 0 and the
@@ -82,25 +83,28 @@ func bisectLimits(g *Graph, t0 float64, eps float64) bisection {
 // mlBisect bisects g with a full multilevel scheme: coarsen, try several
 // greedy growings with 2-way FM on the coarsest graph, keep the best, and
 // refine with 2-way FM at every level on the way back.
-func mlBisect(g *Graph, b bisection, ws *workspace) []int32 {
+func mlBisect(g *Graph, b bisection, ws *workspace, h *hierarchy) []int32 {
 	rng := ws.rng
-	maxVW := max(int64(1.5*float64(g.totalVW)/bisectCoarsenTo), 1)
-	levels, cg := coarsen(g, bisectCoarsenTo, maxVW, rng, &ws.ms)
+	if h.levels == nil && h.cg == nil {
+		maxVW := max(int64(1.5*float64(g.totalVW)/bisectCoarsenTo), 1)
+		h.levels, h.cg = coarsen(g, bisectCoarsenTo, maxVW, rng, &ws.ms)
+	}
+	levels, cg := h.levels, h.cg
 	limit := b.limit[:]
 	target := []float64{b.t0, float64(g.totalVW) - b.t0}
 	cn := cg.NumVertices()
 	best := make([]int32, cn)
 	cur := make([]int32, cn)
 	ws.gain = grow(ws.gain, cn)
-	h := &ws.heap
-	h.ensure(cn)
+	hp := &ws.heap
+	hp.ensure(cn)
 	r := &ws.r
 	var bestOver, bestCut int64 = math.MaxInt64, math.MaxInt64
-	for t := 0; t < bisectTries; t++ {
+	for t := 0; t < ws.tries; t++ {
 		if cn == 0 {
 			break
 		}
-		growBisection(cg, b, rng, h, ws.gain, cur)
+		growBisection(cg, b, rng, hp, ws.gain, cur)
 		r.init(cg, cur, 2, coarseLimit(limit, cg, levels, ws), target)
 		r.balance()
 		r.refine()
@@ -272,13 +276,26 @@ func (s *rbSpec) recurse(g *Graph, ids []int32, parts []int32, target []float64,
 	}
 }
 
+// hierarchy is a coarsening hierarchy shared by several bisections.
+type hierarchy struct {
+	levels []level
+	cg     *Graph
+}
+
+// cutsPerHierarchy: consecutive bisections of one split share a coarsening.
+var cutsPerHierarchy = 4
+
 // bestBisect runs s.cuts multilevel bisections and keeps the best by
 // (weight above the limits, cut).
 func (s *rbSpec) bestBisect(g *Graph, b bisection) []int32 {
 	var best []int32
 	var bestOver, bestCut int64
+	var h hierarchy
 	for i := range max(s.cuts, 1) {
-		side := mlBisect(g, b, s.ws)
+		if i%cutsPerHierarchy == 0 {
+			h = hierarchy{}
+		}
+		side := mlBisect(g, b, s.ws, &h)
 		var pw [2]int64
 		var cut int64
 		for v, sd := range side {

@@ -97,6 +97,12 @@ type Options struct {
 	// Trials is the number of independent multilevel runs (seeds derived
 	// from Seed); the best cut is kept. 0 means 1.
 	Trials int
+
+	// Quick trades cut quality for speed, for latency-bound callers such
+	// as online placement: KWay coarsens further, tries one multilevel
+	// bisection per split of the initial partitioning instead of four,
+	// and fewer greedy-growing starts. BENCHMARKS.md gives both.
+	Quick bool
 }
 
 // Result is a partition of a graph.
@@ -123,6 +129,7 @@ type constraints struct {
 	target  []float64 // desired weight per part; sums to total weight
 	balance bool      // Balanced mode
 	eps     float64   // Balanced tolerance
+	quick   bool      // Options.Quick
 }
 
 // checkOptions validates opts against g and derives the per-part limits
@@ -154,6 +161,7 @@ func checkOptions(g *Graph, opts Options) (constraints, error) {
 	}
 	W := g.totalVW
 	c.k = k
+	c.quick = opts.Quick
 	c.limit = make([]int64, k)
 	c.target = make([]float64, k)
 	switch opts.Mode {

@@ -71,8 +71,9 @@ type workspace struct {
 	r    refiner
 	ms   matchScratch
 	heap gainHeap
-	gain []int64
-	lim  []int64
+	gain  []int64
+	lim   []int64
+	tries int // greedy-growing tries per bisection
 }
 
 // initialCuts is the number of multilevel bisections tried at each split
@@ -80,13 +81,14 @@ type workspace struct {
 const initialCuts = 4
 
 // coarsenTarget is the size at which k-way coarsening stops.
-func coarsenTarget(n, k int) int {
+func coarsenTarget(n, k, perPart int) int {
 	lg := max(math.Log2(float64(k)), 1)
-	return max(coarsenPerPart*k, int(float64(n)/(20*lg)), 100)
+	return max(perPart*k, int(float64(n)/(20*lg)), 100)
 }
 
-// coarsenPerPart: KWay coarsens to about this many vertices per part.
-const coarsenPerPart = 30
+// coarsenPerPart: KWay coarsens to about this many vertices per used
+// part (quickPerPart with Options.Quick).
+const coarsenPerPart, quickPerPart = 30, 10
 
 // partitionOnce runs one multilevel partitioning with the given seed and
 // returns the part of each vertex (always a complete assignment; feasible
@@ -100,8 +102,12 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 	}
 	spec, parts, target := rbSetup(g, c, ws)
 	r := &ws.r
+	ws.tries = bisectTries
 	if method == KWay {
 		spec.cuts = initialCuts
+	}
+	if c.quick {
+		spec.cuts, ws.tries = 1, quickTries
 	}
 	var part []int32
 	switch method {
@@ -109,7 +115,11 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 		part = make([]int32, n)
 		spec.recurse(g, nil, parts, target, part)
 	default:
-		to := coarsenTarget(n, c.k)
+		perPart := coarsenPerPart
+		if c.quick {
+			perPart = quickPerPart
+		}
+		to := coarsenTarget(n, len(parts), perPart)
 		maxVW := max(int64(1.5*float64(g.totalVW)/float64(to)), 1)
 		levels, cg := coarsen(g, to, maxVW, ws.rng, &ws.ms)
 		part = make([]int32, cg.NumVertices())

@@ -256,13 +256,12 @@ func (r *refiner) cut() int64 {
 	return c / 2
 }
 
-// lighter reports whether adding w to part p leaves it relatively lighter
-// than adding w to part q.
+// lighter reports whether part p has more room left than part q (ties:
+// the lower index); w is the weight about to be added to either.
 func (r *refiner) lighter(p, q int32, w int64) bool {
-	fp := float64(r.pw[p]+w) / float64(max(r.limit[p], 1))
-	fq := float64(r.pw[q]+w) / float64(max(r.limit[q], 1))
-	if fp != fq {
-		return fp < fq
+	rp, rq := r.limit[p]-r.pw[p], r.limit[q]-r.pw[q]
+	if rp != rq {
+		return rp > rq
 	}
 	return p < q
 }
@@ -295,6 +294,35 @@ func (r *refiner) bestMove(v int32, slack int64) (to int32, gain int64, ok bool)
 		}
 	}
 	return to, gain, to >= 0
+}
+
+// moveGains returns in one scan the gains bestMove(v, r.slack) and
+// bestMove(v, 0) would return (without choosing target parts).
+func (r *refiner) moveGains(v int32) (gs int64, oks bool, g0 int64, ok0 bool) {
+	wv := r.g.vw[v]
+	internal := r.id[v]
+	gs, g0 = math.MinInt64, math.MinInt64
+	base := r.nstart[v]
+	spareAdjacent := false
+	consider := func(p int32, gp int64) {
+		room := r.limit[p] - r.pw[p] - wv
+		if room >= -r.slack && gp > gs {
+			gs, oks = gp, true
+		}
+		if room >= 0 && gp > g0 {
+			g0, ok0 = gp, true
+		}
+	}
+	for _, e := range r.pool[base : base+r.nn[v]] {
+		if e.p == r.spare {
+			spareAdjacent = true
+		}
+		consider(e.p, e.w-internal)
+	}
+	if sp := r.spare; sp >= 0 && !spareAdjacent && sp != r.part[v] {
+		consider(sp, -internal)
+	}
+	return gs, oks, g0, ok0
 }
 
 // updateSpare picks the part with the most room as the target of moves
@@ -374,12 +402,23 @@ func (r *refiner) refine() {
 	if r.k == 2 {
 		pass = r.fm2Pass
 	}
+	cut := r.cut()
 	for range r.maxPasses {
-		if !pass() {
+		improved, delta := pass()
+		if !improved {
+			return
+		}
+		// stop once a pass gains less than 0.1% of the cut
+		cut += delta
+		if r.overload() == 0 && -delta*minPassGain < cut {
 			return
 		}
 	}
 }
+
+// minPassGain: refine stops after a pass that improves the cut by less
+// than 1/minPassGain of it.
+const minPassGain = 1000
 
 // fm2Pass is fmPass specialised to two parts, in the style of METIS's
 // 2-way FM: one gain heap per side (gain = external - internal degree),
@@ -387,7 +426,7 @@ func (r *refiner) refine() {
 // target, which alternates the sides when both are near their targets.
 // The kept prefix is the best by (weight above the limits, cut, balance),
 // so with a feasible start the cut never grows.
-func (r *refiner) fm2Pass() bool {
+func (r *refiner) fm2Pass() (bool, int64) {
 	g := r.g
 	r.pass++
 	hs := &r.partHeaps
@@ -444,13 +483,13 @@ func (r *refiner) fm2Pass() bool {
 		}
 	}
 	if r.brokenNoRollback {
-		return false
+		return false, delta
 	}
 	for i := len(r.moves) - 1; i >= bestIdx; i-- {
 		m := r.moves[i]
 		r.move2(m.v, m.from)
 	}
-	return bestIdx > 0 && (bestOver < 0 || bestDelta < 0)
+	return bestIdx > 0 && (bestOver < 0 || bestDelta < 0), bestDelta
 }
 
 // move2 is move for two parts: only id and ed change (the part entries
@@ -500,7 +539,7 @@ func (r *refiner) boundaryOrder() {
 // own heap, keyed by gains under the exact limits): together they swap
 // vertices between full parts, which single moves cannot do when the
 // limits are tight.
-func (r *refiner) fmPass() bool {
+func (r *refiner) fmPass() (bool, int64) {
 	g := r.g
 	if r.entriesStale {
 		r.needEntries = true
@@ -514,15 +553,16 @@ func (r *refiner) fmPass() bool {
 		r.partHeaps[p].reset()
 	}
 	push := func(v int32) {
-		if _, gain, ok := r.bestMove(v, r.slack); ok {
-			h.push(v, gain)
+		gs, oks, g0, ok0 := r.moveGains(v)
+		if oks {
+			h.push(v, gs)
 		} else {
 			h.remove(v)
 		}
 		if useForced {
 			ph := &r.partHeaps[r.part[v]]
-			if _, gain, ok := r.bestMove(v, 0); ok {
-				ph.push(v, gain)
+			if ok0 {
+				ph.push(v, g0)
 			} else {
 				ph.remove(v)
 			}
@@ -604,13 +644,13 @@ func (r *refiner) fmPass() bool {
 		}
 	}
 	if r.brokenNoRollback {
-		return false
+		return false, delta
 	}
 	for i := len(r.moves) - 1; i >= bestIdx; i-- {
 		m := r.moves[i]
 		r.move(m.v, m.from)
 	}
-	return bestIdx > 0 && (bestOver < 0 || bestDelta < 0)
+	return bestIdx > 0 && (bestOver < 0 || bestDelta < 0), bestDelta
 }
 
 // balance moves vertices out of parts above their limits, choosing the
