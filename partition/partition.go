@@ -67,10 +67,10 @@ func Partition(g *Graph, opts Options) (Result, error) {
 // workspace holds the random source and the buffers reused across levels,
 // bisections and trials of one Partition call.
 type workspace struct {
-	rng  *rand.Rand
-	r    refiner
-	ms   matchScratch
-	heap gainHeap
+	rng   *rand.Rand
+	r     refiner
+	ms    matchScratch
+	heap  gainHeap
 	gain  []int64
 	lim   []int64
 	tries int // greedy-growing tries per bisection
