@@ -30,9 +30,10 @@ const PhillyTimeLayout = "2006-01-02 15:04:05"
 //	cluster    virtual-cluster id, kept as Features.User
 //
 // Arrival times are seconds after the earliest timestamp of the file (rows need not be
-// sorted). Each row becomes a job "<name>#<line>" mapped by MapJob (key: the line number)
-// to a model, a step time and its true iterations, so that it runs for its duration when
-// consolidated. Features.SubmitHour is the hour of day of the timestamp. Records come in
+// sorted). Each row becomes a job "<name>#<line>" mapped (key: the line number) to a model
+// and its true iterations, so that it runs for its duration when consolidated: with
+// opts.Cluster, a zoo model and a parallel plan timed by package graph (MapModelJob);
+// without, a step time only (MapJob). Features.SubmitHour is the hour of day of the timestamp. Records come in
 // arrival order, ties in file order.
 //
 // A malformed row is an error naming name:line and the column (a *ParseError wrapping
@@ -44,6 +45,7 @@ func ReadPhilly(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 	}
 	tr := &Trace{Name: name}
 	sink := rowSink{t: tr, lenient: opts.Lenient}
+	mapJob := jobMapper(opts.Cluster)
 	type row struct {
 		at   time.Time
 		line int
@@ -93,7 +95,7 @@ func ReadPhilly(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 				}
 				h, m, s := x.at.Clock()
 				x.rec.Job.Features.SubmitHour = float64(h) + float64(m)/60 + float64(s)/3600
-				x.rec.Iterations, err = MapJob(&x.rec.Job, dur, opts.Seed, uint64(line))
+				x.rec.Iterations, err = mapJob(&x.rec.Job, dur, opts.Seed, uint64(line))
 				if err != nil {
 					err = bad("", err)
 				}

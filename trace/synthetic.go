@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // ErrInvalidPhillyConfig reports a PhillyConfig that GeneratePhilly cannot honour; the
@@ -67,6 +68,10 @@ type PhillyConfig struct {
 	Groups int
 	// Seed seeds the generator: the same config gives the same workload.
 	Seed uint64
+	// Cluster, when set, gives jobs zoo models and parallel plans timed on it (MapModelJob);
+	// otherwise they get a placement-independent step time (MapJob). A job larger than the
+	// cluster is then an error.
+	Cluster *topology.Cluster
 }
 
 // DefaultPhillyConfig returns a config of n jobs at the Philly file's arrival rate with 30%
@@ -100,12 +105,13 @@ const (
 //   - Recurrence, for the iteration predictor: with probability cfg.OneOffFraction a job is a
 //     one-off (GPUs and run time drawn as above, group "once-<i>"); otherwise it re-submits
 //     one of cfg.Groups groups drawn with popularity ∝ (g+1)^-0.9. A group draws its GPU
-//     count, a base run time D_g as above, a virtual cluster, and its model through MapJob
-//     (key: the group index); a re-submission runs D_g x exp(N(0, 0.25²)).
-//   - Iterations = run time / StepTime (MapJob), so a job alone at a consolidated placement
-//     runs for its drawn run time.
+//     count, a base run time D_g as above, a virtual cluster, and its model through MapJob,
+//     or MapModelJob when cfg.Cluster is set (key: the group index); a re-submission runs
+//     D_g x exp(N(0, 0.25²)).
+//   - Iterations = run time / StepTime (the time per iteration at a consolidated
+//     placement), so a job alone at a consolidated placement runs for its drawn run time.
 //
-// Features: Family, Dataset, BatchSize (MapJob), User (virtual cluster "vc00".."vc11",
+// Features: Family, Dataset, BatchSize (from the mapping), User (virtual cluster "vc00".."vc11",
 // popularity ∝ (k+1)^-1.2), Group, SubmitHour. Jobs are named "ph<i>" (seven digits).
 func GeneratePhilly(cfg PhillyConfig) ([]Record, error) {
 	bad := func(field string, v any) ([]Record, error) {
@@ -139,13 +145,15 @@ func GeneratePhilly(cfg PhillyConfig) ([]Record, error) {
 		duration float64
 		job      gpusched.Job // model fields set by MapJob
 	}
+	mapJob := jobMapper(cfg.Cluster)
 	newGroup := func(name string, key uint64) (*group, error) {
 		g := &group{name: name, user: fmt.Sprintf("vc%02d", phlPick(rng, userCum))}
 		g.gpus = phillyGPUs[phlPick(rng, gpuCum)]
 		g.duration = phillyDuration(rng, g.gpus)
+		g.job.ID = gpusched.JobID(name)
 		g.job.GPUs = g.gpus
-		if _, err := MapJob(&g.job, g.duration, cfg.Seed, key); err != nil {
-			return nil, err
+		if _, err := mapJob(&g.job, g.duration, cfg.Seed, key); err != nil {
+			return nil, fmt.Errorf("trace: group %s: %w", name, err)
 		}
 		return g, nil
 	}
