@@ -38,13 +38,16 @@ func sharedData(tb testing.TB, rel string) string {
 	return p
 }
 
-func readPhilly(tb testing.TB) []trace.Record {
+func readPhilly(tb testing.TB) []trace.Record { return readPhillyOn(tb, nil) }
+
+// readPhillyOn reads the shared Philly file, mapping jobs to zoo models on c when c is set.
+func readPhillyOn(tb testing.TB, c *topology.Cluster) []trace.Record {
 	f, err := os.Open(sharedData(tb, "philly/philly.csv"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	tr, err := trace.ReadPhilly(f, "philly.csv", trace.ReadOptions{Seed: 1})
+	tr, err := trace.ReadPhilly(f, "philly.csv", trace.ReadOptions{Seed: 1, Cluster: c})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -54,10 +57,21 @@ func readPhilly(tb testing.TB) []trace.Record {
 // benchPhilly simulates the whole shared Philly file (70,361 jobs) on 256 A100 servers
 // (2,048 GPUs) and reports the heap bytes allocated per run and the peak heap in use.
 func benchPhilly(b *testing.B, mk func(recs []trace.Record) gpusched.Scheduler) {
-	recs := readPhilly(b)
+	benchPhillyOn(b, false, mk)
+}
+
+// benchPhillyOn is benchPhilly with, when models is set, jobs mapped to zoo models and plans
+// timed by the default (model-aware) cost model.
+func benchPhillyOn(b *testing.B, models bool, mk func(recs []trace.Record) gpusched.Scheduler) {
 	c, err := topology.Uniform(topology.A100(), 256)
 	if err != nil {
 		b.Fatal(err)
+	}
+	var recs []trace.Record
+	if models {
+		recs = readPhillyOn(b, c)
+	} else {
+		recs = readPhilly(b)
 	}
 	b.ReportAllocs()
 	var res *sim.Result
@@ -181,4 +195,17 @@ func (s *bareFIFO) Schedule(v gpusched.View) (gpusched.Decision, error) {
 // that costs next to nothing.
 func BenchmarkPhilly2048Bare(b *testing.B) {
 	benchPhilly(b, func([]trace.Record) gpusched.Scheduler { return &bareFIFO{} })
+}
+
+// BenchmarkPhilly2048ModelsFIFO is BenchmarkPhilly2048FIFO with every job mapped to a zoo
+// model and a parallel plan (trace.ReadOptions.Cluster) and timed by gpusched.DefaultCost:
+// link sharing between multi-server jobs now slows them down.
+func BenchmarkPhilly2048ModelsFIFO(b *testing.B) {
+	benchPhillyOn(b, true, func([]trace.Record) gpusched.Scheduler {
+		s, err := policy.NewFIFO(policy.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
 }

@@ -36,7 +36,8 @@
 // a job preempted during its restore loses it and pays again at its next start.
 //
 // A running job past its restore makes 1/StepCost.Time iterations per second, the step cost
-// coming from Config.Cost (default gpusched.FixedCost: Job.StepTime) for its placement and
+// coming from Config.Cost (default gpusched.DefaultCost: package graph's iteration time for
+// a job with a model and a plan, Job.StepTime for a job without) for its placement and
 // the load on the shared links it uses: topology's Cluster.Links of its GPUs, where the load
 // of a link is the number of other running jobs on it (restoring jobs included). The
 // simulator keeps the set of jobs on every link and recomputes a job's step cost only when it

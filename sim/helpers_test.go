@@ -186,7 +186,7 @@ func checkResult(cfg sim.Config, res *sim.Result, ignoreLoad bool) error {
 	}
 	cost := cfg.Cost
 	if cost == nil {
-		cost = gpusched.FixedCost{}
+		cost = gpusched.DefaultCost()
 	}
 	c := cfg.Cluster
 	if len(res.Jobs) != len(cfg.Jobs) {

@@ -54,8 +54,10 @@ type Config struct {
 	// job that leaves, before the next Schedule call.
 	Scheduler gpusched.Scheduler
 	// Cost gives each running job's time per iteration and cross-server bytes per iteration
-	// for its placement and the load on its shared links. Nil means gpusched.FixedCost{}
-	// (every job takes its Job.StepTime seconds per iteration wherever it runs). A cost model
+	// for its placement and the load on its shared links. Nil means gpusched.DefaultCost():
+	// for a job with a model, the time package graph gives for its model, plan and placement
+	// with the links' load; for a job without, its Job.StepTime wherever it runs (FixedCost).
+	// Pass the same cost model to schedulers that size jobs with one. A cost model
 	// with a Forget(*gpusched.Job) method is told of every job that leaves, so that it can
 	// drop what it cached for it.
 	Cost gpusched.CostModel

@@ -592,6 +592,19 @@ func TestPhillyDurationsReproduced(t *testing.T) {
 	}
 	check(tr.Records, cluster(t, topology.A100(), 4), map[gpusched.JobID]float64{"p.csv#2": 66, "p.csv#3": 3600, "p.csv#4": 12345, "p.csv#5": 1})
 
+	// With a cluster, the reader gives zoo models and plans; the default cost model times them.
+	c := cluster(t, topology.A100(), 4)
+	tr, err = trace.ReadPhilly(strings.NewReader(in), "p.csv", trace.ReadOptions{Seed: 2, Cluster: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tr.Records {
+		if r.Job.Model == nil {
+			t.Fatalf("job %s has no model", r.Job.ID)
+		}
+	}
+	check(tr.Records, c, map[gpusched.JobID]float64{"p.csv#2": 66, "p.csv#3": 3600, "p.csv#4": 12345, "p.csv#5": 1})
+
 	recs := readPhilly(t)[:5000]
 	durations := map[gpusched.JobID]float64{}
 	for _, r := range recs {
