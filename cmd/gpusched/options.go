@@ -124,8 +124,9 @@ type workload struct {
 }
 
 // loadWorkload reads the trace, or generates the synthetic workload at the given load and
-// seed for a cluster of the given size.
-func (o *options) loadWorkload(gpus int, load float64, seed uint64) (*workload, error) {
+// seed for cluster c. Philly-like jobs (read or generated) get zoo models and parallel plans
+// timed on c (trace.MapModelJob).
+func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (*workload, error) {
 	if o.tracePath == "" {
 		if o.jobs < 1 {
 			return nil, fmt.Errorf("-jobs %d: need at least one job", o.jobs)
@@ -134,7 +135,8 @@ func (o *options) loadWorkload(gpus int, load float64, seed uint64) (*workload, 
 			return nil, fmt.Errorf("load %v must be positive", load)
 		}
 		cfg := trace.DefaultPhillyConfig(o.jobs, seed)
-		cfg.ArrivalRate = trace.RateForLoad(load, gpus)
+		cfg.ArrivalRate = trace.RateForLoad(load, c.NumGPUs())
+		cfg.Cluster = c
 		recs, err := trace.GeneratePhilly(cfg)
 		if err != nil {
 			return nil, err
@@ -150,7 +152,7 @@ func (o *options) loadWorkload(gpus int, load float64, seed uint64) (*workload, 
 		format = detectFormat(o.tracePath, data)
 	}
 	name := filepath.Base(o.tracePath)
-	opts := trace.ReadOptions{Lenient: o.lenient, Seed: seed}
+	opts := trace.ReadOptions{Lenient: o.lenient, Seed: seed, Cluster: c}
 	var tr *trace.Trace
 	switch format {
 	case "philly":
@@ -266,5 +268,6 @@ func (o *options) restoreSeconds() float64 {
 	return o.restore.Seconds()
 }
 
-// costModel is the cost model the simulations use.
-func costModel() gpusched.CostModel { return gpusched.FixedCost{} }
+// costModel returns the cost model of one simulation (a fresh one per run: it caches per
+// job): package graph's iteration time for jobs with a model, Job.StepTime for the others.
+func costModel() gpusched.CostModel { return gpusched.DefaultCost() }

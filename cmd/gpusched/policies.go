@@ -89,13 +89,13 @@ func policies() []policySpec {
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				return policy.NewRandom(policy.RandomOptions{Seed: env.Seed})
 			}},
-		{"asrpt", "A-SRPT with the random-forest predictor learning online (asrpt + predict)",
+		{"asrpt", "A-SRPT with the random-forest predictor learning online (asrpt.Forest over predict)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
-				p, err := newPredictor(env.Seed)
+				f, err := asrpt.NewForest(predict.Options{Seed: env.Seed})
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.New(asrpt.Options{Estimator: forecaster{p}, Cost: env.Cost, Name: "asrpt"})
+				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt"})
 			}},
 		{"asrpt-oracle", "A-SRPT with exact iteration counts (asrpt.Oracle)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
@@ -146,26 +146,6 @@ func selectPolicies(list string) ([]policySpec, error) {
 
 func newPredictor(seed uint64) (*predict.Predictor, error) {
 	return predict.New(predict.Options{Seed: seed})
-}
-
-// forecaster adapts a predict.Predictor to asrpt's Estimator and Learner.
-type forecaster struct{ p *predict.Predictor }
-
-// Estimate returns the predicted total iterations, conditional on those done.
-func (f forecaster) Estimate(j *gpusched.Job, done float64) (float64, error) {
-	var e predict.Estimate
-	var err error
-	if done > 0 {
-		e, err = f.p.Conditional(j, done)
-	} else {
-		e, err = f.p.Predict(j)
-	}
-	return e.Iterations, err
-}
-
-// Observe teaches the predictor a finished job's length.
-func (f forecaster) Observe(j *gpusched.Job, iterations float64) error {
-	return f.p.Observe(j, iterations)
 }
 
 // learning wraps a scheduler whose sizes come from a predictor and teaches the predictor the

@@ -101,14 +101,15 @@ func runAll(jobs []runJob, o *options, stderr io.Writer) []outcome {
 func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 	oc := outcome{runJob: j}
 	start := time.Now()
-	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: costModel(), Seed: j.seed})
+	cost := costModel()
+	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: cost, Seed: j.seed})
 	if err != nil {
 		oc.err = fmt.Errorf("policy %s: %w", j.policy.Name, err)
 		return oc
 	}
 	last := 0
 	oc.res, oc.err = sim.Run(sim.Config{
-		Cluster: j.cluster, Jobs: j.records, Scheduler: s, Cost: costModel(),
+		Cluster: j.cluster, Jobs: j.records, Scheduler: s, Cost: cost,
 		RestoreTime: o.restoreSeconds(), MaxEvents: o.maxEvents,
 		Observer: sim.Observer{Progress: func(_ float64, finished, _ int) {
 			done.Add(int64(finished - last))
@@ -133,7 +134,7 @@ func compare(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	w, err := o.loadWorkload(c.NumGPUs(), o.load, o.seed)
+	w, err := o.loadWorkload(c, o.load, o.seed)
 	if err != nil {
 		return err
 	}
@@ -152,6 +153,8 @@ func compare(o *options, stdout, stderr io.Writer) error {
 		}
 	}
 	header(stdout, w, c, o)
+	modelLine(stdout, w.records)
+	fmt.Fprintln(stdout)
 	if err := compareTable(stdout, outs); err != nil {
 		return err
 	}
@@ -179,18 +182,18 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 	var base *workload
 	for _, seed := range seeds {
 		if o.tracePath != "" { // read once per seed (the seed drives the mapping), scale per load
-			if base, err = o.loadWorkload(c.NumGPUs(), 1, seed); err != nil {
+			if base, err = o.loadWorkload(c, 1, seed); err != nil {
 				return err
 			}
 		}
 		for _, load := range loads {
 			var recs []trace.Record
 			if o.tracePath == "" {
-				w, err := o.loadWorkload(c.NumGPUs(), load, seed)
+				w, err := o.loadWorkload(c, load, seed)
 				if err != nil {
 					return err
 				}
-				recs = w.records
+				base, recs = w, w.records
 			} else {
 				recs = scaleArrivals(base.records, load)
 			}
@@ -215,6 +218,9 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "workload: %s; load = arrival-rate multiplier\n", base.name)
 	}
 	clusterLine(stdout, c, o)
+	if base != nil {
+		modelLine(stdout, base.records)
+	}
 	fmt.Fprintln(stdout)
 	if err := sweepTable(stdout, outs); err != nil {
 		return err
@@ -236,7 +242,6 @@ func header(w io.Writer, wl *workload, c *topology.Cluster, o *options) {
 	}
 	fmt.Fprintln(w)
 	clusterLine(w, c, o)
-	fmt.Fprintln(w)
 }
 
 func clusterLine(w io.Writer, c *topology.Cluster, o *options) {
@@ -244,8 +249,26 @@ func clusterLine(w io.Writer, c *topology.Cluster, o *options) {
 	if o.restore > 0 {
 		restore = o.restore.String()
 	}
-	fmt.Fprintf(w, "cluster: %s, %d GPUs on %d servers (%s); restore cost %s; cost model: fixed step time\n",
+	fmt.Fprintf(w, "cluster: %s, %d GPUs on %d servers (%s); restore cost %s\n",
 		c.Name(), c.NumGPUs(), c.NumServers(), c.GPU(0).Model, restore)
+}
+
+// modelLine says how the jobs are timed.
+func modelLine(w io.Writer, recs []trace.Record) {
+	models := 0
+	for _, r := range recs {
+		if r.Job.Model != nil {
+			models++
+		}
+	}
+	switch models {
+	case len(recs):
+		fmt.Fprintln(w, "cost model: package graph (zoo model, plan, placement, shared links) for every job")
+	case 0:
+		fmt.Fprintln(w, "cost model: fixed step time per job (no job has a model)")
+	default:
+		fmt.Fprintf(w, "cost model: package graph for the %d jobs with a model, fixed step time for the %d others\n", models, len(recs)-models)
+	}
 }
 
 // fmtDur formats seconds compactly: 42.0s, 12.5m, 3.20h, 4.10d.
