@@ -32,17 +32,20 @@
 //	ReadJSONL   the library's own JSON lines, one Record per line (WriteJSONL writes them)
 //
 //	f, _ := os.Open("philly.csv")
-//	tr, err := trace.ReadPhilly(f, "philly.csv", trace.ReadOptions{Seed: 1})
+//	tr, err := trace.ReadPhilly(f, "philly.csv", trace.ReadOptions{Seed: 1, Cluster: c})
 //	// tr.Records: 70,361 jobs; arrivals in seconds after the first submission
 //
 // A malformed row is an error naming file:line and the column (a *ParseError; errors.Is
 // with ErrMalformed). With ReadOptions.Lenient, bad rows are skipped instead, counted in
 // Trace.Skipped and the first MaxProblems kept in Trace.Problems: never dropped silently.
 //
-// A Philly row has only a GPU count and a run time. MapJob completes it, seeded and
-// documented: a model from a small catalogue suited to the GPU count (Features.Family,
-// Dataset, BatchSize), a step time, and the true iterations duration / step time, so that
-// the job run alone at a consolidated placement lasts exactly its trace duration. Pollux
+// A Philly row has only a GPU count and a run time. With ReadOptions.Cluster set, MapModelJob
+// completes it, seeded and documented: a model from package graph's zoo suited to the GPU
+// count, the default parallel plan for that many GPUs of the cluster's kind, and the true
+// iterations duration / iteration time at the consolidated placement, so that the job run
+// alone at a consolidated placement lasts exactly its trace duration and anywhere else, or
+// sharing links, as package graph says. Without a cluster, MapJob gives a
+// placement-independent step time instead (gpusched.FixedCost). Pollux
 // rows name their application, which fixes the model, step time and iterations (LookupPolluxApp).
 // JSON lines are complete and round-trip exactly.
 //
@@ -53,7 +56,9 @@
 // shows the constants), with recurring job groups for the predictor. RateForLoad picks the
 // arrival rate that offers a chosen load to a cluster:
 //
+//	c, _ := topology.Uniform(topology.A100(), 64)
 //	cfg := trace.DefaultPhillyConfig(5000, 1)
-//	cfg.ArrivalRate = trace.RateForLoad(0.8, 512) // 80% of 512 GPUs
+//	cfg.ArrivalRate = trace.RateForLoad(0.8, c.NumGPUs()) // 80% of 512 GPUs
+//	cfg.Cluster = c                                       // zoo models and plans timed on c
 //	recs, err := trace.GeneratePhilly(cfg)
 package trace
