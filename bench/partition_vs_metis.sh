@@ -11,7 +11,7 @@
 # Usage: bench/partition_vs_metis.sh            (from anywhere)
 # Environment: IMB (default 0.03), REPS (default 3), WORK (scratch dir,
 # default a new temp dir), TRIALS (our Options.Trials, default 1),
-# METHOD (our method, kway or rb; default kway).
+# METHOD (our method, kway or rb; default kway), QUICK (1: Options.Quick).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +19,9 @@ IMB=${IMB:-0.03}
 REPS=${REPS:-3}
 TRIALS=${TRIALS:-1}
 METHOD=${METHOD:-kway}
+QUICK=${QUICK:-}
+QUICKFLAG=""
+if [ -n "$QUICK" ]; then QUICKFLAG="-quick"; fi
 UFACTOR=$(awk -v e="$IMB" 'BEGIN { printf "%d", e * 1000 + 0.5 }')
 WORK=${WORK:-$(mktemp -d)}
 mkdir -p "$WORK"
@@ -40,7 +43,7 @@ results="$WORK/results.tsv"
 while IFS=$'\t' read -r name n m k; do
 	g="$WORK/graphs/$name.graph"
 	read -r ocut osec < <("$PG" part -graph "$g" -k "$k" -imbalance "$IMB" \
-		-method "$METHOD" -trials "$TRIALS" -reps "$REPS" -out "$WORK/ours.part")
+		-method "$METHOD" -trials "$TRIALS" $QUICKFLAG -reps "$REPS" -out "$WORK/ours.part")
 	read -r _ _ _ ook < <("$PG" eval -graph "$g" -part "$WORK/ours.part" -k "$k" -imbalance "$IMB")
 	row="$name $n $m $k $ocut $osec $ook"
 	for ptype in kway rb; do
@@ -61,6 +64,7 @@ done <"$WORK/graphs/instances.tsv"
 
 echo
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') x $(nproc), $(go version | cut -d' ' -f3), $(gpmetis -help 2>&1 | grep -m1 -o 'METIS [0-9.]*' || echo 'METIS 5.1')"
-echo "imbalance $IMB (ufactor $UFACTOR), ours: method $METHOD, trials $TRIALS, seed 1"
+echo "imbalance $IMB (ufactor $UFACTOR), ours: method $METHOD, trials $TRIALS, quick ${QUICK:-0}, seed 1"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 "$PG" report -in "$results"

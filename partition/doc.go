@@ -35,13 +35,14 @@
 //     edge weights are the bytes the workers exchange; the cut is the
 //     traffic that crosses servers.
 //
-// The algorithm is multilevel k-way partitioning: coarsen by heavy-edge
-// matching, split the coarsest graph by recursive multilevel bisection
-// (several greedy-growing tries with 2-way Fiduccia-Mattheyses refinement,
-// the best of several bisections at every split), then project back level
-// by level with k-way FM refinement that may swap vertices between full
-// parts. Method RecursiveBisection selects pure recursive bisection instead.
-// BENCHMARKS.md compares both with METIS 5.1.
+// The algorithm is multilevel k-way partitioning in the style of METIS:
+// coarsen by heavy-edge matching, split the coarsest graph by recursive
+// multilevel bisection (the best of several bisections at every split,
+// each refined by 2-way Fiduccia-Mattheyses), then project back level by
+// level with k-way FM refinement that can swap vertices between full parts
+// and never increases the cut. Options.Quick trades some cut for speed;
+// Method RecursiveBisection selects pure recursive bisection instead.
+// BENCHMARKS.md compares both with METIS 5.1 (gpmetis).
 //
 // Exact finds a minimum-cut assignment under the same limits by branch and
 // bound for graphs of at most MaxExactVertices vertices.

@@ -13,15 +13,27 @@ import (
 // (see Options and Mode). It is deterministic: equal graphs, options and
 // seeds give equal results.
 //
-// The default method is multilevel k-way partitioning: the graph is
-// coarsened by heavy-edge matching (vertices visited in increasing degree
-// order, ties in seeded random order; unmatched vertices that share a
-// neighbour are matched when plain matching stalls), the coarsest graph is
-// split by recursive multilevel bisection (greedy graph growing, several
-// tries, 2-way FM), and the partition is projected back level by level
-// with k-way Fiduccia-Mattheyses refinement (boundary vertices in a gain
-// priority queue, moves only into parts with room, rollback to the best
-// prefix of each pass) at every level.
+// The default method is multilevel k-way partitioning:
+//
+//  1. Coarsen by heavy-edge matching (vertices visited in increasing
+//     degree order, ties in seeded random order; when plain matching
+//     stalls, as on power-law graphs, unmatched vertices that share a
+//     neighbour are matched) down to about 30 vertices per used part.
+//  2. Split the coarsest graph by recursive bisection. Each split keeps
+//     the best of four multilevel bisections; each bisection coarsens
+//     again, grows side 0 greedily from several random starts, and
+//     refines with 2-way FM at every level (METIS's scheme: one gain heap
+//     per side, moves from the side heavier than its target).
+//  3. Project back level by level with k-way Fiduccia-Mattheyses
+//     refinement at every level: boundary vertices in a gain heap, moves
+//     into parts with room, a move that overfills a part is followed by a
+//     forced move out of it (so vertices can swap between full parts), and
+//     each pass rolls back to its best prefix, so refinement never
+//     increases the cut of a feasible partition.
+//
+// Options.Quick coarsens further and tries fewer bisections;
+// Options.Method RecursiveBisection skips step 1 and 3's k-way levels
+// (recursive bisection of the whole graph, then k-way FM on it).
 //
 // Errors: ErrInvalidOptions for unusable options, ErrCapacity when the
 // total vertex weight exceeds the total capacity (Hard mode), ErrInfeasible

@@ -8,7 +8,7 @@
 //	partitiongen gen -out DIR
 //	    write every instance as DIR/<name>.graph (METIS format) and list the
 //	    instances with their part counts in DIR/instances.tsv
-//	partitiongen part -graph F -k K [-imbalance 0.03] [-seed 1] [-method kway|rb] [-trials 1] [-reps 3] [-out P]
+//	partitiongen part -graph F -k K [-imbalance 0.03] [-seed 1] [-method kway|rb] [-trials 1] [-quick] [-reps 3] [-out P]
 //	    partition F, print "cut seconds" (seconds: fastest of reps runs of
 //	    partition.Partition, file I/O excluded); write the part file to P
 //	partitiongen eval -graph F -part P -k K [-imbalance 0.03]
@@ -256,6 +256,7 @@ func cmdPart(args []string) error {
 	seed := fs.Uint64("seed", 1, "seed")
 	method := fs.String("method", "kway", "kway or rb")
 	trials := fs.Int("trials", 1, "independent runs")
+	quick := fs.Bool("quick", false, "Options.Quick")
 	reps := fs.Int("reps", 3, "timed repetitions (fastest reported)")
 	out := fs.String("out", "", "write the part file here")
 	fs.Parse(args)
@@ -263,7 +264,7 @@ func cmdPart(args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := partition.Options{K: *k, Imbalance: *imb, Seed: *seed, Trials: *trials}
+	opts := partition.Options{K: *k, Imbalance: *imb, Seed: *seed, Trials: *trials, Quick: *quick}
 	switch *method {
 	case "kway":
 	case "rb":
