@@ -17,8 +17,10 @@
 // lines; by extension and header, or -format), otherwise a synthetic Philly-like workload is
 // generated (-jobs, -load, -seed). -cluster a100:32 picks a preset (a100, h100, t4) and a
 // server count, optionally racks: h100:64:16:2 is 64 servers, 16 per rack, 2:1 uplinks;
-// -cluster-json FILE reads topology's JSON form. -restore sets the checkpoint/restore cost of
-// a preemption or migration (default 30s, 0 for none).
+// -cluster-json FILE reads topology's JSON form. Philly-like jobs get zoo models and parallel
+// plans timed on that cluster by package graph (placement and shared links matter); -cost
+// fixed gives them fixed step times instead, as trace-replay simulators do. -restore sets
+// the checkpoint/restore cost of a preemption or migration (default 30s, 0 for none).
 //
 // Outputs: a table on stdout; with -out DIR, per run the job records (CSV), the timeline
 // (CSV) and the whole result (JSON), a summary (CSV and JSON), and plots as PNG and SVG: the

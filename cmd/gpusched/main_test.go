@@ -154,6 +154,7 @@ func TestCommandErrors(t *testing.T) {
 		{"simulate", "-trace", "/nonexistent/file.csv"},
 		{"simulate", "-format", "xml", "-trace", "main.go"},
 		{"simulate", "extra"},
+		{"compare", "-cost", "free"},
 	}
 	for _, args := range cases {
 		if _, err := runCmd(t, args...); err == nil {
@@ -179,5 +180,20 @@ func TestParsers(t *testing.T) {
 	}
 	if got := fmtBytes(0) + " " + fmtBytes(1234) + " " + fmtBytes(5e12); got != "0B 1.2kB 5.0TB" {
 		t.Errorf("fmtBytes: %s", got)
+	}
+}
+
+// TestFixedCost: with -cost fixed no job has a model and nothing crosses servers.
+func TestFixedCost(t *testing.T) {
+	out, err := runCmd(t, "compare", "-jobs", "50", "-policies", "fifo,random", "-cost", "fixed", "-progress", "off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "no job has a model") || strings.Count(out, " 0B ") != 2 {
+		t.Errorf("fixed cost:\n%s", out)
+	}
+	out, err = runCmd(t, "compare", "-jobs", "50", "-policies", "random", "-progress", "off")
+	if err != nil || !strings.Contains(out, "package graph") {
+		t.Errorf("model cost: %v\n%s", err, out)
 	}
 }

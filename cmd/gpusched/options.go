@@ -43,6 +43,7 @@ type options struct {
 	workers     int
 	progress    string
 	maxEvents   int
+	cost        string
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
@@ -62,6 +63,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "simulations run in parallel")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on or off")
 	fs.IntVar(&o.maxEvents, "max-events", 0, "stop a simulation after this many scheduler calls (0: no limit)")
+	fs.StringVar(&o.cost, "cost", "model", "model: Philly-like jobs get zoo models and plans timed by package graph (placement and shared links matter); fixed: each job runs at a fixed step time wherever it is placed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: gpusched %s [flags]\n\nflags:\n", name)
 		fs.PrintDefaults()
@@ -127,6 +129,9 @@ type workload struct {
 // seed for cluster c. Philly-like jobs (read or generated) get zoo models and parallel plans
 // timed on c (trace.MapModelJob).
 func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (*workload, error) {
+	if o.cost != "model" && o.cost != "fixed" {
+		return nil, fmt.Errorf("-cost %q: want model or fixed", o.cost)
+	}
 	if o.tracePath == "" {
 		if o.jobs < 1 {
 			return nil, fmt.Errorf("-jobs %d: need at least one job", o.jobs)
@@ -136,7 +141,9 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 		}
 		cfg := trace.DefaultPhillyConfig(o.jobs, seed)
 		cfg.ArrivalRate = trace.RateForLoad(load, c.NumGPUs())
-		cfg.Cluster = c
+		if o.cost == "model" {
+			cfg.Cluster = c
+		}
 		recs, err := trace.GeneratePhilly(cfg)
 		if err != nil {
 			return nil, err
@@ -152,7 +159,10 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 		format = detectFormat(o.tracePath, data)
 	}
 	name := filepath.Base(o.tracePath)
-	opts := trace.ReadOptions{Lenient: o.lenient, Seed: seed, Cluster: c}
+	opts := trace.ReadOptions{Lenient: o.lenient, Seed: seed}
+	if o.cost == "model" {
+		opts.Cluster = c
+	}
 	var tr *trace.Trace
 	switch format {
 	case "philly":
@@ -270,4 +280,5 @@ func (o *options) restoreSeconds() float64 {
 
 // costModel returns the cost model of one simulation (a fresh one per run: it caches per
 // job): package graph's iteration time for jobs with a model, Job.StepTime for the others.
+// With -cost fixed no job has a model, so every job runs at its StepTime.
 func costModel() gpusched.CostModel { return gpusched.DefaultCost() }
