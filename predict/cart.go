@@ -28,18 +28,24 @@ type forestParams struct {
 // cartMaxBins is the number of value bins per feature of the CART forest (codes fit a byte).
 const cartMaxBins = 256
 
-// cartNode is a node of a CART tree: an inner node sends x left when x[feat] <= thr; a leaf
-// (feat < 0) holds the class fractions leafClass/leafFrac[a : a+b].
+// cartNode is a node of a CART tree, 16 bytes: an inner node (feat >= 0) sends x to node
+// kid when x[feat] <= thr and to kid+1 otherwise; a leaf (feat < 0) holds the -feat class
+// fractions leaves[kid : kid-feat].
 type cartNode struct {
-	feat int32
-	a, b int32 // children (left, right), or a leaf's span
 	thr  float64
+	feat int32
+	kid  int32
+}
+
+// cartLeafEntry is one class's fraction of a leaf's rows.
+type cartLeafEntry struct {
+	class uint16
+	frac  float32
 }
 
 type cartTree struct {
-	nodes     []cartNode
-	leafClass []uint16
-	leafFrac  []float32
+	nodes  []cartNode
+	leaves []cartLeafEntry
 }
 
 // cartForest is the project's own seeded random forest of classification trees: bootstrap
@@ -61,20 +67,16 @@ func (f *cartForest) vote(x, out []float64) []float64 {
 	}
 	for t := range f.trees {
 		tr := &f.trees[t]
-		i := int32(0)
-		for {
-			n := &tr.nodes[i]
-			if n.feat < 0 {
-				for k := n.a; k < n.a+n.b; k++ {
-					out[tr.leafClass[k]] += float64(tr.leafFrac[k])
-				}
-				break
+		n := &tr.nodes[0]
+		for n.feat >= 0 {
+			i := n.kid
+			if x[n.feat] > n.thr {
+				i++
 			}
-			if x[n.feat] <= n.thr {
-				i = n.a
-			} else {
-				i = n.b
-			}
+			n = &tr.nodes[i]
+		}
+		for _, e := range tr.leaves[n.kid : n.kid-n.feat] {
+			out[e.class] += float64(e.frac)
 		}
 	}
 	inv := 1 / float64(len(f.trees))
@@ -250,7 +252,7 @@ func (bld *cartBuilder) build(rng *rand.Rand) cartTree {
 		mid := task.lo + i
 		l := int32(len(t.nodes))
 		t.nodes = append(t.nodes, cartNode{}, cartNode{})
-		t.nodes[task.node] = cartNode{feat: int32(feat), a: l, b: l + 1, thr: bld.b.cuts[feat][code]}
+		t.nodes[task.node] = cartNode{feat: int32(feat), kid: l, thr: bld.b.cuts[feat][code]}
 		bld.stack = append(bld.stack,
 			cartTask{lo: mid, hi: task.hi, depth: task.depth + 1, node: l + 1},
 			cartTask{lo: task.lo, hi: mid, depth: task.depth + 1, node: l})
@@ -271,13 +273,12 @@ func (bld *cartBuilder) makeLeaf(t *cartTree, task cartTask) {
 		bld.counts[c]++
 	}
 	slices.Sort(bld.leafBuf)
-	start := int32(len(t.leafClass))
+	start := int32(len(t.leaves))
 	for _, c := range bld.leafBuf {
-		t.leafClass = append(t.leafClass, uint16(c))
-		t.leafFrac = append(t.leafFrac, float32(float64(bld.counts[c])/float64(len(rows))))
+		t.leaves = append(t.leaves, cartLeafEntry{class: uint16(c), frac: float32(float64(bld.counts[c]) / float64(len(rows)))})
 		bld.counts[c] = 0
 	}
-	t.nodes[task.node] = cartNode{feat: -1, a: start, b: int32(len(bld.leafBuf))}
+	t.nodes[task.node] = cartNode{feat: -int32(len(bld.leafBuf)), kid: start}
 }
 
 // bestSplit finds the best split of task's rows over a random subset of mtry features (more

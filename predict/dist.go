@@ -13,6 +13,8 @@ import (
 type dist struct {
 	pts [][]float64
 	w   []float64
+	// sums, if set, holds the sum of each group's points.
+	sums []float64
 	// median selects the point functional: the weighted median (history and prior sources)
 	// rather than the weighted mean of log-iterations (the forest's vote-weighted estimate).
 	median bool
@@ -28,30 +30,54 @@ type summary struct {
 
 // summarize computes the summary of d above after. The conditional mean of a distribution
 // above a threshold, and each of its conditional quantiles, is non-decreasing in the
-// threshold; so are these (up to rounding).
+// threshold; so are these (up to rounding). Groups wholly above after cost O(1) when d.sums is
+// set, so a forest's summary costs O(bins + points per bin).
 func (d *dist) summarize(after float64) summary {
 	var s summary
 	var sum float64
 	for g, pts := range d.pts {
-		if d.w[g] <= 0 || len(pts) == 0 {
-			continue
-		}
-		k := firstAbove(pts, after)
-		if k == len(pts) {
+		k := d.first(g, after)
+		if k == len(pts) || d.w[g] <= 0 {
 			continue
 		}
 		u := d.w[g] / float64(len(pts))
 		s.mass += u * float64(len(pts)-k)
-		for _, v := range pts[k:] {
-			sum += u * v
-		}
+		sum += u * d.sumFrom(g, k)
 	}
 	if !(s.mass > 0) {
 		return summary{}
 	}
-	s.p10 = d.quantile(after, 0.1*s.mass)
-	s.p50 = d.quantile(after, 0.5*s.mass)
-	s.p90 = d.quantile(after, 0.9*s.mass)
+	// One walk for the three percentiles: the smallest point at which the cumulative weight
+	// reaches the target.
+	targets := [3]float64{0.1 * s.mass, 0.5 * s.mass, 0.9 * s.mass}
+	var out [3]float64
+	t := 0
+	cum := 0.0
+	for g, pts := range d.pts {
+		k := d.first(g, after)
+		if k == len(pts) || d.w[g] <= 0 {
+			continue
+		}
+		u := d.w[g] / float64(len(pts))
+		n := len(pts) - k
+		for t < 3 {
+			// Points of this group needed to reach the target (at least 1).
+			c := int(math.Ceil((targets[t]-cum)/u - 1e-9))
+			if c > n {
+				break
+			}
+			out[t] = pts[k+max(c, 1)-1]
+			t++
+		}
+		if t == 3 {
+			break
+		}
+		cum += u * float64(n)
+	}
+	for ; t < 3; t++ { // rounding left a target unreached: the largest point
+		_, out[t] = d.bounds(after)
+	}
+	s.p10, s.p50, s.p90 = out[0], out[1], out[2]
 	if d.median {
 		s.point = s.p50
 	} else {
@@ -63,26 +89,25 @@ func (d *dist) summarize(after float64) summary {
 	return s
 }
 
-// quantile returns the smallest point above after at which the cumulative weight of the
-// points above after reaches target (a weight, not a fraction).
-func (d *dist) quantile(after, target float64) float64 {
-	cum := 0.0
-	last := math.NaN()
-	const eps = 1e-12
-	for g, pts := range d.pts {
-		if d.w[g] <= 0 || len(pts) == 0 {
-			continue
-		}
-		u := d.w[g] / float64(len(pts))
-		for _, v := range pts[firstAbove(pts, after):] {
-			cum += u
-			last = v
-			if cum >= target-eps*math.Max(1, target) {
-				return v
-			}
-		}
+// first returns the index of group g's first point strictly above after.
+func (d *dist) first(g int, after float64) int {
+	pts := d.pts[g]
+	if len(pts) == 0 || pts[0] > after {
+		return 0
 	}
-	return last
+	return firstAbove(pts, after)
+}
+
+// sumFrom returns the sum of group g's points from index k on.
+func (d *dist) sumFrom(g, k int) float64 {
+	if k == 0 && d.sums != nil {
+		return d.sums[g]
+	}
+	v := 0.0
+	for _, x := range d.pts[g][k:] {
+		v += x
+	}
+	return v
 }
 
 // bounds returns the smallest and largest weighted points above after.

@@ -24,6 +24,15 @@ func drawDist(t *rapid.T) dist {
 		d.pts = append(d.pts, pts)
 		d.w = append(d.w, rapid.SampledFrom([]float64{0, 0.1, 0.5, 1}).Draw(t, "w"))
 	}
+	if rapid.Bool().Draw(t, "sums") { // the forest's precomputed group sums
+		for _, pts := range d.pts {
+			s := 0.0
+			for _, v := range pts {
+				s += v
+			}
+			d.sums = append(d.sums, s)
+		}
+	}
 	return d
 }
 
