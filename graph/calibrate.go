@@ -243,8 +243,8 @@ type CalibrationReport struct {
 
 // String formats the report on one line.
 func (r CalibrationReport) String() string {
-	return fmt.Sprintf("%s: %d rows, step error %.1f%%, sync Spearman mean %.3f min %.3f (compute %.4g, inter_comm %.4g, step_overhead %.4g s)",
-		r.Model, r.Rows, 100*r.StepError, r.MeanSpearman, r.MinSpearman, r.Efficiency.Compute, r.Efficiency.InterComm, r.Efficiency.StepOverhead)
+	return fmt.Sprintf("%s: %d rows, step error %.1f%%, sync Spearman mean %.3f min %.3f (%s, compute %.4g, inter_comm %.4g, step_overhead %.4g s)",
+		r.Model, r.Rows, 100*r.StepError, r.MeanSpearman, r.MinSpearman, r.Efficiency.RingLayout, r.Efficiency.Compute, r.Efficiency.InterComm, r.Efficiency.StepOverhead)
 }
 
 // calibRun holds a dataset prepared for repeated evaluation.
@@ -349,7 +349,8 @@ func (run *calibRun) report(eff Efficiency) CalibrationReport {
 // Evaluate predicts every row of a placements dataset with the given constants (each row a
 // pure data-parallel plan of one micro-batch of LocalBatch samples per GPU, placed by
 // PlacementGPUs on a cluster of servers like spec) and reports the step-time error and the
-// sync-time rank correlations. The zero Efficiency means DefaultEfficiency().
+// sync-time rank correlations. The zero Efficiency means DefaultEfficiency(); eff.RingLayout
+// says how the rings use the paths between servers.
 func Evaluate(model *Model, rows []PlacementRow, spec topology.ServerSpec, eff Efficiency) (CalibrationReport, error) {
 	if eff == (Efficiency{}) {
 		eff = DefaultEfficiency()
@@ -365,16 +366,35 @@ func Evaluate(model *Model, rows []PlacementRow, spec topology.ServerSpec, eff E
 }
 
 // Calibrate fits three constants of the cost model to a placements dataset: Compute, InterComm
-// and StepOverhead, keeping IntraComm and Overlap at their defaults (DefaultEfficiency). The
-// fit minimises the sum of squared relative errors of the predicted step time, by Nelder-Mead
-// over logit(Compute), logit(InterComm) and log(StepOverhead) from a fixed set of starting
-// points (deterministic). It returns the report of the fitted constants (see Evaluate).
+// and StepOverhead, keeping IntraComm and Overlap at their defaults (DefaultEfficiency) and the
+// default ServerGrouped ring layout. It is CalibrateLayout with ServerGrouped.
 func Calibrate(model *Model, rows []PlacementRow, spec topology.ServerSpec) (CalibrationReport, error) {
+	return CalibrateLayout(model, rows, spec, ServerGrouped)
+}
+
+// CalibrateLayout fits three constants of the cost model to a placements dataset under the
+// given ring layout: Compute, InterComm and StepOverhead, keeping IntraComm and Overlap at
+// their defaults (DefaultEfficiency). The fit minimises the sum of squared relative errors of
+// the predicted step time, by Nelder-Mead over logit(Compute), logit(InterComm) and
+// log(StepOverhead) from a fixed set of starting points (deterministic). It returns the report
+// of the fitted constants (see Evaluate), whose Efficiency carries the layout. An unknown
+// layout is an error wrapping ErrInvalidOptions.
+func CalibrateLayout(model *Model, rows []PlacementRow, spec topology.ServerSpec, layout RingLayout) (CalibrationReport, error) {
+	if !layout.valid() {
+		return CalibrationReport{}, fmt.Errorf("%w: unknown ring layout %d", ErrInvalidOptions, layout)
+	}
 	run, err := prepareCalibration(model, rows, spec)
 	if err != nil {
 		return CalibrationReport{}, err
 	}
 	base := DefaultEfficiency()
+	base.RingLayout = layout
+	return run.report(run.fit(base)), nil
+}
+
+// fit returns base with Compute, InterComm and StepOverhead fitted to the run's step times (see
+// CalibrateLayout).
+func (run *calibRun) fit(base Efficiency) Efficiency {
 	toEff := func(x []float64) Efficiency {
 		e := base
 		e.Compute = sigmoid(x[0])
@@ -405,7 +425,7 @@ func Calibrate(model *Model, rows []PlacementRow, spec topology.ServerSpec) (Cal
 	}
 	// Polish the best point.
 	bestX, _ = nelderMead(f, bestX, 0.1, 400)
-	return run.report(toEff(bestX)), nil
+	return toEff(bestX)
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
@@ -541,20 +561,24 @@ func mean(x []float64) float64 {
 	return s / float64(len(x))
 }
 
-// calibrated holds the constants Calibrate fitted to the Pollux placements data (T4 servers,
-// 50 Gb/s Ethernet) for the models of CalibrationModel. TestCalibration re-fits them.
+// calibrated holds the constants CalibrateLayout fitted to the Pollux placements data (T4
+// servers, 50 Gb/s Ethernet) under HalfDuplexPairs for the models of CalibrationModel.
+// TestCalibration re-fits them.
 var calibrated = map[string]Efficiency{
-	"bert-base":        {Compute: 0.05665, IntraComm: 0.8, InterComm: 0.1040, Overlap: 0.8, StepOverhead: 0.2580},
-	"resnet18-cifar10": {Compute: 0.06899, IntraComm: 0.8, InterComm: 0.1075, Overlap: 0.8, StepOverhead: 0.01842},
-	"resnet50":         {Compute: 0.08582, IntraComm: 0.8, InterComm: 0.1114, Overlap: 0.8, StepOverhead: 0.07042},
+	"bert-base":        {Compute: 0.06328, IntraComm: 0.8, InterComm: 0.1137, Overlap: 0.8, StepOverhead: 0.3162, RingLayout: HalfDuplexPairs},
+	"resnet18-cifar10": {Compute: 0.07126, IntraComm: 0.8, InterComm: 0.1343, Overlap: 0.8, StepOverhead: 0.03193, RingLayout: HalfDuplexPairs},
+	"resnet50":         {Compute: 0.08925, IntraComm: 0.8, InterComm: 0.1311, Overlap: 0.8, StepOverhead: 0.09424, RingLayout: HalfDuplexPairs},
 }
 
-// Calibrated returns the efficiency constants fitted by Calibrate to the measured placements of
-// the Pollux testbed (4 x T4 servers, 50 Gb/s Ethernet) for "bert-base" (fine-tuning on SQuAD),
-// "resnet18-cifar10" and "resnet50", and false for other names. They hold for fp32 training on
-// that testbed, with the models of CalibrationModel: Compute is a fraction of the T4's 65
-// TFLOP/s fp16 tensor peak (fp32 training reaches a few percent of it), InterComm about 0.1 of
-// the 50 Gb/s line rate (what the measured NCCL-over-TCP all-reduces achieved).
+// Calibrated returns the efficiency constants fitted by CalibrateLayout to the measured
+// placements of the Pollux testbed (4 x T4 servers, 50 Gb/s Ethernet) for "bert-base"
+// (fine-tuning on SQuAD), "resnet18-cifar10" and "resnet50", and false for other names. They
+// hold for fp32 training on that testbed, with the models of CalibrationModel, and carry the
+// ring layout its measurements support, HalfDuplexPairs (a ring over two servers syncs at half
+// the bandwidth of one over three or four; see RingLayout and BENCHMARKS.md). Compute is a
+// fraction of the T4's 65 TFLOP/s fp16 tensor peak (fp32 training reaches a few percent of
+// it), InterComm 0.11-0.13 of the 50 Gb/s line rate (what the measured all-reduces achieved
+// per hop, about 6 Gb/s).
 func Calibrated(name string) (Efficiency, bool) {
 	e, ok := calibrated[name]
 	return e, ok

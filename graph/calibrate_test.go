@@ -2,6 +2,7 @@ package graph
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -187,20 +188,21 @@ func TestCalibrateRecoversConstants(t *testing.T) {
 }
 
 // TestCalibration fits the cost model to the measured placements (../shared/data/placements)
-// and asserts the targets: mean absolute relative step-time error <= 15% over all rows, and
+// under the ring layout they support (HalfDuplexPairs, see TestRingLayoutHypotheses) and
+// asserts the targets: mean absolute relative step-time error <= 15% over all rows, and
 // Spearman rank correlation of predicted and measured sync time across placements at each
 // local batch size >= 0.9. The second target is not met (see BENCHMARKS.md and the package
-// documentation: the data rank two-server placements slowest, which no ring model, and no
-// model where spreading a job never reduces its communication, can reproduce); the test
-// asserts the figures reached so that a regression shows, and logs the gap.
+// documentation: the measurements are noisy between placements a cost model cannot tell apart,
+// and for cifar10 and imagenet at large batch sizes the exposed sync time is mostly noise); the
+// test asserts the figures reached so that a regression shows, and logs the gap.
 func TestCalibration(t *testing.T) {
 	for _, c := range []struct {
 		dataset, model string
 		minRho         float64 // regression floor for the mean Spearman reached
 	}{
-		{DatasetBERT, "bert-base", 0.50},
-		{DatasetCIFAR10, "resnet18-cifar10", 0.30},
-		{DatasetImageNet, "resnet50", 0.37},
+		{DatasetBERT, "bert-base", 0.82},
+		{DatasetCIFAR10, "resnet18-cifar10", 0.35},
+		{DatasetImageNet, "resnet50", 0.53},
 	} {
 		t.Run(c.dataset, func(t *testing.T) {
 			rows := readDataset(t, c.dataset)
@@ -208,7 +210,7 @@ func TestCalibration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := Calibrate(m, rows, topology.T4())
+			rep, err := CalibrateLayout(m, rows, topology.T4(), HalfDuplexPairs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,6 +233,9 @@ func TestCalibration(t *testing.T) {
 				t.Fatalf("no calibrated constants for %q", c.model)
 			}
 			got := rep.Efficiency
+			if want.RingLayout != HalfDuplexPairs || got.RingLayout != HalfDuplexPairs {
+				t.Errorf("ring layout: fit %v, Calibrated(%q) %v", got.RingLayout, c.model, want.RingLayout)
+			}
 			if !near(got.Compute, want.Compute, 0.01) || !near(got.InterComm, want.InterComm, 0.01) || !near(got.StepOverhead, want.StepOverhead, 0.01) {
 				t.Errorf("fit %+v, Calibrated(%q) = %+v", got, c.model, want)
 			}
@@ -249,15 +254,20 @@ func TestCalibration(t *testing.T) {
 	}
 }
 
-// TestCalibrationCeiling logs two facts about the measured data that bound any model's sync-time
-// rank correlation (the figures quoted in BENCHMARKS.md):
-//   - an in-sample oracle that predicts each placement's sync time as the mean measured over
-//     the placements with the same multiset of per-server GPU counts (so "1432" and "1342"
-//     alike) reaches only this Spearman: the rest is noise between placements a cost model
+// TestCalibrationCeiling logs facts about the measured data that bound any model's sync-time
+// rank correlation and point at the ring layout (the figures quoted in BENCHMARKS.md):
+//   - in-sample oracles that predict each placement's sync time as the mean measured over the
+//     placements of the same shape: the same numbers of servers and GPUs, or the same multiset
+//     of per-server GPU counts (so "1432" and "1342" alike; flattering, since a multiset measured
+//     once is predicted exactly). What they miss is noise between placements a cost model
 //     cannot tell apart;
 //   - the share of pairs at the same batch size where the measured sync time drops when a
-//     server's GPUs are split over one more server, which the cost model (and the required
-//     property that spreading never reduces communication) ranks the other way.
+//     server's GPUs are split over one more server, by the number of servers before the split:
+//     the drops concentrate on splits from two servers to three, which is what HalfDuplexPairs
+//     predicts (and the ServerGrouped layout, where spreading never reduces communication,
+//     ranks the other way);
+//   - how often "11" syncs more slowly than "111" and "1111": with one GPU per server every ring
+//     order is the same ring, so no topology-unaware ring layout can explain it.
 func TestCalibrationCeiling(t *testing.T) {
 	for _, ds := range []string{DatasetBERT, DatasetCIFAR10, DatasetImageNet} {
 		t.Run(ds, func(t *testing.T) {
@@ -267,26 +277,40 @@ func TestCalibrationCeiling(t *testing.T) {
 				slices.Sort(b)
 				return string(b)
 			}
+			shape := func(p string) string {
+				k := key(p)
+				n := 0
+				for _, c := range k {
+					n += int(c - '0')
+				}
+				return fmt.Sprintf("%d servers, %d GPUs", len(k), n)
+			}
 			byBatch := map[int][]PlacementRow{}
 			for _, r := range rows {
 				byBatch[r.LocalBatch] = append(byBatch[r.LocalBatch], r)
 			}
-			oracle, batches := 0.0, 0
-			splits, drops := 0, 0
-			for _, rs := range byBatch {
+			oracle := func(rs []PlacementRow, key func(string) string) float64 {
 				sum, cnt := map[string]float64{}, map[string]float64{}
-				sync := map[string][]float64{}
 				for _, r := range rs {
 					sum[key(r.Placement)] += r.SyncTime
 					cnt[key(r.Placement)]++
-					sync[key(r.Placement)] = append(sync[key(r.Placement)], r.SyncTime)
 				}
 				x, y := make([]float64, len(rs)), make([]float64, len(rs))
 				for i, r := range rs {
 					x[i], y[i] = sum[key(r.Placement)]/cnt[key(r.Placement)], r.SyncTime
 				}
-				oracle += Spearman(x, y)
-				batches++
+				return Spearman(x, y)
+			}
+			multiset, byShape := 0.0, 0.0
+			splits, drops := map[int]int{}, map[int]int{}
+			slow11, with11 := [2]int{}, 0
+			for _, rs := range byBatch {
+				multiset += oracle(rs, key)
+				byShape += oracle(rs, shape)
+				sync := map[string][]float64{}
+				for _, r := range rs {
+					sync[key(r.Placement)] = append(sync[key(r.Placement)], r.SyncTime)
+				}
 				for k, vs := range sync {
 					for k2, vs2 := range sync {
 						if !refines(k2, k) {
@@ -294,17 +318,36 @@ func TestCalibrationCeiling(t *testing.T) {
 						}
 						for _, a := range vs {
 							for _, b := range vs2 {
-								splits++
+								splits[len(k)]++
 								if b < a {
-									drops++
+									drops[len(k)]++
 								}
 							}
 						}
 					}
 				}
+				if len(sync["11"]) == 1 && len(sync["111"]) == 1 && len(sync["1111"]) == 1 {
+					with11++
+					for i, k := range []string{"111", "1111"} {
+						if sync["11"][0] > sync[k][0] {
+							slow11[i]++
+						}
+					}
+				}
 			}
-			t.Logf("%s: multiset-oracle Spearman %.3f; spreading one server's GPUs over one more server lowered the measured sync time in %d of %d pairs (%.0f%%)",
-				ds, oracle/float64(batches), drops, splits, 100*float64(drops)/float64(splits))
+			n := float64(len(byBatch))
+			t.Logf("%s: in-sample oracle Spearman by (servers, GPUs) %.3f, by per-server counts %.3f", ds, byShape/n, multiset/n)
+			all, allDrops := 0, 0
+			for from := 1; from <= 3; from++ {
+				all += splits[from]
+				allDrops += drops[from]
+				if splits[from] > 0 {
+					t.Logf("%s: splitting a server's GPUs over one more server, from %d server(s): sync time lower in %d of %d pairs (%.0f%%)",
+						ds, from, drops[from], splits[from], 100*float64(drops[from])/float64(splits[from]))
+				}
+			}
+			t.Logf("%s: all splits: sync time lower in %d of %d pairs (%.0f%%)", ds, allDrops, all, 100*float64(allDrops)/float64(all))
+			t.Logf("%s: \"11\" syncs more slowly than \"111\" at %d and than \"1111\" at %d of %d batch sizes", ds, slow11[0], slow11[1], with11)
 		})
 	}
 }

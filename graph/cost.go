@@ -24,13 +24,18 @@ type Efficiency struct {
 	// StepOverhead is a fixed time per iteration in seconds (optimizer step, data loading,
 	// framework), at least 0.
 	StepOverhead float64 `json:"step_overhead"`
+	// RingLayout says how ring collectives use the paths between servers (see RingLayout): the
+	// zero value, ServerGrouped, suits NCCL on full-duplex links; the Pollux T4 testbed's
+	// measurements call for HalfDuplexPairs. It lives beside the constants because it is chosen
+	// by calibration together with them (Calibrated returns both).
+	RingLayout RingLayout `json:"ring_layout,omitempty"`
 }
 
 // DefaultEfficiency returns the constants used when none are given: Compute 0.5 (Megatron-LM
 // reaches 44-52% of A100 peak on GPT models, Narayanan et al. 2021), IntraComm and InterComm
 // 0.8 (NCCL's bus bandwidth is typically 80-90% of the line rate on NVLink and InfiniBand),
 // Overlap 0.8 (PyTorch DDP overlaps all gradient buckets but the last ones with the backward
-// pass), StepOverhead 0. For the T4/Ethernet testbed see Calibrated.
+// pass), StepOverhead 0, RingLayout ServerGrouped. For the T4/Ethernet testbed see Calibrated.
 func DefaultEfficiency() Efficiency {
 	return Efficiency{Compute: 0.5, IntraComm: 0.8, InterComm: 0.8, Overlap: 0.8, StepOverhead: 0}
 }
@@ -51,6 +56,9 @@ func (e Efficiency) Validate() error {
 	}
 	if !finiteNonNeg(e.StepOverhead) {
 		return fmt.Errorf("%w: efficiency step_overhead %v must be a non-negative finite number of seconds", ErrInvalidOptions, e.StepOverhead)
+	}
+	if !e.RingLayout.valid() {
+		return fmt.Errorf("%w: efficiency ring_layout %d is not a known RingLayout", ErrInvalidOptions, e.RingLayout)
 	}
 	return nil
 }
@@ -139,8 +147,10 @@ func IterationTime(model *Model, plan Plan, cluster *topology.Cluster, placement
 //
 // A ring all-reduce of B bytes over n GPUs takes 2(n-1)/n x B / bw + 2(n-1) x latency, where bw
 // is the smaller of the ring's slowest intra-server hop x E.IntraComm and its slowest
-// inter-server hop x E.InterComm (topology's ring model), and a point-to-point send takes
-// latency + bytes / (bandwidth x the efficiency of its kind of link).
+// inter-server hop x E.InterComm (topology's ring model), the latter divided by 2 when
+// E.RingLayout is HalfDuplexPairs and the ring spans exactly two servers (its hops A->B and
+// B->A share one path), and a point-to-point send takes latency + bytes / (bandwidth x the
+// efficiency of its kind of link).
 //
 // Links are shared: o.Load counts other jobs' flows on each link, and the job's own concurrent
 // flows share links too. All DP rings run at once, so a server whose NICs carry rings needing
@@ -329,23 +339,25 @@ func oneServer(servers []int32) int32 {
 }
 
 // ringGeo is what the cost model needs of a ring: its size, slowest intra- and inter-server
-// hop bandwidths (bytes/s, +Inf when absent) and largest hop latency (s).
+// hop bandwidths (bytes/s, +Inf when absent), largest hop latency (s) and the number of servers
+// it visits (for the RingLayout).
 type ringGeo struct {
 	n, intraBW, interBW, lat float64
+	servers                  int
 }
 
 // ring returns the figures of the ring over gpus, whose servers are given.
 func (ev *evaluator) ring(gpus []topology.GPUID, servers []int32) ringGeo {
 	if len(gpus) < 2 {
-		return ringGeo{n: float64(len(gpus))}
+		return ringGeo{n: float64(len(gpus)), servers: len(gpus)}
 	}
 	if s := oneServer(servers); s >= 0 { // placements never repeat a GPU
 		bw, lat := ev.cl.IntraStats(int(s), &ev.load)
-		return ringGeo{n: float64(len(gpus)), intraBW: bw, interBW: math.Inf(1), lat: lat}
+		return ringGeo{n: float64(len(gpus)), intraBW: bw, interBW: math.Inf(1), lat: lat, servers: 1}
 	}
 	var rs topology.RingStats
 	rs, ev.buf = ev.cl.RingStatsOf(gpus, &ev.load, ev.buf)
-	return ringGeo{n: float64(rs.GPUs), intraBW: rs.IntraBandwidth, interBW: rs.InterBandwidth, lat: rs.Latency()}
+	return ringGeo{n: float64(rs.GPUs), intraBW: rs.IntraBandwidth, interBW: rs.InterBandwidth, lat: rs.Latency(), servers: rs.Servers}
 }
 
 // allReduce returns the time of count all-reduces moving bytes in total over the ring.
@@ -353,7 +365,7 @@ func (r ringGeo) allReduce(bytes, count float64, eff Efficiency) float64 {
 	if r.n < 2 || bytes <= 0 {
 		return 0
 	}
-	bw := min(r.intraBW*eff.IntraComm, r.interBW*eff.InterComm)
+	bw := min(r.intraBW*eff.IntraComm, r.interBW*eff.InterComm/eff.RingLayout.pairShare(r.servers))
 	return 2*(r.n-1)/r.n*bytes/bw + count*2*(r.n-1)*r.lat
 }
 

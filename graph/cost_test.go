@@ -236,12 +236,15 @@ func genJob(t *rapid.T) (*Compiled, *topology.Cluster, []topology.GPUID) {
 
 // referenceIterationTime evaluates the cost model the slow way, from topology's public RingOf
 // and P2PTime with LinkLoad maps, without the fast path's caching and deduplication. It needs
-// IntraComm == InterComm (RingOf does not report the two kinds of hops apart).
+// IntraComm == InterComm (RingOf does not report the two kinds of hops apart). Under
+// HalfDuplexPairs a ring over two servers is evaluated with RingOf on a copy of the cluster
+// whose NICs have half the bandwidth.
 func referenceIterationTime(c *Compiled, cl *topology.Cluster, pl []topology.GPUID, o Options) Breakdown {
 	eff := o.Efficiency
 	if eff == (Efficiency{}) {
 		eff = DefaultEfficiency()
 	}
+	half := halfNICs(cl)
 	p := c.Plan()
 	st := c.Stages()
 	b := float64(p.MicroBatchSize())
@@ -302,6 +305,9 @@ func referenceIterationTime(c *Compiled, cl *topology.Cluster, pl []topology.GPU
 	}
 	ring := func(gpus []topology.GPUID, bytes, count float64, load topology.LinkLoad) float64 {
 		r := cl.RingOf(gpus, load)
+		if eff.RingLayout == HalfDuplexPairs && r.Servers == 2 {
+			r = half.RingOf(gpus, load)
+		}
 		n := float64(len(r.GPUs))
 		if n < 2 || bytes <= 0 {
 			return 0
@@ -377,15 +383,34 @@ func referenceIterationTime(c *Compiled, cl *topology.Cluster, pl []topology.GPU
 	return out
 }
 
+// halfNICs returns a copy of cl whose NICs have half the bandwidth.
+func halfNICs(cl *topology.Cluster) *topology.Cluster {
+	servers := make([]topology.Server, cl.NumServers())
+	for i := range servers {
+		servers[i] = cl.Server(i)
+		servers[i].NICBandwidth /= 2
+	}
+	racks := make([]topology.Rack, cl.NumRacks())
+	for i := range racks {
+		racks[i] = cl.Rack(i)
+	}
+	h, err := topology.New(cl.Name(), servers, racks)
+	if err != nil {
+		panic(err) // the copy of a valid cluster is valid
+	}
+	return h
+}
+
 // TestIterationTimeMatchesReference checks the fast evaluation against the slow reference on
-// random jobs, clusters, placements and loads.
+// random jobs, clusters, placements, loads and ring layouts.
 func TestIterationTimeMatchesReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c, cl, placement := genJob(t)
 		comm := rapid.Float64Range(0.05, 1).Draw(t, "comm")
 		o := Options{
 			Efficiency: Efficiency{Compute: rapid.Float64Range(0.05, 1).Draw(t, "compute"), IntraComm: comm, InterComm: comm,
-				Overlap: rapid.Float64Range(0, 1).Draw(t, "overlap"), StepOverhead: rapid.Float64Range(0, 0.1).Draw(t, "oh")},
+				Overlap: rapid.Float64Range(0, 1).Draw(t, "overlap"), StepOverhead: rapid.Float64Range(0, 0.1).Draw(t, "oh"),
+				RingLayout: RingLayout(rapid.IntRange(0, 1).Draw(t, "layout"))},
 			Load: genLinkLoad(t, cl),
 		}
 		got, err := c.IterationTime(cl, placement, o)
@@ -428,13 +453,14 @@ func TestReferenceCatchesWrongVariant(t *testing.T) {
 }
 
 // TestIterationTimeMonotoneInLinks: iteration time never decreases when a link gets slower,
-// whether other jobs' flows load it or the hardware is slower.
+// whether other jobs' flows load it or the hardware is slower, in either ring layout.
 func TestIterationTimeMonotoneInLinks(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c, cl, placement := genJob(t)
 		o := Options{Load: genLinkLoad(t, cl)}
 		if rapid.Bool().Draw(t, "splitEff") {
-			o.Efficiency = Efficiency{Compute: 0.4, IntraComm: rapid.Float64Range(0.1, 1).Draw(t, "ic"), InterComm: rapid.Float64Range(0.1, 1).Draw(t, "ec"), Overlap: rapid.Float64Range(0, 1).Draw(t, "ov")}
+			o.Efficiency = Efficiency{Compute: 0.4, IntraComm: rapid.Float64Range(0.1, 1).Draw(t, "ic"), InterComm: rapid.Float64Range(0.1, 1).Draw(t, "ec"), Overlap: rapid.Float64Range(0, 1).Draw(t, "ov"),
+				RingLayout: RingLayout(rapid.IntRange(0, 1).Draw(t, "layout"))}
 		}
 		before, err := c.IterationTime(cl, placement, o)
 		if err != nil {
@@ -486,69 +512,74 @@ func TestIterationTimeMonotoneInLinks(t *testing.T) {
 	})
 }
 
-// TestSpreadingNeverHelpsDP: moving some of a data-parallel job's GPUs from one server to an
-// unused one never reduces its communication time on a uniform topology (one whose
-// intra-server links, at their efficiency, are at least as fast as a server's NICs).
+// TestSpreadingNeverHelpsDP: under the default ServerGrouped ring layout, moving some of a
+// data-parallel job's GPUs from one server to an unused one never reduces its communication
+// time on a uniform topology (one whose intra-server links, at their efficiency, are at least
+// as fast as a server's NICs). It is a property of that layout: HalfDuplexPairs breaks it on
+// purpose, and TestSpreadingCatchesHalfDuplexPairs shows this check catches it.
 func TestSpreadingNeverHelpsDP(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		spec := []topology.ServerSpec{topology.A100(), topology.H100(), topology.T4()}[rapid.IntRange(0, 2).Draw(t, "spec")]
-		nServers := rapid.IntRange(2, 6).Draw(t, "servers")
-		var cl *topology.Cluster
-		var err error
-		if perRack := rapid.IntRange(0, 3).Draw(t, "perRack"); perRack > 0 {
-			cl, err = topology.UniformRacks(spec, nServers, perRack, rapid.Float64Range(1, 4).Draw(t, "over"))
-		} else {
-			cl, err = topology.Uniform(spec, nServers)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A placement on some servers, leaving at least one unused.
-		counts := make([]int, nServers)
-		used := rapid.IntRange(1, nServers-1).Draw(t, "used")
-		for s := 0; s < used; s++ {
-			counts[s] = rapid.IntRange(1, spec.GPUs).Draw(t, "count")
-		}
-		from := rapid.IntRange(0, used-1).Draw(t, "from")
-		if counts[from] < 2 {
-			counts[from] = 2
-		}
-		to := rapid.IntRange(used, nServers-1).Draw(t, "to")
-		move := rapid.IntRange(1, counts[from]-1).Draw(t, "move")
-		place := func(counts []int) []topology.GPUID {
-			var out []topology.GPUID
-			for s, k := range counts {
-				first, _ := cl.GPUsOf(s)
-				for j := 0; j < k; j++ {
-					out = append(out, first+topology.GPUID(j))
-				}
+	rapid.Check(t, func(t *rapid.T) { spreadingNeverHelps(t, ServerGrouped) })
+}
+
+// spreadingNeverHelps is one case of TestSpreadingNeverHelpsDP under the given layout.
+func spreadingNeverHelps(t *rapid.T, layout RingLayout) {
+	spec := []topology.ServerSpec{topology.A100(), topology.H100(), topology.T4()}[rapid.IntRange(0, 2).Draw(t, "spec")]
+	nServers := rapid.IntRange(2, 6).Draw(t, "servers")
+	var cl *topology.Cluster
+	var err error
+	if perRack := rapid.IntRange(0, 3).Draw(t, "perRack"); perRack > 0 {
+		cl, err = topology.UniformRacks(spec, nServers, perRack, rapid.Float64Range(1, 4).Draw(t, "over"))
+	} else {
+		cl, err = topology.Uniform(spec, nServers)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A placement on some servers, leaving at least one unused.
+	counts := make([]int, nServers)
+	used := rapid.IntRange(1, nServers-1).Draw(t, "used")
+	for s := 0; s < used; s++ {
+		counts[s] = rapid.IntRange(1, spec.GPUs).Draw(t, "count")
+	}
+	from := rapid.IntRange(0, used-1).Draw(t, "from")
+	if counts[from] < 2 {
+		counts[from] = 2
+	}
+	to := rapid.IntRange(used, nServers-1).Draw(t, "to")
+	move := rapid.IntRange(1, counts[from]-1).Draw(t, "move")
+	place := func(counts []int) []topology.GPUID {
+		var out []topology.GPUID
+		for s, k := range counts {
+			first, _ := cl.GPUsOf(s)
+			for j := 0; j < k; j++ {
+				out = append(out, first+topology.GPUID(j))
 			}
-			return out
 		}
-		before := place(counts)
-		counts[from] -= move
-		counts[to] += move
-		after := place(counts)
-		n := len(before)
-		m := mustZoo(t, "resnet50")
-		c, err := Compile(m, Plan{DP: n, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: n * 32})
-		if err != nil {
-			t.Fatal(err)
-		}
-		inter := rapid.Float64Range(0.05, 1).Draw(t, "inter")
-		o := Options{Efficiency: Efficiency{Compute: 0.3, IntraComm: rapid.Float64Range(inter, 1).Draw(t, "intra"), InterComm: inter, Overlap: rapid.Float64Range(0, 1).Draw(t, "ov")}}
-		b1, err := c.IterationTime(cl, before, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b2, err := c.IterationTime(cl, after, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b2.DPComm < b1.DPComm || b2.DP < b1.DP || b2.Total < b1.Total {
-			t.Fatalf("moving %d GPUs from server %d to %d: dp %v -> %v, exposed %v -> %v", move, from, to, b1.DPComm, b2.DPComm, b1.DP, b2.DP)
-		}
-	})
+		return out
+	}
+	before := place(counts)
+	counts[from] -= move
+	counts[to] += move
+	after := place(counts)
+	n := len(before)
+	m := mustZoo(t, "resnet50")
+	c, err := Compile(m, Plan{DP: n, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: n * 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inter := rapid.Float64Range(0.05, 1).Draw(t, "inter")
+	o := Options{Efficiency: Efficiency{Compute: 0.3, IntraComm: rapid.Float64Range(inter, 1).Draw(t, "intra"), InterComm: inter, Overlap: rapid.Float64Range(0, 1).Draw(t, "ov"), RingLayout: layout}}
+	b1, err := c.IterationTime(cl, before, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := c.IterationTime(cl, after, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b2.DPComm < b1.DPComm || b2.DP < b1.DP || b2.Total < b1.Total {
+		t.Fatalf("moving %d GPUs from server %d to %d: dp %v -> %v, exposed %v -> %v", move, from, to, b1.DPComm, b2.DPComm, b1.DP, b2.DP)
+	}
 }
 
 func TestIterationTimeZeRO3AndCheckpointing(t *testing.T) {

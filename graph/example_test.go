@@ -162,3 +162,30 @@ func ExampleCalibrate() {
 	// Output:
 	// step error 5%, fitted compute efficiency 0.08
 }
+
+// The ring layout says how a ring's hops use the paths between servers. Under the default,
+// ServerGrouped, spreading a job over more servers never makes its all-reduce faster; the
+// Pollux T4 testbed's measurements call for HalfDuplexPairs, where a ring over two servers
+// runs both directions over one path at half the bandwidth, so "22" syncs more slowly than
+// "1111". Printed: the exposed sync time (Breakdown.DP) of BERT fine-tuning at 8 samples per
+// GPU with the testbed's calibrated constants; measured there: "22" 1.44 s, "1111" 0.66 s,
+// "11" 0.76 s, "111" 0.56 s.
+func ExampleRingLayout() {
+	m, _ := graph.CalibrationModel(graph.DatasetBERT)
+	cluster, _ := topology.Uniform(topology.T4(), 4)
+	eff, _ := graph.Calibrated("bert-base")
+	for _, layout := range []graph.RingLayout{graph.ServerGrouped, graph.HalfDuplexPairs} {
+		eff.RingLayout = layout
+		fmt.Printf("%-17s", layout)
+		for _, p := range []string{"22", "1111", "11", "111"} {
+			gpus, _ := graph.PlacementGPUs(cluster, p)
+			n := len(gpus)
+			b, _ := graph.IterationTime(m, graph.Plan{DP: n, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 8 * n}, cluster, gpus, graph.Options{Efficiency: eff})
+			fmt.Printf("  %-4s %.2f s", p, b.DP)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// server-grouped     22   0.64 s  1111 0.64 s  11   0.34 s  111  0.54 s
+	// half-duplex-pairs  22   1.56 s  1111 0.64 s  11   0.95 s  111  0.54 s
+}
