@@ -48,14 +48,16 @@ func Consolidate(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]
 }
 
 // Options configure a Scheduler. The zero value is the default A-SRPT: a random-forest
-// predictor that learns online, sizes from Job.StepTime, consolidating placement, strict order,
+// predictor that learns online, sizes from the default cost model, consolidating placement, strict order,
 // immediate preemption, re-estimation of overrunning jobs.
 type Options struct {
 	// Estimator predicts iterations. Default: a Forest over predict.New with default options
 	// (seed 1). Use an Oracle for experiments with true sizes.
 	Estimator Estimator
 	// Cost gives per-iteration times; a job's time per iteration at its best placement (all GPUs
-	// free, consolidated by Pack) sizes it. Default: gpusched.FixedCost{} (Job.StepTime).
+	// free, consolidated by Pack) sizes it. Default: gpusched.DefaultCost() (the model's cost
+	// for jobs with a model, Job.StepTime for the others). Pass the host's cost model so that
+	// A-SRPT sizes jobs as the host runs them.
 	Cost gpusched.CostModel
 	// Placer places jobs on free GPUs. Default: Consolidate.
 	Placer Placer
@@ -134,7 +136,7 @@ func New(opt Options) (*Scheduler, error) {
 		opt.Estimator = f
 	}
 	if opt.Cost == nil {
-		opt.Cost = gpusched.FixedCost{}
+		opt.Cost = gpusched.DefaultCost()
 	}
 	if opt.Placer == nil {
 		opt.Placer = Consolidate
