@@ -243,9 +243,13 @@ func (c *Cluster) GPUName(g GPUID) string {
 
 // AllGPUs returns the set of every GPU of the cluster.
 func (c *Cluster) AllGPUs() GPUSet {
-	s := NewGPUSet(c.NumGPUs())
-	for g := 0; g < c.NumGPUs(); g++ {
-		s.Add(GPUID(g))
+	n := c.NumGPUs()
+	s := NewGPUSet(n)
+	for i := range s.words {
+		s.words[i] = ^uint64(0)
+	}
+	if r := n & 63; r != 0 {
+		s.words[len(s.words)-1] = (1 << uint(r)) - 1
 	}
 	return s
 }

@@ -397,3 +397,15 @@ func TestRingMonotoneInBandwidthAndLoad(t *testing.T) {
 		}
 	})
 }
+
+func TestAllGPUs(t *testing.T) {
+	for _, n := range []int{1, 2, 8, 16, 17} {
+		spec := T4()
+		spec.GPUs = 4
+		c := mustUniform(t, spec, n)
+		all := c.AllGPUs()
+		if all.Len() != c.NumGPUs() || !all.Contains(GPUID(c.NumGPUs()-1)) || all.Contains(GPUID(c.NumGPUs())) {
+			t.Errorf("%d servers: AllGPUs = %v", n, all)
+		}
+	}
+}
