@@ -32,7 +32,7 @@ type Stages struct {
 // SplitChain splits a chain of layers (layer i feeds layer i+1) with the
 // given costs into p contiguous, non-empty stages minimising the largest
 // stage cost. The result is optimal (dynamic programming over prefix sums,
-// O(p n log n)). Costs must be finite and >= 0; p must be in 1..len(costs).
+// O(p n)). Costs must be finite and >= 0; p must be in 1..len(costs).
 func SplitChain(costs []float64, p int) (Stages, error) {
 	if err := checkCosts(costs, p); err != nil {
 		return Stages{}, err
@@ -66,8 +66,8 @@ func checkCosts(costs []float64, p int) error {
 //
 // f[j][i] is the best bottleneck of the first i layers in j stages;
 // f[j][i] = min over l of max(f[j-1][l], S[i]-S[l]). f[j-1][l] grows with
-// l and S[i]-S[l] shrinks, so the best l is found by binary search at
-// their crossing.
+// l and S[i]-S[l] shrinks, so the best l sits at their crossing, which
+// moves right as i grows: O(p n) in all.
 func chainDP(costs []float64, order []int, p int) []int {
 	n := len(order)
 	S := make([]float64, n+1)
@@ -86,17 +86,13 @@ func chainDP(costs []float64, order []int, p int) []int {
 		for i := range cur {
 			cur[i] = math.Inf(1)
 		}
+		lo := j - 1
 		for i := j; i <= n; i++ {
-			// l ranges over j-1..i-1 (each stage non-empty)
-			lo, hi := j-1, i-1
-			// find the smallest l with prev[l] >= S[i]-S[l]
-			for lo < hi {
-				mid := (lo + hi) / 2
-				if prev[mid] >= S[i]-S[mid] {
-					hi = mid
-				} else {
-					lo = mid + 1
-				}
+			// l ranges over j-1..i-1 (each stage non-empty); lo is the
+			// smallest l with prev[l] >= S[i]-S[l] (or i-1), and it only
+			// moves right as i grows
+			for lo < i-1 && prev[lo] < S[i]-S[lo] {
+				lo++
 			}
 			best, bestL := math.Inf(1), -1
 			for _, l := range []int{lo - 1, lo} {
