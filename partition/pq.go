@@ -127,6 +127,21 @@ func (h *gainHeap) push(v int32, key int64) {
 	h.up(i)
 }
 
+// add appends v (not in the heap) with key without restoring the heap
+// order; call heapify after a batch of adds.
+func (h *gainHeap) add(v int32, key int64) {
+	h.seq++
+	h.items = append(h.items, heapItem{key: key, seq: h.seq, v: v})
+	h.pos[v] = int32(len(h.items) - 1)
+}
+
+// heapify restores the heap order in linear time.
+func (h *gainHeap) heapify() {
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
 // pop removes and returns the vertex with the largest key.
 func (h *gainHeap) pop() (int32, int64) {
 	top := h.items[0]

@@ -434,8 +434,10 @@ func (r *refiner) fm2Pass() (bool, int64) {
 	(*hs)[1].reset()
 	r.boundaryOrder()
 	for _, v := range r.order {
-		(*hs)[r.part[v]].push(v, r.ed[v]-r.id[v])
+		(*hs)[r.part[v]].add(v, r.ed[v]-r.id[v])
 	}
+	(*hs)[0].heapify()
+	(*hs)[1].heapify()
 	r.moves = r.moves[:0]
 	var delta, over int64
 	var dev float64
@@ -458,9 +460,9 @@ func (r *refiner) fm2Pass() (bool, int64) {
 			break // the lighter side is full: nothing can move
 		}
 		dev += r.dev(from, -w) + r.dev(to, w)
-		over += r.move2(v, to)
-		delta -= gain
 		r.stamp[v] = r.pass
+		over += r.move2(v, to, true)
+		delta -= gain
 		r.moves = append(r.moves, moveRec{v: v, from: from})
 		if over < bestOver || (over == bestOver && (delta < bestDelta || (delta == bestDelta && dev < bestDev-1e-9))) {
 			bestDelta, bestOver, bestDev = delta, over, dev
@@ -469,32 +471,20 @@ func (r *refiner) fm2Pass() (bool, int64) {
 		} else if stall++; stall >= r.maxStall {
 			break
 		}
-		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
-			u := g.adj[i]
-			if r.stamp[u] == r.pass {
-				continue
-			}
-			hu := &(*hs)[r.part[u]]
-			if r.ed[u] > 0 || r.global {
-				hu.push(u, r.ed[u]-r.id[u])
-			} else {
-				hu.remove(u)
-			}
-		}
 	}
 	if r.brokenNoRollback {
 		return false, delta
 	}
 	for i := len(r.moves) - 1; i >= bestIdx; i-- {
 		m := r.moves[i]
-		r.move2(m.v, m.from)
+		r.move2(m.v, m.from, false)
 	}
 	return bestIdx > 0 && (bestOver < 0 || bestDelta < 0), bestDelta
 }
 
 // move2 is move for two parts: only id and ed change (the part entries
 // are rebuilt by initConn if a k-way pass follows).
-func (r *refiner) move2(v, b int32) int64 {
+func (r *refiner) move2(v, b int32, updateHeaps bool) int64 {
 	g := r.g
 	a := 1 - b
 	w := g.vw[v]
@@ -506,12 +496,21 @@ func (r *refiner) move2(v, b int32) int64 {
 	r.part[v] = b
 	for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
 		u, ew := g.adj[i], g.ew[i]
-		if r.part[u] == b {
+		pu := r.part[u]
+		if pu == b {
 			r.id[u] += ew
 			r.ed[u] -= ew
 		} else {
 			r.id[u] -= ew
 			r.ed[u] += ew
+		}
+		// keep unlocked neighbours' heap keys exact (fm2Pass)
+		if updateHeaps && r.stamp[u] != r.pass {
+			if hu := &r.partHeaps[pu]; r.ed[u] > 0 || r.global {
+				hu.push(u, r.ed[u]-r.id[u])
+			} else {
+				hu.remove(u)
+			}
 		}
 	}
 	r.entriesStale = true
