@@ -387,7 +387,7 @@ func (p *Predictor) Fit(samples []Sample) error {
 	p.gen++
 	p.model = m
 	p.hist = hist
-	p.window = window
+	p.window = slices.Clone(window) // the forest keeps its rows; the window is overwritten
 	p.head = 0
 	p.observed = uint64(n)
 	p.fitAt = uint64(n)

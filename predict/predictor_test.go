@@ -495,6 +495,22 @@ func TestFitNoLeakage(t *testing.T) {
 	if math.Abs(X[3][last]-math.Log(400)) > 1e-12 {
 		t.Errorf("d's last group run: %v, want ln 400", math.Exp(X[3][last]))
 	}
+	// The forest's training data does not change as the window moves on.
+	_, before, _ := p.TrainingData()
+	small := mustNew(t, Options{MinSamples: 1, Trees: 2, Window: 4, RetrainEvery: -1})
+	if err := small.Fit(s); err != nil {
+		t.Fatal(err)
+	}
+	_, X0, y0 := small.TrainingData()
+	for i := 0; i < 6; i++ {
+		if err := small.Observe(&gpusched.Job{ID: "w", Features: f}, float64(1000+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, X1, y1 := small.TrainingData()
+	if !slices.EqualFunc(X0, X1, slices.Equal) || !slices.Equal(y0, y1) || len(before) != 4 {
+		t.Error("the forest's training data changed after later observations")
+	}
 	// Online, a job's history is frozen at its first prediction.
 	j := &gpusched.Job{ID: "e", Arrival: 50, Features: f}
 	x1, _ := p.Encode(j)

@@ -10,19 +10,27 @@
 // Only test jobs are scored.
 //
 // Methods:
-//   - ours (static): the predictor with the forest frozen after Fit (history features still
-//     update as jobs finish). This is the protocol scikit-learn gets: the same training rows
-//     and the same test vectors (Predictor.TrainingData and Predictor.Encode), exported to CSV.
+//   - ours (static): the predictor (default options unless flags say otherwise) with the forest
+//     frozen after Fit; history features still update as jobs finish. This is the protocol
+//     scikit-learn gets: the same training rows and the same test vectors
+//     (Predictor.TrainingData and Predictor.Encode), exported to CSV.
+//   - ours (static), median P50: the same forest's median instead of its vote-weighted
+//     geometric mean.
 //   - ours (online): the same, retraining every Options.RetrainEvery observations.
-//   - last run: the iterations of the group's most recently finished run; a job whose group has
-//     none gets the median of all jobs finished so far.
-//   - malaschitz (static): BackendMalaschitz, static protocol (with -malaschitz).
+//   - last run of group: the iterations of the group's most recently finished run; a job whose
+//     group has none gets the median of all jobs finished so far.
+//   - malaschitz backend (static), with -malaschitz: BackendMalaschitz, static protocol.
+//
+// The report (-report) adds scikit-learn's predictions written by sklearn_rf.py and prints
+// RMSLE and MdAPE overall, RMSLE on the jobs that were not killed, on jobs whose group had a
+// finished run when they arrived and on the others, the share of jobs inside [P10, P90], and
+// train and replay times (wall clock).
 //
 // Usage:
 //
-//	go run ./bench/predict -out DIR            # replay, write DIR/{train,test,ours}.csv
+//	go run ./bench/predict -out DIR            # replay; write DIR/train.csv, test.csv, ours.json
 //	go run ./bench/predict -report DIR         # print the table (after sklearn_rf.py DIR)
-//	go run ./bench/predict -sweep              # Bins x Trees sweep on a validation split
+//	go run ./bench/predict -sweep [-sweep-bins 8,16 ...]  # option sweep on a validation split
 package main
 
 import (
@@ -56,6 +64,7 @@ func main() {
 	trees := flag.Int("trees", 0, "Options.Trees (0: default)")
 	mtry := flag.Int("mtry", 0, "Options.MTry (0: default)")
 	minLeaf := flag.Int("minleaf", 0, "Options.MinLeaf (0: default)")
+	retrain := flag.Int("retrain", 0, "Options.RetrainEvery of the online predictor (0: default)")
 	split := flag.String("split", "gini", "CART split criterion: gini or variance")
 	sweepBins := flag.String("sweep-bins", "8,16,32,64,128", "Bins values of the sweep")
 	sweepTrees := flag.String("sweep-trees", "16,32,64,128", "Trees values of the sweep")
@@ -64,7 +73,7 @@ func main() {
 	sweepSplit := flag.String("sweep-split", "", "split criteria of the sweep (default: -split)")
 	flag.Parse()
 
-	opts := predict.Options{Bins: *bins, Trees: *trees, MTry: *mtry, MinLeaf: *minLeaf, Seed: 1}
+	opts := predict.Options{Bins: *bins, Trees: *trees, MTry: *mtry, MinLeaf: *minLeaf, RetrainEvery: *retrain, Seed: 1}
 	switch *split {
 	case "gini":
 	case "variance":
@@ -264,7 +273,7 @@ func runReplay(jobs int, seed uint64, opts predict.Options, dir string, withMala
 		return err
 	}
 	ps := []*predict.Predictor{sp, op}
-	names := []string{"ours (static)", "ours (online)"}
+	names := []string{"ours (static)", fmt.Sprintf("ours (online, retrain every %d)", op.Options().RetrainEvery)}
 	if withMala {
 		mo := static
 		mo.Backend = predict.BackendMalaschitz
