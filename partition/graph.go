@@ -32,8 +32,8 @@ type Graph struct {
 // Edge is an undirected weighted edge between vertices U and V. The weight W
 // is in the caller's unit (for a worker graph: bytes per iteration).
 type Edge struct {
-	U, V int
-	W    int64
+	U, V int   // endpoints, 0..n-1, distinct
+	W    int64 // weight, >= 0
 }
 
 // maxVertices bounds graphs so that indices fit in int32.

@@ -120,7 +120,7 @@ type Result struct {
 }
 
 // maxParts bounds K to keep per-part arrays reasonable.
-const maxParts = 1 << 24
+const maxParts = 1 << 20
 
 // constraints are the validated per-part limits and targets.
 type constraints struct {
