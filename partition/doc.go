@@ -1,9 +1,11 @@
 // Package partition splits weighted graphs into balanced parts with few
 // cut edges, and splits layer graphs into balanced pipeline stages.
 //
-// It is a pure package: standard library only, no goroutines, no global
-// state, and every random choice comes from an explicit seed, so equal
-// inputs give equal outputs.
+// It is a pure package: no goroutines, no global state, and every random
+// choice comes from an explicit seed, so equal inputs give equal outputs.
+// The partitioner itself uses the standard library only; Place, which maps
+// a job onto GPUs, reads worker graphs (package graph) and clusters
+// (package topology).
 //
 // # Graphs
 //
@@ -46,6 +48,19 @@
 //
 // Exact finds a minimum-cut assignment under the same limits by branch and
 // bound for graphs of at most MaxExactVertices vertices.
+//
+// # Placing a job on free GPUs
+//
+// Place maps a job's worker graph (graph.Compiled.WorkerGraph: one vertex per
+// worker, bytes per iteration on each edge) onto a cluster's free GPUs. It
+// chooses as few servers as the free GPUs allow (one, best fit, when a server
+// can hold the job; within one rack when a rack can), counting in whole
+// tensor-parallel groups so that no TP group is split when the free GPUs
+// allow, then contracts each group to one vertex and partitions the result in
+// Hard mode onto those servers (first among racks, then within each rack),
+// keeping the rank-order assignment instead when that crosses fewer bytes.
+// Placing a 1,024-worker GPT-3 13B job on a 4,096-GPU cluster takes about a
+// millisecond on an empty cluster, a few on a fragmented one (BENCHMARKS.md).
 //
 // # Pipeline stages
 //

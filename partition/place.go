@@ -1,0 +1,396 @@
+package partition
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// PlaceOptions configure Place.
+type PlaceOptions struct {
+	// Seed drives the partitioner; equal inputs and seeds give equal placements.
+	Seed uint64
+	// Trials is the number of multilevel runs per partitioning (0 means 1).
+	Trials int
+}
+
+// Placement is where Place puts a job's workers.
+type Placement struct {
+	// GPUs[r] is the GPU of the worker of rank r.
+	GPUs []topology.GPUID
+	// Servers is the number of servers the job spans; Racks the number of racks (0 without racks).
+	Servers, Racks int
+	// CrossServerBytes is the worker graph's traffic per iteration between workers on different
+	// servers, in bytes; CrossRackBytes the part of it between different racks.
+	CrossServerBytes, CrossRackBytes float64
+}
+
+// Place maps a job's workers (its worker graph, see graph.Compiled.WorkerGraph) onto free GPUs,
+// one worker per GPU, so that little traffic crosses servers and less still crosses racks.
+//
+// It first chooses servers, then maps workers to them:
+//
+//   - Servers. If one server has enough free GPUs, the job goes to the one with the fewest that
+//     suffice (best fit), and no byte crosses a server. Otherwise it spans as few servers as the
+//     free GPUs allow, within one rack when a rack can hold it: servers with the most free GPUs
+//     first, the last one best-fit. Servers are counted in whole tensor-parallel groups when
+//     the free GPUs allow it, so that no TP group (whose all-reduces are the heaviest traffic)
+//     is split across servers; only when whole groups cannot fit does Place split them.
+//   - Workers. Each TP group is contracted to one vertex, and the contracted graph is
+//     partitioned (multilevel, hard capacities = the GPUs taken on each server) to minimise the
+//     bytes between servers; across racks it is partitioned first among racks, then among each
+//     rack's servers, so that the fewest bytes cross the oversubscribed uplinks. The plain
+//     rank-order assignment (consecutive ranks on the same server) is evaluated too, and the
+//     cheaper of the two is kept, cost being cross-server bytes plus cross-rack bytes weighted by
+//     the racks' oversubscription.
+//
+// Errors: ErrInfeasible when free holds fewer GPUs than the job has workers; ErrInvalidGraph for
+// an empty or malformed worker graph.
+func Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opts PlaceOptions) (Placement, error) {
+	if wg == nil || len(wg.Workers) == 0 {
+		return Placement{}, fmt.Errorf("%w: empty worker graph", ErrInvalidGraph)
+	}
+	n := len(wg.Workers)
+	for _, e := range wg.Edges {
+		if e.U < 0 || e.V < 0 || e.U >= n || e.V >= n || e.U == e.V || !(e.Bytes >= 0) || math.IsInf(e.Bytes, 0) {
+			return Placement{}, fmt.Errorf("%w: worker edge (%d, %d) with %v bytes", ErrInvalidGraph, e.U, e.V, e.Bytes)
+		}
+	}
+	counts := make([]int, c.NumServers())
+	total := 0
+	for s := range counts {
+		first, k := c.GPUsOf(s)
+		counts[s] = free.CountRange(first, k)
+		total += counts[s]
+	}
+	if total < n {
+		return Placement{}, fmt.Errorf("%w: %d workers, %d free GPUs", ErrInfeasible, n, total)
+	}
+	// The unit of placement: whole TP groups if the free GPUs allow, else the largest divisor
+	// of the TP degree that does (halves of groups, ...), else single workers.
+	tp := 1
+	if t := max(wg.Plan.TP, 1); n%t == 0 {
+		tp = t
+	}
+	var servers, takes []int
+	for ; tp >= 1; tp-- {
+		if wg.Plan.TP%tp != 0 && tp != 1 {
+			continue
+		}
+		var ok bool
+		if servers, takes, ok = chooseServers(c, counts, n, tp); ok {
+			break
+		}
+	}
+	// Contract units: vertex r/tp holds workers r..r+tp-1 (ranks are (dp, pp, tp) with tp
+	// fastest, see graph.Plan, so a unit lies inside one TP group).
+	nv := n / tp
+	weights, scale := edgeWeights(wg)
+	b := NewBuilder(nv)
+	for v := 0; v < nv; v++ {
+		_ = b.SetVertexWeight(v, int64(tp))
+	}
+	for i, e := range wg.Edges {
+		if u, v := e.U/tp, e.V/tp; u != v && weights[i] > 0 {
+			if err := b.AddEdge(u, v, weights[i]); err != nil {
+				return Placement{}, err
+			}
+		}
+	}
+	g, err := b.Build()
+	if err != nil {
+		return Placement{}, err
+	}
+	_ = scale
+	// Candidate 1: rank order.
+	seq := make([]int, nv) // vertex -> index into servers
+	{
+		v := 0
+		for i, t := range takes {
+			for k := 0; k < t/tp; k++ {
+				seq[v] = i
+				v++
+			}
+		}
+	}
+	best := seq
+	bestCost := placementCost(c, wg, servers, seq, tp)
+	// Candidate 2: partitioned (hierarchically over racks).
+	if len(servers) > 1 {
+		if part, err := partitionOntoServers(c, g, servers, takes, tp, opts); err == nil {
+			if cost := placementCost(c, wg, servers, part, tp); cost < bestCost {
+				best, bestCost = part, cost
+			}
+		}
+	}
+	// GPUs: each server's workers, in rank order, on its free GPUs in increasing order.
+	out := Placement{GPUs: make([]topology.GPUID, n)}
+	next := make([]topology.GPUID, len(servers))
+	for i, s := range servers {
+		first, _ := c.GPUsOf(s)
+		next[i] = first
+	}
+	for r := 0; r < n; r++ {
+		i := best[r/tp]
+		s := servers[i]
+		first, k := c.GPUsOf(s)
+		for g := next[i]; g < first+topology.GPUID(k); g++ {
+			if free.Contains(g) {
+				out.GPUs[r] = g
+				next[i] = g + 1
+				break
+			}
+		}
+	}
+	used := map[int]bool{}
+	racks := map[int]bool{}
+	for _, gpu := range out.GPUs {
+		s := c.ServerOf(gpu)
+		used[s] = true
+		if rk := c.RackOf(s); rk >= 0 {
+			racks[rk] = true
+		}
+	}
+	out.Servers, out.Racks = len(used), len(racks)
+	for _, e := range wg.Edges {
+		su, sv := c.ServerOf(out.GPUs[e.U]), c.ServerOf(out.GPUs[e.V])
+		if su != sv {
+			out.CrossServerBytes += e.Bytes
+			if c.RackOf(su) != c.RackOf(sv) {
+				out.CrossRackBytes += e.Bytes
+			}
+		}
+	}
+	return out, nil
+}
+
+// edgeWeights scales the worker graph's byte counts to positive integers for the partitioner:
+// the heaviest edge gets about 2^30; every edge with traffic gets at least 1.
+func edgeWeights(wg *graph.WorkerGraph) ([]int64, float64) {
+	maxB := 0.0
+	for _, e := range wg.Edges {
+		maxB = math.Max(maxB, e.Bytes)
+	}
+	w := make([]int64, len(wg.Edges))
+	if maxB == 0 {
+		return w, 1
+	}
+	scale := float64(1<<30) / maxB
+	for i, e := range wg.Edges {
+		if e.Bytes > 0 {
+			w[i] = max(1, int64(math.Round(e.Bytes*scale)))
+		}
+	}
+	return w, scale
+}
+
+// chooseServers picks servers for n workers in units of tp GPUs: one server (best fit) if
+// possible, else the fewest servers, within one rack if one suffices. takes[i] GPUs are taken on
+// servers[i] (a multiple of tp), servers in increasing order.
+func chooseServers(c *topology.Cluster, counts []int, n, tp int) (servers, takes []int, ok bool) {
+	capOf := func(s int) int { return counts[s] / tp * tp }
+	best := -1
+	for s := range counts {
+		if k := capOf(s); k >= n && (best < 0 || k < capOf(best)) {
+			best = s
+		}
+	}
+	if best >= 0 {
+		return []int{best}, []int{n}, true
+	}
+	plan := func(list []int) ([]int, []int, bool) {
+		slices.SortStableFunc(list, func(a, b int) int { return capOf(b) - capOf(a) })
+		var ss, tt []int
+		need := n
+		for i, s := range list {
+			if capOf(s) >= need {
+				pick := s
+				for _, t := range list[i:] {
+					if capOf(t) >= need && capOf(t) < capOf(pick) {
+						pick = t
+					}
+				}
+				return append(ss, pick), append(tt, need), true
+			}
+			if capOf(s) == 0 {
+				break
+			}
+			ss, tt = append(ss, s), append(tt, capOf(s))
+			need -= capOf(s)
+		}
+		return nil, nil, false
+	}
+	byRack := map[int][]int{}
+	for s := range counts {
+		if capOf(s) > 0 {
+			byRack[c.RackOf(s)] = append(byRack[c.RackOf(s)], s)
+		}
+	}
+	rackIDs := make([]int, 0, len(byRack))
+	for r := range byRack {
+		rackIDs = append(rackIDs, r)
+	}
+	slices.Sort(rackIDs)
+	for _, r := range rackIDs {
+		if ss, tt, ok := plan(slices.Clone(byRack[r])); ok && (servers == nil || len(ss) < len(servers)) {
+			servers, takes = ss, tt
+		}
+	}
+	if servers == nil && len(rackIDs) > 1 {
+		// Across racks: racks with the most capacity first, servers by capacity within.
+		rackCap := map[int]int{}
+		for r, list := range byRack {
+			for _, s := range list {
+				rackCap[r] += capOf(s)
+			}
+		}
+		slices.SortStableFunc(rackIDs, func(a, b int) int { return rackCap[b] - rackCap[a] })
+		var ss, tt []int
+		need := n
+		for _, r := range rackIDs {
+			list := slices.Clone(byRack[r])
+			slices.SortStableFunc(list, func(a, b int) int { return capOf(b) - capOf(a) })
+			for _, s := range list {
+				if need == 0 {
+					break
+				}
+				t := min(capOf(s), need)
+				ss, tt = append(ss, s), append(tt, t)
+				need -= t
+			}
+		}
+		if need == 0 {
+			servers, takes = ss, tt
+		}
+	}
+	if servers == nil {
+		return nil, nil, false
+	}
+	order := make([]int, len(servers))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return servers[a] - servers[b] })
+	ss, tt := make([]int, len(order)), make([]int, len(order))
+	for i, o := range order {
+		ss[i], tt[i] = servers[o], takes[o]
+	}
+	return ss, tt, true
+}
+
+// partitionOntoServers assigns the contracted vertices to servers (indices into servers): among
+// racks first when the servers span racks, then among each rack's servers.
+func partitionOntoServers(c *topology.Cluster, g *Graph, servers, takes []int, tp int, opts PlaceOptions) ([]int, error) {
+	assign := make([]int, g.NumVertices())
+	// Group server indices by rack.
+	var rackOrder []int
+	members := map[int][]int{}
+	for i, s := range servers {
+		r := c.RackOf(s)
+		if _, ok := members[r]; !ok {
+			rackOrder = append(rackOrder, r)
+		}
+		members[r] = append(members[r], i)
+	}
+	all := make([]int, g.NumVertices())
+	for v := range all {
+		all[v] = v
+	}
+	if len(rackOrder) == 1 {
+		return assign, splitAmong(g, all, members[rackOrder[0]], takes, opts, assign)
+	}
+	caps := make([]int64, len(rackOrder))
+	for i, r := range rackOrder {
+		for _, si := range members[r] {
+			caps[i] += int64(takes[si])
+		}
+	}
+	res, err := Partition(g, Options{K: len(rackOrder), Capacities: caps, Mode: Hard, Seed: opts.Seed, Trials: opts.Trials, Quick: true})
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range rackOrder {
+		var vs []int
+		for v, p := range res.Part {
+			if p == i {
+				vs = append(vs, v)
+			}
+		}
+		if err := splitAmong(g, vs, members[r], takes, opts, assign); err != nil {
+			return nil, err
+		}
+	}
+	return assign, nil
+}
+
+// splitAmong partitions the subgraph induced by vs among the given servers (indices into takes),
+// writing server indices into assign.
+func splitAmong(g *Graph, vs []int, serverIdx []int, takes []int, opts PlaceOptions, assign []int) error {
+	// One server, or one vertex per server: every assignment crosses the same edges.
+	single := true
+	for i, si := range serverIdx {
+		if i >= len(vs) || int64(takes[si]) != g.VertexWeight(vs[i]) {
+			single = false
+			break
+		}
+	}
+	if len(serverIdx) == 1 || (single && len(vs) == len(serverIdx)) {
+		for i, v := range vs {
+			assign[v] = serverIdx[min(i, len(serverIdx)-1)]
+		}
+		return nil
+	}
+	local := make(map[int]int, len(vs))
+	for i, v := range vs {
+		local[v] = i
+	}
+	b := NewBuilder(len(vs))
+	for i, v := range vs {
+		_ = b.SetVertexWeight(i, g.VertexWeight(v))
+		for u, w := range g.Neighbors(v) {
+			if j, ok := local[u]; ok && i < j {
+				if err := b.AddEdge(i, j, w); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	sub, err := b.Build()
+	if err != nil {
+		return err
+	}
+	caps := make([]int64, len(serverIdx))
+	for i, si := range serverIdx {
+		caps[i] = int64(takes[si])
+	}
+	res, err := Partition(sub, Options{K: len(serverIdx), Capacities: caps, Mode: Hard, Seed: opts.Seed, Trials: opts.Trials, Quick: true})
+	if err != nil {
+		return err
+	}
+	for i, v := range vs {
+		assign[v] = serverIdx[res.Part[i]]
+	}
+	return nil
+}
+
+// placementCost is the bytes per iteration crossing servers plus the bytes crossing racks
+// weighted by (oversubscription - 1), for the assignment of contracted vertices to servers.
+func placementCost(c *topology.Cluster, wg *graph.WorkerGraph, servers, assign []int, tp int) float64 {
+	cost := 0.0
+	for _, e := range wg.Edges {
+		su, sv := servers[assign[e.U/tp]], servers[assign[e.V/tp]]
+		if su == sv {
+			continue
+		}
+		cost += e.Bytes
+		ru, rv := c.RackOf(su), c.RackOf(sv)
+		if ru != rv && ru >= 0 && rv >= 0 {
+			f := math.Max(c.Rack(ru).Oversubscription, c.Rack(rv).Oversubscription)
+			cost += e.Bytes * (f - 1)
+		}
+	}
+	return cost
+}
