@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/partition"
 	"github.com/gpusched/gpusched/predict"
 	"github.com/gpusched/gpusched/srpt"
 	"github.com/gpusched/gpusched/topology"
@@ -59,7 +60,9 @@ type Options struct {
 	// for jobs with a model, Job.StepTime for the others). Pass the host's cost model so that
 	// A-SRPT sizes jobs as the host runs them.
 	Cost gpusched.CostModel
-	// Placer places jobs on free GPUs. Default: Consolidate.
+	// Placer places jobs on free GPUs. Default: a Partitioned placer (seed 1), which places jobs
+	// with a model by their worker graph and consolidates the others. Consolidate is the simple
+	// alternative.
 	Placer Placer
 	// Backfill lets lower-priority jobs start on GPUs that the priority prefix leaves free.
 	// Off (strict order) is the variant of the paper's analysis; the bound in the package
@@ -104,6 +107,7 @@ type Scheduler struct {
 	opt     Options
 	cluster *topology.Cluster
 	queue   *srpt.Queue
+	placer  *Partitioned // the default placer, told when jobs leave
 	jobs    map[gpusched.JobID]*jobState
 	ptr     map[*gpusched.Job]*jobState // fast path: hosts usually pass the same *Job each call
 	byKey   []*jobState                 // key -> state (nil when gone)
@@ -138,8 +142,10 @@ func New(opt Options) (*Scheduler, error) {
 	if opt.Cost == nil {
 		opt.Cost = gpusched.DefaultCost()
 	}
+	var own *Partitioned
 	if opt.Placer == nil {
-		opt.Placer = Consolidate
+		own = NewPartitioned(partition.PlaceOptions{Seed: 1})
+		opt.Placer = own.Place
 	}
 	if !(opt.MinRunTime >= 0) || math.IsInf(opt.MinRunTime, 0) {
 		return nil, fmt.Errorf("asrpt: MinRunTime %v must be finite and >= 0", opt.MinRunTime)
@@ -154,7 +160,7 @@ func New(opt Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Scheduler{opt: opt, queue: q, jobs: make(map[gpusched.JobID]*jobState), ptr: make(map[*gpusched.Job]*jobState)}, nil
+	return &Scheduler{opt: opt, queue: q, placer: own, jobs: make(map[gpusched.JobID]*jobState), ptr: make(map[*gpusched.Job]*jobState)}, nil
 }
 
 // String returns the scheduler's name.
@@ -201,6 +207,9 @@ func (s *Scheduler) JobCompleted(c gpusched.Completion) {
 // SRPT schedule of the predicted instance, whatever happens on the real cluster (the analysis
 // needs this).
 func (s *Scheduler) drop(st *jobState) {
+	if s.placer != nil {
+		s.placer.Forget(st.job)
+	}
 	delete(s.jobs, st.job.ID)
 	delete(s.ptr, st.job)
 	st.gone = true

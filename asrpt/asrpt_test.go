@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/partition"
 	"github.com/gpusched/gpusched/topology"
 	"pgregory.net/rapid"
 )
@@ -341,5 +343,47 @@ func TestForestLearns(t *testing.T) {
 	}
 	if m, err := f.Estimate(j, 1000); err != nil || !(m > 1000) {
 		t.Errorf("conditional estimate past the prediction: %v %v", m, err)
+	}
+}
+
+// With models, the default placer keeps a tensor-parallel job's groups whole and its traffic
+// inside as few servers as possible, where plain consolidation would not care.
+func TestPartitionedPlacer(t *testing.T) {
+	c, err := topology.Uniform(topology.A100(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := graph.ZooModel("llama-7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := graph.Plan{DP: 1, TP: 4, PP: 2, MicroBatches: 4, GlobalBatch: 16}
+	j := &gpusched.Job{ID: "llama", GPUs: 8, Model: m, Plan: plan}
+	p := NewPartitioned(partition.PlaceOptions{})
+	free := c.AllGPUs()
+	for _, g := range []topology.GPUID{0, 1, 8, 9, 16, 17, 18, 19} { // 6, 6 and 4 free
+		free.Remove(g)
+	}
+	gpus, ok := p.Place(c, free, j)
+	if !ok || len(gpus) != 8 {
+		t.Fatalf("Place: %v %v", gpus, ok)
+	}
+	for _, grp := range plan.TPGroups() {
+		for _, r := range grp {
+			if c.ServerOf(gpus[r]) != c.ServerOf(gpus[grp[0]]) {
+				t.Fatalf("TP group %v split: %v", grp, gpus)
+			}
+		}
+	}
+	p.Forget(j)
+	// A job without a model is consolidated.
+	if g, ok := p.Place(c, free, &gpusched.Job{ID: "x", GPUs: 4, StepTime: 1}); !ok || c.ServersSpanned(g) != 1 {
+		t.Errorf("plain job: %v %v", g, ok)
+	}
+	// Through the scheduler, with the model-aware cost.
+	s := mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"llama": 100})})
+	d, err := s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: j}}})
+	if err != nil || len(d.Run) != 1 || c.ServersSpanned(d.Run[0].GPUs) != 1 {
+		t.Errorf("scheduler placement: %+v %v", d.Run, err)
 	}
 }
