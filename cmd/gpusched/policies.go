@@ -97,6 +97,14 @@ func policies() []policySpec {
 				}
 				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt"})
 			}},
+		{"asrpt-backfill", "A-SRPT with the random-forest predictor, backfilling lower-priority jobs into GPUs the priority prefix leaves free",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				f, err := asrpt.NewForest(predict.Options{Seed: env.Seed})
+				if err != nil {
+					return nil, err
+				}
+				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill"})
+			}},
 		{"asrpt-oracle", "A-SRPT with exact iteration counts (asrpt.Oracle)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()
