@@ -89,7 +89,7 @@ func ReadMETIS(r io.Reader) (*Graph, error) {
 		u, v int32
 		w    int64
 	}
-	arcs := make([]arc, 0, min(2*m, maxMETISPrealloc))
+	arcs := make([]arc, 0, 2*min(m, maxMETISPrealloc/2)) // 2*m could overflow
 	vw := make([]int64, 0, min(n, maxMETISPrealloc))
 	atoi := func(s, what string) (int64, error) {
 		x, err := strconv.ParseInt(s, 10, 64)
