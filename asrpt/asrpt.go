@@ -94,10 +94,12 @@ type jobState struct {
 	vdone      bool    // completed on the virtual machine
 	vfinish    float64 // virtual completion time when vdone
 	gone       bool    // left the host; a ghost in the virtual queue until it completes there
+	rem, rel   float64 // virtual remaining work and release, as the queue holds them (live jobs)
 	seen       uint64  // epoch of the last view that held the job
 	running    bool    // in the current view's Running list
 	statusIdx  int     // index in the current view's list
 	prefix     uint64  // epoch of the last call that put the job in the priority prefix
+	preempted  uint64  // epoch of the last call that preempted the job
 	reestimErr error
 }
 
@@ -113,6 +115,7 @@ type Scheduler struct {
 	byKey   []*jobState                 // key -> state (nil when gone)
 	free    []int                       // free keys
 	vdone   []*jobState                 // virtually completed jobs still present, by virtual completion
+	live    []*jobState                 // jobs in the virtual queue that have not left, in queue order
 	epoch   uint64
 	now     float64
 
@@ -125,6 +128,7 @@ type Scheduler struct {
 	best                  map[int][]topology.GPUID // best placement by GPU count
 
 	// scratch
+	victims []victim
 	order   []*jobState
 	keys    []int
 	doneBuf []srpt.Completed
@@ -212,15 +216,54 @@ func (s *Scheduler) drop(st *jobState) {
 	}
 	delete(s.jobs, st.job.ID)
 	delete(s.ptr, st.job)
-	st.gone = true
 	if st.vdone {
+		st.gone = true
 		s.release(st) // it stays in s.vdone, marked gone, until the list is compacted
+		return
 	}
+	s.liveRemove(st)
+	st.gone = true
 }
 
 func (s *Scheduler) release(st *jobState) {
 	s.byKey[st.key] = nil
 	s.free = append(s.free, st.key)
+}
+
+// The live list mirrors the virtual queue without its ghosts, ordered as the queue orders jobs:
+// by remaining work, then release, then key. Only the queue's head changes its remaining work
+// as time passes, so keeping the mirror costs one reposition per Advance; walking it visits no
+// ghost.
+func liveCmp(a, b *jobState) int {
+	switch {
+	case a.rem != b.rem:
+		if a.rem < b.rem {
+			return -1
+		}
+		return 1
+	case a.rel != b.rel:
+		if a.rel < b.rel {
+			return -1
+		}
+		return 1
+	}
+	return a.key - b.key
+}
+
+func (s *Scheduler) liveInsert(st *jobState) {
+	st.rem, _ = s.queue.Remaining(st.key)
+	i, _ := slices.BinarySearchFunc(s.live, st, liveCmp)
+	s.live = slices.Insert(s.live, i, st)
+}
+
+func (s *Scheduler) liveRemove(st *jobState) {
+	if i, ok := slices.BinarySearchFunc(s.live, st, liveCmp); ok && s.live[i] == st {
+		s.live = slices.Delete(s.live, i, i+1)
+		return
+	}
+	if i := slices.Index(s.live, st); i >= 0 { // not reached while the mirror is consistent
+		s.live = slices.Delete(s.live, i, i+1)
+	}
 }
 
 func (s *Scheduler) newKey() int {
@@ -262,8 +305,15 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				s.release(st)
 				continue
 			}
+			s.liveRemove(st)
 			st.vdone, st.vfinish = true, c.Time
 			s.vdone = append(s.vdone, st)
+		}
+		if k, _, ok := s.queue.Head(); ok {
+			if st := s.byKey[k]; st != nil && !st.gone {
+				s.liveRemove(st)
+				s.liveInsert(st)
+			}
 		}
 	}
 	s.now = v.Now
@@ -401,11 +451,17 @@ func (s *Scheduler) orderPrefix(G int, full bool) {
 			return
 		}
 	}
-	for k := range s.queue.All() {
-		if !take(s.byKey[k]) {
+	for _, st := range s.live {
+		if !take(st) {
 			return
 		}
 	}
+}
+
+// victim is a running job outside the priority prefix, with its position in the order.
+type victim struct {
+	st   *jobState
+	rank int
 }
 
 // rank returns a job's position in the priority order (smaller runs first).
@@ -413,7 +469,7 @@ func (s *Scheduler) rank(st *jobState) int {
 	if st.vdone {
 		return slices.Index(s.vdone, st)
 	}
-	r, _ := s.queue.Rank(st.key)
+	r, _ := slices.BinarySearchFunc(s.live, st, liveCmp)
 	return len(s.vdone) + r
 }
 
@@ -455,6 +511,8 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job, G float64) (*job
 		s.release(st)
 		return nil, fmt.Errorf("asrpt: job %q: %w", j.ID, err)
 	}
+	st.rel = s.queue.Now()
+	s.liveInsert(st)
 	return st, nil
 }
 
@@ -482,12 +540,16 @@ func (s *Scheduler) reestimate(st *jobState, done, G float64) error {
 		if err := s.queue.Add(st.key, extra); err != nil {
 			return fmt.Errorf("asrpt: re-queueing job %q: %w", st.job.ID, err)
 		}
+		st.rel = s.queue.Now()
+		s.liveInsert(st)
 		return nil
 	}
 	rem, _ := s.queue.Remaining(st.key)
+	s.liveRemove(st)
 	if err := s.queue.Update(st.key, rem+extra); err != nil {
 		return fmt.Errorf("asrpt: re-sizing job %q: %w", st.job.ID, err)
 	}
+	s.liveInsert(st)
 	return nil
 }
 
@@ -519,13 +581,13 @@ func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) 
 	}
 	free := v.Free()
 	wake := math.Inf(1)
-	var preempted map[*gpusched.Job]bool
+	preempted := false
 	if need > free.Len() && !s.opt.NoPreemption {
 		// Preempt running jobs outside the prefix, lowest priority first.
-		var victims []*jobState
+		s.victims = s.victims[:0]
 		for i := range v.Running {
 			if st := s.ptr[v.Running[i].Job]; st.prefix != s.epoch {
-				victims = append(victims, st)
+				s.victims = append(s.victims, victim{st, 0})
 			}
 		}
 		if s.reversed {
@@ -533,25 +595,26 @@ func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) 
 			for i, st := range s.order {
 				pos[st] = i
 			}
-			slices.SortFunc(victims, func(a, b *jobState) int { return pos[b] - pos[a] })
-		} else {
-			ranks := make(map[*jobState]int, len(victims))
-			for _, st := range victims {
-				ranks[st] = s.rank(st)
+			for i := range s.victims {
+				s.victims[i].rank = pos[s.victims[i].st]
 			}
-			slices.SortFunc(victims, func(a, b *jobState) int { return ranks[b] - ranks[a] })
+		} else {
+			for i := range s.victims {
+				s.victims[i].rank = s.rank(s.victims[i].st)
+			}
 		}
-		preempted = make(map[*gpusched.Job]bool)
-		for _, st := range victims {
+		slices.SortFunc(s.victims, func(a, b victim) int { return b.rank - a.rank })
+		for _, vc := range s.victims {
 			if need <= free.Len() {
 				break
 			}
-			js := &v.Running[st.statusIdx]
+			js := &v.Running[vc.st.statusIdx]
 			if allowed := js.Since + s.opt.MinRunTime; allowed > v.Now {
 				wake = math.Min(wake, allowed)
 				continue
 			}
-			preempted[js.Job] = true
+			vc.st.preempted = s.epoch
+			preempted = true
 			for _, g := range js.GPUs {
 				free.Add(g)
 			}
@@ -560,9 +623,11 @@ func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) 
 	var d gpusched.Decision
 	d.Run = make([]gpusched.Assignment, 0, len(v.Running)+4)
 	for i := range v.Running {
-		if js := &v.Running[i]; !preempted[js.Job] {
-			d.Run = append(d.Run, gpusched.Assignment{Job: js.Job.ID, GPUs: js.GPUs})
+		js := &v.Running[i]
+		if preempted && s.ptr[js.Job].preempted == s.epoch {
+			continue
 		}
+		d.Run = append(d.Run, gpusched.Assignment{Job: js.Job.ID, GPUs: js.GPUs})
 	}
 	for i, st := range s.order {
 		if st.running {

@@ -300,7 +300,8 @@ func TestInvariantsAllOptions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		done, err := runHost(c, in.jobs, s)
+		checked := checkedScheduler{s}
+		done, err := runHost(c, in.jobs, checked)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -385,5 +386,64 @@ func TestPartitionedPlacer(t *testing.T) {
 	d, err := s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: j}}})
 	if err != nil || len(d.Run) != 1 || c.ServersSpanned(d.Run[0].GPUs) != 1 {
 		t.Errorf("scheduler placement: %+v %v", d.Run, err)
+	}
+}
+
+// checkedScheduler checks after every call that the live list mirrors the virtual queue's order
+// without its ghosts.
+type checkedScheduler struct{ *Scheduler }
+
+func (c checkedScheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	d, err := c.Scheduler.Schedule(v)
+	if err == nil {
+		err = c.checkMirror()
+	}
+	return d, err
+}
+
+func (c checkedScheduler) JobCompleted(x gpusched.Completion) {
+	c.Scheduler.JobCompleted(x)
+}
+
+func (s *Scheduler) checkMirror() error {
+	var want []int
+	for _, k := range s.queue.Order(nil) {
+		if st := s.byKey[k]; st != nil && !st.gone {
+			want = append(want, k)
+		}
+	}
+	var got []int
+	for _, st := range s.live {
+		got = append(got, st.key)
+		if rem, ok := s.queue.Remaining(st.key); !ok || (rem != st.rem && st.key != s.headKey()) {
+			return fmt.Errorf("live job %d: mirror remaining %v, queue %v", st.key, st.rem, rem)
+		}
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("live mirror %v, queue order without ghosts %v", got, want)
+	}
+	return nil
+}
+
+func (s *Scheduler) headKey() int {
+	k, _, _ := s.queue.Head()
+	return k
+}
+
+// TestMirrorHasTeeth: a mirror that is not repositioned after the queue advances is caught.
+func TestMirrorHasTeeth(t *testing.T) {
+	c := oneServer(2)
+	s := mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"a": 10, "b": 12, "c": 11})})
+	a := &gpusched.Job{ID: "a", GPUs: 2, StepTime: 1}
+	b := &gpusched.Job{ID: "b", GPUs: 2, StepTime: 1}
+	if _, err := s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: a}, {Job: b}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.checkMirror(); err != nil {
+		t.Fatal(err)
+	}
+	s.live[0], s.live[1] = s.live[1], s.live[0] // corrupt the order
+	if s.checkMirror() == nil {
+		t.Fatal("a corrupted mirror passed the check")
 	}
 }
