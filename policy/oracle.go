@@ -17,7 +17,8 @@ type OracleOptions struct {
 	Iterations func(id gpusched.JobID) float64
 	// Cost gives a job's time per iteration; the oracle sizes a job at its best placement (all
 	// GPUs free, consolidated by topology's Pack, idle links), once per job, so that a job's
-	// remaining work only decreases while it runs. Default: gpusched.FixedCost{}.
+	// remaining work only decreases while it runs. Default: gpusched.DefaultCost() (the
+	// model-aware cost; Job.StepTime for jobs without a model).
 	Cost gpusched.CostModel
 	// Margin is the hysteresis against thrashing: a running job keeps its GPUs against a waiting
 	// job unless the waiting job's remaining GPU-time is below (1 - Margin) times its own.
@@ -80,7 +81,7 @@ func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
 		margin = 0
 	}
 	if opt.Cost == nil {
-		opt.Cost = gpusched.FixedCost{}
+		opt.Cost = gpusched.DefaultCost()
 	}
 	return &SRPTOracle{opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
 		tau: map[gpusched.JobID]float64{}}, nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -547,4 +548,25 @@ func allSchedulers(t tb, iters map[gpusched.JobID]float64) []gpusched.Scheduler 
 	ls, _ := NewListScheduling(Options{})
 	rnd, _ := NewRandom(RandomOptions{Seed: 1})
 	return []gpusched.Scheduler{fifo, sjf, orc, tir, bco, bcoBatch, gad, ff, ls, rnd}
+}
+
+// Jobs known only by their model (no StepTime) are sized with the model-aware cost by default.
+func TestModelJobs(t *testing.T) {
+	m, err := graph.ZooModel("resnet50")
+	if err != nil {
+		t.Skip("no resnet50 in the zoo:", err)
+	}
+	c := cluster(t, 8, 8)
+	mk := func(id string, gpus int, arrival float64) *gpusched.Job {
+		return &gpusched.Job{ID: gpusched.JobID(id), GPUs: gpus, Arrival: arrival, Model: m,
+			Plan: graph.Plan{DP: gpus, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 32 * gpus}}
+	}
+	a, b := mk("a", 4, 0), mk("b", 8, 1)
+	v := gpusched.View{Now: 1, Cluster: c, Pending: []gpusched.JobStatus{waiting(a), waiting(b)}}
+	for _, s := range allSchedulers(t, map[gpusched.JobID]float64{"a": 100, "b": 200}) {
+		d := decide(t, s, v)
+		if len(d.Run) == 0 {
+			t.Errorf("%v starts nothing on an idle cluster", s)
+		}
+	}
 }

@@ -38,8 +38,9 @@ type BCOPlan struct {
 // BCOPlanOptions configure SJF-BCO's planner.
 type BCOPlanOptions struct {
 	// Cost gives a job's time per iteration on a placement under the link load of the planned
-	// jobs running at the same time. Default: BCOCost{} (StepTime; add Alpha, Overhead and
-	// model bytes for the paper's contention model).
+	// jobs running at the same time. Default: BCOCost{} for jobs with a StepTime (set Alpha,
+	// Overhead and model bytes for the paper's contention model), gpusched.DefaultCost() (the
+	// model-aware cost) for jobs known only by their model.
 	Cost gpusched.CostModel
 	// Lambda is the spread factor of LBSGF in (0, 1]: a job larger than kappa takes at most
 	// ceil(Lambda x GPUs of the server) GPUs of each server it uses. Default 0.5.
@@ -57,9 +58,20 @@ type BCOPlanOptions struct {
 	EarliestFit bool
 }
 
+// planCost is SJF-BCO's default cost: BCOCost{} for jobs with a step time, the model-aware
+// cost for the others.
+type planCost struct{ model *gpusched.ModelCost }
+
+func (p planCost) StepCost(j *gpusched.Job, c *topology.Cluster, gpus []topology.GPUID, load topology.LinkLoad) (gpusched.StepCost, error) {
+	if j.StepTime > 0 || j.Model == nil {
+		return BCOCost{}.StepCost(j, c, gpus, load)
+	}
+	return p.model.StepCost(j, c, gpus, load)
+}
+
 func (o *BCOPlanOptions) defaults() error {
 	if o.Cost == nil {
-		o.Cost = BCOCost{}
+		o.Cost = planCost{model: gpusched.DefaultCost()}
 	}
 	if o.Lambda == 0 {
 		o.Lambda = 0.5
