@@ -129,3 +129,22 @@ func BenchmarkObserve(b *testing.B) {
 	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N)*1e3, "cpu-ms/op")
 	b.ReportMetric(float64(worst.Microseconds())/1e3, "max-ms")
 }
+
+// BenchmarkObserveNoRetrain: Observe with automatic retraining off (RetrainEvery < 0): the
+// cost of recording a finished job in the history and the window.
+func BenchmarkObserveNoRetrain(b *testing.B) {
+	recs := benchWorkload(b, 50_000)
+	p := mustNew(b, Options{Seed: 1, RetrainEvery: -1})
+	if err := p.Fit(samplesOf(recs[:20_000])); err != nil {
+		b.Fatal(err)
+	}
+	rest := recs[20_000:]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r := &rest[i%len(rest)]
+		if err := p.Observe(&r.Job, r.Iterations); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -46,6 +46,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gpusched/gpusched/predict"
@@ -121,8 +122,9 @@ type result struct {
 	Pred     []float64 `json:"pred"`
 	P10      []float64 `json:"p10,omitempty"` // nil unless the method has a spread
 	P90      []float64 `json:"p90,omitempty"`
-	TrainS   float64   `json:"train_s"`  // seconds to Fit
-	ReplayS  float64   `json:"replay_s"` // seconds spent predicting and observing in the replay
+	TrainS   float64   `json:"train_s"`   // seconds to Fit (wall clock)
+	TrainCPU float64   `json:"train_cpu"` // CPU seconds to Fit (all threads of the process)
+	ReplayS  float64   `json:"replay_s"`  // seconds spent predicting and observing in the replay
 	p50      []float64
 	hasGroup []bool // whether the job's group had a finished run when it arrived
 }
@@ -176,11 +178,11 @@ func replay(recs []trace.Record, first int, ps []*predict.Predictor, names []str
 		r := &res[k]
 		*r = result{Name: names[k], Pred: make([]float64, n), p50: make([]float64, n),
 			P10: make([]float64, n), P90: make([]float64, n)}
-		start := time.Now()
+		start, cpu := time.Now(), cpuSeconds()
 		if err := p.Fit(train); err != nil {
 			return nil, err
 		}
-		r.TrainS = time.Since(start).Seconds()
+		r.TrainS, r.TrainCPU = time.Since(start).Seconds(), cpuSeconds()-cpu
 		start = time.Now()
 		for _, e := range events {
 			rec := &recs[e.i]
@@ -226,6 +228,16 @@ func replay(recs []trace.Record, first int, ps []*predict.Predictor, names []str
 		last.hasGroup[e.i-first] = ok
 	}
 	return append(res, last), nil
+}
+
+// cpuSeconds returns the process's user and system CPU time in seconds.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
 }
 
 func medianOf(v []float64) float64 {
@@ -384,13 +396,14 @@ func printReport(dir string) error {
 		r := result{Name: filepath.Base(path), Pred: pred}
 		if b, err := os.ReadFile(strings.TrimSuffix(path, ".csv") + ".json"); err == nil {
 			var info struct {
-				Name   string  `json:"name"`
-				TrainS float64 `json:"train_s"`
+				Name     string  `json:"name"`
+				TrainS   float64 `json:"train_s"`
+				TrainCPU float64 `json:"train_cpu"`
 			}
 			if err := json.Unmarshal(b, &info); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			r.Name, r.TrainS = info.Name, info.TrainS
+			r.Name, r.TrainS, r.TrainCPU = info.Name, info.TrainS, info.TrainCPU
 		}
 		results = append(results, r)
 	}
@@ -407,7 +420,7 @@ func printReport(dir string) error {
 	fmt.Printf("workload: %d jobs (seed %d), %d train / %d test by arrival (%d test jobs killed, %d with a finished run of their group);\n",
 		bf.Jobs, bf.Seed, bf.TrainJobs, bf.TestJobs, nKilled, nGroup)
 	fmt.Printf("forest fit on %d rows x %d features; options %+v\n\n", bf.FitRows, bf.Features, bf.Options)
-	fmt.Println("| method | RMSLE | MdAPE | RMSLE, jobs not killed | RMSLE, group seen | RMSLE, group new | P10-P90 coverage | train time | replay time |")
+	fmt.Println("| method | RMSLE | MdAPE | RMSLE, jobs not killed | RMSLE, group seen | RMSLE, group new | P10-P90 coverage | train wall / CPU | replay wall |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
 		if len(r.Pred) != len(a) {
@@ -432,7 +445,7 @@ func printReport(dir string) error {
 			cover = fmt.Sprintf("%.0f%%", 100*float64(in)/float64(len(a)))
 		}
 		if r.TrainS > 0 {
-			train = fmt.Sprintf("%.2f s", r.TrainS)
+			train = fmt.Sprintf("%.2f s / %.2f s", r.TrainS, r.TrainCPU)
 		}
 		if r.ReplayS > 0 {
 			rep = fmt.Sprintf("%.2f s", r.ReplayS)
@@ -520,7 +533,7 @@ func runSweep(jobs int, seed uint64, opts predict.Options, g sweepGrid) error {
 		splits = []string{opts.Split.String()}
 	}
 	fmt.Printf("validation: train on %d jobs, score the next %d (static protocol)\n\n", first, len(actual))
-	fmt.Println("| split | MinLeaf | MTry | Bins | Trees | RMSLE | MdAPE | P10-P90 coverage | fit time |")
+	fmt.Println("| split | MinLeaf | MTry | Bins | Trees | RMSLE | MdAPE | P10-P90 coverage | fit CPU |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, sp := range splits {
 		for _, ml := range or(g.minLeaf, opts.MinLeaf) {
@@ -551,8 +564,16 @@ func runSweep(jobs int, seed uint64, opts predict.Options, g sweepGrid) error {
 							}
 						}
 						oo := p.Options()
-						fmt.Printf("| %s | %d | %d | %d | %d | %.4f | %.1f%% | %.0f%% | %.2f s |\n", sp, oo.MinLeaf, mt, oo.Bins, oo.Trees,
-							rm, md, 100*float64(in)/float64(len(actual)), r.TrainS)
+						mtry := mt
+						if mtry == 0 { // the default: half the columns
+							x, err := p.Encode(&recs[first].Job)
+							if err != nil {
+								return err
+							}
+							mtry = (len(x) + 1) / 2
+						}
+						fmt.Printf("| %s | %d | %d | %d | %d | %.4f | %.1f%% | %.0f%% | %.2f s |\n", sp, oo.MinLeaf, mtry, oo.Bins, oo.Trees,
+							rm, md, 100*float64(in)/float64(len(actual)), r.TrainCPU)
 					}
 				}
 			}
