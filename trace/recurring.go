@@ -30,8 +30,9 @@ type RecurringConfig struct {
 	// KillFraction is the probability in [0, 1] that a job is killed before it finishes its
 	// training.
 	KillFraction float64
-	// ArrivalRate is the mean number of submissions per second (a Poisson process); 0 means
-	// 1/120 (one job every two minutes on average).
+	// ArrivalRate is the mean number of submissions per second (a Poisson process), at least
+	// 1e-9 (about one job in 30 years, so that arrival times stay finite); 0 means 1/120 (one
+	// job every two minutes on average).
 	ArrivalRate float64
 	// Seed seeds the generator: the same config gives the same workload.
 	Seed uint64
@@ -84,6 +85,9 @@ var recCatalogue = []recFamily{
 	{"yolov5", 2, []string{"coco"}, []int{16, 32, 64}, "sgd", "adam", 0.01, [2]float64{50, 300}, 0.15},
 	{"vit-b16", 1, []string{"imagenet", "cifar100"}, []int{256, 512, 1024}, "adamw", "lamb", 1e-3, [2]float64{10, 300}, 0.4},
 }
+
+// recMinArrivalRate is the smallest ArrivalRate accepted, in jobs per second.
+const recMinArrivalRate = 1e-9
 
 // recGPUChoices and recGPUWeights give the distribution of a group's GPU demand (Philly-like:
 // mostly one GPU, a tail of multi-server jobs).
@@ -283,8 +287,8 @@ func (cfg RecurringConfig) recNormalize() (RecurringConfig, error) {
 		return bad("OneOffFraction (must be in [0, 1])", cfg.OneOffFraction)
 	case !(cfg.KillFraction >= 0 && cfg.KillFraction <= 1):
 		return bad("KillFraction (must be in [0, 1])", cfg.KillFraction)
-	case !(cfg.ArrivalRate >= 0) || math.IsInf(cfg.ArrivalRate, 0):
-		return bad("ArrivalRate (must be finite and >= 0)", cfg.ArrivalRate)
+	case !(cfg.ArrivalRate == 0 || cfg.ArrivalRate >= recMinArrivalRate) || math.IsInf(cfg.ArrivalRate, 0):
+		return bad("ArrivalRate (must be 0 or finite and >= 1e-9)", cfg.ArrivalRate)
 	}
 	if cfg.Users == 0 {
 		cfg.Users = 64

@@ -37,24 +37,28 @@ func TestGenerateRecurringDeterministic(t *testing.T) {
 
 func TestGenerateRecurringInvalid(t *testing.T) {
 	good := trace.DefaultRecurringConfig(10, 1)
-	cases := map[string]func(*trace.RecurringConfig){
-		"Jobs":           func(c *trace.RecurringConfig) { c.Jobs = 0 },
-		"Users":          func(c *trace.RecurringConfig) { c.Users = -1 },
-		"Groups":         func(c *trace.RecurringConfig) { c.Groups = -3 },
-		"OneOffFraction": func(c *trace.RecurringConfig) { c.OneOffFraction = math.NaN() },
-		"KillFraction":   func(c *trace.RecurringConfig) { c.KillFraction = 1.5 },
-		"ArrivalRate":    func(c *trace.RecurringConfig) { c.ArrivalRate = math.Inf(1) },
+	cases := []struct {
+		field  string
+		mutate func(*trace.RecurringConfig)
+	}{
+		{"Jobs", func(c *trace.RecurringConfig) { c.Jobs = 0 }},
+		{"Users", func(c *trace.RecurringConfig) { c.Users = -1 }},
+		{"Groups", func(c *trace.RecurringConfig) { c.Groups = -3 }},
+		{"OneOffFraction", func(c *trace.RecurringConfig) { c.OneOffFraction = math.NaN() }},
+		{"KillFraction", func(c *trace.RecurringConfig) { c.KillFraction = 1.5 }},
+		{"ArrivalRate", func(c *trace.RecurringConfig) { c.ArrivalRate = math.Inf(1) }},
+		{"ArrivalRate", func(c *trace.RecurringConfig) { c.ArrivalRate = 1e-308 }}, // arrivals would overflow
 	}
-	for field, mutate := range cases {
+	for _, c := range cases {
 		cfg := good
-		mutate(&cfg)
+		c.mutate(&cfg)
 		_, err := trace.GenerateRecurring(cfg)
 		if !errors.Is(err, trace.ErrInvalidRecurringConfig) {
-			t.Errorf("%s: got %v, want ErrInvalidRecurringConfig", field, err)
+			t.Errorf("%s: got %v, want ErrInvalidRecurringConfig", c.field, err)
 			continue
 		}
-		if !strings.Contains(err.Error(), field) {
-			t.Errorf("%s: error %q does not name the field", field, err)
+		if !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%s: error %q does not name the field", c.field, err)
 		}
 	}
 }
@@ -68,7 +72,7 @@ func TestGenerateRecurringWellFormed(t *testing.T) {
 			Groups:         rapid.IntRange(0, 40).Draw(t, "groups"),
 			OneOffFraction: rapid.Float64Range(0, 1).Draw(t, "oneoff"),
 			KillFraction:   rapid.Float64Range(0, 1).Draw(t, "kill"),
-			ArrivalRate:    rapid.Float64Range(0, 10).Draw(t, "rate"),
+			ArrivalRate:    rapid.OneOf(rapid.Just(0.0), rapid.Float64Range(1e-9, 10)).Draw(t, "rate"),
 			Seed:           rapid.Uint64().Draw(t, "seed"),
 		}
 		recs, err := trace.GenerateRecurring(cfg)
