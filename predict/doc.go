@@ -31,21 +31,22 @@
 //
 // # The forest
 //
-// The forest is a classifier, as github.com/malaschitz/randomForest (the library the issue
-// named) is: iterations are cut into Options.Bins quantile bins of log(iterations), each tree's
-// leaf holds the bins of its training rows, and the forest's votes form a distribution over
-// bins. Each bin is represented by 16 quantiles of the training targets that fell in it, so
-// the votes give a distribution of iterations. Predict returns its vote-weighted geometric
-// mean (the estimate that minimises the expected squared log error) and its 10th, 50th and
-// 90th percentiles, the spread A-SRPT can use for robustness.
+// The forest is a classifier, as github.com/malaschitz/randomForest is: iterations are cut
+// into Options.Bins quantile bins of log(iterations), each tree's leaf holds the bins of its
+// training rows, and the forest's votes form a distribution over bins. Each bin is represented
+// by 16 quantiles of the training targets that fell in it, so the votes give a distribution of
+// iterations. Predict returns its vote-weighted geometric mean (the estimate that minimises
+// the expected squared log error) and its 10th, 50th and 90th percentiles, the spread A-SRPT
+// can use for robustness.
 //
 // Two implementations sit behind the same small internal interface (fit on rows and bins,
 // vote on a vector): BackendCART, this package's own forest (the default), and
 // BackendMalaschitz, the library. Ours is seeded and deterministic, starts no goroutines and
-// trains on pre-binned features without sorting at every node; the library draws from the
-// global math/rand source in goroutines, so it cannot be reproduced run to run, and sorts at
-// every node. BENCHMARKS.md has the measurements behind the default and its options (split
-// criterion, bins, trees, leaf size).
+// trains on pre-binned features (a linear counting pass per node and feature); the library
+// draws from the global math/rand source in goroutines, so it cannot be reproduced run to run,
+// and sorts the rows at every node. On 50,000 jobs ours trains in about 4 s of CPU against
+// 74 s, and is at least as accurate. BENCHMARKS.md has the measurements behind the default
+// and its options (split criterion, bins, trees, leaf size, features per split).
 //
 // # Learning online
 //
