@@ -190,7 +190,8 @@ func wantLimits(g *Graph, opts Options) []int64 {
 			continue
 		}
 		t := W * shares[i] / sum
-		lim[i] = int64(math.Max(0, math.Max(math.Floor((1+opts.Imbalance)*t), math.Ceil(t)+float64(maxVW)-1)))
+		x := (1 + opts.Imbalance) * t
+		lim[i] = int64(math.Max(0, math.Max(math.Floor(x+1e-9*math.Max(1, math.Abs(x))), math.Ceil(t)+float64(maxVW)-1)))
 	}
 	return lim
 }

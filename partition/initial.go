@@ -74,7 +74,7 @@ func growBisection(g *Graph, b bisection, rng *rand.Rand, h *gainHeap, gain []in
 func bisectLimits(g *Graph, t0 float64, eps float64) bisection {
 	t1 := float64(g.totalVW) - t0
 	lim := func(t float64) int64 {
-		l := math.Max(math.Floor((1+eps)*t), math.Ceil(t)+float64(g.maxVW)-1)
+		l := math.Max(floorTol((1+eps)*t), math.Ceil(t)+float64(g.maxVW)-1)
 		return int64(math.Max(l, 0))
 	}
 	return bisection{t0: t0, limit: [2]int64{lim(t0), lim(t1)}}

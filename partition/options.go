@@ -80,6 +80,8 @@ type Options struct {
 	//
 	//	max(floor((1+Imbalance) * W*c_i/sum(c)), ceil(W*c_i/sum(c)) + w_max - 1)
 	//
+	// (floor taken with a relative tolerance of 1e-9 against rounding)
+	//
 	// where w_max is the largest vertex weight (a part with share 0 may
 	// weigh 0). The second term keeps every input feasible: with it, any
 	// vertex that does not fit in its part fits in some other. 0.03
@@ -185,7 +187,7 @@ func checkOptions(g *Graph, opts Options) (constraints, error) {
 			}
 			t := float64(W) * s
 			c.target[i] = t
-			lim := math.Floor((1 + eps) * t)
+			lim := floorTol((1 + eps) * t)
 			lim = math.Max(lim, math.Ceil(t)+float64(g.maxVW)-1)
 			if lim >= math.MaxInt64/2 {
 				c.limit[i] = math.MaxInt64 / 2
@@ -224,4 +226,11 @@ func checkOptions(g *Graph, opts Options) (constraints, error) {
 		return c, fmt.Errorf("%w: unknown mode %v", ErrInvalidOptions, opts.Mode)
 	}
 	return c, nil
+}
+
+// floorTol is math.Floor with a relative tolerance of 1e-9, so that a limit that is a whole
+// number in exact arithmetic (say 1.5 x 50/3 = 25) does not lose one to floating-point rounding
+// depending on the order of the operations.
+func floorTol(x float64) float64 {
+	return math.Floor(x + 1e-9*math.Max(1, math.Abs(x)))
 }

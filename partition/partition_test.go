@@ -223,3 +223,27 @@ func TestTrialsNeverWorse(t *testing.T) {
 		t.Fatalf("4 trials cut %d > 1 trial cut %d", four.Cut, one.Cut)
 	}
 }
+
+// TestLimitRounding: (1 + 0.5) x 50/3 is 25 in exact arithmetic; the limit must not lose one
+// to floating-point rounding (found by the property test).
+func TestLimitRounding(t *testing.T) {
+	b := NewBuilder(50)
+	for v := 0; v+1 < 50; v++ {
+		if err := b.AddEdge(v, v+1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Partition(g, Options{K: 3, Imbalance: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range res.MaxWeights {
+		if l != 25 {
+			t.Errorf("part %d limit %d, want 25", i, l)
+		}
+	}
+}
