@@ -3,6 +3,7 @@ package gpusched
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -286,18 +287,33 @@ func (r *recordingTB) FailNow()              { r.failed = true; panic(failNow{})
 func (r *recordingTB) Fail()                 { r.failed = true }
 func (r *recordingTB) Failed() bool          { return r.failed }
 
-// propertyFails reports whether rapid finds a counterexample to prop.
-func propertyFails(prop func(*rapid.T)) (failed bool) {
-	if f := flag.Lookup("rapid.nofailfile"); f != nil {
-		old := f.Value.String()
-		_ = f.Value.Set("true") // a deliberate failure leaves no fail file behind
-		defer func() { _ = f.Value.Set(old) }()
+// propertyFails reports whether rapid finds a counterexample to prop. It searches
+// deterministically: a fixed sequence of seeds, 1,000 cases each, leaving no fail file behind.
+func propertyFails(prop func(*rapid.T)) bool {
+	for name, val := range map[string]string{"rapid.nofailfile": "true", "rapid.checks": "1000"} {
+		if f := flag.Lookup(name); f != nil {
+			old := f.Value.String()
+			_ = f.Value.Set(val)
+			defer func() { _ = f.Value.Set(old) }()
+		}
 	}
-	if f := flag.Lookup("rapid.checks"); f != nil {
-		old := f.Value.String()
-		_ = f.Value.Set("2000") // search harder for the counterexample that must exist
-		defer func() { _ = f.Value.Set(old) }()
+	seed := flag.Lookup("rapid.seed")
+	if seed != nil {
+		old := seed.Value.String()
+		defer func() { _ = seed.Value.Set(old) }()
 	}
+	for i := 1; i <= 20; i++ {
+		if seed != nil {
+			_ = seed.Value.Set(fmt.Sprint(i))
+		}
+		if failsOnce(prop) {
+			return true
+		}
+	}
+	return false
+}
+
+func failsOnce(prop func(*rapid.T)) (failed bool) {
 	r := &recordingTB{}
 	defer func() {
 		if e := recover(); e != nil {
