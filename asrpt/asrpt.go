@@ -7,7 +7,6 @@ import (
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/partition"
-	"github.com/gpusched/gpusched/predict"
 	"github.com/gpusched/gpusched/srpt"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -52,8 +51,8 @@ func Consolidate(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]
 // predictor that learns online, sizes from the default cost model, consolidating placement, strict order,
 // immediate preemption, re-estimation of overrunning jobs.
 type Options struct {
-	// Estimator predicts iterations. Default: a Forest over predict.New with default options
-	// (seed 1). Use an Oracle for experiments with true sizes.
+	// Estimator predicts iterations. Default: a Forest over predict.New(ForestOptions(1)). Use an
+	// Oracle for experiments with true sizes.
 	Estimator Estimator
 	// Cost gives per-iteration times; a job's time per iteration at its best placement (all GPUs
 	// free, consolidated by Pack) sizes it. Default: gpusched.DefaultCost() (the model's cost
@@ -137,7 +136,7 @@ type Scheduler struct {
 // New returns an A-SRPT scheduler.
 func New(opt Options) (*Scheduler, error) {
 	if opt.Estimator == nil {
-		f, err := NewForest(predict.Options{Seed: 1})
+		f, err := NewForest(ForestOptions(1))
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,17 @@ type Forest struct {
 	P *predict.Predictor
 }
 
+// ForestOptions returns the predictor options A-SRPT uses by default: package predict's defaults
+// with the given seed, except that the forest is retrained over the last 10,000 finished jobs
+// every 20,000 completions once warmed up (before that, whenever the finished jobs have doubled).
+// A retraining runs inside the JobCompleted call that triggers it and takes about a second on
+// 10,000 jobs, so a scheduler should not pay it every 2,000 jobs (predict's default, chosen for
+// accuracy, which package predict measured to be flat in the retraining interval); on the
+// 70,000-job Philly trace this cuts A-SRPT's simulation time by two thirds.
+func ForestOptions(seed uint64) predict.Options {
+	return predict.Options{Seed: seed, Window: 10000, RetrainEvery: 20000}
+}
+
 // NewForest returns a Forest over a new Predictor with the given options.
 func NewForest(opts predict.Options) (Forest, error) {
 	p, err := predict.New(opts)

@@ -91,7 +91,7 @@ func policies() []policySpec {
 			}},
 		{"asrpt", "A-SRPT with the random-forest predictor learning online (asrpt.Forest over predict)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
-				f, err := asrpt.NewForest(predict.Options{Seed: env.Seed})
+				f, err := asrpt.NewForest(asrpt.ForestOptions(env.Seed))
 				if err != nil {
 					return nil, err
 				}
@@ -99,7 +99,7 @@ func policies() []policySpec {
 			}},
 		{"asrpt-backfill", "A-SRPT with the random-forest predictor, backfilling lower-priority jobs into GPUs the priority prefix leaves free",
 			func(env policyEnv) (gpusched.Scheduler, error) {
-				f, err := asrpt.NewForest(predict.Options{Seed: env.Seed})
+				f, err := asrpt.NewForest(asrpt.ForestOptions(env.Seed))
 				if err != nil {
 					return nil, err
 				}
