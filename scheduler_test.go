@@ -2,13 +2,12 @@ package gpusched
 
 import (
 	"errors"
-	"flag"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gpusched/gpusched/internal/teeth"
 	"github.com/gpusched/gpusched/topology"
 	"pgregory.net/rapid"
 )
@@ -264,65 +263,4 @@ func TestValidatePropertyHasTeeth(t *testing.T) {
 	}
 }
 
-// recordingTB is a rapid.TB that records failure instead of failing the test, so a test can
-// require a property to fail.
-type recordingTB struct {
-	failed bool
-}
-
-type failNow struct{}
-
-func (r *recordingTB) Helper()               {}
-func (r *recordingTB) Name() string          { return "recording" }
-func (r *recordingTB) Logf(string, ...any)   {}
-func (r *recordingTB) Log(...any)            {}
-func (r *recordingTB) Skipf(string, ...any)  { panic(failNow{}) }
-func (r *recordingTB) Skip(...any)           { panic(failNow{}) }
-func (r *recordingTB) SkipNow()              { panic(failNow{}) }
-func (r *recordingTB) Errorf(string, ...any) { r.failed = true }
-func (r *recordingTB) Error(...any)          { r.failed = true }
-func (r *recordingTB) Fatalf(string, ...any) { r.failed = true; panic(failNow{}) }
-func (r *recordingTB) Fatal(...any)          { r.failed = true; panic(failNow{}) }
-func (r *recordingTB) FailNow()              { r.failed = true; panic(failNow{}) }
-func (r *recordingTB) Fail()                 { r.failed = true }
-func (r *recordingTB) Failed() bool          { return r.failed }
-
-// propertyFails reports whether rapid finds a counterexample to prop. It searches
-// deterministically: a fixed sequence of seeds, 1,000 cases each, leaving no fail file behind.
-func propertyFails(prop func(*rapid.T)) bool {
-	for name, val := range map[string]string{"rapid.nofailfile": "true", "rapid.checks": "1000"} {
-		if f := flag.Lookup(name); f != nil {
-			old := f.Value.String()
-			_ = f.Value.Set(val)
-			defer func() { _ = f.Value.Set(old) }()
-		}
-	}
-	seed := flag.Lookup("rapid.seed")
-	if seed != nil {
-		old := seed.Value.String()
-		defer func() { _ = seed.Value.Set(old) }()
-	}
-	for i := 1; i <= 20; i++ {
-		if seed != nil {
-			_ = seed.Value.Set(fmt.Sprint(i))
-		}
-		if failsOnce(prop) {
-			return true
-		}
-	}
-	return false
-}
-
-func failsOnce(prop func(*rapid.T)) (failed bool) {
-	r := &recordingTB{}
-	defer func() {
-		if e := recover(); e != nil {
-			if _, ok := e.(failNow); !ok {
-				panic(e)
-			}
-		}
-		failed = r.failed
-	}()
-	rapid.Check(r, prop)
-	return r.failed
-}
+func propertyFails(prop func(*rapid.T)) bool { return teeth.Fails(prop) }
