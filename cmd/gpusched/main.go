@@ -121,6 +121,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("sweep: unexpected argument %q", fs.Arg(0))
 	}
+	if o.rate != 1 {
+		return errors.New("sweep: -rate does not apply; with -trace, -loads are arrival-rate multipliers")
+	}
 	ls, err := parseFloats(*loads)
 	if err != nil {
 		return fmt.Errorf("-loads: %w", err)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,8 @@ type options struct {
 	progress    string
 	maxEvents   int
 	cost        string
+	rate        float64
+	cpuProfile  string
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
@@ -55,6 +58,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed trace rows (they are counted) instead of failing")
 	fs.IntVar(&o.jobs, "jobs", defaultJobs, "jobs of the synthetic workload")
 	fs.Float64Var(&o.load, "load", defaultLoad, "offered load of the synthetic workload (1 = every GPU busy on average)")
+	fs.Float64Var(&o.rate, "rate", 1, "arrival-rate multiplier of a -trace: 5 replays its arrivals five times as fast (sweep takes -loads instead)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic workload, the trace mapping and seeded policies")
 	fs.StringVar(&o.cluster, "cluster", defaultCluster, "cluster preset: a100|h100|t4:servers[:servers-per-rack:oversubscription]")
 	fs.StringVar(&o.clusterJSON, "cluster-json", "", "cluster in topology's JSON form (overrides -cluster)")
@@ -63,6 +67,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "simulations run in parallel")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on or off")
 	fs.IntVar(&o.maxEvents, "max-events", 0, "stop a simulation after this many scheduler calls (0: no limit)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (for go tool pprof)")
 	fs.StringVar(&o.cost, "cost", "model", "model: Philly-like jobs get zoo models and plans timed by package graph (placement and shared links matter); fixed: each job runs at a fixed step time wherever it is placed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: gpusched %s [flags]\n\nflags:\n", name)
@@ -209,6 +214,46 @@ func scaleArrivals(recs []trace.Record, f float64) []trace.Record {
 		out[i] = r
 	}
 	return out
+}
+
+// applyRate replays a trace's arrivals o.rate times as fast (the -rate flag). It is an
+// error on a synthetic workload, whose arrival rate -load sets.
+func (o *options) applyRate(w *workload) error {
+	if o.rate == 1 {
+		return nil
+	}
+	if !(o.rate > 0) || math.IsInf(o.rate, 0) {
+		return fmt.Errorf("-rate %v must be a positive number", o.rate)
+	}
+	if w.synthetic {
+		return fmt.Errorf("-rate %v applies to -trace workloads; set a synthetic workload's arrival rate with -load", o.rate)
+	}
+	w.records = scaleArrivals(w.records, o.rate)
+	w.name += fmt.Sprintf(", arrivals %gx as fast", o.rate)
+	return nil
+}
+
+// startProfile starts the CPU profile -cpuprofile asks for and returns the function that
+// stops it and closes the file (a no-op without the flag).
+func (o *options) startProfile() (stop func() error, err error) {
+	if o.cpuProfile == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(o.cpuProfile)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile %s: %w", o.cpuProfile, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 // checkFits reports jobs larger than the cluster before a simulation starts.

@@ -152,8 +152,10 @@ func selectPolicies(list string) ([]policySpec, error) {
 	return out, nil
 }
 
+// newPredictor returns SJF's predictor: the same forest and retraining schedule as A-SRPT's
+// (asrpt.ForestOptions), so that the two differ only in how they use the predictions.
 func newPredictor(seed uint64) (*predict.Predictor, error) {
-	return predict.New(predict.Options{Seed: seed})
+	return predict.New(asrpt.ForestOptions(seed))
 }
 
 // learning wraps a scheduler whose sizes come from a predictor and teaches the predictor the

@@ -138,6 +138,9 @@ func compare(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := o.applyRate(w); err != nil {
+		return err
+	}
 	if err := checkFits(w.records, c); err != nil {
 		return err
 	}
@@ -145,8 +148,15 @@ func compare(o *options, stdout, stderr io.Writer) error {
 	for _, p := range specs {
 		jobs = append(jobs, runJob{policy: p, cluster: c, records: w.records, seed: o.seed})
 	}
+	stopProfile, err := o.startProfile()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	outs := runAll(jobs, o, stderr)
+	if err := stopProfile(); err != nil {
+		return err
+	}
 	for _, oc := range outs {
 		if oc.err != nil {
 			return oc.err
@@ -205,8 +215,15 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 			}
 		}
 	}
+	stopProfile, err := o.startProfile()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	outs := runAll(jobs, o, stderr)
+	if err := stopProfile(); err != nil {
+		return err
+	}
 	for _, oc := range outs {
 		if oc.err != nil {
 			return fmt.Errorf("load %g, seed %d: %w", oc.load, oc.seed, oc.err)

@@ -1,0 +1,312 @@
+package consolidate
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// DefaultRestoreTime is the checkpoint/restore cost in seconds that Options.RestoreTime
+// selects when it is zero: package sim's default.
+const DefaultRestoreTime = 30.0
+
+// DefaultPayback is the factor Options.Payback selects when it is zero.
+const DefaultPayback = 2.0
+
+// ErrInvalidOptions reports Options that Apply or Wrap cannot honour.
+var ErrInvalidOptions = errors.New("consolidate: invalid options")
+
+// Placer chooses GPUs for a job among free ones (one per worker, all free, distinct) and
+// returns false when it cannot. It must not modify free.
+type Placer func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool)
+
+// Options configure Apply and Wrap. The zero value is usable.
+type Options struct {
+	// Cost gives the time per iteration of a job on its current and on a candidate placement
+	// (with idle links). Default: gpusched.DefaultCost(). Pass the host's cost model.
+	Cost gpusched.CostModel
+	// RestoreTime is what a migration costs the job, in seconds of held GPUs without progress
+	// (the host's checkpoint/restore cost). Zero selects DefaultRestoreTime; negative means free.
+	RestoreTime float64
+	// Payback is how many times over the expected saving must repay RestoreTime for a job to
+	// move. Zero selects DefaultPayback (2); it must not be negative.
+	Payback float64
+	// Remaining estimates a running job's remaining iterations, when the caller knows more
+	// than the view (a prediction, or the truth in experiments); ok=false falls back to the
+	// default. Default: as many iterations as the job has done (the heavy-tail rule Tiresias
+	// and LAS rely on: the longer a job has run, the longer it is expected to run).
+	Remaining func(st *gpusched.JobStatus) (iterations float64, ok bool)
+	// Placer chooses the candidate placement among the GPUs free after the decision plus the
+	// job's own. Default: Pack (fewest servers, best fit).
+	Placer Placer
+}
+
+// Pack is the default Placer: topology.Cluster.Pack.
+func Pack(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
+	return c.Pack(free, j.GPUs)
+}
+
+func (o Options) check() (Options, error) {
+	if math.IsNaN(o.RestoreTime) || math.IsInf(o.RestoreTime, 0) {
+		return o, fmt.Errorf("%w: RestoreTime %v is not finite", ErrInvalidOptions, o.RestoreTime)
+	}
+	if !(o.Payback >= 0) || math.IsInf(o.Payback, 0) {
+		return o, fmt.Errorf("%w: Payback %v must be finite and >= 0", ErrInvalidOptions, o.Payback)
+	}
+	if o.Cost == nil {
+		o.Cost = gpusched.DefaultCost()
+	}
+	switch {
+	case o.RestoreTime == 0:
+		o.RestoreTime = DefaultRestoreTime
+	case o.RestoreTime < 0:
+		o.RestoreTime = 0
+	}
+	if o.Payback == 0 {
+		o.Payback = DefaultPayback
+	}
+	if o.Placer == nil {
+		o.Placer = Pack
+	}
+	return o, nil
+}
+
+// Move is one migration that Apply added to a decision.
+type Move struct {
+	// Job is the job that moves.
+	Job gpusched.JobID
+	// From and To are its placement before and after.
+	From, To []topology.GPUID
+	// OldTime and NewTime are its times per iteration (idle links) before and after.
+	OldTime, NewTime float64
+}
+
+// Apply rewrites d, a decision for view v, so that running jobs that d keeps where they are
+// move onto fewer servers when the GPUs d leaves free allow it and the move pays for itself.
+// It returns the moves it made, in the order it made them.
+//
+// A job is a candidate when d keeps it on exactly its current GPUs, it has at least two
+// GPUs, and its GPUs span more servers than the GPUs left free plus its own could hold it
+// on. Candidates are taken most-spread first (then by id). For each, the Placer proposes a
+// placement among the free GPUs plus the job's own; the job moves when the proposal spans
+// fewer servers, is faster per iteration (by Options.Cost, idle links), and
+//
+//	remaining iterations x (old - new time per iteration) >= Payback x RestoreTime.
+//
+// The GPUs it leaves become free for the next candidate. Jobs that d starts, migrates or
+// preempts are left as d has them, so Apply never undoes a policy's choice. Every decision
+// Apply returns is valid for v if d was.
+func Apply(v *gpusched.View, d *gpusched.Decision, opt Options) ([]Move, error) {
+	opt, err := opt.check()
+	if err != nil {
+		return nil, err
+	}
+	return apply(v, d, &opt, nil)
+}
+
+// candidate is a kept running job that might move.
+type candidate struct {
+	run    int // index in d.Run
+	st     *gpusched.JobStatus
+	excess int // servers spanned beyond the least the job could need
+}
+
+func apply(v *gpusched.View, d *gpusched.Decision, opt *Options, scratch *state) ([]Move, error) {
+	c := v.Cluster
+	if c == nil || len(v.Running) == 0 {
+		return nil, nil
+	}
+	if scratch == nil {
+		scratch = &state{}
+	}
+	scratch.prepare(c)
+	byID := scratch.byID
+	clear(byID)
+	for i := range v.Running {
+		if j := v.Running[i].Job; j != nil {
+			byID[j.ID] = &v.Running[i]
+		}
+	}
+	free := c.AllGPUs()
+	var cands []candidate
+	for i, a := range d.Run {
+		for _, g := range a.GPUs {
+			if c.Check(g) == nil {
+				free.Remove(g)
+			}
+		}
+		st, ok := byID[a.Job]
+		if !ok || len(a.GPUs) < 2 || !slices.Equal(a.GPUs, st.GPUs) {
+			continue
+		}
+		spanned := c.ServersSpanned(a.GPUs)
+		if least := (len(a.GPUs) + scratch.maxPer - 1) / scratch.maxPer; spanned > least {
+			cands = append(cands, candidate{run: i, st: st, excess: spanned - least})
+		}
+	}
+	if len(cands) == 0 || free.Len() == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		if a.excess != b.excess {
+			return b.excess - a.excess
+		}
+		return cmp.Compare(a.st.Job.ID, b.st.Job.ID)
+	})
+	scratch.count(c, free)
+	var moves []Move
+	for _, cd := range cands {
+		st := cd.st
+		spanned := c.ServersSpanned(st.GPUs)
+		if scratch.fewest(c, st.GPUs) >= spanned {
+			continue // the free GPUs cannot put it on fewer servers
+		}
+		rem := st.Iterations
+		if opt.Remaining != nil {
+			if r, ok := opt.Remaining(st); ok && r >= 0 && !math.IsInf(r, 1) {
+				rem = r
+			}
+		}
+		if !(rem > 0) {
+			continue
+		}
+		pool := free.Clone()
+		for _, g := range st.GPUs {
+			pool.Add(g)
+		}
+		to, ok := opt.Placer(c, pool, st.Job)
+		if !ok || len(to) != len(st.GPUs) || c.ServersSpanned(to) >= spanned {
+			continue
+		}
+		seen := topology.NewGPUSet(c.NumGPUs())
+		valid := true
+		for _, g := range to {
+			if c.Check(g) != nil || !pool.Contains(g) || seen.Contains(g) {
+				valid = false
+				break
+			}
+			seen.Add(g)
+		}
+		if !valid {
+			return moves, fmt.Errorf("%w: placer put job %q on GPUs that are neither free nor its own", ErrInvalidOptions, st.Job.ID)
+		}
+		old, err := opt.Cost.StepCost(st.Job, c, st.GPUs, nil)
+		if err != nil {
+			return moves, fmt.Errorf("consolidate: job %q: %w", st.Job.ID, err)
+		}
+		nu, err := opt.Cost.StepCost(st.Job, c, to, nil)
+		if err != nil {
+			return moves, fmt.Errorf("consolidate: job %q: %w", st.Job.ID, err)
+		}
+		if !(nu.Time < old.Time) || rem*(old.Time-nu.Time) < opt.Payback*opt.RestoreTime {
+			continue
+		}
+		for _, g := range st.GPUs {
+			free.Add(g)
+		}
+		for _, g := range to {
+			free.Remove(g)
+		}
+		scratch.count(c, free)
+		d.Run[cd.run] = gpusched.Assignment{Job: st.Job.ID, GPUs: to}
+		moves = append(moves, Move{Job: st.Job.ID, From: st.GPUs, To: to, OldTime: old.Time, NewTime: nu.Time})
+	}
+	return moves, nil
+}
+
+// state is Apply's per-cluster scratch: the largest server, the free GPUs per server and the
+// servers sorted by free GPUs.
+type state struct {
+	cluster *topology.Cluster
+	maxPer  int
+	byID    map[gpusched.JobID]*gpusched.JobStatus
+	freeOn  []int // free GPUs per server
+	order   []int // servers by free GPUs, most first
+	own     []int // scratch: a job's GPUs per server
+	ownSrv  []int // scratch: servers the job uses
+}
+
+func (s *state) prepare(c *topology.Cluster) {
+	if s.byID == nil {
+		s.byID = map[gpusched.JobID]*gpusched.JobStatus{}
+	}
+	if s.cluster == c {
+		return
+	}
+	s.cluster = c
+	s.maxPer = 1
+	n := c.NumServers()
+	for i := range n {
+		_, k := c.GPUsOf(i)
+		s.maxPer = max(s.maxPer, k)
+	}
+	s.freeOn = make([]int, n)
+	s.order = make([]int, n)
+	s.own = make([]int, n)
+}
+
+// count recomputes the free GPUs per server and the order of servers by them.
+func (s *state) count(c *topology.Cluster, free topology.GPUSet) {
+	for i := range s.freeOn {
+		first, k := c.GPUsOf(i)
+		s.freeOn[i] = free.CountRange(first, k)
+		s.order[i] = i
+	}
+	slices.SortFunc(s.order, func(a, b int) int {
+		if s.freeOn[a] != s.freeOn[b] {
+			return s.freeOn[b] - s.freeOn[a]
+		}
+		return a - b
+	})
+}
+
+// fewest returns the fewest servers that the free GPUs plus gpus could hold len(gpus)
+// workers on: servers taken greedily by free-plus-own GPUs, which is optimal for this count.
+func (s *state) fewest(c *topology.Cluster, gpus []topology.GPUID) int {
+	s.ownSrv = s.ownSrv[:0]
+	for _, g := range gpus {
+		sv := c.ServerOf(g)
+		if s.own[sv] == 0 {
+			s.ownSrv = append(s.ownSrv, sv)
+		}
+		s.own[sv]++
+	}
+	// Own servers, by free plus own, most first.
+	slices.SortFunc(s.ownSrv, func(a, b int) int {
+		return (s.freeOn[b] + s.own[b]) - (s.freeOn[a] + s.own[a])
+	})
+	need, used, i, k := len(gpus), 0, 0, 0
+	for need > 0 {
+		// Next server of the free order that is not the job's own.
+		for i < len(s.order) && s.own[s.order[i]] > 0 {
+			i++
+		}
+		a, b := -1, -1
+		if k < len(s.ownSrv) {
+			a = s.freeOn[s.ownSrv[k]] + s.own[s.ownSrv[k]]
+		}
+		if i < len(s.order) {
+			b = s.freeOn[s.order[i]]
+		}
+		if a <= 0 && b <= 0 {
+			break // not reached: the job's own GPUs always suffice
+		}
+		if a >= b {
+			need -= a
+			k++
+		} else {
+			need -= b
+			i++
+		}
+		used++
+	}
+	for _, sv := range s.ownSrv {
+		s.own[sv] = 0
+	}
+	return used
+}
