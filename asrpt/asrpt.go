@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/consolidate"
 	"github.com/gpusched/gpusched/partition"
 	"github.com/gpusched/gpusched/srpt"
 	"github.com/gpusched/gpusched/topology"
@@ -81,6 +82,15 @@ type Options struct {
 	// ReestimateMargin is how far past its prediction (as a fraction of the prediction) a job
 	// must run before it is re-estimated. Default 0.
 	ReestimateMargin float64
+	// NoConsolidate turns off consolidating migrations. By default, after each decision A-SRPT
+	// moves a running job that was resumed scattered over more servers than it needs onto
+	// fewer servers, once GPUs free up and its predicted remaining iterations repay the
+	// restore cost twice over (package consolidate, with the Cost above). Without it a job
+	// resumed on leftover GPUs stays scattered until it finishes.
+	NoConsolidate bool
+	// RestoreTime is the host's checkpoint/restore cost in seconds, which a consolidating
+	// migration must repay. Zero selects 30 s (package sim's default); negative means free.
+	RestoreTime float64
 	// Name names the scheduler in reports. Default "asrpt".
 	Name string
 }
@@ -117,6 +127,8 @@ type Scheduler struct {
 	live    []*jobState                 // jobs in the virtual queue that have not left, in queue order
 	epoch   uint64
 	now     float64
+	consol  *consolidate.Consolidator // nil with NoConsolidate
+	moves   int
 
 	// reversed flips the priority order: a deliberately wrong variant for tests.
 	reversed bool
@@ -163,8 +175,28 @@ func New(opt Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Scheduler{opt: opt, queue: q, placer: own, jobs: make(map[gpusched.JobID]*jobState), ptr: make(map[*gpusched.Job]*jobState)}, nil
+	s := &Scheduler{opt: opt, queue: q, placer: own, jobs: make(map[gpusched.JobID]*jobState), ptr: make(map[*gpusched.Job]*jobState)}
+	if !opt.NoConsolidate {
+		if s.consol, err = consolidate.New(consolidate.Options{Cost: opt.Cost, RestoreTime: opt.RestoreTime, Remaining: s.remaining}); err != nil {
+			return nil, fmt.Errorf("asrpt: %w", err)
+		}
+	}
+	return s, nil
 }
+
+// remaining is A-SRPT's estimate of a running job's remaining iterations, for consolidation:
+// its prediction less what it has done (no estimate once it has overrun: consolidate then
+// assumes it runs as long again).
+func (s *Scheduler) remaining(st *gpusched.JobStatus) (float64, bool) {
+	js, ok := s.ptr[st.Job]
+	if !ok || js.iters <= st.Iterations {
+		return 0, false
+	}
+	return js.iters - st.Iterations, true
+}
+
+// Migrations returns how many consolidating migrations A-SRPT has asked for so far.
+func (s *Scheduler) Migrations() int { return s.moves }
 
 // String returns the scheduler's name.
 func (s *Scheduler) String() string { return s.opt.Name }
@@ -411,6 +443,13 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	d, w, err := s.decide(v)
 	if err != nil {
 		return gpusched.Decision{}, err
+	}
+	if s.consol != nil {
+		moves, err := s.consol.Apply(&v, &d)
+		if err != nil {
+			return gpusched.Decision{}, fmt.Errorf("asrpt: %w", err)
+		}
+		s.moves += len(moves)
 	}
 	if w < wake {
 		wake = w

@@ -101,12 +101,30 @@ type Move struct {
 // The GPUs it leaves become free for the next candidate. Jobs that d starts, migrates or
 // preempts are left as d has them, so Apply never undoes a policy's choice. Every decision
 // Apply returns is valid for v if d was.
+//
+// Apply allocates its scratch space on every call; a Consolidator reuses it.
 func Apply(v *gpusched.View, d *gpusched.Decision, opt Options) ([]Move, error) {
+	c, err := New(opt)
+	if err != nil {
+		return nil, err
+	}
+	return c.Apply(v, d)
+}
+
+// Consolidator applies the rule of Apply with fixed options, reusing its scratch space
+// between calls. It is not safe for concurrent use.
+type Consolidator struct {
+	opt Options
+	s   state
+}
+
+// New returns a Consolidator with the given options.
+func New(opt Options) (*Consolidator, error) {
 	opt, err := opt.check()
 	if err != nil {
 		return nil, err
 	}
-	return apply(v, d, &opt, nil)
+	return &Consolidator{opt: opt}, nil
 }
 
 // candidate is a kept running job that might move.
@@ -116,40 +134,57 @@ type candidate struct {
 	excess int // servers spanned beyond the least the job could need
 }
 
-func apply(v *gpusched.View, d *gpusched.Decision, opt *Options, scratch *state) ([]Move, error) {
+// Apply consolidates d as the package function Apply does.
+func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, error) {
 	c := v.Cluster
-	if c == nil || len(v.Running) == 0 {
+	if c == nil || len(v.Running) == 0 || len(d.Run) == 0 {
 		return nil, nil
 	}
-	if scratch == nil {
-		scratch = &state{}
-	}
-	scratch.prepare(c)
-	byID := scratch.byID
-	clear(byID)
-	for i := range v.Running {
-		if j := v.Running[i].Job; j != nil {
-			byID[j.ID] = &v.Running[i]
+	opt, s := &k.opt, &k.s
+	s.prepare(c)
+	// Assignments spread over more servers than they need: cheap to find, usually none.
+	s.cands = s.cands[:0]
+	used := 0
+	for i, a := range d.Run {
+		used += len(a.GPUs)
+		if len(a.GPUs) < 2 {
+			continue
+		}
+		spanned, ok := s.spanned(c, a.GPUs)
+		if least := (len(a.GPUs) + s.maxPer - 1) / s.maxPer; ok && spanned > least {
+			s.cands = append(s.cands, candidate{run: i, excess: spanned - least})
 		}
 	}
+	if len(s.cands) == 0 || used >= c.NumGPUs() {
+		return nil, nil
+	}
+	// Keep those that are running jobs kept on exactly their GPUs.
+	clear(s.byID)
+	for i := range v.Running {
+		if j := v.Running[i].Job; j != nil {
+			s.byID[j.ID] = &v.Running[i]
+		}
+	}
+	cands := s.cands[:0]
+	for _, cd := range s.cands {
+		a := d.Run[cd.run]
+		if st, ok := s.byID[a.Job]; ok && slices.Equal(a.GPUs, st.GPUs) {
+			cd.st = st
+			cands = append(cands, cd)
+		}
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
 	free := c.AllGPUs()
-	var cands []candidate
-	for i, a := range d.Run {
+	for _, a := range d.Run {
 		for _, g := range a.GPUs {
 			if c.Check(g) == nil {
 				free.Remove(g)
 			}
 		}
-		st, ok := byID[a.Job]
-		if !ok || len(a.GPUs) < 2 || !slices.Equal(a.GPUs, st.GPUs) {
-			continue
-		}
-		spanned := c.ServersSpanned(a.GPUs)
-		if least := (len(a.GPUs) + scratch.maxPer - 1) / scratch.maxPer; spanned > least {
-			cands = append(cands, candidate{run: i, st: st, excess: spanned - least})
-		}
 	}
-	if len(cands) == 0 || free.Len() == 0 {
+	if free.Len() == 0 {
 		return nil, nil
 	}
 	slices.SortFunc(cands, func(a, b candidate) int {
@@ -158,12 +193,12 @@ func apply(v *gpusched.View, d *gpusched.Decision, opt *Options, scratch *state)
 		}
 		return cmp.Compare(a.st.Job.ID, b.st.Job.ID)
 	})
-	scratch.count(c, free)
+	s.count(c, free)
 	var moves []Move
 	for _, cd := range cands {
 		st := cd.st
-		spanned := c.ServersSpanned(st.GPUs)
-		if scratch.fewest(c, st.GPUs) >= spanned {
+		spanned, _ := s.spanned(c, st.GPUs)
+		if s.fewest(c, st.GPUs) >= spanned {
 			continue // the free GPUs cannot put it on fewer servers
 		}
 		rem := st.Iterations
@@ -180,20 +215,18 @@ func apply(v *gpusched.View, d *gpusched.Decision, opt *Options, scratch *state)
 			pool.Add(g)
 		}
 		to, ok := opt.Placer(c, pool, st.Job)
-		if !ok || len(to) != len(st.GPUs) || c.ServersSpanned(to) >= spanned {
+		if !ok || len(to) != len(st.GPUs) {
 			continue
 		}
 		seen := topology.NewGPUSet(c.NumGPUs())
-		valid := true
 		for _, g := range to {
 			if c.Check(g) != nil || !pool.Contains(g) || seen.Contains(g) {
-				valid = false
-				break
+				return moves, fmt.Errorf("%w: placer put job %q on GPU %d, which is neither free nor its own", ErrInvalidOptions, st.Job.ID, g)
 			}
 			seen.Add(g)
 		}
-		if !valid {
-			return moves, fmt.Errorf("%w: placer put job %q on GPUs that are neither free nor its own", ErrInvalidOptions, st.Job.ID)
+		if n, _ := s.spanned(c, to); n >= spanned {
+			continue
 		}
 		old, err := opt.Cost.StepCost(st.Job, c, st.GPUs, nil)
 		if err != nil {
@@ -212,7 +245,7 @@ func apply(v *gpusched.View, d *gpusched.Decision, opt *Options, scratch *state)
 		for _, g := range to {
 			free.Remove(g)
 		}
-		scratch.count(c, free)
+		s.count(c, free)
 		d.Run[cd.run] = gpusched.Assignment{Job: st.Job.ID, GPUs: to}
 		moves = append(moves, Move{Job: st.Job.ID, From: st.GPUs, To: to, OldTime: old.Time, NewTime: nu.Time})
 	}
@@ -229,6 +262,30 @@ type state struct {
 	order   []int // servers by free GPUs, most first
 	own     []int // scratch: a job's GPUs per server
 	ownSrv  []int // scratch: servers the job uses
+	cands   []candidate
+}
+
+// spanned returns the number of servers gpus spans, and false if a GPU is not in the
+// cluster.
+func (s *state) spanned(c *topology.Cluster, gpus []topology.GPUID) (int, bool) {
+	n, ok := 0, true
+	s.ownSrv = s.ownSrv[:0]
+	for _, g := range gpus {
+		if g < 0 || int(g) >= c.NumGPUs() {
+			ok = false
+			continue
+		}
+		sv := c.ServerOf(g)
+		if s.own[sv] == 0 {
+			s.ownSrv = append(s.ownSrv, sv)
+			n++
+		}
+		s.own[sv]++
+	}
+	for _, sv := range s.ownSrv {
+		s.own[sv] = 0
+	}
+	return n, ok
 }
 
 func (s *state) prepare(c *topology.Cluster) {

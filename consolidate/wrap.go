@@ -10,10 +10,9 @@ import (
 // completion reports to the wrapped scheduler when that one observes them. Like most
 // schedulers it keeps scratch state between calls: it is not safe for concurrent use.
 type Scheduler struct {
-	inner   gpusched.Scheduler
-	opt     Options
-	scratch state
-	moves   int
+	inner gpusched.Scheduler
+	c     *Consolidator
+	moves int
 }
 
 // Wrap returns s with consolidating migrations added to its decisions.
@@ -21,11 +20,11 @@ func Wrap(s gpusched.Scheduler, opt Options) (*Scheduler, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: no scheduler to wrap", ErrInvalidOptions)
 	}
-	opt, err := opt.check()
+	c, err := New(opt)
 	if err != nil {
 		return nil, err
 	}
-	return &Scheduler{inner: s, opt: opt}, nil
+	return &Scheduler{inner: s, c: c}, nil
 }
 
 // Schedule asks the wrapped scheduler and consolidates its decision.
@@ -34,7 +33,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err != nil {
 		return d, err
 	}
-	moves, err := apply(&v, &d, &s.opt, &s.scratch)
+	moves, err := s.c.Apply(&v, &d)
 	if err != nil {
 		return gpusched.Decision{}, fmt.Errorf("%s: %w", s, err)
 	}

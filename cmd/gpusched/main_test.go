@@ -197,3 +197,40 @@ func TestFixedCost(t *testing.T) {
 		t.Errorf("model cost: %v\n%s", err, out)
 	}
 }
+
+// TestRateAndConsolidateFlags: -rate replays a trace faster (two jobs 10 s apart then arrive
+// 2 s apart), is refused where it does not apply; -consolidate takes auto, on or off and the
+// header says which.
+func TestRateAndConsolidateFlags(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	trace.WriteJSONL(&buf, []trace.Record{
+		{Job: gpusched.Job{ID: "a", GPUs: 8, StepTime: 1}, Iterations: 100},
+		{Job: gpusched.Job{ID: "b", Arrival: 10, GPUs: 8, StepTime: 1}, Iterations: 100},
+	})
+	path := filepath.Join(dir, "w.jsonl")
+	os.WriteFile(path, buf.Bytes(), 0o644)
+	// One 8-GPU server, FIFO: b waits for a. At rate 1 it waits 90 s, at rate 5 98 s.
+	for rate, want := range map[string]string{"1": "45.0s", "5": "49.0s"} {
+		out, err := runCmd(t, "simulate", "-trace", path, "-cluster", "a100:1", "-policy", "fifo", "-rate", rate, "-progress", "off", "-cost", "fixed")
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("-rate %s: want avg queue %s: %v\n%s", rate, want, err, out)
+		}
+	}
+	for _, args := range [][]string{
+		{"compare", "-rate", "2", "-jobs", "10"},               // synthetic workload: -load
+		{"simulate", "-trace", path, "-rate", "0"},             // not positive
+		{"sweep", "-trace", path, "-rate", "2", "-loads", "1"}, // sweep takes -loads
+		{"compare", "-consolidate", "maybe", "-jobs", "10"},    // unknown mode
+	} {
+		if _, err := runCmd(t, args...); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+	for mode, want := range map[string]string{"auto": "A-SRPT only", "on": "every policy", "off": "none"} {
+		out, err := runCmd(t, "compare", "-jobs", "40", "-load", "1.5", "-cluster", "a100:2", "-policies", "tiresias,asrpt", "-consolidate", mode, "-progress", "off")
+		if err != nil || !strings.Contains(out, "consolidating migrations: "+want) {
+			t.Errorf("-consolidate %s: %v\n%s", mode, err, out)
+		}
+	}
+}

@@ -47,6 +47,7 @@ type options struct {
 	cost        string
 	rate        float64
 	cpuProfile  string
+	consolidate string
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
@@ -67,6 +68,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "simulations run in parallel")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on or off")
 	fs.IntVar(&o.maxEvents, "max-events", 0, "stop a simulation after this many scheduler calls (0: no limit)")
+	fs.StringVar(&o.consolidate, "consolidate", "auto", "migrations that move scattered running jobs onto fewer servers (package consolidate): auto (the policy's own choice: A-SRPT does, the published baselines do not), on (every policy) or off (none)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (for go tool pprof)")
 	fs.StringVar(&o.cost, "cost", "model", "model: Philly-like jobs get zoo models and plans timed by package graph (placement and shared links matter); fixed: each job runs at a fixed step time wherever it is placed")
 	fs.Usage = func() {
@@ -214,6 +216,15 @@ func scaleArrivals(recs []trace.Record, f float64) []trace.Record {
 		out[i] = r
 	}
 	return out
+}
+
+// checkConsolidate validates -consolidate.
+func (o *options) checkConsolidate() error {
+	switch o.consolidate {
+	case "auto", "on", "off":
+		return nil
+	}
+	return fmt.Errorf("-consolidate %q: want auto, on or off", o.consolidate)
 }
 
 // applyRate replays a trace's arrivals o.rate times as fast (the -rate flag). It is an

@@ -20,6 +20,11 @@ type policyEnv struct {
 	Jobs    []trace.Record
 	Cost    gpusched.CostModel
 	Seed    uint64
+	// Restore is the host's checkpoint/restore cost in seconds (sim.Config.RestoreTime's
+	// convention: negative for none), which consolidating migrations must repay.
+	Restore float64
+	// NoConsolidate turns off the consolidation that a policy does by itself (A-SRPT).
+	NoConsolidate bool
 }
 
 // truth returns the true iterations of the workload's jobs: for oracles only.
@@ -36,6 +41,9 @@ type policySpec struct {
 	Name string
 	Doc  string
 	New  func(env policyEnv) (gpusched.Scheduler, error)
+	// Consolidates tells that the policy migrates scattered jobs by itself (unless
+	// env.NoConsolidate), so -consolidate on does not wrap it.
+	Consolidates bool
 }
 
 // policies returns the registry of every scheduler the command can run, in the order of
@@ -43,7 +51,7 @@ type policySpec struct {
 func policies() []policySpec {
 	return []policySpec{
 		{"fifo", "first come, first served, strict order, consolidated placement (policy.FIFO)",
-			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewFIFO(policy.Options{}) }},
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewFIFO(policy.Options{}) }, false},
 		{"sjf", "shortest job first by predicted GPU-time, random-forest predictor learning online (policy.SJF)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				p, err := newPredictor(env.Seed)
@@ -61,7 +69,7 @@ func policies() []policySpec {
 					return nil, err
 				}
 				return &learning{Scheduler: s, p: p, name: "sjf"}, nil
-			}},
+			}, false},
 		{"srpt-oracle", "preemptive SRPT with the true remaining GPU-time: the upper reference (policy.SRPTOracle)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()
@@ -71,48 +79,49 @@ func policies() []policySpec {
 					}
 					return -1
 				}})
-			}},
+			}, false},
 		{"tiresias", "Tiresias discretized 2D-LAS, NSDI'19 (policy.Tiresias)",
-			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewTiresias(policy.TiresiasOptions{}) }},
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewTiresias(policy.TiresiasOptions{}) }, false},
 		{"sjf-bco", "SJF-BCO, MobiHoc'22, online re-planning with true iterations as in the paper (policy.SJFBCO)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()
 				return policy.NewSJFBCO(policy.SJFBCOOptions{Iterations: func(j *gpusched.Job) float64 { return truth[j.ID] }})
-			}},
+			}, false},
 		{"gadget", "GADGET-style greedy ring embedding with bandwidth reservation, INFOCOM'22 (policy.GADGET)",
-			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewGADGET(policy.GADGETOptions{}) }},
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewGADGET(policy.GADGETOptions{}) }, false},
 		{"first-fit", "first fit, backfilling (policy.FirstFit)",
-			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewFirstFit(policy.Options{}) }},
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewFirstFit(policy.Options{}) }, false},
 		{"list-scheduling", "Graham's list scheduling on the least-loaded GPUs (policy.ListScheduling)",
-			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewListScheduling(policy.Options{}) }},
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewListScheduling(policy.Options{}) }, false},
 		{"random", "random order and placement, seeded (policy.Random)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				return policy.NewRandom(policy.RandomOptions{Seed: env.Seed})
-			}},
+			}, false},
 		{"asrpt", "A-SRPT with the random-forest predictor learning online (asrpt.Forest over predict)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				f, err := asrpt.NewForest(asrpt.ForestOptions(env.Seed))
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt"})
-			}},
+				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate})
+			}, true},
 		{"asrpt-backfill", "A-SRPT with the random-forest predictor, backfilling lower-priority jobs into GPUs the priority prefix leaves free",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				f, err := asrpt.NewForest(asrpt.ForestOptions(env.Seed))
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill"})
-			}},
+				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate})
+			}, true},
 		{"asrpt-oracle", "A-SRPT with exact iteration counts (asrpt.Oracle)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()
-				return asrpt.New(asrpt.Options{Cost: env.Cost, Name: "asrpt-oracle", Estimator: asrpt.Oracle(func(id gpusched.JobID) (float64, bool) {
-					n, ok := truth[id]
-					return n, ok
-				})})
-			}},
+				return asrpt.New(asrpt.Options{Cost: env.Cost, Name: "asrpt-oracle", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate,
+					Estimator: asrpt.Oracle(func(id gpusched.JobID) (float64, bool) {
+						n, ok := truth[id]
+						return n, ok
+					})})
+			}, true},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gpusched/gpusched/consolidate"
 	"github.com/gpusched/gpusched/sim"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
@@ -102,7 +103,11 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 	oc := outcome{runJob: j}
 	start := time.Now()
 	cost := costModel()
-	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: cost, Seed: j.seed})
+	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: cost, Seed: j.seed,
+		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off"})
+	if err == nil && o.consolidate == "on" && !j.policy.Consolidates {
+		s, err = consolidate.Wrap(s, consolidate.Options{Cost: cost, RestoreTime: o.restoreSeconds()})
+	}
 	if err != nil {
 		oc.err = fmt.Errorf("policy %s: %w", j.policy.Name, err)
 		return oc
@@ -126,6 +131,9 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 
 // compare runs the selected policies on one workload and prints one table.
 func compare(o *options, stdout, stderr io.Writer) error {
+	if err := o.checkConsolidate(); err != nil {
+		return err
+	}
 	specs, err := selectPolicies(o.policies)
 	if err != nil {
 		return err
@@ -180,6 +188,9 @@ func compare(o *options, stdout, stderr io.Writer) error {
 
 // sweep runs the selected policies over load levels and seeds.
 func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer) error {
+	if err := o.checkConsolidate(); err != nil {
+		return err
+	}
 	specs, err := selectPolicies(o.policies)
 	if err != nil {
 		return err
@@ -266,8 +277,9 @@ func clusterLine(w io.Writer, c *topology.Cluster, o *options) {
 	if o.restore > 0 {
 		restore = o.restore.String()
 	}
-	fmt.Fprintf(w, "cluster: %s, %d GPUs on %d servers (%s); restore cost %s\n",
-		c.Name(), c.NumGPUs(), c.NumServers(), c.GPU(0).Model, restore)
+	consol := map[string]string{"auto": "A-SRPT only", "on": "every policy", "off": "none"}[o.consolidate]
+	fmt.Fprintf(w, "cluster: %s, %d GPUs on %d servers (%s); restore cost %s; consolidating migrations: %s\n",
+		c.Name(), c.NumGPUs(), c.NumServers(), c.GPU(0).Model, restore, consol)
 }
 
 // modelLine says how the jobs are timed.
