@@ -86,6 +86,9 @@ type Summary struct {
 	Makespan float64 `json:"makespan"`
 	// AvgQueueDelay is the mean time from arrival to first start, in seconds.
 	AvgQueueDelay float64 `json:"avg_queue_delay"`
+	// AvgWait is the mean time a job spent in the system without GPUs (JCT - run time): the
+	// queueing delay of preemptive policies, which start jobs early and stop them later.
+	AvgWait float64 `json:"avg_wait"`
 	// BusyGPUSeconds is the GPU-seconds held by jobs (the integral of busy GPUs over time,
 	// restore periods included): the sum of the jobs' GPUTime.
 	BusyGPUSeconds float64 `json:"busy_gpu_seconds"`
@@ -153,11 +156,12 @@ func Summarize(jobs []JobRecord, gpus int) Summary {
 	}
 	jct := make([]float64, len(jobs))
 	first, last := math.Inf(1), math.Inf(-1)
-	var sumJCT, sumQ, pre, mig float64
+	var sumJCT, sumQ, sumW, pre, mig float64
 	for i, j := range jobs {
 		jct[i] = j.JCT
 		sumJCT += j.JCT
 		sumQ += j.QueueDelay
+		sumW += j.Wait
 		s.BusyGPUSeconds += j.GPUTime
 		s.CrossServerBytes += j.CrossServerBytes
 		pre += float64(j.Preemptions)
@@ -173,6 +177,7 @@ func Summarize(jobs []JobRecord, gpus int) Summary {
 	s.P99JCT = Percentile(jct, 0.99)
 	s.Makespan = last - first
 	s.AvgQueueDelay = sumQ / n
+	s.AvgWait = sumW / n
 	if s.Makespan > 0 && gpus > 0 {
 		s.Utilisation = s.BusyGPUSeconds / (float64(gpus) * s.Makespan)
 	}

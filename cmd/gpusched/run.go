@@ -331,12 +331,12 @@ func fmtBytes(b float64) string {
 
 func compareTable(w io.Writer, outs []outcome) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tjobs\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tutil\tpreempt/job\tmigrate/job\tcross-server\twall\t")
+	fmt.Fprintln(tw, "policy\tjobs\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tpreempt/job\tmigrate/job\tcross-server\twall\t")
 	for _, oc := range outs {
 		s := oc.res.Summary
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%.2f\t%s\t%.1fs\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%.2f\t%s\t%.1fs\t\n",
 			oc.policy.Name, s.Jobs, fmtDur(s.AvgJCT), fmtDur(s.MedianJCT), fmtDur(s.P95JCT), fmtDur(s.P99JCT),
-			fmtDur(s.Makespan), fmtDur(s.AvgQueueDelay), 100*s.Utilisation, s.PreemptionsPerJob, s.MigrationsPerJob,
+			fmtDur(s.Makespan), fmtDur(s.AvgQueueDelay), fmtDur(s.AvgWait), 100*s.Utilisation, s.PreemptionsPerJob, s.MigrationsPerJob,
 			fmtBytes(s.CrossServerBytes), oc.wall.Seconds())
 	}
 	return tw.Flush()
@@ -344,12 +344,13 @@ func compareTable(w io.Writer, outs []outcome) error {
 
 func sweepTable(w io.Writer, outs []outcome) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tload\tseed\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tutil\tpreempt/job\twall\t")
+	fmt.Fprintln(tw, "policy\tload\tseed\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tpreempt/job\tmigrate/job\tcross-server\twall\t")
 	for _, oc := range outs {
 		s := oc.res.Summary
-		fmt.Fprintf(tw, "%s\t%g\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%.1fs\t\n",
+		fmt.Fprintf(tw, "%s\t%g\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%.2f\t%s\t%.1fs\t\n",
 			oc.policy.Name, oc.load, oc.seed, fmtDur(s.AvgJCT), fmtDur(s.MedianJCT), fmtDur(s.P95JCT), fmtDur(s.P99JCT),
-			fmtDur(s.Makespan), fmtDur(s.AvgQueueDelay), 100*s.Utilisation, s.PreemptionsPerJob, oc.wall.Seconds())
+			fmtDur(s.Makespan), fmtDur(s.AvgQueueDelay), fmtDur(s.AvgWait), 100*s.Utilisation, s.PreemptionsPerJob, s.MigrationsPerJob,
+			fmtBytes(s.CrossServerBytes), oc.wall.Seconds())
 	}
 	return tw.Flush()
 }
@@ -401,13 +402,13 @@ func writeOutputs(dir string, outs []outcome, isSweep bool) error {
 func writeSummaryCSV(w io.Writer, rows []summaryRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"policy", "load", "seed", "jobs", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
-		"avg_queue_delay", "utilisation", "busy_gpu_seconds", "preemptions_per_job", "migrations_per_job",
+		"avg_queue_delay", "avg_wait", "utilisation", "busy_gpu_seconds", "preemptions_per_job", "migrations_per_job",
 		"cross_server_bytes", "events", "wall_seconds"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range rows {
 		s := r.Summary
 		cw.Write([]string{r.Policy, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(s.Jobs), f(s.AvgJCT), f(s.MedianJCT),
-			f(s.P95JCT), f(s.P99JCT), f(s.Makespan), f(s.AvgQueueDelay), f(s.Utilisation), f(s.BusyGPUSeconds),
+			f(s.P95JCT), f(s.P99JCT), f(s.Makespan), f(s.AvgQueueDelay), f(s.AvgWait), f(s.Utilisation), f(s.BusyGPUSeconds),
 			f(s.PreemptionsPerJob), f(s.MigrationsPerJob), f(s.CrossServerBytes), strconv.Itoa(s.Events), f(r.WallSec)})
 	}
 	cw.Flush()
