@@ -444,13 +444,6 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err != nil {
 		return gpusched.Decision{}, err
 	}
-	if s.consol != nil {
-		moves, err := s.consol.Apply(&v, &d)
-		if err != nil {
-			return gpusched.Decision{}, fmt.Errorf("asrpt: %w", err)
-		}
-		s.moves += len(moves)
-	}
 	if w < wake {
 		wake = w
 	}
@@ -667,33 +660,59 @@ func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) 
 		}
 		d.Run = append(d.Run, gpusched.Assignment{Job: js.Job.ID, GPUs: js.GPUs})
 	}
-	for i, st := range s.order {
-		if st.running {
-			continue
-		}
-		if i >= prefixLen && !s.opt.Backfill {
-			break
-		}
-		if st.job.GPUs > free.Len() {
-			if !s.opt.Backfill {
-				break // strict order: nobody overtakes a waiting prefix job
+	// start places the waiting jobs of s.order[from:to]; it reports false when strict order
+	// stops at a job that cannot start.
+	start := func(from, to int) (bool, error) {
+		for _, st := range s.order[from:to] {
+			if st.running {
+				continue
 			}
-			continue
-		}
-		gpus, ok := s.opt.Placer(v.Cluster, free, st.job)
-		if !ok || len(gpus) != st.job.GPUs {
-			if !s.opt.Backfill {
-				break
+			if st.job.GPUs > free.Len() {
+				if !s.opt.Backfill {
+					return false, nil // strict order: nobody overtakes a waiting prefix job
+				}
+				continue
 			}
-			continue
-		}
-		for _, g := range gpus {
-			if !free.Contains(g) {
-				return gpusched.Decision{}, 0, fmt.Errorf("asrpt: placer put job %q on GPU %d, which is not free", st.job.ID, g)
+			gpus, ok := s.opt.Placer(v.Cluster, free, st.job)
+			if !ok || len(gpus) != st.job.GPUs {
+				if !s.opt.Backfill {
+					return false, nil
+				}
+				continue
 			}
-			free.Remove(g)
+			for _, g := range gpus {
+				if !free.Contains(g) {
+					return false, fmt.Errorf("asrpt: placer put job %q on GPU %d, which is not free", st.job.ID, g)
+				}
+				free.Remove(g)
+			}
+			d.Run = append(d.Run, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
 		}
-		d.Run = append(d.Run, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
+		return true, nil
+	}
+	if _, err := start(0, prefixLen); err != nil {
+		return gpusched.Decision{}, 0, err
+	}
+	// Consolidate before backfilling, or backfilled jobs take the GPUs a scattered job needs.
+	if s.consol != nil {
+		moves, err := s.consol.Apply(&v, &d)
+		if err != nil {
+			return gpusched.Decision{}, 0, fmt.Errorf("asrpt: %w", err)
+		}
+		s.moves += len(moves)
+		for _, m := range moves {
+			for _, g := range m.From {
+				free.Add(g)
+			}
+			for _, g := range m.To {
+				free.Remove(g)
+			}
+		}
+	}
+	if s.opt.Backfill {
+		if _, err := start(prefixLen, len(s.order)); err != nil {
+			return gpusched.Decision{}, 0, err
+		}
 	}
 	return d, wake, nil
 }
