@@ -43,9 +43,10 @@ type Placement struct {
 //     partitioned (multilevel, hard capacities = the GPUs taken on each server) to minimise the
 //     bytes between servers; across racks it is partitioned first among racks, then among each
 //     rack's servers, so that the fewest bytes cross the oversubscribed uplinks. The plain
-//     rank-order assignment (consecutive ranks on the same server) is evaluated too, and the
-//     cheaper of the two is kept, cost being cross-server bytes plus cross-rack bytes weighted by
-//     the racks' oversubscription.
+//     rank-order assignment (consecutive ranks on the same server) is evaluated too, over the
+//     servers in chosen order and in the order the partition uses them, and the cheapest is
+//     kept, cost being cross-server bytes plus cross-rack bytes weighted by the racks'
+//     oversubscription. So the result is never worse than rank order over its own servers.
 //
 // Errors: ErrInfeasible when free holds fewer GPUs than the job has workers; ErrInvalidGraph for
 // an empty or malformed worker graph.
@@ -118,11 +119,18 @@ func Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 	}
 	best := seq
 	bestCost := placementCost(c, wg, servers, seq, tp)
-	// Candidate 2: partitioned (hierarchically over racks).
+	// Candidate 2: partitioned (hierarchically over racks). Candidate 3: rank order over the
+	// servers in the order the partition first uses them, which can beat candidate 1 across
+	// racks (it keeps a rack's servers adjacent) and makes the kept placement never worse than
+	// rank order in its own server order.
 	if len(servers) > 1 {
 		if part, err := partitionOntoServers(c, g, servers, takes, tp, opts); err == nil {
 			if cost := placementCost(c, wg, servers, part, tp); cost < bestCost {
 				best, bestCost = part, cost
+			}
+			ranked := rankOrderAlong(part, takes, tp)
+			if cost := placementCost(c, wg, servers, ranked, tp); cost < bestCost {
+				best, bestCost = ranked, cost
 			}
 		}
 	}
@@ -165,6 +173,32 @@ func Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 		}
 	}
 	return out, nil
+}
+
+// rankOrderAlong returns the rank-order assignment of units (consecutive units on the same
+// server, takes[i]/tp units on server i) with the servers in the order in which assign first
+// uses them.
+func rankOrderAlong(assign, takes []int, tp int) []int {
+	order := make([]int, 0, len(takes))
+	seen := make([]bool, len(takes))
+	for _, i := range assign {
+		if !seen[i] {
+			seen[i] = true
+			order = append(order, i)
+		}
+	}
+	for i := range takes { // servers the assignment leaves empty (not reached: capacities are hard)
+		if !seen[i] {
+			order = append(order, i)
+		}
+	}
+	out := make([]int, 0, len(assign))
+	for _, i := range order {
+		for k := 0; k < takes[i]/tp; k++ {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // edgeWeights scales the worker graph's byte counts to positive integers for the partitioner:

@@ -253,3 +253,32 @@ func BenchmarkPlace1024On4096(b *testing.B) { benchPlace(b, false) }
 
 // BenchmarkPlace1024On4096Fragmented does the same with every GPU busy with probability 1/2.
 func BenchmarkPlace1024On4096Fragmented(b *testing.B) { benchPlace(b, true) }
+
+// TestPlaceRankOrderAcrossRacks is the case rapid found in CI (seed 17750208808551018613):
+// llama-7b DP 4 x TP 2 on three T4 servers in two racks with 3, 2 and 3 free GPUs. The
+// partitioned assignment beat rank order in the chosen server order but not rank order in
+// the order the partition used the servers; Place now evaluates that candidate too.
+func TestPlaceRankOrderAcrossRacks(t *testing.T) {
+	wg := workerGraph(t, "llama-7b", graph.Plan{DP: 4, TP: 2, PP: 1, MicroBatches: 2, GlobalBatch: 32})
+	c, err := topology.UniformRacks(topology.T4(), 3, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := topology.SetOf(1, 2, 3, 6, 7, 9, 10, 11)
+	p, err := Place(c, free, wg, PlaceOptions{Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlacement(t, c, free, wg, p)
+	servers, takes := serversOf(c, p.GPUs)
+	var seq []int
+	for i, k := range takes {
+		for range k {
+			seq = append(seq, i)
+		}
+	}
+	got, rank := placementCost(c, wg, servers, assignOf(c, p.GPUs, servers), 1), placementCost(c, wg, servers, seq, 1)
+	if got > rank*(1+1e-9) {
+		t.Fatalf("placement cost %v above rank order's %v", got, rank)
+	}
+}
