@@ -17,7 +17,8 @@
 // the iterations done so far (the heavy-tail assumption behind Tiresias' LAS). Only jobs a
 // decision keeps in place are considered, so a policy's own starts, preemptions and
 // migrations are never undone, and every move strictly lowers the number of servers the job
-// spans, so no job moves more often than it has servers.
+// spans, so between two starts a job moves at most once per server it spans beyond the
+// fewest it needs.
 //
 // The decision stays valid: a job moves only to GPUs that the decision leaves free or that
 // it holds itself.

@@ -64,3 +64,63 @@ func TestWrappedPolicyInSimulator(t *testing.T) {
 		t.Errorf("consolidation did not lower the GPU-time the jobs needed")
 	}
 }
+
+// TestEveryBaselineWrapped runs every baseline of package policy, wrapped, through the
+// simulator with its bookkeeping checks on: consolidation never makes a policy's decision
+// invalid or stalls a simulation, and on this busy workload (600 jobs at three times the
+// cluster's capacity, two racks) it finds moves under every policy.
+func TestEveryBaselineWrapped(t *testing.T) {
+	c, err := topology.UniformRacks(topology.A100(), 6, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := trace.DefaultPhillyConfig(600, 1)
+	cfg.Cluster = c
+	cfg.ArrivalRate = trace.RateForLoad(3, c.NumGPUs())
+	jobs, err := trace.GeneratePhilly(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := map[gpusched.JobID]float64{}
+	for _, r := range jobs {
+		truth[r.Job.ID] = r.Iterations
+	}
+	makers := map[string]func() (gpusched.Scheduler, error){
+		"fifo":            func() (gpusched.Scheduler, error) { return policy.NewFIFO(policy.Options{}) },
+		"sjf":             func() (gpusched.Scheduler, error) { return policy.NewSJF(policy.SJFOptions{}) },
+		"first-fit":       func() (gpusched.Scheduler, error) { return policy.NewFirstFit(policy.Options{}) },
+		"list-scheduling": func() (gpusched.Scheduler, error) { return policy.NewListScheduling(policy.Options{}) },
+		"random":          func() (gpusched.Scheduler, error) { return policy.NewRandom(policy.RandomOptions{Seed: 1}) },
+		"gadget":          func() (gpusched.Scheduler, error) { return policy.NewGADGET(policy.GADGETOptions{}) },
+		"tiresias":        func() (gpusched.Scheduler, error) { return policy.NewTiresias(policy.TiresiasOptions{}) },
+		"srpt-oracle": func() (gpusched.Scheduler, error) {
+			return policy.NewSRPTOracle(policy.OracleOptions{Iterations: func(id gpusched.JobID) float64 { return truth[id] }})
+		},
+		"sjf-bco": func() (gpusched.Scheduler, error) {
+			return policy.NewSJFBCO(policy.SJFBCOOptions{Iterations: func(j *gpusched.Job) float64 { return truth[j.ID] }})
+		},
+	}
+	for name, mk := range makers {
+		t.Run(name, func(t *testing.T) {
+			s, err := mk()
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := consolidate.Wrap(s, consolidate.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := sim.Run(sim.Config{Cluster: c, Jobs: jobs, Scheduler: w, ValidateViews: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Jobs) != len(jobs) {
+				t.Fatalf("%d of %d jobs finished", len(res.Jobs), len(jobs))
+			}
+			if w.Moves() == 0 {
+				t.Errorf("no moves under %s", name)
+			}
+			t.Logf("%s+consolidate: %d moves, avg JCT %.0f s", name, w.Moves(), res.Summary.AvgJCT)
+		})
+	}
+}
