@@ -69,7 +69,8 @@ type Options struct {
 	// documentation holds with backfilling too as long as preemption is immediate.
 	Backfill bool
 	// NoPreemption forbids stopping running jobs: a job that does not fit waits for GPUs to be
-	// released. The competitive bound needs preemption.
+	// released. The competitive bound needs preemption. Consolidating migrations still
+	// interrupt a job for a restore; set NoConsolidate too if jobs must never stop.
 	NoPreemption bool
 	// MinRunTime is the least time in seconds a job runs after it starts or resumes before
 	// A-SRPT may preempt it: the rule against thrashing. A preemption costs the host a
