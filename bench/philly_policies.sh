@@ -9,7 +9,7 @@
 # Usage: bench/philly_policies.sh
 # Environment: TRACE (default ../shared/data/philly/philly.csv), LOADS (default 5,8),
 # OUT (default a new temporary directory), WORKERS (default 2).
-# Takes about 16 + 12 minutes of wall time on a 2-core AMD EPYC VM.
+# Takes about 13 + 10 minutes of wall time on a 2-core AMD EPYC VM.
 set -eu
 cd "$(dirname "$0")/.."
 TRACE=${TRACE:-../shared/data/philly/philly.csv}
