@@ -395,23 +395,7 @@ func CalibrateLayout(model *Model, rows []PlacementRow, spec topology.ServerSpec
 // fit returns base with Compute, InterComm and StepOverhead fitted to the run's step times (see
 // CalibrateLayout).
 func (run *calibRun) fit(base Efficiency) Efficiency {
-	toEff := func(x []float64) Efficiency {
-		e := base
-		e.Compute = sigmoid(x[0])
-		e.InterComm = sigmoid(x[1])
-		e.StepOverhead = math.Exp(x[2])
-		return e
-	}
-	var buf []Breakdown
-	f := func(x []float64) float64 {
-		e := toEff(x)
-		if e.Validate() != nil {
-			return math.Inf(1)
-		}
-		var loss float64
-		loss, buf = run.stepLoss(e, buf)
-		return loss
-	}
+	toEff, f := run.objective(base)
 	bestX, bestF := []float64(nil), math.Inf(1)
 	for _, c := range []float64{0.02, 0.2} {
 		for _, ic := range []float64{0.02, 0.2} {
@@ -426,6 +410,30 @@ func (run *calibRun) fit(base Efficiency) Efficiency {
 	// Polish the best point.
 	bestX, _ = nelderMead(f, bestX, 0.1, 400)
 	return toEff(bestX)
+}
+
+// objective returns the fit's coordinates and loss: toEff maps a point (logit Compute, logit
+// InterComm, log StepOverhead) to base with those constants, and loss is the run's step-time
+// loss there (+Inf where the constants are invalid).
+func (run *calibRun) objective(base Efficiency) (toEff func([]float64) Efficiency, loss func([]float64) float64) {
+	toEff = func(x []float64) Efficiency {
+		e := base
+		e.Compute = sigmoid(x[0])
+		e.InterComm = sigmoid(x[1])
+		e.StepOverhead = math.Exp(x[2])
+		return e
+	}
+	var buf []Breakdown
+	loss = func(x []float64) float64 {
+		e := toEff(x)
+		if e.Validate() != nil {
+			return math.Inf(1)
+		}
+		var l float64
+		l, buf = run.stepLoss(e, buf)
+		return l
+	}
+	return toEff, loss
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }

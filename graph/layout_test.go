@@ -242,21 +242,7 @@ var hypothesisStart = [3]float64{0.08, 0.15, 0.05}
 // fitOneStart is CalibrateLayout's fit from the single start hypothesisStart (and a polish),
 // a quarter of its cost; on these datasets and hypotheses it finds the same constants.
 func fitOneStart(run *calibRun, base Efficiency) Efficiency {
-	toEff := func(x []float64) Efficiency {
-		e := base
-		e.Compute, e.InterComm, e.StepOverhead = sigmoid(x[0]), sigmoid(x[1]), math.Exp(x[2])
-		return e
-	}
-	var buf []Breakdown
-	f := func(x []float64) float64 {
-		e := toEff(x)
-		if e.Validate() != nil {
-			return math.Inf(1)
-		}
-		var loss float64
-		loss, buf = run.stepLoss(e, buf)
-		return loss
-	}
+	toEff, f := run.objective(base)
 	x, _ := nelderMead(f, []float64{logit(hypothesisStart[0]), logit(hypothesisStart[1]), math.Log(hypothesisStart[2])}, 0.5, 600)
 	x, _ = nelderMead(f, x, 0.1, 400)
 	return toEff(x)
