@@ -42,13 +42,8 @@ type Options struct {
 	// and LAS rely on: the longer a job has run, the longer it is expected to run).
 	Remaining func(st *gpusched.JobStatus) (iterations float64, ok bool)
 	// Placer chooses the candidate placement among the GPUs free after the decision plus the
-	// job's own. Default: Pack (fewest servers, best fit).
+	// job's own. Default: topology.Cluster.Pack (fewest servers, best fit).
 	Placer Placer
-}
-
-// Pack is the default Placer: topology.Cluster.Pack.
-func Pack(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
-	return c.Pack(free, j.GPUs)
 }
 
 func (o Options) check() (Options, error) {
@@ -71,7 +66,9 @@ func (o Options) check() (Options, error) {
 		o.Payback = DefaultPayback
 	}
 	if o.Placer == nil {
-		o.Placer = Pack
+		o.Placer = func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
+			return c.Pack(free, j.GPUs)
+		}
 	}
 	return o, nil
 }
@@ -129,9 +126,10 @@ func New(opt Options) (*Consolidator, error) {
 
 // candidate is a kept running job that might move.
 type candidate struct {
-	run    int // index in d.Run
-	st     *gpusched.JobStatus
-	excess int // servers spanned beyond the least the job could need
+	run     int // index in d.Run
+	st      *gpusched.JobStatus
+	spanned int // servers its GPUs span
+	excess  int // servers spanned beyond the least the job could need
 }
 
 // Apply consolidates d as the package function Apply does.
@@ -152,7 +150,7 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 		}
 		spanned, ok := s.spanned(c, a.GPUs)
 		if least := (len(a.GPUs) + s.maxPer - 1) / s.maxPer; ok && spanned > least {
-			s.cands = append(s.cands, candidate{run: i, excess: spanned - least})
+			s.cands = append(s.cands, candidate{run: i, spanned: spanned, excess: spanned - least})
 		}
 	}
 	if len(s.cands) == 0 || used >= c.NumGPUs() {
@@ -196,8 +194,7 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 	s.count(c, free)
 	var moves []Move
 	for _, cd := range cands {
-		st := cd.st
-		spanned, _ := s.spanned(c, st.GPUs)
+		st, spanned := cd.st, cd.spanned
 		if s.fewest(c, st.GPUs) >= spanned {
 			continue // the free GPUs cannot put it on fewer servers
 		}

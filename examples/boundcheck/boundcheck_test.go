@@ -73,7 +73,9 @@ func TestGreedyShortestWithinRatio(t *testing.T) {
 }
 
 // TestCheckCatchesLongestFirst shows that the property can fail: running the largest job first
-// breaks the claimed ratio on some generated workload.
+// breaks the claimed ratio on some generated workload. The search is the one of the project's
+// internal/teeth package, written out here because this example is meant to be copied into
+// other modules, which cannot import an internal package.
 func TestCheckCatchesLongestFirst(t *testing.T) {
 	// Search deterministically: fixed seeds, 1,000 cases each, no fail file left behind.
 	for name, val := range map[string]string{"rapid.nofailfile": "true", "rapid.checks": "1000"} {
