@@ -661,37 +661,37 @@ func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) 
 		}
 		d.Run = append(d.Run, gpusched.Assignment{Job: js.Job.ID, GPUs: js.GPUs})
 	}
-	// start places the waiting jobs of s.order[from:to]; it reports false when strict order
-	// stops at a job that cannot start.
-	start := func(from, to int) (bool, error) {
+	// start places the waiting jobs of s.order[from:to]; in strict order it stops at the first
+	// job that cannot start.
+	start := func(from, to int) error {
 		for _, st := range s.order[from:to] {
 			if st.running {
 				continue
 			}
 			if st.job.GPUs > free.Len() {
 				if !s.opt.Backfill {
-					return false, nil // strict order: nobody overtakes a waiting prefix job
+					return nil // strict order: nobody overtakes a waiting prefix job
 				}
 				continue
 			}
 			gpus, ok := s.opt.Placer(v.Cluster, free, st.job)
 			if !ok || len(gpus) != st.job.GPUs {
 				if !s.opt.Backfill {
-					return false, nil
+					return nil
 				}
 				continue
 			}
 			for _, g := range gpus {
 				if !free.Contains(g) {
-					return false, fmt.Errorf("asrpt: placer put job %q on GPU %d, which is not free", st.job.ID, g)
+					return fmt.Errorf("asrpt: placer put job %q on GPU %d, which is not free", st.job.ID, g)
 				}
 				free.Remove(g)
 			}
 			d.Run = append(d.Run, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
 		}
-		return true, nil
+		return nil
 	}
-	if _, err := start(0, prefixLen); err != nil {
+	if err := start(0, prefixLen); err != nil {
 		return gpusched.Decision{}, 0, err
 	}
 	// Consolidate before backfilling, or backfilled jobs take the GPUs a scattered job needs.
@@ -711,7 +711,7 @@ func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) 
 		}
 	}
 	if s.opt.Backfill {
-		if _, err := start(prefixLen, len(s.order)); err != nil {
+		if err := start(prefixLen, len(s.order)); err != nil {
 			return gpusched.Decision{}, 0, err
 		}
 	}
