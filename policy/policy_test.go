@@ -570,3 +570,21 @@ func TestModelJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestFIFOOrdersAViewOutOfArrivalOrder: a host may list waiting jobs in any order; FIFO sorts
+// them by arrival, and jobs that arrived together keep the host's order.
+func TestFIFOOrdersAViewOutOfArrivalOrder(t *testing.T) {
+	c := cluster(t, 4)
+	late, early := job("late", 4, 5, 1), job("early", 4, 1, 1)
+	fifo, _ := NewFIFO(Options{})
+	v := gpusched.View{Now: 5, Cluster: c, Pending: []gpusched.JobStatus{waiting(late), waiting(early)}}
+	if got := runs(decide(t, fifo, v)); !slices.Equal(got, []string{"early"}) {
+		t.Errorf("FIFO runs %v, want [early]", got)
+	}
+	// Equal arrivals, listed z before y, behind a later arrival: z, the first listed, starts.
+	z, y := job("z", 4, 2, 1), job("y", 4, 2, 1)
+	v.Pending = []gpusched.JobStatus{waiting(late), waiting(z), waiting(y)}
+	if got := runs(decide(t, fifo, v)); !slices.Equal(got, []string{"z"}) {
+		t.Errorf("FIFO runs %v, want [z]: ties keep the view's order", got)
+	}
+}
