@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -586,5 +587,33 @@ func TestFIFOOrdersAViewOutOfArrivalOrder(t *testing.T) {
 	v.Pending = []gpusched.JobStatus{waiting(late), waiting(z), waiting(y)}
 	if got := runs(decide(t, fifo, v)); !slices.Equal(got, []string{"z"}) {
 		t.Errorf("FIFO runs %v, want [z]: ties keep the view's order", got)
+	}
+}
+
+// TestSJFBCOChargesPlacementOfMappedJobs: trace mappers give a job both a model and its
+// consolidated step time. SJF-BCO's default cost must charge such a job the model's cost on
+// each candidate placement (the step time is ignored when a model is present), so that on an
+// idle cluster an 8-GPU job is planned on one 8-GPU server, not spread over two. The old
+// default used the placement-blind BCOCost{} whenever StepTime > 0 and spread it.
+func TestSJFBCOChargesPlacementOfMappedJobs(t *testing.T) {
+	m, err := graph.ZooModel("bert-large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cluster(t, 8, 8, 8, 8)
+	var jobs []BCOJob
+	for i, g := range []int{8, 16, 8} {
+		j := &gpusched.Job{ID: gpusched.JobID(fmt.Sprint("j", i)), GPUs: g, Model: m, StepTime: 0.5,
+			Plan: graph.Plan{DP: g, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 16 * g}}
+		jobs = append(jobs, BCOJob{Job: j, Iterations: 1000})
+	}
+	plan, err := PlanSJFBCO(c, jobs, nil, BCOPlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plan.Jobs {
+		if got, want := c.ServersSpanned(p.GPUs), p.Job.GPUs/8; got != want {
+			t.Errorf("job %s (%d GPUs) planned on %d servers, want %d", p.Job.ID, p.Job.GPUs, got, want)
+		}
 	}
 }

@@ -38,9 +38,10 @@ type BCOPlan struct {
 // BCOPlanOptions configure SJF-BCO's planner.
 type BCOPlanOptions struct {
 	// Cost gives a job's time per iteration on a placement under the link load of the planned
-	// jobs running at the same time. Default: BCOCost{} for jobs with a StepTime (set Alpha,
-	// Overhead and model bytes for the paper's contention model), gpusched.DefaultCost() (the
-	// model-aware cost) for jobs known only by their model.
+	// jobs running at the same time. Default: gpusched.DefaultCost() (the model-aware cost) for
+	// jobs with a model, whether or not they also carry a StepTime (trace mappers set both; the
+	// step time is then only the consolidated reference), and BCOCost{} for jobs known only by
+	// their StepTime (set Alpha, Overhead and model bytes for the paper's contention model).
 	Cost gpusched.CostModel
 	// Lambda is the spread factor of LBSGF in (0, 1]: a job larger than kappa takes at most
 	// ceil(Lambda x GPUs of the server) GPUs of each server it uses. Default 0.5.
@@ -58,12 +59,12 @@ type BCOPlanOptions struct {
 	EarliestFit bool
 }
 
-// planCost is SJF-BCO's default cost: BCOCost{} for jobs with a step time, the model-aware
-// cost for the others.
+// planCost is SJF-BCO's default cost: the model-aware cost for jobs with a model (a job's
+// StepTime is ignored when it has a model, as gpusched.Job documents), BCOCost{} for the others.
 type planCost struct{ model *gpusched.ModelCost }
 
 func (p planCost) StepCost(j *gpusched.Job, c *topology.Cluster, gpus []topology.GPUID, load topology.LinkLoad) (gpusched.StepCost, error) {
-	if j.StepTime > 0 || j.Model == nil {
+	if j.Model == nil {
 		return BCOCost{}.StepCost(j, c, gpus, load)
 	}
 	return p.model.StepCost(j, c, gpus, load)
