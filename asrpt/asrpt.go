@@ -39,15 +39,6 @@ func (o Oracle) Estimate(j *gpusched.Job, done float64) (float64, error) {
 	return n, nil
 }
 
-// Placer chooses GPUs for a job among free ones: len(result) == j.GPUs, all free, distinct.
-// It returns false only when free holds fewer than j.GPUs GPUs.
-type Placer func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool)
-
-// Consolidate is the Placer that packs a job onto the fewest servers (topology.Cluster.Pack).
-func Consolidate(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
-	return c.Pack(free, j.GPUs)
-}
-
 // Options configure a Scheduler. The zero value is the default A-SRPT: a random-forest
 // predictor that learns online, sizes from the default cost model, consolidating placement, strict order,
 // immediate preemption, re-estimation of overrunning jobs.
@@ -60,10 +51,10 @@ type Options struct {
 	// for jobs with a model, Job.StepTime for the others). Pass the host's cost model so that
 	// A-SRPT sizes jobs as the host runs them.
 	Cost gpusched.CostModel
-	// Placer places jobs on free GPUs. Default: a Partitioned placer (seed 1), which places jobs
-	// with a model by their worker graph and consolidates the others. Consolidate is the simple
-	// alternative.
-	Placer Placer
+	// Placer places jobs on free GPUs, and proposes the targets of consolidating migrations.
+	// Default: a Partitioned placer (seed 1), which places jobs with a model by their worker
+	// graph and consolidates the others. gpusched.Pack is the simple alternative.
+	Placer gpusched.Placer
 	// Backfill lets lower-priority jobs start on GPUs that the priority prefix leaves free.
 	// Off (strict order) is the variant of the paper's analysis; the bound in the package
 	// documentation holds with backfilling too as long as preemption is immediate.
@@ -178,7 +169,7 @@ func New(opt Options) (*Scheduler, error) {
 	}
 	s := &Scheduler{opt: opt, queue: q, placer: own, jobs: make(map[gpusched.JobID]*jobState), ptr: make(map[*gpusched.Job]*jobState)}
 	if !opt.NoConsolidate {
-		if s.consol, err = consolidate.New(consolidate.Options{Cost: opt.Cost, RestoreTime: opt.RestoreTime, Remaining: s.remaining}); err != nil {
+		if s.consol, err = consolidate.New(consolidate.Options{Cost: opt.Cost, RestoreTime: opt.RestoreTime, Remaining: s.remaining, Placer: opt.Placer}); err != nil {
 			return nil, fmt.Errorf("asrpt: %w", err)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // Partitioned is the topology-aware placer: a job with a model goes where partition.Place puts
 // its worker graph (as few servers and racks as the free GPUs allow, tensor-parallel groups kept
 // whole, the rest of the traffic partitioned to stay inside servers); a job without a model, or
-// whose model and plan do not compile, is consolidated (Consolidate). It compiles each job's
+// whose model and plan do not compile, is consolidated (gpusched.Pack). It compiles each job's
 // worker graph once, keyed by the *Job. It is safe for concurrent use.
 type Partitioned struct {
 	opts  partition.PlaceOptions
@@ -25,10 +25,10 @@ func NewPartitioned(opts partition.PlaceOptions) *Partitioned {
 	return &Partitioned{opts: opts, cache: map[*gpusched.Job]*graph.WorkerGraph{}}
 }
 
-// Place implements Placer.
+// Place is a gpusched.Placer.
 func (p *Partitioned) Place(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
 	if j.Model == nil {
-		return Consolidate(c, free, j)
+		return gpusched.Pack(c, free, j)
 	}
 	p.mu.Lock()
 	wg, ok := p.cache[j]
@@ -40,7 +40,7 @@ func (p *Partitioned) Place(c *topology.Cluster, free topology.GPUSet, j *gpusch
 	}
 	p.mu.Unlock()
 	if wg == nil || len(wg.Workers) != j.GPUs {
-		return Consolidate(c, free, j)
+		return gpusched.Pack(c, free, j)
 	}
 	pl, err := partition.Place(c, free, wg, p.opts)
 	if err != nil {

@@ -16,11 +16,11 @@ import (
 // FIFO keeps no state: it is safe for concurrent use if its Placer is.
 type FIFO struct {
 	name     string
-	place    Placer
+	place    gpusched.Placer
 	backfill bool
 }
 
-// NewFIFO returns a FIFO scheduler. Default placement: Pack; default order: Strict.
+// NewFIFO returns a FIFO scheduler. Default placement: gpusched.Pack; default order: Strict.
 func NewFIFO(opt Options) (*FIFO, error) {
 	if err := opt.check("fifo"); err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func (f *FIFO) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := checkView(&v); err != nil {
 		return gpusched.Decision{}, err
 	}
-	return dispatch(&v, pendingByArrival(&v), f.backfill, f.place.on(v.Cluster))
+	return dispatch(&v, pendingByArrival(&v), f.backfill, placeOn(f.place, v.Cluster))
 }
 
 // SJFOptions configure SJF.
@@ -68,13 +68,13 @@ const defaultIterations = 1000
 // use.
 type SJF struct {
 	name     string
-	place    Placer
+	place    gpusched.Placer
 	backfill bool
 	size     func(*gpusched.Job) float64
 	sizes    map[gpusched.JobID]float64
 }
 
-// NewSJF returns an SJF scheduler. Default placement: Pack; default order: Backfill; default
+// NewSJF returns an SJF scheduler. Default placement: gpusched.Pack; default order: Backfill; default
 // size: DefaultSize.
 func NewSJF(opt SJFOptions) (*SJF, error) {
 	if err := opt.check("sjf"); err != nil {
@@ -110,5 +110,5 @@ func (s *SJF) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	slices.SortStableFunc(order, func(a, b *gpusched.JobStatus) int {
 		return cmp.Compare(s.sizes[a.Job.ID], s.sizes[b.Job.ID])
 	})
-	return dispatch(&v, order, s.backfill, s.place.on(v.Cluster))
+	return dispatch(&v, order, s.backfill, placeOn(s.place, v.Cluster))
 }

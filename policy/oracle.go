@@ -53,13 +53,13 @@ const DefaultOracleMargin = 0.1
 // safe for concurrent use.
 type SRPTOracle struct {
 	opt      OracleOptions
-	place    Placer
+	place    gpusched.Placer
 	backfill bool
 	margin   float64
 	tau      map[gpusched.JobID]float64
 }
 
-// NewSRPTOracle returns an SRPT oracle. Default placement: Pack; default order: Backfill.
+// NewSRPTOracle returns an SRPT oracle. Default placement: gpusched.Pack; default order: Backfill.
 func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
 	if err := opt.check("srpt-oracle"); err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (s *SRPTOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	for i := range all {
 		order[i] = all[i].ranked
 	}
-	sel, err := preempt(&v, order, s.backfill, s.place.on(v.Cluster))
+	sel, err := preempt(&v, order, s.backfill, placeOn(s.place, v.Cluster))
 	if err != nil {
 		return gpusched.Decision{}, err
 	}

@@ -58,7 +58,7 @@ type TiresiasOptions struct {
 // preempted.
 //
 // Adaptations: the simulator counts GPUs and ignores placement; here chosen waiting jobs are
-// placed by the Placer (Pack by default), and a running job whose preemption would free GPUs
+// placed by the Placer (gpusched.Pack by default), and a running job whose preemption would free GPUs
 // that no starting job takes keeps running. The scheduler asks to be woken (Decision.WakeAt) at
 // the next demotion of a running job, the next promotion of a waiting job and the end of a
 // MinRunTime lease, whenever a job is waiting.
@@ -67,7 +67,7 @@ type TiresiasOptions struct {
 // order and is not safe for concurrent use.
 type Tiresias struct {
 	opt      TiresiasOptions
-	place    Placer
+	place    gpusched.Placer
 	backfill bool
 	jobs     map[gpusched.JobID]*tirJob
 }
@@ -82,7 +82,7 @@ type tirJob struct {
 	promotion int
 }
 
-// NewTiresias returns a Tiresias scheduler. Default placement: Pack; default order: Backfill.
+// NewTiresias returns a Tiresias scheduler. Default placement: gpusched.Pack; default order: Backfill.
 func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
 	if err := opt.check("tiresias"); err != nil {
 		return nil, err
@@ -228,7 +228,7 @@ func (t *Tiresias) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	for i := range all {
 		order[i], states[i] = all[i].ranked, all[i].s
 	}
-	sel, err := preempt(&v, order, t.backfill, t.place.on(v.Cluster))
+	sel, err := preempt(&v, order, t.backfill, placeOn(t.place, v.Cluster))
 	if err != nil {
 		return gpusched.Decision{}, err
 	}
