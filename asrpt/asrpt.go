@@ -88,20 +88,19 @@ type Options struct {
 }
 
 type jobState struct {
-	key        int
-	job        *gpusched.Job
-	iters      float64 // predicted total iterations (revised on overrun)
-	tau        float64 // seconds per iteration at the best placement
-	vdone      bool    // completed on the virtual machine
-	vfinish    float64 // virtual completion time when vdone
-	gone       bool    // left the host; a ghost in the virtual queue until it completes there
-	rem, rel   float64 // virtual remaining work and release, as the queue holds them (live jobs)
-	seen       uint64  // epoch of the last view that held the job
-	running    bool    // in the current view's Running list
-	statusIdx  int     // index in the current view's list
-	prefix     uint64  // epoch of the last call that put the job in the priority prefix
-	preempted  uint64  // epoch of the last call that preempted the job
-	reestimErr error
+	key       int
+	job       *gpusched.Job
+	iters     float64 // predicted total iterations (revised on overrun)
+	tau       float64 // seconds per iteration at the best placement
+	vdone     bool    // completed on the virtual machine
+	vfinish   float64 // virtual completion time when vdone
+	gone      bool    // left the host; a ghost in the virtual queue until it completes there
+	rem, rel  float64 // virtual remaining work and release, as the queue holds them (live jobs)
+	seen      uint64  // epoch of the last view that held the job
+	running   bool    // in the current view's Running list
+	statusIdx int     // index in the current view's list
+	prefix    uint64  // epoch of the last call that put the job in the priority prefix
+	preempted uint64  // epoch of the last call that preempted the job
 }
 
 // Scheduler is the A-SRPT scheduler. It keeps the virtual single-machine SRPT instance across
@@ -133,7 +132,6 @@ type Scheduler struct {
 	// scratch
 	victims []victim
 	order   []*jobState
-	keys    []int
 	doneBuf []srpt.Completed
 }
 

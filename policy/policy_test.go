@@ -134,8 +134,14 @@ func TestSRPTOracleNeedsIterations(t *testing.T) {
 }
 
 func TestTiresiasDefaultsAreTheSimulators(t *testing.T) {
-	if !slices.Equal(DefaultTiresiasThresholds, []float64{3250, 7200}) {
-		t.Errorf("DefaultTiresiasThresholds = %v", DefaultTiresiasThresholds)
+	if !slices.Equal(DefaultTiresiasThresholds(), []float64{3250, 7200}) {
+		t.Errorf("DefaultTiresiasThresholds() = %v", DefaultTiresiasThresholds())
+	}
+	// The defaults are not a mutable global: changing one copy changes no other.
+	d := DefaultTiresiasThresholds()
+	d[0] = 1
+	if got := DefaultTiresiasThresholds()[0]; got != 3250 {
+		t.Errorf("a caller's change leaked into the defaults: %v", got)
 	}
 	for _, bad := range [][]float64{{0}, {10, 5}, {5, 5}, {math.Inf(1)}} {
 		if _, err := NewTiresias(TiresiasOptions{Thresholds: bad}); !errors.Is(err, ErrInvalidOptions) {

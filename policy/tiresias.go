@@ -9,18 +9,18 @@ import (
 	"github.com/gpusched/gpusched"
 )
 
-// DefaultTiresiasThresholds are the queue thresholds of the Tiresias simulator
+// DefaultTiresiasThresholds returns the queue thresholds of the Tiresias simulator
 // (github.com/SymbioticLab/Tiresias, simulator/jobs.py: num_queue = 3, queue_limit = [3250,
 // 7200, 18000], of which a 3-queue run uses the first two; the dlas-gpu schedule compares them
 // with executed time x GPUs): a job leaves the first queue after 3250 GPU-seconds of attained
-// service and the second after 7200.
-var DefaultTiresiasThresholds = []float64{3250, 7200}
+// service and the second after 7200. Each call returns a new slice.
+func DefaultTiresiasThresholds() []float64 { return []float64{3250, 7200} }
 
 // TiresiasOptions configure Tiresias.
 type TiresiasOptions struct {
 	Options
 	// Thresholds are the queue limits in GPU-seconds of attained service, strictly increasing:
-	// K thresholds make K+1 queues. Default: DefaultTiresiasThresholds.
+	// K thresholds make K+1 queues. Default: DefaultTiresiasThresholds().
 	Thresholds []float64
 	// PromoteKnob enables starvation promotion: a job in a lower queue that has waited at least
 	// PromoteKnob times its executed time (both counted since it last entered the first queue,
@@ -88,7 +88,7 @@ func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
 		return nil, err
 	}
 	if opt.Thresholds == nil {
-		opt.Thresholds = DefaultTiresiasThresholds
+		opt.Thresholds = DefaultTiresiasThresholds()
 	}
 	opt.Thresholds = slices.Clone(opt.Thresholds)
 	for i, t := range opt.Thresholds {
