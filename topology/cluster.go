@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // GPUID names one GPU of a cluster: GPUs are numbered 0..NumGPUs()-1, server by server, in the
@@ -28,6 +29,16 @@ type GPUSpec struct {
 	PeakFLOPS float64 `json:"peak_flops"`
 	// MemoryBytes is the device memory in bytes.
 	MemoryBytes float64 `json:"memory_bytes"`
+}
+
+// Type returns the GPU's type: the lower-case family of its model name, the part before the
+// first '-', ' ' or '_' ("a100" for "A100-SXM4-80GB", "t4" for "T4-16GB").
+func (g GPUSpec) Type() string { return family(g.Model) }
+
+// Is reports whether the GPU is of the named type or model, ignoring case: "a100", "A100" and
+// "A100-SXM4-80GB" all name an "A100-SXM4-80GB". The empty name matches every GPU.
+func (g GPUSpec) Is(name string) bool {
+	return name == "" || strings.EqualFold(name, g.Model) || strings.EqualFold(name, g.Type())
 }
 
 // ServerSpec describes a kind of server: its GPUs and links. Bandwidths are bytes per second in
