@@ -41,24 +41,32 @@ func Reject(id JobID, err error) *JobError {
 }
 
 // BestPlacement returns where job j runs fastest on the idle cluster c under cost model cost
-// (nil: DefaultCost()): the GPUs of the kind it may use, consolidated by topology's Pack, for
-// each GPU model of c the job is eligible for and has enough of (and over all its eligible GPUs
-// together when no single model has enough), and the cost there. Schedulers size jobs with it
-// (time per iteration at the best placement). Availability is ignored: sizes do not change
-// while servers drain and return.
+// (nil: DefaultCost()), and the cost there: the best of SizingCandidates, by BestAmong.
+// Schedulers size jobs with it (time per iteration at the best placement). Availability is
+// ignored: sizes do not change while servers drain and return.
 //
 // It returns a *JobError wrapping ErrInvalidJob (Job.Validate fails), ErrTooLarge (fewer
 // eligible GPUs than the job needs), ErrDoesNotFit (the plan fits no eligible GPU's memory) or
 // ErrNoCost (the cost model fails or gives a time that is not finite and positive).
 func BestPlacement(j *Job, c *topology.Cluster, cost CostModel) ([]topology.GPUID, StepCost, error) {
+	cands, err := SizingCandidates(j, c)
+	if err != nil {
+		return nil, StepCost{}, err
+	}
+	return BestAmong(j, c, cost, cands)
+}
+
+// SizingCandidates returns the placements on which a job is sized: for each GPU model of c that
+// the job may use and that has enough GPUs, those GPUs consolidated by topology's Pack on the
+// idle cluster (in order of the model's first server); when no single model has enough, one
+// placement over all the GPUs it may use. They depend only on the job's GPU count and
+// constraints, so schedulers may cache them by those. Errors are as BestPlacement's.
+func SizingCandidates(j *Job, c *topology.Cluster) ([][]topology.GPUID, error) {
 	if c == nil {
-		return nil, StepCost{}, &JobError{Job: j.ID, Err: fmt.Errorf("%w: job %q: no cluster", ErrInvalidJob, j.ID)}
+		return nil, &JobError{Job: j.ID, Err: fmt.Errorf("%w: job %q: no cluster", ErrInvalidJob, j.ID)}
 	}
 	if err := j.Validate(c); err != nil {
-		return nil, StepCost{}, Reject(j.ID, err)
-	}
-	if cost == nil {
-		cost = DefaultCost()
+		return nil, Reject(j.ID, err)
 	}
 	// Pools of eligible GPUs, one per GPU model, in order of first appearance.
 	type pool struct {
@@ -90,19 +98,43 @@ func BestPlacement(j *Job, c *topology.Cluster, cost CostModel) ([]topology.GPUI
 		if j.Constrained() {
 			what = fmt.Sprintf("GPUs of type %q with >= %.3g GiB", j.GPUType, j.MinGPUMemory/(1<<30))
 		}
-		return nil, StepCost{}, &JobError{Job: j.ID, Err: fmt.Errorf("%w: job %q needs %d GPUs, cluster %q has %d %s",
+		return nil, &JobError{Job: j.ID, Err: fmt.Errorf("%w: job %q needs %d GPUs, cluster %q has %d %s",
 			ErrTooLarge, j.ID, j.GPUs, c.Name(), have, what)}
+	}
+	var out [][]topology.GPUID
+	for _, p := range pools {
+		if p.gpus.Len() >= j.GPUs {
+			if gpus, ok := c.Pack(p.gpus, j.GPUs); ok {
+				out = append(out, gpus)
+			}
+		}
+	}
+	if len(out) == 0 {
+		if gpus, ok := c.Pack(all, j.GPUs); ok {
+			out = append(out, gpus)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &JobError{Job: j.ID, Err: fmt.Errorf("%w: job %q: no placement of %d GPUs", ErrTooLarge, j.ID, j.GPUs)}
+	}
+	return out, nil
+}
+
+// BestAmong returns the candidate placement on which job j has the least time per iteration
+// under cost model cost (nil: DefaultCost()) on idle links, and that cost; ties go to the
+// earlier candidate. It returns a *JobError wrapping ErrDoesNotFit when the job's plan fits
+// the memory of no candidate, ErrNoCost when the cost model fails otherwise or gives no
+// finite positive time, ErrTooLarge when there is no candidate.
+func BestAmong(j *Job, c *topology.Cluster, cost CostModel, candidates [][]topology.GPUID) ([]topology.GPUID, StepCost, error) {
+	if cost == nil {
+		cost = DefaultCost()
 	}
 	var (
 		best     []topology.GPUID
 		bestCost StepCost
 		firstErr error
 	)
-	try := func(set topology.GPUSet) {
-		gpus, ok := c.Pack(set, j.GPUs)
-		if !ok {
-			return
-		}
+	for _, gpus := range candidates {
 		sc, err := cost.StepCost(j, c, gpus, nil)
 		switch {
 		case err != nil:
@@ -116,16 +148,6 @@ func BestPlacement(j *Job, c *topology.Cluster, cost CostModel) ([]topology.GPUI
 		case best == nil || sc.Time < bestCost.Time:
 			best, bestCost = gpus, sc
 		}
-	}
-	enough := false
-	for _, p := range pools {
-		if p.gpus.Len() >= j.GPUs {
-			enough = true
-			try(p.gpus)
-		}
-	}
-	if !enough {
-		try(all)
 	}
 	if best == nil {
 		err := firstErr

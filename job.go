@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/topology"
@@ -150,16 +151,35 @@ func (j *Job) Eligible(g topology.GPUSpec) bool {
 // Constrained reports whether the job restricts the GPUs it may use (GPUType or MinGPUMemory).
 func (j *Job) Constrained() bool { return j.GPUType != "" || j.MinGPUMemory > 0 }
 
-// EligibleIn returns the GPUs of set that the job may use on cluster c: set itself (not a
-// copy) when the job is unconstrained or every server of c is eligible, else a new set.
+// EligibleIn returns the GPUs of set that the job may use on cluster c: those of its GPUType
+// and MinGPUMemory and, for a job with a model on a cluster with several kinds of GPU, those
+// whose memory its plan fits (graph.Compiled.CheckMemory; a job whose model and plan do not
+// compile is not filtered: its cost model reports it). It returns set itself (not a copy) when
+// nothing is filtered out, else a new set. On a cluster of one GPU kind it costs one pass over
+// the constraints; otherwise one compilation of the job's plan.
 func (j *Job) EligibleIn(c *topology.Cluster, set topology.GPUSet) topology.GPUSet {
-	if !j.Constrained() {
+	var comp *graph.Compiled
+	if j.Model != nil && !c.UniformGPUs() {
+		comp, _ = graph.Compile(j.Model, j.Plan)
+	}
+	if !j.Constrained() && comp == nil {
 		return set
 	}
-	var out topology.GPUSet
-	copied := false
+	var (
+		out    topology.GPUSet
+		copied bool
+		specs  []topology.GPUSpec // kinds checked so far,
+		ok     []bool             // and whether the job may use them
+	)
 	for s := range c.NumServers() {
-		if j.Eligible(c.Server(s).GPU) {
+		spec := c.Server(s).GPU
+		k := slices.Index(specs, spec)
+		if k < 0 {
+			specs = append(specs, spec)
+			ok = append(ok, j.Eligible(spec) && (comp == nil || comp.CheckMemory(spec) == nil))
+			k = len(specs) - 1
+		}
+		if ok[k] {
 			continue
 		}
 		if !copied {

@@ -95,6 +95,7 @@ type Cluster struct {
 	rackOf    []int // server -> rack index, -1 without racks
 	first     []int // server -> first GPU id; len = servers+1
 	gpuServer []int32
+	uniform   bool // every server has the same GPUSpec
 }
 
 // New builds a cluster from its servers and racks. Servers keep the order given; their GPUs get
@@ -154,13 +155,20 @@ func New(name string, servers []Server, racks []Rack) (*Cluster, error) {
 	}
 	c.first[len(c.servers)] = total
 	c.gpuServer = make([]int32, total)
+	c.uniform = true
 	for i := range c.servers {
 		for g := c.first[i]; g < c.first[i+1]; g++ {
 			c.gpuServer[g] = int32(i)
 		}
+		if c.servers[i].GPU != c.servers[0].GPU {
+			c.uniform = false
+		}
 	}
 	return c, nil
 }
+
+// UniformGPUs reports whether every GPU of the cluster is of the same kind (equal GPUSpecs).
+func (c *Cluster) UniformGPUs() bool { return c.uniform }
 
 func (s ServerSpec) validate() error {
 	pos := func(name string, v float64) error {
