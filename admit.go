@@ -164,6 +164,32 @@ func BestAmong(j *Job, c *topology.Cluster, cost CostModel, candidates [][]topol
 	return best, bestCost, nil
 }
 
+// Fits returns nil when cluster c has at least j.GPUs GPUs of the kind job j may use (its
+// GPUType and MinGPUMemory, not its plan's memory), and otherwise an error wrapping ErrTooLarge
+// that names the job. It costs O(1) for a job without constraints and O(servers) for one with.
+func Fits(j *Job, c *topology.Cluster) error {
+	if j.GPUs <= c.NumGPUs() && !j.Constrained() {
+		return nil
+	}
+	n := 0
+	if j.GPUs <= c.NumGPUs() {
+		for i := range c.NumServers() {
+			if sv := c.Server(i); j.Eligible(sv.GPU) {
+				if n += sv.GPUs; n >= j.GPUs {
+					return nil
+				}
+			}
+		}
+	}
+	what := "GPUs"
+	if j.Constrained() {
+		what = fmt.Sprintf("GPUs of type %q with >= %.3g GiB", j.GPUType, j.MinGPUMemory/(1<<30))
+	} else {
+		n = c.NumGPUs()
+	}
+	return fmt.Errorf("%w: job %q needs %d GPUs, cluster %q has %d %s", ErrTooLarge, j.ID, j.GPUs, c.Name(), n, what)
+}
+
 // Admit checks up front what schedulers' admission rejects: it returns nil when job j could
 // run on cluster c under cost model cost (nil: DefaultCost()), and otherwise the *JobError that
 // BestPlacement gives. Hosts call it when a job is submitted, to refuse a bad job at once

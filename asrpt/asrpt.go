@@ -530,35 +530,15 @@ func (s *Scheduler) setCluster(c *topology.Cluster) {
 	clear(s.rejected)
 	s.unfit = 0
 	for _, st := range s.jobs {
-		st.unfit = !fits(st.job, c)
+		st.unfit = gpusched.Fits(st.job, c) != nil
 		if st.unfit {
 			s.unfit++
 		}
 	}
 }
 
-// fits reports whether cluster c has at least as many GPUs as job j needs of the kind it may use.
-func fits(j *gpusched.Job, c *topology.Cluster) bool {
-	if j.GPUs > c.NumGPUs() {
-		return false
-	}
-	if !j.Constrained() {
-		return true
-	}
-	n := 0
-	for i := range c.NumServers() {
-		if sv := c.Server(i); j.Eligible(sv.GPU) {
-			if n += sv.GPUs; n >= j.GPUs {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func (s *Scheduler) unfitError(st *jobState) *gpusched.JobError {
-	return &gpusched.JobError{Job: st.job.ID, Err: fmt.Errorf("%w: job %q needs %d GPUs of its kind; cluster %q now has fewer",
-		gpusched.ErrTooLarge, st.job.ID, st.job.GPUs, s.cluster.Name())}
+	return gpusched.Reject(st.job.ID, gpusched.Fits(st.job, s.cluster))
 }
 
 // orderPrefix fills s.order with present jobs in priority order: virtually completed jobs by

@@ -15,6 +15,7 @@ import (
 //
 // FIFO keeps no state: it is safe for concurrent use if its Placer is.
 type FIFO struct {
+	gate     gate
 	name     string
 	place    gpusched.Placer
 	backfill bool
@@ -33,9 +34,11 @@ func (f *FIFO) String() string { return f.name }
 
 // Schedule keeps every running job and starts waiting jobs in arrival order.
 func (f *FIFO) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
+	return f.gate.decide(v, f.schedule)
+}
+
+func (f *FIFO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
 	return dispatch(&v, pendingByArrival(&v), f.backfill, placeOn(f.place, v.Cluster))
 }
 
@@ -59,14 +62,15 @@ func DefaultSize(j *gpusched.Job) float64 {
 // defaultIterations is the iteration estimate the policies assume when nothing better is given.
 const defaultIterations = 1000
 
-// SJF starts jobs in order of predicted size, smallest first (ties by arrival), and never
-// preempts: the non-preemptive shortest-job-first rule with sizes from a predictor. By default
+// SJF starts jobs in order of predicted size over weight (Job.Weight; plain size when weights
+// are unset), smallest first (ties by arrival), and never preempts: the non-preemptive shortest-job-first rule with sizes from a predictor. By default
 // it backfills (a job that does not fit is passed over for smaller-priority jobs that do, as in
 // list scheduling); with Options.Order = Strict the smallest waiting job blocks the others.
 //
 // SJF remembers each job's size while the job is in the system: it is not safe for concurrent
 // use.
 type SJF struct {
+	gate     gate
 	name     string
 	place    gpusched.Placer
 	backfill bool
@@ -92,9 +96,11 @@ func (s *SJF) String() string { return s.name }
 
 // Schedule keeps every running job and starts waiting jobs smallest predicted size first.
 func (s *SJF) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
+	return s.gate.decide(v, s.schedule)
+}
+
+func (s *SJF) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
 	forget(s.sizes, &v)
 	order := pendingByArrival(&v)
 	for _, st := range order {
@@ -105,7 +111,7 @@ func (s *SJF) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		if math.IsNaN(z) {
 			return gpusched.Decision{}, fmt.Errorf("%w: sjf: size of job %q is NaN", ErrInvalidOptions, st.Job.ID)
 		}
-		s.sizes[st.Job.ID] = z
+		s.sizes[st.Job.ID] = z / st.Job.EffectiveWeight()
 	}
 	slices.SortStableFunc(order, func(a, b *gpusched.JobStatus) int {
 		return cmp.Compare(s.sizes[a.Job.ID], s.sizes[b.Job.ID])

@@ -220,7 +220,7 @@ type selection struct {
 // they fit: the blocked job could not use their GPUs anyway).
 func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (selection, error) {
 	c := v.Cluster
-	budget := c.NumGPUs()
+	budget := v.Available()
 	for _, r := range order {
 		if r.protected {
 			budget -= r.st.Job.GPUs
@@ -246,6 +246,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 		}
 	}
 	free := c.AllGPUs()
+	free.RemoveAll(v.Unavailable)
 	var run []gpusched.Assignment
 	for i, r := range order {
 		if chosen[i] && r.running {

@@ -623,3 +623,66 @@ func TestSJFBCOChargesPlacementOfMappedJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryBaselineSurvivesARealCluster: every baseline (1) rejects a job it cannot run (too
+// large, a GPU type the cluster lacks) with the job's id while scheduling the others, (2) moves
+// or preempts a running job whose GPUs became unavailable, never keeping it there, and (3)
+// accepts a cluster that changed between calls.
+func TestEveryBaselineSurvivesARealCluster(t *testing.T) {
+	c := cluster(t, 4, 4)
+	iters := map[gpusched.JobID]float64{"big": 10, "h100": 10, "ok": 10, "r": 100, "p": 5, "q": 7}
+	for _, s := range allSchedulers(t, iters) {
+		big, h := job("big", 9, 0, 1), job("h100", 1, 0, 1)
+		h.GPUType = "h100"
+		ok := job("ok", 2, 0, 1)
+		v := gpusched.View{Now: 1, Cluster: c, Pending: []gpusched.JobStatus{waiting(big), waiting(h), waiting(ok)}}
+		d := decide(t, s, v)
+		var rejected []string
+		for _, r := range d.Rejected {
+			var je *gpusched.JobError
+			if !errors.As(r, &je) || !errors.Is(r, gpusched.ErrTooLarge) {
+				t.Errorf("%v: rejection %v", s, r)
+			}
+			rejected = append(rejected, string(je.Job))
+		}
+		slices.Sort(rejected)
+		if !slices.Equal(rejected, []string{"big", "h100"}) || !slices.Equal(runs(d), []string{"ok"}) {
+			t.Errorf("%v: rejected %v, runs %v; want [big h100] rejected and ok running", s, rejected, runs(d))
+		}
+		// Server 0 is drained under a running job.
+		r := job("r", 4, 0, 1)
+		v = gpusched.View{Now: 2, Cluster: c, Unavailable: topology.SetOf(0, 1, 2, 3),
+			Running: []gpusched.JobStatus{running(r, 2, 0, 0, 1, 2, 3)},
+			Pending: []gpusched.JobStatus{waiting(job("p", 2, 1, 1)), waiting(job("q", 2, 1.5, 1))}}
+		d = decide(t, s, v)
+		for _, a := range d.Run {
+			if a.Job == "r" && c.ServerOf(a.GPUs[0]) == 0 {
+				t.Errorf("%v keeps r on the drained server", s)
+			}
+		}
+		// A new cluster object with one more server.
+		bigger := cluster(t, 4, 4, 4)
+		v = gpusched.View{Now: 3, Cluster: bigger, Pending: []gpusched.JobStatus{waiting(job("new", 12, 3, 1))}}
+		iters["new"] = 5
+		d = decide(t, s, v)
+		if len(d.Rejected) != 0 {
+			t.Errorf("%v rejects a job that fits the grown cluster: %v", s, d.Rejected)
+		}
+	}
+}
+
+// TestWeightedPolicies: SJF and SRPT-oracle order by size over weight, so of two jobs that
+// cannot run together a heavier, somewhat longer one goes first; unweighted they would not.
+func TestWeightedPolicies(t *testing.T) {
+	c := cluster(t, 4)
+	light, heavy := job("light", 4, 0, 1), job("heavy", 4, 0, 2)
+	heavy.Weight = 4
+	iters := map[gpusched.JobID]float64{"light": 100, "heavy": 100}
+	sjf, _ := NewSJF(SJFOptions{})
+	for _, s := range []gpusched.Scheduler{sjf, oracle(t, iters, OracleOptions{})} {
+		v := gpusched.View{Now: 1, Cluster: c, Pending: []gpusched.JobStatus{waiting(light), waiting(heavy)}}
+		if got := runs(decide(t, s, v)); !slices.Equal(got, []string{"heavy"}) {
+			t.Errorf("%v runs %v, want [heavy] (size 2x, weight 4x)", s, got)
+		}
+	}
+}

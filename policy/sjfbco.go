@@ -654,6 +654,7 @@ type SJFBCOOptions struct {
 // SJFBCO caches each job's iteration estimate and, in batch mode, the current plan: it is not
 // safe for concurrent use.
 type SJFBCO struct {
+	gate     gate
 	opt      SJFBCOOptions
 	backfill bool
 	iters    map[gpusched.JobID]float64
@@ -677,7 +678,7 @@ func NewSJFBCO(opt SJFBCOOptions) (*SJFBCO, error) {
 	if opt.Order > Backfill {
 		return nil, fmt.Errorf("%w: sjf-bco: unknown Order %d", ErrInvalidOptions, opt.Order)
 	}
-	return &SJFBCO{opt: opt, backfill: opt.Order != Strict, iters: map[gpusched.JobID]float64{}}, nil
+	return &SJFBCO{gate: gate{cost: opt.Cost}, opt: opt, backfill: opt.Order != Strict, iters: map[gpusched.JobID]float64{}}, nil
 }
 
 // String returns "sjf-bco" (or SJFBCOOptions.Name).
@@ -703,9 +704,11 @@ func (s *SJFBCO) estimate(j *gpusched.Job) (float64, error) {
 
 // Schedule keeps every running job and starts the jobs the plan starts now.
 func (s *SJFBCO) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
+	return s.gate.decide(v, s.schedule)
+}
+
+func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
 	if s.opt.Batch {
 		return s.scheduleBatch(&v)
 	}
@@ -764,6 +767,14 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 	for i := range busy {
 		busy[i] = v.Now
 	}
+	// Unavailable GPUs are planned as busy for good (a finite horizon keeps the bisection's
+	// arithmetic finite): no job is planned to start on them.
+	v.Unavailable.Range(func(g topology.GPUID) bool {
+		if int(g) >= 0 && int(g) < len(busy) {
+			busy[g] = v.Now + unavailableHorizon
+		}
+		return true
+	})
 	links := make([][]topology.Link, len(v.Running))
 	total := topology.LinkLoad{}
 	for i := range v.Running {
@@ -801,6 +812,10 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 	}
 	return busy, nil
 }
+
+// unavailableHorizon is how long, in seconds, SJF-BCO's planner treats an unavailable GPU as
+// busy: longer than any plan (about 31,700 years).
+const unavailableHorizon = 1e12
 
 // scheduleBatch follows the current batch plan and plans the next batch when it is all started.
 func (s *SJFBCO) scheduleBatch(v *gpusched.View) (gpusched.Decision, error) {

@@ -66,6 +66,7 @@ type TiresiasOptions struct {
 // Tiresias keeps each job's queue between calls: it must see every event of one host in time
 // order and is not safe for concurrent use.
 type Tiresias struct {
+	gate     gate
 	opt      TiresiasOptions
 	place    gpusched.Placer
 	backfill bool
@@ -184,9 +185,11 @@ func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *ti
 // Schedule updates every job's queue and returns the 2D-LAS choice described in the type's
 // documentation.
 func (t *Tiresias) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
+	return t.gate.decide(v, t.schedule)
+}
+
+func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
 	forget(t.jobs, &v)
 	type keyed struct {
 		ranked
