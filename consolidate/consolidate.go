@@ -169,6 +169,7 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 		return nil, nil
 	}
 	free := c.AllGPUs()
+	free.RemoveAll(v.Unavailable)
 	for _, a := range d.Run {
 		for _, g := range a.GPUs {
 			if c.Check(g) == nil {
