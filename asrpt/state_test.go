@@ -8,6 +8,8 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
+	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +18,6 @@ import (
 	"github.com/gpusched/gpusched/internal/restart"
 	"github.com/gpusched/gpusched/internal/statejson"
 	"github.com/gpusched/gpusched/internal/teeth"
-	"github.com/gpusched/gpusched/srpt"
 	"github.com/gpusched/gpusched/topology"
 	"pgregory.net/rapid"
 )
@@ -173,26 +174,30 @@ func brokenCases() []brokenCase {
 		{"everything (a fresh scheduler, as before there was state to restore)", "oracle",
 			func(old, fresh restart.Scheduler) error { return nil }},
 		{"the re-estimated predictions", "noisy", mutate(func(s *Scheduler, st *savedState) {
-			for i := range st.Jobs {
-				j := &st.Jobs[i]
-				n, _ := s.opt.Estimator.Estimate(&gpusched.Job{ID: j.ID}, 0)
-				j.Iterations = n
+			for i, id := range st.Jobs.IDs {
+				st.Jobs.Iterations[i], _ = s.opt.Estimator.Estimate(&gpusched.Job{ID: id}, 0)
 			}
 		})},
 		{"the virtual clock since the last arrival", "oracle", mutate(func(s *Scheduler, st *savedState) {
 			now := 0.0
-			for _, q := range st.Queue.Jobs {
-				now = max(now, q.Release)
+			for _, r := range st.Queue.Releases {
+				now = max(now, r)
 			}
-			for _, j := range st.Jobs {
-				if j.VirtualFinish != nil {
-					now = max(now, *j.VirtualFinish)
-				}
+			for _, f := range st.VirtuallyDone.Finish {
+				now = max(now, f)
 			}
 			st.Queue.Now = now
 		})},
 		{"the ghosts", "noisy", mutate(func(s *Scheduler, st *savedState) {
-			st.Queue.Jobs = slices.DeleteFunc(st.Queue.Jobs, func(q srpt.QueuedJob) bool { return slices.Contains(st.Ghosts, q.ID) })
+			q := &st.Queue
+			for i := len(q.IDs) - 1; i >= 0; i-- {
+				if slices.Contains(st.Ghosts, q.IDs[i]) {
+					q.IDs = slices.Delete(q.IDs, i, i+1)
+					q.Remaining = slices.Delete(q.Remaining, i, i+1)
+					q.Weights = slices.Delete(q.Weights, i, i+1)
+					q.Releases = slices.Delete(q.Releases, i, i+1)
+				}
+			}
 			st.FreeKeys = append(st.FreeKeys, st.Ghosts...)
 			st.Ghosts = nil
 		})},
@@ -328,7 +333,7 @@ func sample(t testing.TB, o Options) []byte {
 		{ID: "a", GPUs: 2, StepTime: 1},
 		{ID: "b", GPUs: 2, StepTime: 1, Weight: 2},
 		{ID: "c", GPUs: 4, StepTime: 0.5, Arrival: 5},
-		{ID: "d", GPUs: 1, StepTime: 2, Arrival: 5},
+		{ID: "d", GPUs: 1, StepTime: 2, Arrival: 5, GPUType: "t4"},
 		{ID: "bad", GPUs: 1, GPUType: "h100", StepTime: 1, Arrival: 5},
 	}
 	if o.Estimator == nil {
@@ -363,8 +368,8 @@ func TestSampleStateIsFull(t *testing.T) {
 	if err := json.Unmarshal(sample(t, Options{}), &st); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Jobs) == 0 || len(st.VirtuallyDone) == 0 || len(st.Ghosts) == 0 || len(st.Rejected) == 0 ||
-		len(st.Queue.Jobs) == 0 || st.Cluster == nil || st.Queue.Speed == 1 {
+	if len(st.Jobs.IDs) == 0 || len(st.VirtuallyDone.Keys) == 0 || len(st.Ghosts) == 0 || len(st.Rejected) == 0 ||
+		len(st.Queue.IDs) == 0 || len(st.Constraints) == 0 || st.Cluster == nil || st.Queue.Speed == 1 {
 		t.Errorf("sample state lacks a part: %+v", st)
 	}
 }
@@ -372,16 +377,18 @@ func TestSampleStateIsFull(t *testing.T) {
 // Bad data is refused with ErrBadState, naming the problem, and leaves the scheduler as it was.
 func TestRestoreStateRejects(t *testing.T) {
 	good := sample(t, Options{})
-	edit := func(f func(m map[string]any)) string {
-		var m map[string]any
-		if err := json.Unmarshal(good, &m); err != nil {
+	edit := func(f func(st *savedState)) string {
+		var st savedState
+		if err := json.Unmarshal(good, &st); err != nil {
 			t.Fatal(err)
 		}
-		f(m)
-		b, _ := json.Marshal(m)
+		f(&st)
+		b, err := json.Marshal(&st)
+		if err != nil {
+			t.Fatal(err)
+		}
 		return string(b)
 	}
-	first := func(m map[string]any, key string) map[string]any { return m[key].([]any)[0].(map[string]any) }
 	cases := []struct{ name, data, msg string }{
 		{"empty", "", "no data"},
 		{"truncated", `{"kind": "asrpt", "vers`, "unexpected EOF"},
@@ -389,43 +396,56 @@ func TestRestoreStateRejects(t *testing.T) {
 		{"array", "[1]", "cannot unmarshal"},
 		{"garbage", "{kind", "invalid character"},
 		{"foreign kind", `{"kind": "tiresias", "version": 1}`, `state of "tiresias"`},
+		{"foreign kind with its fields", `{"kind": "tiresias", "version": 1, "jobs": [{"id": "a"}]}`, `state of "tiresias"`},
 		{"no kind", `{"version": 1}`, `no "kind"`},
 		{"old version", `{"kind": "asrpt", "version": 0}`, "version 0"},
 		{"future version", strings.Replace(string(good), `"version":1`, `"version":2`, 1), "version 2"},
-		{"unknown field", edit(func(m map[string]any) { m["extra"] = 1 }), "unknown field"},
+		{"unknown field", strings.Replace(string(good), `"g0":`, `"extra":1,"g0":`, 1), "unknown field"},
 		{"trailing data", string(good) + "{}", "trailing data"},
-		{"duplicate job", edit(func(m map[string]any) {
-			m["jobs"] = append(m["jobs"].([]any), m["jobs"].([]any)[0])
-			m["keys"] = m["keys"].(float64) + 1
+		{"duplicate job", edit(func(st *savedState) {
+			j := &st.Jobs
+			j.IDs, j.Keys, j.GPUs = append(j.IDs, j.IDs[0]), append(j.Keys, st.Keys), append(j.GPUs, 1)
+			j.Iterations, j.StepTimes, j.Weights = append(j.Iterations, 1), append(j.StepTimes, 1), append(j.Weights, 1)
+			st.Keys++
 		}), "listed twice"},
-		{"no id", edit(func(m map[string]any) { first(m, "jobs")["id"] = "" }), "without an id"},
-		{"zero GPUs", edit(func(m map[string]any) { first(m, "jobs")["gpus"] = 0 }), "needs 0 GPUs"},
-		{"negative prediction", edit(func(m map[string]any) { first(m, "jobs")["iterations"] = -1 }), "must be finite and > 0"},
-		{"zero weight", edit(func(m map[string]any) { first(m, "jobs")["weight"] = 0 }), "must be finite and > 0"},
-		{"key out of range", edit(func(m map[string]any) { first(m, "jobs")["key"] = 99 }), "out of range"},
-		{"key count", edit(func(m map[string]any) { m["keys"] = 99.0 }), "99 keys"},
-		{"key twice", edit(func(m map[string]any) {
-			m["ghosts"] = append(m["ghosts"].([]any), first(m, "jobs")["key"])
-			m["keys"] = m["keys"].(float64) + 1
-		}), "used twice"},
-		{"negative remaining", edit(func(m map[string]any) { first(m["queue"].(map[string]any), "jobs")["remaining"] = -1 }), "virtual queue"},
-		{"queue weight", edit(func(m map[string]any) { first(m["queue"].(map[string]any), "jobs")["weight"] = 7 }), "weight 7"},
-		{"queue misses a job", edit(func(m map[string]any) { q := m["queue"].(map[string]any); q["jobs"] = q["jobs"].([]any)[1:] }), "virtual queue holds"},
-		{"virtual completion in the future", edit(func(m map[string]any) {
-			for _, j := range m["jobs"].([]any) {
-				if _, ok := j.(map[string]any)["virtual_finish"]; ok {
-					j.(map[string]any)["virtual_finish"] = 1e9
+		{"short column", edit(func(st *savedState) { st.Jobs.Weights = st.Jobs.Weights[1:] }), "different lengths"},
+		{"no id", edit(func(st *savedState) { st.Jobs.IDs[0] = "" }), "without an id"},
+		{"zero GPUs", edit(func(st *savedState) { st.Jobs.GPUs[0] = 0 }), "needs 0 GPUs"},
+		{"negative prediction", edit(func(st *savedState) { st.Jobs.Iterations[0] = -1 }), "must be finite and > 0"},
+		{"zero weight", edit(func(st *savedState) { st.Jobs.Weights[0] = 0 }), "must be finite and > 0"},
+		{"key out of range", edit(func(st *savedState) { st.Jobs.Keys[0] = 99 }), "out of range"},
+		{"key count", edit(func(st *savedState) { st.Keys = 99 }), "99 keys"},
+		{"key twice", edit(func(st *savedState) { st.Ghosts = append(st.Ghosts, st.Jobs.Keys[0]); st.Keys++ }), "used twice"},
+		{"constraint of no job", edit(func(st *savedState) { st.Constraints = []savedConstraint{{Key: st.Ghosts[0], GPUType: "a100"}} }), "is not a job"},
+		{"empty constraint", edit(func(st *savedState) { st.Constraints = []savedConstraint{{Key: st.Jobs.Keys[0]}} }), "has none"},
+		{"negative remaining", edit(func(st *savedState) { st.Queue.Remaining[0] = -1 }), "virtual queue"},
+		{"queue weight", edit(func(st *savedState) {
+			for i, k := range st.Queue.IDs {
+				if !slices.Contains(st.Ghosts, k) {
+					st.Queue.Weights[i] = 7
 				}
 			}
-		}), "virtual completion"},
-		{"virtually done list", edit(func(m map[string]any) { m["virtually_done"] = []any{} }), "virtually done list"},
-		{"g0", edit(func(m map[string]any) { m["g0"] = 0.5 }), "GPU count"},
-		{"clock", edit(func(m map[string]any) { m["queue"].(map[string]any)["now"] = -1 }), "clock"},
-		{"bad cluster", edit(func(m map[string]any) { m["cluster"] = map[string]any{"name": "x"} }), "cluster"},
-		{"rejected twice", edit(func(m map[string]any) { m["rejected"] = append(m["rejected"].([]any), m["rejected"].([]any)[0]) }), "listed twice"},
-		{"rejected and admitted", edit(func(m map[string]any) { first(m, "rejected")["id"] = first(m, "jobs")["id"] }), "both admitted and rejected"},
-		{"unknown reason", edit(func(m map[string]any) { first(m, "rejected")["reason"] = "tired" }), "unknown reason"},
-		{"estimator state for an oracle", edit(func(m map[string]any) { m["estimator"] = map[string]any{"kind": "x"} }), "keeps none"},
+		}), "weight 7"},
+		{"queue misses a job", edit(func(st *savedState) {
+			q := &st.Queue
+			q.IDs, q.Remaining, q.Weights, q.Releases = q.IDs[1:], q.Remaining[1:], q.Weights[1:], q.Releases[1:]
+		}), "virtual queue holds"},
+		{"virtual completion in the future", edit(func(st *savedState) { st.VirtuallyDone.Finish[0] = 1e9 }), "virtual completion"},
+		{"virtually done twice", edit(func(st *savedState) {
+			d := &st.VirtuallyDone
+			d.Keys, d.Finish = append(d.Keys, d.Keys[0]), append(d.Finish, d.Finish[0])
+		}), "listed twice"},
+		{"virtually done and queued", edit(func(st *savedState) {
+			d := &st.VirtuallyDone
+			d.Keys, d.Finish = append(d.Keys, st.Queue.IDs[0]), append(d.Finish, 0)
+		}), "virtually done but queued"},
+		{"g0", edit(func(st *savedState) { st.G0 = 0.5 }), "GPU count"},
+		{"clock", edit(func(st *savedState) { st.Queue.Now = -1 }), "clock"},
+		{"bad cluster", strings.Replace(string(good), `"cluster":{`, `"cluster":{"racks":[{}],`, 1), "cluster"},
+		{"rejected twice", edit(func(st *savedState) { st.Rejected = append(st.Rejected, st.Rejected[0]) }), "listed twice"},
+		{"rejected and admitted", edit(func(st *savedState) { st.Rejected[0].ID = st.Jobs.IDs[0] }), "both admitted and rejected"},
+		{"unknown reason", edit(func(st *savedState) { st.Rejected[0].Reason = "tired" }), "unknown reason"},
+		{"estimator state for an oracle", edit(func(st *savedState) { st.Estimator = []byte(`{"kind": "x"}`) }), "keeps none"},
 	}
 	s := mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"z": 1})})
 	schedule(t, s, gpusched.View{Now: 3, Cluster: oneServer(2), Pending: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "z", GPUs: 1, StepTime: 1}}}})
@@ -479,7 +499,7 @@ func FuzzRestoreState(f *testing.F) {
 		f.Fatal(err)
 	}
 	jobs := []*gpusched.Job{{ID: "a", GPUs: 2, StepTime: 1}, {ID: "b", GPUs: 2, StepTime: 1, Weight: 2},
-		{ID: "d", GPUs: 1, StepTime: 2, Arrival: 5}, {ID: "e", GPUs: 4, StepTime: 1, Arrival: 20}}
+		{ID: "d", GPUs: 1, StepTime: 2, Arrival: 5, GPUType: "t4"}, {ID: "e", GPUs: 4, StepTime: 1, Arrival: 20}}
 	views := []gpusched.View{
 		{Now: 20, Cluster: c, Running: []gpusched.JobStatus{running(jobs[1], 0, 20, 2, 3)},
 			Pending: []gpusched.JobStatus{{Job: jobs[2]}, {Job: jobs[3]}}},
@@ -533,4 +553,120 @@ func TestAdmissionIndependentOfSizingCache(t *testing.T) {
 			}
 		}
 	}
+}
+
+// busyScheduler returns A-SRPT (true sizes, an Oracle) after a run on 512 x 8 A100 GPUs that
+// leaves 10,000 live jobs, waiting and running, some virtually completed, with ghosts of jobs
+// that finished before their virtual completion: the state that BenchmarkSaveState and
+// BenchmarkRestoreState save and restore.
+func busyScheduler(b *testing.B) (*Scheduler, Options) {
+	c, err := topology.Uniform(topology.A100(), 512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const steps, live = 120, 10000
+	rng := rand.New(rand.NewPCG(1, 2))
+	truth := map[gpusched.JobID]float64{}
+	sizes := []int{1, 1, 1, 2, 4, 8, 16}
+	jobs := make([]*gpusched.Job, live+steps)
+	for i := range jobs {
+		j := &gpusched.Job{ID: gpusched.JobID(fmt.Sprintf("job-%05d", i)), GPUs: sizes[rng.IntN(len(sizes))],
+			StepTime: 0.1 + rng.Float64(), Arrival: float64(i * steps / len(jobs))}
+		if rng.IntN(4) == 0 {
+			j.Weight = float64(1 + rng.IntN(3))
+		}
+		truth[j.ID] = float64(100 + rng.IntN(100000))
+		jobs[i] = j
+	}
+	o := Options{Estimator: truthOracle(truth)}
+	s, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The host: every second, one running job, drawn at random, finishes (often before its
+	// virtual completion: a ghost), and the jobs of that second arrive.
+	gpus := map[gpusched.JobID][]topology.GPUID{}
+	finished := map[gpusched.JobID]bool{}
+	for now := 0.0; now < steps; now++ {
+		if len(gpus) > 0 {
+			ids := make([]gpusched.JobID, 0, len(gpus))
+			for id := range gpus {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			id := ids[rng.IntN(len(ids))]
+			delete(gpus, id)
+			finished[id] = true
+			s.JobCompleted(gpusched.Completion{Job: &gpusched.Job{ID: id}, Time: now, Iterations: truth[id]})
+		}
+		v := gpusched.View{Now: now, Cluster: c}
+		for _, j := range jobs {
+			switch g, ok := gpus[j.ID]; {
+			case j.Arrival > now || finished[j.ID]:
+			case ok:
+				v.Running = append(v.Running, gpusched.JobStatus{Job: j, GPUs: g, Started: true, Since: now})
+			default:
+				v.Pending = append(v.Pending, gpusched.JobStatus{Job: j, Since: j.Arrival})
+			}
+		}
+		d, err := s.Schedule(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		clear(gpus)
+		for _, a := range d.Run {
+			gpus[a.Job] = a.GPUs
+		}
+	}
+	if len(s.jobs) < live {
+		b.Fatalf("%d live jobs, want at least %d", len(s.jobs), live)
+	}
+	return s, o
+}
+
+// BenchmarkSaveState saves A-SRPT with 10,000 live jobs (see busyScheduler); it reports the
+// size of the state and the calling thread's CPU time per save.
+func BenchmarkSaveState(b *testing.B) {
+	s, _ := busyScheduler(b)
+	var buf bytes.Buffer
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	b.ResetTimer()
+	c0 := threadCPU()
+	for b.Loop() {
+		buf.Reset()
+		if err := s.SaveState(&buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(threadCPU()-c0)/float64(b.N)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(buf.Len())/1e6, "MB")
+	b.ReportMetric(float64(len(s.jobs)), "jobs")
+}
+
+// BenchmarkRestoreState restores that state into a new scheduler built with the same options.
+func BenchmarkRestoreState(b *testing.B) {
+	s, o := busyScheduler(b)
+	var buf bytes.Buffer
+	if err := s.SaveState(&buf); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	b.ResetTimer()
+	c0 := threadCPU()
+	for b.Loop() {
+		r, err := New(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := r.RestoreState(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(threadCPU()-c0)/float64(b.N)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(len(data))/1e6, "MB")
 }

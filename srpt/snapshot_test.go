@@ -137,9 +137,9 @@ func TestRestoreQueueEquivalent(t *testing.T) {
 func TestRestoreQueuePropertyHasTeeth(t *testing.T) {
 	for name, broken := range map[string]func(QueueState) (*Queue, error){
 		"weights": func(s QueueState) (*Queue, error) {
-			s.Jobs = slices.Clone(s.Jobs)
-			for i := range s.Jobs {
-				s.Jobs[i].Remaining, s.Jobs[i].Weight = s.Jobs[i].Remaining/s.Jobs[i].Weight, 1
+			s.Remaining, s.Weights = slices.Clone(s.Remaining), slices.Clone(s.Weights)
+			for i := range s.IDs {
+				s.Remaining[i], s.Weights[i] = s.Remaining[i]/s.Weights[i], 1
 			}
 			return RestoreQueue(s)
 		},
@@ -157,7 +157,7 @@ func TestRestoreQueuePropertyHasTeeth(t *testing.T) {
 func TestSnapshotOrderAndEmpty(t *testing.T) {
 	q, _ := NewQueue(2)
 	s := q.Snapshot()
-	if s.Now != 0 || s.Speed != 2 || len(s.Jobs) != 0 {
+	if s.Now != 0 || s.Speed != 2 || len(s.IDs) != 0 {
 		t.Fatalf("empty queue: %+v", s)
 	}
 	r, err := RestoreQueue(s)
@@ -170,17 +170,20 @@ func TestSnapshotOrderAndEmpty(t *testing.T) {
 	if _, err := q.Advance(0.25, nil); err != nil {
 		t.Fatal(err)
 	}
-	var ids []int
-	for _, j := range q.Snapshot().Jobs {
-		ids = append(ids, j.ID)
-	}
-	if want := q.Order(nil); !slices.Equal(ids, want) {
+	if ids, want := q.Snapshot().IDs, q.Order(nil); !slices.Equal(ids, want) {
 		t.Errorf("snapshot order %v, priority order %v", ids, want)
 	}
 }
 
 func TestRestoreQueueRejects(t *testing.T) {
-	ok := QueuedJob{ID: 1, Remaining: 2, Weight: 1, Release: 0}
+	// one returns a state of one job with the given remaining work, weight and release.
+	one := func(now, rem, w, rel float64) QueueState {
+		return QueueState{Now: now, Speed: 1, IDs: []int{7}, Remaining: []float64{rem}, Weights: []float64{w}, Releases: []float64{rel}}
+	}
+	two := one(1, 2, 1, 0)
+	two.IDs, two.Remaining, two.Weights, two.Releases = []int{7, 7}, []float64{2, 2}, []float64{1, 1}, []float64{0, 0}
+	short := one(1, 2, 1, 0)
+	short.Weights = nil
 	for _, c := range []struct {
 		name string
 		s    QueueState
@@ -191,14 +194,15 @@ func TestRestoreQueueRejects(t *testing.T) {
 		{"negative clock", QueueState{Now: -1, Speed: 1}, ErrInvalidParameter, "clock"},
 		{"infinite speed", QueueState{Speed: math.Inf(1)}, ErrInvalidParameter, "speed"},
 		{"negative speed", QueueState{Speed: -1}, ErrInvalidParameter, "speed"},
-		{"duplicate", QueueState{Now: 1, Speed: 1, Jobs: []QueuedJob{ok, ok}}, ErrDuplicateJob, "job 1"},
-		{"negative size", QueueState{Speed: 1, Jobs: []QueuedJob{{ID: 7, Remaining: -1, Weight: 1}}}, ErrInvalidJob, "job 7"},
-		{"NaN size", QueueState{Speed: 1, Jobs: []QueuedJob{{ID: 7, Remaining: math.NaN(), Weight: 1}}}, ErrInvalidJob, "job 7"},
-		{"infinite size", QueueState{Speed: 1, Jobs: []QueuedJob{{ID: 7, Remaining: math.Inf(1), Weight: 1}}}, ErrInvalidJob, "job 7"},
-		{"zero weight", QueueState{Speed: 1, Jobs: []QueuedJob{{ID: 7, Remaining: 1}}}, ErrInvalidJob, "job 7"},
-		{"infinite weight", QueueState{Speed: 1, Jobs: []QueuedJob{{ID: 7, Remaining: 1, Weight: math.Inf(1)}}}, ErrInvalidJob, "job 7"},
-		{"NaN release", QueueState{Speed: 1, Jobs: []QueuedJob{{ID: 7, Remaining: 1, Weight: 1, Release: math.NaN()}}}, ErrInvalidJob, "job 7"},
-		{"release after clock", QueueState{Now: 1, Speed: 1, Jobs: []QueuedJob{{ID: 7, Remaining: 1, Weight: 1, Release: 2}}}, ErrTimeOrder, "job 7"},
+		{"columns", short, ErrInvalidParameter, "0 weights"},
+		{"duplicate", two, ErrDuplicateJob, "job 7"},
+		{"negative size", one(0, -1, 1, 0), ErrInvalidJob, "job 7"},
+		{"NaN size", one(0, math.NaN(), 1, 0), ErrInvalidJob, "job 7"},
+		{"infinite size", one(0, math.Inf(1), 1, 0), ErrInvalidJob, "job 7"},
+		{"zero weight", one(0, 1, 0, 0), ErrInvalidJob, "job 7"},
+		{"infinite weight", one(0, 1, math.Inf(1), 0), ErrInvalidJob, "job 7"},
+		{"NaN release", one(0, 1, 1, math.NaN()), ErrInvalidJob, "job 7"},
+		{"release after clock", one(1, 1, 1, 2), ErrTimeOrder, "job 7"},
 	} {
 		_, err := RestoreQueue(c.s)
 		if !errors.Is(err, c.want) || !strings.Contains(fmt.Sprint(err), c.msg) {
@@ -206,7 +210,9 @@ func TestRestoreQueueRejects(t *testing.T) {
 		}
 	}
 	// A stopped machine (speed 0) is a valid state.
-	if _, err := RestoreQueue(QueueState{Now: 3, Jobs: []QueuedJob{ok}}); err != nil {
+	stopped := one(3, 1, 1, 0)
+	stopped.Speed = 0
+	if _, err := RestoreQueue(stopped); err != nil {
 		t.Errorf("stopped machine: %v", err)
 	}
 }

@@ -55,17 +55,28 @@ func Unmarshal(data []byte, kind string, version int, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fmt.Errorf("%w: %s: no data", gpusched.ErrBadState, kind)
 	}
-	var raw json.RawMessage
+	// One strict pass into v (encoding/json scans the data twice in it); the header is checked
+	// after it, and read on its own only to explain a failure.
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
-		return fmt.Errorf("%w: %s: %v", gpusched.ErrBadState, kind, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: %s: trailing data after the state", gpusched.ErrBadState, kind)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, end := dec.Token(); !errors.Is(end, io.EOF) {
+			err = errTrailing
+		}
 	}
 	var h Header
-	if err := json.Unmarshal(raw, &h); err != nil {
-		return fmt.Errorf("%w: %s: %v", gpusched.ErrBadState, kind, err)
+	if err != nil {
+		var raw json.RawMessage
+		if json.NewDecoder(bytes.NewReader(data)).Decode(&raw) != nil || json.Unmarshal(raw, &h) != nil {
+			h = Header{Kind: kind, Version: version} // not even a header: report err
+		}
+	} else if hv, ok := v.(interface{ header() Header }); ok {
+		h = hv.header()
+	} else {
+		if err := json.Unmarshal(data, &h); err != nil {
+			return fmt.Errorf("%w: %s: %v", gpusched.ErrBadState, kind, err)
+		}
 	}
 	switch {
 	case h.Kind == "":
@@ -74,14 +85,16 @@ func Unmarshal(data []byte, kind string, version int, v any) error {
 		return fmt.Errorf("%w: %s: the data is the state of %q", gpusched.ErrBadState, kind, h.Kind)
 	case h.Version != version:
 		return fmt.Errorf("%w: %s: version %d, this code reads version %d", gpusched.ErrBadState, kind, h.Version, version)
-	}
-	dec = json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	case err != nil:
 		return fmt.Errorf("%w: %s: %v", gpusched.ErrBadState, kind, err)
 	}
 	return nil
 }
+
+var errTrailing = errors.New("trailing data after the state")
+
+// header returns the header itself: Unmarshal reads it from the decoded value.
+func (h *Header) header() Header { return *h }
 
 // Errorf returns an error wrapping gpusched.ErrBadState that names the kind: "<ErrBadState>:
 // kind: message".
