@@ -122,12 +122,14 @@ func restartProp(kind string, restore restart.Restore) func(*rapid.T) {
 		if kind == "" {
 			kind = rapid.SampledFrom(estimatorKinds).Draw(t, "estimator")
 		}
-		sc := restart.Draw(t, kind == "oracle")
+		sc := restart.Draw(t, restart.DrawOptions{OracleRejects: kind == "oracle"})
 		opt := drawOptions(t)
-		build := func() (restart.Scheduler, error) {
-			o := opt
-			o.Estimator = estimator(kind, sc)
-			return New(o)
+		build := func() restart.Builder {
+			return func() (restart.Scheduler, error) {
+				o := opt
+				o.Estimator = estimator(kind, sc)
+				return New(o)
+			}
 		}
 		restart.Check(t, sc, build, restore)
 	}

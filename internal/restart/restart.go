@@ -112,11 +112,16 @@ func Reload(old, fresh Scheduler) error {
 // never finish.
 const MaxEvents = 1000
 
-// Run runs the scene with a scheduler from build, replacing it at host call swapAt (the calls
-// are JobCompleted and Schedule, counted from 0; a negative swapAt never swaps) by a fresh one
-// into which restore moves the old one's state. It returns every decision the schedulers made
-// (copied) and the number of host calls.
-func Run(s *Scene, build func() (Scheduler, error), swapAt int, restore Restore) ([]gpusched.Decision, int, error) {
+// Builder builds the schedulers of one run: the first, and the fresh one the state moves
+// into. What they share (a predictor service outside the scheduler, say) lives in its closure.
+type Builder func() (Scheduler, error)
+
+// Run runs the scene with schedulers from newBuilder() (called once per run), replacing the
+// first at host call swapAt (the calls are JobCompleted and Schedule, counted from 0; a
+// negative swapAt never swaps) by a fresh one into which restore moves the old one's state. It
+// returns every decision the schedulers made (copied) and the number of host calls.
+func Run(s *Scene, newBuilder func() Builder, swapAt int, restore Restore) ([]gpusched.Decision, int, error) {
+	build := newBuilder()
 	first, err := build()
 	if err != nil {
 		return nil, 0, err
@@ -132,8 +137,8 @@ func Run(s *Scene, build func() (Scheduler, error), swapAt int, restore Restore)
 // Check runs the scene uninterrupted, draws a host call k, runs it again with the scheduler
 // restored at call k, and fails unless both runs make the same decisions. A run may stop at
 // the simulator's event limit (MaxEvents), if both do.
-func Check(t *rapid.T, s *Scene, build func() (Scheduler, error), restore Restore) {
-	want, calls, err := Run(s, build, -1, nil)
+func Check(t *rapid.T, s *Scene, newBuilder func() Builder, restore Restore) {
+	want, calls, err := Run(s, newBuilder, -1, nil)
 	limited := errors.Is(err, sim.ErrLimit)
 	if err != nil && !limited {
 		t.Fatalf("uninterrupted run: %v", err)
@@ -142,7 +147,7 @@ func Check(t *rapid.T, s *Scene, build func() (Scheduler, error), restore Restor
 		return
 	}
 	k := rapid.IntRange(0, calls-1).Draw(t, "swap at")
-	got, _, err := Run(s, build, k, restore)
+	got, _, err := Run(s, newBuilder, k, restore)
 	if err != nil && !(limited && errors.Is(err, sim.ErrLimit)) {
 		t.Fatalf("run restored at call %d: %v", k, err)
 	}
@@ -184,7 +189,7 @@ func diff(a, b gpusched.Decision) string {
 type host struct {
 	scene     *Scene
 	cur       Scheduler
-	build     func() (Scheduler, error)
+	build     Builder
 	swapAt    int
 	restore   Restore
 	calls     int
@@ -322,13 +327,24 @@ func (h *host) view(v gpusched.View) gpusched.View {
 	return w
 }
 
+// DrawOptions adapt Draw to what a scheduler can be shown.
+type DrawOptions struct {
+	// OracleRejects allows phantoms that are ordinary jobs the oracle does not know, which
+	// only a scheduler that rejects such jobs (A-SRPT with an Oracle) may be shown.
+	OracleRejects bool
+	// NoConstraints leaves out jobs that require a GPU type, for schedulers that place jobs
+	// on GPUs of any type.
+	NoConstraints bool
+	// FixedCluster leaves out the growth of the cluster.
+	FixedCluster bool
+}
+
 // Draw draws a small random scene: a cluster of one to three servers (4-GPU T4 or 8-GPU
 // A100), up to a dozen jobs without a model (some with a GPU type, a weight, or killed early),
 // and up to two phantoms, two drains and one growth of the cluster. Phantoms ask for a GPU type
 // the cluster lacks, have no cost, or need more GPUs than the cluster (not than the grown one)
-// has; with oracleRejects, a phantom may also be an ordinary job that the oracle does not know,
-// which only a scheduler that rejects such jobs (A-SRPT with an Oracle) may be shown.
-func Draw(t *rapid.T, oracleRejects bool) *Scene {
+// has, or, with OracleRejects, are ordinary jobs that the oracle does not know.
+func Draw(t *rapid.T, o DrawOptions) *Scene {
 	specs := []topology.ServerSpec{topology.T4(), topology.A100()}
 	nsrv := rapid.IntRange(1, 3).Draw(t, "servers")
 	var servers []topology.Server
@@ -359,7 +375,7 @@ func Draw(t *rapid.T, oracleRejects bool) *Scene {
 		j := gpusched.Job{ID: gpusched.JobID(fmt.Sprint("j", i)), Arrival: at,
 			StepTime: float64(rapid.IntRange(1, 4).Draw(t, "step time")) / 2}
 		limit := c.NumGPUs()
-		if rapid.IntRange(0, 4).Draw(t, "constrained") == 0 {
+		if !o.NoConstraints && rapid.IntRange(0, 4).Draw(t, "constrained") == 0 {
 			j.GPUType = rapid.SampledFrom(types).Draw(t, "type")
 			limit = count[j.GPUType]
 		}
@@ -380,7 +396,7 @@ func Draw(t *rapid.T, oracleRejects bool) *Scene {
 		p := Phantom{Window: window("phantom")}
 		j := &gpusched.Job{ID: gpusched.JobID(fmt.Sprint("phantom", i)), Arrival: p.From, StepTime: 1, GPUs: 1}
 		kinds := 2
-		if oracleRejects {
+		if o.OracleRejects {
 			kinds = 3
 		}
 		kind := rapid.IntRange(0, kinds).Draw(t, "phantom kind")
@@ -406,7 +422,7 @@ func Draw(t *rapid.T, oracleRejects bool) *Scene {
 		}
 		s.Drains = append(s.Drains, d)
 	}
-	if rapid.IntRange(0, 2).Draw(t, "grows") == 0 {
+	if !o.FixedCluster && rapid.IntRange(0, 2).Draw(t, "grows") == 0 {
 		s.Grows = append(s.Grows, window("grow"))
 	}
 	return s
