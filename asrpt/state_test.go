@@ -672,3 +672,40 @@ func BenchmarkRestoreState(b *testing.B) {
 	b.ReportMetric(float64(threadCPU()-c0)/float64(b.N)/1e6, "cpu-ms/op")
 	b.ReportMetric(float64(len(data))/1e6, "MB")
 }
+
+// A host saves A-SRPT's state after a decision and restores it into a new scheduler after a
+// restart: the job 90% done keeps its GPUs when a job half its size arrives, as it would have
+// without the restart. A scheduler started without the state preempts it.
+func ExampleScheduler_SaveState() {
+	cluster, _ := topology.Uniform(topology.T4(), 1)
+	truth := map[gpusched.JobID]float64{"long": 1000, "half": 500}
+	opt := Options{Estimator: Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok })}
+	long := &gpusched.Job{ID: "long", GPUs: 4, StepTime: 1}
+	half := &gpusched.Job{ID: "half", GPUs: 4, StepTime: 1, Arrival: 900}
+
+	s, _ := New(opt)
+	d, _ := s.Schedule(gpusched.View{Now: 0, Cluster: cluster, Pending: []gpusched.JobStatus{{Job: long}}})
+	var saved bytes.Buffer // a file, a ConfigMap, a key in etcd
+	if err := s.SaveState(&saved); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// The host restarts; at t=900 the long job has done 900 of its 1,000 iterations.
+	v := gpusched.View{Now: 900, Cluster: cluster,
+		Running: []gpusched.JobStatus{{Job: long, GPUs: d.Run[0].GPUs, Iterations: 900, Executed: 900, Started: true}},
+		Pending: []gpusched.JobStatus{{Job: half, Since: 900}}}
+	restored, _ := New(opt)
+	if err := restored.RestoreState(&saved); err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, _ = restored.Schedule(v)
+	fmt.Println("restored: run", d.Run[0].Job)
+	fresh, _ := New(opt)
+	d, _ = fresh.Schedule(v)
+	fmt.Println("without the state: run", d.Run[0].Job)
+	// Output:
+	// restored: run long
+	// without the state: run half
+}
