@@ -60,14 +60,6 @@ func checkIDs(kind string, ids []gpusched.JobID, columns ...int) error {
 	return nil
 }
 
-func floats(xs []statejson.Float) []float64 {
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = float64(x)
-	}
-	return out
-}
-
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // SJF

@@ -11,7 +11,7 @@ import (
 )
 
 func TestFloatRoundTrip(t *testing.T) {
-	for _, x := range []float64{0, -0.0, 1, -2.5, 0.1, 1e-310, math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN()} {
+	for _, x := range []float64{0, math.Copysign(0, -1), 1, -2.5, 0.1, 1e-310, math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN()} {
 		b, err := json.Marshal(Float(x))
 		if err != nil {
 			t.Fatalf("%v: %v", x, err)
