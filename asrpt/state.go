@@ -149,7 +149,7 @@ func (e *restoredError) Unwrap() error { return e.reason }
 //
 // Caches that are rebuilt on demand (sizing candidates, the placer's worker graphs, the cost
 // model's compiled jobs) are not saved. Call SaveState between Schedule calls; it does not
-// change the scheduler. Its cost is O(jobs) and the output about 150 bytes per job (see
+// change the scheduler. Its cost is O(jobs) and the output under 100 bytes per job (see
 // BENCHMARKS.md).
 func (s *Scheduler) SaveState(w io.Writer) error {
 	n := len(s.jobs)
@@ -259,6 +259,9 @@ func (s *Scheduler) RestoreState(r io.Reader) error {
 	s.lastIDs, s.lastStates = [2][]gpusched.JobID{}, [2][]*jobState{}
 	return nil
 }
+
+// Scheduler implements gpusched.Stateful.
+var _ gpusched.Stateful = (*Scheduler)(nil)
 
 // restored is a validated state, ready to be adopted.
 type restored struct {

@@ -19,6 +19,9 @@ type wrapState struct {
 	Inner json.RawMessage `json:"inner,omitempty"`
 }
 
+// Scheduler implements gpusched.Stateful.
+var _ gpusched.Stateful = (*Scheduler)(nil)
+
 // SaveState writes the wrapper's state (gpusched.Stateful): its migration count and, when the
 // wrapped scheduler implements gpusched.Stateful, the wrapped scheduler's state nested under
 // "inner". The consolidation rule itself keeps nothing between calls (Apply decides from the

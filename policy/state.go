@@ -71,7 +71,8 @@ type sjfState struct {
 }
 
 // SaveState writes SJF's state: the size over weight it fixed for each job in the system (kind
-// "sjf", version 1).
+// "sjf", version 1). A predictor behind SJFOptions.Size keeps its own state, which the host
+// saves with it.
 func (s *SJF) SaveState(w io.Writer) error {
 	out := sjfState{Header: statejson.Header{Kind: "sjf", Version: stateVersion}, IDs: byID(s.sizes)}
 	out.Sizes = make([]statejson.Float, len(out.IDs))
@@ -238,7 +239,7 @@ func (s *SJFBCO) mode() string {
 
 // SaveState writes SJF-BCO's state: the iteration estimate it fixed for each job in the
 // system, and its last plan, which batch mode follows until every job of it has started (kind
-// "sjf-bco", version 1).
+// "sjf-bco", version 1). A predictor behind SJFBCOOptions.Iterations keeps its own state.
 func (s *SJFBCO) SaveState(w io.Writer) error {
 	ids := byID(s.iters)
 	out := bcoState{Header: statejson.Header{Kind: "sjf-bco", Version: stateVersion}, Mode: s.mode(), IDs: ids,
