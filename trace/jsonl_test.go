@@ -36,11 +36,11 @@ func genRecords(t *rapid.T) []trace.Record {
 				ID:       gpusched.JobID(fmt.Sprintf("job %d\t\"x\"", i)),
 				Arrival:  at,
 				GPUs:     rapid.IntRange(1, 512).Draw(t, "gpus"),
-				StepTime: rapid.Float64Range(0, 10).Draw(t, "step"),
+				StepTime: rapid.Float64Range(1e-3, 10).Draw(t, "step"),
 				Weight:   rapid.Float64Range(0, 5).Draw(t, "weight"),
 				Features: f,
 			},
-			Iterations: rapid.Float64Range(1e-3, 1e9).Draw(t, "iterations"),
+			Iterations: rapid.Float64Range(1e-3, 1e7).Draw(t, "iterations"),
 			Killed:     rapid.Bool().Draw(t, "killed"),
 		}
 	}
@@ -89,7 +89,7 @@ func TestReadJSONL(t *testing.T) {
 		{"no id", `{"job":{"gpus":1},"iterations":1}`, "w.jsonl:1: gpusched: invalid job: empty id"},
 		{"no GPUs", `{"job":{"id":"a"},"iterations":1}`, `w.jsonl:1: gpusched: invalid job: job "a": GPU demand 0`},
 		{"no iterations", `{"job":{"id":"a","gpus":1}}`, `w.jsonl:1: gpusched: invalid job: job "a": iterations 0`},
-		{"repeated id", "{\"job\":{\"id\":\"a\",\"gpus\":1},\"iterations\":1}\n\n{\"job\":{\"id\":\"a\",\"gpus\":1},\"iterations\":1}", `w.jsonl:3: job "a" already defined on line 1`},
+		{"repeated id", "{\"job\":{\"id\":\"a\",\"gpus\":1,\"step_time\":1},\"iterations\":1}\n\n{\"job\":{\"id\":\"a\",\"gpus\":1,\"step_time\":1},\"iterations\":1}", `w.jsonl:3: job "a" already defined on line 1`},
 		{"trailing", `{"job":{"id":"a","gpus":1},"iterations":1} {}`, `w.jsonl:1: unexpected "{}" after the record`},
 		{"not an object", `[1]`, "w.jsonl:1: json: cannot unmarshal array"},
 	}
