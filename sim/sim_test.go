@@ -350,7 +350,8 @@ func TestRunErrors(t *testing.T) {
 		{"NaN iterations", sim.Config{Cluster: c, Scheduler: idle, Jobs: []trace.Record{rec("a", 0, 1, 1, math.NaN())}}, sim.ErrInvalidConfig, `"a"`},
 		{"stalled", sim.Config{Cluster: c, Scheduler: idle, Jobs: jobs}, sim.ErrStalled, `"a"`},
 		{"scheduler error", sim.Config{Cluster: c, Scheduler: failing, Jobs: jobs}, sim.ErrScheduler, "boom"},
-		{"no step time", sim.Config{Cluster: c, Scheduler: fifo{}, Jobs: []trace.Record{rec("a", 0, 1, 0, 1)}}, sim.ErrCost, `"a"`},
+		{"no step time", sim.Config{Cluster: c, Scheduler: fifo{}, Jobs: []trace.Record{rec("a", 0, 1, 0, 1)}}, sim.ErrInvalidConfig, `"a" has neither a model nor a step time`},
+		{"no step time, custom cost", sim.Config{Cluster: c, Scheduler: fifo{}, Cost: failCost{}, Jobs: []trace.Record{rec("a", 0, 1, 0, 1)}}, sim.ErrCost, `"a"`},
 		{"max events", sim.Config{Cluster: c, Scheduler: las{quantum: 1}, Jobs: jobs, MaxEvents: 10}, sim.ErrLimit, "10 events"},
 		{"max time", sim.Config{Cluster: c, Scheduler: fifo{}, Jobs: jobs, MaxTime: 50}, sim.ErrLimit, "MaxTime"},
 	}
