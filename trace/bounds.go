@@ -114,18 +114,35 @@ func clip(err error) error {
 // bom is the UTF-8 byte-order mark.
 var bom = []byte("\ufeff")
 
+// maxLine is the longest line, in bytes, any reader accepts: a longer one is a fatal
+// *ParseError (no row can be skipped past it), so that a hostile file cannot make a reader
+// buffer unbounded fields.
+const maxLine = 16 << 20
+
+// lineTooLong is the error of a line longer than maxLine; Line is its number.
+type lineTooLong struct{ Line int }
+
+func (e *lineTooLong) Error() string { return fmt.Sprintf("line longer than %d bytes", maxLine) }
+
 // textReader reads a text file as the readers expect it: without a leading UTF-8 byte-order
-// mark, and with lone carriage returns (classic Mac OS line endings) turned into line feeds.
-// CRLF passes through unchanged (encoding/csv and the JSON-lines scanner both handle it).
+// mark, with lone carriage returns (classic Mac OS line endings) turned into line feeds, and
+// with no line longer than maxLine (a *lineTooLong error). CRLF passes through unchanged
+// (encoding/csv and the JSON-lines scanner both handle it).
 type textReader struct {
 	r       *bufio.Reader
 	started bool
+	line    int // number of the line being read (1-based)
+	run     int // bytes of it read so far
+	err     error
 }
 
 // newTextReader returns r as a textReader.
-func newTextReader(r io.Reader) io.Reader { return &textReader{r: bufio.NewReader(r)} }
+func newTextReader(r io.Reader) io.Reader { return &textReader{r: bufio.NewReader(r), line: 1} }
 
 func (t *textReader) Read(p []byte) (int, error) {
+	if t.err != nil {
+		return 0, t.err
+	}
 	if !t.started {
 		t.started = true
 		if b, _ := t.r.Peek(len(bom)); bytes.Equal(b, bom) {
@@ -149,6 +166,24 @@ func (t *textReader) Read(p []byte) (int, error) {
 			break
 		}
 		i += 1 + k
+	}
+	for rest := p[:n]; ; {
+		k := bytes.IndexByte(rest, '\n')
+		if k < 0 {
+			t.run += len(rest)
+			break
+		}
+		if t.run+k > maxLine {
+			t.run += k
+			break
+		}
+		t.line++
+		t.run = 0
+		rest = rest[k+1:]
+	}
+	if t.run > maxLine {
+		t.err = &lineTooLong{Line: t.line}
+		return 0, t.err
 	}
 	return n, err
 }

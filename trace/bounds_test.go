@@ -151,6 +151,27 @@ func TestHugeFieldShortError(t *testing.T) {
 	}
 }
 
+// TestLongLine: a line longer than 16 MB fails every reader, strict or lenient, with a
+// short error naming its line, before the reader buffers it whole.
+func TestLongLine(t *testing.T) {
+	long := strings.Repeat("8", 17<<20)
+	for name, in := range map[string]string{
+		"philly": "timestamp,duration,num_gpus\n2017-10-09 07:00:00,60,1\n2017-10-09 07:00:00," + long + ",1\n",
+		"pollux": "name,time,application,num_replicas,batch_size\na,0,bert,1,8\r\nb,0,bert,1," + long + "\r\n",
+		"jsonl":  `{"job":{"id":"a","gpus":1,"step_time":1},"iterations":10}` + "\n\r" + `{"job":{"id":"` + long + `"}}`,
+	} {
+		read := map[string]func(io.Reader, string, trace.ReadOptions) (*trace.Trace, error){
+			"philly": trace.ReadPhilly, "pollux": trace.ReadPollux, "jsonl": trace.ReadJSONL}[name]
+		for _, lenient := range []bool{false, true} {
+			_, err := read(strings.NewReader(in), "f", trace.ReadOptions{Lenient: lenient})
+			var pe *trace.ParseError
+			if !errors.As(err, &pe) || pe.Line != 3 || !strings.Contains(err.Error(), "line longer than 16777216 bytes") || len(err.Error()) > 100 {
+				t.Errorf("%s (lenient %v): %.200v", name, lenient, err)
+			}
+		}
+	}
+}
+
 // TestLineEndingsAndBOM: lone carriage returns end lines and a leading byte-order mark is
 // skipped, in every reader, with line numbers as a text editor counts them. Before the fix,
 // CR-only files failed with "column num_gpus: missing" and JSON lines with a mark failed.

@@ -39,7 +39,8 @@
 // with ErrMalformed). With ReadOptions.Lenient, bad rows are skipped instead, counted in
 // Trace.Skipped and the first MaxProblems kept in Trace.Problems: never dropped silently.
 // Messages quote at most a few dozen bytes of the offending field. Every reader skips a
-// leading UTF-8 byte-order mark and takes CR, LF and CRLF line endings alike.
+// leading UTF-8 byte-order mark, takes CR, LF and CRLF line endings alike, and fails on a
+// line longer than 16 MB (whether lenient or not) before buffering it whole.
 //
 // Times are bounded (judgement calls, written down where they are defined): a job runs at
 // most MaxDuration (10 years), and arrives at most MaxArrival (100 years) after the start of

@@ -12,8 +12,8 @@ import (
 	gpusched "github.com/gpusched/gpusched"
 )
 
-// maxJSONLLine is the longest line ReadJSONL accepts, in bytes.
-const maxJSONLLine = 16 << 20
+// maxJSONLLine is the longest line ReadJSONL accepts, in bytes: maxLine, as every reader.
+const maxJSONLLine = maxLine
 
 // WriteJSONL writes records in the library's native format: JSON lines, one Record per line
 // ({"job": {...}, "iterations": n, "killed": true}), in the order given. Every field of the
@@ -99,6 +99,10 @@ func ReadJSONL(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		var long *lineTooLong
+		if errors.As(err, &long) {
+			return nil, &ParseError{File: name, Line: long.Line, Err: long}
+		}
 		if errors.Is(err, bufio.ErrTooLong) {
 			return nil, &ParseError{File: name, Line: line + 1, Err: fmt.Errorf("line longer than %d bytes", maxJSONLLine)}
 		}

@@ -282,16 +282,22 @@ func nextRow(cr *csv.Reader, name string) ([]string, int, error) {
 	return fields, line, nil
 }
 
-// fatal reports whether err, returned by nextRow, cannot be skipped (an I/O error).
+// fatal reports whether err, returned by nextRow, cannot be skipped (an I/O error, a line
+// longer than maxLine).
 func fatal(err error) bool {
 	var pe *ParseError
-	return !errors.As(err, &pe)
+	var long *lineTooLong
+	return !errors.As(err, &pe) || errors.As(err, &long)
 }
 
 func csvError(name string, err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return &ParseError{File: name, Line: pe.StartLine, Err: pe.Err}
+	}
+	var long *lineTooLong
+	if errors.As(err, &long) {
+		return &ParseError{File: name, Line: long.Line, Err: long}
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"flag"
@@ -186,13 +187,16 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 		}
 		return &workload{name: fmt.Sprintf("philly-like: %d jobs, load %g, seed %d", o.jobs, load, seed), records: recs, synthetic: true}, nil
 	}
-	data, err := os.ReadFile(o.tracePath)
+	f, err := os.Open(o.tracePath)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	in := bufio.NewReaderSize(f, 64<<10)
 	format := o.format
 	if format == "auto" {
-		format = detectFormat(o.tracePath, data)
+		head, _ := in.Peek(4096) // the first line, or its start; a short file is all there is
+		format = detectFormat(o.tracePath, head)
 	}
 	name := filepath.Base(o.tracePath)
 	opts := trace.ReadOptions{Lenient: o.lenient, Seed: seed}
@@ -202,7 +206,7 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 	read := map[string]func(io.Reader, string, trace.ReadOptions) (*trace.Trace, error){
 		"philly": trace.ReadPhilly, "pollux": trace.ReadPollux, "jsonl": trace.ReadJSONL,
 	}[format]
-	tr, err := read(bytes.NewReader(data), name, opts)
+	tr, err := read(in, name, opts)
 	if err != nil {
 		return nil, err
 	}
