@@ -33,6 +33,11 @@ const (
 	maxRestore = 24 * time.Hour
 	// maxWorkers bounds -workers (each runs one simulation at a time).
 	maxWorkers = 1024
+	// maxSeeds bounds the seeds of sweep's -seeds.
+	maxSeeds = 10_000
+	// maxSweepJobs bounds the jobs a sweep holds at once, over all its workloads (seeds x
+	// loads x jobs per workload): 10 million records take about 3 GB.
+	maxSweepJobs = 10_000_000
 )
 
 // usageError is a command line the command cannot run: a bad command, an unknown flag, a

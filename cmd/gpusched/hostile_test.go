@@ -31,7 +31,7 @@ func hostileFiles(t *testing.T, dir string) map[string]string {
 		"range.csv":      ph + "2017-10-09 08:00:00,1e309,1,60,a\n",
 		"huge.csv":       ph + "2017-10-09 08:00:00," + strings.Repeat("7", 1<<20) + ",1,60,a\n",
 		"mixed.csv":      ph + "2017-10-09 08:00:00,-5,1,-5,a\n2017-10-09 09:00:00,60,1,60,a\nbad,1,1,1,a\n",
-		"many.json":      `{"servers":[{"id":"a","preset":"a100","count":1048576},{"id":"b","preset":"a100","count":1048576}]}`,
+		"many.json":      `{"servers":[{"id":"a","preset":"a100","count":2},{"id":"b","preset":"a100","count":1048575}]}`,
 		"a-file-out.txt": "x",
 	}
 	paths := map[string]string{}
@@ -91,7 +91,7 @@ func TestHostileInputs(t *testing.T) {
 		// Out of memory.
 		{"-cluster a100:99999999", sim1("-cluster", "a100:99999999"), 2, `-cluster "a100:99999999": server count "99999999" must be an integer from 1 to 1048576`},
 		{"-jobs 100000000", sim1("-jobs", "100000000"), 2, "-jobs 100000000: want 1 to 1000000"},
-		{"cluster JSON of 2^21 servers", sim1("-cluster-json", f["many.json"]), 1, `more than 1048576 servers in all`},
+		{"cluster JSON of 2^20 + 1 servers", sim1("-cluster-json", f["many.json"]), 1, `more than 1048576 servers in all`},
 		// Parse errors.
 		{"1 MB field", sim1("-trace", f["huge.csv"]), 1, `huge.csv:3: column duration: "7777777777777777777777777777777777777777"... (1048576 bytes) is not a number (longer than 256 bytes)`},
 		{"1e309", sim1("-trace", f["range.csv"]), 1, `range.csv:3: column duration: "1e309" is out of the range of a float64`},
@@ -108,6 +108,9 @@ func TestHostileInputs(t *testing.T) {
 		{"-cost bogus", sim1("-cost", "free"), 2, `-cost "free": want model, fixed`},
 		{"-loads 1e300", []string{"sweep", "-loads", "1e300"}, 2, `-loads "1e300": "1e300" is not a number from 0.001 to 100`},
 		{"sweep -load", []string{"sweep", "-load", "0.5"}, 2, "sweep: -load does not apply"},
+		{"largest seed", []string{"sweep", "-seeds", "18446744073709551615", "-jobs", "5", "-loads", "0.5", "-policies", "fifo", "-progress", "off", "-cost", "fixed"}, 0, "18446744073709551615"},
+		{"too many seeds", []string{"sweep", "-seeds", "1-5000,10000-15001"}, 2, `-seeds "1-5000,10000-15001": more than 10000 seeds`},
+		{"sweep holds too many jobs", []string{"sweep", "-seeds", "1-100", "-jobs", "1000000"}, 2, "sweep: 100 seeds x 4 loads x 1000000 jobs = 400000000 jobs held at once"},
 		{"unknown flag", sim1("-bogus"), 2, "flag provided but not defined: -bogus"},
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{"missing trace", sim1("-trace", filepath.Join(dir, "nope.csv")), 1, "no such file"},

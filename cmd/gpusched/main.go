@@ -30,7 +30,7 @@
 // Bounds (judgement calls, also in each flag's help): -jobs 1 to 1,000,000; -cluster 1 to
 // 2^20 servers (as the JSON form) with 1 or more servers per rack and an oversubscription of
 // 1 to 100; -load and -loads 0.001 to 100; -rate 1e-6 to 1e6; -restore 0 to 24h; -workers 1
-// to 1024. Traces are bounded by package trace: run times up to 10 years, arrivals within
+// to 1024; -seeds at most 10,000 seeds, and a sweep holds at most 10 million jobs at once. Traces are bounded by package trace: run times up to 10 years, arrivals within
 // 100 years (a Philly timestamp more than 50 years from the file's median is malformed).
 // Flags that do not apply are errors, not ignored: -jobs and -load with -trace, -rate,
 // -format and -lenient without it. -out is created and checked before any simulation runs.
@@ -114,7 +114,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	fs, o := newFlags("sweep", stderr)
 	fs.StringVar(&o.policies, "policies", "fifo,tiresias,asrpt", "comma-separated policies, or all")
 	loads := fs.String("loads", "0.5,0.7,0.9,1.1", "offered loads of the synthetic workload (with -trace: arrival-rate multipliers of the trace)")
-	seeds := fs.String("seeds", "", "seeds, e.g. 1,2,3 or 1-8 (default: -seed)")
+	seeds := fs.String("seeds", "", fmt.Sprintf("seeds, e.g. 1,2,3 or 1-8, at most %d (default: -seed)", maxSeeds))
 	if err := parseFlags(fs, o, args); err != nil {
 		return err
 	}
@@ -131,6 +131,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		if ss, err = parseSeeds(*seeds); err != nil {
 			return usagef("-seeds %q: %w", *seeds, err)
 		}
+	}
+	if n := len(ss) * len(ls) * o.jobs; o.tracePath == "" && n > maxSweepJobs {
+		return usagef("sweep: %d seeds x %d loads x %d jobs = %d jobs held at once, more than %d", len(ss), len(ls), o.jobs, n, maxSweepJobs)
 	}
 	return sweep(o, ls, ss, stdout, stderr)
 }

@@ -318,7 +318,7 @@ func parseFloats(s string, lo, hi float64) ([]float64, error) {
 	return out, nil
 }
 
-// parseSeeds parses "1,2,5-8".
+// parseSeeds parses "1,2,5-8": at most maxSeeds seeds.
 func parseSeeds(s string) ([]uint64, error) {
 	var out []uint64
 	for _, f := range strings.Split(s, ",") {
@@ -337,8 +337,11 @@ func parseSeeds(s string) ([]uint64, error) {
 				return nil, fmt.Errorf("%q is not a range of seeds", f)
 			}
 		}
-		for x := a; x <= b; x++ {
-			out = append(out, x)
+		for k := range b - a + 1 { // not x <= b: that never ends at the largest uint64
+			out = append(out, a+k)
+		}
+		if len(out) > maxSeeds {
+			return nil, fmt.Errorf("more than %d seeds", maxSeeds)
 		}
 	}
 	if len(out) == 0 {

@@ -171,6 +171,10 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 			}
 			if k == 0 {
 				reportSkipped(stderr, base)
+				if n := len(seeds) * len(loads) * len(base.records); n > maxSweepJobs {
+					return fmt.Errorf("sweep: %d seeds x %d loads x %d jobs of %s = %d jobs held at once, more than %d",
+						len(seeds), len(loads), len(base.records), o.tracePath, n, maxSweepJobs)
+				}
 			}
 		}
 		for _, load := range loads {
