@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/sim"
+	"gonum.org/v1/plot/plotter"
 	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/internal/teeth"
+	"github.com/gpusched/gpusched/sim"
 )
 
 // hostileFiles writes the inputs of TestHostileInputs into dir and returns their paths.
@@ -145,9 +148,9 @@ func TestHostileInputs(t *testing.T) {
 	}
 }
 
-// TestTimeSeriesEnds: the plots' time binning ends and keeps every interval's weight at
-// any magnitude of time. Before the fix it looped forever once the bins were narrower
-// than the spacing of float64 times (two jobs of 0.1 s steps at t = 1e15 s).
+// TestTimeSeriesEnds: the plots' time binning ends, and bins as an independent computation
+// does, at any magnitude of time. Before the fix it looped forever once the bins were
+// narrower than the spacing of float64 times (two jobs of 0.1 s steps at t = 1e15 s).
 func TestTimeSeriesEnds(t *testing.T) {
 	res := &sim.Result{GPUs: 8, Timeline: []sim.Sample{
 		{Time: 1e15, BusyGPUs: 2, Queued: 0}, {Time: 1e15 + 1, BusyGPUs: 1, Queued: 1}, {Time: 1e15 + 2, BusyGPUs: 0},
@@ -162,7 +165,18 @@ func TestTimeSeriesEnds(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("timeSeries did not return in 20 s")
 	}
-	rapid.Check(t, func(t *rapid.T) {
+	rapid.Check(t, timeSeriesProp(timeSeries))
+	if !teeth.Fails(timeSeriesProp(startBinOnly)) {
+		t.Error("the property misses a binning that puts each interval in the bin of its start")
+	}
+}
+
+// timeSeriesProp states that series bins the queue length and utilisation of any timeline,
+// at any magnitude of time, as an independent computation does: each bin's mean is the
+// integral of the step function over the bin (the first bin reaching back, the last forward,
+// over what rounding leaves outside), divided by the bin width.
+func timeSeriesProp(series func(*sim.Result, int) (plotter.XYs, plotter.XYs)) func(*rapid.T) {
+	return func(t *rapid.T) {
 		t0 := rapid.SampledFrom([]float64{0, 1e6, 4e9, 1e15, 1e300}).Draw(t, "t0")
 		n := rapid.IntRange(2, 30).Draw(t, "samples")
 		bins := rapid.IntRange(1, 700).Draw(t, "bins")
@@ -171,31 +185,54 @@ func TestTimeSeriesEnds(t *testing.T) {
 			gap := rapid.SampledFrom([]float64{0, 1e-3, 0.1, 1, 3600}).Draw(t, "gap")
 			tl = append(tl, sim.Sample{Time: tl[i-1].Time + gap, Queued: rapid.IntRange(0, 5).Draw(t, "q"), BusyGPUs: rapid.IntRange(0, 8).Draw(t, "busy")})
 		}
-		r := &sim.Result{GPUs: 8, Timeline: tl}
-		q, u := timeSeries(r, bins)
-		width := (tl[n-1].Time - tl[0].Time) / float64(bins)
+		tl[0].Queued, tl[0].BusyGPUs = rapid.IntRange(0, 5).Draw(t, "q0"), rapid.IntRange(0, 8).Draw(t, "busy0")
+		q, u := series(&sim.Result{GPUs: 8, Timeline: tl}, bins)
+		span := tl[n-1].Time - t0
+		width := span / float64(bins)
 		if !(width > 0) {
 			return
 		}
-		// Independent check: the integral of the step functions over the run.
-		var wantQ, wantU, gotQ, gotU float64
-		for i := 0; i+1 < n; i++ {
-			dt := (tl[i+1].Time - t0) - (tl[i].Time - t0)
-			wantQ += dt * float64(tl[i].Queued)
-			wantU += dt * float64(tl[i].BusyGPUs) / 8
+		if len(q) != bins || len(u) != bins {
+			t.Fatalf("%d and %d points for %d bins", len(q), len(u), bins)
 		}
-		for k := range q {
-			gotQ += q[k].Y * width
-			gotU += u[k].Y * width
-		}
-		span := tl[n-1].Time - t0
-		if math.Abs(gotQ-wantQ) > 1e-9*span*5+1e-9 || math.Abs(gotU-wantU) > 1e-9*span+1e-9 {
-			t.Fatalf("integrals: queue %v, want %v; utilisation %v, want %v", gotQ, wantQ, gotU, wantU)
-		}
-		for k := range u {
-			if u[k].Y < 0 || u[k].Y > 1+1e-9 {
-				t.Fatalf("bin %d: utilisation %v", k, u[k].Y)
+		for k := range bins {
+			lo, hi := float64(k)*width, float64(k+1)*width
+			if k == 0 {
+				lo = math.Inf(-1)
+			}
+			if k == bins-1 {
+				hi = math.Inf(1)
+			}
+			var wantQ, wantU float64
+			for i := 0; i+1 < n; i++ {
+				a, b := tl[i].Time-t0, tl[i+1].Time-t0
+				if dt := min(b, hi) - max(a, lo); dt > 0 {
+					wantQ += dt * float64(tl[i].Queued)
+					wantU += dt * float64(tl[i].BusyGPUs) / 8
+				}
+			}
+			if math.Abs(q[k].Y*width-wantQ) > 1e-9*span || math.Abs(u[k].Y*width-wantU) > 1e-9*span {
+				t.Fatalf("bin %d of %d: queue %v, want %v; utilisation %v, want %v", k, bins, q[k].Y, wantQ/width, u[k].Y, wantU/width)
 			}
 		}
-	})
+	}
+}
+
+// startBinOnly is a wrong binning: each interval goes whole into the bin of its start.
+func startBinOnly(r *sim.Result, n int) (queue, util plotter.XYs) {
+	tl := r.Timeline
+	t0 := tl[0].Time
+	width := (tl[len(tl)-1].Time - t0) / float64(n)
+	qs, us := make([]float64, n), make([]float64, n)
+	for i := 0; i+1 < len(tl); i++ {
+		a, b := tl[i].Time-t0, tl[i+1].Time-t0
+		k := min(n-1, int(a/width))
+		qs[k] += (b - a) * float64(tl[i].Queued)
+		us[k] += (b - a) * float64(tl[i].BusyGPUs) / float64(r.GPUs)
+	}
+	for k := range n {
+		queue = append(queue, plotter.XY{X: (float64(k) + 0.5) * width / 3600, Y: qs[k] / width})
+		util = append(util, plotter.XY{X: (float64(k) + 0.5) * width / 3600, Y: us[k] / width})
+	}
+	return queue, util
 }
