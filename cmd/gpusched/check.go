@@ -102,7 +102,11 @@ func (o *options) check(fs *flag.FlagSet) error {
 	synthetic := o.tracePath == ""
 	for _, name := range []string{"format", "lenient", "rate"} {
 		if synthetic && set[name] {
-			return usagef("-%s applies to a -trace workload; none is given", name)
+			hint := ""
+			if name == "rate" {
+				hint = " (set a synthetic workload's arrival rate with -load)"
+			}
+			return usagef("-%s applies to a -trace workload; none is given%s", name, hint)
 		}
 	}
 	for _, name := range []string{"jobs", "load"} {
