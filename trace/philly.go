@@ -31,8 +31,8 @@ const PhillyTimeLayout = "2006-01-02 15:04:05"
 //	cluster    virtual-cluster id, kept as Features.User
 //
 // Arrival times are seconds after the earliest timestamp of the file (rows need not be
-// sorted), computed exactly at any distance. Each row becomes a job "<name>#<line>" mapped (key: the line number) to a model
-// and its true iterations, so that it runs for its duration when consolidated: with
+// sorted), computed exactly at any distance. Each row becomes a job "<name>#<line>" mapped
+// (key: the line number) to a model and its true iterations, so that it runs for its duration when consolidated: with
 // opts.Cluster, a zoo model and a parallel plan timed by package graph (MapModelJob);
 // without, a step time only (MapJob). Features.SubmitHour is the hour of day of the timestamp. Records come in
 // arrival order, ties in file order.
@@ -120,25 +120,23 @@ func ReadPhilly(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 	// (or be shifted by a century). What remains spans at most MaxArrival.
 	slices.SortStableFunc(rows, func(a, b row) int { return a.at.Compare(b.at) })
 	median := rows[len(rows)/2].at
-	var far []int
-	for i, x := range rows {
-		if d := math.Abs(seconds(x.at, median)); !(d <= MaxArrival/2) {
-			far = append(far, i)
+	isFar := func(x row) bool { return !(math.Abs(seconds(x.at, median)) <= MaxArrival/2) }
+	var far []row
+	for _, x := range rows {
+		if isFar(x) {
+			far = append(far, x)
 		}
 	}
-	if len(far) > 0 {
-		slices.SortFunc(far, func(a, b int) int { return cmp.Compare(rows[a].line, rows[b].line) })
-		for _, i := range far {
-			x := rows[i]
-			err := &ParseError{File: name, Line: x.line, Column: "timestamp", Err: fmt.Errorf(
-				"%s is more than 50 years from the file's median timestamp %s: a trace spans at most 100 years (trace.MaxArrival)",
-				x.at.Format(PhillyTimeLayout), median.Format(PhillyTimeLayout))}
-			if err := sink.fail(err); err != nil {
-				return nil, err
-			}
+	slices.SortFunc(far, func(a, b row) int { return cmp.Compare(a.line, b.line) })
+	for _, x := range far {
+		err := &ParseError{File: name, Line: x.line, Column: "timestamp", Err: fmt.Errorf(
+			"%s is more than 50 years from the file's median timestamp %s: a trace spans at most 100 years (trace.MaxArrival)",
+			x.at.Format(PhillyTimeLayout), median.Format(PhillyTimeLayout))}
+		if err := sink.fail(err); err != nil {
+			return nil, err
 		}
-		rows = slices.DeleteFunc(rows, func(x row) bool { return !(math.Abs(seconds(x.at, median)) <= MaxArrival/2) })
 	}
+	rows = slices.DeleteFunc(rows, isFar)
 	first := rows[0].at
 	tr.Records = make([]Record, len(rows))
 	for i := range rows {
