@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/topology"
@@ -57,17 +58,40 @@ type Job struct {
 	// StepTime is the job's time per iteration in seconds when it has no model: a
 	// placement-independent job. Ignored when the job has a model.
 	StepTime float64 `json:"step_time,omitempty"`
-	// Weight is the job's importance for weighted objectives; 0 means 1.
+	// Weight is the job's importance for weighted objectives (weighted completion time); 0
+	// means 1. Schedulers that order by a weighted objective (A-SRPT, SJF, SRPT-oracle) divide
+	// a job's size by it.
 	Weight float64 `json:"weight,omitempty"`
+	// GPUType, when set, restricts the job to GPUs of this type or model
+	// (topology.GPUSpec.Is: "a100", "H100-SXM5-80GB"; case is ignored).
+	GPUType string `json:"gpu_type,omitempty"`
+	// MinGPUMemory, when positive, restricts the job to GPUs with at least this much device
+	// memory, in bytes.
+	MinGPUMemory float64 `json:"min_gpu_memory,omitempty"`
 	// Features describe the job for iteration prediction.
 	Features Features `json:"features"`
 }
 
-// Errors that Job.Validate and Decision.Validate wrap. Use errors.Is to tell them apart; the
-// messages name the job and GPU.
+// Errors that Job.Validate, Admit and Decision.Validate wrap. Use errors.Is to tell them apart;
+// the messages name the job and GPU.
 var (
-	// ErrInvalidJob reports a job that cannot be scheduled as described.
+	// ErrInvalidJob reports a job that cannot be scheduled as described. ErrNoCost, ErrTooLarge
+	// and ErrDoesNotFit are its more precise forms: errors.Is(err, ErrInvalidJob) holds for
+	// them too.
 	ErrInvalidJob = errors.New("gpusched: invalid job")
+	// ErrNoCost reports a job whose time per iteration nobody can tell: no model and no step
+	// time, or a cost model that fails for it.
+	ErrNoCost = fmt.Errorf("%w: no cost", ErrInvalidJob)
+	// ErrTooLarge reports a job that needs more GPUs than the cluster has of the kind it may use
+	// (its GPUType and MinGPUMemory).
+	ErrTooLarge = fmt.Errorf("%w: larger than the cluster", ErrInvalidJob)
+	// ErrDoesNotFit reports a job whose plan does not fit the memory of any GPU it may use.
+	ErrDoesNotFit = fmt.Errorf("%w: does not fit in GPU memory", ErrInvalidJob)
+	// ErrIneligibleGPU reports a placement on a GPU the job may not use (GPUType,
+	// MinGPUMemory).
+	ErrIneligibleGPU = errors.New("gpusched: GPU not eligible for the job")
+	// ErrUnavailableGPU reports a placement on a GPU the view marks unavailable.
+	ErrUnavailableGPU = errors.New("gpusched: GPU unavailable")
 	// ErrUnknownJob reports a decision that names a job the view does not hold.
 	ErrUnknownJob = errors.New("gpusched: unknown job")
 	// ErrDuplicateJob reports a decision that lists a job twice.
@@ -82,9 +106,11 @@ var (
 	ErrInvalidView = errors.New("gpusched: invalid view")
 )
 
-// Validate checks that the job could ever run on the cluster: a non-empty id, a finite
-// non-negative arrival, a GPU demand between 1 and the cluster's size, a finite non-negative
-// step time and weight, and, for a job with a model, a valid plan with one worker per GPU.
+// Validate checks that the job is well formed and could ever run on the cluster: a non-empty
+// id, a finite non-negative arrival, a GPU demand between 1 and the cluster's size, a finite
+// non-negative step time, weight and minimum GPU memory, a model or a step time (ErrNoCost),
+// and, for a job with a model, a valid plan with one worker per GPU. It does not look at the
+// job's constraints or cost on c: Admit does.
 func (j *Job) Validate(c *topology.Cluster) error {
 	switch {
 	case j.ID == "":
@@ -95,11 +121,15 @@ func (j *Job) Validate(c *topology.Cluster) error {
 		return fmt.Errorf("%w: job %q: GPU demand %d must be at least 1", ErrInvalidJob, j.ID, j.GPUs)
 	case c != nil && j.GPUs > c.NumGPUs():
 		return fmt.Errorf("%w: job %q needs %d GPUs but cluster %q has %d",
-			ErrInvalidJob, j.ID, j.GPUs, c.Name(), c.NumGPUs())
+			ErrTooLarge, j.ID, j.GPUs, c.Name(), c.NumGPUs())
 	case !(j.StepTime >= 0) || math.IsInf(j.StepTime, 0):
 		return fmt.Errorf("%w: job %q: step time %v must be finite and >= 0", ErrInvalidJob, j.ID, j.StepTime)
 	case !(j.Weight >= 0) || math.IsInf(j.Weight, 0):
 		return fmt.Errorf("%w: job %q: weight %v must be finite and >= 0", ErrInvalidJob, j.ID, j.Weight)
+	case !(j.MinGPUMemory >= 0) || math.IsInf(j.MinGPUMemory, 0):
+		return fmt.Errorf("%w: job %q: minimum GPU memory %v must be finite and >= 0", ErrInvalidJob, j.ID, j.MinGPUMemory)
+	case j.Model == nil && j.StepTime == 0:
+		return fmt.Errorf("%w: job %q has neither a model nor a step time", ErrNoCost, j.ID)
 	}
 	if j.Model != nil {
 		if w := j.Plan.Workers(); w != j.GPUs {
@@ -110,6 +140,60 @@ func (j *Job) Validate(c *topology.Cluster) error {
 		}
 	}
 	return nil
+}
+
+// Eligible reports whether the job may run on a GPU of this kind: its GPUType names the GPU's
+// type or model (or is empty) and the GPU has at least MinGPUMemory bytes.
+func (j *Job) Eligible(g topology.GPUSpec) bool {
+	return g.Is(j.GPUType) && g.MemoryBytes >= j.MinGPUMemory
+}
+
+// Constrained reports whether the job restricts the GPUs it may use (GPUType or MinGPUMemory).
+func (j *Job) Constrained() bool { return j.GPUType != "" || j.MinGPUMemory > 0 }
+
+// EligibleIn returns the GPUs of set that the job may use on cluster c: those of its GPUType
+// and MinGPUMemory and, for a job with a model on a cluster with several kinds of GPU, those
+// whose memory its plan fits (graph.Compiled.CheckMemory; a job whose model and plan do not
+// compile is not filtered: its cost model reports it). It returns set itself (not a copy) when
+// nothing is filtered out, else a new set. On a cluster of one GPU kind it costs one pass over
+// the constraints; otherwise one compilation of the job's plan.
+func (j *Job) EligibleIn(c *topology.Cluster, set topology.GPUSet) topology.GPUSet {
+	var comp *graph.Compiled
+	if j.Model != nil && !c.UniformGPUs() {
+		comp, _ = graph.Compile(j.Model, j.Plan)
+	}
+	if !j.Constrained() && comp == nil {
+		return set
+	}
+	var (
+		out    topology.GPUSet
+		copied bool
+		specs  []topology.GPUSpec // kinds checked so far,
+		ok     []bool             // and whether the job may use them
+	)
+	for s := range c.NumServers() {
+		spec := c.Server(s).GPU
+		k := slices.Index(specs, spec)
+		if k < 0 {
+			specs = append(specs, spec)
+			ok = append(ok, j.Eligible(spec) && (comp == nil || comp.CheckMemory(spec) == nil))
+			k = len(specs) - 1
+		}
+		if ok[k] {
+			continue
+		}
+		if !copied {
+			out, copied = set.Clone(), true
+		}
+		first, n := c.GPUsOf(s)
+		for g := first; g < first+topology.GPUID(n); g++ {
+			out.Remove(g)
+		}
+	}
+	if !copied {
+		return set
+	}
+	return out
 }
 
 // EffectiveWeight returns the job's weight, 1 when unset.

@@ -34,22 +34,42 @@ type JobStatus struct {
 	Preemptions int
 }
 
-// View is what a scheduler may see at one instant: the time, the cluster, and the jobs that have
-// arrived and not finished, split into those waiting and those running. A View and everything it
-// points to belong to the host and are valid only during the Schedule call that receives it:
-// schedulers must not modify or keep them.
+// View is what a scheduler may see at one instant: the time, the cluster, the GPUs that may not
+// be used, and the jobs that have arrived and not finished, split into those waiting and those
+// running.
+//
+// The contract between a host and a scheduler:
+//   - Every job the host has accepted and that has not finished or been cancelled is in the
+//     view, pending or running, under the same JobID at every call. A job that was in an
+//     earlier view and is absent from this one has left the host: a scheduler forgets it as if
+//     it had been cancelled (hosts report finished jobs through CompletionObserver before the
+//     next call; a job absent without a report is taken as cancelled and teaches no predictor).
+//   - A job's description (the Job a status points to) does not change while the job is in the
+//     host's hands. Schedulers key what they keep by JobID, never by pointer.
+//   - The cluster may change between calls: servers join and leave (a new Cluster, whose GPU ids
+//     the placements of this view use), and GPUs become unavailable and available again
+//     (Unavailable). Jobs that ran on GPUs that left are pending in the view; the host has
+//     stopped them.
+//   - A View and everything it points to belong to the host and are valid only during the
+//     Schedule call that receives it: schedulers must not modify them or keep them (or slices
+//     of them) after the call.
 type View struct {
 	// Now is the current time in seconds.
 	Now float64
 	// Cluster is the cluster being scheduled.
 	Cluster *topology.Cluster
+	// Unavailable are GPUs that no job may hold from this decision on: failed, drained or
+	// reserved by the host. A running job may hold some (a server being drained): the decision
+	// must preempt it or move it off them. The zero set means every GPU is available.
+	Unavailable topology.GPUSet
 	// Pending are the jobs waiting for GPUs (never started or preempted), in arrival order.
 	Pending []JobStatus
 	// Running are the jobs holding GPUs.
 	Running []JobStatus
 }
 
-// Free returns the set of GPUs no running job holds.
+// Free returns the set of GPUs that no running job holds and that are not Unavailable: where
+// jobs may start.
 func (v *View) Free() topology.GPUSet {
 	free := v.Cluster.AllGPUs()
 	for i := range v.Running {
@@ -57,7 +77,20 @@ func (v *View) Free() topology.GPUSet {
 			free.Remove(g)
 		}
 	}
+	free.RemoveAll(v.Unavailable)
 	return free
+}
+
+// Available returns the number of GPUs of the cluster that are not Unavailable.
+func (v *View) Available() int {
+	n := v.Cluster.NumGPUs()
+	v.Unavailable.Range(func(g topology.GPUID) bool {
+		if v.Cluster.Check(g) == nil {
+			n--
+		}
+		return true
+	})
+	return n
 }
 
 // Validate checks the view itself (a host's duty): a cluster, no job both pending and running or
@@ -96,7 +129,7 @@ func (v *View) Validate() error {
 	for i := range v.Running {
 		jobs[v.Running[i].Job.ID] = v.Running[i].Job
 	}
-	if err := checkAssignments(v.Cluster, run, jobs); err != nil {
+	if err := checkAssignments(v.Cluster, run, jobs, topology.GPUSet{}); err != nil {
 		return fmt.Errorf("%w: running jobs: %w", ErrInvalidView, err)
 	}
 	return nil
@@ -120,13 +153,22 @@ type Decision struct {
 	// WakeAt, when later than the view's Now, asks the host to call Schedule again no later than
 	// that time (in seconds) even if nothing else happens. Zero means no request.
 	WakeAt float64
+	// Rejected lists the jobs of the view that the scheduler cannot run as described (no cost,
+	// more GPUs than the cluster has of the kind they may use, a plan that fits no GPU's memory,
+	// a prediction that fails), each with the reason; they are not in Run, and every other job
+	// is scheduled as if they were absent. A decision is a statement about the current view, so
+	// a job stays listed at every call while it stays in the view and the reason holds (a job
+	// too large for a shrunken cluster runs again once the cluster grows back). Hosts report
+	// rejected jobs to their owners and usually remove them (Admit catches them up front).
+	Rejected []*JobError
 }
 
 // Validate checks a decision against the view it answers. It rejects, with an error naming the
-// job and GPU: a job the view does not hold (ErrUnknownJob), a job listed twice
-// (ErrDuplicateJob), a placement whose size differs from the job's demand (ErrGPUCount), a GPU
-// the cluster lacks (ErrNoSuchGPU), a GPU given twice (ErrDoubleBooked), and a WakeAt that is
-// NaN.
+// job and GPU: a job the view does not hold (ErrUnknownJob), a job listed twice or both run and
+// rejected (ErrDuplicateJob), a placement whose size differs from the job's demand
+// (ErrGPUCount), a GPU the cluster lacks (ErrNoSuchGPU), a GPU given twice (ErrDoubleBooked), a
+// GPU the job may not use (ErrIneligibleGPU) or that the view marks unavailable
+// (ErrUnavailableGPU), a rejection without a reason, and a WakeAt that is NaN.
 func (d Decision) Validate(v View) error {
 	if v.Cluster == nil {
 		return fmt.Errorf("%w: no cluster", ErrInvalidView)
@@ -141,10 +183,32 @@ func (d Decision) Validate(v View) error {
 	for i := range v.Running {
 		jobs[v.Running[i].Job.ID] = v.Running[i].Job
 	}
-	return checkAssignments(v.Cluster, d.Run, jobs)
+	if err := checkAssignments(v.Cluster, d.Run, jobs, v.Unavailable); err != nil {
+		return err
+	}
+	if len(d.Rejected) == 0 {
+		return nil
+	}
+	listed := make(map[JobID]struct{}, len(d.Run)+len(d.Rejected))
+	for _, a := range d.Run {
+		listed[a.Job] = struct{}{}
+	}
+	for _, r := range d.Rejected {
+		if r == nil || r.Err == nil {
+			return fmt.Errorf("gpusched: decision rejects a job without a reason")
+		}
+		switch _, dup := listed[r.Job]; {
+		case jobs[r.Job] == nil:
+			return fmt.Errorf("%w: rejected job %q", ErrUnknownJob, r.Job)
+		case dup:
+			return fmt.Errorf("%w: job %q is both run and rejected, or rejected twice", ErrDuplicateJob, r.Job)
+		}
+		listed[r.Job] = struct{}{}
+	}
+	return nil
 }
 
-func checkAssignments(c *topology.Cluster, run []Assignment, jobs map[JobID]*Job) error {
+func checkAssignments(c *topology.Cluster, run []Assignment, jobs map[JobID]*Job, unavailable topology.GPUSet) error {
 	owner := make([]int32, c.NumGPUs()) // 0: free; i+1: run[i]
 	listed := make(map[JobID]struct{}, len(run))
 	for i, a := range run {
@@ -159,6 +223,7 @@ func checkAssignments(c *topology.Cluster, run []Assignment, jobs map[JobID]*Job
 		if len(a.GPUs) != j.GPUs {
 			return fmt.Errorf("%w: job %q needs %d GPUs, placement has %d", ErrGPUCount, a.Job, j.GPUs, len(a.GPUs))
 		}
+		constrained := j.Constrained()
 		for w, g := range a.GPUs {
 			if c.Check(g) != nil {
 				return fmt.Errorf("%w: job %q worker %d on GPU %d (cluster %q has GPUs 0..%d)",
@@ -174,6 +239,13 @@ func checkAssignments(c *topology.Cluster, run []Assignment, jobs map[JobID]*Job
 					ErrDoubleBooked, g, c.GPUName(g), other, a.Job)
 			}
 			owner[g] = int32(i + 1)
+			if unavailable.Contains(g) {
+				return fmt.Errorf("%w: job %q worker %d on GPU %d (%s)", ErrUnavailableGPU, a.Job, w, g, c.GPUName(g))
+			}
+			if constrained && !j.Eligible(c.GPU(g)) {
+				return fmt.Errorf("%w: job %q worker %d on GPU %d (%s, %s), job needs type %q with >= %.3g GiB",
+					ErrIneligibleGPU, a.Job, w, g, c.GPUName(g), c.GPU(g).Model, j.GPUType, j.MinGPUMemory/(1<<30))
+			}
 		}
 	}
 	return nil

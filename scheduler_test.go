@@ -2,6 +2,7 @@ package gpusched
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -161,26 +162,33 @@ func TestDiff(t *testing.T) {
 
 // validByDefinition is an independent statement of what Validate must accept: every listed job
 // is in the view, no job is listed twice, each has exactly its demand of GPUs, every GPU exists,
-// and no GPU appears twice across the whole decision.
-func validByDefinition(n int, v View, d Decision) bool {
-	demand := map[JobID]int{}
+// is available and of the job's type (the test's clusters have one GPU model per type), and no
+// GPU appears twice across the whole decision.
+func validByDefinition(c *topology.Cluster, v View, d Decision) bool {
+	n := c.NumGPUs()
+	jobs := map[JobID]*Job{}
 	for _, s := range append(append([]JobStatus{}, v.Pending...), v.Running...) {
-		demand[s.Job.ID] = s.Job.GPUs
+		jobs[s.Job.ID] = s.Job
 	}
 	var all []topology.GPUID
 	seen := map[JobID]bool{}
 	for _, a := range d.Run {
-		want, ok := demand[a.Job]
-		if !ok || seen[a.Job] || len(a.GPUs) != want {
+		j, ok := jobs[a.Job]
+		if !ok || seen[a.Job] || len(a.GPUs) != j.GPUs {
 			return false
 		}
 		seen[a.Job] = true
+		for _, g := range a.GPUs {
+			if g < 0 || int(g) >= n || v.Unavailable.Contains(g) {
+				return false
+			}
+			if j.GPUType != "" && !strings.EqualFold(c.GPU(g).Model[:len(j.GPUType)], j.GPUType) {
+				return false
+			}
+		}
 		all = append(all, a.GPUs...)
 	}
 	for i, g := range all {
-		if g < 0 || int(g) >= n {
-			return false
-		}
 		for _, h := range all[:i] {
 			if g == h {
 				return false
@@ -191,24 +199,36 @@ func validByDefinition(n int, v View, d Decision) bool {
 }
 
 // TestValidateAcceptsExactlyDisjointPlacements checks, on random views and decisions (many of
-// them near-misses), that Validate accepts exactly the decisions that give existing, disjoint
-// GPUs in the right counts to known jobs, each listed once.
+// them near-misses), that Validate accepts exactly the decisions that give existing, available,
+// eligible, disjoint GPUs in the right counts to known jobs, each listed once.
 func TestValidateAcceptsExactlyDisjointPlacements(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) { checkValidate(t, Decision.Validate) })
 }
 
 func checkValidate(t *rapid.T, validate func(Decision, View) error) {
-	servers := rapid.IntRange(1, 3).Draw(t, "servers")
-	c, err := topology.Uniform(topology.T4(), servers)
+	var servers []topology.Server
+	for i := range rapid.IntRange(1, 3).Draw(t, "servers") {
+		spec := topology.T4()
+		if rapid.Bool().Draw(t, "a100") {
+			spec = topology.A100()
+			spec.GPUs = 4
+		}
+		servers = append(servers, topology.Server{ID: fmt.Sprint("s", i), ServerSpec: spec})
+	}
+	c, err := topology.New("mixed", servers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := c.NumGPUs()
 	njobs := rapid.IntRange(0, 5).Draw(t, "jobs")
 	v := View{Cluster: c}
+	for k := rapid.IntRange(0, 3).Draw(t, "unavailable"); k > 0; k-- {
+		v.Unavailable.Add(topology.GPUID(rapid.IntRange(0, n-1).Draw(t, "unavailable gpu")))
+	}
 	var ids []JobID
 	for i := 0; i < njobs; i++ {
-		j := &Job{ID: JobID(rune('a' + i)), GPUs: rapid.IntRange(1, 4).Draw(t, "demand")}
+		j := &Job{ID: JobID(rune('a' + i)), GPUs: rapid.IntRange(1, 4).Draw(t, "demand"),
+			GPUType: rapid.SampledFrom([]string{"", "", "t4", "A100"}).Draw(t, "type")}
 		v.Pending = append(v.Pending, JobStatus{Job: j})
 		ids = append(ids, j.ID)
 	}
@@ -233,10 +253,10 @@ func checkValidate(t *rapid.T, validate func(Decision, View) error) {
 		}
 		d.Run = append(d.Run, a)
 	}
-	want := validByDefinition(n, v, d)
+	want := validByDefinition(c, v, d)
 	got := validate(d, v) == nil
 	if got != want {
-		t.Fatalf("Validate accepted=%v, definition says %v, for %+v", got, want, d.Run)
+		t.Fatalf("Validate accepted=%v, definition says %v, for %+v (unavailable %v)", got, want, d.Run, v.Unavailable)
 	}
 }
 
@@ -260,6 +280,25 @@ func TestValidatePropertyHasTeeth(t *testing.T) {
 	}
 	if !propertyFails(func(t *rapid.T) { checkValidate(t, broken) }) {
 		t.Fatal("the property did not catch a validator that misses cross-job double-booking")
+	}
+	ignoresUnavailable := func(d Decision, v View) error {
+		v.Unavailable = topology.GPUSet{}
+		return d.Validate(v)
+	}
+	if !propertyFails(func(t *rapid.T) { checkValidate(t, ignoresUnavailable) }) {
+		t.Fatal("the property did not catch a validator that ignores unavailable GPUs")
+	}
+	ignoresType := func(d Decision, v View) error {
+		v.Pending = slices.Clone(v.Pending)
+		for i := range v.Pending {
+			j := *v.Pending[i].Job
+			j.GPUType = ""
+			v.Pending[i].Job = &j
+		}
+		return d.Validate(v)
+	}
+	if !propertyFails(func(t *rapid.T) { checkValidate(t, ignoresType) }) {
+		t.Fatal("the property did not catch a validator that ignores GPU types")
 	}
 }
 

@@ -39,15 +39,6 @@ func (o Oracle) Estimate(j *gpusched.Job, done float64) (float64, error) {
 	return n, nil
 }
 
-// Placer chooses GPUs for a job among free ones: len(result) == j.GPUs, all free, distinct.
-// It returns false only when free holds fewer than j.GPUs GPUs.
-type Placer func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool)
-
-// Consolidate is the Placer that packs a job onto the fewest servers (topology.Cluster.Pack).
-func Consolidate(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
-	return c.Pack(free, j.GPUs)
-}
-
 // Options configure a Scheduler. The zero value is the default A-SRPT: a random-forest
 // predictor that learns online, sizes from the default cost model, consolidating placement, strict order,
 // immediate preemption, re-estimation of overrunning jobs.
@@ -60,10 +51,10 @@ type Options struct {
 	// for jobs with a model, Job.StepTime for the others). Pass the host's cost model so that
 	// A-SRPT sizes jobs as the host runs them.
 	Cost gpusched.CostModel
-	// Placer places jobs on free GPUs. Default: a Partitioned placer (seed 1), which places jobs
-	// with a model by their worker graph and consolidates the others. Consolidate is the simple
-	// alternative.
-	Placer Placer
+	// Placer places jobs on free GPUs, and proposes the targets of consolidating migrations.
+	// Default: a Partitioned placer (seed 1), which places jobs with a model by their worker
+	// graph and consolidates the others. gpusched.Pack is the simple alternative.
+	Placer gpusched.Placer
 	// Backfill lets lower-priority jobs start on GPUs that the priority prefix leaves free.
 	// Off (strict order) is the variant of the paper's analysis; the bound in the package
 	// documentation holds with backfilling too as long as preemption is immediate.
@@ -97,53 +88,78 @@ type Options struct {
 }
 
 type jobState struct {
-	key        int
-	job        *gpusched.Job
-	iters      float64 // predicted total iterations (revised on overrun)
-	tau        float64 // seconds per iteration at the best placement
-	vdone      bool    // completed on the virtual machine
-	vfinish    float64 // virtual completion time when vdone
-	gone       bool    // left the host; a ghost in the virtual queue until it completes there
-	rem, rel   float64 // virtual remaining work and release, as the queue holds them (live jobs)
-	seen       uint64  // epoch of the last view that held the job
-	running    bool    // in the current view's Running list
-	statusIdx  int     // index in the current view's list
-	prefix     uint64  // epoch of the last call that put the job in the priority prefix
-	preempted  uint64  // epoch of the last call that preempted the job
-	reestimErr error
+	key       int
+	job       *gpusched.Job // the job as the latest view describes it (refreshed every call)
+	iters     float64       // predicted total iterations (revised on overrun)
+	tau       float64       // seconds per iteration at the best placement
+	weight    float64       // the job's effective weight
+	vdone     bool          // completed on the virtual machine
+	vfinish   float64       // virtual completion time when vdone
+	gone      bool          // left the host; a ghost in the virtual queue until it completes there
+	unfit     bool          // the current cluster has fewer GPUs than it needs of its kind
+	rem, rel  float64       // virtual remaining work and release, as the queue holds them (live jobs)
+	vkey      float64       // the queue's priority key: rem / weight
+	seen      uint64        // epoch of the last view that held the job
+	running   bool          // in the current view's Running list
+	displaced uint64        // epoch of the last call in which it ran on an unavailable GPU
+	statusIdx int           // index in the current view's list
+	prefix    uint64        // epoch of the last call that put the job in the priority prefix
+	preempted uint64        // epoch of the last call that preempted the job
 }
+
+// rejection is a job that admission refused, remembered so that it is not retried at every
+// call (until the cluster changes).
+type rejection struct {
+	err  *gpusched.JobError
+	seen uint64
+}
+
+// forgetter is implemented by cost models and placers that cache per-job state
+// (gpusched.ModelCost, Partitioned): A-SRPT tells them when a job leaves.
+type forgetter interface{ Forget(j *gpusched.Job) }
 
 // Scheduler is the A-SRPT scheduler. It keeps the virtual single-machine SRPT instance across
 // calls, so it must see every event of one host in time order. It is not safe for concurrent use.
 type Scheduler struct {
-	opt     Options
-	cluster *topology.Cluster
-	queue   *srpt.Queue
-	placer  *Partitioned // the default placer, told when jobs leave
-	jobs    map[gpusched.JobID]*jobState
-	ptr     map[*gpusched.Job]*jobState // fast path: hosts usually pass the same *Job each call
-	byKey   []*jobState                 // key -> state (nil when gone)
-	free    []int                       // free keys
-	vdone   []*jobState                 // virtually completed jobs still present, by virtual completion
-	live    []*jobState                 // jobs in the virtual queue that have not left, in queue order
-	epoch   uint64
-	now     float64
-	consol  *consolidate.Consolidator // nil with NoConsolidate
-	moves   int
+	opt      Options
+	cluster  *topology.Cluster
+	g0       float64 // GPUs of the first cluster seen: the unit of virtual sizes
+	queue    *srpt.Queue
+	placer   *Partitioned // the default placer, told when jobs leave
+	forget   []forgetter  // caches told when jobs leave
+	jobs     map[gpusched.JobID]*jobState
+	rejected map[gpusched.JobID]*rejection
+	byKey    []*jobState // key -> state (nil when gone)
+	free     []int       // free keys
+	vdone    []*jobState // virtually completed jobs still present, by virtual completion
+	live     []*jobState // jobs in the virtual queue that have not left, in queue order
+	unfit    int         // live jobs too large for the current cluster
+	epoch    uint64
+	now      float64
+	consol   *consolidate.Consolidator // nil with NoConsolidate
+	moves    int
 
 	// reversed flips the priority order: a deliberately wrong variant for tests.
 	reversed bool
 
-	// the previous view's lists (0: pending, 1: running) and scratch for the current ones
-	prevJobs, curJobs     [2][]*gpusched.Job
-	prevStates, curStates [2][]*jobState
-	best                  map[int][]topology.GPUID // best placement by GPU count
+	// the lists of the latest view (0: pending, 1: running): lastStates[w][i] is the state of
+	// its list w, entry i (nil for a rejected job); and scratch for building the next ones
+	lastIDs, scratchIDs       [2][]gpusched.JobID
+	lastStates, scratchStates [2][]*jobState
+	sizing                    map[sizingKey][][]topology.GPUID // candidate sizing placements
 
 	// scratch
-	victims []victim
-	order   []*jobState
-	keys    []int
-	doneBuf []srpt.Completed
+	victims   []victim
+	order     []*jobState
+	doneBuf   []srpt.Completed
+	rejectBuf []*gpusched.JobError
+}
+
+// sizingKey identifies the jobs that share sizing candidates: same GPU count and constraints.
+type sizingKey struct {
+	gpus    int
+	gpuType string
+	minMem  float64
 }
 
 // New returns an A-SRPT scheduler.
@@ -176,9 +192,15 @@ func New(opt Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Scheduler{opt: opt, queue: q, placer: own, jobs: make(map[gpusched.JobID]*jobState), ptr: make(map[*gpusched.Job]*jobState)}
+	s := &Scheduler{opt: opt, queue: q, placer: own, jobs: make(map[gpusched.JobID]*jobState), rejected: make(map[gpusched.JobID]*rejection)}
+	if own != nil {
+		s.forget = append(s.forget, own)
+	}
+	if f, ok := opt.Cost.(forgetter); ok {
+		s.forget = append(s.forget, f)
+	}
 	if !opt.NoConsolidate {
-		if s.consol, err = consolidate.New(consolidate.Options{Cost: opt.Cost, RestoreTime: opt.RestoreTime, Remaining: s.remaining}); err != nil {
+		if s.consol, err = consolidate.New(consolidate.Options{Cost: opt.Cost, RestoreTime: opt.RestoreTime, Remaining: s.remaining, Placer: opt.Placer}); err != nil {
 			return nil, fmt.Errorf("asrpt: %w", err)
 		}
 	}
@@ -189,7 +211,7 @@ func New(opt Options) (*Scheduler, error) {
 // its prediction less what it has done (no estimate once it has overrun: consolidate then
 // assumes it runs as long again).
 func (s *Scheduler) remaining(st *gpusched.JobStatus) (float64, bool) {
-	js, ok := s.ptr[st.Job]
+	js, ok := s.jobs[st.Job.ID]
 	if !ok || js.iters <= st.Iterations {
 		return 0, false
 	}
@@ -236,6 +258,7 @@ func (s *Scheduler) JobCompleted(c gpusched.Completion) {
 	if st, ok := s.jobs[c.Job.ID]; ok {
 		s.drop(st)
 	}
+	delete(s.rejected, c.Job.ID)
 }
 
 // drop forgets a job that left the host. A job the virtual machine has not finished stays in
@@ -243,11 +266,14 @@ func (s *Scheduler) JobCompleted(c gpusched.Completion) {
 // SRPT schedule of the predicted instance, whatever happens on the real cluster (the analysis
 // needs this).
 func (s *Scheduler) drop(st *jobState) {
-	if s.placer != nil {
-		s.placer.Forget(st.job)
+	for _, f := range s.forget {
+		f.Forget(st.job)
 	}
 	delete(s.jobs, st.job.ID)
-	delete(s.ptr, st.job)
+	if st.unfit {
+		st.unfit = false
+		s.unfit--
+	}
 	if st.vdone {
 		st.gone = true
 		s.release(st) // it stays in s.vdone, marked gone, until the list is compacted
@@ -263,13 +289,13 @@ func (s *Scheduler) release(st *jobState) {
 }
 
 // The live list mirrors the virtual queue without its ghosts, ordered as the queue orders jobs:
-// by remaining work, then release, then key. Only the queue's head changes its remaining work
+// by remaining work over weight, then release, then key. Only the queue's head changes its remaining work
 // as time passes, so keeping the mirror costs one reposition per Advance; walking it visits no
 // ghost.
 func liveCmp(a, b *jobState) int {
 	switch {
-	case a.rem != b.rem:
-		if a.rem < b.rem {
+	case a.vkey != b.vkey:
+		if a.vkey < b.vkey {
 			return -1
 		}
 		return 1
@@ -284,6 +310,7 @@ func liveCmp(a, b *jobState) int {
 
 func (s *Scheduler) liveInsert(st *jobState) {
 	st.rem, _ = s.queue.Remaining(st.key)
+	st.vkey = st.rem / st.weight // as the queue computes its key
 	i, _ := slices.BinarySearchFunc(s.live, st, liveCmp)
 	s.live = slices.Insert(s.live, i, st)
 }
@@ -309,19 +336,25 @@ func (s *Scheduler) newKey() int {
 }
 
 // Schedule returns the desired state for the view. See the package documentation for the rule.
-// Its cost per call is O(jobs in the view) cheap steps (one pointer-keyed lookup each) plus
-// O(log n) per job of the priority prefix, plus placement of the jobs it starts.
+// Its cost per call is O(jobs in the view) cheap steps plus O(log n) per job of the priority
+// prefix, plus placement of the jobs it starts; a call after the cluster changed also
+// re-checks every job against the new cluster.
+//
+// A job that cannot be admitted (gpusched.BestPlacement fails for it, or the estimator does)
+// or that needs more GPUs of its kind than the current cluster has is left out and listed in
+// Decision.Rejected; every other job is scheduled. Schedule returns an error only for a view
+// it cannot use at all (no cluster, a job listed twice, time going backwards) or a placer that
+// breaks its contract.
 func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if v.Cluster == nil {
 		return gpusched.Decision{}, fmt.Errorf("asrpt: view has no cluster")
 	}
-	if s.cluster == nil {
-		s.cluster = v.Cluster
-	} else if s.cluster != v.Cluster && !s.cluster.Equal(v.Cluster) {
-		return gpusched.Decision{}, fmt.Errorf("asrpt: the cluster changed between calls (%q, then %q)", s.cluster.Name(), v.Cluster.Name())
+	if s.cluster != v.Cluster && (s.cluster == nil || !s.cluster.Equal(v.Cluster)) {
+		s.setCluster(v.Cluster)
 	}
-	G := float64(v.Cluster.NumGPUs())
-	// 1. Advance the virtual machine to now; record virtual completions.
+	s.cluster = v.Cluster
+	avail := v.Available()
+	// 1. Advance the virtual machine to now at the speed it had; record virtual completions.
 	if v.Now > s.queue.Now() {
 		var err error
 		s.doneBuf, err = s.queue.Advance(v.Now, s.doneBuf[:0])
@@ -347,26 +380,36 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				s.liveInsert(st)
 			}
 		}
+	} else if v.Now < s.queue.Now() {
+		return gpusched.Decision{}, fmt.Errorf("asrpt: view at t=%g s is earlier than the last one (t=%g s)", v.Now, s.queue.Now())
+	}
+	// From now on the virtual machine runs as fast as the GPUs that are available.
+	if sp := float64(avail) / s.g0; sp != s.queue.Speed() {
+		if err := s.queue.SetSpeed(sp); err != nil {
+			return gpusched.Decision{}, fmt.Errorf("asrpt: virtual machine: %w", err)
+		}
 	}
 	s.now = v.Now
 	// 2. Admit new jobs, mark the present ones.
 	s.epoch++
+	s.rejectBuf = s.rejectBuf[:0]
 	seen := 0
 	mark := func(list []gpusched.JobStatus, running bool) error {
 		w := 0
 		if running {
 			w = 1
 		}
-		prevJobs, prevStates := s.prevJobs[w], s.prevStates[w]
-		curJobs, curStates := s.curJobs[w][:0], s.curStates[w][:0]
+		prevIDs, prevStates := s.lastIDs[w], s.lastStates[w]
+		curIDs, curStates := s.scratchIDs[w][:0], s.scratchStates[w][:0]
 		k := 0
 		for i := range list {
 			js := &list[i]
+			id := js.Job.ID
 			// Hosts change few entries between calls: walk the previous list alongside.
 			var st *jobState
-			for d := 0; d < 4 && k+d < len(prevJobs); d++ {
-				if prevJobs[k+d] == js.Job {
-					if c := prevStates[k+d]; !c.gone && c.job == js.Job {
+			for d := 0; d < 4 && k+d < len(prevIDs); d++ {
+				if prevIDs[k+d] == id {
+					if c := prevStates[k+d]; c != nil && !c.gone {
 						st = c
 					}
 					k += d + 1
@@ -374,30 +417,39 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				}
 			}
 			if st == nil {
-				st = s.ptr[js.Job]
+				st = s.jobs[id]
 			}
 			if st == nil {
-				var ok bool
-				if st, ok = s.jobs[js.Job.ID]; ok {
-					delete(s.ptr, st.job)
-					st.job = js.Job
-				} else {
-					var err error
-					if st, err = s.admit(v.Cluster, js.Job, G); err != nil {
-						return err
+				if r, ok := s.rejected[id]; ok {
+					if r.seen == s.epoch {
+						return fmt.Errorf("asrpt: job %q appears twice in the view", id)
 					}
+					r.seen = s.epoch
+					s.rejectBuf = append(s.rejectBuf, r.err)
+					curIDs, curStates = append(curIDs, id), append(curStates, nil)
+					continue
 				}
-				s.ptr[js.Job] = st
+				var jerr *gpusched.JobError
+				if st, jerr = s.admit(v.Cluster, js.Job); jerr != nil {
+					s.rejected[id] = &rejection{err: jerr, seen: s.epoch}
+					s.rejectBuf = append(s.rejectBuf, jerr)
+					curIDs, curStates = append(curIDs, id), append(curStates, nil)
+					continue
+				}
 			}
 			if st.seen == s.epoch {
-				return fmt.Errorf("asrpt: job %q appears twice in the view", js.Job.ID)
+				return fmt.Errorf("asrpt: job %q appears twice in the view", id)
 			}
+			st.job = js.Job
 			st.seen, st.running, st.statusIdx = s.epoch, running, i
-			curJobs, curStates = append(curJobs, js.Job), append(curStates, st)
+			if st.unfit {
+				s.rejectBuf = append(s.rejectBuf, s.unfitError(st))
+			}
+			curIDs, curStates = append(curIDs, id), append(curStates, st)
 			seen++
 		}
-		s.prevJobs[w], s.curJobs[w] = curJobs, prevJobs
-		s.prevStates[w], s.curStates[w] = curStates, prevStates
+		s.lastIDs[w], s.scratchIDs[w] = curIDs, prevIDs
+		s.lastStates[w], s.scratchStates[w] = curStates, prevStates
 		return nil
 	}
 	if err := mark(v.Running, true); err != nil {
@@ -419,15 +471,25 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			s.drop(st)
 		}
 	}
+	if len(s.rejected) > len(s.rejectBuf) {
+		for id, r := range s.rejected {
+			if r.seen != s.epoch {
+				delete(s.rejected, id)
+			}
+		}
+	}
 	// 3. Re-estimate running jobs that ran past their prediction.
 	wake := math.Inf(1)
 	if !s.opt.NoReestimate {
 		for i := range v.Running {
 			js := &v.Running[i]
-			st := s.ptr[js.Job]
+			st := s.lastStates[1][i]
+			if st == nil {
+				continue
+			}
 			limit := st.iters * (1 + s.opt.ReestimateMargin)
 			if js.Iterations >= limit {
-				if err := s.reestimate(st, js.Iterations, G); err != nil {
+				if err := s.reestimate(st, js.Iterations); err != nil {
 					return gpusched.Decision{}, err
 				}
 				limit = st.iters * (1 + s.opt.ReestimateMargin)
@@ -441,7 +503,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			}
 		}
 	}
-	d, w, err := s.decide(v)
+	d, w, err := s.decide(v, avail)
 	if err != nil {
 		return gpusched.Decision{}, err
 	}
@@ -451,7 +513,32 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if !math.IsInf(wake, 1) {
 		d.WakeAt = wake
 	}
+	if len(s.rejectBuf) > 0 {
+		d.Rejected = slices.Clone(s.rejectBuf)
+	}
 	return d, nil
+}
+
+// setCluster adopts a new (or first) cluster: sizing caches are dropped, earlier rejections
+// are retried, and every live job is checked against the new cluster's GPUs.
+func (s *Scheduler) setCluster(c *topology.Cluster) {
+	if s.cluster == nil {
+		s.g0 = float64(c.NumGPUs())
+	}
+	s.cluster = c
+	s.sizing = nil
+	clear(s.rejected)
+	s.unfit = 0
+	for _, st := range s.jobs {
+		st.unfit = gpusched.Fits(st.job, c) != nil
+		if st.unfit {
+			s.unfit++
+		}
+	}
+}
+
+func (s *Scheduler) unfitError(st *jobState) *gpusched.JobError {
+	return gpusched.Reject(st.job.ID, gpusched.Fits(st.job, s.cluster))
 }
 
 // orderPrefix fills s.order with present jobs in priority order: virtually completed jobs by
@@ -461,7 +548,7 @@ func (s *Scheduler) orderPrefix(G int, full bool) {
 	s.order = s.order[:0]
 	budget := G
 	take := func(st *jobState) bool {
-		if st.gone || st.seen != s.epoch {
+		if st.gone || st.seen != s.epoch || st.unfit {
 			return true
 		}
 		s.order = append(s.order, st)
@@ -505,44 +592,39 @@ func (s *Scheduler) rank(st *jobState) int {
 	return len(s.vdone) + r
 }
 
-func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job, G float64) (*jobState, error) {
-	if err := j.Validate(c); err != nil {
-		return nil, fmt.Errorf("asrpt: %w", err)
+// admit predicts and sizes a new job and adds it to the virtual queue, or says why it cannot.
+func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job) (*jobState, *gpusched.JobError) {
+	key := sizingKey{j.GPUs, j.GPUType, j.MinGPUMemory}
+	cands, ok := s.sizing[key]
+	if !ok {
+		var err error
+		if cands, err = gpusched.SizingCandidates(j, c); err != nil {
+			return nil, gpusched.Reject(j.ID, err)
+		}
+		if s.sizing == nil {
+			s.sizing = map[sizingKey][][]topology.GPUID{}
+		}
+		s.sizing[key] = cands
+	}
+	_, sc, err := gpusched.BestAmong(j, c, s.opt.Cost, cands)
+	if err != nil {
+		return nil, gpusched.Reject(j.ID, err)
 	}
 	n, err := s.opt.Estimator.Estimate(j, 0)
 	if err != nil {
-		return nil, fmt.Errorf("asrpt: predicting job %q: %w", j.ID, err)
+		return nil, &gpusched.JobError{Job: j.ID, Err: fmt.Errorf("asrpt: predicting job %q: %w", j.ID, err)}
 	}
 	if !(n > 0) || math.IsInf(n, 0) {
-		return nil, fmt.Errorf("asrpt: predicted iterations %v of job %q must be positive and finite", n, j.ID)
+		return nil, &gpusched.JobError{Job: j.ID, Err: fmt.Errorf("asrpt: predicted iterations %v of job %q must be positive and finite", n, j.ID)}
 	}
-	best, ok := s.best[j.GPUs]
-	if !ok {
-		if best, ok = c.Pack(c.AllGPUs(), j.GPUs); !ok {
-			return nil, fmt.Errorf("asrpt: job %q needs %d GPUs, cluster has %d", j.ID, j.GPUs, c.NumGPUs())
-		}
-		if s.best == nil {
-			s.best = map[int][]topology.GPUID{}
-		}
-		s.best[j.GPUs] = best
+	st := &jobState{key: s.newKey(), job: j, iters: n, tau: sc.Time, weight: j.EffectiveWeight()}
+	size := float64(j.GPUs) * n * sc.Time / s.g0
+	if err := s.queue.AddWeighted(st.key, size, st.weight); err != nil {
+		s.release(st)
+		return nil, &gpusched.JobError{Job: j.ID, Err: fmt.Errorf("asrpt: job %q: %w", j.ID, err)}
 	}
-	sc, err := s.opt.Cost.StepCost(j, c, best, nil)
-	if err != nil {
-		return nil, fmt.Errorf("asrpt: sizing job %q: %w", j.ID, err)
-	}
-	if !(sc.Time > 0) || math.IsInf(sc.Time, 0) {
-		return nil, fmt.Errorf("asrpt: job %q: time per iteration %v must be positive and finite", j.ID, sc.Time)
-	}
-	st := &jobState{key: s.newKey(), job: j, iters: n, tau: sc.Time}
 	s.byKey[st.key] = st
 	s.jobs[j.ID] = st
-	s.ptr[j] = st
-	if err := s.queue.Add(st.key, float64(j.GPUs)*n*sc.Time/G); err != nil {
-		delete(s.jobs, j.ID)
-		delete(s.ptr, j)
-		s.release(st)
-		return nil, fmt.Errorf("asrpt: job %q: %w", j.ID, err)
-	}
 	st.rel = s.queue.Now()
 	s.liveInsert(st)
 	return st, nil
@@ -550,7 +632,7 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job, G float64) (*job
 
 // reestimate revises the prediction of a job that has done `done` >= its predicted iterations;
 // the extra predicted work joins the virtual queue in SRPT order.
-func (s *Scheduler) reestimate(st *jobState, done, G float64) error {
+func (s *Scheduler) reestimate(st *jobState, done float64) error {
 	n, err := s.opt.Estimator.Estimate(st.job, done)
 	if err != nil || !(n > done) || math.IsInf(n, 0) {
 		// No usable conditional estimate: assume it needs as much again as it has done.
@@ -559,7 +641,7 @@ func (s *Scheduler) reestimate(st *jobState, done, G float64) error {
 			n = done + 1
 		}
 	}
-	extra := float64(st.job.GPUs) * (n - st.iters) * st.tau / G
+	extra := float64(st.job.GPUs) * (n - st.iters) * st.tau / s.g0
 	st.iters = n
 	if extra <= 0 {
 		return nil
@@ -569,7 +651,7 @@ func (s *Scheduler) reestimate(st *jobState, done, G float64) error {
 			s.vdone = slices.Delete(s.vdone, i, i+1)
 		}
 		st.vdone = false
-		if err := s.queue.Add(st.key, extra); err != nil {
+		if err := s.queue.AddWeighted(st.key, extra, st.weight); err != nil {
 			return fmt.Errorf("asrpt: re-queueing job %q: %w", st.job.ID, err)
 		}
 		st.rel = s.queue.Now()
@@ -586,19 +668,45 @@ func (s *Scheduler) reestimate(st *jobState, done, G float64) error {
 }
 
 // decide turns the priority order into a decision: the longest prefix whose GPU demands fit in
-// the cluster must run; running jobs outside it are preempted only as far as the prefix needs
-// their GPUs (lowest priority first, never before MinRunTime); with Backfill, lower-priority
-// jobs then start on what is left. It returns the earliest time a blocked preemption becomes
-// allowed (+Inf if none).
-func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) {
-	G := v.Cluster.NumGPUs()
+// the available GPUs must run; running jobs outside it are preempted only as far as the prefix
+// needs their GPUs (lowest priority first, never before MinRunTime); with Backfill,
+// lower-priority jobs then start on what is left. A running job on a GPU that has become
+// unavailable is displaced: it is placed afresh like a waiting job (a migration) if it is in
+// the prefix and fits, and preempted otherwise. It returns the earliest time a blocked
+// preemption becomes allowed (+Inf if none).
+func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, error) {
 	s.orderPrefix(G, s.opt.Backfill || s.reversed)
 	if s.reversed {
 		s.orderPrefix(G, true)
 		slices.Reverse(s.order)
 	}
+	free := v.Free()
+	displaced := false
+	if v.Unavailable.Len() > 0 {
+		for i := range v.Running {
+			st := s.lastStates[1][i]
+			if st == nil {
+				continue
+			}
+			for _, g := range v.Running[i].GPUs {
+				if v.Unavailable.Contains(g) {
+					st.displaced = s.epoch
+					displaced = true
+					break
+				}
+			}
+			if st.displaced == s.epoch {
+				for _, g := range v.Running[i].GPUs {
+					if !v.Unavailable.Contains(g) {
+						free.Add(g)
+					}
+				}
+			}
+		}
+	}
+	holds := func(st *jobState) bool { return st.running && st.displaced != s.epoch }
 	budget := G
-	need := 0 // GPUs the prefix's waiting jobs need
+	need := 0 // GPUs the prefix's waiting (and displaced) jobs need
 	prefixLen := 0
 	for _, st := range s.order {
 		if st.job.GPUs > budget {
@@ -607,18 +715,17 @@ func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) 
 		budget -= st.job.GPUs
 		st.prefix = s.epoch
 		prefixLen++
-		if !st.running {
+		if !holds(st) {
 			need += st.job.GPUs
 		}
 	}
-	free := v.Free()
 	wake := math.Inf(1)
 	preempted := false
 	if need > free.Len() && !s.opt.NoPreemption {
 		// Preempt running jobs outside the prefix, lowest priority first.
 		s.victims = s.victims[:0]
 		for i := range v.Running {
-			if st := s.ptr[v.Running[i].Job]; st.prefix != s.epoch {
+			if st := s.lastStates[1][i]; st != nil && st.prefix != s.epoch && holds(st) {
 				s.victims = append(s.victims, victim{st, 0})
 			}
 		}
@@ -656,16 +763,17 @@ func (s *Scheduler) decide(v gpusched.View) (gpusched.Decision, float64, error) 
 	d.Run = make([]gpusched.Assignment, 0, len(v.Running)+4)
 	for i := range v.Running {
 		js := &v.Running[i]
-		if preempted && s.ptr[js.Job].preempted == s.epoch {
+		st := s.lastStates[1][i]
+		if st == nil || st.unfit || (displaced && st.displaced == s.epoch) || (preempted && st.preempted == s.epoch) {
 			continue
 		}
 		d.Run = append(d.Run, gpusched.Assignment{Job: js.Job.ID, GPUs: js.GPUs})
 	}
-	// start places the waiting jobs of s.order[from:to]; in strict order it stops at the first
-	// job that cannot start.
+	// start places the waiting (and displaced) jobs of s.order[from:to]; in strict order it
+	// stops at the first job that cannot start.
 	start := func(from, to int) error {
 		for _, st := range s.order[from:to] {
-			if st.running {
+			if holds(st) {
 				continue
 			}
 			if st.job.GPUs > free.Len() {

@@ -235,26 +235,48 @@ func TestErrors(t *testing.T) {
 		t.Error("NaN MinRunTime should fail")
 	}
 	c := oneServer(4)
-	s := mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"a": 3})})
-	_, err := s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "zz", GPUs: 1, StepTime: 1}}}})
-	if err == nil || !strings.Contains(err.Error(), `"zz"`) {
-		t.Errorf("unknown job for the oracle: %v", err)
+	// Jobs that cannot be admitted are rejected one by one, with their id and reason, and the
+	// others are scheduled.
+	good := &gpusched.Job{ID: "ok", GPUs: 1, StepTime: 1}
+	rejections := []struct {
+		job  *gpusched.Job
+		want error
+		msg  string
+	}{
+		{&gpusched.Job{ID: "zz", GPUs: 1, StepTime: 1}, nil, "oracle has no iteration count"},
+		{&gpusched.Job{ID: "a", GPUs: 5, StepTime: 1}, gpusched.ErrTooLarge, "needs 5 GPUs"},
+		{&gpusched.Job{ID: "a", GPUs: 1}, gpusched.ErrNoCost, "neither a model nor a step time"},
+		{&gpusched.Job{ID: "a", GPUs: 1, StepTime: 1, GPUType: "h100"}, gpusched.ErrTooLarge, `type "h100"`},
 	}
-	s = mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"a": 3})})
-	_, err = s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "a", GPUs: 5, StepTime: 1}}}})
-	if !errors.Is(err, gpusched.ErrInvalidJob) {
-		t.Errorf("job larger than the cluster: %v", err)
-	}
-	s = mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"a": 3})})
-	_, err = s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "a", GPUs: 1}}}})
-	if !errors.Is(err, gpusched.ErrInvalidJob) {
-		t.Errorf("job without step time under FixedCost: %v", err)
+	for _, tc := range rejections {
+		s := mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"a": 3, "ok": 3})})
+		v := gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: tc.job}, {Job: good}}}
+		for call := 0; call < 2; call++ { // a rejected job stays rejected while it is in the view
+			d, err := s.Schedule(v)
+			if err != nil {
+				t.Fatalf("job %q: the call failed: %v", tc.job.ID, err)
+			}
+			if err := d.Validate(v); err != nil {
+				t.Fatal(err)
+			}
+			var je *gpusched.JobError
+			if len(d.Rejected) != 1 || !errors.As(d.Rejected[0], &je) || je.Job != tc.job.ID ||
+				(tc.want != nil && !errors.Is(je, tc.want)) || !strings.Contains(je.Error(), tc.msg) {
+				t.Errorf("job %q, call %d: rejected %v, want %v mentioning %q", tc.job.ID, call, d.Rejected, tc.want, tc.msg)
+			}
+			if len(d.Run) != 1 || d.Run[0].Job != "ok" {
+				t.Errorf("job %q: the good job did not run: %+v", tc.job.ID, d.Run)
+			}
+			v.Now++
+			v.Running = []gpusched.JobStatus{{Job: good, GPUs: d.Run[0].GPUs, Started: true}}
+			v.Pending = v.Pending[:1]
+		}
 	}
 	bad := func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
 		return []topology.GPUID{0}, true
 	}
-	s = mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"a": 3, "b": 3}), Placer: bad})
-	_, err = s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{
+	s := mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"a": 3, "b": 3}), Placer: bad})
+	_, err := s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{
 		{Job: &gpusched.Job{ID: "a", GPUs: 1, StepTime: 1}}, {Job: &gpusched.Job{ID: "b", GPUs: 1, StepTime: 1}}}})
 	if err == nil || !strings.Contains(err.Error(), "not free") {
 		t.Errorf("placer returning a busy GPU: %v", err)
@@ -262,9 +284,11 @@ func TestErrors(t *testing.T) {
 	if _, err := s.Schedule(gpusched.View{}); err == nil {
 		t.Error("view without cluster")
 	}
-	other := oneServer(8)
-	if _, err := s.Schedule(gpusched.View{Cluster: other}); err == nil {
-		t.Error("cluster change between calls should fail")
+	if _, err := s.Schedule(gpusched.View{Cluster: oneServer(8)}); err != nil {
+		t.Errorf("a cluster that changed between calls: %v", err)
+	}
+	if _, err := s.Schedule(gpusched.View{Cluster: oneServer(8), Now: -1}); err == nil {
+		t.Error("time going backwards")
 	}
 }
 

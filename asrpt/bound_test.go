@@ -157,3 +157,51 @@ func TestBoundHasTeeth(t *testing.T) {
 }
 
 func propertyFails(prop func(*rapid.T)) bool { return teeth.Fails(prop) }
+
+// checkWeightedBound is the weighted inequality of the package documentation on one instance
+// with random weights: sum w_j C_j <= sum w_j (r_j + p_j) + mu beta sum w_j ^C_j, where ^C_j are
+// the completion times of weighted SRPT on the predicted virtual instance (computed here
+// independently, by srpt.OfflineWeighted).
+func checkWeightedBound(t *rapid.T, backfill, reversed bool) {
+	in := drawInstance(t, 8, 8, 12, 12)
+	for i := range in.jobs {
+		in.jobs[i].job.Weight = rapid.SampledFrom([]float64{1, 0.5, 2, 5}).Draw(t, "w")
+	}
+	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.reversed = reversed
+	done, err := runHost(oneServer(in.G), in.jobs, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	virtual := make([]srpt.WeightedJob, len(in.jobs))
+	lhs, base := 0.0, 0.0
+	for i, j := range in.jobs {
+		w := j.job.Weight
+		lhs += w * done[j.job.ID]
+		p := j.iters * j.job.StepTime
+		base += w * (j.job.Arrival + p)
+		predicted := p * in.factor[j.job.ID]
+		virtual[i] = srpt.WeightedJob{ID: i, Release: j.job.Arrival, Size: float64(j.job.GPUs) * predicted / float64(in.G), Weight: w}
+	}
+	sched, err := srpt.OfflineWeighted(virtual, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bound := base + in.mu*in.beta()*sched.SumWeightedCompletion; lhs > bound*(1+1e-9) {
+		t.Fatalf("sum w C = %v > sum w (r+p) + mu beta sum w ^C = %v + %v x %v x %v", lhs, base, in.mu, in.beta(), sched.SumWeightedCompletion)
+	}
+}
+
+func TestWeightedBound(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) { checkWeightedBound(t, false, false) })
+	rapid.Check(t, func(t *rapid.T) { checkWeightedBound(t, true, false) })
+}
+
+func TestWeightedBoundHasTeeth(t *testing.T) {
+	if !propertyFails(func(t *rapid.T) { checkWeightedBound(t, false, true) }) {
+		t.Fatal("the weighted bound property did not catch reversed priority")
+	}
+}

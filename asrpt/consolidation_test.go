@@ -58,3 +58,54 @@ func TestConsolidation(t *testing.T) {
 		t.Errorf("consolidation did not lower GPU-time and bytes across servers")
 	}
 }
+
+// TestConsolidationUsesTheCustomPlacer: A-SRPT's consolidating migrations propose targets with
+// Options.Placer, not with a placer of their own. A placer that never uses server 0 must see
+// no job started or moved onto server 0 (the old code consolidated with topology's Pack and
+// moved jobs there).
+func TestConsolidationUsesTheCustomPlacer(t *testing.T) {
+	c, err := topology.Uniform(topology.A100(), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := trace.DefaultPhillyConfig(600, 1)
+	cfg.Cluster = c
+	cfg.ArrivalRate = trace.RateForLoad(2, c.NumGPUs())
+	jobs, err := trace.GeneratePhilly(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, n := c.GPUsOf(0)
+	avoid := func(cl *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
+		f := free.Clone()
+		for g := first; g < first+topology.GPUID(n); g++ {
+			f.Remove(g)
+		}
+		return gpusched.Pack(cl, f, j)
+	}
+	truth := map[gpusched.JobID]float64{}
+	for _, r := range jobs {
+		truth[r.Job.ID] = r.Iterations
+	}
+	s, err := asrpt.New(asrpt.Options{Placer: avoid, Estimator: asrpt.Oracle(func(id gpusched.JobID) (float64, bool) {
+		v, ok := truth[id]
+		return v, ok
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(sim.Config{Cluster: c, Jobs: jobs, Scheduler: s, ValidateViews: true, RecordSegments: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Migrations() == 0 {
+		t.Fatal("no migrations: the test proves nothing")
+	}
+	for _, seg := range res.Segments {
+		for _, g := range seg.GPUs {
+			if c.ServerOf(g) == 0 {
+				t.Fatalf("job %s ran on GPU %d of server 0 from t=%g s, which the placer never offers", seg.Job, g, seg.Start)
+			}
+		}
+	}
+}

@@ -9,10 +9,12 @@
 //
 //  1. On arrival, job j's iterations are predicted (an Estimator: package predict's random
 //     forest, or an Oracle with the true counts) and its time per iteration tau_j is taken from
-//     the cost model at its best placement (all GPUs free, consolidated by topology's Pack). Its
+//     the cost model at its best placement (all GPUs free, the GPUs of the fastest kind it may use
+//     consolidated by topology's Pack: gpusched.BestPlacement). Its
 //     predicted processing time is p^_j = n^_j x tau_j; it needs g_j GPUs.
 //  2. The virtual instance: one machine of speed 1 standing for the G GPUs of the cluster; job j
-//     is a job of size g_j p^_j / G released at its arrival. Preemptive SRPT is optimal there for
+//     is a job of size g_j p^_j / G released at its arrival (see "A changing cluster" below for
+//     GPUs that become unavailable and servers that come and go). Preemptive SRPT is optimal there for
 //     the total completion time (package srpt), and A-SRPT keeps that SRPT schedule
 //     incrementally (an srpt.Queue), advancing it to the view's time at every call.
 //  3. Priority: jobs the virtual machine has finished come first, in the order it finished them;
@@ -106,6 +108,44 @@
 // sum_j (C_j - r_j), for which no constant ratio is possible even for one-GPU jobs on parallel
 // machines (Leonardi and Raz, "Approximating total flow time on parallel machines", STOC 1997);
 // for flow time the theorem gives the additive form sum_j F_j <= sum_j p_j + mu^2 beta V.
+//
+// # Weights, rejected jobs and a changing cluster
+//
+// Weights. A job's Weight (gpusched.Job.Weight, 1 when unset) divides its virtual remaining
+// work in the queue's order: the virtual machine runs weighted SRPT (smallest remaining work
+// over weight first). Only the head's key decreases as time passes, so Claim 1 holds as before
+// and so does the bound on W_j; summing with weights,
+//
+//	sum_j w_j C_j <= sum_j w_j (r_j + p_j) + mu beta sum_j w_j ^C_j  <=  (1 + 2 mu^2 beta) OPT_w,
+//
+// because weighted SRPT is 2-competitive for the total weighted completion time on one machine
+// (Megow and Schulz, "On-line scheduling to minimize average completion time revisited", Oper.
+// Res. Lett. 32(5), 2004), and the optimal weighted total of the virtual instance is a lower
+// bound on OPT_w as before (with the dilation step of the proof). With equal weights weighted
+// SRPT is SRPT, which is optimal, and the factor 2 disappears: the theorem above.
+//
+// Rejected jobs. A job that cannot be admitted (no cost, more GPUs than the cluster has of its
+// kind, a plan that fits no GPU, a failing prediction) never enters the virtual instance and is
+// listed in Decision.Rejected at every call while it is in the view; the bound is about the
+// other jobs. A job that fits no more after servers left stays in the virtual queue but out of
+// the priority order (it is listed as rejected) until the cluster can hold it again.
+//
+// A changing cluster. Virtual sizes are in units of the first cluster's G0 GPUs, and the virtual
+// machine runs at speed G(t) / G0, where G(t) is the number of GPUs available at time t
+// (View.Unavailable excluded; servers that join or leave change it too): when capacity drops,
+// the virtual schedule slows with it. The prefix that must run is the longest that fits in
+// G(t). Claims 1 and 2 hold at every time with G(t) in place of G, so if G(t) stays within
+// [G_min, G_max] while jobs wait, the proof gives
+//
+//	sum_j C_j <= sum_j (r_j + p_j) + mu beta' ^V,   beta' = G_max / (G_min - g_max + 1),
+//
+// with ^V the total virtual completion time of the predicted instance, as the scheduler itself
+// computes it (the virtual machine does at most G_max ^C_j GPU-seconds of work by ^C_j). With
+// exact predictions ^V = V <= OPT (SRPT stays optimal on one machine whose speed varies with
+// time), so the ratio is 1 + beta'. The last step of the proof, ^V <= mu V, dilates time and
+// needs a constant speed: for mu > 1 under a changing cluster no ratio to OPT is claimed. A job
+// running on GPUs that became unavailable is placed afresh if it is in the prefix and fits (a
+// migration) and preempted otherwise, which is the immediate preemption the claims assume.
 //
 // The package tests check the first inequality with rapid on generated instances (arrivals,
 // demands up to g_max, prediction errors within mu) and the ratio against exact optima of tiny

@@ -1,6 +1,7 @@
 package asrpt
 
 import (
+	"reflect"
 	"sync"
 
 	"github.com/gpusched/gpusched"
@@ -10,39 +11,50 @@ import (
 )
 
 // Partitioned is the topology-aware placer: a job with a model goes where partition.Place puts
-// its worker graph (as few servers and racks as the free GPUs allow, tensor-parallel groups kept
-// whole, the rest of the traffic partitioned to stay inside servers); a job without a model, or
-// whose model and plan do not compile, is consolidated (Consolidate). It compiles each job's
-// worker graph once, keyed by the *Job. It is safe for concurrent use.
+// its worker graph among the free GPUs it may use (Job.EligibleIn): as few servers and racks as
+// the free GPUs allow, tensor-parallel groups kept whole, the rest of the traffic partitioned to
+// stay inside servers. A job without a model, or
+// whose model and plan do not compile, is consolidated (gpusched.Pack). It compiles each job's
+// worker graph once, keyed by its JobID (and compiled again if the job's model or plan
+// changes); Forget drops it. It is safe for concurrent use.
 type Partitioned struct {
 	opts  partition.PlaceOptions
 	mu    sync.Mutex
-	cache map[*gpusched.Job]*graph.WorkerGraph
+	cache map[gpusched.JobID]compiledGraph
+}
+
+// compiledGraph is a job's worker graph, with the model and plan it was compiled from (a nil
+// graph when they do not compile).
+type compiledGraph struct {
+	model *graph.Model
+	plan  graph.Plan
+	wg    *graph.WorkerGraph
 }
 
 // NewPartitioned returns a Partitioned placer with the given partitioner options.
 func NewPartitioned(opts partition.PlaceOptions) *Partitioned {
-	return &Partitioned{opts: opts, cache: map[*gpusched.Job]*graph.WorkerGraph{}}
+	return &Partitioned{opts: opts, cache: map[gpusched.JobID]compiledGraph{}}
 }
 
-// Place implements Placer.
+// Place is a gpusched.Placer.
 func (p *Partitioned) Place(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
 	if j.Model == nil {
-		return Consolidate(c, free, j)
+		return gpusched.Pack(c, free, j)
 	}
 	p.mu.Lock()
-	wg, ok := p.cache[j]
-	if !ok {
+	cg, ok := p.cache[j.ID]
+	if !ok || cg.model != j.Model || !reflect.DeepEqual(cg.plan, j.Plan) {
+		cg = compiledGraph{model: j.Model, plan: j.Plan}
 		if comp, err := graph.Compile(j.Model, j.Plan); err == nil {
-			wg = comp.WorkerGraph()
+			cg.wg = comp.WorkerGraph()
 		}
-		p.cache[j] = wg
+		p.cache[j.ID] = cg
 	}
 	p.mu.Unlock()
-	if wg == nil || len(wg.Workers) != j.GPUs {
-		return Consolidate(c, free, j)
+	if cg.wg == nil || len(cg.wg.Workers) != j.GPUs {
+		return gpusched.Pack(c, free, j)
 	}
-	pl, err := partition.Place(c, free, wg, p.opts)
+	pl, err := partition.Place(c, j.EligibleIn(c, free), cg.wg, p.opts)
 	if err != nil {
 		return nil, false
 	}
@@ -52,6 +64,13 @@ func (p *Partitioned) Place(c *topology.Cluster, free topology.GPUSet, j *gpusch
 // Forget drops the cached worker graph of a job that left.
 func (p *Partitioned) Forget(j *gpusched.Job) {
 	p.mu.Lock()
-	delete(p.cache, j)
+	delete(p.cache, j.ID)
 	p.mu.Unlock()
+}
+
+// Cached returns the number of jobs whose worker graph the placer holds.
+func (p *Partitioned) Cached() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.cache)
 }

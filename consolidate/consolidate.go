@@ -21,10 +21,6 @@ const DefaultPayback = 2.0
 // ErrInvalidOptions reports Options that Apply or Wrap cannot honour.
 var ErrInvalidOptions = errors.New("consolidate: invalid options")
 
-// Placer chooses GPUs for a job among free ones (one per worker, all free, distinct) and
-// returns false when it cannot. It must not modify free.
-type Placer func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool)
-
 // Options configure Apply and Wrap. The zero value is usable.
 type Options struct {
 	// Cost gives the time per iteration of a job on its current and on a candidate placement
@@ -42,8 +38,8 @@ type Options struct {
 	// and LAS rely on: the longer a job has run, the longer it is expected to run).
 	Remaining func(st *gpusched.JobStatus) (iterations float64, ok bool)
 	// Placer chooses the candidate placement among the GPUs free after the decision plus the
-	// job's own. Default: topology.Cluster.Pack (fewest servers, best fit).
-	Placer Placer
+	// job's own. Default: gpusched.Pack (fewest servers, best fit).
+	Placer gpusched.Placer
 }
 
 func (o Options) check() (Options, error) {
@@ -66,9 +62,7 @@ func (o Options) check() (Options, error) {
 		o.Payback = DefaultPayback
 	}
 	if o.Placer == nil {
-		o.Placer = func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
-			return c.Pack(free, j.GPUs)
-		}
+		o.Placer = gpusched.Pack
 	}
 	return o, nil
 }
@@ -175,6 +169,7 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 		return nil, nil
 	}
 	free := c.AllGPUs()
+	free.RemoveAll(v.Unavailable)
 	for _, a := range d.Run {
 		for _, g := range a.GPUs {
 			if c.Check(g) == nil {

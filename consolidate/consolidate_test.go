@@ -177,3 +177,26 @@ func TestBadPlacerIsAnError(t *testing.T) {
 func containsJob(err error, id string) bool {
 	return err != nil && strings.Contains(err.Error(), `"`+id+`"`)
 }
+
+// TestApplyAvoidsUnavailableGPUs: the free GPUs that would consolidate a scattered job are
+// unavailable (a drain), so it stays where it is; the old code moved it onto them.
+func TestApplyAvoidsUnavailableGPUs(t *testing.T) {
+	c := cluster(t, 4)
+	v := gpusched.View{Cluster: c, Running: []gpusched.JobStatus{
+		running("spread", 4, 1000, 0, 8, 16, 24),
+		running("b1", 7, 10, 9, 10, 11, 12, 13, 14, 15),
+		running("b2", 7, 10, 17, 18, 19, 20, 21, 22, 23),
+		running("b3", 7, 10, 25, 26, 27, 28, 29, 30, 31),
+	}, Unavailable: topology.SetOf(1, 2, 3, 4, 5, 6, 7)}
+	d := keepAll(&v)
+	moves, err := Apply(&v, &d, Options{Cost: spreadCost{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(moves) != 0 {
+		t.Errorf("moves onto drained GPUs: %+v", moves)
+	}
+	if err := d.Validate(v); err != nil {
+		t.Fatal(err)
+	}
+}

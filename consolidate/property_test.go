@@ -40,6 +40,15 @@ func scene(t *rapid.T) (*gpusched.View, gpusched.Decision) {
 			d.Run = append(d.Run, gpusched.Assignment{Job: st.Job.ID, GPUs: slices.Clone(place)})
 		}
 	}
+	// Some GPUs that no kept job holds are unavailable (drained): nothing may move onto them.
+	if rapid.Bool().Draw(t, "drain") {
+		free.Range(func(g topology.GPUID) bool {
+			if rapid.IntRange(0, 2).Draw(t, "drained") == 0 {
+				v.Unavailable.Add(g)
+			}
+			return true
+		})
+	}
 	return v, d
 }
 

@@ -21,6 +21,7 @@ import (
 // packing with no look at load or fragmentation. It keeps no state and is safe for concurrent
 // use.
 type FirstFit struct {
+	gate     gate
 	name     string
 	backfill bool
 }
@@ -39,9 +40,11 @@ func (f *FirstFit) String() string { return f.name }
 
 // Schedule keeps every running job and starts waiting jobs first-fit.
 func (f *FirstFit) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
+	return f.gate.decide(v, f.schedule)
+}
+
+func (f *FirstFit) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
 	c := v.Cluster
 	return dispatch(&v, pendingByArrival(&v), f.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
 		return firstFit(c, free, st.Job.GPUs)
@@ -72,6 +75,7 @@ func firstFit(c *topology.Cluster, free topology.GPUSet, n int) ([]topology.GPUI
 // every completion, so a job that left ran until the call): it must see every event of one host
 // in time order and is not safe for concurrent use.
 type ListScheduling struct {
+	gate     gate
 	name     string
 	backfill bool
 	load     []float64
@@ -101,9 +105,11 @@ func (l *ListScheduling) Load(g topology.GPUID) float64 {
 
 // Schedule keeps every running job and starts jobs in list order on the least-loaded GPUs.
 func (l *ListScheduling) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
+	return l.gate.decide(v, l.schedule)
+}
+
+func (l *ListScheduling) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
 	c := v.Cluster
 	if len(l.load) != c.NumGPUs() {
 		l.load, l.prev, l.last = make([]float64, c.NumGPUs()), nil, v.Now
@@ -153,6 +159,7 @@ type RandomOptions struct {
 // seeded with Seed). It keeps its random stream between calls: it is not safe for concurrent
 // use.
 type Random struct {
+	gate     gate
 	name     string
 	backfill bool
 	rng      *rand.Rand
@@ -171,9 +178,11 @@ func (r *Random) String() string { return r.name }
 
 // Schedule keeps every running job and starts waiting jobs on random free GPUs.
 func (r *Random) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
+	return r.gate.decide(v, r.schedule)
+}
+
+func (r *Random) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
 	return dispatch(&v, pendingByArrival(&v), r.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
 		gs := free.Slice()
 		if len(gs) < st.Job.GPUs {

@@ -42,7 +42,7 @@
 // A scheduler returns the complete desired state at every call: every running job it keeps is
 // listed with its current GPUs, in the same worker order; a running job it leaves out is
 // preempted. Non-preemptive policies keep every running job. Waiting jobs are placed by a
-// Placer (default Pack: topology's consolidating best fit); Options.Placer plugs in another
+// Placer (default gpusched.Pack: topology's consolidating best fit); Options.Placer plugs in another
 // one, such as a partition-based placer for worker graphs. Options.Order chooses strict order
 // (head-of-line blocking) or backfilling where the policy has an order to keep.
 //

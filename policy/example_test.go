@@ -31,9 +31,9 @@ func show(d gpusched.Decision) {
 func ExampleNewFIFO() {
 	c := fourGPUs()
 	v := gpusched.View{Now: 2, Cluster: c, Pending: []gpusched.JobStatus{
-		{Job: &gpusched.Job{ID: "a", GPUs: 2, Arrival: 0}},
-		{Job: &gpusched.Job{ID: "b", GPUs: 4, Arrival: 1}},
-		{Job: &gpusched.Job{ID: "c", GPUs: 2, Arrival: 2}},
+		{Job: &gpusched.Job{ID: "a", GPUs: 2, StepTime: 1, Arrival: 0}},
+		{Job: &gpusched.Job{ID: "b", GPUs: 4, StepTime: 1, Arrival: 1}},
+		{Job: &gpusched.Job{ID: "c", GPUs: 2, StepTime: 1, Arrival: 2}},
 	}}
 	strict, _ := policy.NewFIFO(policy.Options{})
 	backfill, _ := policy.NewFIFO(policy.Options{Order: policy.Backfill})
@@ -54,8 +54,8 @@ func ExampleNewSJF() {
 	predicted := map[gpusched.JobID]float64{"long": 3600, "short": 60} // GPU-seconds
 	s, _ := policy.NewSJF(policy.SJFOptions{Size: func(j *gpusched.Job) float64 { return predicted[j.ID] }})
 	d, _ := s.Schedule(gpusched.View{Cluster: fourGPUs(), Pending: []gpusched.JobStatus{
-		{Job: &gpusched.Job{ID: "long", GPUs: 4}},
-		{Job: &gpusched.Job{ID: "short", GPUs: 4}},
+		{Job: &gpusched.Job{ID: "long", GPUs: 4, StepTime: 1}},
+		{Job: &gpusched.Job{ID: "short", GPUs: 4, StepTime: 1}},
 	}})
 	fmt.Println(s)
 	show(d)
@@ -85,8 +85,8 @@ func ExampleNewSRPTOracle() {
 
 func ExampleNewTiresias() {
 	t, _ := policy.NewTiresias(policy.TiresiasOptions{}) // queues at 3250 and 7200 GPU-seconds
-	old := &gpusched.Job{ID: "old", GPUs: 4}
-	fresh := &gpusched.Job{ID: "new", GPUs: 4, Arrival: 1000}
+	old := &gpusched.Job{ID: "old", GPUs: 4, StepTime: 1}
+	fresh := &gpusched.Job{ID: "new", GPUs: 4, StepTime: 1, Arrival: 1000}
 	// old has run 1000 s on 4 GPUs: 4000 GPU-seconds, so it is in the second queue.
 	v := gpusched.View{Now: 1000, Cluster: fourGPUs(),
 		Running: []gpusched.JobStatus{{Job: old, GPUs: []topology.GPUID{0, 1, 2, 3}, Executed: 1000, Attained: 4000, Started: true}},
@@ -144,16 +144,16 @@ func ExampleBCOCost() {
 func ExampleNewGADGET() {
 	c, _ := topology.Uniform(topology.T4(), 3) // 3 servers x 4 GPUs
 	g, _ := policy.NewGADGET(policy.GADGETOptions{Share: 0.6})
-	x := &gpusched.Job{ID: "x", GPUs: 4}
-	z := &gpusched.Job{ID: "z", GPUs: 4}
+	x := &gpusched.Job{ID: "x", GPUs: 4, StepTime: 1}
+	z := &gpusched.Job{ID: "z", GPUs: 4, StepTime: 1}
 	v := gpusched.View{Now: 1, Cluster: c,
 		Running: []gpusched.JobStatus{
 			{Job: x, GPUs: []topology.GPUID{0, 1, 4, 5}, Started: true}, // spans servers 0 and 1
 			{Job: z, GPUs: []topology.GPUID{8, 9, 10, 11}, Started: true},
 		},
 		Pending: []gpusched.JobStatus{
-			{Job: &gpusched.Job{ID: "y", GPUs: 4}}, // would span servers 0 and 1 again
-			{Job: &gpusched.Job{ID: "small", GPUs: 2}},
+			{Job: &gpusched.Job{ID: "y", GPUs: 4, StepTime: 1}}, // would span servers 0 and 1 again
+			{Job: &gpusched.Job{ID: "small", GPUs: 2, StepTime: 1}},
 		}}
 	d, _ := g.Schedule(v)
 	show(d) // y's ring does not fit the links' remaining bandwidth; small fits in one server
@@ -204,8 +204,8 @@ func ExampleNewSJFBCO() {
 func twoServersHalfBusy() gpusched.View {
 	c, _ := topology.Uniform(topology.T4(), 2) // GPUs 0-3 and 4-7
 	return gpusched.View{Now: 10, Cluster: c,
-		Running: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "r", GPUs: 2}, GPUs: []topology.GPUID{0, 1}, Started: true}},
-		Pending: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "p", GPUs: 2}}}}
+		Running: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "r", GPUs: 2, StepTime: 1}, GPUs: []topology.GPUID{0, 1}, Started: true}},
+		Pending: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "p", GPUs: 2, StepTime: 1}}}}
 }
 
 // The SJF-BCO paper's three baselines take jobs in arrival order and differ in where a job

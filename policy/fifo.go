@@ -15,12 +15,13 @@ import (
 //
 // FIFO keeps no state: it is safe for concurrent use if its Placer is.
 type FIFO struct {
+	gate     gate
 	name     string
-	place    Placer
+	place    gpusched.Placer
 	backfill bool
 }
 
-// NewFIFO returns a FIFO scheduler. Default placement: Pack; default order: Strict.
+// NewFIFO returns a FIFO scheduler. Default placement: gpusched.Pack; default order: Strict.
 func NewFIFO(opt Options) (*FIFO, error) {
 	if err := opt.check("fifo"); err != nil {
 		return nil, err
@@ -33,10 +34,12 @@ func (f *FIFO) String() string { return f.name }
 
 // Schedule keeps every running job and starts waiting jobs in arrival order.
 func (f *FIFO) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
-	return dispatch(&v, pendingByArrival(&v), f.backfill, f.place.on(v.Cluster))
+	return f.gate.decide(v, f.schedule)
+}
+
+func (f *FIFO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
+	return dispatch(&v, pendingByArrival(&v), f.backfill, placeOn(f.place, v.Cluster))
 }
 
 // SJFOptions configure SJF.
@@ -59,22 +62,23 @@ func DefaultSize(j *gpusched.Job) float64 {
 // defaultIterations is the iteration estimate the policies assume when nothing better is given.
 const defaultIterations = 1000
 
-// SJF starts jobs in order of predicted size, smallest first (ties by arrival), and never
-// preempts: the non-preemptive shortest-job-first rule with sizes from a predictor. By default
+// SJF starts jobs in order of predicted size over weight (Job.Weight; plain size when weights
+// are unset), smallest first (ties by arrival), and never preempts: the non-preemptive shortest-job-first rule with sizes from a predictor. By default
 // it backfills (a job that does not fit is passed over for smaller-priority jobs that do, as in
 // list scheduling); with Options.Order = Strict the smallest waiting job blocks the others.
 //
 // SJF remembers each job's size while the job is in the system: it is not safe for concurrent
 // use.
 type SJF struct {
+	gate     gate
 	name     string
-	place    Placer
+	place    gpusched.Placer
 	backfill bool
 	size     func(*gpusched.Job) float64
 	sizes    map[gpusched.JobID]float64
 }
 
-// NewSJF returns an SJF scheduler. Default placement: Pack; default order: Backfill; default
+// NewSJF returns an SJF scheduler. Default placement: gpusched.Pack; default order: Backfill; default
 // size: DefaultSize.
 func NewSJF(opt SJFOptions) (*SJF, error) {
 	if err := opt.check("sjf"); err != nil {
@@ -92,9 +96,11 @@ func (s *SJF) String() string { return s.name }
 
 // Schedule keeps every running job and starts waiting jobs smallest predicted size first.
 func (s *SJF) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
+	return s.gate.decide(v, s.schedule)
+}
+
+func (s *SJF) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
 	forget(s.sizes, &v)
 	order := pendingByArrival(&v)
 	for _, st := range order {
@@ -105,10 +111,10 @@ func (s *SJF) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		if math.IsNaN(z) {
 			return gpusched.Decision{}, fmt.Errorf("%w: sjf: size of job %q is NaN", ErrInvalidOptions, st.Job.ID)
 		}
-		s.sizes[st.Job.ID] = z
+		s.sizes[st.Job.ID] = z / st.Job.EffectiveWeight()
 	}
 	slices.SortStableFunc(order, func(a, b *gpusched.JobStatus) int {
 		return cmp.Compare(s.sizes[a.Job.ID], s.sizes[b.Job.ID])
 	})
-	return dispatch(&v, order, s.backfill, s.place.on(v.Cluster))
+	return dispatch(&v, order, s.backfill, placeOn(s.place, v.Cluster))
 }

@@ -52,6 +52,7 @@ type GADGETOptions struct {
 // per-job reservation (Reserve), admission is the feasibility of the greedy embedding, and the
 // objective is the host's (completion times).
 type GADGET struct {
+	gate     gate
 	name     string
 	backfill bool
 	reserve  func(j *gpusched.Job, c *topology.Cluster) float64
@@ -144,9 +145,11 @@ func spanned(c *topology.Cluster, gpus []topology.GPUID) []int {
 
 // Schedule keeps every running job and admits waiting jobs, in arrival order, whose rings fit.
 func (g *GADGET) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
+	return g.gate.decide(v, g.schedule)
+}
+
+func (g *GADGET) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
 	res, err := g.Residual(&v)
 	if err != nil {
 		return gpusched.Decision{}, err

@@ -37,7 +37,8 @@ const DefaultOracleMargin = 0.1
 // against. A job's remaining work is its remaining GPU-time, GPUs x (true iterations - iterations
 // done) x time per iteration at its best placement.
 //
-// At every call the jobs are ranked by remaining GPU-time, smallest first, and taken greedily
+// At every call the jobs are ranked by remaining GPU-time over weight (Job.Weight; weighted
+// SRPT, plain SRPT when weights are unset), smallest first, and taken greedily
 // while their GPU demands fit in the cluster (backfilling by default: a job that does not fit
 // is passed over); chosen running jobs keep their GPUs, chosen waiting jobs are placed by the
 // Placer, and running jobs that were not chosen are preempted.
@@ -52,14 +53,15 @@ const DefaultOracleMargin = 0.1
 // The oracle caches each job's per-iteration time while the job is in the system: it is not
 // safe for concurrent use.
 type SRPTOracle struct {
+	gate     gate
 	opt      OracleOptions
-	place    Placer
+	place    gpusched.Placer
 	backfill bool
 	margin   float64
 	tau      map[gpusched.JobID]float64
 }
 
-// NewSRPTOracle returns an SRPT oracle. Default placement: Pack; default order: Backfill.
+// NewSRPTOracle returns an SRPT oracle. Default placement: gpusched.Pack; default order: Backfill.
 func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
 	if err := opt.check("srpt-oracle"); err != nil {
 		return nil, err
@@ -83,7 +85,7 @@ func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
 	if opt.Cost == nil {
 		opt.Cost = gpusched.DefaultCost()
 	}
-	return &SRPTOracle{opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
+	return &SRPTOracle{gate: gate{cost: opt.Cost}, opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
 		tau: map[gpusched.JobID]float64{}}, nil
 }
 
@@ -111,9 +113,11 @@ func (s *SRPTOracle) remaining(v *gpusched.View, st *gpusched.JobStatus) (float6
 // Schedule ranks the jobs by remaining GPU-time and returns the greedy choice described in the
 // type's documentation.
 func (s *SRPTOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
+	return s.gate.decide(v, s.schedule)
+}
+
+func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
 	forget(s.tau, &v)
 	type keyed struct {
 		ranked
@@ -127,7 +131,7 @@ func (s *SRPTOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			return gpusched.Decision{}, err
 		}
 		prot := s.opt.MinRunTime > 0 && v.Now-st.Since < s.opt.MinRunTime
-		all = append(all, keyed{ranked{st: st, running: true, protected: prot}, r * (1 - s.margin)})
+		all = append(all, keyed{ranked{st: st, running: true, protected: prot}, r * (1 - s.margin) / st.Job.EffectiveWeight()})
 	}
 	for i := range v.Pending {
 		st := &v.Pending[i]
@@ -135,7 +139,7 @@ func (s *SRPTOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		if err != nil {
 			return gpusched.Decision{}, err
 		}
-		all = append(all, keyed{ranked{st: st}, r})
+		all = append(all, keyed{ranked{st: st}, r / st.Job.EffectiveWeight()})
 	}
 	slices.SortStableFunc(all, func(a, b keyed) int {
 		if a.protected != b.protected {
@@ -159,7 +163,7 @@ func (s *SRPTOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	for i := range all {
 		order[i] = all[i].ranked
 	}
-	sel, err := preempt(&v, order, s.backfill, s.place.on(v.Cluster))
+	sel, err := preempt(&v, order, s.backfill, placeOn(s.place, v.Cluster))
 	if err != nil {
 		return gpusched.Decision{}, err
 	}

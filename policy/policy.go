@@ -22,19 +22,6 @@ var (
 	ErrPlacement = errors.New("policy: invalid placement from placer")
 )
 
-// Placer chooses GPUs for a job among the free ones: one GPU per worker, all in free, all
-// distinct. It returns false when it cannot place the job. A Placer must not modify free.
-//
-// The default is Pack (consolidation); a partition-based placer for worker graphs can be
-// plugged in through Options.Placer.
-type Placer func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool)
-
-// Pack is the default Placer: topology.Cluster.Pack, which puts a job on as few servers as
-// possible, best fit. It fails only when free holds fewer GPUs than the job needs.
-func Pack(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
-	return c.Pack(free, j.GPUs)
-}
-
 // Order says what a policy does when the next job in its order cannot start.
 type Order uint8
 
@@ -63,8 +50,9 @@ func (o Order) String() string {
 
 // Options are the settings every placement-based policy shares.
 type Options struct {
-	// Placer places a starting job on free GPUs. Default: Pack.
-	Placer Placer
+	// Placer places a starting job on free GPUs. Default: gpusched.Pack (consolidation); a
+	// partition-based placer for worker graphs (asrpt.Partitioned) can be plugged in.
+	Placer gpusched.Placer
 	// Order chooses strict order or backfilling; each policy documents its default.
 	Order Order
 	// Name, when set, replaces the policy's name in reports (String), to tell variants apart.
@@ -79,9 +67,9 @@ func name(set, def string) string {
 	return def
 }
 
-func (o Options) placer() Placer {
+func (o Options) placer() gpusched.Placer {
 	if o.Placer == nil {
-		return Pack
+		return gpusched.Pack
 	}
 	return o.Placer
 }
@@ -162,7 +150,8 @@ func checkPlacement(j *gpusched.Job, gpus []topology.GPUID, free topology.GPUSet
 // placeFunc places one waiting job on free GPUs.
 type placeFunc func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool)
 
-func (p Placer) on(c *topology.Cluster) placeFunc {
+// placeOn adapts a Placer to one cluster.
+func placeOn(p gpusched.Placer, c *topology.Cluster) placeFunc {
 	return func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
 		return p(c, free, st.Job)
 	}
@@ -231,7 +220,7 @@ type selection struct {
 // they fit: the blocked job could not use their GPUs anyway).
 func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (selection, error) {
 	c := v.Cluster
-	budget := c.NumGPUs()
+	budget := v.Available()
 	for _, r := range order {
 		if r.protected {
 			budget -= r.st.Job.GPUs
@@ -257,6 +246,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 		}
 	}
 	free := c.AllGPUs()
+	free.RemoveAll(v.Unavailable)
 	var run []gpusched.Assignment
 	for i, r := range order {
 		if chosen[i] && r.running {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -133,8 +134,14 @@ func TestSRPTOracleNeedsIterations(t *testing.T) {
 }
 
 func TestTiresiasDefaultsAreTheSimulators(t *testing.T) {
-	if !slices.Equal(DefaultTiresiasThresholds, []float64{3250, 7200}) {
-		t.Errorf("DefaultTiresiasThresholds = %v", DefaultTiresiasThresholds)
+	if !slices.Equal(DefaultTiresiasThresholds(), []float64{3250, 7200}) {
+		t.Errorf("DefaultTiresiasThresholds() = %v", DefaultTiresiasThresholds())
+	}
+	// The defaults are not a mutable global: changing one copy changes no other.
+	d := DefaultTiresiasThresholds()
+	d[0] = 1
+	if got := DefaultTiresiasThresholds()[0]; got != 3250 {
+		t.Errorf("a caller's change leaked into the defaults: %v", got)
 	}
 	for _, bad := range [][]float64{{0}, {10, 5}, {5, 5}, {math.Inf(1)}} {
 		if _, err := NewTiresias(TiresiasOptions{Thresholds: bad}); !errors.Is(err, ErrInvalidOptions) {
@@ -586,5 +593,96 @@ func TestFIFOOrdersAViewOutOfArrivalOrder(t *testing.T) {
 	v.Pending = []gpusched.JobStatus{waiting(late), waiting(z), waiting(y)}
 	if got := runs(decide(t, fifo, v)); !slices.Equal(got, []string{"z"}) {
 		t.Errorf("FIFO runs %v, want [z]: ties keep the view's order", got)
+	}
+}
+
+// TestSJFBCOChargesPlacementOfMappedJobs: trace mappers give a job both a model and its
+// consolidated step time. SJF-BCO's default cost must charge such a job the model's cost on
+// each candidate placement (the step time is ignored when a model is present), so that on an
+// idle cluster an 8-GPU job is planned on one 8-GPU server, not spread over two. The old
+// default used the placement-blind BCOCost{} whenever StepTime > 0 and spread it.
+func TestSJFBCOChargesPlacementOfMappedJobs(t *testing.T) {
+	m, err := graph.ZooModel("bert-large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cluster(t, 8, 8, 8, 8)
+	var jobs []BCOJob
+	for i, g := range []int{8, 16, 8} {
+		j := &gpusched.Job{ID: gpusched.JobID(fmt.Sprint("j", i)), GPUs: g, Model: m, StepTime: 0.5,
+			Plan: graph.Plan{DP: g, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 16 * g}}
+		jobs = append(jobs, BCOJob{Job: j, Iterations: 1000})
+	}
+	plan, err := PlanSJFBCO(c, jobs, nil, BCOPlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plan.Jobs {
+		if got, want := c.ServersSpanned(p.GPUs), p.Job.GPUs/8; got != want {
+			t.Errorf("job %s (%d GPUs) planned on %d servers, want %d", p.Job.ID, p.Job.GPUs, got, want)
+		}
+	}
+}
+
+// TestEveryBaselineSurvivesARealCluster: every baseline (1) rejects a job it cannot run (too
+// large, a GPU type the cluster lacks) with the job's id while scheduling the others, (2) moves
+// or preempts a running job whose GPUs became unavailable, never keeping it there, and (3)
+// accepts a cluster that changed between calls.
+func TestEveryBaselineSurvivesARealCluster(t *testing.T) {
+	c := cluster(t, 4, 4)
+	iters := map[gpusched.JobID]float64{"big": 10, "h100": 10, "ok": 10, "r": 100, "p": 5, "q": 7}
+	for _, s := range allSchedulers(t, iters) {
+		big, h := job("big", 9, 0, 1), job("h100", 1, 0, 1)
+		h.GPUType = "h100"
+		ok := job("ok", 2, 0, 1)
+		v := gpusched.View{Now: 1, Cluster: c, Pending: []gpusched.JobStatus{waiting(big), waiting(h), waiting(ok)}}
+		d := decide(t, s, v)
+		var rejected []string
+		for _, r := range d.Rejected {
+			var je *gpusched.JobError
+			if !errors.As(r, &je) || !errors.Is(r, gpusched.ErrTooLarge) {
+				t.Errorf("%v: rejection %v", s, r)
+			}
+			rejected = append(rejected, string(je.Job))
+		}
+		slices.Sort(rejected)
+		if !slices.Equal(rejected, []string{"big", "h100"}) || !slices.Equal(runs(d), []string{"ok"}) {
+			t.Errorf("%v: rejected %v, runs %v; want [big h100] rejected and ok running", s, rejected, runs(d))
+		}
+		// Server 0 is drained under a running job.
+		r := job("r", 4, 0, 1)
+		v = gpusched.View{Now: 2, Cluster: c, Unavailable: topology.SetOf(0, 1, 2, 3),
+			Running: []gpusched.JobStatus{running(r, 2, 0, 0, 1, 2, 3)},
+			Pending: []gpusched.JobStatus{waiting(job("p", 2, 1, 1)), waiting(job("q", 2, 1.5, 1))}}
+		d = decide(t, s, v)
+		for _, a := range d.Run {
+			if a.Job == "r" && c.ServerOf(a.GPUs[0]) == 0 {
+				t.Errorf("%v keeps r on the drained server", s)
+			}
+		}
+		// A new cluster object with one more server.
+		bigger := cluster(t, 4, 4, 4)
+		v = gpusched.View{Now: 3, Cluster: bigger, Pending: []gpusched.JobStatus{waiting(job("new", 12, 3, 1))}}
+		iters["new"] = 5
+		d = decide(t, s, v)
+		if len(d.Rejected) != 0 {
+			t.Errorf("%v rejects a job that fits the grown cluster: %v", s, d.Rejected)
+		}
+	}
+}
+
+// TestWeightedPolicies: SJF and SRPT-oracle order by size over weight, so of two jobs that
+// cannot run together a heavier, somewhat longer one goes first; unweighted they would not.
+func TestWeightedPolicies(t *testing.T) {
+	c := cluster(t, 4)
+	light, heavy := job("light", 4, 0, 1), job("heavy", 4, 0, 2)
+	heavy.Weight = 4
+	iters := map[gpusched.JobID]float64{"light": 100, "heavy": 100}
+	sjf, _ := NewSJF(SJFOptions{})
+	for _, s := range []gpusched.Scheduler{sjf, oracle(t, iters, OracleOptions{})} {
+		v := gpusched.View{Now: 1, Cluster: c, Pending: []gpusched.JobStatus{waiting(light), waiting(heavy)}}
+		if got := runs(decide(t, s, v)); !slices.Equal(got, []string{"heavy"}) {
+			t.Errorf("%v runs %v, want [heavy] (size 2x, weight 4x)", s, got)
+		}
 	}
 }

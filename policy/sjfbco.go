@@ -38,9 +38,10 @@ type BCOPlan struct {
 // BCOPlanOptions configure SJF-BCO's planner.
 type BCOPlanOptions struct {
 	// Cost gives a job's time per iteration on a placement under the link load of the planned
-	// jobs running at the same time. Default: BCOCost{} for jobs with a StepTime (set Alpha,
-	// Overhead and model bytes for the paper's contention model), gpusched.DefaultCost() (the
-	// model-aware cost) for jobs known only by their model.
+	// jobs running at the same time. Default: gpusched.DefaultCost() (the model-aware cost) for
+	// jobs with a model, whether or not they also carry a StepTime (trace mappers set both; the
+	// step time is then only the consolidated reference), and BCOCost{} for jobs known only by
+	// their StepTime (set Alpha, Overhead and model bytes for the paper's contention model).
 	Cost gpusched.CostModel
 	// Lambda is the spread factor of LBSGF in (0, 1]: a job larger than kappa takes at most
 	// ceil(Lambda x GPUs of the server) GPUs of each server it uses. Default 0.5.
@@ -58,12 +59,12 @@ type BCOPlanOptions struct {
 	EarliestFit bool
 }
 
-// planCost is SJF-BCO's default cost: BCOCost{} for jobs with a step time, the model-aware
-// cost for the others.
+// planCost is SJF-BCO's default cost: the model-aware cost for jobs with a model (a job's
+// StepTime is ignored when it has a model, as gpusched.Job documents), BCOCost{} for the others.
 type planCost struct{ model *gpusched.ModelCost }
 
 func (p planCost) StepCost(j *gpusched.Job, c *topology.Cluster, gpus []topology.GPUID, load topology.LinkLoad) (gpusched.StepCost, error) {
-	if j.StepTime > 0 || j.Model == nil {
+	if j.Model == nil {
 		return BCOCost{}.StepCost(j, c, gpus, load)
 	}
 	return p.model.StepCost(j, c, gpus, load)
@@ -653,6 +654,7 @@ type SJFBCOOptions struct {
 // SJFBCO caches each job's iteration estimate and, in batch mode, the current plan: it is not
 // safe for concurrent use.
 type SJFBCO struct {
+	gate     gate
 	opt      SJFBCOOptions
 	backfill bool
 	iters    map[gpusched.JobID]float64
@@ -676,7 +678,7 @@ func NewSJFBCO(opt SJFBCOOptions) (*SJFBCO, error) {
 	if opt.Order > Backfill {
 		return nil, fmt.Errorf("%w: sjf-bco: unknown Order %d", ErrInvalidOptions, opt.Order)
 	}
-	return &SJFBCO{opt: opt, backfill: opt.Order != Strict, iters: map[gpusched.JobID]float64{}}, nil
+	return &SJFBCO{gate: gate{cost: opt.Cost}, opt: opt, backfill: opt.Order != Strict, iters: map[gpusched.JobID]float64{}}, nil
 }
 
 // String returns "sjf-bco" (or SJFBCOOptions.Name).
@@ -702,9 +704,11 @@ func (s *SJFBCO) estimate(j *gpusched.Job) (float64, error) {
 
 // Schedule keeps every running job and starts the jobs the plan starts now.
 func (s *SJFBCO) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
+	return s.gate.decide(v, s.schedule)
+}
+
+func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
 	if s.opt.Batch {
 		return s.scheduleBatch(&v)
 	}
@@ -763,6 +767,14 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 	for i := range busy {
 		busy[i] = v.Now
 	}
+	// Unavailable GPUs are planned as busy for good (a finite horizon keeps the bisection's
+	// arithmetic finite): no job is planned to start on them.
+	v.Unavailable.Range(func(g topology.GPUID) bool {
+		if int(g) >= 0 && int(g) < len(busy) {
+			busy[g] = v.Now + unavailableHorizon
+		}
+		return true
+	})
 	links := make([][]topology.Link, len(v.Running))
 	total := topology.LinkLoad{}
 	for i := range v.Running {
@@ -800,6 +812,10 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 	}
 	return busy, nil
 }
+
+// unavailableHorizon is how long, in seconds, SJF-BCO's planner treats an unavailable GPU as
+// busy: longer than any plan (about 31,700 years).
+const unavailableHorizon = 1e12
 
 // scheduleBatch follows the current batch plan and plans the next batch when it is all started.
 func (s *SJFBCO) scheduleBatch(v *gpusched.View) (gpusched.Decision, error) {

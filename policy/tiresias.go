@@ -9,18 +9,18 @@ import (
 	"github.com/gpusched/gpusched"
 )
 
-// DefaultTiresiasThresholds are the queue thresholds of the Tiresias simulator
+// DefaultTiresiasThresholds returns the queue thresholds of the Tiresias simulator
 // (github.com/SymbioticLab/Tiresias, simulator/jobs.py: num_queue = 3, queue_limit = [3250,
 // 7200, 18000], of which a 3-queue run uses the first two; the dlas-gpu schedule compares them
 // with executed time x GPUs): a job leaves the first queue after 3250 GPU-seconds of attained
-// service and the second after 7200.
-var DefaultTiresiasThresholds = []float64{3250, 7200}
+// service and the second after 7200. Each call returns a new slice.
+func DefaultTiresiasThresholds() []float64 { return []float64{3250, 7200} }
 
 // TiresiasOptions configure Tiresias.
 type TiresiasOptions struct {
 	Options
 	// Thresholds are the queue limits in GPU-seconds of attained service, strictly increasing:
-	// K thresholds make K+1 queues. Default: DefaultTiresiasThresholds.
+	// K thresholds make K+1 queues. Default: DefaultTiresiasThresholds().
 	Thresholds []float64
 	// PromoteKnob enables starvation promotion: a job in a lower queue that has waited at least
 	// PromoteKnob times its executed time (both counted since it last entered the first queue,
@@ -58,7 +58,7 @@ type TiresiasOptions struct {
 // preempted.
 //
 // Adaptations: the simulator counts GPUs and ignores placement; here chosen waiting jobs are
-// placed by the Placer (Pack by default), and a running job whose preemption would free GPUs
+// placed by the Placer (gpusched.Pack by default), and a running job whose preemption would free GPUs
 // that no starting job takes keeps running. The scheduler asks to be woken (Decision.WakeAt) at
 // the next demotion of a running job, the next promotion of a waiting job and the end of a
 // MinRunTime lease, whenever a job is waiting.
@@ -66,8 +66,9 @@ type TiresiasOptions struct {
 // Tiresias keeps each job's queue between calls: it must see every event of one host in time
 // order and is not safe for concurrent use.
 type Tiresias struct {
+	gate     gate
 	opt      TiresiasOptions
-	place    Placer
+	place    gpusched.Placer
 	backfill bool
 	jobs     map[gpusched.JobID]*tirJob
 }
@@ -82,13 +83,13 @@ type tirJob struct {
 	promotion int
 }
 
-// NewTiresias returns a Tiresias scheduler. Default placement: Pack; default order: Backfill.
+// NewTiresias returns a Tiresias scheduler. Default placement: gpusched.Pack; default order: Backfill.
 func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
 	if err := opt.check("tiresias"); err != nil {
 		return nil, err
 	}
 	if opt.Thresholds == nil {
-		opt.Thresholds = DefaultTiresiasThresholds
+		opt.Thresholds = DefaultTiresiasThresholds()
 	}
 	opt.Thresholds = slices.Clone(opt.Thresholds)
 	for i, t := range opt.Thresholds {
@@ -184,9 +185,11 @@ func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *ti
 // Schedule updates every job's queue and returns the 2D-LAS choice described in the type's
 // documentation.
 func (t *Tiresias) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if err := checkView(&v); err != nil {
-		return gpusched.Decision{}, err
-	}
+	return t.gate.decide(v, t.schedule)
+}
+
+func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
 	forget(t.jobs, &v)
 	type keyed struct {
 		ranked
@@ -228,7 +231,7 @@ func (t *Tiresias) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	for i := range all {
 		order[i], states[i] = all[i].ranked, all[i].s
 	}
-	sel, err := preempt(&v, order, t.backfill, t.place.on(v.Cluster))
+	sel, err := preempt(&v, order, t.backfill, placeOn(t.place, v.Cluster))
 	if err != nil {
 		return gpusched.Decision{}, err
 	}

@@ -695,8 +695,12 @@ func (e *engine) check(d gpusched.Decision) (gpusched.JobID, bool) {
 		}
 		j.listed = e.epoch
 		off := len(e.scratch)
+		constrained := j.job.Constrained()
 		for _, g := range a.GPUs {
 			if g < 0 || g >= n || e.gpuStamp[g] == e.epoch {
+				return a.Job, false
+			}
+			if constrained && !j.job.Eligible(e.c.GPU(g)) {
 				return a.Job, false
 			}
 			e.gpuStamp[g] = e.epoch

@@ -13,18 +13,12 @@ import (
 )
 
 // ownCost is a cost model the simulator does not know: it times every job at 10 s per
-// iteration, whatever its StepTime, so a job's length is unknown before it runs.
+// iteration, whatever its StepTime, so a job's length is unknown before it runs (the tests
+// give jobs a negligible StepTime, 1e-300 s, so that nothing is caught up front).
 type ownCost struct{}
 
 func (ownCost) StepCost(*gpusched.Job, *topology.Cluster, []topology.GPUID, topology.LinkLoad) (gpusched.StepCost, error) {
 	return gpusched.StepCost{Time: 10}, nil
-}
-
-// failCost is a cost model the simulator does not know that fails for every job.
-type failCost struct{}
-
-func (failCost) StepCost(j *gpusched.Job, _ *topology.Cluster, _ []topology.GPUID, _ topology.LinkLoad) (gpusched.StepCost, error) {
-	return gpusched.StepCost{}, errors.New("no time for " + string(j.ID))
 }
 
 // wakeFar asks to be woken at a time far past the horizon and runs nothing.
@@ -54,10 +48,10 @@ func TestHorizon(t *testing.T) {
 			sim.ErrInvalidConfig, []string{`job "b"`, "horizon"}},
 		{"arrival past horizon", sim.Config{Cluster: c, Scheduler: fifo{}, Jobs: []trace.Record{rec("a", 1e15, 1, 0.1, 10), rec("b", 1e15, 1, 0.1, 10)}},
 			sim.ErrInvalidConfig, []string{`job "a"`, "arrival 1e+15 s", "horizon"}},
-		{"completion overflows at run time", sim.Config{Cluster: c, Scheduler: fifo{}, Cost: ownCost{}, Jobs: []trace.Record{rec("x", 0, 1, 0, 1e308)}},
+		{"completion overflows at run time", sim.Config{Cluster: c, Scheduler: fifo{}, Cost: ownCost{}, Jobs: []trace.Record{rec("x", 0, 1, 1e-300, 1e308)}},
 			sim.ErrLimit, []string{`job "x"`, "t=+Inf", "horizon", "fifo"}},
 		{"completion past horizon after queueing", sim.Config{Cluster: c, Scheduler: fifo{}, Cost: ownCost{},
-			Jobs: []trace.Record{rec("x", 0, 8, 0, sim.Horizon/19), rec("y", 0, 8, 0, sim.Horizon/19)}},
+			Jobs: []trace.Record{rec("x", 0, 8, 1e-300, sim.Horizon/19), rec("y", 0, 8, 1e-300, sim.Horizon/19)}},
 			sim.ErrLimit, []string{`job "y"`, "horizon"}},
 		{"wake-up past horizon", sim.Config{Cluster: c, Scheduler: wakeFar{}, Jobs: []trace.Record{rec("a", 0, 1, 1, 1)}},
 			sim.ErrLimit, []string{"wakefar", "woken at t=1e+300 s"}},

@@ -164,12 +164,6 @@ func (cfg *Config) check() error {
 	case math.IsNaN(cfg.MaxTime):
 		return fmt.Errorf("%w: MaxTime is NaN", ErrInvalidConfig)
 	}
-	// The library's cost models time a job without a model by its StepTime.
-	stepCost := false
-	switch cfg.Cost.(type) {
-	case nil, *gpusched.ModelCost, gpusched.FixedCost, *gpusched.FixedCost:
-		stepCost = true
-	}
 	for i := range cfg.Jobs {
 		r := &cfg.Jobs[i]
 		if err := r.Job.Validate(cfg.Cluster); err != nil {
@@ -186,10 +180,6 @@ func (cfg *Config) check() error {
 		if end := r.Job.Arrival + r.Iterations*r.Job.StepTime; end > Horizon {
 			return fmt.Errorf("%w: job %q: %v iterations of %v s from t=%v s end at %v s, past the simulator's horizon of %v s (2^32 s, about 136 years; see Horizon)",
 				ErrInvalidConfig, r.Job.ID, r.Iterations, r.Job.StepTime, r.Job.Arrival, end, float64(Horizon))
-		}
-		if stepCost && r.Job.Model == nil && r.Job.StepTime == 0 {
-			return fmt.Errorf("%w: job %q has neither a model nor a step time: the cost model cannot time it",
-				ErrInvalidConfig, r.Job.ID)
 		}
 	}
 	return nil

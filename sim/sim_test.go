@@ -287,7 +287,8 @@ func (s namedBad) Schedule(v gpusched.View) (gpusched.Decision, error) {
 // error that names the scheduler, the time and the job and wraps the validator's sentinel.
 func TestInvalidDecisionIsAnError(t *testing.T) {
 	c := cluster(t, topology.A100(), 1)
-	jobs := []trace.Record{rec("a", 0, 2, 1, 100), rec("b", 7.5, 2, 1, 100)}
+	jobs := []trace.Record{rec("a", 0, 2, 1, 100), rec("b", 7.5, 2, 1, 100), rec("h", 7.5, 1, 1, 100)}
+	jobs[2].Job.GPUType = "h100"
 	g := func(ids ...int) []topology.GPUID {
 		out := make([]topology.GPUID, len(ids))
 		for i, x := range ids {
@@ -306,6 +307,7 @@ func TestInvalidDecisionIsAnError(t *testing.T) {
 		{"wrong count", gpusched.Decision{Run: []gpusched.Assignment{{Job: "b", GPUs: g(4)}}}, "b", gpusched.ErrGPUCount},
 		{"no such GPU", gpusched.Decision{Run: []gpusched.Assignment{{Job: "b", GPUs: g(4, 8)}}}, "b", gpusched.ErrNoSuchGPU},
 		{"twice", gpusched.Decision{Run: []gpusched.Assignment{{Job: "b", GPUs: g(4, 5)}, {Job: "b", GPUs: g(6, 7)}}}, "b", gpusched.ErrDuplicateJob},
+		{"ineligible", gpusched.Decision{Run: []gpusched.Assignment{{Job: "h", GPUs: g(3)}}}, "h", gpusched.ErrIneligibleGPU},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -350,8 +352,7 @@ func TestRunErrors(t *testing.T) {
 		{"NaN iterations", sim.Config{Cluster: c, Scheduler: idle, Jobs: []trace.Record{rec("a", 0, 1, 1, math.NaN())}}, sim.ErrInvalidConfig, `"a"`},
 		{"stalled", sim.Config{Cluster: c, Scheduler: idle, Jobs: jobs}, sim.ErrStalled, `"a"`},
 		{"scheduler error", sim.Config{Cluster: c, Scheduler: failing, Jobs: jobs}, sim.ErrScheduler, "boom"},
-		{"no step time", sim.Config{Cluster: c, Scheduler: fifo{}, Jobs: []trace.Record{rec("a", 0, 1, 0, 1)}}, sim.ErrInvalidConfig, `"a" has neither a model nor a step time`},
-		{"no step time, custom cost", sim.Config{Cluster: c, Scheduler: fifo{}, Cost: failCost{}, Jobs: []trace.Record{rec("a", 0, 1, 0, 1)}}, sim.ErrCost, `"a"`},
+		{"no step time", sim.Config{Cluster: c, Scheduler: fifo{}, Jobs: []trace.Record{rec("a", 0, 1, 0, 1)}}, gpusched.ErrNoCost, `"a"`},
 		{"max events", sim.Config{Cluster: c, Scheduler: las{quantum: 1}, Jobs: jobs, MaxEvents: 10}, sim.ErrLimit, "10 events"},
 		{"max time", sim.Config{Cluster: c, Scheduler: fifo{}, Jobs: jobs, MaxTime: 50}, sim.ErrLimit, "MaxTime"},
 	}

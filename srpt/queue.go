@@ -101,6 +101,21 @@ func (q *Queue) Now() float64 { return q.now }
 // Speed returns the machine speed in work units per second.
 func (q *Queue) Speed() float64 { return q.speed }
 
+// SetSpeed changes the machine speed (work units per second) from Now() on: Advance to the time
+// of the change first, then SetSpeed, and later Advance calls process work at the new speed. A
+// speed of 0 stops the machine (no job completes, projected completions are +Inf) until a
+// positive speed is set. It fails with ErrInvalidParameter for a negative, NaN or infinite
+// speed.
+func (q *Queue) SetSpeed(speed float64) error {
+	if speed != 0 {
+		if err := checkSpeed(speed); err != nil {
+			return err
+		}
+	}
+	q.speed = speed
+	return nil
+}
+
 // Len returns the number of unfinished jobs in the queue.
 func (q *Queue) Len() int { return int(q.nodes[q.root].size) }
 
@@ -172,7 +187,7 @@ func (q *Queue) Advance(t float64, done []Completed) ([]Completed, error) {
 		h := q.path[len(q.path)-1]
 		hn := &q.nodes[h]
 		rem, finish, ok := advanceHead(hn.rem, q.now, t, q.speed)
-		if ok {
+		if ok && q.speed > 0 {
 			q.now = finish
 			done = append(done, Completed{ID: hn.id, Time: finish})
 			q.removeHead()
@@ -270,6 +285,9 @@ func (q *Queue) ProjectedCompletion(id int) (float64, bool) {
 		n := &q.nodes[t]
 		switch {
 		case t == x:
+			if q.speed == 0 {
+				return math.Inf(1), true
+			}
 			return q.now + (acc+q.nodes[n.left].sum+n.rem)/q.speed, true
 		case q.less(x, t):
 			t = n.left

@@ -528,3 +528,45 @@ func TestQueueMatchesOfflineFloat(t *testing.T) {
 		}
 	})
 }
+
+// TestQueueSetSpeed: a queue whose speed changes mid-way completes jobs as the piecewise
+// schedule says: job a (size 10) runs at speed 1 for 4 s (6 left), stops for 5 s at speed 0,
+// then finishes at speed 2 in 3 s, at t = 12; job b (size 40) follows at t = 12 + 40/2 = 32.
+func TestQueueSetSpeed(t *testing.T) {
+	q, err := NewQueue(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Add(1, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Add(2, 40); err != nil {
+		t.Fatal(err)
+	}
+	done, _ := q.Advance(4, nil)
+	if err := q.SetSpeed(0); err != nil || len(done) != 0 {
+		t.Fatal(err, done)
+	}
+	if pc, _ := q.ProjectedCompletion(1); !math.IsInf(pc, 1) {
+		t.Errorf("projected completion at speed 0: %v", pc)
+	}
+	done, _ = q.Advance(9, done)
+	if rem, _ := q.Remaining(1); rem != 6 || len(done) != 0 {
+		t.Errorf("after a stop: remaining %v, done %v", rem, done)
+	}
+	if err := q.SetSpeed(2); err != nil {
+		t.Fatal(err)
+	}
+	if pc, _ := q.ProjectedCompletion(2); pc != 9+(6+40)/2.0 {
+		t.Errorf("projected completion of job 2: %v", pc)
+	}
+	done, _ = q.Advance(100, done)
+	if len(done) != 2 || done[0] != (Completed{ID: 1, Time: 12}) || done[1] != (Completed{ID: 2, Time: 32}) {
+		t.Errorf("completions %v", done)
+	}
+	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
+		if err := q.SetSpeed(bad); !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("speed %v: %v", bad, err)
+		}
+	}
+}

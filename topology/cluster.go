@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // GPUID names one GPU of a cluster: GPUs are numbered 0..NumGPUs()-1, server by server, in the
@@ -28,6 +29,16 @@ type GPUSpec struct {
 	PeakFLOPS float64 `json:"peak_flops"`
 	// MemoryBytes is the device memory in bytes.
 	MemoryBytes float64 `json:"memory_bytes"`
+}
+
+// Type returns the GPU's type: the lower-case family of its model name, the part before the
+// first '-', ' ' or '_' ("a100" for "A100-SXM4-80GB", "t4" for "T4-16GB").
+func (g GPUSpec) Type() string { return family(g.Model) }
+
+// Is reports whether the GPU is of the named type or model, ignoring case: "a100", "A100" and
+// "A100-SXM4-80GB" all name an "A100-SXM4-80GB". The empty name matches every GPU.
+func (g GPUSpec) Is(name string) bool {
+	return name == "" || strings.EqualFold(name, g.Model) || strings.EqualFold(name, g.Type())
 }
 
 // ServerSpec describes a kind of server: its GPUs and links. Bandwidths are bytes per second in
@@ -84,6 +95,7 @@ type Cluster struct {
 	rackOf    []int // server -> rack index, -1 without racks
 	first     []int // server -> first GPU id; len = servers+1
 	gpuServer []int32
+	uniform   bool // every server has the same GPUSpec
 }
 
 // New builds a cluster from its servers and racks. Servers keep the order given; their GPUs get
@@ -143,13 +155,20 @@ func New(name string, servers []Server, racks []Rack) (*Cluster, error) {
 	}
 	c.first[len(c.servers)] = total
 	c.gpuServer = make([]int32, total)
+	c.uniform = true
 	for i := range c.servers {
 		for g := c.first[i]; g < c.first[i+1]; g++ {
 			c.gpuServer[g] = int32(i)
 		}
+		if c.servers[i].GPU != c.servers[0].GPU {
+			c.uniform = false
+		}
 	}
 	return c, nil
 }
+
+// UniformGPUs reports whether every GPU of the cluster is of the same kind (equal GPUSpecs).
+func (c *Cluster) UniformGPUs() bool { return c.uniform }
 
 func (s ServerSpec) validate() error {
 	pos := func(name string, v float64) error {

@@ -149,16 +149,7 @@ func (c *Cluster) RingStatsOf(gpus []GPUID, load *DenseLoad, buf []GPUID) (RingS
 	r := RingStats{IntraBandwidth: math.Inf(1), InterBandwidth: math.Inf(1)}
 	buf = append(buf[:0], gpus...)
 	if len(buf) > 1 && !c.strictlyRingOrdered(buf) {
-		slices.SortFunc(buf, func(x, y GPUID) int {
-			sx, sy := int(c.gpuServer[x]), int(c.gpuServer[y])
-			if rx, ry := c.rackOf[sx], c.rackOf[sy]; rx != ry {
-				return rx - ry
-			}
-			if sx != sy {
-				return sx - sy
-			}
-			return int(x - y)
-		})
+		slices.SortFunc(buf, c.ringOrder)
 		buf = slices.Compact(buf)
 	}
 	r.GPUs = len(buf)

@@ -410,3 +410,20 @@ func TestAllGPUs(t *testing.T) {
 		}
 	}
 }
+
+func TestGPUSpecTypeAndIs(t *testing.T) {
+	a := A100().GPU
+	if a.Type() != "a100" || T4().GPU.Type() != "t4" {
+		t.Errorf("types %q %q", a.Type(), T4().GPU.Type())
+	}
+	for _, name := range []string{"", "a100", "A100", "a100-sxm4-80gb", "A100-SXM4-80GB"} {
+		if !a.Is(name) {
+			t.Errorf("%q does not name %s", name, a.Model)
+		}
+	}
+	for _, name := range []string{"a10", "t4", "A100-SXM4-40GB", "h100"} {
+		if a.Is(name) {
+			t.Errorf("%q names %s", name, a.Model)
+		}
+	}
+}

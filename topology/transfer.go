@@ -109,20 +109,23 @@ type Ring struct {
 	Servers   int
 }
 
+// ringOrder compares two GPUs in ring order: by rack, then server, then id.
+func (c *Cluster) ringOrder(x, y GPUID) int {
+	sx, sy := int(c.gpuServer[x]), int(c.gpuServer[y])
+	if rx, ry := c.rackOf[sx], c.rackOf[sy]; rx != ry {
+		return rx - ry
+	}
+	if sx != sy {
+		return sx - sy
+	}
+	return int(x - y)
+}
+
 // RingOf returns the ring a collective over gpus runs on. Duplicate GPUs are counted once. For
 // fewer than two GPUs the ring has infinite bandwidth and no latency.
 func (c *Cluster) RingOf(gpus []GPUID, load LinkLoad) Ring {
 	r := Ring{GPUs: slices.Clone(gpus), Bandwidth: math.Inf(1)}
-	slices.SortFunc(r.GPUs, func(x, y GPUID) int {
-		sx, sy := int(c.gpuServer[x]), int(c.gpuServer[y])
-		if rx, ry := c.rackOf[sx], c.rackOf[sy]; rx != ry {
-			return rx - ry
-		}
-		if sx != sy {
-			return sx - sy
-		}
-		return int(x - y)
-	})
+	slices.SortFunc(r.GPUs, c.ringOrder)
 	r.GPUs = slices.Compact(r.GPUs)
 	if len(r.GPUs) < 2 {
 		r.Servers = len(r.GPUs)

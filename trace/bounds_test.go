@@ -70,7 +70,7 @@ func TestReadersBoundTimes(t *testing.T) {
 		{"pollux duration", readPollux, pollux + "b,1,bert,1,8,1e10\n", "f:3: column duration: run time 1e+10 s"},
 		{"jsonl arrival", readJSONL, jsonl + `{"job":{"id":"b","arrival":1e15,"gpus":1,"step_time":0.1},"iterations":10}`, `f:2: gpusched: invalid job: job "b": arrival 1e+15 s is later than`},
 		{"jsonl length", readJSONL, jsonl + `{"job":{"id":"b","gpus":1,"step_time":10},"iterations":1e308}`, `f:2: gpusched: invalid job: job "b": 1e+308 iterations of 10 s: run time +Inf s`},
-		{"jsonl no step time", readJSONL, jsonl + `{"job":{"id":"b","gpus":1},"iterations":10}`, `f:2: gpusched: invalid job: job "b" has no model, so its step_time must be > 0`},
+		{"jsonl no step time", readJSONL, jsonl + `{"job":{"id":"b","gpus":1},"iterations":10}`, `f:2: gpusched: invalid job: no cost: job "b" has neither a model nor a step time`},
 		{"jsonl long id", readJSONL, jsonl + `{"job":{"id":"` + strings.Repeat("x", 300) + `","gpus":1,"step_time":1},"iterations":10}`, `is longer than 256 bytes`},
 		{"pollux long name", readPollux, pollux + strings.Repeat("y", 300) + ",1,bert,1,8,60\n", "f:3: column name: job name"},
 		{"philly 1e309", readPhilly, philly + "2017-10-09 07:00:00,1e309,1,60\n", `f:3: column duration: "1e309" is out of the range of a float64`},

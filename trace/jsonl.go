@@ -36,10 +36,9 @@ func WriteJSONL(w io.Writer, recs []Record) error {
 }
 
 // checkRecord is the validity rule of the native format: a valid job (gpusched.Job.Validate
-// without a cluster) with an id of at most 256 bytes, arriving at most MaxArrival (100
-// years) after the start; a finite iteration count > 0; a step time > 0 when the job has no
-// model (nothing else could time it); and, with a step time, a length iterations x step
-// time of at most MaxDuration (10 years).
+// without a cluster: among others, a model or a step time) with an id of at most 256 bytes,
+// arriving at most MaxArrival (100 years) after the start; a finite iteration count > 0;
+// and, with a step time, a length iterations x step time of at most MaxDuration (10 years).
 func checkRecord(r *Record) error {
 	if len(r.Job.ID) > maxIDLen {
 		return fmt.Errorf("%w: job id %s is longer than %d bytes", gpusched.ErrInvalidJob, quote(string(r.Job.ID)), maxIDLen)
@@ -52,9 +51,6 @@ func checkRecord(r *Record) error {
 	}
 	if !(r.Iterations > 0) || math.IsInf(r.Iterations, 0) {
 		return fmt.Errorf("%w: job %q: iterations %v must be finite and > 0", gpusched.ErrInvalidJob, r.Job.ID, r.Iterations)
-	}
-	if r.Job.Model == nil && r.Job.StepTime == 0 {
-		return fmt.Errorf("%w: job %q has no model, so its step_time must be > 0", gpusched.ErrInvalidJob, r.Job.ID)
 	}
 	if r.Job.StepTime > 0 {
 		if err := checkDuration(r.Iterations * r.Job.StepTime); err != nil {

@@ -25,6 +25,13 @@ type ReadOptions struct {
 	// get a placement-independent step time (MapJob). Jobs larger than the cluster are then
 	// malformed rows.
 	Cluster *topology.Cluster
+	// ReferenceGPU names the GPU type (or model) on which the trace's durations were measured,
+	// for the model-aware mapping on a cluster with several GPU types: a job's iterations are
+	// its duration over its time per iteration consolidated on GPUs of this type, and on other
+	// GPUs it runs as the cost model says (faster on faster GPUs). Empty selects the cluster's
+	// slowest GPU type (least peak FLOP/s, the first such server's on ties). Naming a type the
+	// cluster does not have is an error. Ignored without Cluster.
+	ReferenceGPU string
 }
 
 // MaxProblems is the number of skipped-row errors a lenient read keeps in Trace.Problems.
@@ -214,18 +221,65 @@ type zooChoice struct {
 }
 
 // modelMapper maps jobs to zoo models on one cluster, caching per GPU count the catalogue
-// models that fit and their consolidated iteration times. It is not safe for concurrent use.
+// models that fit and their consolidated iteration times on the reference GPU type. It is not
+// safe for concurrent use.
 type modelMapper struct {
 	c     *topology.Cluster
+	ref   topology.ServerSpec // the first server of the reference GPU type
+	pool  topology.GPUSet     // the cluster's GPUs of the reference type
 	cache map[int][]zooChoice
 }
 
-func newModelMapper(c *topology.Cluster) *modelMapper {
-	return &modelMapper{c: c, cache: map[int][]zooChoice{}}
+// newModelMapper returns the mapper for cluster c with durations measured on GPUs of type ref
+// ("" for the cluster's slowest type).
+func newModelMapper(c *topology.Cluster, ref string) (*modelMapper, error) {
+	m := &modelMapper{c: c, cache: map[int][]zooChoice{}, pool: topology.NewGPUSet(c.NumGPUs())}
+	refServer := -1
+	for i := range c.NumServers() {
+		spec := c.Server(i).GPU
+		switch {
+		case ref != "" && !spec.Is(ref):
+		case refServer < 0, ref == "" && spec.PeakFLOPS < c.Server(refServer).GPU.PeakFLOPS:
+			refServer = i
+		}
+	}
+	if refServer < 0 {
+		return nil, fmt.Errorf("%w: reference GPU type %q: cluster %q has no such GPU", gpusched.ErrInvalidJob, ref, c.Name())
+	}
+	m.ref = c.Server(refServer).ServerSpec
+	for i := range c.NumServers() {
+		if c.Server(i).GPU == m.ref.GPU {
+			first, n := c.GPUsOf(i)
+			for g := first; g < first+topology.GPUID(n); g++ {
+				m.pool.Add(g)
+			}
+		}
+	}
+	return m, nil
 }
 
-// choices returns the catalogue models that run on g GPUs of the cluster: those whose GPU
-// range holds g, or, if none of them fits, every catalogue model that fits.
+// sizing returns where a job of g GPUs is timed: consolidated on the cluster's GPUs of the
+// reference type when there are enough, else on a cluster of as many reference servers as
+// it needs.
+func (m *modelMapper) sizing(g int) (*topology.Cluster, []topology.GPUID, error) {
+	if g <= m.pool.Len() {
+		if gpus, ok := m.c.Pack(m.pool, g); ok {
+			return m.c, gpus, nil
+		}
+	}
+	ref, err := topology.Uniform(m.ref, (g+m.ref.GPUs-1)/m.ref.GPUs)
+	if err != nil {
+		return nil, nil, err
+	}
+	gpus, ok := ref.Pack(ref.AllGPUs(), g)
+	if !ok {
+		return nil, nil, fmt.Errorf("no placement of %d GPUs of type %s", g, m.ref.GPU.Type())
+	}
+	return ref, gpus, nil
+}
+
+// choices returns the catalogue models that run on g GPUs of the reference type: those whose
+// GPU range holds g, or, if none of them fits, every catalogue model that fits.
 func (m *modelMapper) choices(g int) ([]zooChoice, error) {
 	if ch, ok := m.cache[g]; ok {
 		return ch, nil
@@ -233,11 +287,11 @@ func (m *modelMapper) choices(g int) ([]zooChoice, error) {
 	if g > m.c.NumGPUs() {
 		return nil, fmt.Errorf("%d GPUs, more than cluster %q has (%d)", g, m.c.Name(), m.c.NumGPUs())
 	}
-	gpus, ok := m.c.Pack(m.c.AllGPUs(), g)
-	if !ok {
-		return nil, fmt.Errorf("no placement of %d GPUs on cluster %q", g, m.c.Name())
+	cl, gpus, err := m.sizing(g)
+	if err != nil {
+		return nil, err
 	}
-	spec := m.c.Server(m.c.ServerOf(gpus[0])).ServerSpec
+	spec := m.ref
 	try := func(inRange bool) ([]zooChoice, error) {
 		var out []zooChoice
 		for i := range zooCatalogue {
@@ -253,7 +307,7 @@ func (m *modelMapper) choices(g int) ([]zooChoice, error) {
 			if err != nil || plan.Workers() != g {
 				continue // does not fit this many GPUs of this kind
 			}
-			b, err := graph.IterationTime(model, plan, m.c, gpus, graph.Options{})
+			b, err := graph.IterationTime(model, plan, cl, gpus, graph.Options{})
 			if err != nil {
 				return nil, err
 			}
@@ -307,8 +361,10 @@ func (m *modelMapper) mapJob(j *gpusched.Job, duration float64, seed, key uint64
 // gets Model, Plan (graph.DefaultPlan for its GPU count on c's servers: data parallel when a
 // replica fits a GPU, else tensor then pipeline parallel), Features (Family: the zoo name,
 // Dataset, BatchSize: the plan's global batch) and StepTime, its time per iteration at the
-// consolidated placement (c.Pack on the idle cluster, idle links, graph's default
-// efficiency, which is what gpusched.DefaultCost charges there). The returned iterations are
+// consolidated placement on the cluster's slowest GPU type (c.Pack over those GPUs of the idle
+// cluster, idle links, graph's default efficiency, which is what gpusched.DefaultCost charges
+// there; on a cluster of one GPU type, simply c.Pack on the idle cluster). ReadOptions
+// .ReferenceGPU chooses another reference type for the readers. The returned iterations are
 // duration / StepTime, so that the job run alone at a consolidated placement lasts exactly
 // duration seconds; elsewhere, or sharing links, it runs as the cost model says.
 //
@@ -339,14 +395,22 @@ func MapModelJob(j *gpusched.Job, duration float64, c *topology.Cluster, seed, k
 	if c == nil {
 		return 0, fmt.Errorf("%w: job %q: no cluster to map onto", gpusched.ErrInvalidJob, j.ID)
 	}
-	return newModelMapper(c).mapJob(j, duration, seed, key)
+	m, err := newModelMapper(c, "")
+	if err != nil {
+		return 0, err
+	}
+	return m.mapJob(j, duration, seed, key)
 }
 
-// jobMapper returns the mapping a reader or generator uses: MapModelJob's on cluster c, or
-// MapJob's when c is nil.
-func jobMapper(c *topology.Cluster) func(j *gpusched.Job, duration float64, seed, key uint64) (float64, error) {
+// jobMapper returns the mapping a reader or generator uses: MapModelJob's on cluster c with
+// durations measured on GPUs of type ref ("" for the slowest), or MapJob's when c is nil.
+func jobMapper(c *topology.Cluster, ref string) (func(j *gpusched.Job, duration float64, seed, key uint64) (float64, error), error) {
 	if c == nil {
-		return MapJob
+		return MapJob, nil
 	}
-	return newModelMapper(c).mapJob
+	m, err := newModelMapper(c, ref)
+	if err != nil {
+		return nil, err
+	}
+	return m.mapJob, nil
 }

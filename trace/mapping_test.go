@@ -132,3 +132,49 @@ func TestGeneratePhillyWithCluster(t *testing.T) {
 		t.Errorf("jobs larger than the cluster: %v", err)
 	}
 }
+
+// TestReferenceGPUOnAMixedCluster: on a cluster of one A100 server and two T4 servers, the
+// durations of a Philly file refer to the slowest GPU type (T4) unless ReferenceGPU says
+// otherwise: an 8-GPU job run alone, consolidated on the T4 servers, lasts exactly its trace
+// duration, and on the A100 server it runs faster. The old mapping timed each job wherever
+// Pack put it on the idle cluster, so an 8-GPU job's duration referred to the A100 server.
+func TestReferenceGPUOnAMixedCluster(t *testing.T) {
+	var servers []topology.Server
+	for i, spec := range []topology.ServerSpec{topology.A100(), topology.T4(), topology.T4()} {
+		servers = append(servers, topology.Server{ID: string(rune('a' + i)), ServerSpec: spec})
+	}
+	c, err := topology.New("mixed", servers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:00:00,3600,8,28800,z\n2017-10-09 07:00:01,600,1,600,z\n"
+	cost := gpusched.DefaultCost()
+	a100, t4 := []topology.GPUID{0, 1, 2, 3, 4, 5, 6, 7}, []topology.GPUID{8, 9, 10, 11, 12, 13, 14, 15}
+	check := func(ref string, onRef, onOther []topology.GPUID) {
+		t.Helper()
+		tr, err := trace.ReadPhilly(strings.NewReader(file), "mixed.csv", trace.ReadOptions{Cluster: c, Seed: 1, ReferenceGPU: ref})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := tr.Records[0]
+		at := func(gpus []topology.GPUID) float64 {
+			sc, err := cost.StepCost(&r.Job, c, gpus, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sc.Time * r.Iterations
+		}
+		if d := at(onRef); math.Abs(d-3600) > 1e-6*3600 {
+			t.Errorf("reference %q: the 8-GPU job lasts %.1f s on its reference GPUs, want the trace's 3600 s", ref, d)
+		}
+		if d := at(onOther); ref == "" && !(d < 3600) {
+			t.Errorf("reference %q: the job lasts %.1f s on the A100s, want less than on T4s", ref, d)
+		}
+	}
+	check("", t4, a100)
+	check("t4", t4, a100)
+	check("A100", a100, t4)
+	if _, err := trace.ReadPhilly(strings.NewReader(file), "mixed.csv", trace.ReadOptions{Cluster: c, ReferenceGPU: "h100"}); err == nil || !strings.Contains(err.Error(), "h100") {
+		t.Errorf("a reference type the cluster lacks: %v", err)
+	}
+}

@@ -46,7 +46,10 @@ func ReadPhilly(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 	}
 	tr := &Trace{Name: name}
 	sink := rowSink{t: tr, lenient: opts.Lenient}
-	mapJob := jobMapper(opts.Cluster)
+	mapJob, err := jobMapper(opts.Cluster, opts.ReferenceGPU)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %s: %w", name, err)
+	}
 	type row struct {
 		at   time.Time
 		line int

@@ -146,7 +146,10 @@ func GeneratePhilly(cfg PhillyConfig) ([]Record, error) {
 		duration float64
 		job      gpusched.Job // model fields set by MapJob
 	}
-	mapJob := jobMapper(cfg.Cluster)
+	mapJob, err := jobMapper(cfg.Cluster, "")
+	if err != nil {
+		return nil, err
+	}
 	newGroup := func(name string, key uint64) (*group, error) {
 		g := &group{name: name, user: fmt.Sprintf("vc%02d", pick(rng, userCum))}
 		g.gpus = phillyGPUs[pick(rng, gpuCum)]

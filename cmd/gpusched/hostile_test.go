@@ -98,7 +98,7 @@ func TestHostileInputs(t *testing.T) {
 		// Parse errors.
 		{"1 MB field", sim1("-trace", f["huge.csv"]), 1, `huge.csv:3: column duration: "7777777777777777777777777777777777777777"... (1048576 bytes) is not a number (longer than 256 bytes)`},
 		{"1e309", sim1("-trace", f["range.csv"]), 1, `range.csv:3: column duration: "1e309" is out of the range of a float64`},
-		{"no step time", sim1("-trace", f["nostep.jsonl"]), 1, `nostep.jsonl:1: gpusched: invalid job: job "a" has no model, so its step_time must be > 0`},
+		{"no step time", sim1("-trace", f["nostep.jsonl"]), 1, `nostep.jsonl:1: gpusched: invalid job: no cost: job "a" has neither a model nor a step time`},
 		{"JSON lines with a BOM, no extension", sim1("-trace", f["bom"], "-cost", "fixed"), 0, "bom (jsonl, 1 jobs)"},
 		{"CR-only line endings", sim1("-trace", f["cr.csv"], "-cost", "fixed"), 0, "cr.csv (philly, 2 jobs)"},
 		{"-lenient names the rows", sim1("-trace", f["mixed.csv"], "-lenient", "-cost", "fixed"), 0, "mixed.csv:3: column duration: -5 must be finite and > 0"},
