@@ -38,12 +38,14 @@ var polluxApps = map[string]PolluxApp{
 // columns name, time, application, num_replicas and batch_size (any order; an optional
 // duration column, other columns ignored), then one job per row:
 //
-//	name          job id, unique in the file
-//	time          submission time in seconds from the start of the workload, >= 0
+//	name          job id, unique in the file, at most 256 bytes
+//	time          submission time in seconds from the start of the workload, >= 0 and at
+//	              most MaxArrival (100 years)
 //	application   cifar10, imagenet, bert, deepspeech2, yolov3 or ncf (see LookupPolluxApp)
 //	num_replicas  GPU demand, an integer >= 1
 //	batch_size    global batch size in samples, an integer >= 1
-//	duration      (optional) run time in seconds at a consolidated placement
+//	duration      (optional) run time in seconds at a consolidated placement, at most
+//	              MaxDuration (10 years)
 //
 // The application fixes the job's model (Features.Family, Dataset, BatchSize) and its step
 // time, StepBase + StepPerSample x ceil(batch_size / num_replicas). Its true iterations are
@@ -93,10 +95,13 @@ func polluxRow(fields []string, cols map[string]int, name string, line int, seen
 	if id == "" {
 		return Record{}, bad("name", errors.New("empty job name"))
 	}
+	if len(id) > maxIDLen {
+		return Record{}, bad("name", fmt.Errorf("job name %s is longer than %d bytes", quote(string(id)), maxIDLen))
+	}
 	if prev, dup := seen[id]; dup {
 		return Record{}, bad("name", fmt.Errorf("job %q already defined on line %d", id, prev))
 	}
-	at, err := parseNonNegative(fields[cols["time"]])
+	at, err := parseArrival(fields[cols["time"]])
 	if err != nil {
 		return Record{}, bad("time", err)
 	}
@@ -104,7 +109,7 @@ func polluxRow(fields []string, cols map[string]int, name string, line int, seen
 	app, ok := polluxApps[appName]
 	if !ok {
 		known := PolluxAppNames()
-		return Record{}, bad("application", fmt.Errorf("unknown application %q (known: %s)", appName, strings.Join(known, ", ")))
+		return Record{}, bad("application", fmt.Errorf("unknown application %s (known: %s)", quote(appName), strings.Join(known, ", ")))
 	}
 	gpus, err := parseCount(fields[cols["num_replicas"]])
 	if err != nil {
@@ -118,7 +123,7 @@ func polluxRow(fields []string, cols map[string]int, name string, line int, seen
 	step := app.StepBase + app.StepPerSample*float64(local)
 	iters := app.Epochs * app.Samples / float64(batch)
 	if c, ok := cols["duration"]; ok && strings.TrimSpace(fields[c]) != "" {
-		d, err := parsePositive(fields[c])
+		d, err := parseDuration(fields[c])
 		if err != nil {
 			return Record{}, bad("duration", err)
 		}
@@ -126,6 +131,9 @@ func polluxRow(fields []string, cols map[string]int, name string, line int, seen
 	}
 	if !(iters > 0) || math.IsInf(iters, 0) {
 		return Record{}, bad("", fmt.Errorf("job %q: %v iterations", id, iters))
+	}
+	if err := checkDuration(iters * step); err != nil {
+		return Record{}, bad("", fmt.Errorf("job %q runs %v iterations of %v s: %w", id, iters, step, err))
 	}
 	return Record{
 		Job: gpusched.Job{
