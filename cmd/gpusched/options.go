@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
 )
@@ -48,6 +48,8 @@ type options struct {
 	rate        float64
 	cpuProfile  string
 	consolidate string
+	perfPath    string
+	cal         *graph.Calibration // the -perf calibration, once loaded
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
@@ -70,6 +72,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.maxEvents, "max-events", 0, "stop a simulation after this many scheduler calls (0: no limit)")
 	fs.StringVar(&o.consolidate, "consolidate", "auto", "migrations that move scattered running jobs onto fewer servers (package consolidate): auto (the policy's own choice: A-SRPT does, the published baselines do not), on (every policy) or off (none)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (for go tool pprof)")
+	fs.StringVar(&o.perfPath, "perf", "", "calibration (JSON, from gpusched perf fit) of the performance model; default: the shipped constants of each GPU type")
 	fs.StringVar(&o.cost, "cost", "model", "model: Philly-like jobs get zoo models and plans timed by package graph (placement and shared links matter); fixed: each job runs at a fixed step time wherever it is placed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: gpusched %s [flags]\n\nflags:\n", name)
@@ -139,6 +142,9 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 	if o.cost != "model" && o.cost != "fixed" {
 		return nil, fmt.Errorf("-cost %q: want model or fixed", o.cost)
 	}
+	if err := o.loadPerf(); err != nil {
+		return nil, err
+	}
 	if o.tracePath == "" {
 		if o.jobs < 1 {
 			return nil, fmt.Errorf("-jobs %d: need at least one job", o.jobs)
@@ -153,6 +159,9 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 		}
 		recs, err := trace.GeneratePhilly(cfg)
 		if err != nil {
+			return nil, err
+		}
+		if err := o.recalibrate(c, recs); err != nil {
 			return nil, err
 		}
 		return &workload{name: fmt.Sprintf("philly-like: %d jobs, load %g, seed %d", o.jobs, load, seed), records: recs, synthetic: true}, nil
@@ -186,6 +195,11 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 	}
 	if len(tr.Records) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", name)
+	}
+	if format != "jsonl" {
+		if err := o.recalibrate(c, tr.Records); err != nil {
+			return nil, err
+		}
 	}
 	return &workload{name: fmt.Sprintf("%s (%s, %d jobs)", name, format, len(tr.Records)), records: tr.Records, skipped: tr.Skipped}, nil
 }
@@ -333,8 +347,3 @@ func (o *options) restoreSeconds() float64 {
 	}
 	return o.restore.Seconds()
 }
-
-// costModel returns the cost model of one simulation (a fresh one per run: it caches per
-// job): package graph's iteration time for jobs with a model, Job.StepTime for the others.
-// With -cost fixed no job has a model, so every job runs at its StepTime.
-func costModel() gpusched.CostModel { return gpusched.DefaultCost() }
