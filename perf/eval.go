@@ -360,6 +360,9 @@ type ModelReport struct {
 	Factors graph.ModelFactors `json:"factors"`
 	// Refined is the accuracy over the model's other rows with the refined factors.
 	Refined Accuracy `json:"refined"`
+	// All is the accuracy over every row of the model, profiles included, with the refined
+	// factors: the ranking a scheduler choosing among plans and placements would see.
+	All Accuracy `json:"all"`
 }
 
 // Evaluate runs the out-of-sample evaluation of every model of the cases: for each GPU family
@@ -433,6 +436,15 @@ func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, erro
 				pred = append(pred, b.Total)
 			}
 			rep.Refined = Score(rest, pred)
+			all := make([]float64, len(mine))
+			for i, c := range mine {
+				b, err := c.Placed.Time(hf.Efficiency, rep.Factors)
+				if err != nil {
+					return nil, err
+				}
+				all[i] = b.Total
+			}
+			rep.All = Score(mine, all)
 			out = append(out, rep)
 		}
 	}

@@ -172,3 +172,23 @@ func BenchmarkRefine(b *testing.B) {
 		}
 	}
 }
+
+// TestEvaluateSynthetic: on configurations made by the model with shared constants and no
+// factors of their own, leaving one model out predicts it well from the other (k = 0), and
+// its profiles keep it so; the report lists the profiles it used.
+func TestEvaluateSynthetic(t *testing.T) {
+	truth, _ := graph.HardwareConstants("a800")
+	cases := append(synthetic(t, "bert-large", truth, graph.ModelFactors{}), synthetic(t, "t5-1.2b", truth, graph.ModelFactors{})...)
+	reps, err := Evaluate(cases, graph.DefaultEfficiency(), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 2 || reps[0].Model != "bert-large" || reps[1].Model != "t5-1.2b" {
+		t.Fatalf("reports %+v", reps)
+	}
+	for _, r := range reps {
+		if r.Prior.MAPE > 0.05 || r.Refined.MAPE > 0.05 || len(r.Profiles) != 5 || r.Refined.Rows != r.Prior.Rows-5 || r.All.Rows != r.Prior.Rows {
+			t.Errorf("%s: k=0 %.3f, k=5 %.3f, profiles %v", r.Model, r.Prior.MAPE, r.Refined.MAPE, r.Profiles)
+		}
+	}
+}

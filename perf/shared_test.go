@@ -75,3 +75,71 @@ func TestShippedHardware(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncRanks: with the shipped T4 constants and each model's factors fitted on its rows,
+// the rank correlation of predicted and measured sync time across placements, per batch size
+// and averaged, stays at least where it was (the figures of BENCHMARKS.md: 0.83, 0.36, 0.54);
+// the target of 0.9 is missed, and TestSyncRankCeiling says why.
+func TestSyncRanks(t *testing.T) {
+	skipSlow(t)
+	t4, _ := loadShared(t)
+	cal, _, err := Fit(t4, FitOptions{Hardware: HardwareKeep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranks, err := SyncRanks(t4, cal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, n := map[string]float64{}, map[string]float64{}
+	for _, r := range ranks {
+		sum[r.Model] += r.Rho
+		n[r.Model]++
+	}
+	for model, floor := range map[string]float64{"bert-base-squad@fp32": 0.82, "resnet18-cifar10@fp32": 0.35, "resnet50@fp32": 0.53} {
+		mean := sum[model] / n[model]
+		t.Logf("%s: mean sync-time Spearman %.3f over %.0f batch sizes", model, mean, n[model])
+		if mean < floor {
+			t.Errorf("%s: mean Spearman %.3f fell below %.2f", model, mean, floor)
+		}
+	}
+}
+
+// TestSyncRankCeiling logs and checks what bounds any model's sync-time ranks on the T4 data:
+// in-sample oracles that predict each placement's sync time as the mean measured over the
+// placements of the same shape (the same numbers of servers and GPUs) reach only 0.89 (bert),
+// 0.62 (cifar10) and 0.72 (imagenet). What they miss is noise between placements that a cost
+// model cannot tell apart.
+func TestSyncRankCeiling(t *testing.T) {
+	dir := sharedData(t)
+	for ds, want := range map[string]float64{"bert": 0.892, "cifar10": 0.621, "imagenet": 0.719} {
+		rows, err := ReadPolluxFile(filepath.Join(dir, "placements", ds+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shape := func(r Row) [2]int { return [2]int{r.Servers(), r.GPUs()} }
+		byBatch := map[int][]Row{}
+		for _, r := range rows {
+			local := r.Plan.GlobalBatch / r.Plan.DP
+			byBatch[local] = append(byBatch[local], r)
+		}
+		total := 0.0
+		for _, rs := range byBatch {
+			sum, cnt := map[[2]int]float64{}, map[[2]int]float64{}
+			for _, r := range rs {
+				sum[shape(r)] += r.SyncTime
+				cnt[shape(r)]++
+			}
+			x, y := make([]float64, len(rs)), make([]float64, len(rs))
+			for i, r := range rs {
+				x[i], y[i] = sum[shape(r)]/cnt[shape(r)], r.SyncTime
+			}
+			total += Spearman(x, y)
+		}
+		got := total / float64(len(byBatch))
+		t.Logf("%s: in-sample oracle by (servers, GPUs): Spearman %.3f", ds, got)
+		if math.Abs(got-want) > 0.005 {
+			t.Errorf("%s: oracle %.3f, expected %.3f", ds, got, want)
+		}
+	}
+}
