@@ -103,7 +103,7 @@
 // How close the model comes (BENCHMARKS.md, "Performance model", has the tables and
 // bench/perf_model.sh reproduces them): predicting a model with the constants fitted on the
 // other models of its GPU type alone, the step-time error is 8-14% for BERT-large and GPT-2
-// but 26-46% for LLaMA-7B, T5 and ViT on the A800, and 17-24% on the T4; refining each model
+// but 26-46% for LLaMA-7B, T5 and ViT on the A800, and 16-24% on the T4; refining each model
 // on 5 profiles brings the A800 models to 4-10% except ViT (43%) and the T4 models to 12-15%.
 // What the constants cannot carry across models is each one's implementation: the A800's
 // tensor- and pipeline-parallel (Megatron-LM) runs of LLaMA-7B and T5 compute at 0.65x and

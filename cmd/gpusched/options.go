@@ -63,7 +63,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.Float64Var(&o.load, "load", defaultLoad, "offered load of the synthetic workload (1 = every GPU busy on average)")
 	fs.Float64Var(&o.rate, "rate", 1, "arrival-rate multiplier of a -trace: 5 replays its arrivals five times as fast (sweep takes -loads instead)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic workload, the trace mapping and seeded policies")
-	fs.StringVar(&o.cluster, "cluster", defaultCluster, "cluster preset: a100|h100|t4:servers[:servers-per-rack:oversubscription]")
+	fs.StringVar(&o.cluster, "cluster", defaultCluster, "cluster preset: a100|a800|h100|t4:servers[:servers-per-rack:oversubscription]")
 	fs.StringVar(&o.clusterJSON, "cluster-json", "", "cluster in topology's JSON form (overrides -cluster)")
 	fs.DurationVar(&o.restore, "restore", 30*time.Second, "checkpoint/restore cost of a preemption or migration (0: none)")
 	fs.StringVar(&o.out, "out", "", "directory for CSV, JSON and plots (PNG and SVG)")
