@@ -188,8 +188,11 @@ type Accuracy struct {
 
 // SpeedUp is a measured and a predicted speed-up of one plan kind from 1 to 8 GPUs.
 type SpeedUp struct {
-	Kind      string  `json:"kind"`
-	Measured  float64 `json:"measured"`
+	// Kind is the plan kind (see Kind).
+	Kind string `json:"kind"`
+	// Measured is the measured t(1 GPU) / t(8 GPUs).
+	Measured float64 `json:"measured"`
+	// Predicted is the predicted t(1 GPU) / t(8 GPUs).
 	Predicted float64 `json:"predicted"`
 }
 
@@ -347,8 +350,9 @@ func mean(x []float64) float64 {
 
 // ModelReport is the out-of-sample evaluation of one model (see Evaluate).
 type ModelReport struct {
-	// Model is the model's name; Family its GPU family.
-	Model  string `json:"model"`
+	// Model is the model's name.
+	Model string `json:"model"`
+	// Family is its GPU family.
 	Family string `json:"family"`
 	// Hardware holds the constants fitted on the family's other models.
 	Hardware graph.Efficiency `json:"hardware"`
@@ -454,9 +458,10 @@ func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, erro
 // SyncRank is the rank correlation of predicted and measured synchronisation times of one
 // model across the placements measured at one per-GPU batch size.
 type SyncRank struct {
-	// Model is the model's name; LocalBatch the per-replica batch.
-	Model      string `json:"model"`
-	LocalBatch int    `json:"local_batch"`
+	// Model is the model's name.
+	Model string `json:"model"`
+	// LocalBatch is the per-replica batch in samples.
+	LocalBatch int `json:"local_batch"`
 	// Placements is the number of placements measured at that size.
 	Placements int `json:"placements"`
 	// Rho is Spearman's rank correlation of the predicted exposed synchronisation

@@ -64,8 +64,12 @@ const overheadScale = 0.25
 // compute. A hardware constant moved from its prior by d (in logit or log units) costs
 // HardwarePrior x d^2.
 const (
-	FactorPrior   = 0.03
-	CommPrior     = 0.5
+	// FactorPrior weighs (log f)^2 of a model's compute, optimizer and parallel factors, and
+	// of its overhead coordinate.
+	FactorPrior = 0.03
+	// CommPrior weighs (log f)^2 of a model's communication factor.
+	CommPrior = 0.5
+	// HardwarePrior weighs a hardware constant's squared distance from its prior.
 	HardwarePrior = 1e-3
 	// modelRows is the weight of each model in a joint fit, in rows: a model with n rows has
 	// each row weighted modelRows / n, so that every model counts alike.

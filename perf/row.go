@@ -47,9 +47,10 @@ func (o RankOrder) String() string {
 // Row is one measured configuration: a model trained with a plan on a placement of GPUs of one
 // type, and its measured time per iteration.
 type Row struct {
-	// File and Line locate the row in its file (Line 1 is the header); errors name them.
+	// File is the file the row was read from; errors name it.
 	File string `json:"file,omitempty"`
-	Line int    `json:"line,omitempty"`
+	// Line is the row's line in its file (1 is the first line).
+	Line int `json:"line,omitempty"`
 	// Model refers to the model: a zoo name (graph.ZooNames) or the path of a model JSON file
 	// (graph.Model's JSON form; relative paths are from the measurement file's directory).
 	Model string `json:"model"`
