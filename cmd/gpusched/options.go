@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
 )
@@ -49,6 +49,8 @@ type options struct {
 	consolidate string
 	cmd         string          // the command: simulate, compare or sweep (check fills it)
 	set         map[string]bool // the flags given on the command line (check fills it)
+	perfPath    string
+	cal         *graph.Calibration // the -perf calibration, once loaded
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
@@ -62,7 +64,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.Float64Var(&o.load, "load", defaultLoad, fmt.Sprintf("offered load of the synthetic workload (1 = every GPU busy on average; %g to %g)", float64(minLoad), float64(maxLoad)))
 	fs.Float64Var(&o.rate, "rate", 1, fmt.Sprintf("arrival-rate multiplier of a -trace: 5 replays its arrivals five times as fast (%g to %g; sweep takes -loads instead)", minRate, maxRate))
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic workload, the trace mapping and seeded policies")
-	fs.StringVar(&o.cluster, "cluster", defaultCluster, fmt.Sprintf("cluster preset: a100|h100|t4:servers[:servers-per-rack:oversubscription] (1 to %d servers, oversubscription 1 to %d)", maxServers, maxOversubscription))
+	fs.StringVar(&o.cluster, "cluster", defaultCluster, fmt.Sprintf("cluster preset: a100|a800|h100|t4:servers[:servers-per-rack:oversubscription] (1 to %d servers, oversubscription 1 to %d)", maxServers, maxOversubscription))
 	fs.StringVar(&o.clusterJSON, "cluster-json", "", "cluster in topology's JSON form (overrides -cluster)")
 	fs.DurationVar(&o.restore, "restore", 30*time.Second, fmt.Sprintf("checkpoint/restore cost of a preemption or migration (0: none; at most %v)", maxRestore))
 	fs.StringVar(&o.out, "out", "", "directory for CSV, JSON and plots (PNG and SVG); created, and checked writable, before any simulation")
@@ -71,6 +73,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.maxEvents, "max-events", 0, "stop a simulation after this many scheduler calls (0: no limit)")
 	fs.StringVar(&o.consolidate, "consolidate", "auto", "migrations that move scattered running jobs onto fewer servers (package consolidate): auto (the policy's own choice: A-SRPT does, the published baselines do not), on (every policy) or off (none)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (for go tool pprof)")
+	fs.StringVar(&o.perfPath, "perf", "", "calibration (JSON, from gpusched perf fit) of the performance model; default: the shipped constants of each GPU type")
 	fs.StringVar(&o.cost, "cost", "model", "model: Philly-like jobs get zoo models and plans timed by package graph (placement and shared links matter); fixed: each job runs at a fixed step time wherever it is placed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: gpusched %s [flags]\n\nflags:\n", name)
@@ -171,6 +174,9 @@ type workload struct {
 // seed for cluster c. Philly-like jobs (read or generated) get zoo models and parallel plans
 // timed on c (trace.MapModelJob).
 func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (*workload, error) {
+	if err := o.loadPerf(); err != nil {
+		return nil, err
+	}
 	if o.tracePath == "" {
 		cfg := trace.DefaultPhillyConfig(o.jobs, seed)
 		cfg.ArrivalRate = trace.RateForLoad(load, c.NumGPUs())
@@ -184,6 +190,9 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 				flagName = "-loads"
 			}
 			return nil, fmt.Errorf("%s %g on %d GPUs: %w", flagName, load, c.NumGPUs(), err)
+		}
+		if err := o.recalibrate(c, recs); err != nil {
+			return nil, err
 		}
 		return &workload{name: fmt.Sprintf("philly-like: %d jobs, load %g, seed %d", o.jobs, load, seed), records: recs, synthetic: true}, nil
 	}
@@ -212,6 +221,11 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 	}
 	if len(tr.Records) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", name)
+	}
+	if format != "jsonl" {
+		if err := o.recalibrate(c, tr.Records); err != nil {
+			return nil, err
+		}
 	}
 	return &workload{name: fmt.Sprintf("%s (%s, %d jobs)", name, format, len(tr.Records)), records: tr.Records,
 		skipped: tr.Skipped, problems: tr.Problems}, nil
@@ -357,8 +371,3 @@ func (o *options) restoreSeconds() float64 {
 	}
 	return o.restore.Seconds()
 }
-
-// costModel returns the cost model of one simulation (a fresh one per run: it caches per
-// job): package graph's iteration time for jobs with a model, Job.StepTime for the others.
-// With -cost fixed no job has a model, so every job runs at its StepTime.
-func costModel() gpusched.CostModel { return gpusched.DefaultCost() }
