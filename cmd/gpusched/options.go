@@ -51,6 +51,7 @@ type options struct {
 	set         map[string]bool // the flags given on the command line (check fills it)
 	perfPath    string
 	cal         *graph.Calibration // the -perf calibration, once loaded
+	traceGPU    string
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
@@ -63,6 +64,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.jobs, "jobs", defaultJobs, fmt.Sprintf("jobs of the synthetic workload (1 to %d)", maxJobs))
 	fs.Float64Var(&o.load, "load", defaultLoad, fmt.Sprintf("offered load of the synthetic workload (1 = every GPU busy on average; %g to %g)", float64(minLoad), float64(maxLoad)))
 	fs.Float64Var(&o.rate, "rate", 1, fmt.Sprintf("arrival-rate multiplier of a -trace: 5 replays its arrivals five times as fast (%g to %g; sweep takes -loads instead)", minRate, maxRate))
+	fs.StringVar(&o.traceGPU, "trace-gpu", "", "GPU type (e.g. t4, a100) on which a -trace's durations were measured, on a cluster with several types; default: the cluster's slowest")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic workload, the trace mapping and seeded policies")
 	fs.StringVar(&o.cluster, "cluster", defaultCluster, fmt.Sprintf("cluster preset: a100|a800|h100|t4:servers[:servers-per-rack:oversubscription] (1 to %d servers, oversubscription 1 to %d)", maxServers, maxOversubscription))
 	fs.StringVar(&o.clusterJSON, "cluster-json", "", "cluster in topology's JSON form (overrides -cluster)")
@@ -208,7 +210,20 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 		format = detectFormat(o.tracePath, head)
 	}
 	name := filepath.Base(o.tracePath)
-	opts := trace.ReadOptions{Lenient: o.lenient, Seed: seed}
+	opts := trace.ReadOptions{Lenient: o.lenient, Seed: seed, ReferenceGPU: o.traceGPU}
+	if o.traceGPU != "" {
+		found, types := false, ""
+		for i := range c.NumServers() {
+			g := c.Server(i).GPU
+			found = found || g.Is(o.traceGPU)
+			if t := g.Type(); !strings.Contains(" "+types+",", " "+t+",") {
+				types = strings.TrimPrefix(types+", "+t, ", ")
+			}
+		}
+		if !found {
+			return nil, usagef("-trace-gpu %s: cluster %s has no GPU of that type (it has %s)", o.traceGPU, c.Name(), types)
+		}
+	}
 	if o.cost == "model" {
 		opts.Cluster = c
 	}
