@@ -11,15 +11,19 @@ import (
 // ModelCost is the CostModel of jobs with a model: the per-iteration time that package graph
 // derives from the job's model, plan and placement (compute per pipeline stage, bubble, tensor-,
 // pipeline- and data-parallel communication over the placement's actual links, shared with other
-// jobs as the LinkLoad says), and the bytes per iteration of its worker graph that cross servers.
-// A job without a model falls back to FixedCost (its StepTime). A job whose plan does not fit
-// the memory of the GPUs it is placed on is an error wrapping graph.ErrOutOfMemory.
+// jobs as the LinkLoad says, the optimizer step, overheads), and the bytes per iteration of its
+// worker graph that cross servers. The constants are those of the GPU type each job is placed on
+// (graph.HardwareConstants, fitted on measurements of that type), unless NewModelCost fixes one
+// set or NewCalibratedCost gives fitted ones (package perf, `gpusched perf fit`). A job without
+// a model falls back to FixedCost (its StepTime). A job whose plan does not fit the memory of the
+// GPUs it is placed on is an error wrapping graph.ErrOutOfMemory.
 //
 // ModelCost compiles each (model, plan) once and keeps it, keyed by the *Job, so hosts should
-// pass the same *Job on every call; it is safe for concurrent use. Use NewModelCost; the zero
-// value is not usable.
+// pass the same *Job on every call; it is safe for concurrent use. The zero value is
+// DefaultCost's model.
 type ModelCost struct {
 	eff   graph.Efficiency
+	cal   *graph.Calibration
 	mu    sync.Mutex
 	cache map[*Job]*compiledJob
 }
@@ -30,19 +34,32 @@ type compiledJob struct {
 	err   error
 }
 
-// NewModelCost returns a ModelCost with the given efficiency constants (the zero value means
-// graph.DefaultEfficiency()).
+// NewModelCost returns a ModelCost that times every job with the given constants, whatever
+// its GPUs (the zero value means the constants of the GPU type each job is placed on, as
+// DefaultCost does; graph.DefaultEfficiency() gives the uncalibrated textbook figures).
 func NewModelCost(eff graph.Efficiency) *ModelCost {
 	return &ModelCost{eff: eff, cache: make(map[*Job]*compiledJob)}
 }
 
+// NewCalibratedCost returns a ModelCost that times each job with a calibration's constants for
+// the GPU type it is placed on (the shipped ones for types it lacks) and the factors it holds
+// for the job's model (graph.Calibration; package perf fits one, `gpusched perf fit` writes
+// one). A nil calibration is DefaultCost.
+func NewCalibratedCost(cal *graph.Calibration) *ModelCost {
+	return &ModelCost{cal: cal, cache: make(map[*Job]*compiledJob)}
+}
+
 // DefaultCost returns the cost model hosts use unless told otherwise: ModelCost with the
-// default efficiency constants, which is FixedCost for jobs without a model.
+// shipped constants of the GPU type each job is placed on (graph.HardwareConstants), which is
+// FixedCost for jobs without a model.
 func DefaultCost() *ModelCost { return NewModelCost(graph.Efficiency{}) }
 
 func (m *ModelCost) compiled(j *Job) *compiledJob {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.cache == nil {
+		m.cache = make(map[*Job]*compiledJob)
+	}
 	if cj, ok := m.cache[j]; ok {
 		return cj
 	}
@@ -79,7 +96,7 @@ func (m *ModelCost) StepCost(j *Job, c *topology.Cluster, gpus []topology.GPUID,
 			return StepCost{}, fmt.Errorf("job %q on %s: %w", j.ID, c.GPUName(gpus[0]), err)
 		}
 	}
-	b, err := cj.c.IterationTime(c, gpus, graph.Options{Efficiency: m.eff, Load: load})
+	b, err := cj.c.IterationTime(c, gpus, graph.Options{Efficiency: m.eff, Calibration: m.cal, Load: load})
 	if err != nil {
 		return StepCost{}, fmt.Errorf("job %q: %w", j.ID, err)
 	}

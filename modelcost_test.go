@@ -89,3 +89,71 @@ func TestJobJSONWithModel(t *testing.T) {
 		t.Errorf("plain job JSON: %s", s)
 	}
 }
+
+// TestModelCostZeroValue: the zero ModelCost is usable (it panicked on its nil cache) and is
+// DefaultCost's model.
+func TestModelCostZeroValue(t *testing.T) {
+	c, err := topology.Uniform(topology.A800(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := graph.ZooModel("bert-large")
+	j := &Job{ID: "b", GPUs: 8, Model: m, Plan: graph.Plan{DP: 8, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 32}}
+	gpus := []topology.GPUID{0, 1, 2, 3, 8, 9, 10, 11}
+	var zero ModelCost
+	got, err := zero.StepCost(j, c, gpus, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := DefaultCost().StepCost(j, c, gpus, nil)
+	if got != want {
+		t.Errorf("zero ModelCost %+v, DefaultCost %+v", got, want)
+	}
+	zero.Forget(j)
+	var other ModelCost
+	other.Forget(j) // forgetting on an unused one is fine too
+}
+
+// TestModelCostPerGPUType: DefaultCost times a job with the constants of the GPU type it is
+// placed on; a calibration replaces them and adds the model's factors.
+func TestModelCostPerGPUType(t *testing.T) {
+	m, _ := graph.ZooModel("bert-large")
+	plan := graph.Plan{DP: 4, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 32}
+	j := &Job{ID: "b", GPUs: 4, Model: m, Plan: plan}
+	times := map[string]float64{}
+	for _, spec := range []topology.ServerSpec{topology.A800(), topology.T4()} {
+		c, _ := topology.Uniform(spec, 2)
+		gpus := []topology.GPUID{0, 1, 2, 3}
+		sc, err := DefaultCost().StepCost(j, c, gpus, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eff, ok := graph.HardwareConstants(spec.GPU.Model)
+		if !ok {
+			t.Fatalf("no constants for %s", spec.GPU.Model)
+		}
+		b, _ := graph.IterationTime(m, plan, c, gpus, graph.Options{Efficiency: eff})
+		if sc.Time != b.Total {
+			t.Errorf("%s: DefaultCost %v, its type's constants %v", spec.GPU.Model, sc.Time, b.Total)
+		}
+		text, _ := NewModelCost(graph.DefaultEfficiency()).StepCost(j, c, gpus, nil)
+		if text.Time == sc.Time {
+			t.Errorf("%s: DefaultCost uses the textbook constants", spec.GPU.Model)
+		}
+		times[spec.GPU.Model] = sc.Time
+	}
+	if times["T4-16GB"] <= times["A800-SXM4-80GB"] {
+		t.Errorf("a T4 runs BERT-large faster than an A800: %v", times)
+	}
+	// A calibration's factors for the model apply.
+	c, _ := topology.Uniform(topology.A800(), 1)
+	base, _ := DefaultCost().StepCost(j, c, []topology.GPUID{0, 1, 2, 3}, nil)
+	cal := &graph.Calibration{Models: map[string]graph.ModelFactors{"bert-large": {Overhead: 1}}}
+	withCal, err := NewCalibratedCost(cal).StepCost(j, c, []topology.GPUID{0, 1, 2, 3}, nil)
+	if err != nil || withCal.Time <= base.Time+0.99 {
+		t.Errorf("calibrated %v (%v), shipped %v", withCal.Time, err, base.Time)
+	}
+	if nilCal, _ := NewCalibratedCost(nil).StepCost(j, c, []topology.GPUID{0, 1, 2, 3}, nil); nilCal != base {
+		t.Errorf("nil calibration %v, default %v", nilCal, base)
+	}
+}

@@ -45,6 +45,20 @@
 // in a heap whose stale entries are skipped. A job finishes exactly when it has done its
 // iterations.
 //
+// # Time resolution and the horizon
+//
+// Times are float64 seconds, whose spacing at time t is t x 2^-52. Every time of a run must
+// stay below Horizon, 2^32 s (about 136 years), where that spacing is at most 2^-20 s, about
+// a microsecond: below it a job's 0.1 s iterations, a restore and the gap between two events
+// all move the clock, and the timeline can be binned. (At 1e15 s the spacing is 0.125 s:
+// short intervals vanish.) Run rejects a job arriving after Horizon, or whose length known up
+// front (iterations x Job.StepTime) would end it after Horizon, with ErrInvalidConfig naming
+// the job, and stops with ErrLimit, naming the job or the wake-up, if an event would fall
+// past Horizon as the run goes (when a cost model's step times or queueing push it there).
+// Arithmetic that overflows (1e308 iterations of 10 s) is caught by the same checks: no input
+// makes Run panic. Package trace's readers keep arrivals within 100 years and run times
+// within 10, well inside the horizon.
+//
 // The simulator is deterministic (no map order reaches the results) and cheap per event: it
 // keeps the View's pending and running lists incrementally and checks a decision in time
 // proportional to its size, so the whole shared Philly trace (70,361 jobs) on 2,048 GPUs

@@ -303,9 +303,16 @@ func (e *engine) run() error {
 		if e.wake > 0 && e.wake < t {
 			t = e.wake
 		}
+		if t > Horizon && len(e.heap) > 0 && e.heap[0].t == t {
+			return e.pastHorizon(t, e.heap[0].idx)
+		}
+		if t > Horizon && e.wake == t {
+			return e.pastHorizon(t, -1)
+		}
 		if math.IsInf(t, 1) {
 			if e.phi == e.plo {
-				panic("sim: no event to come, no job waiting, but jobs unfinished")
+				return fmt.Errorf("%w: scheduler %s at t=%g s: %d of %d jobs unfinished but none running, waiting or to arrive",
+					ErrStalled, e.name, e.now, total-e.finished, total)
 			}
 			st := &e.pbuf[e.plo]
 			return fmt.Errorf("%w: scheduler %s at t=%g s left %d jobs waiting (first: %q) with no job running, no arrival and no wake-up to come",

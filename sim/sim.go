@@ -10,6 +10,20 @@ import (
 	"github.com/gpusched/gpusched/trace"
 )
 
+// Horizon is the latest time, in seconds, a simulation may reach: 2^32 s, about 136 years.
+// Every arrival, completion and wake-up must come before it. Times are float64 seconds, whose
+// spacing at t is t x 2^-52: up to 2^32 s that is at most 2^-20 s (about a microsecond), so
+// that a job's 0.1 s iterations, a 30 s restore or the gap between two events still move
+// the clock. Far beyond (at 1e15 s the spacing is 0.125 s) short intervals vanish:
+// completions collapse onto their start and the timeline can no longer be binned. Run
+// rejects a job that arrives after Horizon, or whose length known up front (iterations x
+// StepTime, when the job has a step time) would end it after Horizon even run alone at once
+// (ErrInvalidConfig, naming the job), and stops with ErrLimit, naming the job or the
+// wake-up, when an event would fall past Horizon as the run goes (a cost model's step time
+// or queueing can push a job there). Package trace's bounds (arrivals within 100 years,
+// run times within 10) leave room below it.
+const Horizon = 1 << 32
+
 // DefaultRestoreTime is the checkpoint/restore cost in seconds that Config.RestoreTime selects
 // when it is zero: a job restarted after a preemption, or migrated, holds its GPUs for this
 // long before it makes progress again.
@@ -36,7 +50,7 @@ var (
 	// arrival, completion or wake-up to come: the simulation could never end.
 	ErrStalled = errors.New("sim: scheduler stalled")
 	// ErrLimit reports that Config.MaxTime or Config.MaxEvents was reached before every job
-	// finished.
+	// finished, or that an event would fall past Horizon.
 	ErrLimit = errors.New("sim: limit reached")
 )
 
@@ -159,6 +173,26 @@ func (cfg *Config) check() error {
 			return fmt.Errorf("%w: job %q: iterations %v must be finite and > 0",
 				ErrInvalidConfig, r.Job.ID, r.Iterations)
 		}
+		if r.Job.Arrival > Horizon {
+			return fmt.Errorf("%w: job %q: arrival %v s is past the simulator's horizon of %v s (2^32 s, about 136 years; see Horizon)",
+				ErrInvalidConfig, r.Job.ID, r.Job.Arrival, float64(Horizon))
+		}
+		if end := r.Job.Arrival + r.Iterations*r.Job.StepTime; end > Horizon {
+			return fmt.Errorf("%w: job %q: %v iterations of %v s from t=%v s end at %v s, past the simulator's horizon of %v s (2^32 s, about 136 years; see Horizon)",
+				ErrInvalidConfig, r.Job.ID, r.Iterations, r.Job.StepTime, r.Job.Arrival, end, float64(Horizon))
+		}
 	}
 	return nil
+}
+
+// pastHorizon is the error of an event at time t > Horizon: the completion of job idx when
+// idx >= 0, otherwise the scheduler's wake-up.
+func (e *engine) pastHorizon(t float64, idx int32) error {
+	if idx >= 0 {
+		j := &e.jobs[idx]
+		return fmt.Errorf("%w: job %q (%v iterations, %v done, %v s each on GPUs %v) would finish at t=%v s, past the simulator's horizon of %v s (2^32 s, about 136 years; see Horizon) (scheduler %s)",
+			ErrLimit, j.id, j.iters, j.done, j.step, topology.SetOf(j.gpus...), t, float64(Horizon), e.name)
+	}
+	return fmt.Errorf("%w: scheduler %s asked to be woken at t=%v s, past the simulator's horizon of %v s (2^32 s, about 136 years; see Horizon)",
+		ErrLimit, e.name, t, float64(Horizon))
 }

@@ -21,8 +21,8 @@ import (
 // A server entry holds the fields of Server (bandwidths in bytes per second, latencies in
 // seconds, memory in bytes, peak throughput in FLOP/s). "preset" fills the spec from a preset
 // (see Preset) and the entry's other fields override it. "count" > 1 repeats the entry, naming
-// the servers "<id>-0" ... "<id>-(count-1)". Unknown fields are errors, so a misspelt key is
-// caught rather than ignored.
+// the servers "<id>-0" ... "<id>-(count-1)". A file holds at most 2^20 servers in all.
+// Unknown fields are errors, so a misspelt key is caught rather than ignored.
 type clusterJSON struct {
 	Name    string            `json:"name"`
 	Racks   []Rack            `json:"racks,omitempty"`
@@ -40,7 +40,8 @@ type serverJSON struct {
 	Count  *int   `json:"count,omitempty"`
 }
 
-// maxServerCount bounds "count" so that a small malformed file cannot ask for unbounded memory.
+// maxServerCount bounds "count", and the servers of the whole file, so that a small malformed
+// file cannot ask for unbounded memory (2^20 servers take about 250 MB).
 const maxServerCount = 1 << 20
 
 // Load reads a cluster in its JSON form (see the package documentation) and validates it. Errors
@@ -65,6 +66,7 @@ func Parse(data []byte) (*Cluster, error) {
 		return nil, fmt.Errorf("%w: trailing data after the cluster object", ErrInvalidCluster)
 	}
 	var servers []Server
+	total := 0
 	for i, raw := range cj.Servers {
 		var head serverHead
 		if err := json.Unmarshal(raw, &head); err != nil {
@@ -90,6 +92,10 @@ func Parse(data []byte) (*Cluster, error) {
 				return nil, fmt.Errorf("%w: server entry %d (%q): count %d must be in 1..%d",
 					ErrInvalidCluster, i, sj.ID, n, maxServerCount)
 			}
+		}
+		if total += n; total > maxServerCount {
+			return nil, fmt.Errorf("%w: server entry %d (%q): more than %d servers in all",
+				ErrInvalidCluster, i, sj.ID, maxServerCount)
 		}
 		if n == 1 && sj.Count == nil {
 			servers = append(servers, sj.Server)

@@ -281,14 +281,15 @@ func TestJSONErrors(t *testing.T) {
 	cases := map[string]string{
 		`{`:                         "unexpected EOF",
 		`{"name":"x","servers":[]}`: "no servers",
-		`{"name":"x","servers":[{"id":"a","gpu":1}]}`:                       "server entry 0",
-		`{"servers":[{"id":"a","preset":"a100","nic_bandwith":1}]}`:         "unknown field",
-		`{"servers":[{"id":"a","preset":"tpu"}]}`:                           `server entry 0: topology: invalid cluster: unknown server preset "tpu"`,
-		`{"servers":[{"id":"a","preset":"a100","count":0}]}`:                "count 0",
-		`{"servers":[{"id":"a","preset":"a100","count":-3}]}`:               "count -3",
-		`{"servers":[{"id":"a","preset":"a100","intra_bandwidth":0}]}`:      `server "a": intra_bandwidth 0`,
-		`{"servers":[{"id":"a","preset":"a100"}]} {}`:                       "trailing data",
-		`{"servers":[{"id":"a","preset":"a100"},{"id":"a","preset":"t4"}]}`: `duplicate server id "a"`,
+		`{"name":"x","servers":[{"id":"a","gpu":1}]}`:                                       "server entry 0",
+		`{"servers":[{"id":"a","preset":"a100","nic_bandwith":1}]}`:                         "unknown field",
+		`{"servers":[{"id":"a","preset":"tpu"}]}`:                                           `server entry 0: topology: invalid cluster: unknown server preset "tpu"`,
+		`{"servers":[{"id":"a","preset":"a100","count":0}]}`:                                "count 0",
+		`{"servers":[{"id":"a","preset":"a100","count":-3}]}`:                               "count -3",
+		`{"servers":[{"id":"a","preset":"a100"},{"id":"b","preset":"t4","count":1048576}]}`: `server entry 1 ("b"): more than 1048576 servers in all`,
+		`{"servers":[{"id":"a","preset":"a100","intra_bandwidth":0}]}`:                      `server "a": intra_bandwidth 0`,
+		`{"servers":[{"id":"a","preset":"a100"}]} {}`:                                       "trailing data",
+		`{"servers":[{"id":"a","preset":"a100"},{"id":"a","preset":"t4"}]}`:                 `duplicate server id "a"`,
 	}
 	for src, msg := range cases {
 		_, err := Parse([]byte(src))

@@ -38,6 +38,16 @@
 // A malformed row is an error naming file:line and the column (a *ParseError; errors.Is
 // with ErrMalformed). With ReadOptions.Lenient, bad rows are skipped instead, counted in
 // Trace.Skipped and the first MaxProblems kept in Trace.Problems: never dropped silently.
+// Messages quote at most a few dozen bytes of the offending field. Every reader skips a
+// leading UTF-8 byte-order mark, takes CR, LF and CRLF line endings alike, and fails on a
+// line longer than 16 MB (whether lenient or not) before buffering it whole.
+//
+// Times are bounded (judgement calls, written down where they are defined): a job runs at
+// most MaxDuration (10 years), and arrives at most MaxArrival (100 years) after the start of
+// the workload; a Philly timestamp more than 50 years from the file's median is malformed,
+// so that one mistyped year cannot shift every other arrival. Within these bounds the
+// simulator keeps microsecond resolution (sim.Horizon). The generators honour the same
+// bounds: an arrival rate so low that a job would arrive after MaxArrival is an error.
 //
 // A Philly row has only a GPU count and a run time. With ReadOptions.Cluster set, MapModelJob
 // completes it, seeded and documented: a model from package graph's zoo suited to the GPU

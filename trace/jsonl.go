@@ -12,8 +12,8 @@ import (
 	gpusched "github.com/gpusched/gpusched"
 )
 
-// maxJSONLLine is the longest line ReadJSONL accepts, in bytes.
-const maxJSONLLine = 16 << 20
+// maxJSONLLine is the longest line ReadJSONL accepts, in bytes: maxLine, as every reader.
+const maxJSONLLine = maxLine
 
 // WriteJSONL writes records in the library's native format: JSON lines, one Record per line
 // ({"job": {...}, "iterations": n, "killed": true}), in the order given. Every field of the
@@ -36,21 +36,37 @@ func WriteJSONL(w io.Writer, recs []Record) error {
 }
 
 // checkRecord is the validity rule of the native format: a valid job (gpusched.Job.Validate
-// without a cluster) and a finite iteration count > 0.
+// without a cluster: among others, a model or a step time) with an id of at most 256 bytes,
+// arriving at most MaxArrival (100 years) after the start; a finite iteration count > 0;
+// and, with a step time, a length iterations x step time of at most MaxDuration (10 years).
 func checkRecord(r *Record) error {
+	if len(r.Job.ID) > maxIDLen {
+		return fmt.Errorf("%w: job id %s is longer than %d bytes", gpusched.ErrInvalidJob, quote(string(r.Job.ID)), maxIDLen)
+	}
 	if err := r.Job.Validate(nil); err != nil {
 		return err
 	}
+	if err := checkArrival(r.Job.Arrival); err != nil {
+		return fmt.Errorf("%w: job %q: %w", gpusched.ErrInvalidJob, r.Job.ID, err)
+	}
 	if !(r.Iterations > 0) || math.IsInf(r.Iterations, 0) {
 		return fmt.Errorf("%w: job %q: iterations %v must be finite and > 0", gpusched.ErrInvalidJob, r.Job.ID, r.Iterations)
+	}
+	if r.Job.StepTime > 0 {
+		if err := checkDuration(r.Iterations * r.Job.StepTime); err != nil {
+			return fmt.Errorf("%w: job %q: %v iterations of %v s: %w", gpusched.ErrInvalidJob, r.Job.ID, r.Iterations, r.Job.StepTime, err)
+		}
 	}
 	return nil
 }
 
 // ReadJSONL reads records in the library's native format (see WriteJSONL): one JSON object
-// per line, blank lines ignored. Unknown fields are errors (they are usually typos), as are
-// a job that fails gpusched.Job.Validate, an iteration count that is not finite and > 0, and
-// a job id seen before. Records come in arrival order, ties in file order. opts.Seed is not
+// per line, blank lines ignored; a leading byte-order mark is skipped and lone carriage
+// returns end lines. Unknown fields are errors (they are usually typos), as are a job that
+// fails gpusched.Job.Validate or whose id is longer than 256 bytes, an arrival later than
+// MaxArrival, an iteration count that is not finite and > 0, a job without a model whose
+// step time is 0, a length iterations x step time longer than MaxDuration, and a job id seen
+// before. Error messages quote at most a few dozen bytes of the line. Records come in arrival order, ties in file order. opts.Seed is not
 // used: the format is complete.
 //
 // A malformed line is an error naming name:line (a *ParseError wrapping ErrMalformed); with
@@ -58,7 +74,7 @@ func checkRecord(r *Record) error {
 func ReadJSONL(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 	tr := &Trace{Name: name}
 	sink := rowSink{t: tr, lenient: opts.Lenient}
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(newTextReader(r))
 	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
 	seen := map[gpusched.JobID]int{}
 	line := 0
@@ -74,11 +90,15 @@ func ReadJSONL(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 			tr.Records = append(tr.Records, rec)
 			continue
 		}
-		if err := sink.fail(&ParseError{File: name, Line: line, Err: err}); err != nil {
+		if err := sink.fail(&ParseError{File: name, Line: line, Err: clip(err)}); err != nil {
 			return nil, err
 		}
 	}
 	if err := sc.Err(); err != nil {
+		var long *lineTooLong
+		if errors.As(err, &long) {
+			return nil, &ParseError{File: name, Line: long.Line, Err: long}
+		}
 		if errors.Is(err, bufio.ErrTooLong) {
 			return nil, &ParseError{File: name, Line: line + 1, Err: fmt.Errorf("line longer than %d bytes", maxJSONLLine)}
 		}

@@ -23,15 +23,16 @@ const PhillyTimeLayout = "2006-01-02 15:04:05"
 // any order; gpu_time and cluster may be absent, other columns are ignored), then one job
 // per row:
 //
-//	timestamp  submission time, "2006-01-02 15:04:05" UTC (or RFC 3339)
-//	duration   run time in seconds, finite and > 0
+//	timestamp  submission time, "2006-01-02 15:04:05" UTC (or RFC 3339), within 50 years
+//	           of the file's median timestamp (so the trace spans at most MaxArrival)
+//	duration   run time in seconds, > 0 and at most MaxDuration (10 years)
 //	num_gpus   GPU demand, an integer >= 1
 //	gpu_time   duration x num_gpus (checked to within 1e-6 relative, when present)
 //	cluster    virtual-cluster id, kept as Features.User
 //
 // Arrival times are seconds after the earliest timestamp of the file (rows need not be
-// sorted). Each row becomes a job "<name>#<line>" mapped (key: the line number) to a model
-// and its true iterations, so that it runs for its duration when consolidated: with
+// sorted), computed exactly at any distance. Each row becomes a job "<name>#<line>" mapped
+// (key: the line number) to a model and its true iterations, so that it runs for its duration when consolidated: with
 // opts.Cluster, a zoo model and a parallel plan timed by package graph (MapModelJob);
 // without, a step time only (MapJob). Features.SubmitHour is the hour of day of the timestamp. Records come in
 // arrival order, ties in file order.
@@ -71,7 +72,7 @@ func ReadPhilly(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 			var dur, gpuTime float64
 			var gpus int
 			if err == nil {
-				dur, err = parsePositive(fields[cols["duration"]])
+				dur, err = parseDuration(fields[cols["duration"]])
 				if err != nil {
 					err = bad("duration", err)
 				}
@@ -83,10 +84,10 @@ func ReadPhilly(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 				}
 			}
 			if c, ok := cols["gpu_time"]; ok && err == nil {
-				gpuTime, err = strconv.ParseFloat(strings.TrimSpace(fields[c]), 64)
+				gpuTime, err = parseFloat(fields[c])
 				switch {
 				case err != nil:
-					err = bad("gpu_time", fmt.Errorf("%q is not a number", fields[c]))
+					err = bad("gpu_time", err)
 				case !(math.Abs(gpuTime-dur*float64(gpus)) <= 1e-6*math.Abs(dur*float64(gpus))):
 					err = bad("gpu_time", fmt.Errorf("%v is not duration x num_gpus = %v", gpuTime, dur*float64(gpus)))
 				}
@@ -115,31 +116,56 @@ func ReadPhilly(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 			return nil, err
 		}
 	}
-	if len(rows) > 0 {
-		first := rows[0].at
-		for _, x := range rows {
-			if x.at.Before(first) {
-				first = x.at
-			}
+	if len(rows) == 0 {
+		return tr, nil
+	}
+	// Timestamps far from the median are malformed: they would shift every other arrival
+	// (or be shifted by a century). What remains spans at most MaxArrival.
+	slices.SortStableFunc(rows, func(a, b row) int { return a.at.Compare(b.at) })
+	median := rows[len(rows)/2].at
+	isFar := func(x row) bool { return !(math.Abs(seconds(x.at, median)) <= MaxArrival/2) }
+	var far []row
+	for _, x := range rows {
+		if isFar(x) {
+			far = append(far, x)
 		}
-		slices.SortStableFunc(rows, func(a, b row) int { return a.at.Compare(b.at) })
-		tr.Records = make([]Record, len(rows))
-		for i := range rows {
-			rows[i].rec.Job.Arrival = rows[i].at.Sub(first).Seconds()
-			tr.Records[i] = rows[i].rec
+	}
+	slices.SortFunc(far, func(a, b row) int { return cmp.Compare(a.line, b.line) })
+	for _, x := range far {
+		err := &ParseError{File: name, Line: x.line, Column: "timestamp", Err: fmt.Errorf(
+			"%s is more than 50 years from the file's median timestamp %s: a trace spans at most 100 years (trace.MaxArrival)",
+			x.at.Format(PhillyTimeLayout), median.Format(PhillyTimeLayout))}
+		if err := sink.fail(err); err != nil {
+			return nil, err
 		}
+	}
+	rows = slices.DeleteFunc(rows, isFar)
+	first := rows[0].at
+	tr.Records = make([]Record, len(rows))
+	for i := range rows {
+		rows[i].rec.Job.Arrival = seconds(rows[i].at, first)
+		tr.Records[i] = rows[i].rec
 	}
 	return tr, nil
 }
 
+// seconds returns a - b in seconds, exactly up to float64 rounding at any distance
+// (time.Time.Sub saturates at about 292 years).
+func seconds(a, b time.Time) float64 {
+	return float64(a.Unix()-b.Unix()) + float64(a.Nanosecond()-b.Nanosecond())/1e9
+}
+
 func parsePhillyTime(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
+	if len(s) > 64 {
+		return time.Time{}, fmt.Errorf("%s is not a time like %q", quote(s), PhillyTimeLayout)
+	}
 	t, err := time.Parse(PhillyTimeLayout, s)
 	if err != nil {
 		if t2, err2 := time.Parse(time.RFC3339, s); err2 == nil {
 			return t2, nil
 		}
-		return time.Time{}, fmt.Errorf("%q is not a time like %q", s, PhillyTimeLayout)
+		return time.Time{}, fmt.Errorf("%s is not a time like %q", quote(s), PhillyTimeLayout)
 	}
 	return t, nil
 }
@@ -154,9 +180,9 @@ func baseName(p string) string {
 
 // parsePositive parses a finite float > 0.
 func parsePositive(s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	v, err := parseFloat(s)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a number", s)
+		return 0, err
 	}
 	if !(v > 0) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%v must be finite and > 0", v)
@@ -164,16 +190,26 @@ func parsePositive(s string) (float64, error) {
 	return v, nil
 }
 
-// parseNonNegative parses a finite float >= 0.
-func parseNonNegative(s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+// parseDuration parses a run time in seconds: finite, > 0 and at most MaxDuration.
+func parseDuration(s string) (float64, error) {
+	v, err := parsePositive(s)
+	if err == nil {
+		err = checkDuration(v)
+	}
+	return v, err
+}
+
+// parseArrival parses an arrival in seconds after the workload's start: finite, >= 0 and at
+// most MaxArrival.
+func parseArrival(s string) (float64, error) {
+	v, err := parseFloat(s)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a number", s)
+		return 0, err
 	}
 	if !(v >= 0) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%v must be finite and >= 0", v)
 	}
-	return v, nil
+	return v, checkArrival(v)
 }
 
 // maxCount bounds GPU counts and batch sizes read from traces.
@@ -182,11 +218,14 @@ const maxCount = 1 << 24
 // parseCount parses an integer in [1, maxCount]; "8.0" is accepted as 8.
 func parseCount(s string) (int, error) {
 	s = strings.TrimSpace(s)
+	if len(s) > maxNumberLen {
+		return 0, fmt.Errorf("%s is not a whole number in [1, %d]", quote(s), maxCount)
+	}
 	v, err := strconv.Atoi(s)
 	if err != nil {
 		f, ferr := strconv.ParseFloat(s, 64)
 		if ferr != nil || f != math.Trunc(f) || math.IsInf(f, 0) || math.Abs(f) > maxCount {
-			return 0, fmt.Errorf("%q is not a whole number", s)
+			return 0, fmt.Errorf("%s is not a whole number in [1, %d]", quote(s), maxCount)
 		}
 		v = int(f)
 	}
@@ -197,9 +236,10 @@ func parseCount(s string) (int, error) {
 }
 
 // openCSV reads the header of a CSV file and maps the column names (trimmed, lower-case) to
-// their indices. Every required column must be present.
+// their indices. Every required column must be present. A leading byte-order mark is
+// skipped, and lone carriage returns end lines as line feeds do (newTextReader).
 func openCSV(r io.Reader, name string, required, optional []string) (*csv.Reader, map[string]int, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(newTextReader(r))
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()
@@ -243,16 +283,22 @@ func nextRow(cr *csv.Reader, name string) ([]string, int, error) {
 	return fields, line, nil
 }
 
-// fatal reports whether err, returned by nextRow, cannot be skipped (an I/O error).
+// fatal reports whether err, returned by nextRow, cannot be skipped (an I/O error, a line
+// longer than maxLine).
 func fatal(err error) bool {
 	var pe *ParseError
-	return !errors.As(err, &pe)
+	var long *lineTooLong
+	return !errors.As(err, &pe) || errors.As(err, &long)
 }
 
 func csvError(name string, err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return &ParseError{File: name, Line: pe.StartLine, Err: pe.Err}
+	}
+	var long *lineTooLong
+	if errors.As(err, &long) {
+		return &ParseError{File: name, Line: long.Line, Err: long}
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }

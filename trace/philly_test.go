@@ -236,6 +236,15 @@ func checkTrace(t *testing.T, tr *trace.Trace) {
 		if !(r.Iterations > 0) || math.IsInf(r.Iterations, 0) {
 			t.Fatalf("record %d: %v iterations", i, r.Iterations)
 		}
+		if !(r.Job.Arrival <= trace.MaxArrival) {
+			t.Fatalf("record %d: arrival %v past MaxArrival", i, r.Job.Arrival)
+		}
+		if r.Job.Model == nil && !(r.Job.StepTime > 0) {
+			t.Fatalf("record %d: no model and step time %v", i, r.Job.StepTime)
+		}
+		if l := r.Iterations * r.Job.StepTime; !(l <= trace.MaxDuration*(1+1e-12)) {
+			t.Fatalf("record %d: length %v s past MaxDuration", i, l)
+		}
 		if i > 0 && r.Job.Arrival < tr.Records[i-1].Job.Arrival {
 			t.Fatalf("record %d out of order", i)
 		}

@@ -31,8 +31,8 @@ type RecurringConfig struct {
 	// training.
 	KillFraction float64
 	// ArrivalRate is the mean number of submissions per second (a Poisson process), at least
-	// 1e-9 (about one job in 30 years, so that arrival times stay finite); 0 means 1/120 (one
-	// job every two minutes on average).
+	// 1e-9 (about one job in 30 years), and high enough that every job arrives within
+	// MaxArrival (100 years); 0 means 1/120 (one job every two minutes on average).
 	ArrivalRate float64
 	// Seed seeds the generator: the same config gives the same workload.
 	Seed uint64
@@ -134,7 +134,8 @@ type recGroup struct {
 // The generative model:
 //
 //   - Arrivals form a Poisson process of rate λ = cfg.ArrivalRate: t_i = t_{i-1} + Exp(λ),
-//     t_0 = 0. SubmitHour = (t_i / 3600) mod 24.
+//     t_0 = 0; a rate so low that a job would arrive after MaxArrival (100 years) is an
+//     error. SubmitHour = (t_i / 3600) mod 24.
 //   - Users u = 0..U-1 have popularity ∝ (u+1)^-1.0. Groups g = 0..G-1 are created up front,
 //     each owned by a user drawn by popularity, with popularity ∝ (g+1)^-0.9, so that a few
 //     groups recur very often and many rarely.
@@ -169,26 +170,26 @@ func GenerateRecurring(cfg RecurringConfig) ([]Record, error) {
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
 
-	userCum := recZipfCumulative(cfg.Users, recUserZipf)
+	userCum := zipfCumulative(cfg.Users, recUserZipf)
 	famWeights := make([]float64, len(recCatalogue))
 	for i := range recCatalogue {
 		famWeights[i] = recCatalogue[i].weight
 	}
-	famCum := recCumulative(famWeights)
-	gpuCum := recCumulative(recGPUWeights)
+	famCum := cumulative(famWeights)
+	gpuCum := cumulative(recGPUWeights)
 
 	newGroup := func(name string) *recGroup {
-		f := &recCatalogue[recPick(rng, famCum)]
+		f := &recCatalogue[pick(rng, famCum)]
 		g := &recGroup{
 			name:    name,
-			user:    fmt.Sprintf("u%03d", recPick(rng, userCum)),
+			user:    fmt.Sprintf("u%03d", pick(rng, userCum)),
 			fam:     f,
 			dataset: f.datasets[rng.IntN(len(f.datasets))],
 			batch:   rng.IntN(len(f.batches)),
 			lr:      f.lr * math.Exp(math.Log(3)*(2*rng.Float64()-1)),
 			opt:     f.opt,
 			epochs:  recLogUniform(rng, f.epochs[0], f.epochs[1]),
-			gpus:    recGPUChoices[recPick(rng, gpuCum)],
+			gpus:    recGPUChoices[pick(rng, gpuCum)],
 		}
 		g.epochs0 = g.epochs
 		if rng.Float64() < recAltOptimizer {
@@ -201,17 +202,20 @@ func GenerateRecurring(cfg RecurringConfig) ([]Record, error) {
 	for i := range groups {
 		groups[i] = newGroup(fmt.Sprintf("g%05d", i))
 	}
-	groupCum := recZipfCumulative(cfg.Groups, recGroupZipf)
+	groupCum := zipfCumulative(cfg.Groups, recGroupZipf)
 
 	out := make([]Record, cfg.Jobs)
 	t := 0.0
 	for i := range out {
 		t += rng.ExpFloat64() / cfg.ArrivalRate
+		if err := checkArrival(t); err != nil {
+			return nil, fmt.Errorf("%w: ArrivalRate = %v: job %d: %w", ErrInvalidRecurringConfig, cfg.ArrivalRate, i, err)
+		}
 		var g *recGroup
 		if rng.Float64() < cfg.OneOffFraction {
 			g = newGroup(fmt.Sprintf("once-%06d", i))
 		} else {
-			g = groups[recPick(rng, groupCum)]
+			g = groups[pick(rng, groupCum)]
 			if rng.Float64() < recDriftProb {
 				off := math.Log(g.epochs / g.epochs0)
 				g.epochs = g.epochs0 * math.Exp(recDriftKeep*off+recDriftSigma*rng.NormFloat64())
@@ -300,42 +304,6 @@ func (cfg RecurringConfig) recNormalize() (RecurringConfig, error) {
 		cfg.ArrivalRate = 1.0 / 120
 	}
 	return cfg, nil
-}
-
-// recZipfCumulative returns the cumulative weights of (k+1)^-s for k < n.
-func recZipfCumulative(n int, s float64) []float64 {
-	w := make([]float64, n)
-	for k := range w {
-		w[k] = math.Pow(float64(k+1), -s)
-	}
-	return recCumulative(w)
-}
-
-// recCumulative returns the running sums of w.
-func recCumulative(w []float64) []float64 {
-	c := make([]float64, len(w))
-	s := 0.0
-	for i, x := range w {
-		s += x
-		c[i] = s
-	}
-	return c
-}
-
-// recPick draws an index with probability proportional to the weights whose running sums are
-// cum (binary search).
-func recPick(rng *rand.Rand, cum []float64) int {
-	x := rng.Float64() * cum[len(cum)-1]
-	lo, hi := 0, len(cum)-1
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if cum[mid] > x {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return lo
 }
 
 // recLogUniform draws from the log-uniform distribution on [lo, hi].

@@ -94,7 +94,8 @@ const (
 // The model, fitted to the shared Philly file:
 //
 //   - Arrivals form a Poisson process of rate cfg.ArrivalRate (default PhillyArrivalRate,
-//     about 0.0075 jobs/s, one every 134 s). The real file is burstier (inter-arrival
+//     about 0.0075 jobs/s, one every 134 s); a rate so low that a job would arrive after
+//     MaxArrival (100 years) is an error. The real file is burstier (inter-arrival
 //     coefficient of variation 14, against 1 here) and has a daily cycle; neither is modelled.
 //   - GPU demand follows the file's distribution: 1 GPU 95.1%, 2: 2.4%, 4: 1.7%, 8: 0.68%,
 //     16: 0.13%, and 12, 24, 32 rarely.
@@ -134,9 +135,9 @@ func GeneratePhilly(cfg PhillyConfig) ([]Record, error) {
 		cfg.Groups = max(1, cfg.Jobs/20)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5851f42d4c957f2d))
-	gpuCum := phlCumulative(phillyGPUShare)
-	userCum := phlCumulative(phlZipf(phlUsers, phlUserZipf))
-	groupCum := phlCumulative(phlZipf(cfg.Groups, phlGroupZipf))
+	gpuCum := cumulative(phillyGPUShare)
+	userCum := zipfCumulative(phlUsers, phlUserZipf)
+	groupCum := zipfCumulative(cfg.Groups, phlGroupZipf)
 
 	type group struct {
 		name     string
@@ -150,8 +151,8 @@ func GeneratePhilly(cfg PhillyConfig) ([]Record, error) {
 		return nil, err
 	}
 	newGroup := func(name string, key uint64) (*group, error) {
-		g := &group{name: name, user: fmt.Sprintf("vc%02d", phlPick(rng, userCum))}
-		g.gpus = phillyGPUs[phlPick(rng, gpuCum)]
+		g := &group{name: name, user: fmt.Sprintf("vc%02d", pick(rng, userCum))}
+		g.gpus = phillyGPUs[pick(rng, gpuCum)]
 		g.duration = phillyDuration(rng, g.gpus)
 		g.job.ID = gpusched.JobID(name)
 		g.job.GPUs = g.gpus
@@ -173,6 +174,9 @@ func GeneratePhilly(cfg PhillyConfig) ([]Record, error) {
 		if i > 0 {
 			t += rng.ExpFloat64() / cfg.ArrivalRate
 		}
+		if err := checkArrival(t); err != nil {
+			return nil, fmt.Errorf("%w: ArrivalRate = %v: job %d: %w", ErrInvalidPhillyConfig, cfg.ArrivalRate, i, err)
+		}
 		var g *group
 		dur := 0.0
 		if rng.Float64() < cfg.OneOffFraction {
@@ -182,7 +186,7 @@ func GeneratePhilly(cfg PhillyConfig) ([]Record, error) {
 			}
 			dur = g.duration
 		} else {
-			g = groups[phlPick(rng, groupCum)]
+			g = groups[pick(rng, groupCum)]
 			dur = g.duration * math.Exp(phlDurationSigma*rng.NormFloat64())
 		}
 		j := g.job
@@ -243,40 +247,6 @@ func phillyMeanDuration(class int) float64 {
 // PhillyMeanGPUTime(). A load of 1 asks for every GPU all the time on average.
 func RateForLoad(load float64, gpus int) float64 {
 	return load * float64(gpus) / PhillyMeanGPUTime()
-}
-
-func phlZipf(n int, s float64) []float64 {
-	w := make([]float64, n)
-	for k := range w {
-		w[k] = math.Pow(float64(k+1), -s)
-	}
-	return w
-}
-
-func phlCumulative(w []float64) []float64 {
-	c := make([]float64, len(w))
-	s := 0.0
-	for i, x := range w {
-		s += x
-		c[i] = s
-	}
-	return c
-}
-
-// phlPick draws an index with probability proportional to the weights whose running sums are
-// cum.
-func phlPick(rng *rand.Rand, cum []float64) int {
-	x := rng.Float64() * cum[len(cum)-1]
-	lo, hi := 0, len(cum)-1
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if cum[mid] > x {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return lo
 }
 
 // PhillyFit holds the constants GeneratePhilly draws from, fitted to the shared Philly file.

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
 )
@@ -48,6 +47,11 @@ type options struct {
 	rate        float64
 	cpuProfile  string
 	consolidate string
+	cmd         string          // the command: simulate, compare or sweep (check fills it)
+	set         map[string]bool // the flags given on the command line (check fills it)
+	perfPath    string
+	cal         *graph.Calibration // the -perf calibration, once loaded
+	traceGPU    string
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
@@ -56,27 +60,41 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.tracePath, "trace", "", "workload file: Philly CSV, Pollux/Sia CSV or JSON lines (default: a synthetic Philly-like workload)")
 	fs.StringVar(&o.format, "format", "auto", "format of -trace: auto, philly, pollux or jsonl")
-	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed trace rows (they are counted) instead of failing")
-	fs.IntVar(&o.jobs, "jobs", defaultJobs, "jobs of the synthetic workload")
-	fs.Float64Var(&o.load, "load", defaultLoad, "offered load of the synthetic workload (1 = every GPU busy on average)")
-	fs.Float64Var(&o.rate, "rate", 1, "arrival-rate multiplier of a -trace: 5 replays its arrivals five times as fast (sweep takes -loads instead)")
+	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed trace rows (they are counted and listed on stderr) instead of failing")
+	fs.IntVar(&o.jobs, "jobs", defaultJobs, fmt.Sprintf("jobs of the synthetic workload (1 to %d)", maxJobs))
+	fs.Float64Var(&o.load, "load", defaultLoad, fmt.Sprintf("offered load of the synthetic workload (1 = every GPU busy on average; %g to %g)", float64(minLoad), float64(maxLoad)))
+	fs.Float64Var(&o.rate, "rate", 1, fmt.Sprintf("arrival-rate multiplier of a -trace: 5 replays its arrivals five times as fast (%g to %g; sweep takes -loads instead)", minRate, maxRate))
+	fs.StringVar(&o.traceGPU, "trace-gpu", "", "GPU type (e.g. t4, a100) on which a -trace's durations were measured, on a cluster with several types; default: the cluster's slowest")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic workload, the trace mapping and seeded policies")
-	fs.StringVar(&o.cluster, "cluster", defaultCluster, "cluster preset: a100|h100|t4:servers[:servers-per-rack:oversubscription]")
+	fs.StringVar(&o.cluster, "cluster", defaultCluster, fmt.Sprintf("cluster preset: a100|a800|h100|t4:servers[:servers-per-rack:oversubscription] (1 to %d servers, oversubscription 1 to %d)", maxServers, maxOversubscription))
 	fs.StringVar(&o.clusterJSON, "cluster-json", "", "cluster in topology's JSON form (overrides -cluster)")
-	fs.DurationVar(&o.restore, "restore", 30*time.Second, "checkpoint/restore cost of a preemption or migration (0: none)")
-	fs.StringVar(&o.out, "out", "", "directory for CSV, JSON and plots (PNG and SVG)")
-	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "simulations run in parallel")
+	fs.DurationVar(&o.restore, "restore", 30*time.Second, fmt.Sprintf("checkpoint/restore cost of a preemption or migration (0: none; at most %v)", maxRestore))
+	fs.StringVar(&o.out, "out", "", "directory for CSV, JSON and plots (PNG and SVG); created, and checked writable, before any simulation")
+	fs.IntVar(&o.workers, "workers", min(runtime.NumCPU(), maxWorkers), fmt.Sprintf("simulations run in parallel (1 to %d)", maxWorkers))
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on or off")
 	fs.IntVar(&o.maxEvents, "max-events", 0, "stop a simulation after this many scheduler calls (0: no limit)")
 	fs.StringVar(&o.consolidate, "consolidate", "auto", "migrations that move scattered running jobs onto fewer servers (package consolidate): auto (the policy's own choice: A-SRPT does, the published baselines do not), on (every policy) or off (none)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (for go tool pprof)")
+	fs.StringVar(&o.perfPath, "perf", "", "calibration (JSON, from gpusched perf fit) of the performance model; default: the shipped constants of each GPU type")
 	fs.StringVar(&o.cost, "cost", "model", "model: Philly-like jobs get zoo models and plans timed by package graph (placement and shared links matter); fixed: each job runs at a fixed step time wherever it is placed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: gpusched %s [flags]\n\nflags:\n", name)
 		fs.PrintDefaults()
+		fmt.Fprint(stderr, usageNotes)
 	}
 	return fs, o
 }
+
+// usageNotes closes every command's help: the bounds on traces and the exit status.
+const usageNotes = `
+Traces: run times up to 10 years and arrivals within 100 years of the start (a Philly
+timestamp more than 50 years from the file's median is malformed); with -lenient,
+malformed rows are skipped and listed on stderr. Flags that do not apply are errors.
+
+Exit status: 0 on success, 1 when an input is unreadable or malformed or a simulation
+fails, 2 when the command line cannot run (unknown flag, value out of bounds, flags that
+do not go together).
+`
 
 // loadCluster builds the cluster the flags describe.
 func (o *options) loadCluster() (*topology.Cluster, error) {
@@ -95,32 +113,52 @@ func (o *options) loadCluster() (*topology.Cluster, error) {
 	return parseCluster(o.cluster)
 }
 
-// parseCluster parses "preset:servers[:perRack:oversubscription]".
+// clusterSpec is what -cluster describes: n servers of a preset, perRack of them to a rack
+// (0: no racks) with the racks' uplinks oversubscribed by over.
+type clusterSpec struct {
+	spec    topology.ServerSpec
+	n       int
+	perRack int
+	over    float64
+}
+
+// parseCluster parses and builds "preset:servers[:perRack:oversubscription]" (see
+// parseClusterSpec).
 func parseCluster(s string) (*topology.Cluster, error) {
+	cs, err := parseClusterSpec(s)
+	if err != nil {
+		return nil, err
+	}
+	return topology.UniformRacks(cs.spec, cs.n, cs.perRack, cs.over)
+}
+
+// parseClusterSpec parses "preset:servers[:perRack:oversubscription]": 1 to maxServers
+// servers, perRack from 1 (the two-part form has no racks), an oversubscription from 1 to
+// maxOversubscription. Errors are usage errors naming the flag.
+func parseClusterSpec(s string) (clusterSpec, error) {
 	parts := strings.Split(s, ":")
 	if len(parts) != 2 && len(parts) != 4 {
-		return nil, fmt.Errorf("-cluster %q: want preset:servers or preset:servers:per-rack:oversubscription, e.g. a100:32", s)
+		return clusterSpec{}, usagef("-cluster %q: want preset:servers or preset:servers:per-rack:oversubscription, e.g. a100:32", s)
 	}
 	spec, err := topology.Preset(strings.ToLower(parts[0]))
 	if err != nil {
-		return nil, fmt.Errorf("-cluster %q: %w", s, err)
+		return clusterSpec{}, usagef("-cluster %q: %w", s, err)
 	}
 	n, err := strconv.Atoi(parts[1])
-	if err != nil || n < 1 {
-		return nil, fmt.Errorf("-cluster %q: server count %q must be a positive integer", s, parts[1])
+	if err != nil || n < 1 || n > maxServers {
+		return clusterSpec{}, usagef("-cluster %q: server count %q must be an integer from 1 to %d", s, parts[1], maxServers)
 	}
+	cs := clusterSpec{spec: spec, n: n, over: 1}
 	if len(parts) == 2 {
-		return topology.Uniform(spec, n)
+		return cs, nil
 	}
-	per, err := strconv.Atoi(parts[2])
-	if err != nil {
-		return nil, fmt.Errorf("-cluster %q: servers per rack %q is not an integer", s, parts[2])
+	if cs.perRack, err = strconv.Atoi(parts[2]); err != nil || cs.perRack < 1 {
+		return clusterSpec{}, usagef("-cluster %q: servers per rack %q must be a positive integer (%s:%d alone has no racks)", s, parts[2], parts[0], n)
 	}
-	over, err := strconv.ParseFloat(parts[3], 64)
-	if err != nil {
-		return nil, fmt.Errorf("-cluster %q: oversubscription %q is not a number", s, parts[3])
+	if cs.over, err = strconv.ParseFloat(parts[3], 64); err != nil || !(cs.over >= 1 && cs.over <= maxOversubscription) {
+		return clusterSpec{}, usagef("-cluster %q: oversubscription %q must be a number from 1 to %d", s, parts[3], maxOversubscription)
 	}
-	return topology.UniformRacks(spec, n, per, over)
+	return cs, nil
 }
 
 // workload is a workload and how it was made.
@@ -128,6 +166,8 @@ type workload struct {
 	name    string
 	records []trace.Record
 	skipped int
+	// problems are the errors of the first skipped rows (trace.Trace.Problems).
+	problems []error
 	// synthetic workloads can be regenerated at another load or seed.
 	synthetic bool
 }
@@ -136,16 +176,10 @@ type workload struct {
 // seed for cluster c. Philly-like jobs (read or generated) get zoo models and parallel plans
 // timed on c (trace.MapModelJob).
 func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (*workload, error) {
-	if o.cost != "model" && o.cost != "fixed" {
-		return nil, fmt.Errorf("-cost %q: want model or fixed", o.cost)
+	if err := o.loadPerf(); err != nil {
+		return nil, err
 	}
 	if o.tracePath == "" {
-		if o.jobs < 1 {
-			return nil, fmt.Errorf("-jobs %d: need at least one job", o.jobs)
-		}
-		if !(load > 0) || math.IsInf(load, 0) {
-			return nil, fmt.Errorf("load %v must be positive", load)
-		}
 		cfg := trace.DefaultPhillyConfig(o.jobs, seed)
 		cfg.ArrivalRate = trace.RateForLoad(load, c.NumGPUs())
 		if o.cost == "model" {
@@ -153,51 +187,77 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 		}
 		recs, err := trace.GeneratePhilly(cfg)
 		if err != nil {
+			flagName := "-load"
+			if o.cmd == "sweep" {
+				flagName = "-loads"
+			}
+			return nil, fmt.Errorf("%s %g on %d GPUs: %w", flagName, load, c.NumGPUs(), err)
+		}
+		if err := o.recalibrate(c, recs); err != nil {
 			return nil, err
 		}
 		return &workload{name: fmt.Sprintf("philly-like: %d jobs, load %g, seed %d", o.jobs, load, seed), records: recs, synthetic: true}, nil
 	}
-	data, err := os.ReadFile(o.tracePath)
+	f, err := os.Open(o.tracePath)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	in := bufio.NewReaderSize(f, 64<<10)
 	format := o.format
 	if format == "auto" {
-		format = detectFormat(o.tracePath, data)
+		head, _ := in.Peek(4096) // the first line, or its start; a short file is all there is
+		format = detectFormat(o.tracePath, head)
 	}
 	name := filepath.Base(o.tracePath)
-	opts := trace.ReadOptions{Lenient: o.lenient, Seed: seed}
+	opts := trace.ReadOptions{Lenient: o.lenient, Seed: seed, ReferenceGPU: o.traceGPU}
+	if o.traceGPU != "" {
+		found, types := false, ""
+		for i := range c.NumServers() {
+			g := c.Server(i).GPU
+			found = found || g.Is(o.traceGPU)
+			if t := g.Type(); !strings.Contains(" "+types+",", " "+t+",") {
+				types = strings.TrimPrefix(types+", "+t, ", ")
+			}
+		}
+		if !found {
+			return nil, usagef("-trace-gpu %s: cluster %s has no GPU of that type (it has %s)", o.traceGPU, c.Name(), types)
+		}
+	}
 	if o.cost == "model" {
 		opts.Cluster = c
 	}
-	var tr *trace.Trace
-	switch format {
-	case "philly":
-		tr, err = trace.ReadPhilly(bytes.NewReader(data), name, opts)
-	case "pollux":
-		tr, err = trace.ReadPollux(bytes.NewReader(data), name, opts)
-	case "jsonl":
-		tr, err = trace.ReadJSONL(bytes.NewReader(data), name, opts)
-	default:
-		return nil, fmt.Errorf("-format %q: want auto, philly, pollux or jsonl", format)
-	}
+	read := map[string]func(io.Reader, string, trace.ReadOptions) (*trace.Trace, error){
+		"philly": trace.ReadPhilly, "pollux": trace.ReadPollux, "jsonl": trace.ReadJSONL,
+	}[format]
+	tr, err := read(in, name, opts)
 	if err != nil {
 		return nil, err
 	}
 	if len(tr.Records) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", name)
 	}
-	return &workload{name: fmt.Sprintf("%s (%s, %d jobs)", name, format, len(tr.Records)), records: tr.Records, skipped: tr.Skipped}, nil
+	if format != "jsonl" {
+		if err := o.recalibrate(c, tr.Records); err != nil {
+			return nil, err
+		}
+	}
+	return &workload{name: fmt.Sprintf("%s (%s, %d jobs)", name, format, len(tr.Records)), records: tr.Records,
+		skipped: tr.Skipped, problems: tr.Problems}, nil
 }
 
-// detectFormat guesses a trace's format from its extension and header.
+// detectFormat guesses a trace's format from its extension and first line (after a
+// byte-order mark; lines may end in CR, LF or both).
 func detectFormat(path string, data []byte) string {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".jsonl" || ext == ".json" || ext == ".ndjson" {
 		return "jsonl"
 	}
-	line, _, _ := bufio.NewReader(bytes.NewReader(data)).ReadLine()
-	head := strings.ToLower(string(line))
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		data = data[:i]
+	}
+	head := strings.ToLower(string(data))
 	switch {
 	case strings.HasPrefix(strings.TrimSpace(head), "{"):
 		return "jsonl"
@@ -218,28 +278,17 @@ func scaleArrivals(recs []trace.Record, f float64) []trace.Record {
 	return out
 }
 
-// checkConsolidate validates -consolidate.
-func (o *options) checkConsolidate() error {
-	switch o.consolidate {
-	case "auto", "on", "off":
-		return nil
-	}
-	return fmt.Errorf("-consolidate %q: want auto, on or off", o.consolidate)
-}
-
-// applyRate replays a trace's arrivals o.rate times as fast (the -rate flag). It is an
-// error on a synthetic workload, whose arrival rate -load sets.
+// applyRate replays a trace's arrivals o.rate times as fast (the -rate flag, which check
+// has bounded). Arrivals that would pass trace.MaxArrival are an error naming the flag.
 func (o *options) applyRate(w *workload) error {
 	if o.rate == 1 {
 		return nil
 	}
-	if !(o.rate > 0) || math.IsInf(o.rate, 0) {
-		return fmt.Errorf("-rate %v must be a positive number", o.rate)
-	}
-	if w.synthetic {
-		return fmt.Errorf("-rate %v applies to -trace workloads; set a synthetic workload's arrival rate with -load", o.rate)
-	}
 	w.records = scaleArrivals(w.records, o.rate)
+	if last := w.records[len(w.records)-1].Job.Arrival; !(last <= trace.MaxArrival) {
+		return fmt.Errorf("-rate %v: the last job would arrive at %v s, later than %v s (100 years, trace.MaxArrival)",
+			o.rate, last, float64(trace.MaxArrival))
+	}
 	w.name += fmt.Sprintf(", arrivals %gx as fast", o.rate)
 	return nil
 }
@@ -278,7 +327,8 @@ func checkFits(recs []trace.Record, c *topology.Cluster) error {
 	return nil
 }
 
-func parseFloats(s string) ([]float64, error) {
+// parseFloats parses a comma-separated list of numbers in [lo, hi].
+func parseFloats(s string, lo, hi float64) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
@@ -286,8 +336,8 @@ func parseFloats(s string) ([]float64, error) {
 			continue
 		}
 		v, err := strconv.ParseFloat(f, 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%q is not a positive number", f)
+		if err != nil || !(v >= lo && v <= hi) {
+			return nil, fmt.Errorf("%q is not a number from %g to %g", f, lo, hi)
 		}
 		out = append(out, v)
 	}
@@ -297,7 +347,7 @@ func parseFloats(s string) ([]float64, error) {
 	return out, nil
 }
 
-// parseSeeds parses "1,2,5-8".
+// parseSeeds parses "1,2,5-8": at most maxSeeds seeds.
 func parseSeeds(s string) ([]uint64, error) {
 	var out []uint64
 	for _, f := range strings.Split(s, ",") {
@@ -316,8 +366,11 @@ func parseSeeds(s string) ([]uint64, error) {
 				return nil, fmt.Errorf("%q is not a range of seeds", f)
 			}
 		}
-		for x := a; x <= b; x++ {
-			out = append(out, x)
+		for k := range b - a + 1 { // not x <= b: that never ends at the largest uint64
+			out = append(out, a+k)
+		}
+		if len(out) > maxSeeds {
+			return nil, fmt.Errorf("more than %d seeds", maxSeeds)
 		}
 	}
 	if len(out) == 0 {
@@ -328,13 +381,8 @@ func parseSeeds(s string) ([]uint64, error) {
 
 // restoreSeconds converts the -restore flag to sim.Config.RestoreTime.
 func (o *options) restoreSeconds() float64 {
-	if o.restore <= 0 {
+	if o.restore == 0 {
 		return -1 // sim: negative means no cost
 	}
 	return o.restore.Seconds()
 }
-
-// costModel returns the cost model of one simulation (a fresh one per run: it caches per
-// job): package graph's iteration time for jobs with a model, Job.StepTime for the others.
-// With -cost fixed no job has a model, so every job runs at its StepTime.
-func costModel() gpusched.CostModel { return gpusched.DefaultCost() }

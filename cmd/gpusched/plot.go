@@ -183,6 +183,10 @@ func jctCDF(r *sim.Result, n int) plotter.XYs {
 
 // timeSeries returns the time-weighted mean queue length and utilisation over n equal bins
 // of the run (time in hours from the first sample).
+//
+// Each interval between two samples is spread over the bins it overlaps, walking the bins
+// by index, so that the loop ends however small the bins are against the times' float64
+// spacing (at t = 1e15 s, bins of a millisecond are below it).
 func timeSeries(r *sim.Result, n int) (queue, util plotter.XYs) {
 	tl := r.Timeline
 	if len(tl) < 2 {
@@ -190,28 +194,27 @@ func timeSeries(r *sim.Result, n int) (queue, util plotter.XYs) {
 	}
 	t0, t1 := tl[0].Time, tl[len(tl)-1].Time
 	width := (t1 - t0) / float64(n)
-	if width <= 0 {
+	if !(width > 0) {
 		return plotter.XYs{{X: 0, Y: float64(tl[0].Queued)}}, plotter.XYs{{X: 0, Y: float64(tl[0].BusyGPUs) / float64(r.GPUs)}}
 	}
 	qs := make([]float64, n)
 	us := make([]float64, n)
+	bin := func(x float64) int { return min(n-1, max(0, int(x/width))) }
 	for i := 0; i+1 < len(tl); i++ {
-		a, b := tl[i].Time, tl[i+1].Time
-		for a < b {
-			bin := min(n-1, int((a-t0)/width))
-			end := t0 + float64(bin+1)*width
-			if end <= a { // a sits on a bin boundary that rounding put in the bin before
-				bin++
-				end = t0 + float64(bin+1)*width
+		a, b := tl[i].Time-t0, tl[i+1].Time-t0 // seconds from the start
+		if !(b > a) {
+			continue
+		}
+		q, u := float64(tl[i].Queued), float64(tl[i].BusyGPUs)/float64(r.GPUs)
+		for k, last := bin(a), bin(b); k <= last; k++ {
+			lo, hi := max(a, float64(k)*width), b
+			if k < last {
+				hi = min(b, float64(k+1)*width)
 			}
-			if bin >= n-1 {
-				bin, end = n-1, b
+			if dt := hi - lo; dt > 0 {
+				qs[k] += dt * q
+				us[k] += dt * u
 			}
-			end = min(end, b)
-			dt := end - a
-			qs[bin] += dt * float64(tl[i].Queued)
-			us[bin] += dt * float64(tl[i].BusyGPUs) / float64(r.GPUs)
-			a = end
 		}
 	}
 	for k := range n {

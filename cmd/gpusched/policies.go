@@ -134,10 +134,10 @@ func policyNames() []string {
 	return names
 }
 
-// selectPolicies resolves a comma-separated list ("" or "all": every policy).
+// selectPolicies resolves a comma-separated list of policy names, or "all" for every policy.
 func selectPolicies(list string) ([]policySpec, error) {
 	all := policies()
-	if list == "" || list == "all" {
+	if list == "all" {
 		return all, nil
 	}
 	var out []policySpec
@@ -156,7 +156,7 @@ func selectPolicies(list string) ([]policySpec, error) {
 		out = append(out, all[i])
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no policy selected")
+		return nil, fmt.Errorf("no policy selected in %q (all: every policy)", list)
 	}
 	return out, nil
 }

@@ -102,7 +102,7 @@ func runAll(jobs []runJob, o *options, stderr io.Writer) []outcome {
 func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 	oc := outcome{runJob: j}
 	start := time.Now()
-	cost := costModel()
+	cost := o.costModel()
 	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: cost, Seed: j.seed,
 		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off"})
 	if err == nil && o.consolidate == "on" && !j.policy.Consolidates {
@@ -131,14 +131,7 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 
 // compare runs the selected policies on one workload and prints one table.
 func compare(o *options, stdout, stderr io.Writer) error {
-	if err := o.checkConsolidate(); err != nil {
-		return err
-	}
-	specs, err := selectPolicies(o.policies)
-	if err != nil {
-		return err
-	}
-	c, err := o.loadCluster()
+	specs, c, err := o.setup()
 	if err != nil {
 		return err
 	}
@@ -146,6 +139,7 @@ func compare(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	reportSkipped(stderr, w)
 	if err := o.applyRate(w); err != nil {
 		return err
 	}
@@ -156,55 +150,31 @@ func compare(o *options, stdout, stderr io.Writer) error {
 	for _, p := range specs {
 		jobs = append(jobs, runJob{policy: p, cluster: c, records: w.records, seed: o.seed})
 	}
-	stopProfile, err := o.startProfile()
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	outs := runAll(jobs, o, stderr)
-	if err := stopProfile(); err != nil {
-		return err
-	}
-	for _, oc := range outs {
-		if oc.err != nil {
-			return oc.err
-		}
-	}
-	header(stdout, w, c, o)
-	modelLine(stdout, w.records)
-	fmt.Fprintln(stdout)
-	if err := compareTable(stdout, outs); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\n%d simulations in %.1fs on %d workers\n", len(outs), time.Since(start).Seconds(), max(1, min(o.workers, len(jobs))))
-	if o.out != "" {
-		if err := writeOutputs(o.out, outs, false); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote CSV, JSON and plots to %s\n", o.out)
-	}
-	return nil
+	return simulate(o, jobs, false, stdout, stderr, func(out io.Writer) {
+		header(out, w, c, o)
+		modelLine(out, w.records)
+	})
 }
 
 // sweep runs the selected policies over load levels and seeds.
 func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer) error {
-	if err := o.checkConsolidate(); err != nil {
-		return err
-	}
-	specs, err := selectPolicies(o.policies)
-	if err != nil {
-		return err
-	}
-	c, err := o.loadCluster()
+	specs, c, err := o.setup()
 	if err != nil {
 		return err
 	}
 	var jobs []runJob
 	var base *workload
-	for _, seed := range seeds {
+	for k, seed := range seeds {
 		if o.tracePath != "" { // read once per seed (the seed drives the mapping), scale per load
 			if base, err = o.loadWorkload(c, 1, seed); err != nil {
 				return err
+			}
+			if k == 0 {
+				reportSkipped(stderr, base)
+				if n := len(seeds) * len(loads) * len(base.records); n > maxSweepJobs {
+					return fmt.Errorf("sweep: %d seeds x %d loads x %d jobs of %s = %d jobs held at once, more than %d",
+						len(seeds), len(loads), len(base.records), o.tracePath, n, maxSweepJobs)
+				}
 			}
 		}
 		for _, load := range loads {
@@ -217,6 +187,10 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 				base, recs = w, w.records
 			} else {
 				recs = scaleArrivals(base.records, load)
+				if last := recs[len(recs)-1].Job.Arrival; !(last <= trace.MaxArrival) {
+					return fmt.Errorf("-loads %g: the last job would arrive at %v s, later than %v s (100 years, trace.MaxArrival)",
+						load, last, float64(trace.MaxArrival))
+				}
 			}
 			if err := checkFits(recs, c); err != nil {
 				return err
@@ -226,6 +200,36 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 			}
 		}
 	}
+	return simulate(o, jobs, true, stdout, stderr, func(out io.Writer) {
+		if o.tracePath == "" {
+			fmt.Fprintf(out, "workload: philly-like, %d jobs per run; load = offered load\n", o.jobs)
+		} else {
+			fmt.Fprintf(out, "workload: %s; load = arrival-rate multiplier\n", base.name)
+		}
+		clusterLine(out, c, o)
+		modelLine(out, base.records)
+	})
+}
+
+// setup selects the policies and builds the cluster, the first steps of compare and sweep.
+func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
+	specs, err := selectPolicies(o.policies)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	c, err := o.loadCluster()
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.NumServers() > maxServers {
+		return nil, nil, fmt.Errorf("cluster %q has %d servers, more than %d", c.Name(), c.NumServers(), maxServers)
+	}
+	return specs, c, nil
+}
+
+// simulate runs the simulations (under -cpuprofile), then prints head, the table of results
+// and the time taken, and writes the -out files: the output of compare and sweep alike.
+func simulate(o *options, jobs []runJob, isSweep bool, stdout, stderr io.Writer, head func(io.Writer)) error {
 	stopProfile, err := o.startProfile()
 	if err != nil {
 		return err
@@ -236,31 +240,46 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 		return err
 	}
 	for _, oc := range outs {
-		if oc.err != nil {
+		if oc.err != nil && isSweep {
 			return fmt.Errorf("load %g, seed %d: %w", oc.load, oc.seed, oc.err)
 		}
+		if oc.err != nil {
+			return oc.err
+		}
 	}
-	if o.tracePath == "" {
-		fmt.Fprintf(stdout, "workload: philly-like, %d jobs per run; load = offered load\n", o.jobs)
-	} else {
-		fmt.Fprintf(stdout, "workload: %s; load = arrival-rate multiplier\n", base.name)
-	}
-	clusterLine(stdout, c, o)
-	if base != nil {
-		modelLine(stdout, base.records)
-	}
+	head(stdout)
 	fmt.Fprintln(stdout)
-	if err := sweepTable(stdout, outs); err != nil {
+	if err := resultTable(stdout, outs, isSweep); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\n%d simulations in %.1fs on %d workers\n", len(outs), time.Since(start).Seconds(), max(1, min(o.workers, len(jobs))))
 	if o.out != "" {
-		if err := writeOutputs(o.out, outs, true); err != nil {
+		if err := writeOutputs(o.out, outs, isSweep); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote CSV, JSON and plots to %s\n", o.out)
 	}
 	return nil
+}
+
+// maxReported is the number of skipped rows -lenient lists on stderr.
+const maxReported = 20
+
+// reportSkipped lists on stderr the rows a -lenient read skipped (the first maxReported).
+func reportSkipped(stderr io.Writer, w *workload) {
+	if w.skipped == 0 {
+		return
+	}
+	fmt.Fprintf(stderr, "gpusched: -lenient skipped %d malformed rows:\n", w.skipped)
+	for i, p := range w.problems {
+		if i == maxReported {
+			break
+		}
+		fmt.Fprintf(stderr, "  %v\n", p)
+	}
+	if w.skipped > min(len(w.problems), maxReported) {
+		fmt.Fprintf(stderr, "  and %d more\n", w.skipped-min(len(w.problems), maxReported))
+	}
 }
 
 func header(w io.Writer, wl *workload, c *topology.Cluster, o *options) {
@@ -329,26 +348,24 @@ func fmtBytes(b float64) string {
 	return fmt.Sprintf("%.1f%s", b, units[i])
 }
 
-func compareTable(w io.Writer, outs []outcome) error {
+// resultTable prints one row per run: the policy and its job count (compare), or the
+// policy, load and seed (sweep), then the summary metrics.
+func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tjobs\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tpreempt/job\tmigrate/job\tcross-server\twall\t")
-	for _, oc := range outs {
-		s := oc.res.Summary
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%.2f\t%s\t%.1fs\t\n",
-			oc.policy.Name, s.Jobs, fmtDur(s.AvgJCT), fmtDur(s.MedianJCT), fmtDur(s.P95JCT), fmtDur(s.P99JCT),
-			fmtDur(s.Makespan), fmtDur(s.AvgQueueDelay), fmtDur(s.AvgWait), 100*s.Utilisation, s.PreemptionsPerJob, s.MigrationsPerJob,
-			fmtBytes(s.CrossServerBytes), oc.wall.Seconds())
+	lead := "policy\tjobs"
+	if isSweep {
+		lead = "policy\tload\tseed"
 	}
-	return tw.Flush()
-}
-
-func sweepTable(w io.Writer, outs []outcome) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tload\tseed\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tpreempt/job\tmigrate/job\tcross-server\twall\t")
+	fmt.Fprintln(tw, lead+"\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tpreempt/job\tmigrate/job\tcross-server\twall\t")
 	for _, oc := range outs {
 		s := oc.res.Summary
-		fmt.Fprintf(tw, "%s\t%g\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%.2f\t%s\t%.1fs\t\n",
-			oc.policy.Name, oc.load, oc.seed, fmtDur(s.AvgJCT), fmtDur(s.MedianJCT), fmtDur(s.P95JCT), fmtDur(s.P99JCT),
+		if isSweep {
+			fmt.Fprintf(tw, "%s\t%g\t%d", oc.policy.Name, oc.load, oc.seed)
+		} else {
+			fmt.Fprintf(tw, "%s\t%d", oc.policy.Name, s.Jobs)
+		}
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%.2f\t%s\t%.1fs\t\n",
+			fmtDur(s.AvgJCT), fmtDur(s.MedianJCT), fmtDur(s.P95JCT), fmtDur(s.P99JCT),
 			fmtDur(s.Makespan), fmtDur(s.AvgQueueDelay), fmtDur(s.AvgWait), 100*s.Utilisation, s.PreemptionsPerJob, s.MigrationsPerJob,
 			fmtBytes(s.CrossServerBytes), oc.wall.Seconds())
 	}

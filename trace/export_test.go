@@ -1,0 +1,4 @@
+package trace
+
+// NewTextReaderForTest exposes newTextReader to the external tests.
+var NewTextReaderForTest = newTextReader
