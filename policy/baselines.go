@@ -163,6 +163,7 @@ type Random struct {
 	name     string
 	backfill bool
 	rng      *rand.Rand
+	src      *rand.PCG // rng's source, whose state SaveState writes
 }
 
 // NewRandom returns a Random scheduler.
@@ -170,7 +171,8 @@ func NewRandom(opt RandomOptions) (*Random, error) {
 	if opt.Order > Backfill {
 		return nil, fmt.Errorf("%w: random: unknown Order %d", ErrInvalidOptions, opt.Order)
 	}
-	return &Random{name: name(opt.Name, "random"), backfill: opt.Order != Strict, rng: rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))}, nil
+	src := rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15)
+	return &Random{name: name(opt.Name, "random"), backfill: opt.Order != Strict, rng: rand.New(src), src: src}, nil
 }
 
 // String returns "random" (or RandomOptions.Name).
