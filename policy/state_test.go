@@ -114,12 +114,7 @@ func restartProp(name string, restore restart.Restore) func(*rapid.T) {
 		if name == "" {
 			name = rapid.SampledFrom(statefulPolicies).Draw(t, "policy")
 		}
-		// SJF-BCO's planner, List-Scheduling and Random place jobs on GPUs of any type (they
-		// ignore Job.GPUType): they are shown no constrained jobs. SJF-BCO's batch mode keeps
-		// following a plan made for a cluster that has since changed (its jobs planned on GPUs
-		// that left never start): it is shown a fixed cluster.
-		free := name == "sjf-bco" || name == "sjf-bco-batch" || name == "list-scheduling" || name == "random"
-		sc := restart.Draw(t, restart.DrawOptions{NoConstraints: free, FixedCluster: name == "sjf-bco-batch"})
+		sc := restart.Draw(t, restart.DrawOptions{})
 		restart.Check(t, sc, builder(t, name, sc), restore)
 	}
 }

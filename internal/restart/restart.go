@@ -332,11 +332,6 @@ type DrawOptions struct {
 	// OracleRejects allows phantoms that are ordinary jobs the oracle does not know, which
 	// only a scheduler that rejects such jobs (A-SRPT with an Oracle) may be shown.
 	OracleRejects bool
-	// NoConstraints leaves out jobs that require a GPU type, for schedulers that place jobs
-	// on GPUs of any type.
-	NoConstraints bool
-	// FixedCluster leaves out the growth of the cluster.
-	FixedCluster bool
 }
 
 // Draw draws a small random scene: a cluster of one to three servers (4-GPU T4 or 8-GPU
@@ -375,7 +370,7 @@ func Draw(t *rapid.T, o DrawOptions) *Scene {
 		j := gpusched.Job{ID: gpusched.JobID(fmt.Sprint("j", i)), Arrival: at,
 			StepTime: float64(rapid.IntRange(1, 4).Draw(t, "step time")) / 2}
 		limit := c.NumGPUs()
-		if !o.NoConstraints && rapid.IntRange(0, 4).Draw(t, "constrained") == 0 {
+		if rapid.IntRange(0, 4).Draw(t, "constrained") == 0 {
 			j.GPUType = rapid.SampledFrom(types).Draw(t, "type")
 			limit = count[j.GPUType]
 		}
@@ -422,7 +417,7 @@ func Draw(t *rapid.T, o DrawOptions) *Scene {
 		}
 		s.Drains = append(s.Drains, d)
 	}
-	if !o.FixedCluster && rapid.IntRange(0, 2).Draw(t, "grows") == 0 {
+	if rapid.IntRange(0, 2).Draw(t, "grows") == 0 {
 		s.Grows = append(s.Grows, window("grow"))
 	}
 	return s
