@@ -83,6 +83,14 @@ type Options struct {
 	// RestoreTime is the host's checkpoint/restore cost in seconds, which a consolidating
 	// migration must repay. Zero selects 30 s (package sim's default); negative means free.
 	RestoreTime float64
+	// Patience is theta of the patient conversion (see the package documentation): a job the
+	// virtual machine has finished is ordered among such jobs by its predicted remaining
+	// GPU-time, shortest first, until it is theta times its predicted processing time past its
+	// virtual completion, and from then on ahead of them, by virtual completion. It keeps a
+	// backlog of virtually finished jobs from being served in arrival order when the real
+	// cluster lags the virtual machine (overload), at a price of theta mu in the competitive
+	// ratio. Zero selects the default (none yet: the original conversion); negative means none.
+	Patience float64
 	// Name names the scheduler in reports. Default "asrpt".
 	Name string
 }
@@ -103,6 +111,8 @@ type jobState struct {
 	running   bool          // in the current view's Running list
 	displaced uint64        // epoch of the last call in which it ran on an unavailable GPU
 	statusIdx int           // index in the current view's list
+	vrank     int           // position in the virtually finished part of the order (with patience)
+	rkey      float64       // predicted remaining GPU-time over weight (with patience)
 	prefix    uint64        // epoch of the last call that put the job in the priority prefix
 	preempted uint64        // epoch of the last call that preempted the job
 }
@@ -148,7 +158,11 @@ type Scheduler struct {
 	lastStates, scratchStates [2][]*jobState
 	sizing                    map[sizingKey][][]topology.GPUID // candidate sizing placements
 
+	patience float64 // Options.Patience resolved: 0 for none
+
 	// scratch
+	fresh     []*jobState
+	vorder    []*jobState
 	victims   []victim
 	order     []*jobState
 	doneBuf   []srpt.Completed
@@ -185,6 +199,9 @@ func New(opt Options) (*Scheduler, error) {
 	if !(opt.ReestimateMargin >= 0) || math.IsInf(opt.ReestimateMargin, 0) {
 		return nil, fmt.Errorf("asrpt: ReestimateMargin %v must be finite and >= 0", opt.ReestimateMargin)
 	}
+	if math.IsNaN(opt.Patience) || math.IsInf(opt.Patience, 0) {
+		return nil, fmt.Errorf("asrpt: Patience %v must be finite", opt.Patience)
+	}
 	if opt.Name == "" {
 		opt.Name = "asrpt"
 	}
@@ -193,6 +210,7 @@ func New(opt Options) (*Scheduler, error) {
 		return nil, err
 	}
 	s := &Scheduler{opt: opt, queue: q, placer: own, jobs: make(map[gpusched.JobID]*jobState), rejected: make(map[gpusched.JobID]*rejection)}
+	s.patience = max(opt.Patience, 0)
 	if own != nil {
 		s.forget = append(s.forget, own)
 	}
@@ -544,7 +562,7 @@ func (s *Scheduler) unfitError(st *jobState) *gpusched.JobError {
 // orderPrefix fills s.order with present jobs in priority order: virtually completed jobs by
 // virtual completion, then the SRPT queue. Unless full is set it stops once the GPU demands
 // of the jobs taken exceed the cluster (the rest cannot be in the prefix).
-func (s *Scheduler) orderPrefix(G int, full bool) {
+func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 	s.order = s.order[:0]
 	budget := G
 	take := func(st *jobState) bool {
@@ -565,7 +583,11 @@ func (s *Scheduler) orderPrefix(G int, full bool) {
 	if live < len(s.vdone)/2 {
 		s.vdone = slices.DeleteFunc(s.vdone, func(st *jobState) bool { return st.gone })
 	}
-	for _, st := range s.vdone {
+	vorder := s.vdone
+	if s.patience > 0 {
+		vorder = s.patientOrder(v)
+	}
+	for _, st := range vorder {
 		if !take(st) {
 			return
 		}
@@ -577,6 +599,52 @@ func (s *Scheduler) orderPrefix(G int, full bool) {
 	}
 }
 
+// patientOrder returns the present virtually finished jobs in priority order with patience
+// theta: first the overdue ones (at least theta times their predicted processing time past
+// their virtual completion), by virtual completion; then the others, by predicted remaining
+// GPU-time over weight, shortest first (ties by virtual completion).
+func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
+	s.fresh = s.fresh[:0]
+	s.vorder = s.vorder[:0]
+	for _, st := range s.vdone {
+		if st.gone || st.seen != s.epoch || st.unfit {
+			continue
+		}
+		if s.now-st.vfinish >= s.patience*st.iters*st.tau {
+			s.vorder = append(s.vorder, st)
+			continue
+		}
+		done := 0.0
+		if st.running {
+			done = v.Running[st.statusIdx].Iterations
+		} else {
+			done = v.Pending[st.statusIdx].Iterations
+		}
+		st.rkey = float64(st.job.GPUs) * max(st.iters-done, 0) * st.tau / st.weight
+		s.fresh = append(s.fresh, st)
+	}
+	slices.SortFunc(s.fresh, func(a, b *jobState) int {
+		switch {
+		case a.rkey != b.rkey:
+			if a.rkey < b.rkey {
+				return -1
+			}
+			return 1
+		case a.vfinish != b.vfinish:
+			if a.vfinish < b.vfinish {
+				return -1
+			}
+			return 1
+		}
+		return a.key - b.key
+	})
+	s.vorder = append(s.vorder, s.fresh...)
+	for i, st := range s.vorder {
+		st.vrank = i
+	}
+	return s.vorder
+}
+
 // victim is a running job outside the priority prefix, with its position in the order.
 type victim struct {
 	st   *jobState
@@ -586,6 +654,9 @@ type victim struct {
 // rank returns a job's position in the priority order (smaller runs first).
 func (s *Scheduler) rank(st *jobState) int {
 	if st.vdone {
+		if s.patience > 0 {
+			return st.vrank
+		}
 		return slices.Index(s.vdone, st)
 	}
 	r, _ := slices.BinarySearchFunc(s.live, st, liveCmp)
@@ -677,9 +748,9 @@ func (s *Scheduler) reestimate(st *jobState, done float64) error {
 // the prefix and fits, and preempted otherwise. It returns the earliest time a blocked
 // preemption becomes allowed (+Inf if none).
 func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, error) {
-	s.orderPrefix(G, s.opt.Backfill || s.reversed)
+	s.orderPrefix(&v, G, s.opt.Backfill || s.reversed)
 	if s.reversed {
-		s.orderPrefix(G, true)
+		s.orderPrefix(&v, G, true)
 		slices.Reverse(s.order)
 	}
 	free := v.Free()
@@ -745,13 +816,38 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			}
 		}
 		slices.SortFunc(s.victims, func(a, b victim) int { return b.rank - a.rank })
+		// Preempt only for the waiting prefix jobs that the preemptable victims can make room
+		// for, in priority order: a preemption that does not let a prefix job start only
+		// hands its GPUs to a backfilled job and thrashes (jobs protected by MinRunTime cannot
+		// be preempted yet).
+		avail := free.Len()
 		for _, vc := range s.victims {
-			if need <= free.Len() {
-				break
-			}
 			js := &v.Running[vc.st.statusIdx]
 			if allowed := js.Since + s.opt.MinRunTime; allowed > v.Now {
 				wake = math.Min(wake, allowed)
+				continue
+			}
+			avail += len(js.GPUs)
+		}
+		target := 0
+		for _, st := range s.order[:prefixLen] {
+			if holds(st) {
+				continue
+			}
+			if target+st.job.GPUs > avail {
+				if !s.opt.Backfill {
+					break
+				}
+				continue
+			}
+			target += st.job.GPUs
+		}
+		for _, vc := range s.victims {
+			if target <= free.Len() {
+				break
+			}
+			js := &v.Running[vc.st.statusIdx]
+			if js.Since+s.opt.MinRunTime > v.Now {
 				continue
 			}
 			vc.st.preempted = s.epoch

@@ -217,3 +217,31 @@ type constEst float64
 func (c constEst) Estimate(j *gpusched.Job, done float64) (float64, error) {
 	return max(float64(c), 2*done), nil
 }
+
+// TestNoPreemptionThatCannotHelp: the 8-GPU head of the priority order waits while A (protected
+// by MinRunTime) and B run on 4 GPUs each. Preempting B cannot let the head start, so B keeps
+// running; the old code preempted it, backfilled another job into its GPUs, and did so again
+// at every call: a livelock found by the restart property.
+func TestNoPreemptionThatCannotHelp(t *testing.T) {
+	c := servers(t, 2)
+	head := &gpusched.Job{ID: "head", GPUs: 8, StepTime: 1}
+	a := &gpusched.Job{ID: "a", GPUs: 4, StepTime: 1}
+	b := &gpusched.Job{ID: "b", GPUs: 4, StepTime: 1}
+	filler := &gpusched.Job{ID: "filler", GPUs: 4, StepTime: 1}
+	iters := map[gpusched.JobID]float64{"head": 1, "a": 1000, "b": 2000, "filler": 3000}
+	for _, backfill := range []bool{false, true} {
+		s := mustNew(t, Options{Estimator: truthOracle(iters), MinRunTime: 25, Backfill: backfill, NoConsolidate: true})
+		v := gpusched.View{Now: 100, Cluster: c,
+			Running: []gpusched.JobStatus{
+				{Job: a, GPUs: []topology.GPUID{0, 1, 2, 3}, Started: true, Since: 99},
+				{Job: b, GPUs: []topology.GPUID{4, 5, 6, 7}, Started: true, Since: 0}},
+			Pending: []gpusched.JobStatus{{Job: head}, {Job: filler}}}
+		d := schedule(t, s, v)
+		if _, ok := assignment(d, "b"); !ok {
+			t.Errorf("backfill=%v: b preempted although the head cannot start before a's protection ends (run %+v)", backfill, d.Run)
+		}
+		if d.WakeAt != 124 {
+			t.Errorf("backfill=%v: wake at %v, want 124 (a's protection ends)", backfill, d.WakeAt)
+		}
+	}
+}
