@@ -205,3 +205,64 @@ func TestWeightedBoundHasTeeth(t *testing.T) {
 		t.Fatal("the weighted bound property did not catch reversed priority")
 	}
 }
+
+// checkPatientBound is the bound of the patient conversion (package documentation) on one
+// instance: sum C_j <= sum_j (r_j + p_j + theta p^_j) + mu beta ^V, where ^V is the total
+// completion time of SRPT on the predicted virtual instance (computed here independently, by
+// srpt.Offline), and hence <= (1 + theta mu + mu^2 beta) x the lower bound on OPT.
+//
+// The scheduler runs with patience run and the bound is checked for theta: a scheduler more
+// patient than its stated bound (run > theta) is a deliberately wrong variant.
+func checkPatientBound(t *rapid.T, run, theta float64, backfill, reversed bool) {
+	checkPatientBoundOn(t, drawInstance(t, 8, 8, 12, 12), run, theta, backfill, reversed)
+}
+
+func checkPatientBoundOn(t *rapid.T, in instance, run, theta float64, backfill, reversed bool) {
+	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.reversed = reversed
+	done, err := runHost(oneServer(in.G), in.jobs, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	virtual := make([]srpt.Job, len(in.jobs))
+	sumC, base := 0.0, 0.0
+	for i, j := range in.jobs {
+		sumC += done[j.job.ID]
+		p := j.iters * j.job.StepTime
+		predicted := p * in.factor[j.job.ID]
+		base += j.job.Arrival + p + theta*predicted
+		virtual[i] = srpt.Job{ID: i, Release: j.job.Arrival, Size: float64(j.job.GPUs) * predicted / float64(in.G)}
+	}
+	sched, err := srpt.Offline(virtual, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bound := base + in.mu*in.beta()*sched.SumCompletion; sumC > bound*(1+1e-9) {
+		t.Fatalf("theta %v: sum C = %v > sum (r + p + theta p^) + mu beta ^V = %v + %v x %v x %v", theta, sumC, base, in.mu, in.beta(), sched.SumCompletion)
+	}
+	lb, err := srpt.LowerBounds(in.gang(), in.G)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ratio := 1 + theta*in.mu + in.mu*in.mu*in.beta(); sumC > ratio*lb.Best()*(1+1e-9) {
+		t.Fatalf("theta %v: sum C = %v > (1 + theta mu + mu^2 beta) LB = %v x %v", theta, sumC, ratio, lb.Best())
+	}
+}
+
+func TestPatientBound(t *testing.T) {
+	for _, theta := range []float64{0.5, 2, 8} {
+		rapid.Check(t, func(t *rapid.T) { checkPatientBound(t, theta, theta, false, false) })
+		rapid.Check(t, func(t *rapid.T) { checkPatientBound(t, theta, theta, true, false) })
+	}
+}
+
+// TestPatientBoundHasTeeth: the property catches the reversed-priority variant with patience
+// on instances with more, longer jobs (on the smallest ones the theta slack hides it).
+func TestPatientBoundHasTeeth(t *testing.T) {
+	if !propertyFails(func(t *rapid.T) { checkPatientBoundOn(t, drawInstance(t, 8, 16, 40, 20), 2, 2, false, true) }) {
+		t.Fatal("the patient bound property did not catch reversed priority")
+	}
+}
