@@ -83,7 +83,7 @@ func (in instance) beta() float64 { return float64(in.G) / float64(in.G-in.gmax+
 // sumCompletion runs the analysed variant (strict or backfill, no re-estimation, immediate
 // preemption) on the instance.
 func (in instance) sumCompletion(t *rapid.T, backfill, reversed bool) float64 {
-	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill})
+	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func checkWeightedBound(t *rapid.T, backfill, reversed bool) {
 	for i := range in.jobs {
 		in.jobs[i].job.Weight = rapid.SampledFrom([]float64{1, 0.5, 2, 5}).Draw(t, "w")
 	}
-	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill})
+	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,14 @@
 //     GPUs that become unavailable and servers that come and go). Preemptive SRPT is optimal there for
 //     the total completion time (package srpt), and A-SRPT keeps that SRPT schedule
 //     incrementally (an srpt.Queue), advancing it to the view's time at every call.
-//  3. Priority: jobs the virtual machine has finished come first, in the order it finished them;
-//     then the others, in the virtual SRPT order (smallest virtual remaining work first). Among
-//     jobs present at the same time this is the order of their virtual completion times, and it
+//  3. Priority (the patient conversion, Options.Patience = theta, DefaultPatience = 2): jobs the
+//     virtual machine has finished come first. Among them, those at least theta times their
+//     predicted processing time p^_j past their virtual completion ("overdue") come first, in
+//     the order the virtual machine finished them; then the others, by predicted remaining
+//     GPU-time (shortest first). Then the jobs the virtual machine has not finished, in the
+//     virtual SRPT order (smallest virtual remaining work first). With Patience < 0 every
+//     virtually finished job is ordered by virtual completion (the original conversion): among
+//     jobs present at the same time that is the order of their virtual completion times, and it
 //     never changes between two arrivals.
 //  4. Conversion: the longest prefix of the priority order whose GPU demands fit in the cluster
 //     must run. Waiting prefix jobs are placed on free GPUs by the Placer (the partition-based
@@ -41,6 +46,18 @@
 //     repay the restore cost twice over (package consolidate). On the Philly trace at five
 //     times its arrival rate this cuts A-SRPT's mean JCT from 2.30 days to 2.98 hours.
 //
+// Why patience. The virtual machine runs any job at the speed of the whole cluster and at its
+// best placement, so under sustained overload the real cluster falls behind it: jobs the
+// virtual machine has finished but the cluster has not pile up, and the original conversion
+// serves that backlog in order of virtual completion, close to arrival order. On the shared
+// Philly file overloaded (five virtual clusters on 192 GPUs) A-SRPT with exact predictions
+// then had a mean JCT of 135 h (one-GPU jobs waited a median of 126 h; idle GPUs while jobs
+// waited were only 1.4% of capacity, so strict order was not the cause), worse than SRPT-oracle
+// (46 h), SJF-BCO (34 h) and A-SRPT with its learned forest (26 h), whose re-estimations
+// happen to break the backlog up. With patience the backlog is served shortest first, and a
+// job that has waited theta times its own length past its virtual completion takes priority
+// again: 16 h. BENCHMARKS.md "A-SRPT across workload families" has the measurements.
+//
 // # The competitive ratio
 //
 // Model. G identical GPUs. Job j is released at r_j, needs g_j GPUs at once (1 <= g_j <= g_max
@@ -49,8 +66,8 @@
 // at every arrival and completion. Predictions are fixed at arrival and within a factor mu >= 1:
 // p_j / mu <= p^_j <= mu p_j. Let beta = G / (G - g_max + 1).
 //
-// Theorem. A-SRPT without re-estimation and with MinRunTime = 0, in strict order or with
-// Backfill, satisfies, on every instance,
+// Theorem 1 (the original conversion). A-SRPT with Patience < 0, without re-estimation and with
+// MinRunTime = 0, in strict order or with Backfill, satisfies, on every instance,
 //
 //	sum_j C_j <= sum_j (r_j + p_j) + mu^2 beta V  <=  (1 + mu^2 beta) OPT,
 //
@@ -92,6 +109,21 @@
 // waiting: backfilled jobs lie outside the prefix and are preempted as soon as the prefix needs
 // their GPUs.
 //
+// Theorem 2 (the patient conversion, the default). With Patience = theta > 0 and otherwise as in
+// Theorem 1,
+//
+//	sum_j C_j <= sum_j (r_j + p_j + theta p^_j) + mu beta ^V  <=  (1 + theta mu + mu^2 beta) OPT;
+//
+// with the default theta = 2 and exact predictions that is 3 + beta (Theorem 1: 1 + beta).
+// Proof. Split the time job j is present and not running into three parts: before ^C_j (j is
+// not virtually finished), the patience window [^C_j, ^C_j + theta p^_j), and after it (j is
+// overdue). In the first part every job ahead of j is virtually finished by now (so ^C_k <
+// ^C_j) or ahead of j in the SRPT queue (so ^C_k < ^C_j); in the third every job ahead of j is
+// overdue with an earlier virtual completion. So in both, the jobs ahead of j are in H_j, and
+// the argument of Theorem 1 bounds the time j waits in them together by mu beta ^C_j. The
+// window lasts theta p^_j <= theta mu p_j. Summing, and with sum_j p_j <= OPT and ^V <= mu V <=
+// mu OPT as before, the theorem follows. PatientRatio returns the ratio.
+//
 // The argument is the list-scheduling argument for rigid jobs (Garey and Graham, "Bounds for
 // multiprocessor scheduling with resource constraints", SIAM J. Comput. 4(2), 1975) applied to
 // the order of a single-machine relaxation, as in the conversions of Hall, Schulz, Shmoys and
@@ -122,7 +154,9 @@
 // (Megow and Schulz, "On-line scheduling to minimize average completion time revisited", Oper.
 // Res. Lett. 32(5), 2004), and the optimal weighted total of the virtual instance is a lower
 // bound on OPT_w as before (with the dilation step of the proof). With equal weights weighted
-// SRPT is SRPT, which is optimal, and the factor 2 disappears: the theorem above.
+// SRPT is SRPT, which is optimal, and the factor 2 disappears: Theorem 1. That is the original
+// conversion; the patient one orders its window by remaining GPU-time over weight and adds
+// theta sum_j w_j p^_j, for a ratio of 1 + theta mu + 2 mu^2 beta.
 //
 // Rejected jobs. A job that cannot be admitted (no cost, more GPUs than the cluster has of its
 // kind, a plan that fits no GPU, a failing prediction) never enters the virtual instance and is
@@ -138,6 +172,8 @@
 // [G_min, G_max] while jobs wait, the proof gives
 //
 //	sum_j C_j <= sum_j (r_j + p_j) + mu beta' ^V,   beta' = G_max / (G_min - g_max + 1),
+//
+// (plus theta sum_j p^_j for the patient conversion)
 //
 // with ^V the total virtual completion time of the predicted instance, as the scheduler itself
 // computes it (the virtual machine does at most G_max ^C_j GPU-seconds of work by ^C_j). With
@@ -176,7 +212,7 @@
 // gpusched.ErrBadState and leaves the scheduler unchanged. With 10,000 live jobs the state is
 // under 1 MB and restores in tens of milliseconds (BENCHMARKS.md).
 //
-// The package tests check the first inequality with rapid on generated instances (arrivals,
+// The package tests check the first inequality of each theorem with rapid on generated instances (arrivals,
 // demands up to g_max, prediction errors within mu) and the ratio against exact optima of tiny
 // instances (srpt.ExactOptimum), and check that a deliberately wrong variant (reversed
 // priority) violates the inequality, so the test can fail.
