@@ -15,14 +15,6 @@ type heapItem struct {
 	v   int32
 }
 
-func newGainHeap(n int) *gainHeap {
-	h := &gainHeap{pos: make([]int32, n)}
-	for i := range h.pos {
-		h.pos[i] = -1
-	}
-	return h
-}
-
 // ensure empties the heap and makes room for vertices 0..n-1, keeping the
 // invariant that pos is -1 everywhere outside the heap.
 func (h *gainHeap) ensure(n int) {
@@ -54,8 +46,6 @@ func (h *gainHeap) reset() {
 }
 
 func (h *gainHeap) len() int { return len(h.items) }
-
-func (h *gainHeap) contains(v int32) bool { return h.pos[v] >= 0 }
 
 func (h *gainHeap) less(i, j int) bool { // true if i should be above j
 	a, b := &h.items[i], &h.items[j]
