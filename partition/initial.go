@@ -21,8 +21,9 @@ type bisection struct {
 
 // growBisection splits g by greedy graph growing: side 0 starts from a
 // random vertex and repeatedly absorbs the side-1 vertex whose move gains
-// the most, until it reaches its target. part is overwritten.
-func growBisection(g *Graph, b bisection, rng *rand.Rand, h *gainHeap, gain []int64, part []int32) {
+// the most, until it weighs grow (b.t0, or another weight within the
+// limits). part is overwritten.
+func growBisection(g *Graph, b bisection, grow float64, rng *rand.Rand, h *gainHeap, gain []int64, part []int32) {
 	n := g.NumVertices()
 	h.reset()
 	for v := range n {
@@ -36,7 +37,7 @@ func growBisection(g *Graph, b bisection, rng *rand.Rand, h *gainHeap, gain []in
 	var pw0 int64
 	remaining := n
 	next := rng.IntN(n)
-	for float64(pw0) < b.t0 && remaining > 0 {
+	for float64(pw0) < grow && remaining > 0 {
 		var v int32
 		if h.len() > 0 {
 			v, _ = h.pop()
@@ -99,12 +100,31 @@ func mlBisect(g *Graph, b bisection, ws *workspace, h *hierarchy) []int32 {
 	hp := &ws.heap
 	hp.ensure(cn)
 	r := &ws.r
+	// Bisections refine with METIS's alternating 2-way FM (side2): their
+	// coarse levels have relaxed limits, and a refiner free to use all of
+	// that room drifts to it (it can empty a side where the tolerance is
+	// large); measured on the benchmark set, best-gain moves here made
+	// the k >= 8 cuts 1.2% worse. The slack of K = 2 is used by the
+	// k-way levels, which do not alternate, and by the growing targets.
+	r.alternate = true
+	defer func() { r.alternate = ws.brokenAlternate }()
 	var bestOver, bestCut int64 = math.MaxInt64, math.MaxInt64
+	// Where the limits leave room, some tries grow side 0 to its largest
+	// or smallest allowed weight instead of its target: FM keeps a cut
+	// it finds near the start, and a much better cut may need the slack
+	// (issue #19: two clusters of unequal size).
+	grows := [3]float64{b.t0, b.t0, b.t0}
+	if hi := float64(b.limit[0]); hi >= b.t0+float64(g.maxVW) {
+		grows[1] = hi
+	}
+	if lo := float64(g.totalVW - b.limit[1]); lo <= b.t0-float64(g.maxVW) {
+		grows[2] = max(lo, 1)
+	}
 	for t := 0; t < ws.tries; t++ {
 		if cn == 0 {
 			break
 		}
-		growBisection(cg, b, rng, hp, ws.gain, cur)
+		growBisection(cg, b, grows[t%3], rng, hp, ws.gain, cur)
 		r.init(cg, cur, 2, coarseLimit(limit, cg, levels, ws), target)
 		r.balance()
 		r.refine()

@@ -46,8 +46,12 @@ type refiner struct {
 	rng       *rand.Rand
 	order     []int32
 
-	slack  int64
-	global bool // small graph: interior vertices may move to the spare part
+	slack int64
+	// alternate makes fm2Pass move from the side heavier relative to its
+	// target (METIS's 2-way FM) instead of taking the best move that
+	// respects the limits; see side2.
+	alternate bool
+	global    bool // small graph: interior vertices may move to the spare part
 	// entriesStale: move2 updated only id and ed; the part entries must
 	// be rebuilt before bestMove is used again.
 	entriesStale bool
@@ -445,20 +449,13 @@ func (r *refiner) fm2Pass() (bool, int64) {
 	var bestDev float64
 	bestIdx, stall := 0, 0
 	for {
-		from := int32(0)
-		if float64(r.pw[1])-r.target[1] > float64(r.pw[0])-r.target[0] {
-			from = 1
+		from := r.side2()
+		if from < 0 {
+			break // no side has a vertex that the other side can take
 		}
 		to := 1 - from
-		h := &(*hs)[from]
-		if h.len() == 0 {
-			break
-		}
-		v, gain := h.pop()
+		v, gain := (*hs)[from].pop()
 		w := g.vw[v]
-		if r.pw[to]+w > r.limit[to]+r.slack {
-			break // the lighter side is full: nothing can move
-		}
 		dev += r.dev(from, -w) + r.dev(to, w)
 		r.stamp[v] = r.pass
 		over += r.move2(v, to, true)
@@ -480,6 +477,56 @@ func (r *refiner) fm2Pass() (bool, int64) {
 		r.move2(m.v, m.from, false)
 	}
 	return bestIdx > 0 && (bestOver < 0 || bestDelta < 0), bestDelta
+}
+
+// side2 chooses the side fm2Pass moves the next vertex from, or -1 when
+// no move is possible. A side above its limit must give. Otherwise, with
+// alternate (METIS's 2-way FM) it is the side heavier relative to its
+// target, which keeps both sides within a vertex of their targets; without
+// it, it is the side whose best vertex gains the most among moves that
+// leave the other side at most slack above its limit (ties: the heavier
+// side), so that a tolerance is used where it lowers the cut.
+func (r *refiner) side2() int32 {
+	heavier := int32(0)
+	if float64(r.pw[1])-r.target[1] > float64(r.pw[0])-r.target[0] {
+		heavier = 1
+	}
+	fits := func(from int32) bool {
+		h := &r.partHeaps[from]
+		if h.len() == 0 {
+			return false
+		}
+		to := 1 - from
+		return r.pw[to]+r.g.vw[h.items[0].v] <= r.limit[to]+r.slack
+	}
+	over0, over1 := r.pw[0]-r.limit[0], r.pw[1]-r.limit[1]
+	if r.alternate || over0 > 0 || over1 > 0 {
+		from := heavier
+		if over0 > 0 || over1 > 0 {
+			from = 0
+			if over1 > over0 {
+				from = 1
+			}
+		}
+		if !fits(from) {
+			return -1
+		}
+		return from
+	}
+	f0, f1 := fits(0), fits(1)
+	switch {
+	case f0 && f1:
+		g0, g1 := r.partHeaps[0].items[0].key, r.partHeaps[1].items[0].key
+		if g0 > g1 || (g0 == g1 && heavier == 0) {
+			return 0
+		}
+		return 1
+	case f0:
+		return 0
+	case f1:
+		return 1
+	}
+	return -1
 }
 
 // move2 is move for two parts: only id and ed change (the part entries
