@@ -21,19 +21,23 @@ import (
 //     neighbour are matched) down to about 30 vertices per used part.
 //  2. Split the coarsest graph by recursive bisection. Each split keeps
 //     the best of four multilevel bisections; each bisection coarsens
-//     again, grows side 0 greedily from several random starts (to its
+//     again (anew for each of the four), grows side 0 greedily from several random starts (to its
 //     target, and where the tolerance leaves room also to its largest and
 //     smallest allowed weights), and
 //     refines with 2-way FM at every level (METIS's scheme: one gain heap
 //     per side, moves from the side heavier than its target).
-//  3. Project back level by level with k-way Fiduccia-Mattheyses
-//     refinement at every level: boundary vertices in a gain heap, moves
+//  3. Project back level by level with k-way refinement at every level:
+//     greedy sweeps (METIS's scheme: each boundary vertex moves to the
+//     part with room it gains most from, at zero gain only towards
+//     balance), then Fiduccia-Mattheyses passes: boundary vertices in a
+//     gain heap, moves
 //     into parts with room, a move that overfills a part is followed by a
 //     forced move out of it (so vertices can swap between full parts), and
 //     each pass rolls back to its best prefix, so refinement never
-//     increases the cut of a feasible partition. With K = 2 this is
-//     2-way FM that takes the best move the limits allow from either
-//     side, so the Imbalance tolerance is used where it lowers the cut.
+//     increases the cut of a feasible partition. With K = 2 the
+//     levels use 2-way FM alone, taking the best move the limits allow
+//     from either side, so the Imbalance tolerance is used where it
+//     lowers the cut.
 //
 // Options.Quick coarsens further and tries fewer bisections;
 // Options.Method RecursiveBisection skips step 1 and 3's k-way levels
@@ -152,7 +156,7 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 		levels, cg := coarsen(g, to, maxVW, ws.rng, &ws.ms)
 		part = make([]int32, cg.NumVertices())
 		spec.recurse(cg, nil, parts, target, part)
-		r.init(cg, part, c.k, coarseLimit(c.limit, cg, levels, ws), c.target)
+		r.init(cg, part, c.k, coarseLimit(c.limit, cg, levels, relaxKWay, ws), c.target)
 		r.balance()
 		r.refine()
 		for i := len(levels) - 1; i >= 0; i-- {
@@ -163,7 +167,7 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 			}
 			part = fine
 			if i > 0 {
-				ws.lim = relaxLimits(c.limit, lv.g, ws.lim)
+				ws.lim = relaxLimits(c.limit, lv.g, relaxKWay, ws.lim)
 				r.init(lv.g, part, c.k, ws.lim, c.target)
 				r.balance()
 				r.refine()

@@ -124,14 +124,12 @@ func (r *refiner) init(g *Graph, part []int32, k int, limit []int64, target []fl
 const globalMoveBudget = 1024
 
 // relaxLimits returns limits loosened for a coarse level of a hierarchy:
-// each limit grows by relaxFactor average vertex weights of that level, so
-// coarse levels can trade a little balance for cut; finer levels, with
-// lighter vertices, restore the balance cheaply. buf is reused.
-func relaxLimits(limit []int64, g *Graph, buf []int64) []int64 {
-	relaxFactor := relaxKWay
-	if len(limit) == 2 {
-		relaxFactor = relax2Way
-	}
+// each limit grows by relaxFactor average vertex weights of that level
+// (relax2Way for the levels of a bisection, relaxKWay for the k-way
+// levels, K = 2 included), so coarse levels can trade a little balance
+// for cut; finer levels, with lighter vertices, restore the balance
+// cheaply. buf is reused.
+func relaxLimits(limit []int64, g *Graph, relaxFactor float64, buf []int64) []int64 {
 	buf = grow(buf, len(limit))
 	extra := int64(0)
 	if n := g.NumVertices(); n > 0 {
@@ -400,7 +398,8 @@ func (r *refiner) move(v, b int32) int64 {
 	return after - before
 }
 
-// refine runs FM passes until one brings no improvement.
+// refine runs FM passes until one brings no improvement. For k > 2 each
+// FM pass is preceded by up to greedySweeps greedy sweeps (greedyPass).
 func (r *refiner) refine() {
 	pass := r.fmPass
 	if r.k == 2 {
@@ -408,6 +407,15 @@ func (r *refiner) refine() {
 	}
 	cut := r.cut()
 	for range r.maxPasses {
+		if r.k > 2 {
+			for range greedySweeps {
+				d := r.greedyPass()
+				cut += d
+				if -d*minPassGain < cut {
+					break
+				}
+			}
+		}
 		improved, delta := pass()
 		if !improved {
 			return
@@ -418,6 +426,60 @@ func (r *refiner) refine() {
 			return
 		}
 	}
+}
+
+// greedySweeps bounds the greedy sweeps before each k-way FM pass; the
+// sweeps stop early once one gains less than 1/minPassGain of the cut.
+const greedySweeps = 4
+
+// greedyPass visits the boundary vertices once, in random order, and
+// moves each to the adjacent part with room that it gains most from, if
+// the gain is positive, or zero while the move takes weight from a part
+// heavier (relative to its target) than the receiving one: METIS's greedy
+// k-way refinement. It returns the change of the cut (never positive) and
+// keeps every part within its limit.
+//
+// It complements fmPass, whose heap drops a vertex whose best part is
+// full and does not bring it back when room appears elsewhere, and whose
+// forced moves (swaps between full parts) can make a pass end before the
+// plain moves are done: on a power-law graph into 64 parts (plaw100000)
+// FM alone left thousands of positive moves and a cut 8% above METIS's;
+// with the sweeps it is within 1%.
+func (r *refiner) greedyPass() int64 {
+	if r.entriesStale {
+		r.needEntries = true
+		r.initConn()
+	}
+	r.boundaryOrder()
+	var delta int64
+	for _, v := range r.order {
+		if r.ed[v] == 0 {
+			continue // interior now (global mode lists every vertex)
+		}
+		a := r.part[v]
+		wv := r.g.vw[v]
+		internal := r.id[v]
+		to, gain := int32(-1), int64(math.MinInt64)
+		base := r.nstart[v]
+		for _, e := range r.pool[base : base+r.nn[v]] {
+			if r.pw[e.p]+wv > r.limit[e.p] {
+				continue
+			}
+			gp := e.w - internal
+			if gp > gain || (gp == gain && r.lighter(e.p, to, wv)) {
+				to, gain = e.p, gp
+			}
+		}
+		if to < 0 || gain < 0 {
+			continue
+		}
+		if gain == 0 && float64(r.pw[to]+wv)-r.target[to] >= float64(r.pw[a])-r.target[a] {
+			continue
+		}
+		r.move(v, to)
+		delta -= gain
+	}
+	return delta
 }
 
 // minPassGain: refine stops after a pass that improves the cut by less
