@@ -16,7 +16,7 @@
 # the median over its SEEDS x REPS runs.
 #
 # Usage: bench/partition_vs_metis.sh            (from anywhere)
-# Environment: IMB (default 0.03), SEEDS (default 3), REPS (timed runs per
+# Environment: IMB (default 0.03), SEEDS (default 5), REPS (timed runs per
 # seed, default 1), WORK (scratch dir, default a new temp dir), TRIALS (our
 # Options.Trials, default 1), METHOD (our method, kway or rb; default kway),
 # QUICK (1: Options.Quick), ONLY (a regular expression: only the instances
@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 IMB=${IMB:-0.03}
-SEEDS=${SEEDS:-3}
+SEEDS=${SEEDS:-5}
 REPS=${REPS:-1}
 TRIALS=${TRIALS:-1}
 METHOD=${METHOD:-kway}
