@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
 # Compare gpusched's partition.Partition with METIS 5.1 (gpmetis) on the
-# benchmark graphs: same graphs, same k, same imbalance (Imbalance 0.03 =
-# -ufactor=30), METIS both as k-way (its default) and as recursive
-# bisection (-ptype=rb). Cuts of every partition file are recomputed by
-# partitiongen eval, which also checks each part against the limit rule of
-# partition.Options. Times are partitioning only (no file I/O): ours is the
-# fastest of $REPS in-process runs, METIS's the fastest "Partitioning:" time
-# of $REPS gpmetis runs.
+# benchmark graphs of bench/partitiongen (generated, deterministic, seeded):
+# same graphs, same k, same imbalance (Imbalance 0.03 = -ufactor=30), METIS
+# both as k-way (its default) and as recursive bisection (-ptype=rb).
+#
+# Every cell (graph, k) is partitioned with seeds 1..$SEEDS by each
+# partitioner (ours: Options.Seed, METIS: -seed); the cut of a cell is the
+# mean over the seeds, recomputed from the part files by partitiongen eval,
+# which also checks every part against the limit rule of partition.Options.
+# Times are CPU times of the partitioning alone (no file I/O), like with
+# like: ours from getrusage(RUSAGE_SELF) around the in-process
+# partition.Partition call (all threads, garbage collector included),
+# METIS's its "Partitioning:" time, which gpmetis measures with the same
+# getrusage call (Debian's METIS is single-threaded). The time of a cell is
+# the median over its SEEDS x REPS runs.
 #
 # Usage: bench/partition_vs_metis.sh            (from anywhere)
-# Environment: IMB (default 0.03), REPS (default 3), WORK (scratch dir,
-# default a new temp dir), TRIALS (our Options.Trials, default 1),
-# METHOD (our method, kway or rb; default kway), QUICK (1: Options.Quick).
+# Environment: IMB (default 0.03), SEEDS (default 5), REPS (timed runs per
+# seed, default 1), WORK (scratch dir, default a new temp dir), TRIALS (our
+# Options.Trials, default 1), METHOD (our method, kway or rb; default kway),
+# QUICK (1: Options.Quick), ONLY (a regular expression: only the instances
+# whose name matches).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 IMB=${IMB:-0.03}
-REPS=${REPS:-3}
+SEEDS=${SEEDS:-5}
+REPS=${REPS:-1}
 TRIALS=${TRIALS:-1}
 METHOD=${METHOD:-kway}
 QUICK=${QUICK:-}
+ONLY=${ONLY:-}
 QUICKFLAG=""
 if [ -n "$QUICK" ]; then QUICKFLAG="-quick"; fi
 UFACTOR=$(awk -v e="$IMB" 'BEGIN { printf "%d", e * 1000 + 0.5 }')
@@ -38,25 +49,37 @@ go build -o "$WORK/partitiongen" ./bench/partitiongen
 PG="$WORK/partitiongen"
 "$PG" gen -out "$WORK/graphs"
 
+# mean and median of the numbers on stdin, one per line
+mean() { awk '{ s += $1; n++ } END { printf "%.6g\n", s / n }'; }
+median() { sort -g | awk '{ a[n++] = $1 } END { if (n % 2) print a[(n-1)/2]; else printf "%.6f\n", (a[n/2-1] + a[n/2]) / 2 }'; }
+
 results="$WORK/results.tsv"
 : >"$results"
 while IFS=$'\t' read -r name n m k; do
+	if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then continue; fi
 	g="$WORK/graphs/$name.graph"
-	read -r ocut osec < <("$PG" part -graph "$g" -k "$k" -imbalance "$IMB" \
-		-method "$METHOD" -trials "$TRIALS" $QUICKFLAG -reps "$REPS" -out "$WORK/ours.part")
-	read -r _ _ _ ook < <("$PG" eval -graph "$g" -part "$WORK/ours.part" -k "$k" -imbalance "$IMB")
-	row="$name $n $m $k $ocut $osec $ook"
+	cuts="" cpus="" ok=true
+	for s in $(seq "$SEEDS"); do
+		read -r ocut ocpu _ < <("$PG" part -graph "$g" -k "$k" -imbalance "$IMB" -seed "$s" \
+			-method "$METHOD" -trials "$TRIALS" $QUICKFLAG -reps "$REPS" -out "$WORK/ours.part")
+		read -r _ _ _ ook < <("$PG" eval -graph "$g" -part "$WORK/ours.part" -k "$k" -imbalance "$IMB")
+		cuts+="$ocut"$'\n' cpus+="$ocpu"$'\n'
+		[ "$ook" = true ] || ok=false
+	done
+	row="$name $n $m $k $(printf %s "$cuts" | mean) $(printf %s "$cpus" | median) $ok"
 	for ptype in kway rb; do
-		best=""
-		for _ in $(seq "$REPS"); do
-			t=$(gpmetis -ptype="$ptype" -ufactor="$UFACTOR" "$g" "$k" |
-				awk '/Partitioning:/ { print $2 }')
-			if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-				best=$t
-			fi
+		cuts="" cpus="" ok=true
+		for s in $(seq "$SEEDS"); do
+			for _ in $(seq "$REPS"); do
+				t=$(gpmetis -ptype="$ptype" -ufactor="$UFACTOR" -seed="$s" "$g" "$k" |
+					awk '/Partitioning:/ { print $2 }')
+				cpus+="$t"$'\n'
+			done
+			read -r mcut _ _ mok < <("$PG" eval -graph "$g" -part "$g.part.$k" -k "$k" -imbalance "$IMB")
+			cuts+="$mcut"$'\n'
+			[ "$mok" = true ] || ok=false
 		done
-		read -r mcut _ _ mok < <("$PG" eval -graph "$g" -part "$g.part.$k" -k "$k" -imbalance "$IMB")
-		row="$row $mcut $best $mok"
+		row="$row $(printf %s "$cuts" | mean) $(printf %s "$cpus" | median) $ok"
 	done
 	echo "$row" >>"$results"
 	echo "$row" >&2
@@ -64,7 +87,8 @@ done <"$WORK/graphs/instances.tsv"
 
 echo
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') x $(nproc), $(go version | cut -d' ' -f3), $(gpmetis -help 2>&1 | grep -m1 -o 'METIS [0-9.]*' || echo 'METIS 5.1')"
-echo "imbalance $IMB (ufactor $UFACTOR), ours: method $METHOD, trials $TRIALS, quick ${QUICK:-0}, seed 1"
+echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- partition bench 2>/dev/null || echo ' (modified)')"
+echo "imbalance $IMB (ufactor $UFACTOR), seeds 1-$SEEDS, $REPS timed run(s) per seed; ours: method $METHOD, trials $TRIALS, quick ${QUICK:-0}"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 "$PG" report -in "$results"

@@ -64,7 +64,7 @@ func (s *matchScratch) matchHeavyEdge(g *Graph, maxVW int64, rng *rand.Rand) []i
 	for i := range perm {
 		perm[i] = int32(i)
 	}
-	rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+	shuffle(rng, perm)
 	const maxBucket = 64
 	var cnt [maxBucket + 2]int32
 	for _, v := range perm {

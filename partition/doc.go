@@ -39,10 +39,12 @@
 //
 // The algorithm is multilevel k-way partitioning in the style of METIS:
 // coarsen by heavy-edge matching, split the coarsest graph by recursive
-// multilevel bisection (the best of several bisections at every split,
-// each refined by 2-way Fiduccia-Mattheyses), then project back level by
-// level with k-way FM refinement that can swap vertices between full parts
-// and never increases the cut. Options.Quick trades some cut for speed;
+// multilevel bisection (the best of several independently coarsened
+// bisections at every split, each refined by 2-way Fiduccia-Mattheyses),
+// then project back level by level with greedy sweeps and k-way FM
+// refinement that can swap vertices between full parts and never
+// increases the cut. With K = 2 the refinement uses the Imbalance
+// tolerance wherever an unbalanced split cuts less. Options.Quick trades some cut for speed;
 // Method RecursiveBisection selects pure recursive bisection instead.
 // BENCHMARKS.md compares both with METIS 5.1 (gpmetis).
 //

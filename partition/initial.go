@@ -21,8 +21,9 @@ type bisection struct {
 
 // growBisection splits g by greedy graph growing: side 0 starts from a
 // random vertex and repeatedly absorbs the side-1 vertex whose move gains
-// the most, until it reaches its target. part is overwritten.
-func growBisection(g *Graph, b bisection, rng *rand.Rand, h *gainHeap, gain []int64, part []int32) {
+// the most, until it weighs grow (b.t0, or another weight within the
+// limits). part is overwritten.
+func growBisection(g *Graph, b bisection, grow float64, rng *rand.Rand, h *gainHeap, gain []int64, part []int32) {
 	n := g.NumVertices()
 	h.reset()
 	for v := range n {
@@ -36,7 +37,7 @@ func growBisection(g *Graph, b bisection, rng *rand.Rand, h *gainHeap, gain []in
 	var pw0 int64
 	remaining := n
 	next := rng.IntN(n)
-	for float64(pw0) < b.t0 && remaining > 0 {
+	for float64(pw0) < grow && remaining > 0 {
 		var v int32
 		if h.len() > 0 {
 			v, _ = h.pop()
@@ -83,13 +84,10 @@ func bisectLimits(g *Graph, t0 float64, eps float64) bisection {
 // mlBisect bisects g with a full multilevel scheme: coarsen, try several
 // greedy growings with 2-way FM on the coarsest graph, keep the best, and
 // refine with 2-way FM at every level on the way back.
-func mlBisect(g *Graph, b bisection, ws *workspace, h *hierarchy) []int32 {
+func mlBisect(g *Graph, b bisection, ws *workspace) []int32 {
 	rng := ws.rng
-	if h.levels == nil && h.cg == nil {
-		maxVW := max(int64(1.5*float64(g.totalVW)/bisectCoarsenTo), 1)
-		h.levels, h.cg = coarsen(g, bisectCoarsenTo, maxVW, rng, &ws.ms)
-	}
-	levels, cg := h.levels, h.cg
+	maxVW := max(int64(1.5*float64(g.totalVW)/bisectCoarsenTo), 1)
+	levels, cg := coarsen(g, bisectCoarsenTo, maxVW, rng, &ws.ms)
 	limit := b.limit[:]
 	target := []float64{b.t0, float64(g.totalVW) - b.t0}
 	cn := cg.NumVertices()
@@ -99,13 +97,32 @@ func mlBisect(g *Graph, b bisection, ws *workspace, h *hierarchy) []int32 {
 	hp := &ws.heap
 	hp.ensure(cn)
 	r := &ws.r
+	// Bisections refine with METIS's alternating 2-way FM (side2): their
+	// coarse levels have relaxed limits, and a refiner free to use all of
+	// that room drifts to it (it can empty a side where the tolerance is
+	// large); measured on the benchmark set, best-gain moves here made
+	// the k >= 8 cuts 1.2% worse. The slack of K = 2 is used by the
+	// k-way levels, which do not alternate, and by the growing targets.
+	r.alternate = true
+	defer func() { r.alternate = ws.brokenAlternate }()
 	var bestOver, bestCut int64 = math.MaxInt64, math.MaxInt64
+	// Where the limits leave room, some tries grow side 0 to its largest
+	// or smallest allowed weight instead of its target: FM keeps a cut
+	// it finds near the start, and a much better cut may need the slack
+	// (issue #19: two clusters of unequal size).
+	grows := [3]float64{b.t0, b.t0, b.t0}
+	if hi := float64(b.limit[0]); hi >= b.t0+float64(g.maxVW) {
+		grows[1] = hi
+	}
+	if lo := float64(g.totalVW - b.limit[1]); lo <= b.t0-float64(g.maxVW) {
+		grows[2] = max(lo, 1)
+	}
 	for t := 0; t < ws.tries; t++ {
 		if cn == 0 {
 			break
 		}
-		growBisection(cg, b, rng, hp, ws.gain, cur)
-		r.init(cg, cur, 2, coarseLimit(limit, cg, levels, ws), target)
+		growBisection(cg, b, grows[t%3], rng, hp, ws.gain, cur)
+		r.init(cg, cur, 2, coarseLimit(limit, cg, levels, relax2Way, ws), target)
 		r.balance()
 		r.refine()
 		over, cut := r.overload(), r.cut()
@@ -124,7 +141,7 @@ func mlBisect(g *Graph, b bisection, ws *workspace, h *hierarchy) []int32 {
 		part = fine
 		lim := limit
 		if i > 0 {
-			lim = relaxLimits(limit, lv.g, ws.lim)
+			lim = relaxLimits(limit, lv.g, relax2Way, ws.lim)
 			ws.lim = lim
 		}
 		r.init(lv.g, part, 2, lim, target)
@@ -136,11 +153,11 @@ func mlBisect(g *Graph, b bisection, ws *workspace, h *hierarchy) []int32 {
 
 // coarseLimit returns the limits for the coarsest graph cg: relaxed if cg
 // is coarser than the input.
-func coarseLimit(limit []int64, cg *Graph, levels []level, ws *workspace) []int64 {
+func coarseLimit(limit []int64, cg *Graph, levels []level, relaxFactor float64, ws *workspace) []int64 {
 	if len(levels) == 0 {
 		return limit
 	}
-	ws.lim = relaxLimits(limit, cg, ws.lim)
+	ws.lim = relaxLimits(limit, cg, relaxFactor, ws.lim)
 	return ws.lim
 }
 
@@ -276,26 +293,17 @@ func (s *rbSpec) recurse(g *Graph, ids []int32, parts []int32, target []float64,
 	}
 }
 
-// hierarchy is a coarsening hierarchy shared by several bisections.
-type hierarchy struct {
-	levels []level
-	cg     *Graph
-}
-
-// cutsPerHierarchy: consecutive bisections of one split share a coarsening.
-var cutsPerHierarchy = 4
-
 // bestBisect runs s.cuts multilevel bisections and keeps the best by
-// (weight above the limits, cut).
+// (weight above the limits, cut). Each coarsens the graph anew, as METIS
+// does: on the benchmark set, four bisections sharing one coarsening
+// (the cheaper scheme used before) gave 3% larger cuts on average, and up
+// to twice the cut on worker graphs into two parts, where a single
+// coarsening can merge workers across pipeline stages.
 func (s *rbSpec) bestBisect(g *Graph, b bisection) []int32 {
 	var best []int32
 	var bestOver, bestCut int64
-	var h hierarchy
 	for i := range max(s.cuts, 1) {
-		if i%cutsPerHierarchy == 0 {
-			h = hierarchy{}
-		}
-		side := mlBisect(g, b, s.ws, &h)
+		side := mlBisect(g, b, s.ws)
 		var pw [2]int64
 		var cut int64
 		for v, sd := range side {

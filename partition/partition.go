@@ -21,15 +21,23 @@ import (
 //     neighbour are matched) down to about 30 vertices per used part.
 //  2. Split the coarsest graph by recursive bisection. Each split keeps
 //     the best of four multilevel bisections; each bisection coarsens
-//     again, grows side 0 greedily from several random starts, and
+//     again (anew for each of the four), grows side 0 greedily from several random starts (to its
+//     target, and where the tolerance leaves room also to its largest and
+//     smallest allowed weights), and
 //     refines with 2-way FM at every level (METIS's scheme: one gain heap
 //     per side, moves from the side heavier than its target).
-//  3. Project back level by level with k-way Fiduccia-Mattheyses
-//     refinement at every level: boundary vertices in a gain heap, moves
+//  3. Project back level by level with k-way refinement at every level:
+//     greedy sweeps (METIS's scheme: each boundary vertex moves to the
+//     part with room it gains most from, at zero gain only towards
+//     balance), then Fiduccia-Mattheyses passes: boundary vertices in a
+//     gain heap, moves
 //     into parts with room, a move that overfills a part is followed by a
 //     forced move out of it (so vertices can swap between full parts), and
 //     each pass rolls back to its best prefix, so refinement never
-//     increases the cut of a feasible partition.
+//     increases the cut of a feasible partition. With K = 2 the
+//     levels use 2-way FM alone, taking the best move the limits allow
+//     from either side, so the Imbalance tolerance is used where it
+//     lowers the cut.
 //
 // Options.Quick coarsens further and tries fewer bisections;
 // Options.Method RecursiveBisection skips step 1 and 3's k-way levels
@@ -40,6 +48,12 @@ import (
 // when no assignment within the limits was found (possible only in Hard
 // mode with vertex weights other than 1).
 func Partition(g *Graph, opts Options) (Result, error) {
+	return partitionWith(g, opts, &workspace{})
+}
+
+// partitionWith is Partition with a given (fresh) workspace, through which
+// tests switch on deliberately broken variants.
+func partitionWith(g *Graph, opts Options, ws *workspace) (Result, error) {
 	if g == nil {
 		return Result{}, fmt.Errorf("%w: nil graph", ErrInvalidGraph)
 	}
@@ -48,7 +62,6 @@ func Partition(g *Graph, opts Options) (Result, error) {
 		return Result{}, err
 	}
 	trials := max(opts.Trials, 1)
-	ws := &workspace{}
 	var best []int32
 	bestCut, bestOver := int64(math.MaxInt64), int64(math.MaxInt64)
 	for t := range trials {
@@ -86,6 +99,12 @@ type workspace struct {
 	gain  []int64
 	lim   []int64
 	tries int // greedy-growing tries per bisection
+
+	// brokenAlternate makes every 2-way refinement move from the side
+	// heavier relative to its target, as before issue #19, so that K = 2
+	// ignores Imbalance. Only tests set it, to show that the property
+	// "K = 2 uses the tolerance" catches that.
+	brokenAlternate bool
 }
 
 // initialCuts is the number of multilevel bisections tried at each split
@@ -108,6 +127,7 @@ const coarsenPerPart, quickPerPart = 30, 10
 func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *workspace) []int32 {
 	ws.rng = rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))
 	ws.r.rng = ws.rng
+	ws.r.alternate = ws.brokenAlternate
 	n := g.NumVertices()
 	if c.k == 1 {
 		return make([]int32, n)
@@ -136,7 +156,7 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 		levels, cg := coarsen(g, to, maxVW, ws.rng, &ws.ms)
 		part = make([]int32, cg.NumVertices())
 		spec.recurse(cg, nil, parts, target, part)
-		r.init(cg, part, c.k, coarseLimit(c.limit, cg, levels, ws), c.target)
+		r.init(cg, part, c.k, coarseLimit(c.limit, cg, levels, relaxKWay, ws), c.target)
 		r.balance()
 		r.refine()
 		for i := len(levels) - 1; i >= 0; i-- {
@@ -147,7 +167,7 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 			}
 			part = fine
 			if i > 0 {
-				ws.lim = relaxLimits(c.limit, lv.g, ws.lim)
+				ws.lim = relaxLimits(c.limit, lv.g, relaxKWay, ws.lim)
 				r.init(lv.g, part, c.k, ws.lim, c.target)
 				r.balance()
 				r.refine()

@@ -192,8 +192,10 @@ func TestPartitionKnownCuts(t *testing.T) {
 	if err != nil || res.Cut != 8 {
 		t.Fatalf("ring: cut %d, %v; want 8", res.Cut, err)
 	}
-	// A 32x32 grid into 2 halves: a straight cut of 32.
-	res, err = Partition(testGrid(t, 32, 32), Options{K: 2, Imbalance: 0.03, Seed: 1})
+	// A 32x32 grid into 2 halves: a straight cut of 32. One run finds it
+	// for some seeds only (cuts 32-41 over seeds 1-10, as METIS's); the
+	// best of 8 trials finds it for seeds 1-6.
+	res, err = Partition(testGrid(t, 32, 32), Options{K: 2, Imbalance: 0.03, Seed: 1, Trials: 8})
 	if err != nil || res.Cut != 32 {
 		t.Fatalf("grid: cut %d, %v; want 32", res.Cut, err)
 	}

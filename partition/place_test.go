@@ -240,11 +240,13 @@ func benchPlace(b *testing.B, fragmented bool) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	c0 := cpuSeconds(b)
 	for i := 0; i < b.N; i++ {
 		if _, err := Place(c, free, wg, PlaceOptions{Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(1000*(cpuSeconds(b)-c0)/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkPlace1024On4096 places a 1,024-worker GPT-3 13B job (DP16 x TP8 x PP8) on an empty

@@ -1,5 +1,7 @@
 package partition
 
+import "math/rand/v2"
+
 // gainHeap is an indexed binary max-heap of vertices keyed by int64 gains.
 // Ties are broken by the smaller sequence number, i.e. by insertion order,
 // so behaviour is deterministic. pos[v] is v's index in the heap or -1.
@@ -13,14 +15,6 @@ type heapItem struct {
 	key int64
 	seq uint32
 	v   int32
-}
-
-func newGainHeap(n int) *gainHeap {
-	h := &gainHeap{pos: make([]int32, n)}
-	for i := range h.pos {
-		h.pos[i] = -1
-	}
-	return h
 }
 
 // ensure empties the heap and makes room for vertices 0..n-1, keeping the
@@ -54,8 +48,6 @@ func (h *gainHeap) reset() {
 }
 
 func (h *gainHeap) len() int { return len(h.items) }
-
-func (h *gainHeap) contains(v int32) bool { return h.pos[v] >= 0 }
 
 func (h *gainHeap) less(i, j int) bool { // true if i should be above j
 	a, b := &h.items[i], &h.items[j]
@@ -170,5 +162,25 @@ func (h *gainHeap) remove(v int32) {
 	if i < last {
 		h.down(i)
 		h.up(i)
+	}
+}
+
+// shuffle permutes s uniformly at random (Fisher-Yates) from rng. It
+// draws two 32-bit numbers from each 64-bit output and maps them to an
+// index by multiplication (Lemire's method without the rejection step, a
+// bias of at most len(s)/2^32): several times faster than rand.Shuffle,
+// which matters because coarsening and refinement shuffle every level.
+func shuffle(rng *rand.Rand, s []int32) {
+	var bits uint64
+	have := 0
+	for i := len(s) - 1; i > 0; i-- {
+		if have == 0 {
+			bits, have = rng.Uint64(), 2
+		}
+		x := uint32(bits)
+		bits >>= 32
+		have--
+		j := int(uint64(x) * uint64(i+1) >> 32)
+		s[i], s[j] = s[j], s[i]
 	}
 }

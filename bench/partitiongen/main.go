@@ -9,23 +9,34 @@
 //	    write every instance as DIR/<name>.graph (METIS format) and list the
 //	    instances with their part counts in DIR/instances.tsv
 //	partitiongen part -graph F -k K [-imbalance 0.03] [-seed 1] [-method kway|rb] [-trials 1] [-quick] [-reps 3] [-out P]
-//	    partition F, print "cut seconds" (seconds: fastest of reps runs of
-//	    partition.Partition, file I/O excluded); write the part file to P
+//	    partition F, print "cut cpuSeconds wallSeconds" (medians of reps
+//	    runs of partition.Partition, file I/O excluded; CPU time from
+//	    getrusage); write the part file to P
 //	partitiongen eval -graph F -part P -k K [-imbalance 0.03]
 //	    print "cut maxPartWeight maxAllowed balanced" for a part file (one
 //	    part number per line, as gpmetis writes)
 //	partitiongen report -in results.tsv
-//	    print the markdown table with geometric means and worst ratios
+//	    print the markdown table, geometric means and worst cells (all
+//	    cells, by k, by family) and the CPU-time comparison
 //
-// Instances (see BENCHMARKS.md): 2-D grids, random geometric graphs and
-// Barabasi-Albert power-law graphs at 1k, 10k and 100k vertices, and
-// synthetic worker graphs of data x tensor x pipeline parallel jobs with 64
-// to 4,096 workers. The model zoo does not exist yet, so a worker graph is
-// synthesised from its structure: dp*tp*pp workers; each tensor-parallel
-// group (same stage and replica) is a complete graph with heavy edges
-// (weight 100); each (stage, tensor rank) has a data-parallel ring over the
-// replicas with medium edges (weight 10); each (replica, tensor rank) has a
-// pipeline chain over the stages with light edges (weight 1).
+// Instances (see BENCHMARKS.md), each into 2, 8 and 64 parts: 2-D grids,
+// random geometric graphs and Barabasi-Albert power-law graphs at 1k, 10k
+// and 100k vertices; synthetic worker graphs of data x tensor x pipeline
+// parallel jobs with 64 to 4,096 workers (into 2, 8 and n/8 parts); and
+// irregular graphs at about 10k and 100k vertices (families.go):
+// triangular 2-D meshes with holes and a refined region, tetrahedral 3-D
+// meshes with holes, Chung-Lu power-law graphs (exponent 2.1, most
+// vertices of degree 1-3 around hubs), circuit graphs with Rent's-rule
+// locality and global nets, and road-like graphs (spanning tree of nearest
+// neighbours plus a few extra roads, mean degree 2.5). Every generator is
+// seeded, so the graphs are the same on every run.
+//
+// A worker graph is synthesised from its structure: dp*tp*pp workers; each
+// tensor-parallel group (same stage and replica) is a complete graph with
+// heavy edges (weight 100); each (stage, tensor rank) has a data-parallel
+// ring over the replicas with medium edges (weight 10); each (replica,
+// tensor rank) has a pipeline chain over the stages with light edges
+// (weight 1).
 package main
 
 import (
@@ -36,10 +47,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+	"syscall"
 	"time"
 
 	"github.com/gpusched/gpusched/partition"
@@ -77,23 +89,44 @@ type instance struct {
 
 func instances() []instance {
 	var ins []instance
+	ks := []int{2, 8, 64}
 	for _, side := range []int{32, 100, 316} {
-		ins = append(ins, instance{fmt.Sprintf("grid%dx%d", side, side), []int{8, 64}, func() (*partition.Graph, error) { return grid(side, side) }})
+		ins = append(ins, instance{fmt.Sprintf("grid%dx%d", side, side), ks, func() (*partition.Graph, error) { return grid(side, side) }})
 	}
 	for _, n := range []int{1000, 10000, 100000} {
-		ins = append(ins, instance{fmt.Sprintf("rgg%d", n), []int{8, 64}, func() (*partition.Graph, error) { return rgg(n, 1) }})
+		ins = append(ins, instance{fmt.Sprintf("rgg%d", n), ks, func() (*partition.Graph, error) { return rgg(n, 1) }})
 	}
 	for _, n := range []int{1000, 10000, 100000} {
-		ins = append(ins, instance{fmt.Sprintf("ba%d", n), []int{8, 64}, func() (*partition.Graph, error) { return barabasiAlbert(n, 4, 1) }})
+		ins = append(ins, instance{fmt.Sprintf("ba%d", n), ks, func() (*partition.Graph, error) { return barabasiAlbert(n, 4, 1) }})
 	}
 	for _, w := range [][3]int{{4, 4, 4}, {8, 4, 8}, {32, 8, 4}, {64, 8, 8}} {
 		dp, tp, pp := w[0], w[1], w[2]
 		n := dp * tp * pp
-		ks := []int{8}
+		ks := []int{2, 8}
 		if n/8 != 8 {
 			ks = append(ks, n/8)
 		}
 		ins = append(ins, instance{fmt.Sprintf("workers%d_dp%d_tp%d_pp%d", n, dp, tp, pp), ks, func() (*partition.Graph, error) { return workers(dp, tp, pp) }})
+	}
+	// irregular families (families.go), about 10k and 100k vertices each
+	for _, c := range []struct {
+		side, holes int
+	}{{71, 6}, {224, 12}} {
+		ins = append(ins, instance{fmt.Sprintf("mesh2d_holes%d", c.side), ks, func() (*partition.Graph, error) { return meshHoles2D(c.side, c.holes, 1) }})
+	}
+	for _, c := range []struct {
+		side, holes int
+	}{{23, 4}, {48, 8}} {
+		ins = append(ins, instance{fmt.Sprintf("mesh3d_holes%d", c.side), ks, func() (*partition.Graph, error) { return meshHoles3D(c.side, c.holes, 1) }})
+	}
+	for _, n := range []int{10000, 100000} {
+		ins = append(ins, instance{fmt.Sprintf("plaw%d", n), ks, func() (*partition.Graph, error) { return powerLaw(n, 2.1, 6, 1) }})
+	}
+	for _, n := range []int{10000, 100000} {
+		ins = append(ins, instance{fmt.Sprintf("circuit%d", n), ks, func() (*partition.Graph, error) { return circuit(n, 1) }})
+	}
+	for _, n := range []int{12000, 120000} {
+		ins = append(ins, instance{fmt.Sprintf("road%d", n), ks, func() (*partition.Graph, error) { return road(n, 1) }})
 	}
 	return ins
 }
@@ -257,7 +290,7 @@ func cmdPart(args []string) error {
 	method := fs.String("method", "kway", "kway or rb")
 	trials := fs.Int("trials", 1, "independent runs")
 	quick := fs.Bool("quick", false, "Options.Quick")
-	reps := fs.Int("reps", 3, "timed repetitions (fastest reported)")
+	reps := fs.Int("reps", 3, "timed repetitions (median reported)")
 	out := fs.String("out", "", "write the part file here")
 	fs.Parse(args)
 	g, err := readGraph(*graph)
@@ -273,14 +306,23 @@ func cmdPart(args []string) error {
 		return fmt.Errorf("unknown method %q", *method)
 	}
 	var res partition.Result
-	best := math.Inf(1)
+	var cpus, walls []float64
 	for range max(*reps, 1) {
+		c0, err := cpuSeconds()
+		if err != nil {
+			return err
+		}
 		t0 := time.Now()
 		res, err = partition.Partition(g, opts)
 		if err != nil {
 			return err
 		}
-		best = math.Min(best, time.Since(t0).Seconds())
+		walls = append(walls, time.Since(t0).Seconds())
+		c1, err := cpuSeconds()
+		if err != nil {
+			return err
+		}
+		cpus = append(cpus, c1-c0)
 	}
 	if *out != "" {
 		var sb strings.Builder
@@ -292,8 +334,35 @@ func cmdPart(args []string) error {
 			return err
 		}
 	}
-	fmt.Printf("%d %.6f\n", res.Cut, best)
+	fmt.Printf("%d %.6f %.6f\n", res.Cut, median(cpus), median(walls))
 	return nil
+}
+
+// cpuSeconds is the CPU time (user + system) this process has used so
+// far, all threads included (the Go runtime's garbage collector too), as
+// getrusage(RUSAGE_SELF) reports it: the measure gpmetis prints as its
+// "Partitioning:" time.
+func cpuSeconds() (float64, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	sec := func(t syscall.Timeval) float64 { return float64(t.Sec) + 1e-6*float64(t.Usec) }
+	return sec(ru.Utime) + sec(ru.Stime), nil
+}
+
+// median of xs (the mean of the middle two for an even count); xs is
+// sorted in place.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(xs)
+	m := len(xs) / 2
+	if len(xs)%2 == 1 {
+		return xs[m]
+	}
+	return (xs[m-1] + xs[m]) / 2
 }
 
 func cmdEval(args []string) error {
@@ -344,8 +413,9 @@ func cmdEval(args []string) error {
 	return nil
 }
 
-// cmdReport reads rows "instance n m k ourCut ourSec ourOK kwayCut kwaySec
-// kwayOK rbCut rbSec rbOK" and prints the table.
+// cmdReport reads rows "instance n m k ourCut ourCPU ourOK kwayCut kwayCPU
+// kwayOK rbCut rbCPU rbOK" (cuts: means over the seeds; CPU: median
+// seconds) and prints the markdown table and its summaries.
 func cmdReport(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ExitOnError)
 	in := fs.String("in", "", "results file")
@@ -354,20 +424,25 @@ func cmdReport(args []string) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
-	fmt.Fprintln(tw, "instance\tn\tm\tk\tours\tkway\trb\tours/kway\tours/best\tours ms\tkway ms\trb ms\t")
-	var lk, lb float64
-	worstK, worstB := 0.0, 0.0
-	var worstKName, worstBName string
-	rows := 0
+	type row struct {
+		name, family     string
+		k                int
+		rk, rbest, rcpu  float64
+		cpuOurs, cpuKway float64
+	}
+	var rows []row
+	fmt.Println("| instance | n | m | k | ours | METIS kway | METIS rb | ours/kway | ours/best | ours CPU ms | kway CPU ms | rb CPU ms | CPU ours/kway |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 13 {
 			return fmt.Errorf("%s:%d: %d fields, want 13", *in, i+1, len(f))
 		}
-		num := func(j int) float64 {
-			x, _ := strconv.ParseFloat(f[j], 64)
-			return x
+		var x [13]float64
+		for _, j := range []int{1, 2, 3, 4, 5, 7, 8, 10, 11} {
+			if x[j], err = strconv.ParseFloat(f[j], 64); err != nil {
+				return fmt.Errorf("%s:%d: field %d: %w", *in, i+1, j+1, err)
+			}
 		}
 		flag := func(j int) string {
 			if f[j] == "true" {
@@ -375,31 +450,108 @@ func cmdReport(args []string) error {
 			}
 			return "*"
 		}
-		ours, kw, rb := num(4), num(7), num(10)
-		rk := ratio(ours, kw)
-		rbest := ratio(ours, math.Min(kw, rb))
-		lk += math.Log(rk)
-		lb += math.Log(rbest)
-		rows++
-		name := f[0] + "/" + f[3]
-		if rk > worstK {
-			worstK, worstKName = rk, name
+		ours, kw, rb := x[4], x[7], x[10]
+		r := row{name: f[0], family: family(f[0]), k: int(x[3]), rk: ratio(ours, kw), rbest: ratio(ours, math.Min(kw, rb)),
+			cpuOurs: x[5], cpuKway: x[8], rcpu: ratio(x[5], x[8])}
+		rows = append(rows, r)
+		cpuRatio := "n/a" // METIS under its 1 ms resolution
+		if x[8] > 0 {
+			cpuRatio = strconv.FormatFloat(r.rcpu, 'f', 2, 64)
 		}
-		if rbest > worstB {
-			worstB, worstBName = rbest, name
+		fmt.Printf("| %s | %s | %s | %s | %s%s | %s%s | %s%s | %.3f | %.3f | %.1f | %.1f | %.1f | %s |\n",
+			f[0], f[1], f[2], f[3], cutStr(ours), flag(6), cutStr(kw), flag(9), cutStr(rb), flag(12), r.rk, r.rbest,
+			1000*x[5], 1000*x[8], 1000*x[11], cpuRatio)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	// summary prints the geometric mean and the worst of ours/kway (and
+	// ours/best) over the rows that keep says.
+	summary := func(label string, keep func(row) bool) {
+		var lk, lb float64
+		var worst row
+		cnt := 0
+		for _, r := range rows {
+			if !keep(r) {
+				continue
+			}
+			lk += math.Log(r.rk)
+			lb += math.Log(r.rbest)
+			if cnt == 0 || r.rk > worst.rk {
+				worst = r
+			}
+			cnt++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%s%s\t%s%s\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t\n",
-			f[0], f[1], f[2], f[3], f[4], flag(6), f[7], flag(9), f[10], flag(12), rk, rbest,
-			1000*num(5), 1000*num(8), 1000*num(11))
+		if cnt > 0 {
+			fmt.Printf("| %s | %d | %.3f | %.3f (%s, k = %d) | %.3f |\n", label, cnt,
+				math.Exp(lk/float64(cnt)), worst.rk, worst.name, worst.k, math.Exp(lb/float64(cnt)))
+		}
 	}
-	tw.Flush()
-	if rows > 0 {
-		fmt.Printf("\ninstances: %d\n", rows)
-		fmt.Printf("geometric mean ours/kway: %.4f   worst: %.3f (%s)\n", math.Exp(lk/float64(rows)), worstK, worstKName)
-		fmt.Printf("geometric mean ours/best(kway,rb): %.4f   worst: %.3f (%s)\n", math.Exp(lb/float64(rows)), worstB, worstBName)
-		fmt.Println("(* = a part heavier than the limit floor/ceil rule of partition.Options allows)")
+	fmt.Println()
+	fmt.Println("| cells | count | geometric mean ours/kway | worst ours/kway | geometric mean ours/best |")
+	fmt.Println("|---|---:|---:|---:|---:|")
+	summary("all", func(row) bool { return true })
+	var ks []int
+	var fams []string
+	for _, r := range rows {
+		if !slices.Contains(ks, r.k) && (r.k == 2 || r.k == 8 || r.k == 64) {
+			ks = append(ks, r.k)
+		}
+		if !slices.Contains(fams, r.family) {
+			fams = append(fams, r.family)
+		}
 	}
+	sort.Ints(ks)
+	for _, k := range ks {
+		summary(fmt.Sprintf("k = %d", k), func(r row) bool { return r.k == k })
+	}
+	for _, fam := range fams {
+		summary(fam, func(r row) bool { return r.family == fam })
+	}
+	// CPU: gpmetis prints milliseconds, so cells where METIS takes under
+	// 10 ms carry a rounding error of up to 5% and are left out of the
+	// geometric mean (they are in the totals).
+	var lc float64
+	var sumOurs, sumKway float64
+	cnt, faster := 0, 0
+	minR, maxR := math.Inf(1), 0.0
+	for _, r := range rows {
+		sumOurs += r.cpuOurs
+		sumKway += r.cpuKway
+		if r.cpuKway >= 0.010 {
+			lc += math.Log(r.rcpu)
+			cnt++
+			minR, maxR = math.Min(minR, r.rcpu), math.Max(maxR, r.rcpu)
+			if r.rcpu < 1 {
+				faster++
+			}
+		}
+	}
+	fmt.Println()
+	if cnt > 0 {
+		fmt.Printf("CPU time ours/METIS kway: geometric mean %.2f over the %d cells where METIS takes >= 10 ms (range %.2f-%.2f, ours faster on %d); total %.2f s vs %.2f s (%.2fx)\n",
+			math.Exp(lc/float64(cnt)), cnt, minR, maxR, faster, sumOurs, sumKway, sumOurs/sumKway)
+	}
+	fmt.Println("(* = a part heavier than the limit floor/ceil rule of partition.Options allows)")
 	return nil
+}
+
+// family names an instance's graph family: its name without the size
+// (and, for worker graphs, without the parallel layout).
+func family(name string) string {
+	if i := strings.Index(name, "_dp"); i >= 0 {
+		name = name[:i]
+	}
+	return strings.TrimRight(name, "0123456789x")
+}
+
+// cutStr prints a cut: an integer when it is one (a single seed), else
+// with one decimal (a mean over seeds).
+func cutStr(c float64) string {
+	if c == math.Trunc(c) {
+		return strconv.FormatFloat(c, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(c, 'f', 1, 64)
 }
 
 // ratio of two cuts; both zero counts as 1, a zero reference as +Inf.
