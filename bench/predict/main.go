@@ -94,9 +94,7 @@ func main() {
 			minLeaf: ints(*sweepLeaf), mtry: ints(*sweepMTry),
 		}
 		if *sweepSplit != "" {
-			for _, s := range strings.Split(*sweepSplit, ",") {
-				grid.split = append(grid.split, s)
-			}
+			grid.split = append(grid.split, strings.Split(*sweepSplit, ",")...)
 		}
 		if err := runSweep(*jobs, *seed, opts, grid); err != nil {
 			log.Fatal(err)
