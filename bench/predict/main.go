@@ -72,6 +72,11 @@ func main() {
 	sweepLeaf := flag.String("sweep-minleaf", "", "MinLeaf values of the sweep (default: -minleaf)")
 	sweepMTry := flag.String("sweep-mtry", "", "MTry values of the sweep (default: -mtry)")
 	sweepSplit := flag.String("sweep-split", "", "split criteria of the sweep (default: -split)")
+	philly := flag.String("philly", "", "real-duration evaluation: online replay of this Philly job CSV")
+	calWindows := flag.String("cal-window", "", "with -philly: CalibrationWindow values to compare (default: the default)")
+	calPriors := flag.String("cal-prior", "", "with -philly: CalibrationPrior values to compare (default: the default)")
+	calSteps := flag.String("cal-step", "", "with -philly: CalibrationStep values to compare, in thousandths (-1: none; default: the default)")
+	uncal := flag.Bool("uncalibrated", false, "with -philly: also run the predictor without calibration")
 	flag.Parse()
 
 	opts := predict.Options{Bins: *bins, Trees: *trees, MTry: *mtry, MinLeaf: *minLeaf, RetrainEvery: *retrain, Seed: 1}
@@ -84,6 +89,27 @@ func main() {
 	}
 
 	switch {
+	case *philly != "":
+		var variants []predict.Options
+		var names []string
+		if *uncal {
+			o := opts
+			o.NoCalibration = true
+			variants, names = append(variants, o), append(names, "forest online, uncalibrated")
+		}
+		for _, w := range or0(ints(*calWindows)) {
+			for _, pr := range or0(ints(*calPriors)) {
+				for _, st := range or0(ints(*calSteps)) {
+					o := opts
+					o.CalibrationWindow, o.CalibrationPrior, o.CalibrationStep = w, float64(pr), float64(st)/1000
+					variants = append(variants, o)
+					names = append(names, fmt.Sprintf("forest online (calibration window %d, prior %d, step %d/1000)", w, pr, st))
+				}
+			}
+		}
+		if err := runPhilly(*philly, variants, names); err != nil {
+			log.Fatal(err)
+		}
 	case *report != "":
 		if err := printReport(*report); err != nil {
 			log.Fatal(err)
@@ -489,6 +515,14 @@ func readColumn(path, col string) ([]float64, error) {
 type sweepGrid struct {
 	bins, trees, minLeaf, mtry []int
 	split                      []string
+}
+
+// or0 returns v, or {0} (the default) when v is empty.
+func or0(v []int) []int {
+	if len(v) == 0 {
+		return []int{0}
+	}
+	return v
 }
 
 func ints(s string) []int {
