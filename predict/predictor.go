@@ -417,6 +417,7 @@ func (p *Predictor) Fit(samples []Sample) error {
 	window := make([]row, len(keep))
 	for w, i := range keep {
 		window[w] = newRow(&samples[i].Job, ctx[i], logIters(samples[i].Iterations))
+		window[w].seq = uint64(n - len(keep) + w + 1)
 	}
 
 	p.mu.Lock()
@@ -511,6 +512,7 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 
 	r := newRow(job, h, y)
 	p.mu.Lock()
+	r.seq = p.observed + 1
 	if len(p.window) < p.opts.Window {
 		p.window = append(p.window, r)
 	} else {
