@@ -4,46 +4,89 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strconv"
 
 	gpusched "github.com/gpusched/gpusched"
 )
 
-// pitWindow holds the most recent probability integral transforms (PITs) of one key — a
-// group, a user or all jobs — and the empirical quantiles of them that form its calibration
-// map.
+// pitWindow holds the probability integral transforms (PITs) of the most recent batches of
+// one key — a group, a user or all jobs — and the empirical quantiles of the batches' PITs
+// that form its calibration map. A batch is the jobs of one group that were first predicted
+// between the same two completions of their group: they were predicted from the same
+// information, typically a burst of near-identical submissions, and their errors go together.
+// Each batch counts once, by the median of its jobs' PITs, so that a burst of fifty jobs does
+// not outweigh fifty independent ones.
 type pitWindow struct {
-	ring   []float64 // at most limit PITs; once full, ring[next] is the oldest
-	next   int
-	sorted []float64 // the same PITs, ascending
-	grid   [calLevels + 1]float64
-	// delta is the adaptive correction of the map at each level (adaptive conformal
-	// inference), for the finest key of a job.
-	delta [calLevels + 1]float64
-	seq   uint64 // store sequence number of the last update, for eviction
+	ring    []string // batch keys, at most limit; once full, ring[next] is the oldest
+	next    int
+	batches map[string]*pitBatch
+	sorted  []float64 // the batches' representative PITs, ascending
+	grid    [calLevels + 1]float64
+	seq     uint64 // calibrator sequence number of the last update, for eviction
 }
 
-// add records a PIT u in (0, 1), dropping the oldest beyond limit, and updates the grid.
-func (w *pitWindow) add(u float64, limit int, seq uint64) {
+// pitBatch is one batch's PITs (at most batchPITs, the first to finish) and their median.
+type pitBatch struct {
+	pits []float64
+	rep  float64
+}
+
+// batchPITs bounds the PITs kept per batch.
+const batchPITs = 64
+
+// add records the PIT u in [0, 1] of a job of batch key, dropping the oldest batch beyond
+// limit, and updates the grid.
+func (w *pitWindow) add(key string, u float64, limit int, seq uint64) {
 	w.seq = seq
+	if w.batches == nil {
+		w.batches = map[string]*pitBatch{}
+	}
+	if b := w.batches[key]; b != nil {
+		if len(b.pits) >= batchPITs {
+			return
+		}
+		w.removeSorted(b.rep)
+		b.pits = append(b.pits, u)
+		b.rep = medianOf(b.pits)
+		w.insertSorted(b.rep)
+		w.updateGrid()
+		return
+	}
 	if len(w.ring) < limit {
-		w.ring = append(w.ring, u)
+		w.ring = append(w.ring, key)
 	} else {
 		old := w.ring[w.next]
-		w.ring[w.next] = u
+		w.removeSorted(w.batches[old].rep)
+		delete(w.batches, old)
+		w.ring[w.next] = key
 		w.next = (w.next + 1) % len(w.ring)
-		i, _ := slices.BinarySearch(w.sorted, old)
-		w.sorted = slices.Delete(w.sorted, i, i+1)
 	}
-	i, _ := slices.BinarySearch(w.sorted, u)
-	w.sorted = slices.Insert(w.sorted, i, u)
+	w.batches[key] = &pitBatch{pits: []float64{u}, rep: u}
+	w.insertSorted(u)
 	w.updateGrid()
 }
 
-// updateGrid recomputes the grid: the empirical quantiles of the PITs at the levels
-// m/calLevels, with plotting positions i/(n+1) for the i-th smallest of n PITs and 0 and 1 at
-// the ends, interpolated linearly. With split-conformal prediction's finite-sample
-// correction, the interval between the levels a and b then holds a new exchangeable job with
-// probability about b - a.
+func (w *pitWindow) removeSorted(v float64) {
+	i, _ := slices.BinarySearch(w.sorted, v)
+	w.sorted = slices.Delete(w.sorted, i, i+1)
+}
+
+func (w *pitWindow) insertSorted(v float64) {
+	i, _ := slices.BinarySearch(w.sorted, v)
+	w.sorted = slices.Insert(w.sorted, i, v)
+}
+
+// medianOf returns the median of v without changing it.
+func medianOf(v []float64) float64 {
+	s := slices.Clone(v)
+	return median(s)
+}
+
+// updateGrid recomputes the grid: the empirical quantiles of the batches' PITs at the levels
+// m/calLevels, with plotting positions i/(n+1) for the i-th smallest of n and 0 and 1 at the
+// ends, interpolated linearly. As in split-conformal prediction with its finite-sample
+// correction, the interval between the levels a and b then holds a new exchangeable batch
+// with probability about b - a.
 func (w *pitWindow) updateGrid() {
 	s := w.sorted
 	n := len(s)
@@ -67,9 +110,8 @@ func (w *pitWindow) updateGrid() {
 // calibrator keeps the PIT windows of one source of estimates (forest, group history,
 // prior), per group, per user and overall, and blends them into a job's calibration map.
 type calibrator struct {
-	limit   int     // PITs kept per window
-	prior   float64 // weight, in jobs, of the broader level when blending
-	step    float64 // adaptive correction step (0: none)
+	limit   int     // batches kept per window
+	prior   float64 // weight, in batches, of the broader level when blending
 	maxKeys int
 	groups  map[string]*pitWindow
 	users   map[string]*pitWindow
@@ -77,32 +119,15 @@ type calibrator struct {
 	seq     uint64
 }
 
-func newCalibrator(limit int, prior, step float64, maxKeys int) *calibrator {
-	return &calibrator{limit: limit, prior: prior, step: step, maxKeys: maxKeys,
+func newCalibrator(limit int, prior float64, maxKeys int) *calibrator {
+	return &calibrator{limit: limit, prior: prior, maxKeys: maxKeys,
 		groups: map[string]*pitWindow{}, users: map[string]*pitWindow{}}
 }
 
-// add records the PIT u of a finished job with features f.
-func (c *calibrator) add(f *gpusched.Features, u float64, scratch []float64) {
-	if c.step > 0 {
-		// Adaptive correction of the finest key: each level moves towards the frequency it
-		// should have, by the job's miss or hit under the map it would get now.
-		if w := c.finest(f); w != nil {
-			e := c.grid(f, scratch)
-			if e == nil {
-				e = identityGrid(scratch)
-			}
-			for m := 1; m < calLevels; m++ {
-				hit := 0.0
-				if u <= e[m] {
-					hit = 1
-				}
-				w.delta[m] = math.Max(-1, math.Min(1, w.delta[m]+c.step*(float64(m)/calLevels-hit)))
-			}
-		}
-	}
+// add records the PIT u of a finished job with features f, of batch key.
+func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
 	c.seq++
-	c.global.add(u, c.limit, c.seq)
+	c.global.add(key, u, c.limit, c.seq)
 	for _, kv := range [...]struct {
 		m   map[string]*pitWindow
 		key string
@@ -118,7 +143,7 @@ func (c *calibrator) add(f *gpusched.Features, u float64, scratch []float64) {
 			w = &pitWindow{}
 			kv.m[kv.key] = w
 		}
-		w.add(u, c.limit, c.seq)
+		w.add(key, u, c.limit, c.seq)
 	}
 }
 
@@ -140,9 +165,9 @@ func evictPIT(m map[string]*pitWindow) {
 
 // grid writes into dst (length calLevels+1) the calibration map of a job with features f:
 // the identity blended with the overall window, that with the user's window, that with the
-// group's, each level weighted n/(n + prior) by its own number n of PITs (quantile functions
-// averaged level by level, which keeps them monotone). It returns nil when no PIT has been
-// recorded.
+// group's, each level weighted n/(n + prior) by its own number n of batches (quantile
+// functions averaged level by level, which keeps them monotone). It returns nil when no PIT
+// has been recorded.
 func (c *calibrator) grid(f *gpusched.Features, dst []float64) []float64 {
 	if len(c.global.ring) == 0 {
 		return nil
@@ -168,11 +193,6 @@ func (c *calibrator) grid(f *gpusched.Features, dst []float64) []float64 {
 	if f.Group != "" {
 		blend(c.groups[f.Group])
 	}
-	if w := c.finest(f); w != nil && c.step > 0 {
-		for m := range dst {
-			dst[m] += w.delta[m]
-		}
-	}
 	// Monotone, and inside the PITs' range so that every quantile is finite.
 	dst[0], dst[calLevels] = 0, 1
 	for m := 1; m < calLevels; m++ {
@@ -181,25 +201,14 @@ func (c *calibrator) grid(f *gpusched.Features, dst []float64) []float64 {
 	return dst
 }
 
-// finest returns the window of a job's group, else of its user, else the overall one, or nil
-// when the key has no window yet.
-func (c *calibrator) finest(f *gpusched.Features) *pitWindow {
-	switch {
-	case f.Group != "":
-		return c.groups[f.Group]
-	case f.User != "":
-		return c.users[f.User]
+// batchKey returns the calibration batch of a job with features f whose History at its first
+// prediction was h (known: remembered), or a key of its own (seq) when the job has no group
+// or was never predicted.
+func batchKey(f *gpusched.Features, h *History, known bool, seq uint64) string {
+	if f.Group == "" || !known {
+		return "\x01" + strconv.FormatUint(seq, 10)
 	}
-	return &c.global
-}
-
-// identityGrid writes the identity map into dst.
-func identityGrid(dst []float64) []float64 {
-	dst = dst[:calLevels+1]
-	for m := range dst {
-		dst[m] = float64(m) / calLevels
-	}
-	return dst
+	return f.Group + "\x00" + strconv.Itoa(h.GroupRuns)
 }
 
 // numSources is the number of Source values.

@@ -262,10 +262,14 @@ type historyJSON struct {
 }
 
 type pitJSON struct {
-	PITs  []jf   `json:"pits"`
-	Next  int    `json:"next"`
-	Delta []jf   `json:"delta"`
-	Seq   uint64 `json:"seq"`
+	Batches []batchJSON `json:"batches"` // in ring order
+	Next    int         `json:"next"`
+	Seq     uint64      `json:"seq"`
+}
+
+type batchJSON struct {
+	Key  string `json:"key"`
+	PITs []jf   `json:"pits"`
 }
 
 type calJSON struct {
@@ -442,7 +446,11 @@ func encodeHistory(s *historyStore) historyJSON {
 }
 
 func encodePIT(w *pitWindow) pitJSON {
-	return pitJSON{PITs: jfs(w.ring), Next: w.next, Delta: jfs(w.delta[:]), Seq: w.seq}
+	pj := pitJSON{Next: w.next, Seq: w.seq, Batches: make([]batchJSON, len(w.ring))}
+	for i, k := range w.ring {
+		pj.Batches[i] = batchJSON{Key: k, PITs: jfs(w.batches[k].pits)}
+	}
+	return pj
 }
 
 func encodeCalibrator(c *calibrator) *calJSON {
@@ -521,7 +529,7 @@ func (st *stateJSON) restore() (*Predictor, error) {
 		case !o.NoCalibration && cj == nil:
 			return nil, fmt.Errorf("calibration[%d]: missing", i)
 		case cj != nil:
-			c := newCalibrator(o.CalibrationWindow, o.CalibrationPrior, max(o.CalibrationStep, 0), o.MaxKeys)
+			c := newCalibrator(o.CalibrationWindow, o.CalibrationPrior, o.MaxKeys)
 			if err := cj.restore(c); err != nil {
 				return nil, fmt.Errorf("calibration[%d]: %w", i, err)
 			}
@@ -714,29 +722,33 @@ func (hj *historyJSON) restore(o Options) (*historyStore, error) {
 }
 
 func (pj *pitJSON) restore(limit int) (*pitWindow, error) {
-	n := len(pj.PITs)
+	n := len(pj.Batches)
 	if n > limit {
-		return nil, fmt.Errorf("%d PITs, more than Options.CalibrationWindow %d", n, limit)
+		return nil, fmt.Errorf("%d batches, more than Options.CalibrationWindow %d", n, limit)
 	}
 	if pj.Next < 0 || pj.Next >= max(n, 1) || n < limit && pj.Next != 0 {
-		return nil, fmt.Errorf("next %d invalid for %d of %d PITs", pj.Next, n, limit)
+		return nil, fmt.Errorf("next %d invalid for %d of %d batches", pj.Next, n, limit)
 	}
-	if len(pj.Delta) != calLevels+1 {
-		return nil, fmt.Errorf("%d corrections, want %d", len(pj.Delta), calLevels+1)
-	}
-	w := &pitWindow{ring: floats(pj.PITs), next: pj.Next, seq: pj.Seq}
-	for i, u := range w.ring {
-		if !(u >= 0 && u <= 1) {
-			return nil, fmt.Errorf("PIT %d: %v outside [0, 1]", i, u)
+	w := &pitWindow{next: pj.Next, seq: pj.Seq, batches: make(map[string]*pitBatch, n), ring: make([]string, n)}
+	for i, bj := range pj.Batches {
+		if _, dup := w.batches[bj.Key]; dup {
+			return nil, fmt.Errorf("batch %d: key %q repeated", i, bj.Key)
 		}
-	}
-	for m, d := range pj.Delta {
-		if !(d >= -1 && d <= 1) || (m == 0 || m == calLevels) && d != 0 {
-			return nil, fmt.Errorf("correction %d: %v", m, float64(d))
+		if len(bj.PITs) == 0 || len(bj.PITs) > batchPITs {
+			return nil, fmt.Errorf("batch %d: %d PITs (1 to %d)", i, len(bj.PITs), batchPITs)
 		}
-		w.delta[m] = float64(d)
+		b := &pitBatch{pits: floats(bj.PITs)}
+		for k, u := range b.pits {
+			if !(u >= 0 && u <= 1) {
+				return nil, fmt.Errorf("batch %d: PIT %d: %v outside [0, 1]", i, k, u)
+			}
+		}
+		b.rep = medianOf(b.pits)
+		w.batches[bj.Key] = b
+		w.ring[i] = bj.Key
+		w.sorted = append(w.sorted, b.rep)
 	}
-	w.sorted = slices.Sorted(slices.Values(w.ring))
+	slices.Sort(w.sorted)
 	w.updateGrid()
 	return w, nil
 }

@@ -229,7 +229,7 @@ func TestLoadRejects(t *testing.T) {
 		}),
 		"PIT outside": mutate(func(v map[string]any) {
 			g := v["calibration"].([]any)[2].(map[string]any)["global"].(map[string]any)
-			g["pits"].([]any)[0] = 1.5
+			g["batches"].([]any)[0].(map[string]any)["pits"].([]any)[0] = 1.5
 		}),
 		"no calibration": mutate(func(v map[string]any) { v["calibration"] = []any{nil, nil, nil} }),
 		"accuracy":       mutate(func(v map[string]any) { v["accuracy"].(map[string]any)["covered"] = []any{} }),

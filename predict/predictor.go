@@ -140,9 +140,6 @@ type Options struct {
 	// for a user, the user for a group) keeps when it is blended with a narrower one holding n
 	// jobs: the narrower level weighs n / (n + CalibrationPrior); default 20.
 	CalibrationPrior float64
-	// CalibrationStep is the step of the adaptive correction of each group's calibration
-	// (adaptive conformal inference); default 0.02, negative: none.
-	CalibrationStep float64
 	// NoCalibration turns the calibration off: distributions are the forest's (or the
 	// history's) as they are.
 	NoCalibration bool
@@ -203,7 +200,6 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.MaxPending, 1<<16)
 	def(&o.CalibrationWindow, 1000)
 	deff(&o.CalibrationPrior, 20)
-	deff(&o.CalibrationStep, 0.02)
 	deff(&o.PriorIterations, 10_000)
 	deff(&o.PriorSigma, 1.5)
 	deff(&o.Margin, 0.02)
@@ -301,9 +297,8 @@ type Predictor struct {
 	tickets  uint64 // trainings started since New
 	gen      uint64 // bumped by Fit: trainings of an older generation are dropped
 
-	cal        [numSources]*calibrator // PIT windows per source of estimates; nil: NoCalibration
-	acc        accuracyRing            // errors of the latest observed jobs' first estimates
-	calScratch [calLevels + 1]float64  // for calibration updates, under mu
+	cal [numSources]*calibrator // PIT windows per source of estimates; nil: NoCalibration
+	acc accuracyRing            // errors of the latest observed jobs' first estimates
 
 	cacheMu  sync.Mutex
 	pending  map[gpusched.JobID]pendingJob
@@ -335,7 +330,7 @@ func (p *Predictor) resetCalibration() {
 	for i := range p.cal {
 		p.cal[i] = nil
 		if !p.opts.NoCalibration {
-			p.cal[i] = newCalibrator(p.opts.CalibrationWindow, p.opts.CalibrationPrior, max(p.opts.CalibrationStep, 0), p.opts.MaxKeys)
+			p.cal[i] = newCalibrator(p.opts.CalibrationWindow, p.opts.CalibrationPrior, p.opts.MaxKeys)
 		}
 	}
 	p.acc = accuracyRing{}
@@ -521,7 +516,7 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 	}
 	p.hist.add(&job.Features, y)
 	if c := p.cal[src]; c != nil && p.gen == gen {
-		c.add(&job.Features, out.PIT, p.calScratch[:])
+		c.add(&job.Features, batchKey(&job.Features, &h, known, r.seq), out.PIT)
 	}
 	if out.Known {
 		p.acc.add(out.LogError, iterations >= pj.first.P10 && iterations <= pj.first.P90)
@@ -639,7 +634,10 @@ func (p *Predictor) Distribution(job *gpusched.Job, done float64) (Distribution,
 	if err := checkIterations(done); err != nil {
 		return Distribution{}, fmt.Errorf("predict: distribution of job %q: iterations done: %w", job.ID, err)
 	}
-	d, _ := p.distribution(job, nil)
+	d, first := p.distribution(job, nil)
+	if first {
+		p.rememberFirst(job.ID, summarize(&d, 0, 0))
+	}
 	return d.Given(done), nil
 }
 
