@@ -9,26 +9,31 @@ import (
 	gpusched "github.com/gpusched/gpusched"
 )
 
-// pitWindow holds the probability integral transforms (PITs) of the most recent batches of
-// one key — a group, a user or all jobs — and the empirical quantiles of the batches' PITs
-// that form its calibration map. A batch is the jobs of one group that were first predicted
-// between the same two completions of their group: they were predicted from the same
-// information, typically a burst of near-identical submissions, and their errors go together.
-// Each batch counts once, by the median of its jobs' PITs, so that a burst of fifty jobs does
-// not outweigh fifty independent ones.
+// pitWindow holds the probability integral transforms (PITs) of the jobs of the most recent
+// batches of one key — a group, a user or all jobs — and their weighted empirical quantiles,
+// its calibration map. A batch is the jobs of one group that were first predicted between the
+// same two completions of their group: they were predicted from the same information,
+// typically a burst of near-identical submissions, and their errors go together. Each batch
+// weighs 1 in all, shared equally by its jobs, so that a burst of fifty jobs counts as much as
+// one independent job, not as fifty.
 type pitWindow struct {
 	ring    []string // batch keys, at most limit; once full, ring[next] is the oldest
 	next    int
 	batches map[string]*pitBatch
-	sorted  []float64 // the batches' representative PITs, ascending
+	sorted  []pitEntry // the PITs of every batch, ascending
 	grid    [calLevels + 1]float64
 	seq     uint64 // calibrator sequence number of the last update, for eviction
 }
 
-// pitBatch is one batch's PITs (at most batchPITs, the first to finish) and their median.
+// pitBatch is one batch's PITs: at most batchPITs, the first to finish.
 type pitBatch struct {
 	pits []float64
-	rep  float64
+}
+
+// pitEntry is one job's PIT and its batch.
+type pitEntry struct {
+	u float64
+	b *pitBatch
 }
 
 // batchPITs bounds the PITs kept per batch.
@@ -41,70 +46,58 @@ func (w *pitWindow) add(key string, u float64, limit int, seq uint64) {
 	if w.batches == nil {
 		w.batches = map[string]*pitBatch{}
 	}
-	if b := w.batches[key]; b != nil {
-		if len(b.pits) >= batchPITs {
-			return
-		}
-		w.removeSorted(b.rep)
-		b.pits = append(b.pits, u)
-		b.rep = medianOf(b.pits)
-		w.insertSorted(b.rep)
-		w.updateGrid()
+	b := w.batches[key]
+	switch {
+	case b != nil && len(b.pits) >= batchPITs:
 		return
+	case b == nil:
+		if len(w.ring) < limit {
+			w.ring = append(w.ring, key)
+		} else {
+			old := w.batches[w.ring[w.next]]
+			delete(w.batches, w.ring[w.next])
+			w.sorted = slices.DeleteFunc(w.sorted, func(e pitEntry) bool { return e.b == old })
+			w.ring[w.next] = key
+			w.next = (w.next + 1) % len(w.ring)
+		}
+		b = &pitBatch{}
+		w.batches[key] = b
 	}
-	if len(w.ring) < limit {
-		w.ring = append(w.ring, key)
-	} else {
-		old := w.ring[w.next]
-		w.removeSorted(w.batches[old].rep)
-		delete(w.batches, old)
-		w.ring[w.next] = key
-		w.next = (w.next + 1) % len(w.ring)
-	}
-	w.batches[key] = &pitBatch{pits: []float64{u}, rep: u}
-	w.insertSorted(u)
+	b.pits = append(b.pits, u)
+	i, _ := slices.BinarySearchFunc(w.sorted, u, func(e pitEntry, u float64) int { return cmp.Compare(e.u, u) })
+	w.sorted = slices.Insert(w.sorted, i, pitEntry{u, b})
 	w.updateGrid()
 }
 
-func (w *pitWindow) removeSorted(v float64) {
-	i, _ := slices.BinarySearch(w.sorted, v)
-	w.sorted = slices.Delete(w.sorted, i, i+1)
-}
-
-func (w *pitWindow) insertSorted(v float64) {
-	i, _ := slices.BinarySearch(w.sorted, v)
-	w.sorted = slices.Insert(w.sorted, i, v)
-}
-
-// medianOf returns the median of v without changing it.
-func medianOf(v []float64) float64 {
-	s := slices.Clone(v)
-	return median(s)
-}
-
-// updateGrid recomputes the grid: the empirical quantiles of the batches' PITs at the levels
-// m/calLevels, with plotting positions i/(n+1) for the i-th smallest of n and 0 and 1 at the
-// ends, interpolated linearly. As in split-conformal prediction with its finite-sample
-// correction, the interval between the levels a and b then holds a new exchangeable batch
-// with probability about b - a.
+// updateGrid recomputes the grid: the weighted empirical quantiles of the PITs at the levels
+// m/calLevels. A PIT of weight v whose predecessors weigh C in all sits at the plotting
+// position (C + v/2 + 1/2)/(n + 1), n the number of batches (with unit weights: i/(n+1) for
+// the i-th smallest), with 0 and 1 at the ends, interpolated linearly. As in split-conformal
+// prediction with its finite-sample correction, the interval between the levels a and b then
+// holds a new exchangeable batch's jobs with probability about b - a.
 func (w *pitWindow) updateGrid() {
-	s := w.sorted
-	n := len(s)
-	at := func(i int) float64 { // position i in 0..n+1
-		switch {
-		case i <= 0:
-			return 0
-		case i > n:
-			return 1
+	n := float64(len(w.ring))
+	m := 1
+	prevP, prevU := 0.0, 0.0
+	cum := 0.0
+	for _, e := range w.sorted {
+		v := 1 / float64(len(e.b.pits))
+		p := (cum + v/2 + 0.5) / (n + 1)
+		cum += v
+		for ; m < calLevels && float64(m)/calLevels <= p; m++ {
+			q := float64(m) / calLevels
+			w.grid[m] = prevU
+			if p > prevP {
+				w.grid[m] += (q - prevP) / (p - prevP) * (e.u - prevU)
+			}
 		}
-		return s[i-1]
+		prevP, prevU = p, e.u
 	}
-	for m := range w.grid {
-		t := float64(m) * float64(n+1) / calLevels
-		i := int(t)
-		f := t - float64(i)
-		w.grid[m] = at(i) + f*(at(i+1)-at(i))
+	for ; m < calLevels; m++ {
+		q := float64(m) / calLevels
+		w.grid[m] = prevU + (q-prevP)/(1-prevP)*(1-prevU)
 	}
+	w.grid[0], w.grid[calLevels] = 0, 1
 }
 
 // calibrator keeps the PIT windows of one source of estimates (forest, group history,

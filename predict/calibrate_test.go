@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	gpusched "github.com/gpusched/gpusched"
@@ -84,38 +85,70 @@ func TestCalibratorGroupCoverage(t *testing.T) {
 	}
 }
 
-// TestCalibratorBatchesCountOnce: a burst of PITs of one batch moves the map as one
-// observation does, and a batch's representative is the median of its PITs.
+// TestCalibratorBatchesCountOnce: a burst of PITs of one batch moves the map as one job
+// does, whatever its size; the oldest batches leave the window first.
 func TestCalibratorBatchesCountOnce(t *testing.T) {
-	c := newCalibrator(1000, 20, 16)
 	f := gpusched.Features{Group: "g"}
-	for k := 0; k < 99; k++ {
-		c.add(&f, fmt.Sprint("single", k), (float64(k)+0.5)/99)
+	base := func() *calibrator {
+		c := newCalibrator(1000, 20, 16)
+		for k := 0; k < 99; k++ {
+			c.add(&f, fmt.Sprint("single", k), (float64(k)+0.5)/99)
+		}
+		return c
 	}
-	before := c.global.grid
+	one, burst := base(), base()
+	one.add(&f, "burst", 0.999)
 	for k := 0; k < 50; k++ {
-		c.add(&f, "burst", 0.999)
+		burst.add(&f, "burst", 0.999)
 	}
-	if len(c.global.ring) != 100 || len(c.global.batches["burst"].pits) != 50 {
-		t.Fatalf("%d batches, burst of %d", len(c.global.ring), len(c.global.batches["burst"].pits))
+	if len(burst.global.ring) != 100 || len(burst.global.batches["burst"].pits) != 50 {
+		t.Fatalf("%d batches, burst of %d", len(burst.global.ring), len(burst.global.batches["burst"].pits))
 	}
-	for m := range before {
-		if d := c.global.grid[m] - before[m]; d < 0 || d > 0.02 {
-			t.Fatalf("level %d moved by %v for one batch", m, d)
+	for m := range one.global.grid {
+		if d := burst.global.grid[m] - one.global.grid[m]; math.Abs(d) > 1e-12 {
+			t.Fatalf("level %d: %v for a burst of 50, %v for one job", m, burst.global.grid[m], one.global.grid[m])
 		}
 	}
-	c.add(&f, "burst", 0.001)
-	if got := c.global.batches["burst"].rep; got != 0.999 {
-		t.Fatalf("median of 50 x 0.999 and one 0.001 is %v", got)
+	// Half the burst far below: the batch's weight splits between its two values.
+	for k := 0; k < 50; k++ {
+		burst.add(&f, "burst", 0.001)
+	}
+	lo := burst.global.grid[1]
+	if !(lo < one.global.grid[1]) {
+		t.Fatalf("the burst's low half did not lower the lowest level: %v", lo)
 	}
 	// Oldest batches leave first.
 	small := newCalibrator(3, 20, 16)
 	for k := 0; k < 5; k++ {
 		small.add(&f, fmt.Sprint(k), float64(k)/10)
 	}
-	if len(small.global.sorted) != 3 || small.global.sorted[0] != 0.2 {
+	if len(small.global.sorted) != 3 || small.global.sorted[0].u != 0.2 {
 		t.Fatalf("window %v", small.global.sorted)
 	}
+}
+
+// TestPITWindowGridUnitWeights: with single-job batches the grid is the plotting-position
+// interpolation i/(n+1) of the sorted PITs, computed here independently.
+func TestPITWindowGridUnitWeights(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 30).Draw(t, "n")
+		var w pitWindow
+		us := make([]float64, n)
+		for i := range us {
+			us[i] = rapid.Float64Range(0, 1).Draw(t, "u")
+			w.add(fmt.Sprint(i), us[i], 1000, 1)
+		}
+		slices.Sort(us)
+		pos := append(append([]float64{0}, us...), 1) // position i at level i/(n+1)
+		for m := 0; m <= calLevels; m++ {
+			x := float64(m) / calLevels * float64(n+1)
+			i := min(int(x), n)
+			want := pos[i] + (x-float64(i))*(pos[i+1]-pos[i])
+			if math.Abs(w.grid[m]-want) > 1e-12 {
+				t.Fatalf("level %d: %v, want %v (PITs %v)", m, w.grid[m], want, us)
+			}
+		}
+	})
 }
 
 // TestCalibratorGridBounds: the blended map is monotone, starts at 0, ends at 1 and keeps

@@ -2,6 +2,7 @@ package predict
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -742,13 +743,13 @@ func (pj *pitJSON) restore(limit int) (*pitWindow, error) {
 			if !(u >= 0 && u <= 1) {
 				return nil, fmt.Errorf("batch %d: PIT %d: %v outside [0, 1]", i, k, u)
 			}
+			w.sorted = append(w.sorted, pitEntry{u, b})
 		}
-		b.rep = medianOf(b.pits)
 		w.batches[bj.Key] = b
 		w.ring[i] = bj.Key
-		w.sorted = append(w.sorted, b.rep)
 	}
-	slices.Sort(w.sorted)
+	// The order of equal PITs does not change the grid.
+	slices.SortStableFunc(w.sorted, func(a, b pitEntry) int { return cmp.Compare(a.u, b.u) })
 	w.updateGrid()
 	return w, nil
 }
