@@ -103,8 +103,12 @@ func (w *pitWindow) updateGrid() {
 // calibrator keeps the PIT windows of one source of estimates (forest, group history,
 // prior), per group, per user and overall, and blends them into a job's calibration map.
 type calibrator struct {
-	limit   int     // batches kept per window
-	prior   float64 // weight, in batches, of the broader level when blending
+	limit int     // batches kept per window
+	prior float64 // weight, in batches, of the broader level when blending
+	step  float64 // step of the tail levels' adaptation (0: none)
+	// lo and hi are the levels of the blended map that the nominal 10th and 90th percentiles
+	// use, adapted online so that 10% of jobs fall below and 10% above (see grid).
+	lo, hi  float64
 	maxKeys int
 	groups  map[string]*pitWindow
 	users   map[string]*pitWindow
@@ -112,13 +116,30 @@ type calibrator struct {
 	seq     uint64
 }
 
-func newCalibrator(limit int, prior float64, maxKeys int) *calibrator {
-	return &calibrator{limit: limit, prior: prior, maxKeys: maxKeys,
+func newCalibrator(limit int, prior, step float64, maxKeys int) *calibrator {
+	return &calibrator{limit: limit, prior: prior, step: step, lo: 0.1, hi: 0.9, maxKeys: maxKeys,
 		groups: map[string]*pitWindow{}, users: map[string]*pitWindow{}}
 }
 
 // add records the PIT u of a finished job with features f, of batch key.
 func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
+	if c.step > 0 {
+		// Adaptive conformal inference on the two tails: a job above the map's 90th
+		// percentile raises hi by 0.9 step, one below it lowers hi by 0.1 step (and the
+		// same for lo), so that in the long run 10% of jobs fall above and 10% below.
+		var buf [calLevels + 1]float64
+		if g := c.grid(f, buf[:]); g != nil {
+			above, below := 0.0, 0.0
+			if u > g[calLevels*9/10] {
+				above = 1
+			}
+			if u < g[calLevels/10] {
+				below = 1
+			}
+			c.hi = math.Min(1-1e-6, math.Max(0.5, c.hi+c.step*(above-0.1)))
+			c.lo = math.Max(1e-6, math.Min(0.5, c.lo-c.step*(below-0.1)))
+		}
+	}
 	c.seq++
 	c.global.add(key, u, c.limit, c.seq)
 	for _, kv := range [...]struct {
@@ -185,6 +206,23 @@ func (c *calibrator) grid(f *gpusched.Features, dst []float64) []float64 {
 	}
 	if f.Group != "" {
 		blend(c.groups[f.Group])
+	}
+	if c.lo != 0.1 || c.hi != 0.9 {
+		// The nominal level q reads the blended map at W(q), W piecewise linear through
+		// (0, 0), (0.1, lo), (0.5, 0.5), (0.9, hi), (1, 1).
+		g := [calLevels + 1]float64(dst)
+		knots := [...][2]float64{{0, 0}, {0.1, c.lo}, {0.5, 0.5}, {0.9, c.hi}, {1, 1}}
+		k := 0
+		for m := range dst {
+			q := float64(m) / calLevels
+			for k < len(knots)-2 && q > knots[k+1][0] {
+				k++
+			}
+			a, b := knots[k], knots[k+1]
+			t := (a[1] + (q-a[0])/(b[0]-a[0])*(b[1]-a[1])) * calLevels
+			i := min(int(t), calLevels-1)
+			dst[m] = g[i] + (t-float64(i))*(g[i+1]-g[i])
+		}
 	}
 	// Monotone, and inside the PITs' range so that every quantile is finite.
 	dst[0], dst[calLevels] = 0, 1

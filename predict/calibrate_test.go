@@ -28,7 +28,7 @@ type pitGroup struct{ mu, sigma float64 }
 // variant).
 func worstGroupCoverage(gs [2]pitGroup, seed uint64, grid func(c *calibrator, f *gpusched.Features, dst []float64) []float64) float64 {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	c := newCalibrator(1000, 20, 1<<10)
+	c := newCalibrator(1000, 20, 0, 1<<10)
 	feat := [2]gpusched.Features{{Group: "a", User: "u"}, {Group: "b", User: "u"}}
 	for k := 0; k < 1500; k++ {
 		for i := range gs {
@@ -90,7 +90,7 @@ func TestCalibratorGroupCoverage(t *testing.T) {
 func TestCalibratorBatchesCountOnce(t *testing.T) {
 	f := gpusched.Features{Group: "g"}
 	base := func() *calibrator {
-		c := newCalibrator(1000, 20, 16)
+		c := newCalibrator(1000, 20, 0, 16)
 		for k := 0; k < 99; k++ {
 			c.add(&f, fmt.Sprint("single", k), (float64(k)+0.5)/99)
 		}
@@ -118,7 +118,7 @@ func TestCalibratorBatchesCountOnce(t *testing.T) {
 		t.Fatalf("the burst's low half did not lower the lowest level: %v", lo)
 	}
 	// Oldest batches leave first.
-	small := newCalibrator(3, 20, 16)
+	small := newCalibrator(3, 20, 0, 16)
 	for k := 0; k < 5; k++ {
 		small.add(&f, fmt.Sprint(k), float64(k)/10)
 	}
@@ -155,7 +155,7 @@ func TestPITWindowGridUnitWeights(t *testing.T) {
 // its inner levels inside (0, 1), whatever the PITs.
 func TestCalibratorGridBounds(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := newCalibrator(rapid.IntRange(1, 20).Draw(t, "window"), rapid.Float64Range(0, 50).Draw(t, "prior"), 4)
+		c := newCalibrator(rapid.IntRange(1, 20).Draw(t, "window"), rapid.Float64Range(0, 50).Draw(t, "prior"), rapid.SampledFrom([]float64{0, 0.01, 0.3}).Draw(t, "step"), 4)
 		n := rapid.IntRange(1, 60).Draw(t, "jobs")
 		for k := 0; k < n; k++ {
 			f := gpusched.Features{

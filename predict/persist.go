@@ -278,6 +278,8 @@ type calJSON struct {
 	Users  map[string]pitJSON `json:"users"`
 	Global pitJSON            `json:"global"`
 	Seq    uint64             `json:"seq"`
+	Lo     jf                 `json:"lo"`
+	Hi     jf                 `json:"hi"`
 }
 
 type accJSON struct {
@@ -462,7 +464,7 @@ func encodeCalibrator(c *calibrator) *calJSON {
 		}
 		return out
 	}
-	return &calJSON{Groups: enc(c.groups), Users: enc(c.users), Global: encodePIT(&c.global), Seq: c.seq}
+	return &calJSON{Groups: enc(c.groups), Users: enc(c.users), Global: encodePIT(&c.global), Seq: c.seq, Lo: jf(c.lo), Hi: jf(c.hi)}
 }
 
 // restore checks the decoded state and builds the predictor it describes.
@@ -530,7 +532,7 @@ func (st *stateJSON) restore() (*Predictor, error) {
 		case !o.NoCalibration && cj == nil:
 			return nil, fmt.Errorf("calibration[%d]: missing", i)
 		case cj != nil:
-			c := newCalibrator(o.CalibrationWindow, o.CalibrationPrior, o.MaxKeys)
+			c := newCalibrator(o.CalibrationWindow, o.CalibrationPrior, max(o.CalibrationStep, 0), o.MaxKeys)
 			if err := cj.restore(c); err != nil {
 				return nil, fmt.Errorf("calibration[%d]: %w", i, err)
 			}
@@ -756,6 +758,11 @@ func (pj *pitJSON) restore(limit int) (*pitWindow, error) {
 
 func (cj *calJSON) restore(c *calibrator) error {
 	c.seq = cj.Seq
+	lo, hi := float64(cj.Lo), float64(cj.Hi)
+	if !(lo > 0 && lo <= 0.5 && hi >= 0.5 && hi < 1) {
+		return fmt.Errorf("tail levels %v, %v outside (0, 0.5] and [0.5, 1)", lo, hi)
+	}
+	c.lo, c.hi = lo, hi
 	for _, kv := range [...]struct {
 		name string
 		in   map[string]pitJSON

@@ -140,6 +140,10 @@ type Options struct {
 	// for a user, the user for a group) keeps when it is blended with a narrower one holding n
 	// jobs: the narrower level weighs n / (n + CalibrationPrior); default 20.
 	CalibrationPrior float64
+	// CalibrationStep is the step of the online adaptation of the calibration's tails
+	// (adaptive conformal inference over all jobs: see the package documentation); default
+	// 0.003, negative: none.
+	CalibrationStep float64
 	// NoCalibration turns the calibration off: distributions are the forest's (or the
 	// history's) as they are.
 	NoCalibration bool
@@ -198,8 +202,9 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.HistoryRuns, 16)
 	def(&o.MaxKeys, 1<<18)
 	def(&o.MaxPending, 1<<16)
-	def(&o.CalibrationWindow, 1000)
+	def(&o.CalibrationWindow, 200)
 	deff(&o.CalibrationPrior, 20)
+	deff(&o.CalibrationStep, 0.001)
 	deff(&o.PriorIterations, 10_000)
 	deff(&o.PriorSigma, 1.5)
 	deff(&o.Margin, 0.02)
@@ -330,7 +335,7 @@ func (p *Predictor) resetCalibration() {
 	for i := range p.cal {
 		p.cal[i] = nil
 		if !p.opts.NoCalibration {
-			p.cal[i] = newCalibrator(p.opts.CalibrationWindow, p.opts.CalibrationPrior, p.opts.MaxKeys)
+			p.cal[i] = newCalibrator(p.opts.CalibrationWindow, p.opts.CalibrationPrior, max(p.opts.CalibrationStep, 0), p.opts.MaxKeys)
 		}
 	}
 	p.acc = accuracyRing{}

@@ -71,6 +71,7 @@ func main() {
 	philly := flag.String("philly", "", "real-duration evaluation on this Philly job CSV (with -out: write DIR for -report; without: compare calibration settings)")
 	calWindows := flag.String("cal-window", "", "with -philly and no -out: CalibrationWindow values to compare (default: the default)")
 	calPriors := flag.String("cal-prior", "", "with -philly and no -out: CalibrationPrior values to compare (default: the default)")
+	calSteps := flag.String("cal-step", "", "with -philly and no -out: CalibrationStep values to compare, in thousandths (-1: none)")
 	uncal := flag.Bool("uncalibrated", false, "with -philly and no -out: also run the predictor without calibration")
 	flag.StringVar(&dumpPath, "dump", "", "with -philly and no -out: write every job's predictions to this CSV file")
 	flag.Parse()
@@ -99,10 +100,12 @@ func main() {
 		}
 		for _, w := range or0(ints(*calWindows)) {
 			for _, pr := range or0(ints(*calPriors)) {
-				o := opts
-				o.CalibrationWindow, o.CalibrationPrior = w, float64(pr)
-				variants = append(variants, o)
-				names = append(names, fmt.Sprintf("forest online (calibration window %d, prior %d)", w, pr))
+				for _, st := range or0(ints(*calSteps)) {
+					o := opts
+					o.CalibrationWindow, o.CalibrationPrior, o.CalibrationStep = w, float64(pr), float64(st)/1000
+					variants = append(variants, o)
+					names = append(names, fmt.Sprintf("forest online (calibration window %d, prior %d, step %d/1000)", w, pr, st))
+				}
 			}
 		}
 		if err := runPhillyCompare(*philly, variants, names); err != nil {

@@ -28,13 +28,16 @@ func level(l float64) int {
 
 // result holds one method's predictions of the scored jobs.
 type result struct {
-	Name      string      `json:"name"`
-	Pred      []float64   `json:"pred"`
-	Quant     [][]float64 `json:"quant,omitempty"` // Quant[j][k]: job j's quantile at levels[k]; nil: no interval
-	TrainS    float64     `json:"train_s"`         // seconds to Fit (wall clock)
-	TrainCPU  float64     `json:"train_cpu"`       // CPU seconds to Fit (all threads of the process)
-	ReplayS   float64     `json:"replay_s"`        // seconds spent predicting and observing in the replay
-	ReplayCPU float64     `json:"replay_cpu"`      // CPU seconds of the same
+	Name  string      `json:"name"`
+	Pred  []float64   `json:"pred"`
+	Quant [][]float64 `json:"quant,omitempty"` // Quant[j][k]: job j's quantile at levels[k]; nil: no interval
+	// CondQuant[j] holds job j's quantiles given that it has run past its predicted median
+	// (its distribution at arrival, conditioned), for the jobs that did; nil otherwise.
+	CondQuant [][]float64 `json:"cond_quant,omitempty"`
+	TrainS    float64     `json:"train_s"`    // seconds to Fit (wall clock)
+	TrainCPU  float64     `json:"train_cpu"`  // CPU seconds to Fit (all threads of the process)
+	ReplayS   float64     `json:"replay_s"`   // seconds spent predicting and observing in the replay
+	ReplayCPU float64     `json:"replay_cpu"` // CPU seconds of the same
 	hasGroup  []bool      // whether the job's group had a finished run when it arrived
 }
 
@@ -46,14 +49,25 @@ func newResult(name string, n int, withQuant bool) result {
 	return r
 }
 
-// record stores the point and the quantiles of d as job j's prediction.
-func (r *result) record(j int, d predict.Distribution) {
+// record stores the point and the quantiles of d as job j's prediction and, if the job's
+// length actual exceeds d's median, the quantiles of d given that median.
+func (r *result) record(j int, d predict.Distribution, actual float64) {
 	r.Pred[j] = d.Point()
+	r.Quant[j] = quantiles(d)
+	if med := d.Quantile(0.5); actual > med {
+		if r.CondQuant == nil {
+			r.CondQuant = make([][]float64, len(r.Pred))
+		}
+		r.CondQuant[j] = quantiles(d.Given(med))
+	}
+}
+
+func quantiles(d predict.Distribution) []float64 {
 	q := make([]float64, len(levels))
 	for k, l := range levels {
 		q[k] = d.Quantile(l)
 	}
-	r.Quant[j] = q
+	return q
 }
 
 // finishTime is when a record's job finishes in a replay: its arrival plus its length, as if
@@ -134,7 +148,7 @@ func replay(recs []trace.Record, first int, ps []*predict.Predictor, names []str
 				return nil, err
 			}
 			j := e.i - first
-			r.record(j, d)
+			r.record(j, d, rec.Iterations)
 			if k == 0 && encode != nil {
 				x, err := p.Encode(&rec.Job)
 				if err != nil {
@@ -178,7 +192,7 @@ func onlineReplay(recs []trace.Record, first int, ps []*predict.Predictor, names
 				return nil, err
 			}
 			if e.i >= first {
-				r.record(e.i-first, d)
+				r.record(e.i-first, d, rec.Iterations)
 			}
 		}
 		r.ReplayS, r.ReplayCPU = time.Since(start).Seconds(), cpuSeconds()-cpu
