@@ -15,6 +15,8 @@ type binning struct {
 	edges []float64
 	// points[c] are bin c's representative log-iterations, ascending.
 	points [][]float64
+	// pre[c] are the prefix sums of points[c] (see prefixSums).
+	pre [][]float64
 }
 
 // fitBins cuts the targets y (log-iterations) into at most n bins at their quantiles k/n
@@ -46,6 +48,7 @@ func fitBins(y []float64, n int) binning {
 			}
 		}
 		b.points = append(b.points, pts)
+		b.pre = append(b.pre, prefixSums(pts))
 		lo = hi
 	}
 	return b

@@ -13,6 +13,8 @@ import (
 type dist struct {
 	pts [][]float64
 	w   []float64
+	// pre, if set, holds each group's prefix sums (see prefixSums).
+	pre [][]float64
 }
 
 // firstAbove returns the index of the first element of the ascending slice pts that is

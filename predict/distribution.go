@@ -2,7 +2,6 @@ package predict
 
 import (
 	"math"
-	"slices"
 )
 
 // Distribution is a predictive distribution of a job's total iterations: what the predictor
@@ -20,11 +19,11 @@ import (
 // The zero Distribution is not usable; a Distribution is an immutable value, safe for
 // concurrent use.
 type Distribution struct {
-	// Knots of the uncalibrated F in log-iterations: x ascending, c[k] = F(x[k]) strictly
-	// ascending in (0, 1), top[k] the integral of F's quantile function over (c[k], 1).
-	x, c, top []float64
-	s         float64   // scale of the exponential tails, in log-iterations
-	g         []float64 // calibration: G's inverse at levels m/calLevels; nil is the identity
+	// The uncalibrated F in log-iterations is piecewise linear through knots: the points of
+	// the groups in order, each point of group g at F = c0 + i*m (its weight centred on it).
+	grp []dgroup
+	s   float64   // scale of the exponential tails, in log-iterations
+	g   []float64 // calibration: G's inverse at levels m/calLevels; nil is the identity
 	// Conditioning on X > done: tail is true when done lies in the exponential tail where
 	// the conditional is closed-form (log X - log done ~ Exp(s)); else q0 = H(log done).
 	q0       float64
@@ -35,126 +34,210 @@ type Distribution struct {
 	source   Source
 }
 
+// dgroup is a group of knots of equal weight.
+type dgroup struct {
+	x   []float64 // log-iterations, ascending (shared with the model: read only)
+	pre []float64 // pre[i] = x[0] + ... + x[i-1] (shared: read only)
+	m   float64   // weight of each knot
+	c0  float64   // F at x[0]; F at x[i] is c0 + i*m
+	// top is the integral of F's quantile function from F at the group's last knot to 1.
+	top float64
+}
+
+func (g *dgroup) clast() float64 { return g.c0 + float64(len(g.x)-1)*g.m }
+
+// upperAt returns the integral of F's quantile function from the group's knot i to 1.
+func (g *dgroup) upperAt(i int) float64 {
+	n := len(g.x)
+	return g.top + g.m*((g.pre[n]-g.pre[i])-(g.x[i]+g.x[n-1])/2)
+}
+
 // calLevels is the number of probability steps at which a calibration map is kept: G's
 // inverse is stored at the levels m/calLevels, m = 0..calLevels (every 2.5%, so the 5th, 10th,
 // 25th, 50th, 75th, 90th and 95th percentiles are exact empirical quantiles).
 const calLevels = 40
+
+// minGroupWeight is the share of the total weight below which a group is ignored (its knots
+// would not move the distribution function).
+const minGroupWeight = 1e-9
+
+// prefixSums returns pre[i] = x[0] + ... + x[i-1], len(x)+1 values.
+func prefixSums(x []float64) []float64 {
+	pre := make([]float64, len(x)+1)
+	for i, v := range x {
+		pre[i+1] = pre[i] + v
+	}
+	return pre
+}
 
 // newDistribution builds the continuous distribution of d's weighted points with tails of
 // scale s, calibration g (nil: none) and source src, reusing the slices of buf. It returns
 // false when no point has a positive weight.
 func newDistribution(d *dist, s float64, g []float64, src Source, buf *Distribution) (Distribution, bool) {
 	total := 0.0
-	n := 0
 	for gi, pts := range d.pts {
 		if d.w[gi] > 0 && len(pts) > 0 {
 			total += d.w[gi]
-			n += len(pts)
 		}
 	}
-	if !(total > 0) || math.IsInf(total, 0) || n == 0 {
+	if !(total > 0) || math.IsInf(total, 0) {
 		return Distribution{}, false
 	}
 	out := Distribution{s: s, g: g, survival: 1, source: src, from: math.NaN()}
 	if buf != nil {
-		out.x, out.c, out.top = buf.x[:0], buf.c[:0], buf.top[:0]
+		out.grp = buf.grp[:0]
 	}
 	cum := 0.0
 	for gi, pts := range d.pts {
-		if !(d.w[gi] > 0) || len(pts) == 0 {
+		w := d.w[gi] / total
+		if !(w > minGroupWeight) || len(pts) == 0 {
 			continue
 		}
-		m := d.w[gi] / total / float64(len(pts))
-		for _, v := range pts {
-			c := cum + m/2
-			cum += m
-			prev := 0.0
-			if k := len(out.c) - 1; k >= 0 {
-				prev = out.c[k]
-			}
-			if !(c > prev && c < 1) {
-				continue // a weight too small to move the distribution function: drop it
-			}
-			out.x = append(out.x, v)
-			out.c = append(out.c, c)
+		var pre []float64
+		if d.pre != nil {
+			pre = d.pre[gi]
+		} else {
+			pre = prefixSums(pts)
 		}
+		m := w / float64(len(pts))
+		out.grp = append(out.grp, dgroup{x: pts, pre: pre, m: m, c0: cum + m/2})
+		cum += w
 	}
-	K := len(out.x)
-	if K == 0 {
+	if len(out.grp) == 0 {
 		return Distribution{}, false
 	}
-	out.top = slices.Grow(out.top, K)[:K]
-	b := 1 - out.c[K-1]
-	out.top[K-1] = b * (out.x[K-1] + s)
-	for k := K - 2; k >= 0; k-- {
-		out.top[k] = out.top[k+1] + (out.c[k+1]-out.c[k])*(out.x[k]+out.x[k+1])/2
+	// The integrals from each group's last knot to 1, from the top down.
+	last := &out.grp[len(out.grp)-1]
+	b := 1 - last.clast()
+	last.top = b * (last.x[len(last.x)-1] + s)
+	for k := len(out.grp) - 2; k >= 0; k-- {
+		gk, next := &out.grp[k], &out.grp[k+1]
+		gk.top = next.upperAt(0) + (next.c0-gk.clast())*(gk.x[len(gk.x)-1]+next.x[0])/2
 	}
 	return out, true
+}
+
+// bounds returns the first and last knots and the weights of the tails below and above.
+func (d *Distribution) bounds() (x0, xl, a, b float64) {
+	f, l := &d.grp[0], &d.grp[len(d.grp)-1]
+	return f.x[0], l.x[len(l.x)-1], f.c0, 1 - l.clast()
+}
+
+// firstAtLeastK returns the group and index of the first knot >= y (y <= the last knot).
+func (d *Distribution) firstAtLeastK(y float64) (int, int) {
+	g := search(len(d.grp), func(k int) bool { x := d.grp[k].x; return x[len(x)-1] >= y })
+	return g, firstAtLeast(d.grp[g].x, y)
+}
+
+// lastAtMostK returns the group and index of the last knot <= y (y >= the first knot).
+func (d *Distribution) lastAtMostK(y float64) (int, int) {
+	g := search(len(d.grp), func(k int) bool { return d.grp[k].x[0] > y }) - 1
+	return g, firstAbove(d.grp[g].x, y) - 1
+}
+
+// search returns the smallest k in [0, n) with f(k) true (n if none), f monotone.
+func search(n int, f func(int) bool) int {
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if f(m) {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
 
 // fcdf returns the uncalibrated distribution function at log-iterations y. At a value held
 // by several knots (ties) it returns the middle of the jump.
 func (d *Distribution) fcdf(y float64) float64 {
-	K := len(d.x)
+	x0, xl, a, b := d.bounds()
 	switch {
 	case math.IsNaN(y):
 		return math.NaN()
-	case y < d.x[0]:
-		return d.c[0] * math.Exp((y-d.x[0])/d.s)
-	case y > d.x[K-1]:
-		return 1 - (1-d.c[K-1])*math.Exp(-(y-d.x[K-1])/d.s)
+	case y < x0:
+		return a * math.Exp((y-x0)/d.s)
+	case y > xl:
+		return 1 - b*math.Exp(-(y-xl)/d.s)
 	}
-	lo := firstAtLeast(d.x, y) // first knot >= y
-	hi := firstAbove(d.x, y) - 1
-	if lo <= hi {
-		return (d.c[lo] + d.c[hi]) / 2
+	gf, i := d.firstAtLeastK(y)
+	gl, j := d.lastAtMostK(y)
+	f, l := &d.grp[gf], &d.grp[gl]
+	cf, cl := f.c0+float64(i)*f.m, l.c0+float64(j)*l.m
+	if f.x[i] == y { // knots at y: from the first to the last
+		return (cf + cl) / 2
 	}
-	// x[hi] < y < x[lo], hi = lo - 1.
-	return d.c[hi] + (y-d.x[hi])/(d.x[lo]-d.x[hi])*(d.c[lo]-d.c[hi])
+	// Between the knots (gl, j) < y < (gf, i).
+	return cl + (y-l.x[j])/(f.x[i]-l.x[j])*(cf-cl)
 }
 
 // fsurv returns 1 - F(y), accurately in the upper tail.
 func (d *Distribution) fsurv(y float64) float64 {
-	K := len(d.x)
-	if y > d.x[K-1] {
-		return (1 - d.c[K-1]) * math.Exp(-(y-d.x[K-1])/d.s)
+	_, xl, _, b := d.bounds()
+	if y > xl {
+		return b * math.Exp(-(y-xl)/d.s)
 	}
 	return 1 - d.fcdf(y)
 }
 
+// locate returns, for u strictly between the first and the last knots' probabilities, the
+// group g holding the segment of u, the knot index i of its lower end in g (len(g.x)-1: the
+// segment to the next group's first knot) and that segment's end points.
+func (d *Distribution) locate(u float64) (g, i int, x1, c1, x2, c2 float64) {
+	g = search(len(d.grp), func(k int) bool { return d.grp[k].c0 > u }) - 1
+	gr := &d.grp[g]
+	n := len(gr.x)
+	i = min(int((u-gr.c0)/gr.m), n-1)
+	if g == len(d.grp)-1 {
+		i = min(i, n-2) // u is below the last knot (rounding aside)
+	}
+	if i < n-1 {
+		return g, i, gr.x[i], gr.c0 + float64(i)*gr.m, gr.x[i+1], gr.c0 + float64(i+1)*gr.m
+	}
+	next := &d.grp[g+1]
+	return g, i, gr.x[n-1], gr.clast(), next.x[0], next.c0
+}
+
 // finv returns F's quantile function at u in [0, 1] (-Inf at 0, +Inf at 1).
 func (d *Distribution) finv(u float64) float64 {
-	K := len(d.x)
+	x0, xl, a, b := d.bounds()
 	switch {
-	case u <= d.c[0]:
-		return d.x[0] + d.s*math.Log(u/d.c[0])
-	case u >= d.c[K-1]:
-		return d.x[K-1] - d.s*math.Log((1-u)/(1-d.c[K-1]))
+	case u <= a:
+		return x0 + d.s*math.Log(u/a)
+	case u >= 1-b:
+		return xl - d.s*math.Log((1-u)/b)
 	}
-	k := firstAbove(d.c, u) - 1 // c[k] <= u < c[k+1]
-	return d.x[k] + (u-d.c[k])/(d.c[k+1]-d.c[k])*(d.x[k+1]-d.x[k])
+	_, _, x1, c1, x2, c2 := d.locate(u)
+	return x1 + (u-c1)/(c2-c1)*(x2-x1)
 }
 
 // upper returns the integral of F's quantile function over (u, 1), u in [0, 1].
 func (d *Distribution) upper(u float64) float64 {
-	K := len(d.x)
+	x0, xl, a, b := d.bounds()
 	switch {
 	case u >= 1:
 		return 0
-	case u >= d.c[K-1]:
+	case u >= 1-b:
 		t := 1 - u
-		return t * (d.x[K-1] + d.s - d.s*math.Log(t/(1-d.c[K-1])))
-	case u <= d.c[0]:
-		a := d.c[0]
-		v := d.top[0] + (a-u)*d.x[0] - d.s*a
+		return t * (xl + d.s - d.s*math.Log(t/b))
+	case u <= a:
+		v := d.grp[0].upperAt(0) + (a-u)*x0 - d.s*a
 		if u > 0 {
 			v += d.s * (u - u*math.Log(u/a))
 		}
 		return v
 	}
-	k := firstAbove(d.c, u) - 1
-	xu := d.x[k] + (u-d.c[k])/(d.c[k+1]-d.c[k])*(d.x[k+1]-d.x[k])
-	return d.top[k+1] + (d.c[k+1]-u)*(xu+d.x[k+1])/2
+	g, i, x1, c1, x2, c2 := d.locate(u)
+	xu := x1 + (u-c1)/(c2-c1)*(x2-x1)
+	gr := &d.grp[g]
+	var at2 float64 // the integral from the segment's upper knot
+	if i < len(gr.x)-1 {
+		at2 = gr.upperAt(i + 1)
+	} else {
+		at2 = d.grp[g+1].upperAt(0)
+	}
+	return at2 + (c2-u)*(xu+x2)/2
 }
 
 // segMean returns the mean of F's quantile function over (u1, u2), u1 <= u2.
@@ -234,7 +317,7 @@ func (d *Distribution) hmeanAbove(q0 float64) float64 {
 // the unconditioned distribution.
 func (d Distribution) Given(done float64) Distribution {
 	d.q0, d.tail, d.from, d.survival, d.done = 0, false, math.NaN(), 1, 0
-	if !(done > 0) || len(d.x) == 0 {
+	if !(done > 0) || len(d.grp) == 0 {
 		return d
 	}
 	d.done = done
@@ -243,12 +326,12 @@ func (d Distribution) Given(done float64) Distribution {
 		return d
 	}
 	y := math.Log(done)
-	K := len(d.x)
-	top := d.c[K-1] // G is affine on (top, 1): the tail of F is the tail of H
+	_, xl, _, b := d.bounds()
+	top := 1 - b // G is affine on (top, 1): the tail of F is the tail of H
 	if d.g != nil {
 		top = math.Max(top, d.g[calLevels-1])
 	}
-	if y > d.x[K-1] && d.fcdf(y) >= top {
+	if y > xl && d.fcdf(y) >= top {
 		d.tail, d.from = true, y
 		rest := 1.0
 		if d.g != nil {
@@ -276,7 +359,7 @@ func (d Distribution) Survival() float64 { return d.survival }
 // +Inf, NaN gives NaN).
 func (d Distribution) Quantile(q float64) float64 {
 	switch {
-	case math.IsNaN(q) || len(d.x) == 0:
+	case math.IsNaN(q) || len(d.grp) == 0:
 		return math.NaN()
 	case q <= 0:
 		return d.done
@@ -291,7 +374,7 @@ func (d Distribution) Quantile(q float64) float64 {
 // CDF returns the probability that the job's total iterations are at most iterations.
 func (d Distribution) CDF(iterations float64) float64 {
 	switch {
-	case math.IsNaN(iterations) || len(d.x) == 0:
+	case math.IsNaN(iterations) || len(d.grp) == 0:
 		return math.NaN()
 	case iterations <= d.done || iterations <= 0:
 		return 0
@@ -308,7 +391,7 @@ func (d Distribution) CDF(iterations float64) float64 {
 // Point returns the point estimate: the geometric mean exp(E[ln X]), what minimises the
 // expected squared log error.
 func (d Distribution) Point() float64 {
-	if len(d.x) == 0 {
+	if len(d.grp) == 0 {
 		return math.NaN()
 	}
 	if d.tail {

@@ -53,7 +53,7 @@ func quadMean(d *Distribution, q0 float64) float64 {
 func TestDistributionAgainstQuadrature(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		d := drawDistribution(t)
-		if len(d.x) == 0 {
+		if len(d.grp) == 0 {
 			t.Skip("no weight")
 		}
 		done := 0.0
@@ -93,7 +93,7 @@ func TestDistributionAgainstQuadrature(t *testing.T) {
 func conditionalMonotone(given func(d Distribution, done float64) Distribution) func(*rapid.T) {
 	return func(t *rapid.T) {
 		d := drawDistribution(t)
-		if len(d.x) == 0 {
+		if len(d.grp) == 0 {
 			t.Skip("no weight")
 		}
 		prev := given(d, 0)

@@ -597,6 +597,7 @@ func (mj *modelJSON) restore(rowsOf func(string, []uint64) ([]row, error)) (*mod
 			}
 		}
 		m.bins.points = append(m.bins.points, pts)
+		m.bins.pre = append(m.bins.pre, prefixSums(pts))
 	}
 	// Encoder.
 	ej := &mj.Encoder

@@ -735,7 +735,7 @@ func (p *Predictor) rawDistribution(job *gpusched.Job, h History, sc *scratch) (
 			sc.votes = make([]float64, m.bins.classes())
 		}
 		sc.votes = m.clf.vote(sc.x, sc.votes[:m.bins.classes()])
-		fd := dist{pts: m.bins.points, w: sc.votes}
+		fd := dist{pts: m.bins.points, w: sc.votes, pre: m.bins.pre}
 		if d, ok := newDistribution(&fd, s, nil, SourceForest, &sc.d); ok {
 			sc.d = d
 			return d, SourceForest, gen
