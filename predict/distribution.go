@@ -185,7 +185,20 @@ func (d *Distribution) fsurv(y float64) float64 {
 // group g holding the segment of u, the knot index i of its lower end in g (len(g.x)-1: the
 // segment to the next group's first knot) and that segment's end points.
 func (d *Distribution) locate(u float64) (g, i int, x1, c1, x2, c2 float64) {
-	g = search(len(d.grp), func(k int) bool { return d.grp[k].c0 > u }) - 1
+	return d.locateFrom(u, -1)
+}
+
+// locateFrom is locate searching forward from group g0, at or before u's group (-1: a
+// binary search).
+func (d *Distribution) locateFrom(u float64, g0 int) (g, i int, x1, c1, x2, c2 float64) {
+	if g0 < 0 {
+		g = search(len(d.grp), func(k int) bool { return d.grp[k].c0 > u }) - 1
+	} else {
+		g = g0
+		for g+1 < len(d.grp) && d.grp[g+1].c0 <= u {
+			g++
+		}
+	}
 	gr := &d.grp[g]
 	n := len(gr.x)
 	i = min(int((u-gr.c0)/gr.m), n-1)
@@ -214,21 +227,28 @@ func (d *Distribution) finv(u float64) float64 {
 
 // upper returns the integral of F's quantile function over (u, 1), u in [0, 1].
 func (d *Distribution) upper(u float64) float64 {
+	v, _ := d.upperFrom(u, -1)
+	return v
+}
+
+// upperFrom is upper locating u from group g0 on (see locateFrom); it also returns u's group
+// (0 in the tails), a hint for a larger u.
+func (d *Distribution) upperFrom(u float64, g0 int) (float64, int) {
 	x0, xl, a, b := d.bounds()
 	switch {
 	case u >= 1:
-		return 0
+		return 0, max(g0, 0)
 	case u >= 1-b:
 		t := 1 - u
-		return t * (xl + d.s - d.s*math.Log(t/b))
+		return t * (xl + d.s - d.s*math.Log(t/b)), max(g0, 0)
 	case u <= a:
 		v := d.grp[0].upperAt(0) + (a-u)*x0 - d.s*a
 		if u > 0 {
 			v += d.s * (u - u*math.Log(u/a))
 		}
-		return v
+		return v, max(g0, 0)
 	}
-	g, i, x1, c1, x2, c2 := d.locate(u)
+	g, i, x1, c1, x2, c2 := d.locateFrom(u, g0)
 	xu := x1 + (u-c1)/(c2-c1)*(x2-x1)
 	gr := &d.grp[g]
 	var at2 float64 // the integral from the segment's upper knot
@@ -237,15 +257,7 @@ func (d *Distribution) upper(u float64) float64 {
 	} else {
 		at2 = d.grp[g+1].upperAt(0)
 	}
-	return at2 + (c2-u)*(xu+x2)/2
-}
-
-// segMean returns the mean of F's quantile function over (u1, u2), u1 <= u2.
-func (d *Distribution) segMean(u1, u2 float64) float64 {
-	if u2-u1 < 1e-9 {
-		return d.finv((u1 + u2) / 2)
-	}
-	return (d.upper(u1) - d.upper(u2)) / (u2 - u1)
+	return at2 + (c2-u)*(xu+x2)/2, g
 }
 
 // ginv returns the calibration map's inverse G^-1 at q in [0, 1].
@@ -296,14 +308,21 @@ func (d *Distribution) hmeanAbove(q0 float64) float64 {
 	sum := 0.0
 	m := int(q0 * calLevels)
 	u0 := d.ginv(q0)
+	up0, hint := d.upperFrom(u0, -1)
 	for ; m < calLevels; m++ {
 		q1 := float64(m+1) / calLevels
 		if q1 <= q0 {
 			continue
 		}
 		u1 := d.g[m+1]
-		sum += (q1 - q0) * d.segMean(u0, u1)
-		q0, u0 = q1, u1
+		var up1 float64
+		up1, hint = d.upperFrom(u1, hint) // each level's integral serves two segments
+		if u1-u0 < 1e-9 {
+			sum += (q1 - q0) * d.finv((u0+u1)/2)
+		} else {
+			sum += (q1 - q0) * (up0 - up1) / (u1 - u0)
+		}
+		q0, u0, up0 = q1, u1, up1
 	}
 	return sum / mass
 }

@@ -56,7 +56,8 @@ func runReplay(jobs int, seed uint64, opts predict.Options, dir string, withMala
 	}
 	// The point estimate is the geometric mean; show the median too.
 	med := res[0]
-	med.Name, med.Quant, med.TrainS, med.TrainCPU, med.ReplayS, med.ReplayCPU = "ours (static), median P50", nil, 0, 0, 0, 0
+	med.Name, med.Quant, med.CondQuant = "ours (static), median P50", nil, nil
+	med.TrainS, med.TrainCPU, med.ReplayS, med.ReplayCPU = 0, 0, 0, 0
 	med.Pred = make([]float64, len(res[0].Pred))
 	for j, q := range res[0].Quant {
 		med.Pred[j] = q[level(0.5)]
