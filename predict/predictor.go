@@ -132,17 +132,19 @@ type Options struct {
 	// MaxPending bounds the jobs whose History is remembered between their first prediction
 	// and their observation (oldest forgotten first); default 1<<16.
 	MaxPending int
-	// CalibrationWindow is the number of most recent finished jobs, per group, per user and
-	// overall, whose probability integral transforms calibrate the predicted distributions
-	// (see the package documentation); default 1,000.
+	// CalibrationWindow is the number of most recent batches of finished jobs (a group's jobs
+	// predicted between the same two of its completions), per group, per user and overall,
+	// whose probability integral transforms calibrate the predicted distributions (see the
+	// package documentation); default 200 (chosen with CalibrationPrior and CalibrationStep on
+	// the Philly trace: BENCHMARKS.md, "predict").
 	CalibrationWindow int
-	// CalibrationPrior is the weight, in jobs, that a broader level of calibration (all jobs
-	// for a user, the user for a group) keeps when it is blended with a narrower one holding n
-	// jobs: the narrower level weighs n / (n + CalibrationPrior); default 20.
+	// CalibrationPrior is the weight, in batches, that a broader level of calibration (all
+	// jobs for a user, the user for a group) keeps when it is blended with a narrower one
+	// holding n batches: the narrower level weighs n / (n + CalibrationPrior); default 20.
 	CalibrationPrior float64
-	// CalibrationStep is the step of the online adaptation of the calibration's tails
-	// (adaptive conformal inference over all jobs: see the package documentation); default
-	// 0.003, negative: none.
+	// CalibrationStep is the step of the online adaptation of the levels read for the 10th and
+	// 90th percentiles (adaptive conformal inference over all jobs: see the package
+	// documentation); default 0.001, negative: none.
 	CalibrationStep float64
 	// NoCalibration turns the calibration off: distributions are the forest's (or the
 	// history's) as they are.
@@ -173,6 +175,9 @@ func (o Options) withDefaults() (Options, error) {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
 			return bad(c.name, c.v)
 		}
+	}
+	if math.IsNaN(o.CalibrationStep) || math.IsInf(o.CalibrationStep, 0) {
+		return bad("CalibrationStep", o.CalibrationStep)
 	}
 	if o.Backend != BackendCART && o.Backend != BackendMalaschitz {
 		return bad("Backend", o.Backend)
@@ -241,16 +246,15 @@ func (s Source) String() string {
 
 // Estimate is a prediction of a job's total iterations.
 type Estimate struct {
-	// Iterations is the point estimate of the total iterations: from the forest, the
-	// vote-weighted geometric mean exp(sum_b p_b * mean log-iterations of bin b) (what
-	// minimises the expected squared log error); from the group history or the prior, the
-	// median.
+	// Iterations is the point estimate of the total iterations: the geometric mean of the
+	// calibrated predictive distribution (see Distribution.Point), what minimises the
+	// expected squared log error.
 	Iterations float64
-	// P10, P50 and P90 are the 10th, 50th and 90th percentiles of the predicted distribution
-	// (for the forest: the votes spread over each bin's representative points).
+	// P10, P50 and P90 are the 10th, 50th and 90th percentiles of the calibrated predictive
+	// distribution.
 	P10, P50, P90 float64
 	// Survival is the predicted probability that the job runs past the iterations already
-	// done (1 for Predict). A Conditional estimate beyond the distribution has Survival 0.
+	// done (1 for Predict); far beyond the distribution it is negligible.
 	Survival float64
 	// Source is where the estimate comes from.
 	Source Source
@@ -360,7 +364,8 @@ func checkIterations(n float64) error {
 
 // Fit replaces everything the predictor knows with the given finished jobs and trains the
 // forest on the most recent Options.Window of them (by finish time) if there are at least
-// Options.MinSamples. Each sample's History is computed from the samples that finished
+// Options.MinSamples. The calibration and the accuracy record start empty: they learn from
+// the jobs observed after Fit. Each sample's History is computed from the samples that finished
 // strictly before it arrived, as it would have been online. It returns an error naming the
 // sample for a NaN, infinite or negative iteration count, a non-finite arrival or finish time
 // or a finish before the arrival; the predictor is then unchanged. Observe calls that run

@@ -62,6 +62,9 @@ func TestNewInvalidOptions(t *testing.T) {
 		"Margin":          {Margin: -0.1},
 		"Backend":         {Backend: 7},
 		"Split":           {Split: 9},
+		"CalWindow":       {CalibrationWindow: -3},
+		"CalPrior":        {CalibrationPrior: math.NaN()},
+		"CalStep":         {CalibrationStep: math.Inf(-1)},
 	} {
 		if _, err := New(o); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%s: got %v, want ErrInvalidOptions", name, err)

@@ -107,10 +107,26 @@ func runPhilly(path string, opts predict.Options, dir string) error {
 	if err != nil {
 		return err
 	}
-	res, err := onlineReplay(recs, first, []*predict.Predictor{op, up},
+	all, err := onlineReplay(recs, 0, []*predict.Predictor{op, up},
 		[]string{"ours (online)", "ours (online), uncalibrated"})
 	if err != nil {
 		return err
+	}
+	batch := batchesOf(recs)
+	clusterAll := clusterCoverages(recs, batch, all)
+	res := make([]result, len(all))
+	for k, r := range all {
+		res[k] = r
+		res[k].Pred = r.Pred[first:]
+		if r.Quant != nil {
+			res[k].Quant = r.Quant[first:]
+		}
+		if r.CondQuant != nil {
+			res[k].CondQuant = r.CondQuant[first:]
+		}
+		if r.hasGroup != nil {
+			res[k].hasGroup = r.hasGroup[first:]
+		}
 	}
 	so := opts
 	so.RetrainEvery = -1
@@ -131,8 +147,7 @@ func runPhilly(path string, opts predict.Options, dir string) error {
 	cols, X, _ := sp.TrainingData()
 	bf := benchFile{Workload: fmt.Sprintf("Philly (%s), %d jobs, group = virtual cluster x GPU count", path, len(recs)),
 		TrainJobs: first, TestJobs: len(recs) - first, FitRows: len(X), Features: len(cols), Options: op.Options(),
-		HasGroup: res[len(res)-2].hasGroup, Results: res}
-	batch := batchesOf(recs)
+		HasGroup: res[len(res)-2].hasGroup, Results: res, AllJobs: clusterAll}
 	for i := first; i < len(recs); i++ {
 		bf.Actual = append(bf.Actual, recs[i].Iterations)
 		bf.Killed = append(bf.Killed, false)
@@ -269,4 +284,39 @@ func dumpJobs(path string, recs []trace.Record, res []result) error {
 		return err
 	}
 	return f.Close()
+}
+
+// clusterCoverages returns, per virtual cluster, the 80% coverage of every interval method
+// over all its jobs (each predicted online at its arrival, the first ones from the prior or
+// their group's history).
+func clusterCoverages(recs []trace.Record, batch []int, res []result) []clusterCoverage {
+	idx := map[string][]int{}
+	actual := make([]float64, len(recs))
+	for i := range recs {
+		idx[recs[i].Job.Features.User] = append(idx[recs[i].Job.Features.User], i)
+		actual[i] = recs[i].Iterations
+	}
+	var out []clusterCoverage
+	for c, is := range idx {
+		cc := clusterCoverage{Cluster: c, Jobs: len(is), Coverage: map[string]float64{}}
+		size := map[int]int{}
+		for _, i := range is {
+			size[batch[i]]++
+		}
+		sq := 0
+		for _, n := range size {
+			sq += n * n
+		}
+		cc.Batches, cc.Effective = len(size), float64(len(is)*len(is))/float64(sq)
+		for k := range res {
+			if res[k].Quant != nil {
+				cc.Coverage[res[k].Name] = coverage(&res[k], actual, is, 0.8)
+			}
+		}
+		out = append(out, cc)
+	}
+	slices.SortFunc(out, func(a, b clusterCoverage) int {
+		return cmp.Or(cmp.Compare(b.Jobs, a.Jobs), cmp.Compare(a.Cluster, b.Cluster))
+	})
+	return out
 }

@@ -26,7 +26,9 @@ type benchFile struct {
 	HasGroup  []bool          `json:"has_group"`
 	Cluster   []string        `json:"cluster,omitempty"` // the test jobs' virtual clusters (Philly)
 	Batch     []int           `json:"batch,omitempty"`   // the test jobs' batches (Philly; see batchesOf)
-	Results   []result        `json:"results"`
+	// AllJobs holds, per virtual cluster, the coverage over all its jobs (Philly).
+	AllJobs []clusterCoverage `json:"all_jobs,omitempty"`
+	Results []result          `json:"results"`
 }
 
 func writeBenchFile(dir string, bf *benchFile) error {
@@ -182,7 +184,41 @@ func printReport(dir string) error {
 	if bf.Cluster != nil {
 		printClusters(&bf, results)
 	}
+	if bf.AllJobs != nil {
+		var names []string
+		for name := range bf.AllJobs[0].Coverage {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		fmt.Println()
+		fmt.Printf("| cluster | settings | all jobs (batches, effective) |")
+		for _, n := range names {
+			fmt.Printf(" %s: 80%% coverage |", n)
+		}
+		fmt.Println()
+		fmt.Println("|---|---|---:|" + strings.Repeat("---:|", len(names)))
+		for _, c := range bf.AllJobs {
+			set := "held out"
+			if selectionClusters[c.Cluster] {
+				set = "chosen on"
+			}
+			fmt.Printf("| %s | %s | %d (%d, %.0f) |", c.Cluster, set, c.Jobs, c.Batches, c.Effective)
+			for _, n := range names {
+				fmt.Printf(" %.1f%% |", 100*c.Coverage[n])
+			}
+			fmt.Println()
+		}
+	}
 	return nil
+}
+
+// clusterCoverage is one virtual cluster's interval coverage over all its jobs.
+type clusterCoverage struct {
+	Cluster   string             `json:"cluster"`
+	Jobs      int                `json:"jobs"`
+	Batches   int                `json:"batches"`
+	Effective float64            `json:"effective"` // (sum of batch sizes)^2 / sum of squares
+	Coverage  map[string]float64 `json:"coverage"`  // method -> 80% coverage
 }
 
 // printClusters prints, per virtual cluster, the test jobs, the effective number of
@@ -201,7 +237,7 @@ func printClusters(bf *benchFile, results []result) {
 		return cmp.Or(cmp.Compare(len(byCluster[y]), len(byCluster[x])), cmp.Compare(x, y))
 	})
 	fmt.Println()
-	hdr, sep := "| cluster | settings | test jobs (batches, effective) |", "|---|---|---:|"
+	hdr, sep := "| cluster | settings | test jobs (batches, effective) | 2 s.d. of a calibrated 80% |", "|---|---|---:|---:|"
 	for _, r := range results {
 		if r.Quant != nil {
 			hdr += " " + r.Name + ": 80% coverage, RMSLE |"
@@ -225,7 +261,7 @@ func printClusters(bf *benchFile, results []result) {
 			sq += n * n
 		}
 		neff := float64(len(idx)*len(idx)) / float64(sq)
-		line := fmt.Sprintf("| %s | %s | %d (%d, %.0f) |", c, set, len(idx), len(size), neff)
+		line := fmt.Sprintf("| %s | %s | %d (%d, %.0f) | %.1f |", c, set, len(idx), len(size), neff, 200*math.Sqrt(0.16/neff))
 		for _, r := range results {
 			if r.Quant == nil {
 				continue
