@@ -163,8 +163,10 @@ func TestSaveFresh(t *testing.T) {
 // value for tests to corrupt.
 func savedState(t testing.TB) ([]byte, map[string]any) {
 	t.Helper()
-	recs := workload(t, 400, 2)
-	p := mustNew(t, persistOptions())
+	recs := workload(t, 200, 2)
+	o := persistOptions()
+	o.Trees, o.Window, o.MinSamples = 3, 120, 30
+	p := mustNew(t, o)
 	for _, e := range replayEvents(recs) {
 		step(t, p, recs, e)
 	}
