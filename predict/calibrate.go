@@ -25,9 +25,11 @@ type pitWindow struct {
 	seq     uint64 // calibrator sequence number of the last update, for eviction
 }
 
-// pitBatch is one batch's PITs: at most batchPITs, the first to finish.
+// pitBatch is one batch's PITs: at most batchPITs, the first to finish, each weighing
+// 1/len(pits).
 type pitBatch struct {
 	pits []float64
+	w    float64 // 1 / len(pits)
 }
 
 // pitEntry is one job's PIT and its batch.
@@ -56,7 +58,9 @@ func (w *pitWindow) add(key string, u float64, limit int, seq uint64) {
 		} else {
 			old := w.batches[w.ring[w.next]]
 			delete(w.batches, w.ring[w.next])
-			w.sorted = slices.DeleteFunc(w.sorted, func(e pitEntry) bool { return e.b == old })
+			for _, u := range old.pits {
+				w.remove(u, old)
+			}
 			w.ring[w.next] = key
 			w.next = (w.next + 1) % len(w.ring)
 		}
@@ -64,9 +68,25 @@ func (w *pitWindow) add(key string, u float64, limit int, seq uint64) {
 		w.batches[key] = b
 	}
 	b.pits = append(b.pits, u)
-	i, _ := slices.BinarySearchFunc(w.sorted, u, func(e pitEntry, u float64) int { return cmp.Compare(e.u, u) })
-	w.sorted = slices.Insert(w.sorted, i, pitEntry{u, b})
+	b.w = 1 / float64(len(b.pits))
+	w.sorted = slices.Insert(w.sorted, w.firstAtLeast(u), pitEntry{u, b})
 	w.updateGrid()
+}
+
+// firstAtLeast returns the index of the first entry whose PIT is >= u.
+func (w *pitWindow) firstAtLeast(u float64) int {
+	i, _ := slices.BinarySearchFunc(w.sorted, u, func(e pitEntry, u float64) int { return cmp.Compare(e.u, u) })
+	return i
+}
+
+// remove deletes one entry of PIT u and batch b.
+func (w *pitWindow) remove(u float64, b *pitBatch) {
+	for i := w.firstAtLeast(u); i < len(w.sorted) && w.sorted[i].u == u; i++ {
+		if w.sorted[i].b == b {
+			w.sorted = slices.Delete(w.sorted, i, i+1)
+			return
+		}
+	}
 }
 
 // updateGrid recomputes the grid: the weighted empirical quantiles of the PITs at the levels
@@ -80,16 +100,24 @@ func (w *pitWindow) updateGrid() {
 	m := 1
 	prevP, prevU := 0.0, 0.0
 	cum := 0.0
+	next := float64(m) / calLevels // the next level to place
 	for _, e := range w.sorted {
-		v := 1 / float64(len(e.b.pits))
+		v := e.b.w
 		p := (cum + v/2 + 0.5) / (n + 1)
 		cum += v
-		for ; m < calLevels && float64(m)/calLevels <= p; m++ {
-			q := float64(m) / calLevels
+		for next <= p {
 			w.grid[m] = prevU
 			if p > prevP {
-				w.grid[m] += (q - prevP) / (p - prevP) * (e.u - prevU)
+				w.grid[m] += (next - prevP) / (p - prevP) * (e.u - prevU)
 			}
+			m++
+			if m == calLevels {
+				break
+			}
+			next = float64(m) / calLevels
+		}
+		if m == calLevels {
+			break
 		}
 		prevP, prevU = p, e.u
 	}

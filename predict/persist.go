@@ -742,6 +742,7 @@ func (pj *pitJSON) restore(limit int) (*pitWindow, error) {
 			return nil, fmt.Errorf("batch %d: %d PITs (1 to %d)", i, len(bj.PITs), batchPITs)
 		}
 		b := &pitBatch{pits: floats(bj.PITs)}
+		b.w = 1 / float64(len(b.pits))
 		for k, u := range b.pits {
 			if !(u >= 0 && u <= 1) {
 				return nil, fmt.Errorf("batch %d: PIT %d: %v outside [0, 1]", i, k, u)
