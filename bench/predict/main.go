@@ -1,36 +1,49 @@
 // Command predict is the accuracy benchmark of package predict (see
-// bench/predict_vs_sklearn.sh and the "predict" section of BENCHMARKS.md).
+// bench/predict_vs_sklearn.sh, bench/predict_philly.sh and the "predict" section of
+// BENCHMARKS.md).
 //
-// It generates a seeded synthetic recurring workload (trace.GenerateRecurring), splits it by
-// arrival time (the first 80% of jobs train, the last 20% test) and replays it as events in
-// time order: a job arrives (every method predicts it from what is known then) and a job
-// finishes (every method learns it). Jobs finish at Arrival + Iterations * StepTime, as if they
-// ran at once. The predictor is Fit on the training jobs that finished before the first test
-// job arrived; training jobs that finish later are observed during the replay like test jobs.
-// Only test jobs are scored.
+// Synthetic (-out DIR): it generates a seeded synthetic recurring workload
+// (trace.GenerateRecurring), splits it by arrival time (the first 80% of jobs train, the last
+// 20% test) and replays it as events in time order: a job arrives (every method predicts it
+// from what is known then) and a job finishes (every method learns it). Jobs finish at Arrival
+// + Iterations * StepTime, as if they ran at once. The predictor is Fit on the training jobs
+// that finished before the first test job arrived; training jobs that finish later are
+// observed during the replay like test jobs. Only test jobs are scored.
+//
+// Real durations (-philly FILE -out DIR): the Philly job file, group = virtual cluster x GPU
+// count, replayed online from nothing (every job predicted at its submission, observed when it
+// finishes); the last 30% of jobs by submit time are scored, per virtual cluster too. Without
+// -out, -philly compares calibration settings (-cal-window, -cal-prior, -cal-step) on the
+// training period of the clusters chosen for that (selectionClusters).
 //
 // Methods:
 //   - ours (static): the predictor (default options unless flags say otherwise) with the forest
-//     frozen after Fit; history features still update as jobs finish. This is the protocol
-//     scikit-learn gets: the same training rows and the same test vectors
+//     frozen after Fit; history features and calibration still update as jobs finish. This is
+//     the protocol scikit-learn gets: the same training rows and the same test vectors
 //     (Predictor.TrainingData and Predictor.Encode), exported to CSV.
-//   - ours (static), median P50: the same forest's median instead of its vote-weighted
-//     geometric mean.
-//   - ours (online): the same, retraining every Options.RetrainEvery observations.
+//   - ours (static), median P50: the same distribution's median instead of its geometric mean.
+//   - ours (online): retraining every Options.RetrainEvery observations (Philly: also
+//     uncalibrated).
 //   - last run of group: the iterations of the group's most recently finished run; a job whose
 //     group has none gets the median of all jobs finished so far.
+//   - group median: the median of the group's last 16 runs, each scaled by its batch size over
+//     the job's when all are known, with the group's empirical quantiles as interval.
 //   - malaschitz backend (static), with -malaschitz: BackendMalaschitz, static protocol.
 //
 // The report (-report) adds scikit-learn's predictions written by sklearn_rf.py and prints
 // RMSLE and MdAPE overall, RMSLE on the jobs that were not killed, on jobs whose group had a
-// finished run when they arrived and on the others, the share of jobs inside [P10, P90], and
-// train and replay times (wall clock).
+// finished run when they arrived and on the others, the coverage of the 50%, 80% and 90%
+// central intervals, the 80% coverage of the distribution conditioned on the job's predicted
+// median, for the jobs that ran past it, and train and replay times; for Philly, the coverage
+// of every virtual cluster.
 //
 // Usage:
 //
 //	go run ./bench/predict -out DIR            # replay; write DIR/train.csv, test.csv, ours.json
+//	go run ./bench/predict -philly FILE -out DIR   # the same on real durations
 //	go run ./bench/predict -report DIR         # print the table (after sklearn_rf.py DIR)
 //	go run ./bench/predict -sweep [-sweep-bins 8,16 ...]  # option sweep on a validation split
+//	go run ./bench/predict -philly FILE -cal-window 50,200 ...   # calibration settings
 package main
 
 import (
