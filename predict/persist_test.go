@@ -163,9 +163,9 @@ func TestSaveFresh(t *testing.T) {
 // value for tests to corrupt.
 func savedState(t testing.TB) ([]byte, map[string]any) {
 	t.Helper()
-	recs := workload(t, 200, 2)
+	recs := workload(t, 120, 2)
 	o := persistOptions()
-	o.Trees, o.Window, o.MinSamples = 3, 120, 30
+	o.Trees, o.Window, o.MinSamples, o.MinLeaf = 2, 60, 30, 5
 	p := mustNew(t, o)
 	for _, e := range replayEvents(recs) {
 		step(t, p, recs, e)
@@ -201,7 +201,15 @@ func TestLoadRejects(t *testing.T) {
 		return b
 	}
 	model := func(v map[string]any) map[string]any { return v["model"].(map[string]any) }
-	tree0 := func(v map[string]any) map[string]any { return model(v)["trees"].([]any)[0].(map[string]any) }
+	tree0 := func(v map[string]any) map[string]any { // a tree whose root splits
+		for _, tr := range model(v)["trees"].([]any) {
+			if t := tr.(map[string]any); t["feat"].([]any)[0].(float64) >= 0 {
+				return t
+			}
+		}
+		t.Fatal("no tree splits at its root")
+		return nil
+	}
 	cases := map[string][]byte{
 		"empty":           nil,
 		"not json":        []byte("{"),
