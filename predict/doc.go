@@ -14,6 +14,7 @@
 //	d, err := p.Distribution(job, done) // any quantile: d.Quantile(0.95), d.CDF(n), d.Point()
 //	err = p.Observe(job, iterations)    // when it finishes (or is killed)
 //	out, err := p.ObserveOutcome(job, iterations) // the same, and how far off its estimate was
+//	first, ok := p.First(job.ID)        // its first estimate, while it runs (a map lookup)
 //	acc := p.Accuracy()                 // the error of the latest 1,000 observed jobs' estimates
 //	err = p.Save(w); q, err := predict.Load(r) // the complete learned state, as JSON
 //

@@ -651,6 +651,19 @@ func (p *Predictor) Distribution(job *gpusched.Job, done float64) (Distribution,
 	return d.Given(done), nil
 }
 
+// First returns the first unconditioned estimate the predictor gave job id (by Predict,
+// Conditional or Distribution), from that first prediction until the job is observed or
+// forgotten (Options.MaxPending, Fit). It is a map lookup: a host can compare a running job's
+// progress with it at every event, e.g. to treat a job that has run k times its first
+// estimate as overrunning.
+func (p *Predictor) First(id gpusched.JobID) (Estimate, bool) {
+	pj, ok := p.peekContext(id)
+	if !ok || pj.first.Source < 0 {
+		return Estimate{}, false
+	}
+	return pj.first, true
+}
+
 // scratch is reusable space for one estimate.
 type scratch struct {
 	x, votes, grid []float64

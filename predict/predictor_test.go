@@ -605,3 +605,43 @@ func TestMetrics(t *testing.T) {
 		t.Error("MdAPE with a zero actual value gave no error")
 	}
 }
+
+// TestFirstAndOutcome: the first estimate is remembered from the first prediction (not
+// replaced by later ones) until the job is observed, and the outcome reports it with the
+// job's log error and PIT.
+func TestFirstAndOutcome(t *testing.T) {
+	p, recs := trained(t, 800, Options{})
+	job := recs[10].Job
+	job.ID = "first-test"
+	if _, ok := p.First(job.ID); ok {
+		t.Fatal("a first estimate before any prediction")
+	}
+	est, err := p.Conditional(&job, 5) // the first prediction may be a conditional one
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, ok := p.First(job.ID)
+	if !ok || first.Survival != 1 || first.Iterations <= 0 || first == est {
+		t.Fatalf("first %+v (%v), conditional %+v", first, ok, est)
+	}
+	if again, _ := p.Predict(&job); again != first {
+		t.Fatalf("Predict %+v, first %+v", again, first)
+	}
+	out, err := p.ObserveOutcome(&job, 3*first.Iterations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Known || out.First != first || math.Abs(out.LogError-math.Log(3)) > 1e-9 || !(out.PIT > 0 && out.PIT < 1) {
+		t.Fatalf("outcome %+v", out)
+	}
+	if _, ok := p.First(job.ID); ok {
+		t.Fatal("the first estimate outlived the observation")
+	}
+	if a := p.Accuracy(); a.Jobs != 1 || math.Abs(a.MedianFactor-3) > 1e-9 || math.Abs(a.Bias-math.Log(3)) > 1e-9 {
+		t.Fatalf("accuracy %+v", a)
+	}
+	unknown, _ := p.ObserveOutcome(&gpusched.Job{ID: "never-predicted"}, 10)
+	if unknown.Known || unknown.LogError != 0 {
+		t.Fatalf("outcome of a job never predicted: %+v", unknown)
+	}
+}
