@@ -79,8 +79,10 @@
 //     little history borrows its user's and everyone's calibration.
 //   - Finally, the levels read for the nominal 10th and 90th percentiles adapt online over all
 //     jobs by adaptive conformal inference (Gibbs and Candes, "Adaptive conformal inference
-//     under distribution shift", NeurIPS 2021; step Options.CalibrationStep), so that in the
-//     long run 10% of jobs fall below and 10% above, whatever the drift.
+//     under distribution shift", NeurIPS 2021; step Options.CalibrationStep): measured
+//     against the map as it stands when each job finishes, the share of jobs below the 10th
+//     and above the 90th percentile tends to 10% each for any sequence of jobs (within
+//     1/(step x jobs), unless a level reaches its bound).
 //
 // The calibrated distribution is H = G(F); Predict's percentiles and point estimate (the
 // geometric mean, which minimises the expected squared log error) are H's, and Conditional and
