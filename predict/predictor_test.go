@@ -2,6 +2,7 @@ package predict
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -554,12 +555,22 @@ func TestConcurrent(t *testing.T) {
 					errs <- err
 					return
 				}
+				if d, err := p.Distribution(&r.Job, r.Iterations/3); err != nil || math.IsNaN(d.Quantile(0.9)) {
+					errs <- fmt.Errorf("distribution: %v", err)
+					return
+				}
+				p.First(r.Job.ID)
 				if i%97 == 0 {
 					if err := p.Retrain(); err != nil {
 						errs <- err
 						return
 					}
 					p.TrainingData()
+					p.Accuracy()
+					if _, err := p.MarshalJSON(); err != nil {
+						errs <- err
+						return
+					}
 				}
 			}
 		}(w)
