@@ -9,9 +9,9 @@ type phase uint8
 
 const (
 	phasePending phase = iota + 1 // waiting for GPUs
-	phaseRunning              // holding GPUs
-	phaseParked               // rejected as too large, waiting for the cluster to change
-	phaseDone                 // left the runtime; its completion may wait for delivery
+	phaseRunning                  // holding GPUs
+	phaseParked                   // rejected as too large, waiting for the cluster to change
+	phaseDone                     // left the runtime; its completion may wait for delivery
 )
 
 // act is what the decision being applied does to one job.
