@@ -1,10 +1,14 @@
 package sim_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
+	"time"
 
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/asrpt"
@@ -208,4 +212,53 @@ func BenchmarkPhilly2048ModelsFIFO(b *testing.B) {
 		}
 		return s
 	})
+}
+
+// BenchmarkEventCost measures the simulator's cost per event as the queue grows: 64 GPUs
+// always full, `waiting` jobs always in the queue, and at every event (one per simulated
+// second) one job finishes, one arrives at the tail and a FIFO that costs next to nothing
+// starts the head of the queue. cpu-ns/event is the process CPU time of one event
+// (completion, arrival, view, Schedule call, validation, application, step cost; ns/op is
+// the same in wall time, noisy on a shared machine); the first event, where the queue fills,
+// is not timed. Flat from 1,000 to 100,000 waiting jobs means no per-event scan of the queue.
+func BenchmarkEventCost(b *testing.B) {
+	for _, waiting := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("waiting=%d", waiting), func(b *testing.B) {
+			c, err := topology.Uniform(topology.A100(), 8)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 64 + waiting + b.N + 1
+			recs := make([]trace.Record, n)
+			for i := range recs {
+				arr, iters := 0.0, 64.0
+				switch {
+				case i < 64:
+					iters = float64(i + 1) // the first wave ends one job per second
+				case i >= 64+waiting:
+					arr = float64(i - 64 - waiting + 1) // then one arrival per second
+				}
+				recs[i] = trace.Record{Job: gpusched.Job{ID: gpusched.JobID(strconv.Itoa(i)), Arrival: arr, GPUs: 1, StepTime: 1}, Iterations: iters}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.StopTimer()
+			timing := false
+			var cpu0 time.Duration
+			_, err = sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: &bareFIFO{}, Cost: gpusched.FixedCost{}, MaxEvents: b.N + 1,
+				Observer: sim.Observer{Progress: func(now float64, _, _ int) {
+					if !timing {
+						timing = true
+						cpu0 = processCPU()
+						b.StartTimer()
+					}
+				}}})
+			b.StopTimer()
+			cpu := processCPU() - cpu0
+			if !errors.Is(err, sim.ErrLimit) {
+				b.Fatalf("want the event limit, got %v", err)
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/event")
+		})
+	}
 }

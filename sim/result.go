@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	gpusched "github.com/gpusched/gpusched"
-	"github.com/gpusched/gpusched/topology"
+	"github.com/gpusched/gpusched/host"
 )
 
 // Result is what a simulation measured.
@@ -112,35 +112,31 @@ type Sample struct {
 }
 
 // Segment is one interval during which a job held a placement: from Start to End on GPUs,
-// restoring (no progress) from Start to RestoreEnd.
-type Segment struct {
-	Job        gpusched.JobID   `json:"job"`
-	Start      float64          `json:"start"`
-	End        float64          `json:"end"`
-	RestoreEnd float64          `json:"restore_end"`
-	GPUs       []topology.GPUID `json:"gpus"`
-}
+// restoring (no progress) from Start to RestoreEnd; Interrupted when a failure ended it.
+type Segment = host.Segment
 
+// record is the record of job idx, which has just left the runtime.
 func (e *engine) record(idx int32) JobRecord {
 	j := &e.jobs[idx]
-	jct := j.finish - j.job.Arrival
+	st := j.en.Stats()
+	jct := st.Ended - j.job.Arrival
 	return JobRecord{
-		ID: j.job.ID, Arrival: j.job.Arrival, Start: j.firstStart, Finish: j.finish,
-		JCT: jct, QueueDelay: j.firstStart - j.job.Arrival, Wait: jct - j.executed,
-		GPUs: j.job.GPUs, ServersSpanned: j.maxSpan,
-		Preemptions: j.preempt, Migrations: j.migrate,
-		Iterations: j.done, RunTime: j.executed, Productive: j.productive, GPUTime: j.attained,
-		CrossServerBytes: j.bytes, Killed: j.killed,
+		ID: j.job.ID, Arrival: j.job.Arrival, Start: st.FirstStart, Finish: st.Ended,
+		JCT: jct, QueueDelay: st.FirstStart - j.job.Arrival, Wait: jct - st.Executed,
+		GPUs: j.job.GPUs, ServersSpanned: st.ServersSpanned,
+		Preemptions: st.Preemptions, Migrations: st.Migrations,
+		Iterations: st.Iterations, RunTime: st.Executed, Productive: st.Productive, GPUTime: st.Attained,
+		CrossServerBytes: st.CrossServerBytes, Killed: j.killed,
 	}
 }
 
 func (e *engine) result() *Result {
 	r := &Result{
 		Scheduler: e.name, Cluster: e.c.Name(), GPUs: e.c.NumGPUs(), RestoreTime: e.restore,
-		Jobs: make([]JobRecord, len(e.jobs)), Timeline: e.timeline, Segments: e.segments,
+		Jobs: make([]JobRecord, len(e.jobs)), Timeline: e.timeline, Segments: e.rt.Segments(),
 	}
 	for i := range e.jobs {
-		r.Jobs[i] = e.record(int32(i))
+		r.Jobs[i] = e.jobs[i].rec
 	}
 	r.Summary = Summarize(r.Jobs, r.GPUs)
 	r.Summary.Events = e.events

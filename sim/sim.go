@@ -6,6 +6,7 @@ import (
 	"math"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/host"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
 )
@@ -93,6 +94,14 @@ type Config struct {
 	// RecordSegments makes Result.Segments list every interval during which a job held a
 	// placement (for Gantt charts and audits). Off by default: it costs memory.
 	RecordSegments bool
+	// Failures makes servers fail and be repaired (see Failures). The zero value: none.
+	Failures Failures
+	// Checkpoint is the interval in seconds at which running jobs save a checkpoint, counted
+	// from each placement: a job whose server fails restarts from its last one, losing the
+	// progress made since (Summary.LostGPUTime). Zero: jobs checkpoint only when preempted or
+	// migrated (the checkpoint the restore time pays for), so a failure loses all progress
+	// since the job's placement.
+	Checkpoint float64
 	// Observer receives events as the simulation runs; nil fields are skipped.
 	Observer Observer
 }
@@ -111,13 +120,8 @@ type Observer struct {
 }
 
 // SchedulerName returns the name the simulator uses for s in errors and results: its
-// String method if it implements fmt.Stringer, otherwise its Go type.
-func SchedulerName(s gpusched.Scheduler) string {
-	if st, ok := s.(fmt.Stringer); ok {
-		return st.String()
-	}
-	return fmt.Sprintf("%T", s)
-}
+// String method if it implements fmt.Stringer, otherwise its Go type (host.SchedulerName).
+func SchedulerName(s gpusched.Scheduler) string { return host.SchedulerName(s) }
 
 // Run simulates the workload and returns its metrics.
 //
@@ -150,6 +154,7 @@ func Run(cfg Config) (*Result, error) {
 	if err := e.run(); err != nil {
 		return nil, err
 	}
+	e.deliver()
 	return e.result(), nil
 }
 
@@ -163,6 +168,11 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: restore time %v is not finite", ErrInvalidConfig, cfg.RestoreTime)
 	case math.IsNaN(cfg.MaxTime):
 		return fmt.Errorf("%w: MaxTime is NaN", ErrInvalidConfig)
+	case !(cfg.Checkpoint >= 0) || math.IsInf(cfg.Checkpoint, 0):
+		return fmt.Errorf("%w: checkpoint interval %v s must be finite and >= 0", ErrInvalidConfig, cfg.Checkpoint)
+	}
+	if err := cfg.Failures.check(cfg.Cluster); err != nil {
+		return err
 	}
 	for i := range cfg.Jobs {
 		r := &cfg.Jobs[i]
@@ -190,8 +200,9 @@ func (cfg *Config) check() error {
 func (e *engine) pastHorizon(t float64, idx int32) error {
 	if idx >= 0 {
 		j := &e.jobs[idx]
+		done := j.en.Stats().Iterations
 		return fmt.Errorf("%w: job %q (%v iterations, %v done, %v s each on GPUs %v) would finish at t=%v s, past the simulator's horizon of %v s (2^32 s, about 136 years; see Horizon) (scheduler %s)",
-			ErrLimit, j.id, j.iters, j.done, j.step, topology.SetOf(j.gpus...), t, float64(Horizon), e.name)
+			ErrLimit, j.job.ID, j.iters, done, j.en.Step(), topology.SetOf(j.en.GPUs()...), t, float64(Horizon), e.name)
 	}
 	return fmt.Errorf("%w: scheduler %s asked to be woken at t=%v s, past the simulator's horizon of %v s (2^32 s, about 136 years; see Horizon)",
 		ErrLimit, e.name, t, float64(Horizon))
