@@ -159,7 +159,7 @@ func newEngine(cfg *Config) (*engine, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	e.rt = rt
-	if e.fail, err = newFailures(cfg.Failures, cfg.Cluster, e.firstArr); err != nil {
+	if e.fail, err = newFailures(cfg.Failures, cfg.Cluster, e.firstArr, cfg.broken); err != nil {
 		return nil, err
 	}
 	return e, nil

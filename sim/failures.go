@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -225,6 +226,16 @@ func quote(s string) string {
 	return s
 }
 
+// outages returns the outages that happened up to time end, in the order they began; those
+// still open end at end.
+func (f *failures) outages(end float64) []Outage {
+	out := slices.Clone(f.log)
+	for i := range out {
+		out[i].Up = min(out[i].Up, end)
+	}
+	return out
+}
+
 // failEvent is a server going down (or up) at time t.
 type failEvent struct {
 	t      float64
@@ -252,14 +263,17 @@ type failures struct {
 	count  []int // per server: how many outages hold it down
 	down   int   // servers down
 	events int   // failures that happened
+	open   []int // per server: index in log of its open outage
+	log    []Outage
+	broken brokenKind
 }
 
 // newFailures returns the failure process of f on c, starting at start, or nil for none.
-func newFailures(f Failures, c *topology.Cluster, start float64) (*failures, error) {
+func newFailures(f Failures, c *topology.Cluster, start float64, broken brokenKind) (*failures, error) {
 	if !f.enabled() {
 		return nil, nil
 	}
-	fl := &failures{c: c, mtbf: f.MTBF, mttr: f.MTTR, count: make([]int, c.NumServers())}
+	fl := &failures{c: c, mtbf: f.MTBF, mttr: f.MTTR, count: make([]int, c.NumServers()), open: make([]int, c.NumServers()), broken: broken}
 	if f.MTBF > 0 {
 		fl.rngs = make([]*rand.Rand, c.NumServers())
 		for s := range fl.rngs {
@@ -343,8 +357,18 @@ func (f *failures) apply(t float64, rt *host.Runtime) error {
 			if f.count[s] == 1 {
 				f.down++
 				f.events++
+				f.open[s] = len(f.log)
+				f.log = append(f.log, Outage{Server: f.c.Server(s).ID, Down: t, Up: math.Inf(1)})
+				if f.broken == brokenNoRollback {
+					for _, e := range rt.Running() {
+						_ = rt.Checkpoint(e.ID(), t)
+					}
+				}
 				if _, err := rt.Fail(t, gpus...); err != nil {
 					return fmt.Errorf("sim: internal error: %w", err)
+				}
+				if f.broken == brokenEarlyRepair {
+					_ = rt.Return(gpus...)
 				}
 			}
 			if ev.random {
@@ -355,6 +379,7 @@ func (f *failures) apply(t float64, rt *host.Runtime) error {
 		f.count[s]--
 		if f.count[s] == 0 {
 			f.down--
+			f.log[f.open[s]].Up = t
 			if err := rt.Return(gpus...); err != nil {
 				return fmt.Errorf("sim: internal error: %w", err)
 			}

@@ -104,7 +104,20 @@ type Config struct {
 	Checkpoint float64
 	// Observer receives events as the simulation runs; nil fields are skipped.
 	Observer Observer
+
+	// broken selects a deliberately wrong variant, for tests that show their properties
+	// catch it (export_test.go); zero in every real use.
+	broken brokenKind
 }
+
+// brokenKind names the deliberately wrong variants of the simulator that tests must catch.
+type brokenKind uint8
+
+const (
+	brokenNone        brokenKind = iota
+	brokenNoRollback             // a failure keeps the progress made since the last checkpoint
+	brokenEarlyRepair            // a failed server's GPUs are available again at once
+)
 
 // Observer holds optional callbacks, called synchronously from Run.
 type Observer struct {
