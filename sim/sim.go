@@ -48,7 +48,7 @@ var (
 	// and positive) for a placement.
 	ErrCost = errors.New("sim: cost model failed")
 	// ErrStalled reports a scheduler that leaves jobs waiting on an idle cluster with no
-	// arrival, completion or wake-up to come: the simulation could never end.
+	// arrival, completion, wake-up or repair to come: the simulation could never end.
 	ErrStalled = errors.New("sim: scheduler stalled")
 	// ErrLimit reports that Config.MaxTime or Config.MaxEvents was reached before every job
 	// finished, or that an event would fall past Horizon.
@@ -138,10 +138,13 @@ func SchedulerName(s gpusched.Scheduler) string { return host.SchedulerName(s) }
 
 // Run simulates the workload and returns its metrics.
 //
-// Events are job arrivals, job completions and the wake-up time the scheduler last asked for
-// (Decision.WakeAt; each decision replaces the previous request, and a time not after now is
-// no request). All events at the same time are handled together: completions first (their
-// jobs leave, a CompletionObserver scheduler is told), then arrivals, then one Schedule call.
+// Events are job arrivals, job completions, server failures and repairs (Config.Failures) and
+// the wake-up time the scheduler last asked for (Decision.WakeAt; each decision replaces the
+// previous request, and a time not after now is no request). All events at the same time are
+// handled together: completions first (their jobs leave, a CompletionObserver scheduler is
+// told), then failures (the jobs on a failed server go back to their last checkpoint and wait)
+// and repairs, then arrivals, then one Schedule call. Jobs the decision rejects leave, with
+// the reason in their record.
 // The decision is validated (an invalid one ends the run with ErrInvalidDecision naming the
 // scheduler, the time and the job) and carried out: running jobs left out are preempted
 // (they return to the queue, and their next start pays RestoreTime), pending jobs listed are
@@ -158,7 +161,8 @@ func SchedulerName(s gpusched.Scheduler) string { return host.SchedulerName(s) }
 //
 // Run is deterministic: the same config gives the same result. It returns an error (and
 // no result) if the config is invalid, the scheduler fails or returns an invalid decision,
-// the cost model fails, the scheduler stalls, or a limit is reached.
+// the cost model fails, the scheduler stalls (jobs wait with nothing running, no arrival,
+// wake-up or repair to come), or a limit is reached.
 func Run(cfg Config) (*Result, error) {
 	e, err := newEngine(&cfg)
 	if err != nil {
