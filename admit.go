@@ -190,6 +190,43 @@ func Fits(j *Job, c *topology.Cluster) error {
 	return fmt.Errorf("%w: job %q needs %d GPUs, cluster %q has %d %s", ErrTooLarge, j.ID, j.GPUs, c.Name(), n, what)
 }
 
+// FitsMemory returns nil when job j's plan fits the memory of at least one kind of GPU of
+// cluster c that the job may use, or when the job has no model (nothing to check), and
+// otherwise an error wrapping ErrDoesNotFit that names the job and says by how much it misses
+// on the largest eligible GPU; a model and plan that do not compile give an error wrapping
+// ErrInvalidJob. It compiles the plan once (microseconds).
+func FitsMemory(j *Job, c *topology.Cluster) error {
+	if j.Model == nil {
+		return nil
+	}
+	comp, err := graph.Compile(j.Model, j.Plan)
+	if err != nil {
+		return fmt.Errorf("%w: job %q: %w", ErrInvalidJob, j.ID, err)
+	}
+	var (
+		last topology.GPUSpec
+		miss error
+	)
+	for i := range c.NumServers() {
+		spec := c.Server(i).GPU
+		if (i > 0 && spec == last) || !j.Eligible(spec) {
+			continue
+		}
+		last = spec
+		err := comp.CheckMemory(spec)
+		if err == nil {
+			return nil
+		}
+		if miss == nil || spec.MemoryBytes > 0 {
+			miss = err
+		}
+	}
+	if miss == nil {
+		return fmt.Errorf("%w: job %q: no GPU it may use", ErrTooLarge, j.ID)
+	}
+	return fmt.Errorf("%w: job %q: %w", ErrDoesNotFit, j.ID, miss)
+}
+
 // Admit checks up front what schedulers' admission rejects: it returns nil when job j could
 // run on cluster c under cost model cost (nil: DefaultCost()), and otherwise the *JobError that
 // BestPlacement gives. Hosts call it when a job is submitted, to refuse a bad job at once

@@ -5,6 +5,7 @@ go 1.24.0
 require (
 	github.com/malaschitz/randomForest v0.0.0-20211016204141-298ff580d6a9
 	github.com/yourbasic/graph v0.0.0-20210606180040-8ecfec1c2869
+	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 	pgregory.net/rapid v1.3.0
 )
@@ -18,5 +19,5 @@ require (
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
+	golang.org/x/tools v0.36.0 // indirect
 )

@@ -2,6 +2,7 @@ package gpusched
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/gpusched/gpusched/graph"
@@ -11,54 +12,87 @@ import (
 // ModelCost is the CostModel of jobs with a model: the per-iteration time that package graph
 // derives from the job's model, plan and placement (compute per pipeline stage, bubble, tensor-,
 // pipeline- and data-parallel communication over the placement's actual links, shared with other
-// jobs as the LinkLoad says), and the bytes per iteration of its worker graph that cross servers.
-// A job without a model falls back to FixedCost (its StepTime). A job whose plan does not fit
-// the memory of the GPUs it is placed on is an error wrapping graph.ErrOutOfMemory.
+// jobs as the LinkLoad says, the optimizer step, overheads), and the bytes per iteration of its
+// worker graph that cross servers. The constants are those of the GPU type each job is placed on
+// (graph.HardwareConstants, fitted on measurements of that type), unless NewModelCost fixes one
+// set or NewCalibratedCost gives fitted ones (package perf, `gpusched perf fit`). A job without
+// a model falls back to FixedCost (its StepTime). A job whose plan does not fit the memory of the
+// GPUs it is placed on is an error wrapping graph.ErrOutOfMemory.
 //
-// ModelCost compiles each (model, plan) once and keeps it, keyed by the *Job, so hosts should
-// pass the same *Job on every call; it is safe for concurrent use. Use NewModelCost; the zero
-// value is not usable.
+// ModelCost compiles each job's (model, plan) once and keeps it, keyed by the JobID (and
+// compiled again if a job of that id comes with another model or plan); Forget drops it when
+// the job leaves. It is safe for concurrent use. The zero value is DefaultCost's model.
 type ModelCost struct {
 	eff   graph.Efficiency
+	cal   *graph.Calibration
 	mu    sync.Mutex
-	cache map[*Job]*compiledJob
+	cache map[JobID]*compiledJob
 }
 
 type compiledJob struct {
+	job   *Job // the job it was compiled for (a fast check that nothing changed)
+	model *graph.Model
+	plan  graph.Plan
 	c     *graph.Compiled
 	edges []graph.WorkerEdge
 	err   error
 }
 
-// NewModelCost returns a ModelCost with the given efficiency constants (the zero value means
-// graph.DefaultEfficiency()).
+// NewModelCost returns a ModelCost that times every job with the given constants, whatever
+// its GPUs (the zero value means the constants of the GPU type each job is placed on, as
+// DefaultCost does; graph.DefaultEfficiency() gives the uncalibrated textbook figures).
 func NewModelCost(eff graph.Efficiency) *ModelCost {
-	return &ModelCost{eff: eff, cache: make(map[*Job]*compiledJob)}
+	return &ModelCost{eff: eff, cache: make(map[JobID]*compiledJob)}
+}
+
+// NewCalibratedCost returns a ModelCost that times each job with a calibration's constants for
+// the GPU type it is placed on (the shipped ones for types it lacks) and the factors it holds
+// for the job's model (graph.Calibration; package perf fits one, `gpusched perf fit` writes
+// one). A nil calibration is DefaultCost.
+func NewCalibratedCost(cal *graph.Calibration) *ModelCost {
+	return &ModelCost{cal: cal, cache: make(map[JobID]*compiledJob)}
 }
 
 // DefaultCost returns the cost model hosts use unless told otherwise: ModelCost with the
-// default efficiency constants, which is FixedCost for jobs without a model.
+// shipped constants of the GPU type each job is placed on (graph.HardwareConstants), which is
+// FixedCost for jobs without a model.
 func DefaultCost() *ModelCost { return NewModelCost(graph.Efficiency{}) }
 
 func (m *ModelCost) compiled(j *Job) *compiledJob {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cj, ok := m.cache[j]; ok {
-		return cj
+	if m.cache == nil {
+		m.cache = make(map[JobID]*compiledJob)
 	}
-	cj := &compiledJob{}
+	if cj, ok := m.cache[j.ID]; ok {
+		if cj.job == j {
+			return cj
+		}
+		if cj.model == j.Model && reflect.DeepEqual(cj.plan, j.Plan) {
+			cj.job = j // the same job, described by another *Job (a new view, a restart)
+			return cj
+		}
+	}
+	cj := &compiledJob{job: j, model: j.Model, plan: j.Plan}
 	cj.c, cj.err = graph.Compile(j.Model, j.Plan)
 	if cj.err == nil {
 		cj.edges = cj.c.WorkerGraph().Edges
 	}
-	m.cache[j] = cj
+	m.cache[j.ID] = cj
 	return cj
+}
+
+// Cached returns the number of jobs whose compiled form the cost model holds.
+func (m *ModelCost) Cached() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.cache)
 }
 
 // Forget drops the compiled form of a job that has left, to bound memory in long runs.
 func (m *ModelCost) Forget(j *Job) {
 	m.mu.Lock()
-	delete(m.cache, j)
+	delete(m.cache, j.ID)
 	m.mu.Unlock()
 }
 
@@ -72,14 +106,26 @@ func (m *ModelCost) StepCost(j *Job, c *topology.Cluster, gpus []topology.GPUID,
 		return StepCost{}, fmt.Errorf("%w: job %q: %w", ErrInvalidJob, j.ID, cj.err)
 	}
 	if len(gpus) > 0 {
-		if err := c.Check(gpus[0]); err != nil {
-			return StepCost{}, fmt.Errorf("job %q: %w", j.ID, err)
-		}
-		if err := cj.c.CheckMemory(c.GPU(gpus[0])); err != nil {
-			return StepCost{}, fmt.Errorf("job %q on %s: %w", j.ID, c.GPUName(gpus[0]), err)
+		// Every worker's GPU must hold it: one check per kind of GPU in the placement.
+		last := -1
+		for i, g := range gpus {
+			if err := c.Check(g); err != nil {
+				return StepCost{}, fmt.Errorf("job %q: %w", j.ID, err)
+			}
+			if i > 0 && c.UniformGPUs() {
+				continue // the other checks are the bounds above
+			}
+			s := c.ServerOf(g)
+			if s == last || (last >= 0 && c.Server(s).GPU == c.Server(last).GPU) {
+				continue
+			}
+			last = s
+			if err := cj.c.CheckMemory(c.GPU(g)); err != nil {
+				return StepCost{}, fmt.Errorf("job %q on %s: %w", j.ID, c.GPUName(g), err)
+			}
 		}
 	}
-	b, err := cj.c.IterationTime(c, gpus, graph.Options{Efficiency: m.eff, Load: load})
+	b, err := cj.c.IterationTime(c, gpus, graph.Options{Efficiency: m.eff, Calibration: m.cal, Load: load})
 	if err != nil {
 		return StepCost{}, fmt.Errorf("job %q: %w", j.ID, err)
 	}

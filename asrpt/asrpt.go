@@ -605,6 +605,8 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job) (*jobState, *gpu
 			s.sizing = map[sizingKey][][]topology.GPUID{}
 		}
 		s.sizing[key] = cands
+	} else if err := j.Validate(c); err != nil { // as SizingCandidates does
+		return nil, gpusched.Reject(j.ID, err)
 	}
 	_, sc, err := gpusched.BestAmong(j, c, s.opt.Cost, cands)
 	if err != nil {

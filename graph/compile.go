@@ -125,17 +125,21 @@ type Memory struct {
 	Params float64
 	// Grads is the bytes of gradients held (1/DP under ZeRO-2 and 3).
 	Grads float64
-	// Optimizer is the bytes of Adam state: fp32 first and second moments, plus an fp32 master
-	// copy when parameters are in lower precision, so that parameters, gradients and optimizer
-	// state total 16 bytes per parameter in mixed precision and in fp32 (1/DP from ZeRO-1 on).
+	// Optimizer is the bytes of Adam state on the GPU: fp32 first and second moments, plus an
+	// fp32 master copy when parameters are in lower precision, so that parameters, gradients
+	// and optimizer state total 16 bytes per parameter in mixed precision and in fp32 (1/DP
+	// from ZeRO-1 on); 0 under Offload, where it lives in host memory.
 	Optimizer float64
 	// Activations is the bytes of activations kept for the backward pass: the stage's
 	// per-sample memory divided by TP, times the micro-batch size, times the micro-batches in
 	// flight under 1F1B (min(MicroBatches, PP - stage)); with checkpointing only each layer's
 	// output is kept per micro-batch in flight, plus one layer's working set.
 	Activations float64
-	// Total is the sum of the above.
+	// Total is the sum of the above: the GPU memory the worker needs.
 	Total float64
+	// Host is the bytes of host memory the worker's optimizer state takes under Offload (the
+	// Optimizer bytes it would otherwise hold on the GPU); 0 without offload.
+	Host float64
 }
 
 // StageMemory returns the memory of one worker of stage s (0 <= s < PP).
@@ -159,6 +163,9 @@ func (c *Compiled) StageMemory(s int) Memory {
 	}
 	if p.ZeRO >= 3 {
 		mem.Params /= dp
+	}
+	if p.Offload {
+		mem.Host, mem.Optimizer = mem.Optimizer, 0
 	}
 	inflight := float64(min(p.MicroBatches, p.PP-s))
 	if p.Checkpointing {

@@ -7,11 +7,29 @@ import (
 	"github.com/gpusched/gpusched/topology"
 )
 
-// Efficiency holds the handful of constants of the cost model that are fitted rather than
-// derived. The zero value stands for DefaultEfficiency().
+// Efficiency holds the constants of the cost model that are fitted rather than derived: how
+// close one kind of GPU and its interconnect come to their datasheet figures, and what they
+// spend besides the model's FLOPs and bytes. They belong to the hardware (a GPU type with its
+// servers' links), not to a model: HardwareConstants returns the ones fitted jointly across the
+// models measured on each GPU type, and package perf fits them to your own measurements.
+//
+// The zero value stands for "the constants of the GPU type the job is placed on" in Options
+// (see Options.Efficiency); DefaultEfficiency() gives the uncalibrated textbook figures. A zero
+// LayerOverhead, OptimizerPerParam, CPUOptimizerPerParam, HostOptimizerPerParam or
+// HostBandwidth leaves that term out; a zero ComputeFP32 means Compute.
 type Efficiency struct {
-	// Compute is the achieved fraction of a GPU's peak FLOP/s, in (0, 1].
+	// Compute is the achieved fraction of a GPU's peak FLOP/s (topology.GPUSpec.PeakFLOPS, its
+	// 16-bit tensor figure) for a model in 16-bit mixed precision, in (0, 1].
 	Compute float64 `json:"compute"`
+	// ComputeFP32 is the achieved fraction of the same peak for a model in 32-bit precision
+	// (Model.DTypeBytes() >= 4), in [0, 1]; 0 means Compute.
+	ComputeFP32 float64 `json:"compute_fp32,omitempty"`
+	// LayerOverhead is a fixed time in seconds per layer and micro-batch of every forward pass
+	// (a backward pass counts twice, a recomputation once more), whatever the layer's work:
+	// kernel launches and small kernels. It makes small micro-batches and thin tensor-parallel
+	// shards less efficient: a layer of f FLOPs per GPU runs at f / (f + P x Compute x
+	// LayerOverhead) of the achieved peak P x Compute. At least 0.
+	LayerOverhead float64 `json:"layer_overhead,omitempty"`
 	// IntraComm is the achieved fraction of the intra-server bandwidth (NVLink, PCIe), in (0, 1].
 	IntraComm float64 `json:"intra_comm"`
 	// InterComm is the achieved fraction of the inter-server bandwidth (NICs, uplinks), in
@@ -19,25 +37,43 @@ type Efficiency struct {
 	InterComm float64 `json:"inter_comm"`
 	// Overlap is the fraction of the data-parallel gradient synchronisation that can run during
 	// the last micro-batch's backward pass, in [0, 1]: at most Overlap x DPComm, and never more
-	// than that backward pass lasts, is hidden.
+	// than that backward pass lasts, is hidden. Under ZeRO only the gradient reduce-scatter
+	// (half the volume) can overlap; the parameter all-gather after the optimizer step cannot.
 	Overlap float64 `json:"overlap"`
-	// StepOverhead is a fixed time per iteration in seconds (optimizer step, data loading,
-	// framework), at least 0.
+	// StepOverhead is a fixed time per iteration in seconds (data loading, framework,
+	// launching the step), at least 0.
 	StepOverhead float64 `json:"step_overhead"`
+	// OptimizerPerParam is the time in seconds of the optimizer step per parameter a GPU
+	// updates (Adam on the GPU is bound by memory bandwidth): every parameter of the worker's
+	// share of its stage without ZeRO, 1/DP of them from ZeRO-1 on. At least 0.
+	OptimizerPerParam float64 `json:"optimizer_per_param,omitempty"`
+	// CPUOptimizerPerParam is the time in seconds one CPU thread takes per parameter of the
+	// optimizer step under ZeRO-Offload (Plan.Offload), at least 0.
+	CPUOptimizerPerParam float64 `json:"cpu_optimizer_per_param,omitempty"`
+	// HostOptimizerPerParam is the least time in seconds per parameter that a server's CPU
+	// optimizer steps take together under ZeRO-Offload, however many threads run them (host
+	// memory bandwidth), at least 0. A server whose GPUs update p parameters with t threads in
+	// all spends p x max(CPUOptimizerPerParam / t, HostOptimizerPerParam).
+	HostOptimizerPerParam float64 `json:"host_optimizer_per_param,omitempty"`
+	// HostBandwidth is the achieved bandwidth in bytes per second between one GPU and host
+	// memory (PCIe), over which ZeRO-Offload moves each updated parameter's gradient to the
+	// host and the parameter back; 0 leaves the transfer out.
+	HostBandwidth float64 `json:"host_bandwidth,omitempty"`
 	// RingLayout says how ring collectives use the paths between servers (see RingLayout): the
 	// zero value, ServerGrouped, suits NCCL on full-duplex links; the Pollux T4 testbed's
 	// measurements call for HalfDuplexPairs. It lives beside the constants because it is chosen
-	// by calibration together with them (Calibrated returns both).
+	// by calibration together with them.
 	RingLayout RingLayout `json:"ring_layout,omitempty"`
 }
 
-// DefaultEfficiency returns the constants used when none are given: Compute 0.5 (Megatron-LM
+// DefaultEfficiency returns the uncalibrated textbook constants: Compute 0.5 (Megatron-LM
 // reaches 44-52% of A100 peak on GPT models, Narayanan et al. 2021), IntraComm and InterComm
 // 0.8 (NCCL's bus bandwidth is typically 80-90% of the line rate on NVLink and InfiniBand),
 // Overlap 0.8 (PyTorch DDP overlaps all gradient buckets but the last ones with the backward
-// pass), StepOverhead 0, RingLayout ServerGrouped. For the T4/Ethernet testbed see Calibrated.
+// pass), no overheads, no optimizer time, RingLayout ServerGrouped. They are what a GPU type
+// without fitted constants gets (see HardwareConstants).
 func DefaultEfficiency() Efficiency {
-	return Efficiency{Compute: 0.5, IntraComm: 0.8, InterComm: 0.8, Overlap: 0.8, StepOverhead: 0}
+	return Efficiency{Compute: 0.5, IntraComm: 0.8, InterComm: 0.8, Overlap: 0.8}
 }
 
 // Validate returns an error wrapping ErrInvalidOptions naming the first constant outside its
@@ -51,11 +87,25 @@ func (e Efficiency) Validate() error {
 			return fmt.Errorf("%w: efficiency %s %v must be in (0, 1]", ErrInvalidOptions, f.name, f.v)
 		}
 	}
-	if !(e.Overlap >= 0 && e.Overlap <= 1) {
-		return fmt.Errorf("%w: efficiency overlap %v must be in [0, 1]", ErrInvalidOptions, e.Overlap)
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"compute_fp32", e.ComputeFP32}, {"overlap", e.Overlap}} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return fmt.Errorf("%w: efficiency %s %v must be in [0, 1]", ErrInvalidOptions, f.name, f.v)
+		}
 	}
-	if !finiteNonNeg(e.StepOverhead) {
-		return fmt.Errorf("%w: efficiency step_overhead %v must be a non-negative finite number of seconds", ErrInvalidOptions, e.StepOverhead)
+	for _, f := range []struct {
+		name, unit string
+		v          float64
+	}{
+		{"step_overhead", "seconds", e.StepOverhead}, {"layer_overhead", "seconds", e.LayerOverhead},
+		{"optimizer_per_param", "seconds", e.OptimizerPerParam}, {"cpu_optimizer_per_param", "seconds", e.CPUOptimizerPerParam},
+		{"host_optimizer_per_param", "seconds", e.HostOptimizerPerParam}, {"host_bandwidth", "bytes per second", e.HostBandwidth},
+	} {
+		if !finiteNonNeg(f.v) {
+			return fmt.Errorf("%w: efficiency %s %v must be a non-negative finite number of %s", ErrInvalidOptions, f.name, f.v, f.unit)
+		}
 	}
 	if !e.RingLayout.valid() {
 		return fmt.Errorf("%w: efficiency ring_layout %d is not a known RingLayout", ErrInvalidOptions, e.RingLayout)
@@ -63,27 +113,100 @@ func (e Efficiency) Validate() error {
 	return nil
 }
 
+// ModelFactors are the few free coefficients of one model on top of the hardware's constants,
+// fitted from a handful of its measured configurations (package perf): factors that multiply
+// one part of the predicted iteration time, and a time of its own added to every iteration.
+// They stand for what the model's description does not say (kernels faster or slower than its
+// FLOPs suggest, a framework's extra traffic, an optimizer other than Adam, data loading). A
+// zero factor means 1 and a zero Overhead adds nothing, so the zero value changes nothing.
+type ModelFactors struct {
+	// Compute multiplies the compute time (forward, backward, recomputation, layer overheads).
+	Compute float64 `json:"compute,omitempty"`
+	// Comm multiplies the communication time (tensor-, pipeline- and data-parallel).
+	Comm float64 `json:"comm,omitempty"`
+	// Optimizer multiplies the optimizer step (on the GPU, or on the host with its transfers
+	// under ZeRO-Offload).
+	Optimizer float64 `json:"optimizer,omitempty"`
+	// Overhead is a time in seconds the model adds to every iteration, on top of the
+	// hardware's Efficiency.StepOverhead (which it may lower: the sum counts as 0 if it is
+	// negative); it does not shrink with more GPUs.
+	Overhead float64 `json:"overhead,omitempty"`
+	// Parallel multiplies, on top of Compute, the compute time of plans with tensor or
+	// pipeline parallelism (TP or PP above 1), whose implementation (Megatron-LM's, where the
+	// shipped constants were fitted) can run a model's layers at another pace than the
+	// data-parallel one (DeepSpeed's there).
+	Parallel float64 `json:"parallel,omitempty"`
+}
+
+// Validate returns an error wrapping ErrInvalidOptions naming the first factor that is
+// negative, NaN or infinite, or an Overhead that is NaN or infinite.
+func (f ModelFactors) Validate() error {
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"compute", f.Compute}, {"comm", f.Comm}, {"optimizer", f.Optimizer}, {"parallel", f.Parallel}} {
+		if !finiteNonNeg(x.v) {
+			return fmt.Errorf("%w: model factor %s %v must be a non-negative finite number", ErrInvalidOptions, x.name, x.v)
+		}
+	}
+	if math.IsNaN(f.Overhead) || math.IsInf(f.Overhead, 0) {
+		return fmt.Errorf("%w: model overhead %v must be a finite number of seconds", ErrInvalidOptions, f.Overhead)
+	}
+	return nil
+}
+
+// or1 returns the factors with zeros replaced by 1.
+func (f ModelFactors) or1() ModelFactors {
+	one := func(v float64) float64 {
+		if v == 0 {
+			return 1
+		}
+		return v
+	}
+	return ModelFactors{one(f.Compute), one(f.Comm), one(f.Optimizer), f.Overhead, one(f.Parallel)}
+}
+
 // Options parameterises IterationTime.
 type Options struct {
-	// Efficiency holds the fitted constants; the zero value means DefaultEfficiency().
+	// Efficiency holds the hardware constants. The zero value means those of the GPU type the
+	// job is placed on (of its slowest GPU when the placement mixes types): Calibration's when
+	// it has that type, else HardwareConstants', else DefaultEfficiency().
 	Efficiency Efficiency
+	// Factors holds the model's own coefficients. The zero value means Calibration's factors
+	// for the model's name, else none.
+	Factors ModelFactors
+	// Calibration holds fitted constants per GPU type and factors per model (package perf
+	// writes them); nil means the shipped constants alone.
+	Calibration *Calibration
 	// Load counts other jobs' flows on shared links (see topology.LinkLoad); nil means idle.
 	Load topology.LinkLoad
 }
 
-func (o Options) efficiency() (Efficiency, error) {
+// resolve returns the constants and factors the options give for the job on GPUs of the given
+// type.
+func (o Options) resolve(model *Model, gpuModel string) (Efficiency, ModelFactors, error) {
 	e := o.Efficiency
 	if e == (Efficiency{}) {
-		e = DefaultEfficiency()
+		e = o.Calibration.Constants(gpuModel)
 	}
-	return e, e.Validate()
+	if err := e.Validate(); err != nil {
+		return Efficiency{}, ModelFactors{}, err
+	}
+	f := o.Factors
+	if f == (ModelFactors{}) && model != nil {
+		f = o.Calibration.Factors(model.Name())
+	}
+	if err := f.Validate(); err != nil {
+		return Efficiency{}, ModelFactors{}, err
+	}
+	return e, f, nil
 }
 
 // Breakdown is the time of one training iteration of a placed job, in seconds, split by cause.
-// Total = Compute + Bubble + TP + PP + DP + Overhead.
+// Total = Compute + Bubble + TP + PP + DP + Optimizer + Overhead.
 type Breakdown struct {
 	// Compute is the bottleneck stage's forward and backward (and recompute) time over the
-	// micro-batches.
+	// micro-batches, layer overheads included.
 	Compute float64 `json:"compute"`
 	// Bubble is the pipeline fill and drain: (PP - 1) x the bottleneck stage's micro-batch time.
 	Bubble float64 `json:"bubble"`
@@ -92,10 +215,14 @@ type Breakdown struct {
 	// PP is the bottleneck stage's point-to-point activation and gradient time over the
 	// micro-batches.
 	PP float64 `json:"pp"`
-	// DP is the data-parallel gradient synchronisation left exposed after overlap with the
-	// backward pass.
+	// DP is the data-parallel synchronisation left exposed after overlap with the backward
+	// pass (with ZeRO, the parameter all-gather after the optimizer step too).
 	DP float64 `json:"dp"`
-	// Overhead is the fixed per-iteration overhead (Efficiency.StepOverhead).
+	// Optimizer is the optimizer step of the busiest worker: on its GPU, or under ZeRO-Offload
+	// on the host (the busiest server's CPU threads) with the gradient and parameter transfers.
+	Optimizer float64 `json:"optimizer"`
+	// Overhead is the fixed per-iteration overhead (Efficiency.StepOverhead plus the model's
+	// ModelFactors.Overhead).
 	Overhead float64 `json:"overhead"`
 	// Total is the iteration time.
 	Total float64 `json:"total"`
@@ -109,8 +236,8 @@ type Breakdown struct {
 
 // String formats the breakdown in milliseconds.
 func (b Breakdown) String() string {
-	return fmt.Sprintf("total %.3f ms = compute %.3f + bubble %.3f + tp %.3f + pp %.3f + dp %.3f (of %.3f) + overhead %.3f (bottleneck stage %d)",
-		b.Total*1e3, b.Compute*1e3, b.Bubble*1e3, b.TP*1e3, b.PP*1e3, b.DP*1e3, b.DPComm*1e3, b.Overhead*1e3, b.Stage)
+	return fmt.Sprintf("total %.3f ms = compute %.3f + bubble %.3f + tp %.3f + pp %.3f + dp %.3f (of %.3f) + optimizer %.3f + overhead %.3f (bottleneck stage %d)",
+		b.Total*1e3, b.Compute*1e3, b.Bubble*1e3, b.TP*1e3, b.PP*1e3, b.DP*1e3, b.DPComm*1e3, b.Optimizer*1e3, b.Overhead*1e3, b.Stage)
 }
 
 // IterationTime compiles model and plan and returns the iteration time of the job placed on
@@ -126,24 +253,37 @@ func IterationTime(model *Model, plan Plan, cluster *topology.Cluster, placement
 // IterationTime returns the time of one training iteration of the job with worker rank r on GPU
 // placement[r] of cluster, broken down by cause. It does not check memory (see CheckMemory).
 // Errors wrap ErrInvalidPlacement (wrong length, unknown or repeated GPU) or ErrInvalidOptions.
+// It is Place followed by Placed.Time with the constants and factors o resolves to.
 //
 // With b samples per micro-batch, m micro-batches, and for each stage s: forward FLOPs F_s per
-// sample, slowest GPU peak P_s, efficiency constants E (Compute, IntraComm, InterComm,
-// Overlap, StepOverhead):
+// sample, L_s layers, p_s parameters, slowest GPU peak P_s, hardware constants E and model
+// factors f (each 1 when unset):
 //
-//	fwd_s     = b F_s / TP / (P_s x E.Compute)
+//	fwd_s     = f.Compute x (b F_s / TP / (P_s x E.Compute) + L_s x E.LayerOverhead)
+//	            (E.ComputeFP32 instead of E.Compute for a 32-bit model; x f.Parallel too
+//	            when TP or PP is above 1)
 //	compute_s = 3 fwd_s (4 fwd_s with checkpointing: the forward pass is recomputed)
 //	tp_s      = passes x ring all-reduce over the TP group of b x TPAllReduceBytes_s
 //	            (passes = 2: forward and backward; 3 with checkpointing), with the ring's
-//	            latency paid once per all-reduce; slowest TP group of the stage
+//	            latency paid once per all-reduce; slowest TP group of the stage; x f.Comm
 //	pp_s      = p2p(b x SendBytes_s / TP to stage s+1) + p2p(b x SendBytes_{s-1} / TP to s-1)
-//	            (activations forward, gradients backward; slowest pair of the boundary)
+//	            (activations forward, gradients backward; slowest pair of the boundary); x f.Comm
 //	T_s       = compute_s + tp_s + pp_s;  T = max_s T_s (the bottleneck stage)
 //	pipeline  = (m + PP - 1) x T   (1F1B; Bubble = (PP - 1) x T)
-//	dp_s      = ring all-reduce over the stage's DP ring of ParamBytes_s / TP bytes
+//	dp_s      = f.Comm x ring all-reduce over the stage's DP ring of ParamBytes_s / TP bytes
 //	            (x 1.5 under ZeRO-3, which adds parameter all-gathers); slowest ring
 //	exposed_s = dp_s - min(E.Overlap x dp_s, backward time of one micro-batch of stage s)
-//	Total     = pipeline + max_s exposed_s + E.StepOverhead
+//	            without ZeRO; under ZeRO the reduce-scatter half overlaps so and the rest
+//	            (the parameter all-gather after the optimizer step) is exposed
+//	optimizer = f.Optimizer x E.OptimizerPerParam x max_s p_s / TP (/ DP under ZeRO)
+//	            or, under ZeRO-Offload, f.Optimizer x (max over servers of q x
+//	            max(E.CPUOptimizerPerParam / threads, E.HostOptimizerPerParam) + max_s
+//	            d p_s / TP x (1/DP + 1) / E.HostBandwidth), q the parameters the server's GPUs
+//	            update, threads their CPU threads (Plan.CPUThreads each), d the bytes per value:
+//	            each worker sends its shard's gradients to the host and receives its share of
+//	            the stage's parameters whole (the measured ZeRO-Offload runs move the whole
+//	            parameters over PCIe every iteration, however many replicas share the work)
+//	Total     = pipeline + max_s exposed_s + optimizer + max(0, E.StepOverhead + f.Overhead)
 //
 // A ring all-reduce of B bytes over n GPUs takes 2(n-1)/n x B / bw + 2(n-1) x latency, where bw
 // is the smaller of the ring's slowest intra-server hop x E.IntraComm and its slowest
@@ -154,33 +294,112 @@ func IterationTime(model *Model, plan Plan, cluster *topology.Cluster, placement
 //
 // Links are shared: o.Load counts other jobs' flows on each link, and the job's own concurrent
 // flows share links too. All DP rings run at once, so a server whose NICs carry rings needing
-// D NIC-channels in total (a ring with m GPUs there drives min(m, NICs)) gives each
-// max(1, D/NICs) less bandwidth, and a shared (PCIe) fabric is split among the rings with two or
-// more GPUs on it; the same holds for the TP groups and for the pipeline's point-to-point flows
-// (each using one NIC). Rack uplinks carry only the load o.Load gives them.
+// D NIC-channels in total (a ring with m GPUs there drives topology.ServerSpec.NICChannels(m))
+// gives each max(1, D/R) less bandwidth, R the NICs the job's GPUs on that server are attached
+// to (NICChannels of the job's GPU count there), and a shared (PCIe) fabric is split among the
+// rings with two or more GPUs on it; the same holds for the TP groups and for the pipeline's
+// point-to-point flows (each using one NIC). Rack uplinks carry only the load o.Load gives
+// them.
 func (c *Compiled) IterationTime(cluster *topology.Cluster, placement []topology.GPUID, o Options) (Breakdown, error) {
-	eff, err := o.efficiency()
+	pl, err := c.Place(cluster, placement, o.Load)
 	if err != nil {
 		return Breakdown{}, err
 	}
+	eff, f, err := o.resolve(c.model, pl.gpuModel)
+	if err != nil {
+		return Breakdown{}, err
+	}
+	return c.timing(pl.geo, eff, f), nil
+}
+
+// Placed is a compiled job placed on a cluster under a given load of other jobs: everything
+// of its iteration time that does not depend on the constants, computed once by Place, so that
+// Time can evaluate many sets of constants quickly (as fitting them does). A Placed is
+// immutable and safe for concurrent use.
+type Placed struct {
+	c        *Compiled
+	geo      *geometry
+	gpuModel string
+}
+
+// Place validates a placement of the compiled job (worker rank r on GPU placement[r] of
+// cluster) and precomputes the links of its collectives and transfers under load (nil: idle).
+// Errors wrap ErrInvalidPlacement.
+func (c *Compiled) Place(cluster *topology.Cluster, placement []topology.GPUID, load topology.LinkLoad) (*Placed, error) {
 	if cluster == nil {
-		return Breakdown{}, fmt.Errorf("%w: no cluster", ErrInvalidPlacement)
+		return nil, fmt.Errorf("%w: no cluster", ErrInvalidPlacement)
 	}
 	p := c.plan
 	if len(placement) != p.Workers() {
-		return Breakdown{}, fmt.Errorf("%w: plan %v has %d workers but the placement lists %d GPUs", ErrInvalidPlacement, p, p.Workers(), len(placement))
+		return nil, fmt.Errorf("%w: plan %v has %d workers but the placement lists %d GPUs", ErrInvalidPlacement, p, p.Workers(), len(placement))
 	}
-	ev := newEvaluator(cluster, o.Load, len(placement))
+	ev := newEvaluator(cluster, load, len(placement))
 	if err := ev.place(placement); err != nil {
+		return nil, err
+	}
+	return &Placed{c: c, geo: c.geometry(ev, placement), gpuModel: ev.slowestModel(placement)}, nil
+}
+
+// GPUModel returns the GPU model (topology.GPUSpec.Model) whose constants the job's time uses
+// by default: that of its slowest GPU.
+func (p *Placed) GPUModel() string { return p.gpuModel }
+
+// Compiled returns the placed job's compiled model and plan.
+func (p *Placed) Compiled() *Compiled { return p.c }
+
+// Time returns the iteration time of the placed job with the given constants and factors (see
+// Compiled.IterationTime; here the zero Efficiency is not resolved, it is invalid). Errors wrap
+// ErrInvalidOptions.
+func (p *Placed) Time(eff Efficiency, f ModelFactors) (Breakdown, error) {
+	if err := eff.Validate(); err != nil {
 		return Breakdown{}, err
 	}
-	return c.timing(c.geometry(ev, placement), eff), nil
+	if err := f.Validate(); err != nil {
+		return Breakdown{}, err
+	}
+	return p.c.timing(p.geo, eff, f), nil
+}
+
+// TimeAll sets out[i] to the total iteration time of jobs[i] with the constants eff and the
+// factors factors[i] (see Placed.Time), validating eff once: the inner loop of fitting
+// constants to many measurements. out and factors must be as long as jobs. Errors wrap
+// ErrInvalidOptions.
+func TimeAll(jobs []*Placed, eff Efficiency, factors []ModelFactors, out []float64) error {
+	if len(factors) != len(jobs) || len(out) != len(jobs) {
+		return fmt.Errorf("%w: %d jobs, %d factors, %d outputs", ErrInvalidOptions, len(jobs), len(factors), len(out))
+	}
+	if err := eff.Validate(); err != nil {
+		return err
+	}
+	var last ModelFactors
+	for i, p := range jobs {
+		if f := factors[i]; i == 0 || f != last {
+			if err := f.Validate(); err != nil {
+				return err
+			}
+			last = f
+		}
+		out[i] = p.c.timing(p.geo, eff, factors[i]).Total
+	}
+	return nil
+}
+
+// TimeWith returns the iteration time with the constants and factors o resolves to for the
+// placed job (o.Load is ignored: the load was fixed by Place).
+func (p *Placed) TimeWith(o Options) (Breakdown, error) {
+	eff, f, err := o.resolve(p.c.model, p.gpuModel)
+	if err != nil {
+		return Breakdown{}, err
+	}
+	return p.c.timing(p.geo, eff, f), nil
 }
 
 // evaluator holds the scratch space of one IterationTime call.
 type evaluator struct {
 	cl    *topology.Cluster
 	nics  []float64 // NICs per server
+	gpus  []float64 // GPUs per server
+	reach []float64 // NICs the job's GPUs on each server are attached to (0: none there)
 	peak  []float64 // GPU peak FLOP/s per server
 	ext   *topology.DenseLoad
 	load  topology.DenseLoad // the current phase's load: ext plus the job's own flows
@@ -205,7 +424,7 @@ type demand struct {
 
 func newEvaluator(cl *topology.Cluster, l topology.LinkLoad, workers int) *evaluator {
 	n := cl.NumServers()
-	floats := make([]float64, 6*n)
+	floats := make([]float64, 8*n)
 	ints := make([]int32, n+workers)
 	ev := &evaluator{
 		cl:    cl,
@@ -213,6 +432,8 @@ func newEvaluator(cl *topology.Cluster, l topology.LinkLoad, workers int) *evalu
 		nic:   floats[1*n : 2*n],
 		intra: floats[2*n : 3*n],
 		peak:  floats[5*n : 6*n],
+		gpus:  floats[6*n : 7*n],
+		reach: floats[7*n : 8*n],
 		cnt:   ints[:n],
 		srv:   ints[n:],
 		ext:   cl.FillDenseLoad(l, nil),
@@ -221,11 +442,29 @@ func newEvaluator(cl *topology.Cluster, l topology.LinkLoad, workers int) *evalu
 	ev.load.Intra = floats[4*n : 5*n]
 	ev.load.Uplink = ev.ext.Uplink
 	for s := range ev.nics {
-		first, _ := cl.GPUsOf(s)
+		first, k := cl.GPUsOf(s)
 		ev.nics[s] = float64(cl.Server(s).NICs)
+		ev.gpus[s] = float64(k)
 		ev.peak[s] = cl.GPU(first).PeakFLOPS
 	}
 	return ev
+}
+
+// slowestModel returns the GPU model of the placement's slowest GPU (lowest peak; the first
+// such in rank order).
+func (ev *evaluator) slowestModel(placement []topology.GPUID) string {
+	best, model := math.Inf(1), ""
+	for r := range placement {
+		if pk := ev.peak[ev.srv[r]]; pk < best {
+			best, model = pk, ev.cl.GPU(placement[r]).Model
+		}
+	}
+	return model
+}
+
+// channels is topology.ServerSpec.NICChannels(m) for server s.
+func (ev *evaluator) channels(s int32, m int32) float64 {
+	return float64(topology.ServerSpec{GPUs: int(ev.gpus[s]), NICs: int(ev.nics[s])}.NICChannels(int(m)))
 }
 
 // place validates a placement (GPUs of the cluster, none twice) and records each rank's server.
@@ -242,7 +481,14 @@ func (ev *evaluator) place(placement []topology.GPUID) error {
 			return fmt.Errorf("%w: GPU %d (%s) is used twice (again by worker %d)", ErrInvalidPlacement, g, cl.GPUName(g), r)
 		}
 		seen[w] |= bit
-		ev.srv[r] = int32(cl.ServerOf(g))
+		s := int32(cl.ServerOf(g))
+		ev.srv[r] = s
+		ev.reach[s]++
+	}
+	for s, k := range ev.reach {
+		if k > 0 {
+			ev.reach[s] = ev.channels(int32(s), int32(k))
+		}
 	}
 	return nil
 }
@@ -254,7 +500,7 @@ func (ev *evaluator) resetDemand() {
 }
 
 // addGroup records a collective over GPUs on the given servers in the current phase's demand:
-// on every server it spans, a ring over several servers drives min(m, NICs) NIC channels
+// on every server it spans, a ring over several servers drives NICChannels(m) NIC channels
 // (m of its GPUs there), and a ring with two or more GPUs there is one flow on the fabric.
 // The contribution is kept for againGroup.
 func (ev *evaluator) addGroup(servers []int32) {
@@ -269,7 +515,7 @@ func (ev *evaluator) addGroup(servers []int32) {
 	for _, s := range ev.touched {
 		d := demand{server: s}
 		if multi {
-			d.nic = min(float64(ev.cnt[s]), ev.nics[s])
+			d.nic = ev.channels(s, ev.cnt[s])
 		}
 		if ev.cnt[s] >= 2 {
 			d.intra = 1
@@ -309,7 +555,12 @@ func (ev *evaluator) finishDemand() {
 		if s < len(ev.ext.NIC) {
 			ext = ev.ext.NIC[s]
 		}
-		ev.load.NIC[s] = (1+ext)*max(1, ev.nic[s]/ev.nics[s]) - 1
+		// The job's flows share the NICs its GPUs on the server are attached to.
+		reach := ev.reach[s]
+		if reach == 0 {
+			reach = ev.nics[s]
+		}
+		ev.load.NIC[s] = (1+ext)*max(1, ev.nic[s]/reach) - 1
 		ext = 0
 		if s < len(ev.ext.Intra) {
 			ext = ev.ext.Intra[s]
@@ -409,6 +660,11 @@ type geometry struct {
 	ppOff []int
 	dp    []ringGeo // distinct DP rings, stage by stage
 	dpOff []int
+	// Under ZeRO-Offload: the most parameters the workers of one server update (host-bound
+	// term), and the most parameters per worker of a server (thread-bound term); 0 otherwise.
+	// A server with q parameters over g workers of t threads each takes q x max(CPU / (g t),
+	// host), so the busiest server's time is max(max q/g x CPU/t, max q x host).
+	hostParams, hostPerWorker float64
 }
 
 // distinctWindow bounds how far back appendDistinct looks for a duplicate: duplicates it misses
@@ -537,25 +793,60 @@ func (c *Compiled) geometry(ev *evaluator, placement []topology.GPUID) *geometry
 		}
 	}
 	geo.dpOff[PP] = len(geo.dp)
+
+	// ZeRO-Offload: each worker's optimizer shard is updated by CPU threads on its server.
+	if p.Offload {
+		geo.hostParams, geo.hostPerWorker = c.hostLoad(srv)
+	}
 	return geo
 }
 
+// hostLoad returns the most parameters the workers of one server update under ZeRO-Offload,
+// and the most per worker of a server (see geometry.hostParams).
+func (c *Compiled) hostLoad(srv []int32) (params, perWorker float64) {
+	p := c.plan
+	type load struct{ q, g float64 }
+	per := make(map[int32]load, 8)
+	for r, s := range srv {
+		v := per[s]
+		v.q += c.shardParams(p.StageOf(r))
+		v.g++
+		per[s] = v
+	}
+	for _, v := range per {
+		params = max(params, v.q)
+		perWorker = max(perWorker, v.q/v.g)
+	}
+	return params, perWorker
+}
+
 // timing applies the cost model's equations (see IterationTime) to a geometry.
-func (c *Compiled) timing(geo *geometry, eff Efficiency) Breakdown {
+func (c *Compiled) timing(geo *geometry, eff Efficiency, f ModelFactors) Breakdown {
+	f = f.or1()
 	p := c.plan
 	PP, TP := p.PP, p.TP
 	var b Breakdown
 	m := float64(p.MicroBatches)
+	compute := eff.Compute
+	if c.model.DTypeBytes() >= 4 && eff.ComputeFP32 > 0 {
+		compute = eff.ComputeFP32
+	}
+	zero := p.ZeRO >= 1
+	fc := f.Compute
+	if TP > 1 || PP > 1 {
+		fc *= f.Parallel
+	}
 	var fwdB, tpB, ppB float64
 	prevBnd := 0.0 // the slowest transfer across boundary s-1
 	for s := range c.stages {
 		st := &c.stages[s]
-		fwd := c.mb * st.FLOPs / float64(TP) / (geo.peak[s] * eff.Compute)
+		fwd := fc * (c.mb*st.FLOPs/float64(TP)/(geo.peak[s]*compute) + float64(st.End-st.First)*eff.LayerOverhead)
 		tp := 0.0
 		bytes, count := c.tpPasses*c.mb*st.TPAllReduceBytes, c.tpPasses*float64(st.TPAllReduces)
 		for _, r := range geo.tp[geo.tpOff[s]:geo.tpOff[s+1]] {
 			tp = max(tp, r.allReduce(bytes, count, eff))
 		}
+		tp *= f.Comm
 		pp := prevBnd // backward send to s-1
 		if s+1 < PP {
 			bytes := c.mb * st.SendBytes / float64(TP)
@@ -563,6 +854,7 @@ func (c *Compiled) timing(geo *geometry, eff Efficiency) Breakdown {
 			for _, l := range geo.pp[geo.ppOff[s]:geo.ppOff[s+1]] {
 				next = max(next, l.send(bytes, eff))
 			}
+			next *= f.Comm
 			pp += next // forward send to s+1
 			prevBnd = next
 		}
@@ -571,20 +863,59 @@ func (c *Compiled) timing(geo *geometry, eff Efficiency) Breakdown {
 		for _, r := range geo.dp[geo.dpOff[s]:geo.dpOff[s+1]] {
 			dp = max(dp, r.allReduce(bytes, c.dpFactor, eff))
 		}
+		dp *= f.Comm
 		ts := c.computeMul*fwd + tp + pp
 		if s == 0 || ts > b.MicroBatch {
 			b.MicroBatch, b.Stage = ts, s
 			fwdB, tpB, ppB = fwd, tp, pp
 		}
 		bwd := (c.computeMul - 1) * fwd
-		b.DP = max(b.DP, dp-min(eff.Overlap*dp, bwd))
+		hideable, rest := dp, 0.0
+		if zero { // only the gradient reduce-scatter can overlap the backward pass
+			hideable = dp / (2 * c.dpFactor)
+			rest = dp - hideable
+		}
+		b.DP = max(b.DP, hideable-min(eff.Overlap*hideable, bwd)+rest)
 		b.DPComm = max(b.DPComm, dp)
 	}
 	b.Compute = m * c.computeMul * fwdB
 	b.TP = m * tpB
 	b.PP = m * ppB
 	b.Bubble = float64(PP-1) * b.MicroBatch
-	b.Overhead = eff.StepOverhead
-	b.Total = b.Compute + b.TP + b.PP + b.Bubble + b.DP + b.Overhead
+	b.Optimizer = f.Optimizer * c.optimizerTime(geo, eff)
+	b.Overhead = max(0, eff.StepOverhead+f.Overhead)
+	b.Total = b.Compute + b.TP + b.PP + b.Bubble + b.DP + b.Optimizer + b.Overhead
 	return b
+}
+
+// shardParams returns the parameters one worker of stage s updates in the optimizer step: its
+// tensor-parallel share of the stage, divided among the replicas from ZeRO-1 on.
+func (c *Compiled) shardParams(s int) float64 {
+	n := c.stages[s].ParamBytes / c.model.DTypeBytes() / float64(c.plan.TP)
+	if c.plan.ZeRO >= 1 {
+		n /= float64(c.plan.DP)
+	}
+	return n
+}
+
+// optimizerTime returns the optimizer step of the busiest worker (see IterationTime), before
+// the model's factor.
+func (c *Compiled) optimizerTime(geo *geometry, eff Efficiency) float64 {
+	shard := 0.0
+	for s := range c.stages {
+		shard = max(shard, c.shardParams(s))
+	}
+	if !c.plan.Offload {
+		return eff.OptimizerPerParam * shard
+	}
+	threads := float64(max(c.plan.CPUThreads, 1))
+	t := max(geo.hostPerWorker*eff.CPUOptimizerPerParam/threads, geo.hostParams*eff.HostOptimizerPerParam)
+	if eff.HostBandwidth > 0 {
+		whole := 0.0 // the worker's parameters, which come back whole
+		for s := range c.stages {
+			whole = max(whole, c.stages[s].ParamBytes/float64(c.plan.TP))
+		}
+		t += (c.model.DTypeBytes()*shard + whole) / eff.HostBandwidth
+	}
+	return t
 }

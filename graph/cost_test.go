@@ -27,6 +27,9 @@ func mustUniform(t interface {
 	return c
 }
 
+// textbook evaluates with the uncalibrated constants, which the hand computations use.
+var textbook = Options{Efficiency: DefaultEfficiency()}
+
 func ids(gpus ...int) []topology.GPUID {
 	out := make([]topology.GPUID, len(gpus))
 	for i, g := range gpus {
@@ -45,7 +48,7 @@ func TestIterationTimePureDPByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := mustUniform(t, topology.A100(), 2)
-	b, err := c.IterationTime(cl, ids(0, 8), Options{})
+	b, err := c.IterationTime(cl, ids(0, 8), textbook)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,17 +61,17 @@ func TestIterationTimePureDPByHand(t *testing.T) {
 		t.Fatalf("breakdown %+v, want %+v", b, want)
 	}
 	// Packed on one server the ring runs over NVSwitch instead.
-	b2, _ := c.IterationTime(cl, ids(0, 1), Options{})
+	b2, _ := c.IterationTime(cl, ids(0, 1), textbook)
 	if want := 1e9/(300e9*0.8) + 2*3e-6; !near(b2.DPComm, want, 1e-12) {
 		t.Fatalf("packed DP %v, want %v", b2.DPComm, want)
 	}
 	// Other jobs on server 1's NICs halve the ring's bandwidth.
-	b3, _ := c.IterationTime(cl, ids(0, 8), Options{Load: topology.LinkLoad{{Kind: topology.NICLink, Index: 1}: 1}})
+	b3, _ := c.IterationTime(cl, ids(0, 8), Options{Efficiency: DefaultEfficiency(), Load: topology.LinkLoad{{Kind: topology.NICLink, Index: 1}: 1}})
 	if want := 1e9/(12.5e9*0.8) + 2*5e-6; !near(b3.DPComm, want, 1e-12) {
 		t.Fatalf("loaded DP %v, want %v", b3.DPComm, want)
 	}
 	// The top-level function agrees.
-	b4, err := IterationTime(m, c.Plan(), cl, ids(0, 8), Options{})
+	b4, err := IterationTime(m, c.Plan(), cl, ids(0, 8), textbook)
 	if err != nil || b4 != b {
 		t.Fatalf("IterationTime = %+v, %v", b4, err)
 	}
@@ -117,7 +120,7 @@ func TestIterationTimeMixedByHand(t *testing.T) {
 		!near(b.Bubble, micro, 1e-12) || !near(b.DPComm, dp, 1e-12) || b.Overhead != 0.01 {
 		t.Fatalf("breakdown %v\nwant total %v tp %v pp %v bubble %v dp %v", b, want, 4*tp, 4*hop, micro, dp)
 	}
-	if got := b.Compute + b.Bubble + b.TP + b.PP + b.DP + b.Overhead; !near(got, b.Total, 1e-12) {
+	if got := b.Compute + b.Bubble + b.TP + b.PP + b.DP + b.Optimizer + b.Overhead; !near(got, b.Total, 1e-12) {
 		t.Fatalf("parts sum to %v, total %v", got, b.Total)
 	}
 	if !strings.Contains(b.String(), "bottleneck stage") {
@@ -238,15 +241,21 @@ func genJob(t *rapid.T) (*Compiled, *topology.Cluster, []topology.GPUID) {
 // and P2PTime with LinkLoad maps, without the fast path's caching and deduplication. It needs
 // IntraComm == InterComm (RingOf does not report the two kinds of hops apart). Under
 // HalfDuplexPairs a ring over two servers is evaluated with RingOf on a copy of the cluster
-// whose NICs have half the bandwidth.
+// whose NICs have half the bandwidth. It needs an explicit Efficiency.
 func referenceIterationTime(c *Compiled, cl *topology.Cluster, pl []topology.GPUID, o Options) Breakdown {
 	eff := o.Efficiency
-	if eff == (Efficiency{}) {
-		eff = DefaultEfficiency()
+	f := o.Factors
+	one := func(v float64) float64 {
+		if v == 0 {
+			return 1
+		}
+		return v
 	}
+	fComp, fComm, fOpt, fPar := one(f.Compute), one(f.Comm), one(f.Optimizer), one(f.Parallel)
 	half := halfNICs(cl)
 	p := c.Plan()
 	st := c.Stages()
+	d := c.Model().DTypeBytes()
 	b := float64(p.MicroBatchSize())
 	mul, passes, zf := 3.0, 2.0, 1.0
 	if p.Checkpointing {
@@ -254,6 +263,22 @@ func referenceIterationTime(c *Compiled, cl *topology.Cluster, pl []topology.GPU
 	}
 	if p.ZeRO == 3 {
 		zf = 1.5
+	}
+	if p.TP > 1 || p.PP > 1 {
+		fComp *= fPar
+	}
+	compute := eff.Compute
+	if d >= 4 && eff.ComputeFP32 > 0 {
+		compute = eff.ComputeFP32
+	}
+	// The NICs the job's GPUs on each server are attached to.
+	jobPer := cl.PerServer(pl)
+	reach := func(s int) float64 {
+		sp := cl.Server(s).ServerSpec
+		if jobPer[s] == 0 {
+			return float64(sp.NICs)
+		}
+		return float64(sp.NICChannels(jobPer[s]))
 	}
 	phaseLoad := func(groups [][]topology.GPUID, pairs [][2]topology.GPUID) topology.LinkLoad {
 		nic := make([]float64, cl.NumServers())
@@ -268,7 +293,7 @@ func referenceIterationTime(c *Compiled, cl *topology.Cluster, pl []topology.GPU
 			}
 			for s, k := range per {
 				if spans > 1 && k > 0 {
-					nic[s] += math.Min(float64(k), float64(cl.Server(s).NICs))
+					nic[s] += float64(cl.Server(s).NICChannels(k))
 				}
 				if k >= 2 {
 					intra[s]++
@@ -298,7 +323,7 @@ func referenceIterationTime(c *Compiled, cl *topology.Cluster, pl []topology.GPU
 		}
 		for s := range nic {
 			kn, ki := topology.Link{Kind: topology.NICLink, Index: s}, topology.Link{Kind: topology.IntraLink, Index: s}
-			l[kn] = (1+ext(kn))*math.Max(1, nic[s]/float64(cl.Server(s).NICs)) - 1
+			l[kn] = (1+ext(kn))*math.Max(1, nic[s]/reach(s)) - 1
 			l[ki] = (1+ext(ki))*math.Max(1, intra[s]) - 1
 		}
 		return l
@@ -346,6 +371,7 @@ func referenceIterationTime(c *Compiled, cl *topology.Cluster, pl []topology.GPU
 				bnd[s] = math.Max(bnd[s], cl.P2PTime(a, bb, bytes/eff.InterComm, ppLoad))
 			}
 		}
+		bnd[s] *= fComm
 	}
 	var out Breakdown
 	var fwdB, tpB, ppB float64
@@ -356,14 +382,16 @@ func referenceIterationTime(c *Compiled, cl *topology.Cluster, pl []topology.GPU
 				peak = math.Min(peak, cl.GPU(pl[p.Rank(d, s, t)]).PeakFLOPS)
 			}
 		}
-		fwd := b * st[s].FLOPs / float64(p.TP) / (peak * eff.Compute)
+		fwd := fComp * (b*st[s].FLOPs/float64(p.TP)/(peak*compute) + float64(st[s].End-st[s].First)*eff.LayerOverhead)
 		tp, dp := 0.0, 0.0
 		for d := 0; d < p.DP; d++ {
 			tp = math.Max(tp, ring(tpGroups[d*p.PP+s], passes*b*st[s].TPAllReduceBytes, passes*float64(st[s].TPAllReduces), tpLoad))
 		}
+		tp *= fComm
 		for t := 0; t < p.TP; t++ {
 			dp = math.Max(dp, ring(dpRings[s*p.TP+t], zf*st[s].ParamBytes/float64(p.TP), zf, dpLoad))
 		}
+		dp *= fComm
 		pp := bnd[s]
 		if s > 0 {
 			pp += bnd[s-1]
@@ -372,14 +400,55 @@ func referenceIterationTime(c *Compiled, cl *topology.Cluster, pl []topology.GPU
 		if s == 0 || ts > out.MicroBatch {
 			out.MicroBatch, out.Stage, fwdB, tpB, ppB = ts, s, fwd, tp, pp
 		}
-		out.DP = math.Max(out.DP, dp-math.Min(eff.Overlap*dp, (mul-1)*fwd))
+		bwd := (mul - 1) * fwd
+		if p.ZeRO == 0 {
+			out.DP = math.Max(out.DP, dp-math.Min(eff.Overlap*dp, bwd))
+		} else {
+			rs := dp / zf / 2 // the gradient reduce-scatter
+			out.DP = math.Max(out.DP, rs-math.Min(eff.Overlap*rs, bwd)+(dp-rs))
+		}
 		out.DPComm = math.Max(out.DPComm, dp)
 	}
+	// The optimizer: every worker updates its share, from its own stage.
+	shard := func(s int) float64 {
+		n := st[s].ParamBytes / d / float64(p.TP)
+		if p.ZeRO > 0 {
+			n /= float64(p.DP)
+		}
+		return n
+	}
+	if !p.Offload {
+		for s := range st {
+			out.Optimizer = math.Max(out.Optimizer, eff.OptimizerPerParam*shard(s))
+		}
+	} else {
+		threads := float64(max(p.CPUThreads, 1))
+		q := make([]float64, cl.NumServers())
+		g := make([]float64, cl.NumServers())
+		for r, gpu := range pl {
+			q[cl.ServerOf(gpu)] += shard(p.StageOf(r))
+			g[cl.ServerOf(gpu)]++
+		}
+		cpu := 0.0
+		for s := range q {
+			if g[s] > 0 {
+				cpu = math.Max(cpu, q[s]*math.Max(eff.CPUOptimizerPerParam/(g[s]*threads), eff.HostOptimizerPerParam))
+			}
+		}
+		pcie := 0.0
+		if eff.HostBandwidth > 0 {
+			for s := range st {
+				pcie = math.Max(pcie, (d*shard(s)+st[s].ParamBytes/float64(p.TP))/eff.HostBandwidth)
+			}
+		}
+		out.Optimizer = cpu + pcie
+	}
+	out.Optimizer *= fOpt
 	m := float64(p.MicroBatches)
 	out.Compute, out.TP, out.PP = m*mul*fwdB, m*tpB, m*ppB
 	out.Bubble = float64(p.PP-1) * out.MicroBatch
-	out.Overhead = eff.StepOverhead
-	out.Total = out.Compute + out.TP + out.PP + out.Bubble + out.DP + out.Overhead
+	out.Overhead = math.Max(0, eff.StepOverhead+f.Overhead)
+	out.Total = out.Compute + out.TP + out.PP + out.Bubble + out.DP + out.Optimizer + out.Overhead
 	return out
 }
 
@@ -410,8 +479,17 @@ func TestIterationTimeMatchesReference(t *testing.T) {
 		o := Options{
 			Efficiency: Efficiency{Compute: rapid.Float64Range(0.05, 1).Draw(t, "compute"), IntraComm: comm, InterComm: comm,
 				Overlap: rapid.Float64Range(0, 1).Draw(t, "overlap"), StepOverhead: rapid.Float64Range(0, 0.1).Draw(t, "oh"),
-				RingLayout: RingLayout(rapid.IntRange(0, 1).Draw(t, "layout"))},
+				LayerOverhead:        rapid.Float64Range(0, 1e-3).Draw(t, "layer"),
+				OptimizerPerParam:    rapid.Float64Range(0, 1e-9).Draw(t, "opt"),
+				CPUOptimizerPerParam: rapid.Float64Range(0, 1e-8).Draw(t, "cpu"), HostOptimizerPerParam: rapid.Float64Range(0, 1e-9).Draw(t, "host"),
+				HostBandwidth: rapid.SampledFrom([]float64{0, 1e9, 25e9}).Draw(t, "pcie"),
+				RingLayout:    RingLayout(rapid.IntRange(0, 1).Draw(t, "layout"))},
 			Load: genLinkLoad(t, cl),
+		}
+		if rapid.Bool().Draw(t, "factors") {
+			o.Factors = ModelFactors{Compute: rapid.Float64Range(0.5, 2).Draw(t, "fc"), Comm: rapid.Float64Range(0.5, 2).Draw(t, "fm"),
+				Optimizer: rapid.Float64Range(0.5, 2).Draw(t, "fo"), Overhead: rapid.Float64Range(-0.2, 0.2).Draw(t, "fh"),
+				Parallel: rapid.Float64Range(0.5, 2).Draw(t, "fp")}
 		}
 		got, err := c.IterationTime(cl, placement, o)
 		if err != nil {
@@ -422,7 +500,8 @@ func TestIterationTimeMatchesReference(t *testing.T) {
 			name string
 			a, b float64
 		}{{"total", got.Total, want.Total}, {"compute", got.Compute, want.Compute}, {"tp", got.TP, want.TP}, {"pp", got.PP, want.PP},
-			{"dp", got.DP, want.DP}, {"dp_comm", got.DPComm, want.DPComm}, {"bubble", got.Bubble, want.Bubble}} {
+			{"dp", got.DP, want.DP}, {"dp_comm", got.DPComm, want.DPComm}, {"bubble", got.Bubble, want.Bubble},
+			{"optimizer", got.Optimizer, want.Optimizer}, {"overhead", got.Overhead, want.Overhead}} {
 			if !near(f.a, f.b, 1e-9) {
 				t.Fatalf("plan %v on %v: %s %v, reference %v\n got %v\nwant %v", c.Plan(), placement, f.name, f.a, f.b, got, want)
 			}
@@ -440,14 +519,14 @@ func TestReferenceCatchesWrongVariant(t *testing.T) {
 	}
 	cl := mustUniform(t, topology.T4(), 2)
 	placement := ids(0, 1, 2, 3, 4, 5, 6, 7)
-	got, _ := c.IterationTime(cl, placement, Options{})
+	got, _ := c.IterationTime(cl, placement, textbook)
 	// The variant: each DP ring alone on the NICs.
 	alone := cl.RingOf(ids(0, 4), nil)
 	wrong := 1 * (m.ParamBytes() / 4) / (alone.Bandwidth * 0.8)
 	if near(got.DPComm, wrong+2*alone.Latency, 1e-6) {
 		t.Fatal("NIC sharing among a job's own rings is not modelled")
 	}
-	if want := referenceIterationTime(c, cl, placement, Options{}); !near(got.DPComm, want.DPComm, 1e-12) {
+	if want := referenceIterationTime(c, cl, placement, textbook); !near(got.DPComm, want.DPComm, 1e-12) {
 		t.Fatalf("DPComm %v, reference %v", got.DPComm, want.DPComm)
 	}
 }
@@ -594,17 +673,28 @@ func TestIterationTimeZeRO3AndCheckpointing(t *testing.T) {
 	z3 := base
 	z3.ZeRO = 3
 	c3, _ := Compile(m, z3)
-	b0, _ := c0.IterationTime(cl, placement, Options{})
-	b3, _ := c3.IterationTime(cl, placement, Options{})
+	b0, _ := c0.IterationTime(cl, placement, textbook)
+	b3, _ := c3.IterationTime(cl, placement, textbook)
 	if !near(b3.DPComm, 1.5*b0.DPComm, 1e-12) {
 		t.Errorf("ZeRO-3 DP %v, 1.5 x ZeRO-0 %v", b3.DPComm, 1.5*b0.DPComm)
 	}
 	ck := base
 	ck.Checkpointing = true
 	cc, _ := Compile(m, ck)
-	bc, _ := cc.IterationTime(cl, placement, Options{})
+	bc, _ := cc.IterationTime(cl, placement, textbook)
 	if !near(bc.Compute, 4.0/3*b0.Compute, 1e-12) || !near(bc.TP, 1.5*b0.TP, 1e-9) {
 		t.Errorf("checkpointing: compute %v vs %v, tp %v vs %v", bc.Compute, b0.Compute, bc.TP, b0.TP)
+	}
+	// Under ZeRO only the reduce-scatter half of the synchronisation overlaps the backward
+	// pass: with full overlap, ZeRO-1 exposes at least the all-gather half.
+	full := DefaultEfficiency()
+	full.Overlap = 1
+	z1 := base
+	z1.ZeRO = 1
+	c1, _ := Compile(m, z1)
+	bz, _ := c1.IterationTime(cl, placement, Options{Efficiency: full})
+	if bz.DP < bz.DPComm/2-1e-15 || !near(bz.DPComm, b0.DPComm, 1e-12) {
+		t.Errorf("ZeRO-1 exposed %v of %v", bz.DP, bz.DPComm)
 	}
 	// Halving the compute efficiency doubles the compute time.
 	e := DefaultEfficiency()
@@ -619,7 +709,7 @@ func TestIterationTimeZeRO3AndCheckpointing(t *testing.T) {
 // 6 x parameters x tokens / (GPUs x peak x efficiency), and a few-percent bubble.
 func TestGPT3IterationTimeSane(t *testing.T) {
 	c, cl, placement := gpt3Job13B(t)
-	b, err := c.IterationTime(cl, placement, Options{})
+	b, err := c.IterationTime(cl, placement, textbook)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,19 +21,26 @@
 // heads, feed-forward width, sequence length, vocabulary, encoder-decoder or not) and expanded
 // into an embedding layer, one layer per block and a head, with the FLOPs, parameter and
 // activation-memory formulas documented on TransformerConfig. ZooModel returns the zoo's
-// models: "resnet18-cifar10", "resnet50", "vgg16", "inception-v3", "bert-base", "bert-large",
-// "gpt2-1.5b", "gpt3-6.7b", "gpt3-13b", "llama-7b", "t5-3b", "deepspeech2-small" and "ncf",
-// each derived from its published architecture (the source is cited beside each definition;
-// tests check the parameter counts against the published totals). Convolutional networks are
-// split per block or module, transformers per block.
+// models (ZooNames lists them: ResNets, VGG, Inception, BERT, RoBERTa, GPT-2/3, LLaMA, T5, ViT,
+// DeepSpeech2, NCF), each derived from its published architecture (the source is cited beside
+// each definition; tests check the parameter counts against the published totals), in mixed
+// precision with the sequence length of its training recipe. Zoo entries describe what was
+// measured where the shipped constants come from: "bert-base-squad" is BERT-base at SQuAD's 384
+// tokens with a span head (the Pollux bert measurements), "t5-1.2b" and "vit-base" are sized as
+// the Rubick artifact measured them. Model.WithDTypeBytes and Model.WithSeqLen make variants
+// with another precision or sequence length, named apart ("resnet50@fp32"), so that fitted
+// per-model factors never apply silently to a model described differently. Convolutional
+// networks are split per block or module, transformers per block.
 //
-// A Model marshals to JSON as {"zoo": name}, {"transformer": config} or its full ModelSpec, so a
-// job description can carry it either by name or in full.
+// A Model marshals to JSON as {"zoo": name} (with "dtype_bytes" and "seq_len" for a variant),
+// {"transformer": config} or its full ModelSpec, so a job description can carry it either by
+// name or in full.
 //
 // # Plans
 //
-// A Plan gives the data-, tensor- and pipeline-parallel degrees, the micro-batches, the global
-// batch, activation checkpointing and the ZeRO stage. Worker ranks are canonical:
+// A Plan gives the data-, tensor- and pipeline-parallel degrees, the micro-batches (pipelining,
+// or gradient accumulation without it), the global batch, activation checkpointing, the ZeRO
+// stage, and ZeRO-Offload with its CPU threads per GPU. Worker ranks are canonical:
 //
 //	rank = (dp x PP + pp) x TP + tp
 //
@@ -44,8 +51,9 @@
 // says) and precomputes what the cost model needs; Compiled.CheckMemory says whether the
 // busiest worker fits a GPU, and by how many bytes it does not (ErrOutOfMemory). Memory per
 // worker is parameters + gradients + Adam state (16 bytes per parameter in all, the shares
-// ZeRO shards divided by DP) for 1/TP of its stage, plus activations for the micro-batches in
-// flight under 1F1B (or only layer inputs with checkpointing).
+// ZeRO shards divided by DP, the Adam state in host memory under offload) for 1/TP of its
+// stage, plus activations for the micro-batches in flight under 1F1B (or only layer inputs
+// with checkpointing).
 //
 // DefaultPlan picks a plan for a model and a GPU count: pure data parallelism when a replica
 // fits, otherwise tensor parallelism inside a server, then pipelining across servers.
@@ -63,51 +71,46 @@
 // # Iteration time
 //
 // Compiled.IterationTime evaluates a placed job in O(workers): per-stage compute at the
-// slowest GPU's pace, the 1F1B pipeline bubble, tensor-parallel all-reduces and pipeline
-// transfers over the links the placement actually uses (topology's ring and point-to-point
-// models), and the data-parallel all-reduce partly hidden behind the last backward pass. It
-// returns a Breakdown (compute, bubble, tp, pp, dp, overhead, total). Other jobs' traffic enters
-// as a topology.LinkLoad; a job's own concurrent rings and flows share NICs and shared PCIe
-// fabrics too. The equations are on Compiled.IterationTime. The few constants that are fitted
-// rather than derived (achieved fraction of peak FLOP/s, of intra- and inter-server bandwidth,
-// the overlap of gradient synchronisation with the backward pass, a fixed per-step overhead)
-// are an Efficiency passed in Options, with the RingLayout that says how ring collectives use
-// the paths between servers: ServerGrouped by default, HalfDuplexPairs where the two
-// directions of a server pair's path share its capacity (as the Pollux testbed measured).
+// slowest GPU's pace with a fixed cost per layer and micro-batch (small micro-batches and thin
+// tensor-parallel shards run below peak), the 1F1B pipeline bubble with the plan's
+// micro-batches, tensor-parallel all-reduces and pipeline transfers over the links the
+// placement actually uses (topology's ring and point-to-point models), the data-parallel
+// all-reduce partly hidden behind the last backward pass (under ZeRO only its reduce-scatter
+// half: the parameter all-gather after the optimizer step is exposed), the optimizer step of
+// the parameters each GPU updates (1/DP of them under ZeRO; on the host's CPU threads with the
+// PCIe transfers under ZeRO-Offload), and a fixed overhead per iteration. It returns a
+// Breakdown (compute, bubble, tp, pp, dp, optimizer, overhead, total). Other jobs' traffic
+// enters as a topology.LinkLoad; a job's own concurrent rings and flows share NICs and shared
+// PCIe fabrics too, its rings on a server only the NICs its GPUs there are attached to. The
+// equations are on Compiled.IterationTime. Place computes everything that does not depend on
+// the constants once, so that Placed.Time and TimeAll evaluate many sets of constants fast.
 //
-// # Calibration: how close the model comes
+// # Constants per GPU type, factors per model
 //
-// Calibrate and CalibrateLayout fit three constants (Compute, InterComm, StepOverhead) to
-// measured step times under different placements, and Evaluate reports the mean absolute
-// relative error of the predicted step time and the Spearman rank correlation of predicted and
-// measured gradient-sync time across placements at each local batch size. On the Pollux
-// artifact's measurements (4 x T4 servers on 50 Gb/s Ethernet; ../shared/data/placements, see
-// BENCHMARKS.md for the commands), under the two ring layouts:
+// The constants that are fitted rather than derived belong to the hardware: an Efficiency
+// (fractions of peak FLOP/s and of link bandwidth, per-layer overhead, overlap, step overhead,
+// optimizer time per parameter, CPU and PCIe figures for offload, and the RingLayout that says
+// how rings use the paths between servers: ServerGrouped, or HalfDuplexPairs where the two
+// directions of a server pair's path share its capacity, as the Pollux T4 testbed measured).
+// With Options{} a job gets the constants of the GPU type it is placed on (HardwareConstants),
+// fitted by package perf jointly across every model measured on that type in ../shared/data:
+// the A800 on the Rubick artifact's five models (carried over to the A100, same chip, and the
+// H100, unvalidated), the T4 on the Pollux artifact's three. ModelFactors are one model's own
+// coefficients (compute, communication, optimizer, tensor/pipeline-parallel compute, an
+// overhead of its own), fitted from a few of its profiles; a Calibration holds constants per
+// GPU type and factors per model name and is what `gpusched perf fit` writes.
 //
-//	                                    ServerGrouped (default)       HalfDuplexPairs (shipped)
-//	dataset   model                     step error  Spearman          step error  Spearman
-//	bert      bert-base, SQuAD          6.7%        0.52 (min 0.49)   5.1%        0.83 (min 0.81)
-//	cifar10   resnet18-cifar10          6.4%        0.33 (min 0.21)   7.8%        0.36 (min 0.05)
-//	imagenet  resnet50                  6.4%        0.39 (min 0.32)   6.6%        0.54 (min 0.32)
-//
-// Step times are predicted within the 15% target. Sync-time ranks are not (target 0.9). The
-// measurements put placements over two servers far above those over three or four with the
-// same GPUs (bert at 8 samples per GPU: "22" syncs in 1.44 s, "1111" in 0.66 s). Splitting a
-// server's GPUs over one more server lowered the measured sync time in 100% (bert), 77%
-// (cifar10) and 92% (imagenet) of the splits from two servers to three, but in 23%, 49% and 49%
-// of those from three to four, and "11" syncs more slowly than "111" and "1111" at every bert
-// batch size. A topology-unaware ring (NCCL or Gloo across Kubernetes pods, ranks not grouped
-// by server: rank order interleaved, worst case, arbitrary, or every hop through the NIC) does
-// not explain this: it cannot touch a job with one GPU per server, and refitted it ranks the
-// sync times no better (0.49-0.53 for bert) and predicts step times worse (11-13% for bert).
-// What does is a ring whose two hops over the same pair of servers, A->B and B->A, share that
-// path's capacity: RingLayout HalfDuplexPairs, which the constants in Calibrated carry. Under
-// it spreading a job from two servers to three can reduce its communication, so the property
-// "spreading never reduces communication" holds only for the default ServerGrouped layout.
-//
-// The rest is noise between placements no cost model can tell apart: predicting each
-// placement by the measured mean of the placements with the same numbers of servers and GPUs,
-// in sample, reaches only 0.89, 0.62 and 0.72 (0.94, 0.84 and 0.86 with the same per-server
-// counts, flattering since a count measured once is predicted exactly), and for cifar10 and
-// imagenet at large batch sizes the exposed sync time is mostly noise.
+// How close the model comes (BENCHMARKS.md, "Performance model", has the tables and
+// bench/perf_model.sh reproduces them): predicting a model with the constants fitted on the
+// other models of its GPU type alone, the step-time error is 8-14% for BERT-large and GPT-2
+// but 26-46% for LLaMA-7B, T5 and ViT on the A800, and 16-24% on the T4; refining each model
+// on 5 profiles brings the A800 models to 4-10% except ViT (43%) and the T4 models to 12-15%.
+// What the constants cannot carry across models is each one's implementation: the A800's
+// tensor- and pipeline-parallel (Megatron-LM) runs of LLaMA-7B and T5 compute at 0.65x and
+// 2.9x the pace the other models' runs predict (their fitted factors), and ViT and T5 pay a
+// fixed ~0.3 s per iteration on placements with an odd number of GPUs on a server, which no
+// bandwidth explains. On the T4 data the rank of sync times across placements
+// is 0.83 (bert), 0.36 (cifar10) and 0.54 (imagenet), unchanged: between placements a cost
+// model cannot tell apart the measurements are noise (in-sample oracles that predict each
+// placement by the mean of its shape reach only 0.89, 0.62 and 0.72).
 package graph

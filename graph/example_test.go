@@ -103,8 +103,9 @@ func ExampleCompiled_WorkerGraph() {
 	// DP total 1336.4 MB = 2 x 2(2-1)/2 x 668.2 MB of gradients
 }
 
-// The iteration time of a placed job, broken down; other jobs' traffic on shared links slows
-// it.
+// The iteration time of a placed job, broken down, with the constants of the GPU type it is
+// placed on (fitted on A800 measurements, carried over to the A100); other jobs' traffic on
+// shared links slows it.
 func ExampleCompiled_IterationTime() {
 	m, _ := graph.ZooModel("gpt3-6.7b")
 	c, _ := graph.Compile(m, graph.Plan{DP: 4, TP: 8, PP: 2, MicroBatches: 16, GlobalBatch: 128})
@@ -119,8 +120,8 @@ func ExampleCompiled_IterationTime() {
 	b2, _ := c.IterationTime(cluster, placement, graph.Options{Load: busy})
 	fmt.Printf("with 3 other flows on server 0's NICs: %.1f ms\n", b2.Total*1e3)
 	// Output:
-	// total 1571.337 ms = compute 1164.371 + bubble 91.335 + tp 293.548 + pp 3.435 + dp 18.648 (of 64.461) + overhead 0.000 (bottleneck stage 1)
-	// with 3 other flows on server 0's NICs: 1775.3 ms
+	// total 5226.454 ms = compute 3930.461 + bubble 297.712 + tp 824.114 + pp 8.812 + dp 145.086 (of 167.710) + optimizer 7.989 + overhead 12.280 (bottleneck stage 1)
+	// with 3 other flows on server 0's NICs: 5689.5 ms
 }
 
 // DefaultPlan picks pure data parallelism when a replica fits, else tensor parallelism inside
@@ -140,27 +141,28 @@ func ExampleDefaultPlan() {
 	// gpt3-13b dp=4 tp=4 pp=4 mb=16 batch=64 ckpt <nil>
 }
 
-// Measured step times under different placements calibrate the model's constants.
-func ExampleCalibrate() {
-	csv := `placement,local_bsz,step_time,sync_time
-1,32,0.20,0.001
-1,128,0.62,0.001
-4,32,0.22,0.01
-4,128,0.66,0.01
-11,32,0.45,0.25
-11,128,0.70,0.08
-22,32,0.50,0.30
-22,128,0.78,0.12
-`
-	rows, err := graph.ReadPlacements(strings.NewReader(csv), "example.csv")
-	if err != nil {
-		panic(err)
+// The constants of the cost model belong to the hardware: each GPU type has its own, fitted
+// jointly across the models measured on it. Without Options.Efficiency a job gets the
+// constants of the GPU type it is placed on.
+func ExampleHardwareConstants() {
+	for _, h := range graph.ShippedHardware() {
+		fmt.Printf("%-5s fitted %-5v compute %.3f of peak\n", h.Family, h.Fitted, h.Efficiency.Compute)
 	}
-	m, _ := graph.CalibrationModel(graph.DatasetImageNet)
-	rep, _ := graph.Calibrate(m, rows, topology.T4())
-	fmt.Printf("step error %.0f%%, fitted compute efficiency %.2f\n", 100*rep.StepError, rep.Efficiency.Compute)
+	m, _ := graph.ZooModel("bert-large")
+	p := graph.Plan{DP: 8, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 32}
+	for _, spec := range []topology.ServerSpec{topology.A800(), topology.T4()} {
+		cluster, _ := topology.Uniform(spec, 2)
+		gpus, _ := graph.PlacementGPUs(cluster, "44")
+		b, _ := graph.IterationTime(m, p, cluster, gpus, graph.Options{})
+		fmt.Printf("%s: %.2f s per iteration\n", spec.GPU.Model, b.Total)
+	}
 	// Output:
-	// step error 5%, fitted compute efficiency 0.08
+	// a800  fitted true  compute 0.177 of peak
+	// a100  fitted false compute 0.177 of peak
+	// h100  fitted false compute 0.177 of peak
+	// t4    fitted true  compute 0.177 of peak
+	// A800-SXM4-80GB: 0.23 s per iteration
+	// T4-16GB: 4.05 s per iteration
 }
 
 // The ring layout says how a ring's hops use the paths between servers. Under the default,
@@ -168,12 +170,13 @@ func ExampleCalibrate() {
 // Pollux T4 testbed's measurements call for HalfDuplexPairs, where a ring over two servers
 // runs both directions over one path at half the bandwidth, so "22" syncs more slowly than
 // "1111". Printed: the exposed sync time (Breakdown.DP) of BERT fine-tuning at 8 samples per
-// GPU with the testbed's calibrated constants; measured there: "22" 1.44 s, "1111" 0.66 s,
+// GPU with the testbed's fitted constants (graph.HardwareConstants("t4")); measured there: "22" 1.44 s, "1111" 0.66 s,
 // "11" 0.76 s, "111" 0.56 s.
 func ExampleRingLayout() {
-	m, _ := graph.CalibrationModel(graph.DatasetBERT)
+	squad, _ := graph.ZooModel("bert-base-squad")
+	m, _ := squad.WithDTypeBytes(4) // the measurements ran in fp32
 	cluster, _ := topology.Uniform(topology.T4(), 4)
-	eff, _ := graph.Calibrated("bert-base")
+	eff, _ := graph.HardwareConstants("t4")
 	for _, layout := range []graph.RingLayout{graph.ServerGrouped, graph.HalfDuplexPairs} {
 		eff.RingLayout = layout
 		fmt.Printf("%-17s", layout)
@@ -186,6 +189,6 @@ func ExampleRingLayout() {
 		fmt.Println()
 	}
 	// Output:
-	// server-grouped     22   0.64 s  1111 0.64 s  11   0.34 s  111  0.54 s
-	// half-duplex-pairs  22   1.56 s  1111 0.64 s  11   0.95 s  111  0.54 s
+	// server-grouped     22   0.66 s  1111 0.66 s  11   0.36 s  111  0.56 s
+	// half-duplex-pairs  22   1.57 s  1111 0.66 s  11   0.97 s  111  0.56 s
 }

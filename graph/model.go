@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	ybgraph "github.com/yourbasic/graph"
 )
@@ -76,6 +77,8 @@ type Model struct {
 	edges       [][2]int  // pipeline positions, from < to
 	lastUse     []int     // lastUse[i]: largest pipeline position consuming layer i's output, or i
 	zoo         string
+	zooDType    float64 // a zoo variant's bytes per value (0: the zoo's 2)
+	zooSeq      int     // a zoo variant's sequence length (0: the zoo's)
 	transformer *TransformerConfig
 	flops       float64
 	paramBytes  float64
@@ -261,8 +264,91 @@ func (m *Model) Spec() ModelSpec {
 	return s
 }
 
-// ZooName returns the zoo name the model was built from by ZooModel, or "".
+// ZooName returns the zoo name the model was built from by ZooModel (or a variant of it), or
+// "".
 func (m *Model) ZooName() string { return m.zoo }
+
+// variantName names a variant of a model: the base name, then "@seq<n>" for another sequence
+// length and "@fp32" (4 bytes per value), "@fp16" (2), "@fp8" (1) or "@d<bytes>" for another
+// precision.
+func variantName(base string, dtype float64, seq int) string {
+	name := base
+	if seq != 0 {
+		name += "@seq" + strconv.Itoa(seq)
+	}
+	switch dtype {
+	case 0:
+	case 4:
+		name += "@fp32"
+	case 2:
+		name += "@fp16"
+	case 1:
+		name += "@fp8"
+	default:
+		name += "@d" + strconv.FormatFloat(dtype, 'g', -1, 64)
+	}
+	return name
+}
+
+// WithDTypeBytes returns the model trained with another precision: d bytes per parameter and
+// activation value (4 for fp32, 2 for fp16/bf16 mixed precision), named as a variant ("resnet50"
+// in fp32 is "resnet50@fp32", the name per-model calibrations are keyed by). A zoo model or a
+// transformer is rebuilt from its description; a model given by its layers has every size
+// scaled by d / DTypeBytes(). The model itself is returned when d is its precision already.
+// Errors wrap ErrInvalidModel.
+func (m *Model) WithDTypeBytes(d float64) (*Model, error) {
+	if !finitePos(d) {
+		return nil, fmt.Errorf("%w: model %q: dtype_bytes %v must be a positive finite number", ErrInvalidModel, m.Name(), d)
+	}
+	if d == m.DTypeBytes() {
+		return m, nil
+	}
+	switch {
+	case m.zoo != "":
+		return zooVariant(m.zoo, d, m.zooSeq)
+	case m.transformer != nil:
+		cfg := *m.transformer
+		base := cfg.Name
+		cfg.DTypeBytes = d
+		cfg.Name = variantName(base, d, 0)
+		return Transformer(cfg)
+	}
+	spec := m.Spec()
+	r := d / spec.DTypeBytes
+	for i := range spec.Layers {
+		l := &spec.Layers[i]
+		l.ParamBytes *= r
+		l.ActivationBytes *= r
+		l.MemoryBytes *= r
+	}
+	spec.DTypeBytes = d
+	spec.Name = variantName(spec.Name, d, 0)
+	return NewModel(spec)
+}
+
+// WithSeqLen returns a transformer with another sequence length in tokens (the encoder's, for
+// an encoder-decoder model), named as a variant ("bert-base" at 384 tokens is
+// "bert-base@seq384"). The model itself is returned when n is its length already. A model not
+// built from a TransformerConfig (directly or through the zoo) has no sequence length: an error
+// wrapping ErrInvalidModel, as is n < 1.
+func (m *Model) WithSeqLen(n int) (*Model, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: model %q: seq_len %d must be at least 1", ErrInvalidModel, m.Name(), n)
+	}
+	if m.transformer != nil && m.transformer.SeqLen == n {
+		return m, nil
+	}
+	switch {
+	case m.zoo != "":
+		return zooVariant(m.zoo, m.zooDType, n)
+	case m.transformer != nil:
+		cfg := *m.transformer
+		cfg.Name = variantName(cfg.Name, 0, n)
+		cfg.SeqLen = n
+		return Transformer(cfg)
+	}
+	return nil, fmt.Errorf("%w: model %q is not a transformer: it has no sequence length to set", ErrInvalidModel, m.Name())
+}
 
 // DTypeBytes returns the bytes per parameter or activation value (2 for mixed precision).
 func (m *Model) DTypeBytes() float64 { return m.spec.DTypeBytes }
@@ -311,18 +397,22 @@ func (m *Model) boundaryBytes() []float64 {
 
 type modelJSON struct {
 	Zoo         string             `json:"zoo,omitempty"`
+	SeqLen      int                `json:"seq_len,omitempty"`
 	Transformer *TransformerConfig `json:"transformer,omitempty"`
 	ModelSpec
 }
 
-// MarshalJSON writes the model as {"zoo": name} when it came from the zoo, as {"transformer":
-// config} when it came from Transformer, and as its full ModelSpec otherwise.
+// MarshalJSON writes the model as {"zoo": name} when it came from the zoo (with "dtype_bytes"
+// and "seq_len" for a variant), as {"transformer": config} when it came from Transformer, and as
+// its full ModelSpec otherwise.
 func (m *Model) MarshalJSON() ([]byte, error) {
 	switch {
 	case m.zoo != "":
 		return json.Marshal(struct {
-			Zoo string `json:"zoo"`
-		}{m.zoo})
+			Zoo        string  `json:"zoo"`
+			DTypeBytes float64 `json:"dtype_bytes,omitempty"`
+			SeqLen     int     `json:"seq_len,omitempty"`
+		}{m.zoo, m.zooDType, m.zooSeq})
 	case m.transformer != nil:
 		return json.Marshal(struct {
 			Transformer *TransformerConfig `json:"transformer"`
@@ -343,6 +433,11 @@ func (m *Model) UnmarshalJSON(data []byte) error {
 	forms := 0
 	if aux.Zoo != "" {
 		forms++
+		if aux.Name != "" || len(aux.Edges) > 0 || aux.Heads != 0 || aux.MicroBatch != 0 {
+			return fmt.Errorf("%w: a zoo model takes only \"dtype_bytes\" and \"seq_len\" beside \"zoo\"", ErrInvalidModel)
+		}
+	} else if aux.SeqLen != 0 {
+		return fmt.Errorf("%w: \"seq_len\" applies to a \"zoo\" transformer (give a transformer's in its config)", ErrInvalidModel)
 	}
 	if aux.Transformer != nil {
 		forms++
@@ -359,7 +454,13 @@ func (m *Model) UnmarshalJSON(data []byte) error {
 	)
 	switch {
 	case aux.Zoo != "":
-		built, err = ZooModel(aux.Zoo)
+		if aux.SeqLen < 0 || (aux.DTypeBytes != 0 && !finitePos(aux.DTypeBytes)) {
+			return fmt.Errorf("%w: zoo model %q: seq_len %d and dtype_bytes %v must be positive", ErrInvalidModel, aux.Zoo, aux.SeqLen, aux.DTypeBytes)
+		}
+		if _, err := ZooModel(aux.Zoo); err != nil {
+			return err
+		}
+		built, err = zooVariant(aux.Zoo, aux.DTypeBytes, aux.SeqLen)
 	case aux.Transformer != nil:
 		built, err = Transformer(*aux.Transformer)
 	default:

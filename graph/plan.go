@@ -35,6 +35,13 @@ type Plan struct {
 	// ZeRO is the ZeRO stage (0-3): 1 shards optimizer states over the DP replicas, 2 also
 	// gradients, 3 also parameters.
 	ZeRO int `json:"zero,omitempty"`
+	// Offload runs the optimizer on the host's CPUs (ZeRO-Offload): each worker's share of the
+	// optimizer state lives in host memory, gradients go to the host and updated parameters
+	// come back over PCIe. It needs ZeRO 1 or more.
+	Offload bool `json:"offload,omitempty"`
+	// CPUThreads is the number of CPU threads each worker's host-side optimizer uses under
+	// Offload; 0 means 1.
+	CPUThreads int `json:"cpu_threads,omitempty"`
 	// Stages optionally fixes the pipeline split: the number of consecutive layers (in pipeline
 	// order) of each stage, PP entries each at least 1, summing to the model's layers. Empty
 	// means a split that balances the stages' forward FLOPs (see BalancedStages).
@@ -60,13 +67,19 @@ func (p Plan) LocalBatch() int {
 	return p.GlobalBatch / p.DP
 }
 
-// String formats the plan as "dp=16 tp=8 pp=8 mb=64 batch=1024", followed by "zero=1" and
-// "ckpt" when set.
+// String formats the plan as "dp=16 tp=8 pp=8 mb=64 batch=1024", followed by "zero=1",
+// "offload", "threads=4" and "ckpt" when set.
 func (p Plan) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "dp=%d tp=%d pp=%d mb=%d batch=%d", p.DP, p.TP, p.PP, p.MicroBatches, p.GlobalBatch)
 	if p.ZeRO != 0 {
 		fmt.Fprintf(&b, " zero=%d", p.ZeRO)
+	}
+	if p.Offload {
+		b.WriteString(" offload")
+	}
+	if p.CPUThreads != 0 {
+		fmt.Fprintf(&b, " threads=%d", p.CPUThreads)
 	}
 	if p.Checkpointing {
 		b.WriteString(" ckpt")
@@ -77,19 +90,25 @@ func (p Plan) String() string {
 	return b.String()
 }
 
+// degree returns d, or 1 when d is below 1 (the zero Plan is one worker).
+func degree(d int) int { return max(d, 1) }
+
 // Rank returns the canonical rank of the worker at data-parallel index dp, stage pp and
-// tensor-parallel index tp: (dp x PP + pp) x TP + tp.
-func (p Plan) Rank(dp, pp, tp int) int { return (dp*p.PP+pp)*p.TP + tp }
+// tensor-parallel index tp: (dp x PP + pp) x TP + tp. Rank, Coords and StageOf take degrees
+// below 1 (an unset Plan) as 1.
+func (p Plan) Rank(dp, pp, tp int) int { return (dp*degree(p.PP)+pp)*degree(p.TP) + tp }
 
 // Coords returns the (dp, pp, tp) coordinates of a rank; it inverts Rank.
 func (p Plan) Coords(rank int) (dp, pp, tp int) {
-	tp = rank % p.TP
-	r := rank / p.TP
-	return r / p.PP, r % p.PP, tp
+	TP, PP := degree(p.TP), degree(p.PP)
+	tp = rank % TP
+	r := rank / TP
+	return r / PP, r % PP, tp
 }
 
-// StageOf returns the pipeline stage of a rank.
-func (p Plan) StageOf(rank int) int { return (rank / p.TP) % p.PP }
+// StageOf returns the pipeline stage of a rank: 0 for every rank of a plan without pipelining
+// (PP 1, or unset).
+func (p Plan) StageOf(rank int) int { return (rank / degree(p.TP)) % degree(p.PP) }
 
 // TPGroup returns the ranks of the tensor-parallel group of replica dp, stage pp: TP
 // consecutive ranks.
@@ -136,10 +155,14 @@ func (p Plan) DPRings() [][]int {
 // maxDegree bounds each degree so that DP x TP x PP cannot overflow.
 const maxDegree = 1 << 20
 
+// maxCPUThreads bounds Plan.CPUThreads.
+const maxCPUThreads = 1 << 12
+
 // Validate checks the plan against a model and returns an error wrapping ErrInvalidPlan that
 // names the offending field: a degree, MicroBatches or GlobalBatch below one (or absurdly
 // large), DP x MicroBatches not dividing GlobalBatch, more stages than layers, TP not dividing
-// the model's attention heads, a ZeRO stage outside 0-3, or Stages of the wrong length or sum.
+// the model's attention heads, a ZeRO stage outside 0-3, Offload without ZeRO, a negative or
+// absurd CPUThreads, or Stages of the wrong length or sum.
 // Memory is checked separately (Compiled.CheckMemory) because it depends on the GPU.
 func (p Plan) Validate(m *Model) error {
 	if m == nil {
@@ -168,6 +191,12 @@ func (p Plan) Validate(m *Model) error {
 	}
 	if p.ZeRO < 0 || p.ZeRO > 3 {
 		return fmt.Errorf("%w: zero stage %d must be 0, 1, 2 or 3", ErrInvalidPlan, p.ZeRO)
+	}
+	if p.Offload && p.ZeRO < 1 {
+		return fmt.Errorf("%w: offload needs zero stage 1, 2 or 3 (ZeRO-Offload partitions the optimizer state it moves to the host), got zero %d", ErrInvalidPlan, p.ZeRO)
+	}
+	if p.CPUThreads < 0 || p.CPUThreads > maxCPUThreads {
+		return fmt.Errorf("%w: cpu_threads %d must be in 0-%d", ErrInvalidPlan, p.CPUThreads, maxCPUThreads)
 	}
 	if len(p.Stages) > 0 {
 		if len(p.Stages) != p.PP {

@@ -33,6 +33,10 @@ func genPlan(t *rapid.T, layers int) Plan {
 	p.MicroBatches = rapid.IntRange(1, 6).Draw(t, "m")
 	p.GlobalBatch = p.DP * p.MicroBatches * rapid.IntRange(1, 4).Draw(t, "b")
 	p.ZeRO = rapid.IntRange(0, 3).Draw(t, "zero")
+	if p.ZeRO > 0 && rapid.Bool().Draw(t, "offload") {
+		p.Offload = true
+		p.CPUThreads = rapid.IntRange(0, 8).Draw(t, "threads")
+	}
 	p.Checkpointing = rapid.Bool().Draw(t, "ckpt")
 	return p
 }

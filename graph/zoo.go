@@ -5,10 +5,11 @@ import (
 	"strings"
 )
 
-// zooEntry builds one zoo model.
+// zooEntry builds one zoo model: build takes the bytes per value (2 by default) and, for
+// transformers, the sequence length (0: the entry's own).
 type zooEntry struct {
 	name  string
-	build func() (*Model, error)
+	build func(dtype float64, seq int) (*Model, error)
 }
 
 // Transformer configurations of the zoo, with their sources. Sequence lengths are those the
@@ -48,15 +49,94 @@ var (
 	// about 114 tokens (128 here).
 	t5_3BConfig = TransformerConfig{Name: "t5-3b", Layers: 24, DecoderLayers: 24, Hidden: 1024, Heads: 32, HeadDim: 128,
 		FFN: 16384, SeqLen: 512, DecoderSeqLen: 128, Vocab: 32128, TiedHead: true, NoBias: true, MicroBatch: 2}
+	// BERT-base fine-tuned on SQuAD v1.1 (Devlin et al. 2019, section 4.2): sequences of 384
+	// tokens and a span head of two outputs per token (start, end) instead of the MLM head; the
+	// job of the Pollux artifact's bert measurements (../shared/data/placements/bert.csv).
+	bertBaseSQuADConfig = TransformerConfig{Name: "bert-base-squad", Layers: 12, Hidden: 768, Heads: 12, SeqLen: 384,
+		Vocab: 30522, MaxPositions: 512, TokenTypes: 2, HeadOutputs: 2, MicroBatch: 8}
+	// Liu et al. 2019 (RoBERTa): BERT-large's shape (L=24, H=1024, A=16) with the GPT-2 BPE
+	// vocabulary of 50,265, 514 learned positions, one segment type, a tied LM head (355 M
+	// parameters as released, 355,359,744 with the pooler, which is left out here).
+	robertaLargeConfig = TransformerConfig{Name: "roberta-large", Layers: 24, Hidden: 1024, Heads: 16, SeqLen: 512,
+		Vocab: 50265, MaxPositions: 514, TokenTypes: 1, TiedHead: true, MicroBatch: 4}
+	// Touvron et al. 2023 (LLaMA), Table 2: 33B (30B in the release) has dimension 6656, 52
+	// heads, 60 layers; SwiGLU width 2/3 x 4d rounded up to a multiple of 256: 17,920; 32,000
+	// tokens, context 2048 (32,528,943,616 parameters in the released checkpoint).
+	llama30BConfig = TransformerConfig{Name: "llama-30b", Layers: 60, Hidden: 6656, Heads: 52, FFN: 17920, GatedFFN: true,
+		SeqLen: 2048, Vocab: 32000, NoBias: true, MicroBatch: 1}
+	// T5 as the Rubick artifact sizes it (1,240,809,472 parameters in its
+	// artifact/71_performance_model/model/validation_t5.py; hidden 1024, sequences of 512, 32
+	// blocks): T5-3B's block shape (d_model 1024, 32 heads of 128, ReLU feed-forward, no
+	// biases, tied head, T5's 32,128-token vocabulary) with 16 encoder and 16 decoder blocks and
+	// d_ff 6144, which is 1,240,941,568 parameters (0.01% more: the vocabulary; the artifact
+	// does not give d_ff: 6144 ReLU or 4096 gated both match); decoder targets of 128 tokens as
+	// for t5-3b.
+	t5_1_2BConfig = TransformerConfig{Name: "t5-1.2b", Layers: 16, DecoderLayers: 16, Hidden: 1024, Heads: 32, HeadDim: 128,
+		FFN: 6144, SeqLen: 512, DecoderSeqLen: 128, Vocab: 32128, TiedHead: true, NoBias: true, MicroBatch: 4}
+	// Dosovitskiy et al. 2021 (ViT), Table 1: ViT-Base, 12 layers, hidden 768, MLP 3072, 12
+	// heads; 224 x 224 images in 16 x 16 patches: 196 patches and a class token, 197 learned
+	// positions; a 1,000-class head on the class token (86,567,656 parameters as released in
+	// torchvision's vit_b_16). The Rubick artifact measured it with a 200-class head
+	// (85,952,456 parameters): 0.7% fewer.
+	vitBaseConfig = TransformerConfig{Name: "vit-base", Layers: 12, Hidden: 768, Heads: 12, SeqLen: 197,
+		Vocab: 16 * 16 * 3, MaxPositions: 197, HeadOutputs: 1000, MicroBatch: 64}
 )
 
-func transformerEntry(cfg TransformerConfig) func() (*Model, error) {
-	return func() (*Model, error) { return Transformer(cfg) }
+// vit builds a vision transformer from cfg: Transformer's layers, with the embedding made a
+// patch projection (Vocab is the values per patch, 3 x 16 x 16; SeqLen - 1 patches and a class
+// token, with the projection's bias and the class token as parameters) and the head applied to
+// the class token alone.
+func vit(cfg TransformerConfig) (*Model, error) {
+	m, err := Transformer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := cfg.DTypeBytes
+	if d == 0 {
+		d = 2
+	}
+	h, patches := float64(cfg.Hidden), float64(cfg.SeqLen-1)
+	layers := m.Layers()
+	emb, head := &layers[0], &layers[len(layers)-1]
+	emb.FLOPs = 2 * patches * float64(cfg.Vocab) * h
+	emb.ParamBytes += d * 2 * h // projection bias and class token
+	outs := float64(cfg.HeadOutputs)
+	head.FLOPs = 2 * h * outs
+	head.ActivationBytes = outs * d
+	head.MemoryBytes = outs * (d + 4)
+	spec := m.Spec()
+	spec.Layers = layers
+	return NewModel(spec)
 }
 
-func layersEntry(name string, heads, micro int, build func(d float64) []Layer) func() (*Model, error) {
-	return func() (*Model, error) {
-		return NewModel(ModelSpec{Name: name, Layers: build(2), Heads: heads, MicroBatch: micro})
+// variant returns cfg with the bytes per value and sequence length set (0: unchanged).
+func variant(cfg TransformerConfig, dtype float64, seq int) TransformerConfig {
+	if dtype != 0 {
+		cfg.DTypeBytes = dtype
+	}
+	if seq != 0 {
+		cfg.SeqLen = seq
+	}
+	return cfg
+}
+
+func transformerEntry(cfg TransformerConfig) func(float64, int) (*Model, error) {
+	return func(dtype float64, seq int) (*Model, error) { return Transformer(variant(cfg, dtype, seq)) }
+}
+
+func vitEntry(cfg TransformerConfig) func(float64, int) (*Model, error) {
+	return func(dtype float64, seq int) (*Model, error) { return vit(variant(cfg, dtype, seq)) }
+}
+
+func layersEntry(name string, heads, micro int, build func(d float64) []Layer) func(float64, int) (*Model, error) {
+	return func(dtype float64, seq int) (*Model, error) {
+		if seq != 0 {
+			return nil, fmt.Errorf("%w: model %q has no sequence length to set", ErrInvalidModel, name)
+		}
+		if dtype == 0 {
+			dtype = 2
+		}
+		return NewModel(ModelSpec{Name: name, Layers: build(dtype), Heads: heads, MicroBatch: micro, DTypeBytes: dtype})
 	}
 }
 
@@ -66,22 +146,34 @@ var zoo = []zooEntry{
 	{"vgg16", layersEntry("vgg16", 0, 64, vgg16)},
 	{"inception-v3", layersEntry("inception-v3", 0, 32, inceptionV3)},
 	{"bert-base", transformerEntry(bertBaseConfig)},
+	{"bert-base-squad", transformerEntry(bertBaseSQuADConfig)},
 	{"bert-large", transformerEntry(bertLargeConfig)},
 	{"gpt2-1.5b", transformerEntry(gpt2XLConfig)},
 	{"gpt3-6.7b", transformerEntry(gpt3_6_7BConfig)},
 	{"gpt3-13b", transformerEntry(gpt3_13BConfig)},
 	{"llama-7b", transformerEntry(llama7BConfig)},
+	{"llama-30b", transformerEntry(llama30BConfig)},
+	{"t5-1.2b", transformerEntry(t5_1_2BConfig)},
 	{"t5-3b", transformerEntry(t5_3BConfig)},
+	{"roberta-large", transformerEntry(robertaLargeConfig)},
+	{"vit-base", vitEntry(vitBaseConfig)},
 	{"deepspeech2-small", layersEntry("deepspeech2-small", 0, 32, deepSpeech2Small)},
-	{"ncf", func() (*Model, error) {
-		layers, edges := ncf(2)
-		return NewModel(ModelSpec{Name: "ncf", Layers: layers, Edges: edges, MicroBatch: 8192})
+	{"ncf", func(dtype float64, seq int) (*Model, error) {
+		if seq != 0 {
+			return nil, fmt.Errorf("%w: model %q has no sequence length to set", ErrInvalidModel, "ncf")
+		}
+		if dtype == 0 {
+			dtype = 2
+		}
+		layers, edges := ncf(dtype)
+		return NewModel(ModelSpec{Name: "ncf", Layers: layers, Edges: edges, MicroBatch: 8192, DTypeBytes: dtype})
 	}},
 }
 
 // ZooNames returns the names of the zoo's models in a fixed order: "resnet18-cifar10",
-// "resnet50", "vgg16", "inception-v3", "bert-base", "bert-large", "gpt2-1.5b", "gpt3-6.7b",
-// "gpt3-13b", "llama-7b", "t5-3b", "deepspeech2-small", "ncf".
+// "resnet50", "vgg16", "inception-v3", "bert-base", "bert-base-squad", "bert-large",
+// "gpt2-1.5b", "gpt3-6.7b", "gpt3-13b", "llama-7b", "llama-30b", "t5-1.2b", "t5-3b",
+// "roberta-large", "vit-base", "deepspeech2-small", "ncf".
 func ZooNames() []string {
 	out := make([]string, len(zoo))
 	for i, e := range zoo {
@@ -95,13 +187,23 @@ func ZooNames() []string {
 // training recipe. Each model's derivation and source are documented beside its definition. An
 // unknown name gives an error wrapping ErrUnknownModel that lists the known ones.
 func ZooModel(name string) (*Model, error) {
+	return zooVariant(name, 0, 0)
+}
+
+// zooVariant builds the zoo model of the given name with dtype bytes per value and seq tokens
+// per sequence (0: the entry's own).
+func zooVariant(name string, dtype float64, seq int) (*Model, error) {
+	if dtype == 2 {
+		dtype = 0
+	}
 	for _, e := range zoo {
 		if e.name == name {
-			m, err := e.build()
+			m, err := e.build(dtype, seq)
 			if err != nil {
 				return nil, err
 			}
-			m.zoo = name
+			m.zoo, m.zooDType, m.zooSeq = name, dtype, seq
+			m.spec.Name = variantName(name, dtype, seq)
 			return m, nil
 		}
 	}

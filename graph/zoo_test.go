@@ -30,6 +30,11 @@ func TestZooParameterCounts(t *testing.T) {
 		{"llama-7b", 6738415616, 0, "released LLaMA-7B checkpoint (Touvron et al. 2023: 6.7 B)"},
 		{"t5-3b", 2851598336, 0.00001, "released t5-3b checkpoint (Raffel et al. 2020: 3 B); less the relative-position tables and encoder final norm"},
 		{"t5-3b", 3e9, 0.06, "Raffel et al. 2020: 3 B"},
+		{"t5-1.2b", 1240809472, 0.0002, "the Rubick artifact's T5 (validation_t5.py: 1,240,809,472)"},
+		{"llama-30b", 32528943616, 0, "released LLaMA-30B checkpoint (Touvron et al. 2023: 32.5 B)"},
+		{"roberta-large", 355359744 - (1024*1024 + 1024), 0, "released roberta-large (355,359,744) less its pooler"},
+		{"vit-base", 86567656, 0, "torchvision vit_b_16 (Dosovitskiy et al. 2021: 86 M)"},
+		{"bert-base-squad", 108891648 + 2*768 + 2, 0, "bert-base with a 2-output span head for its MLM head"},
 		// No published totals: independent hand counts of the documented configurations.
 		{"deepspeech2-small", dsHandCount(), 0, "hand count of the documented configuration"},
 		{"ncf", 138493*192 + 26744*192 + (256*256 + 256) + (256*128 + 128) + (128*64 + 64) + (128 + 1), 0, "hand count of NeuMF at MLPerf sizes"},
@@ -64,6 +69,7 @@ func TestZooFLOPs(t *testing.T) {
 		{"resnet50", 2 * 4.09e9, 0.01}, // torchvision: 4.09 GMACs
 		{"vgg16", 2 * 15.47e9, 0.01},   // torchvision: 15.47 GMACs
 		{"inception-v3", 2 * 5.71e9, 0.01},
+		{"vit-base", 2 * 17.56e9, 0.01}, // torchvision vit_b_16: 17.56 GMACs
 	}
 	for _, c := range cases {
 		got := mustZoo(t, c.name).FLOPs()
@@ -89,8 +95,8 @@ func TestZooFLOPs(t *testing.T) {
 
 func TestZooModels(t *testing.T) {
 	names := ZooNames()
-	want := []string{"resnet18-cifar10", "resnet50", "vgg16", "inception-v3", "bert-base", "bert-large", "gpt2-1.5b",
-		"gpt3-6.7b", "gpt3-13b", "llama-7b", "t5-3b", "deepspeech2-small", "ncf"}
+	want := []string{"resnet18-cifar10", "resnet50", "vgg16", "inception-v3", "bert-base", "bert-base-squad", "bert-large", "gpt2-1.5b",
+		"gpt3-6.7b", "gpt3-13b", "llama-7b", "llama-30b", "t5-1.2b", "t5-3b", "roberta-large", "vit-base", "deepspeech2-small", "ncf"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("ZooNames = %v", names)
 	}

@@ -80,7 +80,8 @@ type ListScheduling struct {
 	backfill bool
 	load     []float64
 	last     float64
-	prev     [][]topology.GPUID
+	prev     [][]topology.GPUID // the GPUs of the jobs the last decision ran (slices of prevBuf)
+	prevBuf  []topology.GPUID
 }
 
 // NewListScheduling returns a List-Scheduling scheduler; default order: Backfill. The Placer
@@ -137,9 +138,15 @@ func (l *ListScheduling) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 	if err != nil {
 		return d, err
 	}
-	l.prev = l.prev[:0]
+	// Keep copies: the decision's slices may be the view's, which must not be kept.
+	l.prev, l.prevBuf = l.prev[:0], l.prevBuf[:0]
 	for _, a := range d.Run {
-		l.prev = append(l.prev, a.GPUs)
+		l.prevBuf = append(l.prevBuf, a.GPUs...)
+	}
+	off := 0
+	for _, a := range d.Run {
+		l.prev = append(l.prev, l.prevBuf[off:off+len(a.GPUs):off+len(a.GPUs)])
+		off += len(a.GPUs)
 	}
 	return d, nil
 }
@@ -163,6 +170,7 @@ type Random struct {
 	name     string
 	backfill bool
 	rng      *rand.Rand
+	src      *rand.PCG // rng's source, whose state SaveState writes
 }
 
 // NewRandom returns a Random scheduler.
@@ -170,7 +178,8 @@ func NewRandom(opt RandomOptions) (*Random, error) {
 	if opt.Order > Backfill {
 		return nil, fmt.Errorf("%w: random: unknown Order %d", ErrInvalidOptions, opt.Order)
 	}
-	return &Random{name: name(opt.Name, "random"), backfill: opt.Order != Strict, rng: rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))}, nil
+	src := rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15)
+	return &Random{name: name(opt.Name, "random"), backfill: opt.Order != Strict, rng: rand.New(src), src: src}, nil
 }
 
 // String returns "random" (or RandomOptions.Name).

@@ -55,6 +55,15 @@
 // the events of one host in time order and is not safe for concurrent use unless its
 // documentation says so.
 //
+// # Restart and failover
+//
+// The policies that keep state between calls (SJF, SRPTOracle, Tiresias, SJFBCO,
+// ListScheduling, Random) implement gpusched.Stateful: SaveState writes it as versioned JSON
+// and RestoreState, on a policy built again with the same options before its first Schedule
+// call, restores it so that every later decision is the one the saved policy would have made.
+// FIFO, FirstFit and GADGET keep no state and need nothing. The admission gate in front of
+// every policy keeps only verdicts that it recomputes identically after a restart.
+//
 // A minimal use, with the simulator:
 //
 //	t, _ := policy.NewTiresias(policy.TiresiasOptions{PromoteKnob: 8})

@@ -8,8 +8,9 @@ import (
 // gate is what every baseline does before it decides, so that it can run in a real cluster:
 //
 //   - Per-job isolation: a job that cannot run as described (gpusched.Job.Validate fails, the
-//     cluster has fewer GPUs than it needs of the kind it may use, or, for the policies that size
-//     jobs with a cost model, gpusched.Admit fails under that cost) is left out of the view the
+//     cluster has fewer GPUs than it needs of the kind it may use, its plan fits no GPU's memory,
+//     or, for the policies that size jobs with a cost model, gpusched.Admit fails under that
+//     cost) is left out of the view the
 //     policy decides on and listed in Decision.Rejected; every other job is scheduled. A job's
 //     verdict is kept until it leaves or the cluster changes.
 //   - Drains: a running job that holds an unavailable GPU is handed to the policy as waiting,
@@ -120,6 +121,9 @@ func (g *gate) check(j *gpusched.Job, c *topology.Cluster) *gpusched.JobError {
 	err := j.Validate(c)
 	if err == nil {
 		err = gpusched.Fits(j, c)
+	}
+	if err == nil {
+		err = gpusched.FitsMemory(j, c)
 	}
 	if err != nil {
 		return gpusched.Reject(j.ID, err)

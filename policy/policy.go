@@ -147,7 +147,8 @@ func checkPlacement(j *gpusched.Job, gpus []topology.GPUID, free topology.GPUSet
 	return nil
 }
 
-// placeFunc places one waiting job on free GPUs.
+// placeFunc places one waiting job on free GPUs. The engines hand it only the free GPUs the job
+// may use (gpusched.Job.EligibleIn).
 type placeFunc func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool)
 
 // placeOn adapts a Placer to one cluster.
@@ -171,7 +172,7 @@ func dispatch(v *gpusched.View, order []*gpusched.JobStatus, backfill bool, plac
 			}
 			continue
 		}
-		gpus, ok := place(free, st)
+		gpus, ok := place(st.Job.EligibleIn(v.Cluster, free), st)
 		if !ok {
 			if !backfill {
 				break
@@ -265,7 +266,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 		if blocked {
 			break
 		}
-		gpus, ok := place(free, r.st)
+		gpus, ok := place(r.st.Job.EligibleIn(c, free), r.st)
 		if !ok {
 			if !backfill {
 				blocked = true

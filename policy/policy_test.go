@@ -686,3 +686,59 @@ func TestWeightedPolicies(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryBaselineHonoursGPUTypes: on a cluster of A100 and T4 servers, jobs constrained to one
+// type are placed only on it by every baseline (SJF-BCO's planner, List-Scheduling, Random,
+// First-Fit and GADGET chose GPUs of any type before).
+func TestEveryBaselineHonoursGPUTypes(t *testing.T) {
+	var servers []topology.Server
+	for i, spec := range []topology.ServerSpec{topology.T4(), topology.A100(), topology.T4(), topology.A100()} {
+		spec.GPUs, spec.NICs = 4, min(spec.NICs, 4)
+		servers = append(servers, topology.Server{ID: fmt.Sprint("s", i), ServerSpec: spec})
+	}
+	c, err := topology.New("mixed", servers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iters := map[gpusched.JobID]float64{}
+	var pending []gpusched.JobStatus
+	for i, want := range []string{"a100", "t4", "a100", "", "t4", "a100"} {
+		j := job(fmt.Sprint("j", i), 1+i%3, float64(i), 1)
+		j.GPUType = want
+		iters[j.ID] = float64(10 * (i + 1))
+		pending = append(pending, waiting(j))
+	}
+	for _, s := range allSchedulers(t, iters) {
+		// decide validates the decision, which checks every GPU's type.
+		d := decide(t, s, gpusched.View{Now: 10, Cluster: c, Pending: pending})
+		if len(d.Run) == 0 {
+			t.Errorf("%v starts nothing", s)
+		}
+	}
+}
+
+// TestSJFBCOBatchReplansOnANewCluster: in batch mode a plan made for one cluster is dropped when
+// the cluster changes. Here c is planned (after b) on GPUs of both servers, server 1 leaves
+// while b and c wait, and the old code waited forever for GPUs 6 and 7 of a cluster that no
+// longer had them.
+func TestSJFBCOBatchReplansOnANewCluster(t *testing.T) {
+	iters := map[gpusched.JobID]float64{"a": 1000, "b": 10, "c": 20}
+	bco, _ := NewSJFBCO(SJFBCOOptions{Batch: true, Iterations: func(j *gpusched.Job) float64 { return iters[j.ID] }})
+	big := cluster(t, 4, 4)
+	a, b, c := job("a", 4, 0, 1), job("b", 4, 0, 1), job("c", 4, 0, 1)
+	d := decide(t, bco, gpusched.View{Now: 1, Cluster: big, Pending: []gpusched.JobStatus{waiting(a), waiting(b), waiting(c)}})
+	if got := runs(d); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("runs %v, want [a b]", got)
+	}
+	for _, pl := range bco.LastPlan().Jobs {
+		if pl.Job.ID == "c" && !slices.ContainsFunc(pl.GPUs, func(g topology.GPUID) bool { return big.ServerOf(g) == 1 }) {
+			t.Skip("c is not planned on server 1: the scenario does not arise")
+		}
+	}
+	// Server 1 leaves: the host stopped b; a finished. b and c wait on the one-server cluster.
+	small := cluster(t, 4)
+	d = decide(t, bco, gpusched.View{Now: 3, Cluster: small, Pending: []gpusched.JobStatus{{Job: b, Started: true, Since: 3, Preemptions: 1}, waiting(c)}})
+	if len(d.Run) != 1 {
+		t.Errorf("after the cluster shrank: runs %v, want one of b and c", runs(d))
+	}
+}

@@ -156,6 +156,7 @@ type bcoPlanner struct {
 	busy   []float64
 	t0     float64
 	minDur []float64 // duration at the best placement on idle links
+	ok     [][]bool  // per job, the servers it may use (nil: every server)
 	base   *planState
 }
 
@@ -202,10 +203,23 @@ func newBCOPlanner(c *topology.Cluster, jobs []BCOJob, busyUntil []float64, opt 
 		}
 		return cmp.Compare(a.Job.ID, b.Job.ID)
 	})
-	p := &bcoPlanner{c: c, opt: opt, jobs: js, busy: busy, t0: t0, minDur: make([]float64, len(js))}
+	p := &bcoPlanner{c: c, opt: opt, jobs: js, busy: busy, t0: t0, minDur: make([]float64, len(js)), ok: make([][]bool, len(js))}
 	all := c.AllGPUs()
 	for i, bj := range js {
-		gpus, _ := c.Pack(all, bj.Job.GPUs)
+		pool := all
+		if bj.Job.Constrained() || !c.UniformGPUs() {
+			// Only the servers of the kind the job may use (and whose memory its plan fits).
+			pool = bj.Job.EligibleIn(c, all)
+			if pool.Len() < bj.Job.GPUs {
+				return nil, fmt.Errorf("%w: job %q needs %d GPUs, the cluster has %d it may use", gpusched.ErrTooLarge, bj.Job.ID, bj.Job.GPUs, pool.Len())
+			}
+			p.ok[i] = make([]bool, c.NumServers())
+			for s := range p.ok[i] {
+				first, k := c.GPUsOf(s)
+				p.ok[i][s] = pool.CountRange(first, k) > 0
+			}
+		}
+		gpus, _ := c.Pack(pool, bj.Job.GPUs)
 		d, err := p.duration(bj, gpus, nil)
 		if err != nil {
 			return nil, err
@@ -214,6 +228,9 @@ func newBCOPlanner(c *topology.Cluster, jobs []BCOJob, busyUntil []float64, opt 
 	}
 	return p, nil
 }
+
+// okServer reports whether job i (in planning order) may use server s.
+func (p *bcoPlanner) okServer(i, s int) bool { return p.ok[i] == nil || p.ok[i][s] }
 
 func (p *bcoPlanner) duration(bj BCOJob, gpus []topology.GPUID, load topology.LinkLoad) (float64, error) {
 	sc, err := p.opt.Cost.StepCost(bj.Job, p.c, gpus, load)
@@ -318,7 +335,7 @@ func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
 		if bj.Job.GPUs <= kappa {
 			e, ok, err = p.faffp(st, placed, i, theta)
 		} else {
-			e, ok, err = p.lbsgf(st, placed, bj, theta)
+			e, ok, err = p.lbsgf(st, placed, i, theta)
 		}
 		if err != nil || !ok {
 			return nil, false, err
@@ -484,13 +501,13 @@ func (p *bcoPlanner) faffp(st *planState, placed []bcoEntry, i int, theta float6
 		}
 		first := math.Inf(1)
 		for s := range st.sorted {
-			if len(st.sorted[s]) >= g {
+			if len(st.sorted[s]) >= g && p.okServer(i, s) {
 				first = min(first, free[st.sorted[s][g-1]])
 			}
 		}
 		for pass := 0; pass < 2; pass++ {
 			for s := range st.sorted {
-				if len(st.sorted[s]) < g {
+				if len(st.sorted[s]) < g || !p.okServer(i, s) {
 					continue
 				}
 				start := free[st.sorted[s][g-1]]
@@ -513,6 +530,9 @@ func (p *bcoPlanner) faffp(st *planState, placed []bcoEntry, i int, theta float6
 		// (consecutive in busy-until order) that leave the least idle time in front of the job.
 		bestGap := 0.0
 		for s := range st.sorted {
+			if !p.okServer(i, s) {
+				continue
+			}
 			all := st.sorted[s]
 			for i := 0; i+g <= len(all); i++ {
 				if free[all[i+g-1]]+minDur > theta {
@@ -547,6 +567,9 @@ func (p *bcoPlanner) faffp(st *planState, placed []bcoEntry, i int, theta float6
 	})
 	var gpus []topology.GPUID
 	for _, sl := range servers {
+		if !p.okServer(i, sl.s) {
+			continue
+		}
 		for _, x := range st.sorted[sl.s] {
 			if len(gpus) == g {
 				break
@@ -583,13 +606,17 @@ func (p *bcoPlanner) serversBy(st *planState, f func(a, b serverLoad) int) []ser
 }
 
 // lbsgf is least-busy-server GPU first with spread factor lambda.
-func (p *bcoPlanner) lbsgf(st *planState, placed []bcoEntry, bj BCOJob, theta float64) (bcoEntry, bool, error) {
+func (p *bcoPlanner) lbsgf(st *planState, placed []bcoEntry, i int, theta float64) (bcoEntry, bool, error) {
+	bj := p.jobs[i]
 	g, free := bj.Job.GPUs, st.free
 	took := map[int]int{}
 	var gpus []topology.GPUID
 	for _, s := range st.byMean {
 		if len(gpus) == g {
 			break
+		}
+		if !p.okServer(i, s) {
+			continue
 		}
 		list := st.sorted[s]
 		limit := min(len(list), max(1, int(math.Ceil(p.opt.Lambda*float64(len(list))))))
@@ -599,6 +626,9 @@ func (p *bcoPlanner) lbsgf(st *planState, placed []bcoEntry, bj BCOJob, theta fl
 		}
 	}
 	for _, s := range st.byMean {
+		if !p.okServer(i, s) {
+			continue
+		}
 		list := st.sorted[s]
 		for took[s] < len(list) && len(gpus) < g {
 			gpus = append(gpus, list[took[s]])
@@ -660,8 +690,9 @@ type SJFBCO struct {
 	iters    map[gpusched.JobID]float64
 	last     *BCOPlan
 	// batch mode
-	batch []BCOPlacement
-	done  []bool
+	batch   []BCOPlacement
+	done    []bool
+	planned *topology.Cluster // the cluster the batch was planned on
 }
 
 // NewSJFBCO returns an SJF-BCO scheduler.
@@ -819,6 +850,12 @@ const unavailableHorizon = 1e12
 
 // scheduleBatch follows the current batch plan and plans the next batch when it is all started.
 func (s *SJFBCO) scheduleBatch(v *gpusched.View) (gpusched.Decision, error) {
+	if s.planned != nil && s.planned != v.Cluster && !s.planned.Equal(v.Cluster) {
+		// The plan's GPU ids belong to the cluster it was made for: plan afresh. (After a
+		// restore the plan is taken to be for the first cluster seen.)
+		s.batch, s.done = nil, nil
+	}
+	s.planned = v.Cluster
 	pending := make(map[gpusched.JobID]*gpusched.JobStatus, len(v.Pending))
 	for i := range v.Pending {
 		pending[v.Pending[i].Job.ID] = &v.Pending[i]

@@ -57,13 +57,31 @@ type ServerSpec struct {
 	// among the jobs on the server, rather than a non-blocking switch (NVSwitch) that gives every
 	// GPU its full bandwidth whatever the other GPUs do.
 	IntraShared bool `json:"intra_shared,omitempty"`
-	// NICs is the number of network interfaces of the server. A job that uses m GPUs of the
-	// server can drive min(m, NICs) of them at once (GPU-NIC affinity, as NCCL does).
+	// NICs is the number of network interfaces of the server. The GPUs are attached to them
+	// evenly, in order (with 8 GPUs and 4 NICs, GPUs 0 and 1 share NIC 0), and a job that uses
+	// m GPUs of the server drives the NICs its GPUs are attached to (GPU-NIC affinity, as NCCL
+	// does): NICChannels(m) of them.
 	NICs int `json:"nics"`
 	// NICBandwidth is the bandwidth of one network interface in bytes per second.
 	NICBandwidth float64 `json:"nic_bandwidth"`
 	// NICLatency is the latency of one message between servers, in seconds.
 	NICLatency float64 `json:"nic_latency"`
+}
+
+// NICChannels returns how many of the server's NICs a job with m of its GPUs drives at once.
+// GPU i of the server is attached to NIC floor(i x NICs / GPUs), and the job's m GPUs are taken
+// to be the first m (packed, as Pack and consecutive GPU ids place them), so it drives
+// floor((m-1) x NICs / GPUs) + 1 NICs: with 4 NICs for 8 GPUs, a job with 2 GPUs of the server
+// drives one NIC and one with 3 or 4 drives two. With at least one NIC per GPU it is
+// min(m, NICs). It is 0 for m < 1.
+func (s ServerSpec) NICChannels(m int) int {
+	if m < 1 || s.NICs < 1 {
+		return 0
+	}
+	if s.GPUs < 1 || s.NICs >= s.GPUs {
+		return min(m, s.NICs)
+	}
+	return min((m-1)*s.NICs/s.GPUs+1, s.NICs)
 }
 
 // Server is one machine of a cluster.

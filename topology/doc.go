@@ -21,8 +21,9 @@
 // P2PTime is the time to send bytes between two GPUs. A collective over a set of GPUs runs on a
 // ring (RingOf): GPUs ordered rack by rack and server by server; its bandwidth is that of the
 // slowest hop. Inside a server a hop has the fabric's per-GPU bandwidth; between servers a job
-// with m GPUs on a server drives min(m, NICs) NICs at once, as NCCL does with one ring channel per
-// NIC, and a hop that leaves a rack is slowed by the rack's oversubscription. A ring all-reduce
+// with m GPUs on a server drives the NICs those GPUs are attached to (ServerSpec.NICChannels:
+// min(m, NICs) with a NIC per GPU, fewer where GPUs share NICs), as NCCL does with one ring
+// channel per NIC, and a hop that leaves a rack is slowed by the rack's oversubscription. A ring all-reduce
 // of B bytes over n GPUs then takes 2(n-1)/n x B / bandwidth + 2(n-1) x latency.
 //
 // Jobs that run at the same time share links. Links(gpus) lists the shared links a job's traffic

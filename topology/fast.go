@@ -103,7 +103,7 @@ func (c *Cluster) intraBWDense(s int, load *DenseLoad) float64 {
 
 func (c *Cluster) nicBWDense(s, m int, load *DenseLoad) float64 {
 	sp := &c.servers[s]
-	return float64(min(m, sp.NICs)) * sp.NICBandwidth / load.nic(s)
+	return float64(sp.NICChannels(m)) * sp.NICBandwidth / load.nic(s)
 }
 
 func (c *Cluster) crossRackDense(sa, sb int, bw float64, load *DenseLoad) float64 {

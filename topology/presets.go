@@ -35,6 +35,24 @@ func A100() ServerSpec {
 	}
 }
 
+// A800 returns the spec of an 8-GPU A800 SXM4 80 GB server, the testbed of the Rubick artifact
+// behind shared/data/rubick (8 such servers): NVLink at 400 GB/s per GPU (200 GB/s each way;
+// the A800 is the A100's GA100 chip with NVLink cut from 600 GB/s), and 100 GB/s of RDMA per
+// server as four 200 Gb/s NICs, each shared by a pair of GPUs (see ServerSpec.NICChannels). Peak
+// throughput is the A100's dense BF16 tensor figure, 312 TFLOPS. The testbed's servers also
+// have 96 vCPUs and 1.6 TB of host memory, which ServerSpec does not describe.
+func A800() ServerSpec {
+	return ServerSpec{
+		GPU:            GPUSpec{Model: "A800-SXM4-80GB", PeakFLOPS: 312 * TFLOPS, MemoryBytes: GiB(80)},
+		GPUs:           8,
+		IntraBandwidth: 200 * GB,
+		IntraLatency:   3e-6,
+		NICs:           4,
+		NICBandwidth:   Gbps(200),
+		NICLatency:     5e-6,
+	}
+}
+
 // H100 returns the spec of an 8-GPU H100 SXM5 80 GB server (DGX H100 class): NVSwitch with
 // 900 GB/s of NVLink bandwidth per GPU (450 GB/s each way), and one 400 Gb/s NDR InfiniBand
 // NIC per GPU. Peak throughput is the dense BF16 tensor figure, 989 TFLOPS (NVIDIA H100
@@ -69,17 +87,19 @@ func T4() ServerSpec {
 	}
 }
 
-// Preset returns a server spec by name: "a100", "h100" or "t4".
+// Preset returns a server spec by name: "a100", "a800", "h100" or "t4" (or upper case).
 func Preset(name string) (ServerSpec, error) {
 	switch name {
 	case "a100", "A100":
 		return A100(), nil
+	case "a800", "A800":
+		return A800(), nil
 	case "h100", "H100":
 		return H100(), nil
 	case "t4", "T4":
 		return T4(), nil
 	}
-	return ServerSpec{}, fmt.Errorf("%w: unknown server preset %q (want a100, h100 or t4)", ErrInvalidCluster, name)
+	return ServerSpec{}, fmt.Errorf("%w: unknown server preset %q (want a100, a800, h100 or t4)", ErrInvalidCluster, name)
 }
 
 // Uniform builds a cluster of n identical servers named "<prefix>-0" ... "<prefix>-(n-1)",

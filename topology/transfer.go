@@ -84,7 +84,7 @@ func (c *Cluster) intraBW(s int, load LinkLoad) float64 {
 // nicBW is the bandwidth a job with m GPUs on server s gets from the server's NICs.
 func (c *Cluster) nicBW(s, m int, load LinkLoad) float64 {
 	sp := &c.servers[s]
-	return float64(min(m, sp.NICs)) * sp.NICBandwidth / load.share(Link{NICLink, s})
+	return float64(sp.NICChannels(m)) * sp.NICBandwidth / load.share(Link{NICLink, s})
 }
 
 func (c *Cluster) crossRack(sa, sb int, bw float64, load LinkLoad) float64 {
@@ -100,8 +100,8 @@ func (c *Cluster) crossRack(sa, sb int, bw float64, load LinkLoad) float64 {
 // Ring describes the ring that a collective over a set of GPUs runs on: the GPUs ordered rack by
 // rack and server by server (the order NCCL's ring builder favours), the bandwidth of its slowest
 // hop in bytes per second, and the largest per-message latency of a hop in seconds. Across servers
-// a job with m GPUs on a server drives min(m, NICs) NICs at once (one ring channel per NIC), so
-// the bandwidth of an inter-server hop is that many NICs' worth.
+// a job with m GPUs on a server drives ServerSpec.NICChannels(m) NICs at once (one ring channel
+// per NIC), so the bandwidth of an inter-server hop is that many NICs' worth.
 type Ring struct {
 	GPUs      []GPUID
 	Bandwidth float64

@@ -244,7 +244,7 @@ func newModelMapper(c *topology.Cluster, ref string) (*modelMapper, error) {
 		}
 	}
 	if refServer < 0 {
-		return nil, fmt.Errorf("%w: reference GPU type %q: cluster %q has no such GPU", gpusched.ErrInvalidJob, ref, c.Name())
+		return nil, fmt.Errorf("reference GPU type %q: cluster %q has no GPU of that type", ref, c.Name())
 	}
 	m.ref = c.Server(refServer).ServerSpec
 	for i := range c.NumServers() {

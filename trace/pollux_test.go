@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
 )
 
@@ -80,4 +82,59 @@ func FuzzReadPollux(f *testing.F) {
 			return trace.ReadPollux(bytes.NewReader(b), "fuzz", o)
 		}, data)
 	})
+}
+
+// TestPolluxJobsArePlacementAware: with a cluster, Pollux jobs get zoo models and data-parallel
+// plans, so a 48-replica job spread over 4-GPU T4 servers sends bytes between them, the same
+// workload runs differently on T4 and A100 clusters, and a row's duration still holds at the
+// consolidated placement on the reference GPU type. The old reader gave every job a fixed
+// step time: 0 bytes between servers and identical results on every cluster.
+func TestPolluxJobsArePlacementAware(t *testing.T) {
+	const file = "name,time,application,num_replicas,batch_size,duration\n" +
+		"big,0,imagenet,48,1536,\n" +
+		"small,10,cifar10,2,256,3600\n" +
+		"yolo,20,yolov3,4,32,\n"
+	t4, err := topology.Uniform(topology.T4(), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a100, err := topology.Uniform(topology.A100(), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(c *topology.Cluster) *trace.Trace {
+		tr, err := trace.ReadPollux(strings.NewReader(file), "w.csv", trace.ReadOptions{Cluster: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	onT4, onA100 := read(t4), read(a100)
+	cost := gpusched.DefaultCost()
+	big := onT4.Records[0]
+	if big.Job.Model == nil || big.Job.Plan.DP != 48 || big.Job.Plan.LocalBatch() != 32 {
+		t.Fatalf("big: model %v plan %v", big.Job.Model, big.Job.Plan)
+	}
+	gpus, _ := t4.Pack(t4.AllGPUs(), 48)
+	sc, err := cost.StepCost(&big.Job, t4, gpus, nil)
+	if err != nil || !(sc.CrossServerBytes > 0) {
+		t.Errorf("48 replicas on 12 T4 servers: %+v, %v; want bytes between servers", sc, err)
+	}
+	if onT4.Records[0].Job.StepTime == onA100.Records[0].Job.StepTime {
+		t.Errorf("the same job has the same step time on T4 and A100: %v", onT4.Records[0].Job.StepTime)
+	}
+	small := onT4.Records[1]
+	gpus, _ = t4.Pack(t4.AllGPUs(), 2)
+	sc, err = cost.StepCost(&small.Job, t4, gpus, nil)
+	if err != nil || math.Abs(sc.Time*small.Iterations-3600) > 1e-6*3600 {
+		t.Errorf("small lasts %v s at its consolidated T4 placement, want its duration 3600 s (%v)", sc.Time*small.Iterations, err)
+	}
+	if yolo := onT4.Records[2]; yolo.Job.Model != nil || yolo.Job.StepTime != 0.05+0.06*8 {
+		t.Errorf("yolov3 (no zoo model) should keep its fixed step: %+v", yolo.Job)
+	}
+	// Without a cluster the fixed step times remain.
+	tr, err := trace.ReadPollux(strings.NewReader(file), "w.csv", trace.ReadOptions{})
+	if err != nil || tr.Records[0].Job.Model != nil {
+		t.Errorf("without a cluster: %v %+v", err, tr.Records[0].Job)
+	}
 }

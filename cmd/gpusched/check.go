@@ -100,7 +100,7 @@ func (o *options) check(fs *flag.FlagSet) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	o.set, o.cmd = set, fs.Name()
 	synthetic := o.tracePath == ""
-	for _, name := range []string{"format", "lenient", "rate"} {
+	for _, name := range []string{"format", "lenient", "rate", "trace-gpu"} {
 		if synthetic && set[name] {
 			hint := ""
 			if name == "rate" {
@@ -157,6 +157,9 @@ func (o *options) check(fs *flag.FlagSet) error {
 		if !slices.Contains(f.want, f.value) {
 			return usagef("-%s %q: want %s", f.name, f.value, strings.Join(f.want, ", "))
 		}
+	}
+	if set["trace-gpu"] && o.cost != "model" {
+		return usagef("-trace-gpu applies to -cost model (jobs timed by the performance model), not -cost %s", o.cost)
 	}
 	if o.out != "" {
 		if err := checkOut(o.out); err != nil {

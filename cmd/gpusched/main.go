@@ -6,6 +6,7 @@
 //	gpusched compare  [flags]   run several policies on the same workload, one table
 //	gpusched sweep    [flags]   run policies over load levels and/or seeds, in parallel
 //	gpusched policies           list the policies
+//	gpusched perf fit|predict   calibrate the performance model to measured step times
 //
 // With no flags, compare simulates the built-in workload (2,000 Philly-like jobs offering
 // 90% load, seed 1) on the built-in cluster (8 A100 servers, 64 GPUs) under every policy
@@ -15,11 +16,13 @@
 //
 // Inputs: -trace FILE reads a workload (Philly CSV, Pollux/Sia CSV or the library's JSON
 // lines; by extension and header, or -format), otherwise a synthetic Philly-like workload is
-// generated (-jobs, -load, -seed). -cluster a100:32 picks a preset (a100, h100, t4) and a
+// generated (-jobs, -load, -seed). -cluster a100:32 picks a preset (a100, a800, h100, t4) and a
 // server count, optionally racks: h100:64:16:2 is 64 servers, 16 per rack, 2:1 uplinks;
 // -cluster-json FILE reads topology's JSON form. Philly-like jobs get zoo models and parallel
 // plans timed on that cluster by package graph (placement and shared links matter); -cost
-// fixed gives them fixed step times instead, as trace-replay simulators do. -restore sets
+// fixed gives them fixed step times instead, as trace-replay simulators do; -perf perf.json
+// times them with a calibration from "gpusched perf fit" instead of the shipped constants of
+// each GPU type (a trace job still lasts its recorded duration alone). -restore sets
 // the checkpoint/restore cost of a preemption or migration (default 30s, 0 for none).
 // -failures mtbf=720h,mttr=4h[,seed=N] makes every server fail and be repaired at random
 // (exponential times, seeded; the seed defaults to -seed), -failures file=PATH replays a
@@ -65,6 +68,8 @@ commands:
   compare    run several policies (-policies, default all) on one workload, one table
   sweep      run policies over load levels (-loads) and/or seeds (-seeds) in parallel
   policies   list the policies
+  perf       calibrate the performance model: perf fit -in rows.csv -out perf.json,
+             perf predict -perf perf.json -in rows.csv
 
 Run "gpusched <command> -h" for the flags of a command.
 `
@@ -83,6 +88,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return cmdCompare(rest, stdout, stderr)
 	case "sweep":
 		return cmdSweep(rest, stdout, stderr)
+	case "perf":
+		return cmdPerf(rest, stdout, stderr)
 	case "policies":
 		for _, p := range policies() {
 			fmt.Fprintf(stdout, "%-16s %s\n", p.Name, p.Doc)

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
 )
@@ -52,6 +52,9 @@ type options struct {
 	fail        failureSpec
 	cmd         string          // the command: simulate, compare or sweep (check fills it)
 	set         map[string]bool // the flags given on the command line (check fills it)
+	perfPath    string
+	cal         *graph.Calibration // the -perf calibration, once loaded
+	traceGPU    string
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
@@ -64,8 +67,9 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.jobs, "jobs", defaultJobs, fmt.Sprintf("jobs of the synthetic workload (1 to %d)", maxJobs))
 	fs.Float64Var(&o.load, "load", defaultLoad, fmt.Sprintf("offered load of the synthetic workload (1 = every GPU busy on average; %g to %g)", float64(minLoad), float64(maxLoad)))
 	fs.Float64Var(&o.rate, "rate", 1, fmt.Sprintf("arrival-rate multiplier of a -trace: 5 replays its arrivals five times as fast (%g to %g; sweep takes -loads instead)", minRate, maxRate))
+	fs.StringVar(&o.traceGPU, "trace-gpu", "", "GPU type (e.g. t4, a100) on which a -trace's durations were measured, on a cluster with several types; default: the cluster's slowest")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic workload, the trace mapping and seeded policies")
-	fs.StringVar(&o.cluster, "cluster", defaultCluster, fmt.Sprintf("cluster preset: a100|h100|t4:servers[:servers-per-rack:oversubscription] (1 to %d servers, oversubscription 1 to %d)", maxServers, maxOversubscription))
+	fs.StringVar(&o.cluster, "cluster", defaultCluster, fmt.Sprintf("cluster preset: a100|a800|h100|t4:servers[:servers-per-rack:oversubscription] (1 to %d servers, oversubscription 1 to %d)", maxServers, maxOversubscription))
 	fs.StringVar(&o.clusterJSON, "cluster-json", "", "cluster in topology's JSON form (overrides -cluster)")
 	fs.DurationVar(&o.restore, "restore", 30*time.Second, fmt.Sprintf("checkpoint/restore cost of a preemption or migration (0: none; at most %v)", maxRestore))
 	fs.StringVar(&o.out, "out", "", "directory for CSV, JSON and plots (PNG and SVG); created, and checked writable, before any simulation")
@@ -76,6 +80,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (for go tool pprof)")
 	fs.StringVar(&o.failures, "failures", "", failuresHelp)
 	fs.DurationVar(&o.checkpoint, "checkpoint", 0, fmt.Sprintf("interval at which running jobs checkpoint; a job whose server fails restarts from its last checkpoint (0: only at preemption or migration; at most %v)", maxCheckpoint))
+	fs.StringVar(&o.perfPath, "perf", "", "calibration (JSON, from gpusched perf fit) of the performance model; default: the shipped constants of each GPU type")
 	fs.StringVar(&o.cost, "cost", "model", "model: Philly-like jobs get zoo models and plans timed by package graph (placement and shared links matter); fixed: each job runs at a fixed step time wherever it is placed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: gpusched %s [flags]\n\nflags:\n", name)
@@ -176,6 +181,9 @@ type workload struct {
 // seed for cluster c. Philly-like jobs (read or generated) get zoo models and parallel plans
 // timed on c (trace.MapModelJob).
 func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (*workload, error) {
+	if err := o.loadPerf(); err != nil {
+		return nil, err
+	}
 	if o.tracePath == "" {
 		cfg := trace.DefaultPhillyConfig(o.jobs, seed)
 		cfg.ArrivalRate = trace.RateForLoad(load, c.NumGPUs())
@@ -189,6 +197,9 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 				flagName = "-loads"
 			}
 			return nil, fmt.Errorf("%s %g on %d GPUs: %w", flagName, load, c.NumGPUs(), err)
+		}
+		if err := o.recalibrate(c, recs); err != nil {
+			return nil, err
 		}
 		return &workload{name: fmt.Sprintf("philly-like: %d jobs, load %g, seed %d", o.jobs, load, seed), records: recs, synthetic: true}, nil
 	}
@@ -204,7 +215,20 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 		format = detectFormat(o.tracePath, head)
 	}
 	name := filepath.Base(o.tracePath)
-	opts := trace.ReadOptions{Lenient: o.lenient, Seed: seed}
+	opts := trace.ReadOptions{Lenient: o.lenient, Seed: seed, ReferenceGPU: o.traceGPU}
+	if o.traceGPU != "" {
+		found, types := false, ""
+		for i := range c.NumServers() {
+			g := c.Server(i).GPU
+			found = found || g.Is(o.traceGPU)
+			if t := g.Type(); !strings.Contains(" "+types+",", " "+t+",") {
+				types = strings.TrimPrefix(types+", "+t, ", ")
+			}
+		}
+		if !found {
+			return nil, usagef("-trace-gpu %s: cluster %s has no GPU of that type (it has %s)", o.traceGPU, c.Name(), types)
+		}
+	}
 	if o.cost == "model" {
 		opts.Cluster = c
 	}
@@ -217,6 +241,11 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 	}
 	if len(tr.Records) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", name)
+	}
+	if format != "jsonl" {
+		if err := o.recalibrate(c, tr.Records); err != nil {
+			return nil, err
+		}
 	}
 	return &workload{name: fmt.Sprintf("%s (%s, %d jobs)", name, format, len(tr.Records)), records: tr.Records,
 		skipped: tr.Skipped, problems: tr.Problems}, nil
@@ -362,8 +391,3 @@ func (o *options) restoreSeconds() float64 {
 	}
 	return o.restore.Seconds()
 }
-
-// costModel returns the cost model of one simulation (a fresh one per run: it caches per
-// job): package graph's iteration time for jobs with a model, Job.StepTime for the others.
-// With -cost fixed no job has a model, so every job runs at its StepTime.
-func costModel() gpusched.CostModel { return gpusched.DefaultCost() }

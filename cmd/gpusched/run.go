@@ -103,7 +103,7 @@ func runAll(jobs []runJob, o *options, stderr io.Writer) []outcome {
 func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 	oc := outcome{runJob: j}
 	start := time.Now()
-	cost := costModel()
+	cost := o.costModel()
 	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: cost, Seed: j.seed,
 		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off"})
 	if err == nil && o.consolidate == "on" && !j.policy.Consolidates {

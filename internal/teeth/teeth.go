@@ -11,11 +11,12 @@ import (
 )
 
 // Fails reports whether rapid finds a counterexample to prop. It searches deterministically, a
-// fixed sequence of 20 seeds with 1,000 cases each, and leaves no fail file behind. It changes
+// fixed sequence of 20 seeds with 1,000 cases each, leaves no fail file behind, and does not
+// shrink the counterexample it finds (only its existence matters). It changes
 // rapid's flags for the duration of the call, so it must not run in parallel with other rapid
 // checks of the same test binary.
 func Fails(prop func(*rapid.T)) bool {
-	for name, val := range map[string]string{"rapid.nofailfile": "true", "rapid.checks": "1000"} {
+	for name, val := range map[string]string{"rapid.nofailfile": "true", "rapid.checks": "1000", "rapid.shrinktime": "1ns"} {
 		if f := flag.Lookup(name); f != nil {
 			old := f.Value.String()
 			_ = f.Value.Set(val)

@@ -1,0 +1,434 @@
+package asrpt
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/internal/statejson"
+	"github.com/gpusched/gpusched/srpt"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// stateKind and stateVersion identify A-SRPT's saved state.
+const (
+	stateKind    = "asrpt"
+	stateVersion = 1
+)
+
+// savedState is A-SRPT's state in JSON (version 1). Long lists are held column by column
+// (entry i of every column describes one job), which keeps the data compact and quick to read:
+//
+//	{
+//	  "kind": "asrpt", "version": 1,
+//	  "g0": 32,                  // GPUs of the first cluster: the unit of virtual sizes
+//	  "migrations": 3,           // consolidating migrations so far
+//	  "cluster": {...},          // the last cluster seen (topology's JSON form), null before any
+//	  "queue": {"now": 812.5, "speed": 1,     // the virtual machine: clock (s) and speed
+//	            "ids": [4, 1], "remaining": [50.25, 3], "weights": [1, 2], "releases": [700, 640]},
+//	  "keys": 6, "free_keys": [5, 2],         // the key allocator: keys 0..5, free ones reused last first
+//	  "jobs": {"ids": ["j1", "j4"], "keys": [1, 4], "gpus": [4, 1],
+//	           "iterations": [1200, 90], "step_times": [0.25, 1.5], "weights": [2, 1]},
+//	  "constraints": [{"key": 4, "gpu_type": "a100", "min_gpu_memory": 4e10}],
+//	  "virtually_done": {"keys": [1], "finish": [702.5]},  // in the order of virtual completion
+//	  "ghosts": [3],             // keys of jobs that left before their virtual completion
+//	  "rejected": [{"id": "bad", "reason": "too-large", "error": "gpusched: ..."}],
+//	  "estimator": {...}         // the estimator's own saved state, when it is gpusched.Stateful
+//	}
+//
+// The virtual queue holds, under their keys, the jobs that are not virtually done and the
+// ghosts; a job's remaining work and release are read from it. Every float is finite.
+type savedState struct {
+	statejson.Header
+	G0            float64           `json:"g0"`
+	Migrations    int               `json:"migrations"`
+	Cluster       *topology.Cluster `json:"cluster"`
+	Queue         srpt.QueueState   `json:"queue"`
+	Keys          int               `json:"keys"`
+	FreeKeys      []int             `json:"free_keys"`
+	Jobs          savedJobs         `json:"jobs"`
+	Constraints   []savedConstraint `json:"constraints,omitempty"`
+	VirtuallyDone savedDone         `json:"virtually_done"`
+	Ghosts        []int             `json:"ghosts"`
+	Rejected      []savedRejection  `json:"rejected"`
+	Estimator     json.RawMessage   `json:"estimator,omitempty"`
+}
+
+// savedJobs are the jobs A-SRPT tracks, by key: id, GPUs, predicted iterations, time per
+// iteration at the best placement, weight.
+type savedJobs struct {
+	IDs        []gpusched.JobID `json:"ids"`
+	Keys       []int            `json:"keys"`
+	GPUs       []int            `json:"gpus"`
+	Iterations []float64        `json:"iterations"`
+	StepTimes  []float64        `json:"step_times"`
+	Weights    []float64        `json:"weights"`
+}
+
+// savedConstraint is the GPU type and memory a job requires, so that A-SRPT can tell whether
+// it fits the cluster (also a changed one) before the next view describes the job.
+type savedConstraint struct {
+	Key          int     `json:"key"`
+	GPUType      string  `json:"gpu_type,omitempty"`
+	MinGPUMemory float64 `json:"min_gpu_memory,omitempty"`
+}
+
+// savedDone are the virtually completed jobs (keys) with their virtual completion times, in
+// completion order.
+type savedDone struct {
+	Keys   []int     `json:"keys"`
+	Finish []float64 `json:"finish"`
+}
+
+// savedRejection is a job that admission refused: its id, the reason's sentinel (see
+// reasonName) and the error's text.
+type savedRejection struct {
+	ID     gpusched.JobID `json:"id"`
+	Reason string         `json:"reason,omitempty"`
+	Error  string         `json:"error"`
+}
+
+// reasonName returns the name under which a rejection's reason is saved: its most specific
+// sentinel, or "" for none.
+func reasonName(err error) string {
+	switch {
+	case errors.Is(err, gpusched.ErrNoCost):
+		return "no-cost"
+	case errors.Is(err, gpusched.ErrTooLarge):
+		return "too-large"
+	case errors.Is(err, gpusched.ErrDoesNotFit):
+		return "does-not-fit"
+	case errors.Is(err, gpusched.ErrInvalidJob):
+		return "invalid-job"
+	}
+	return ""
+}
+
+// reasonErr is the inverse of reasonName; ok is false for an unknown name.
+func reasonErr(name string) (err error, ok bool) {
+	switch name {
+	case "no-cost":
+		return gpusched.ErrNoCost, true
+	case "too-large":
+		return gpusched.ErrTooLarge, true
+	case "does-not-fit":
+		return gpusched.ErrDoesNotFit, true
+	case "invalid-job":
+		return gpusched.ErrInvalidJob, true
+	case "":
+		return nil, true
+	}
+	return nil, false
+}
+
+// restoredError is the reason of a restored rejection: the saved text, wrapping the saved
+// sentinel for errors.Is.
+type restoredError struct {
+	msg    string
+	reason error
+}
+
+func (e *restoredError) Error() string { return e.msg }
+func (e *restoredError) Unwrap() error { return e.reason }
+
+// SaveState writes the scheduler's state to w as versioned JSON (kind "asrpt", version 1):
+// the virtual machine (its clock, speed, and every queued job's exact remaining work, release
+// and weight, ghosts included), the key allocator, each job's prediction, time per iteration,
+// weight and virtual completion, the order of virtually completed jobs, the jobs admission
+// refused, the last cluster seen, the migration count, and the estimator's state when
+// Options.Estimator implements gpusched.Stateful (nested under "estimator").
+//
+// An estimator that does not implement gpusched.Stateful is not saved: an Oracle has nothing
+// to save, but a learning estimator loses what it learned (the default Forest, until package
+// predict can save its forest and histories), so the restored scheduler predicts new jobs as a
+// new estimator would, while every job already admitted keeps its saved prediction.
+//
+// Caches that are rebuilt on demand (sizing candidates, the placer's worker graphs, the cost
+// model's compiled jobs) are not saved. Call SaveState between Schedule calls; it does not
+// change the scheduler. Its cost is O(jobs) and the output under 100 bytes per job (see
+// BENCHMARKS.md).
+func (s *Scheduler) SaveState(w io.Writer) error {
+	n := len(s.jobs)
+	out := savedState{
+		Header:     statejson.Header{Kind: stateKind, Version: stateVersion},
+		G0:         s.g0,
+		Migrations: s.moves,
+		Cluster:    s.cluster,
+		Queue:      s.queue.Snapshot(),
+		Keys:       len(s.byKey),
+		FreeKeys:   s.free,
+		Jobs: savedJobs{IDs: make([]gpusched.JobID, 0, n), Keys: make([]int, 0, n), GPUs: make([]int, 0, n),
+			Iterations: make([]float64, 0, n), StepTimes: make([]float64, 0, n), Weights: make([]float64, 0, n)},
+	}
+	for _, st := range s.byKey {
+		switch {
+		case st == nil:
+		case st.gone:
+			out.Ghosts = append(out.Ghosts, st.key)
+		default:
+			j := &out.Jobs
+			j.IDs = append(j.IDs, st.job.ID)
+			j.Keys = append(j.Keys, st.key)
+			j.GPUs = append(j.GPUs, st.job.GPUs)
+			j.Iterations = append(j.Iterations, st.iters)
+			j.StepTimes = append(j.StepTimes, st.tau)
+			j.Weights = append(j.Weights, st.weight)
+			if st.job.Constrained() {
+				out.Constraints = append(out.Constraints, savedConstraint{Key: st.key, GPUType: st.job.GPUType, MinGPUMemory: st.job.MinGPUMemory})
+			}
+		}
+	}
+	for _, st := range s.vdone {
+		if !st.gone {
+			out.VirtuallyDone.Keys = append(out.VirtuallyDone.Keys, st.key)
+			out.VirtuallyDone.Finish = append(out.VirtuallyDone.Finish, st.vfinish)
+		}
+	}
+	ids := make([]gpusched.JobID, 0, len(s.rejected))
+	for id := range s.rejected {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		err := s.rejected[id].err
+		out.Rejected = append(out.Rejected, savedRejection{ID: id, Reason: reasonName(err), Error: err.Error()})
+	}
+	if e, ok := s.opt.Estimator.(gpusched.Stateful); ok {
+		var b bytes.Buffer
+		if err := e.SaveState(&b); err != nil {
+			return err
+		}
+		out.Estimator = bytes.TrimSpace(b.Bytes())
+	}
+	return statejson.Encode(w, &out)
+}
+
+// RestoreState replaces the scheduler's state by one that SaveState wrote, so that every later
+// decision is the one the saving scheduler would have made. Build the scheduler with the same
+// options (the same estimator, cost model and placer; scalar options may differ, and then
+// apply from now on) and call RestoreState before its first Schedule call; the estimator, when
+// it implements gpusched.Stateful, is restored from the nested state.
+//
+// Jobs that left while no scheduler ran are simply absent from the next view: A-SRPT forgets
+// them as cancelled jobs (their unfinished virtual work stays in the virtual queue as a ghost).
+// The first view may show a changed cluster; it is handled as any change between calls.
+//
+// Data that is malformed, of another kind or version, or inconsistent (duplicate jobs or keys,
+// a queue that does not hold exactly the live jobs and ghosts, a non-finite or negative size,
+// weight or clock, estimator state without a stateful estimator or the converse) is refused
+// with an error wrapping gpusched.ErrBadState, and the scheduler is left unchanged. If the
+// estimator's own RestoreState fails, its error is returned wrapped likewise.
+func (s *Scheduler) RestoreState(r io.Reader) error {
+	var in savedState
+	if err := statejson.Decode(r, stateKind, stateVersion, &in); err != nil {
+		return err
+	}
+	n, err := s.rebuild(&in)
+	if err != nil {
+		return err
+	}
+	est, stateful := s.opt.Estimator.(gpusched.Stateful)
+	switch {
+	case len(in.Estimator) > 0 && !stateful:
+		return statejson.Errorf(stateKind, "the state holds an estimator's state, but this scheduler's estimator (%T) keeps none", s.opt.Estimator)
+	case len(in.Estimator) == 0 && stateful:
+		return statejson.Errorf(stateKind, "the state holds no estimator state, but this scheduler's estimator (%T) keeps state", s.opt.Estimator)
+	case stateful:
+		if err := est.RestoreState(bytes.NewReader(in.Estimator)); err != nil {
+			if errors.Is(err, gpusched.ErrBadState) {
+				return err
+			}
+			return statejson.Errorf(stateKind, "estimator: %v", err)
+		}
+	}
+	// Commit: nothing below fails.
+	for _, st := range s.jobs {
+		for _, f := range s.forget {
+			f.Forget(st.job)
+		}
+	}
+	s.cluster, s.g0, s.queue, s.moves = n.cluster, n.g0, n.queue, n.moves
+	s.jobs, s.rejected, s.byKey, s.free = n.jobs, n.rejected, n.byKey, n.free
+	s.vdone, s.live, s.unfit = n.vdone, n.live, n.unfit
+	s.now = n.queue.Now()
+	s.sizing = nil
+	s.lastIDs, s.lastStates = [2][]gpusched.JobID{}, [2][]*jobState{}
+	return nil
+}
+
+// Scheduler implements gpusched.Stateful.
+var _ gpusched.Stateful = (*Scheduler)(nil)
+
+// restored is a validated state, ready to be adopted.
+type restored struct {
+	cluster  *topology.Cluster
+	g0       float64
+	queue    *srpt.Queue
+	moves    int
+	jobs     map[gpusched.JobID]*jobState
+	rejected map[gpusched.JobID]*rejection
+	byKey    []*jobState
+	free     []int
+	vdone    []*jobState
+	live     []*jobState
+	unfit    int
+}
+
+// rebuild validates a decoded state and builds the scheduler's structures from it.
+func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
+	bad := func(format string, args ...any) (*restored, error) {
+		return nil, statejson.Errorf(stateKind, format, args...)
+	}
+	finitePos := func(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
+	js, done := &in.Jobs, &in.VirtuallyDone
+	nj := len(js.IDs)
+	switch {
+	case len(js.Keys) != nj || len(js.GPUs) != nj || len(js.Iterations) != nj || len(js.StepTimes) != nj || len(js.Weights) != nj:
+		return bad("job columns of different lengths: %d ids, %d keys, %d GPU counts, %d predictions, %d step times, %d weights",
+			nj, len(js.Keys), len(js.GPUs), len(js.Iterations), len(js.StepTimes), len(js.Weights))
+	case len(done.Keys) != len(done.Finish):
+		return bad("virtually done list: %d keys, %d completion times", len(done.Keys), len(done.Finish))
+	case in.Cluster == nil && in.G0 != 0:
+		return bad("g0 %v without a cluster", in.G0)
+	case in.Cluster != nil && !(in.G0 >= 1 && in.G0 <= 1<<40 && in.G0 == math.Trunc(in.G0)):
+		return bad("g0 %v must be a GPU count", in.G0)
+	case in.Migrations < 0:
+		return bad("%d migrations", in.Migrations)
+	case in.Keys < 0 || in.Keys != nj+len(in.Ghosts)+len(in.FreeKeys):
+		return bad("%d keys, but %d jobs, %d ghosts and %d free keys", in.Keys, nj, len(in.Ghosts), len(in.FreeKeys))
+	case in.Cluster == nil && (in.Keys > 0 || len(in.Queue.IDs) > 0 || len(in.Rejected) > 0):
+		return bad("jobs without a cluster")
+	}
+	q, err := srpt.RestoreQueue(in.Queue)
+	if err != nil {
+		return bad("virtual queue: %v", err)
+	}
+	n := &restored{cluster: in.Cluster, g0: in.G0, queue: q, moves: in.Migrations,
+		jobs: make(map[gpusched.JobID]*jobState, nj), rejected: make(map[gpusched.JobID]*rejection, len(in.Rejected)),
+		byKey: make([]*jobState, in.Keys), free: slices.Clone(in.FreeKeys)}
+	used := make([]bool, in.Keys)
+	useKey := func(k int, what string) error {
+		if k < 0 || k >= in.Keys {
+			return statejson.Errorf(stateKind, "%s: key %d out of range [0, %d)", what, k, in.Keys)
+		}
+		if used[k] {
+			return statejson.Errorf(stateKind, "%s: key %d is used twice", what, k)
+		}
+		used[k] = true
+		return nil
+	}
+	for _, k := range in.FreeKeys {
+		if err := useKey(k, "free keys"); err != nil {
+			return nil, err
+		}
+	}
+	states := make([]jobState, nj) // one allocation for all
+	jobs := make([]gpusched.Job, nj)
+	for i, id := range js.IDs {
+		switch {
+		case id == "":
+			return bad("a job without an id")
+		case n.jobs[id] != nil:
+			return bad("job %q is listed twice", id)
+		case js.GPUs[i] < 1:
+			return bad("job %q needs %d GPUs", id, js.GPUs[i])
+		case !finitePos(js.Iterations[i]) || !finitePos(js.StepTimes[i]) || !finitePos(js.Weights[i]):
+			return bad("job %q: iterations %v, time per iteration %v s and weight %v must be finite and > 0",
+				id, js.Iterations[i], js.StepTimes[i], js.Weights[i])
+		}
+		if err := useKey(js.Keys[i], "job "+string(id)); err != nil {
+			return nil, err
+		}
+		jobs[i] = gpusched.Job{ID: id, GPUs: js.GPUs[i]}
+		st := &states[i]
+		*st = jobState{key: js.Keys[i], iters: js.Iterations[i], tau: js.StepTimes[i], weight: js.Weights[i], job: &jobs[i]}
+		n.jobs[id] = st
+		n.byKey[st.key] = st
+	}
+	for _, c := range in.Constraints {
+		if c.Key < 0 || c.Key >= in.Keys || n.byKey[c.Key] == nil {
+			return bad("constraints: key %d is not a job", c.Key)
+		}
+		j := n.byKey[c.Key].job
+		switch {
+		case j.Constrained():
+			return bad("constraints: job %q is listed twice", j.ID)
+		case !(c.MinGPUMemory >= 0) || math.IsInf(c.MinGPUMemory, 1):
+			return bad("constraints: job %q: minimum GPU memory %v", j.ID, c.MinGPUMemory)
+		case c.GPUType == "" && c.MinGPUMemory == 0:
+			return bad("constraints: job %q has none", j.ID)
+		}
+		j.GPUType, j.MinGPUMemory = c.GPUType, c.MinGPUMemory
+	}
+	for i := range states {
+		// A job is unfit exactly when the cluster has too few GPUs of its kind.
+		if st := &states[i]; gpusched.Fits(st.job, in.Cluster) != nil {
+			st.unfit = true
+			n.unfit++
+		}
+	}
+	for i, k := range done.Keys {
+		if k < 0 || k >= in.Keys || n.byKey[k] == nil {
+			return bad("virtually done list: key %d is not a job", k)
+		}
+		st := n.byKey[k]
+		if st.vdone {
+			return bad("virtually done list: key %d is listed twice", k)
+		}
+		if f := done.Finish[i]; !(f >= 0) || f > q.Now() {
+			return bad("job %q: virtual completion %v s must be in [0, %v]", st.job.ID, f, q.Now())
+		}
+		st.vdone, st.vfinish = true, done.Finish[i]
+		n.vdone = append(n.vdone, st)
+	}
+	for _, k := range in.Ghosts {
+		if err := useKey(k, "ghosts"); err != nil {
+			return nil, err
+		}
+		n.byKey[k] = &jobState{key: k, gone: true}
+	}
+	// The queue holds exactly the jobs that are not virtually done, and the ghosts.
+	for i, k := range in.Queue.IDs {
+		if k < 0 || k >= in.Keys || n.byKey[k] == nil {
+			return bad("virtual queue: job %d has no key", k)
+		}
+		st := n.byKey[k]
+		if st.vdone {
+			return bad("virtual queue: job %q is virtually done but queued", st.job.ID)
+		}
+		if !st.gone {
+			if w := in.Queue.Weights[i]; w != st.weight {
+				return bad("virtual queue: job %q has weight %v, the job %v", st.job.ID, w, st.weight)
+			}
+			st.rem, st.rel = in.Queue.Remaining[i], in.Queue.Releases[i]
+			st.vkey = st.rem / st.weight
+			n.live = append(n.live, st)
+		}
+	}
+	if want := len(in.Ghosts) + nj - len(n.vdone); len(in.Queue.IDs) != want {
+		return bad("virtual queue holds %d jobs, want %d (jobs not virtually done, and ghosts)", len(in.Queue.IDs), want)
+	}
+	slices.SortFunc(n.live, liveCmp)
+	for _, r := range in.Rejected {
+		switch {
+		case r.ID == "":
+			return bad("a rejected job without an id")
+		case n.rejected[r.ID] != nil:
+			return bad("rejected job %q is listed twice", r.ID)
+		case n.jobs[r.ID] != nil:
+			return bad("job %q is both admitted and rejected", r.ID)
+		case r.Error == "":
+			return bad("rejected job %q has no error", r.ID)
+		}
+		reason, ok := reasonErr(r.Reason)
+		if !ok {
+			return bad("rejected job %q: unknown reason %q", r.ID, r.Reason)
+		}
+		n.rejected[r.ID] = &rejection{err: &gpusched.JobError{Job: r.ID, Err: &restoredError{msg: r.Error, reason: reason}}}
+	}
+	return n, nil
+}

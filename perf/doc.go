@@ -1,0 +1,85 @@
+// Package perf calibrates gpusched's performance model (package graph) to measured step times:
+// it reads measurements (its own CSV format, and the two public data sets beside the project),
+// fits each GPU type's hardware constants jointly across the models measured on it, refines a
+// model's few free coefficients from a handful of its profiles, and scores predictions against
+// measurements.
+//
+// # The model and what is fitted
+//
+// graph.Compiled.IterationTime predicts the time of one iteration of a model under a parallel
+// plan on a placement: compute per pipeline stage (with a fixed cost per layer and
+// micro-batch, so small micro-batches run below peak), the pipeline bubble, tensor-, pipeline-
+// and data-parallel communication over the links the placement uses (with ZeRO's exposed
+// parameter all-gather), the optimizer step of the parameters each GPU updates (on the host
+// under ZeRO-Offload, with its CPU threads and PCIe transfers), and a fixed overhead. Two kinds
+// of coefficients enter it:
+//
+//   - graph.Efficiency, the hardware constants of a GPU type and its interconnect (achieved
+//     fraction of peak FLOP/s, per-layer overhead, intra- and inter-server collective
+//     efficiency, overlap of gradient synchronisation with the backward pass, step overhead,
+//     optimizer time per parameter, CPU optimizer and PCIe figures, ring layout). FitHardware
+//     fits them jointly across several models of one GPU type, each model with its own factors
+//     held near 1 by a prior, so that the constants describe what the models share.
+//     graph.HardwareConstants ships the constants fitted on ../shared/data.
+//   - graph.ModelFactors, a model's own coefficients (compute, communication, optimizer,
+//     tensor/pipeline-parallel compute factors and an overhead of its own). Refine fits them to
+//     k measured configurations of the model with the hardware constants fixed, under a prior
+//     that keeps them near 1 when k is small (k = 0: the constants alone).
+//
+// Fit does both for a set of measurements and returns a graph.Calibration, which
+// graph.Options.Calibration, gpusched.NewCalibratedCost and `gpusched -perf FILE` take. The
+// fits use gonum's optimisers (L-BFGS with finite-difference gradients, then Nelder-Mead), are
+// deterministic, and refine one model's factors in milliseconds.
+//
+// # Measurement CSV
+//
+// One row per measured configuration; a header names the columns, in any order; blank lines
+// and lines starting with '#' are skipped; a UTF-8 byte-order mark and CRLF line ends are
+// accepted. Columns (required ones marked *):
+//
+//	model*          a zoo name (graph.ZooNames) or a model JSON file (graph.Model's JSON form;
+//	                relative to the CSV file's directory)
+//	precision       fp16 or bf16 (the default), fp32: the training precision
+//	seq_len         a transformer's sequence length in tokens, if not the model's own
+//	gpu*            the GPU type, as a topology preset: t4, a800, a100, h100
+//	placement*      GPUs per server, one digit per server: 4, 22, 1111, 88888888
+//	dp, tp, pp      the parallel degrees (default tp = pp = 1, dp = GPUs / (tp x pp))
+//	micro_batches   micro-batches per replica and iteration (default 1): pipelining, or
+//	                gradient accumulation without it
+//	global_batch*   samples per iteration over all replicas, or
+//	local_batch*    samples per replica and iteration (one of the two is required)
+//	zero            ZeRO stage 0-3 (default 0)
+//	offload         1 for ZeRO-Offload (the optimizer on the host; needs zero >= 1)
+//	cpu_threads     CPU threads per GPU of the host optimizer under offload
+//	checkpointing   1 for activation checkpointing
+//	rank_order      tp-pp-dp (gpusched's, the default) or tp-dp-pp (Megatron-LM's): how the
+//	                plan's ranks map onto the placement's GPUs, numbered server by server
+//	step_time*      measured seconds per iteration, > 0
+//	sync_time       measured seconds of it waiting for gradient synchronisation (optional)
+//	compute_time    measured seconds of forward and backward passes (optional)
+//	tag             a free-form label
+//
+// Every error names the file, the line and the field, and wraps ErrBadRow (malformed or
+// impossible rows) or ErrUnknown (an unknown model or GPU type); Prepare adds the graph
+// package's errors for plans a model cannot run (a tensor-parallel degree not dividing its
+// heads, more stages than layers).
+//
+// # The shared data sets
+//
+// ReadPollux reads the Pollux artifact's placements (../shared/data/placements: BERT-base on
+// SQuAD, ResNet-18 on CIFAR-10, ResNet-50 on ImageNet, data parallel on 4-GPU T4 servers with
+// 50 Gb/s Ethernet); ReadRubick and ReadRubickProfile the Rubick artifact's (../shared/data/
+// rubick: BERT-large, GPT-2 1.5B, LLaMA-7B, T5 1.2B and ViT-Base under data, tensor and
+// pipeline parallelism, ZeRO-2, ZeRO-Offload and checkpointing on 8-GPU A800 servers). Their
+// documentation says how each row maps to a model, a plan and a placement.
+//
+// # Evaluation
+//
+// Evaluate measures how well the model predicts models it was not fitted on: for each model,
+// the hardware constants are fitted on the other models of its GPU type and the model is
+// predicted with them alone (k = 0), then its factors are refined on k profiles chosen by
+// SelectProfiles and its other rows predicted. Score gives the mean and worst relative error,
+// the rank correlation over configurations, the regret of the predicted-fastest
+// configuration per GPU count, and the 1-to-8-GPU speed-ups. BENCHMARKS.md "Performance model" has the figures
+// (bench/perf_model.sh reproduces them).
+package perf

@@ -1,0 +1,439 @@
+package perf
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/gpusched/gpusched/graph"
+	"gonum.org/v1/gonum/diff/fd"
+	"gonum.org/v1/gonum/optimize"
+)
+
+// paramSpec is one hardware constant the fit may move: a fraction (fitted as its logit) or a
+// positive quantity (fitted as its logarithm).
+type paramSpec struct {
+	name  string
+	frac  bool
+	get   func(*graph.Efficiency) *float64
+	start float64 // the starting value when the prior's is 0
+	use   func(u *usage) bool
+}
+
+// usage says which kinds of measurement a set of cases holds, so that only the constants they
+// can inform are fitted.
+type usage struct {
+	fp16, fp32, intra, inter, dp, offload, gpuOpt bool
+}
+
+var hardwareParams = []paramSpec{
+	{"compute", true, func(e *graph.Efficiency) *float64 { return &e.Compute }, 0.3, func(u *usage) bool { return u.fp16 }},
+	{"compute_fp32", true, func(e *graph.Efficiency) *float64 { return &e.ComputeFP32 }, 0.1, func(u *usage) bool { return u.fp32 }},
+	{"layer_overhead", false, func(e *graph.Efficiency) *float64 { return &e.LayerOverhead }, 1e-4, func(*usage) bool { return true }},
+	{"intra_comm", true, func(e *graph.Efficiency) *float64 { return &e.IntraComm }, 0.8, func(u *usage) bool { return u.intra }},
+	{"inter_comm", true, func(e *graph.Efficiency) *float64 { return &e.InterComm }, 0.5, func(u *usage) bool { return u.inter }},
+	{"overlap", true, func(e *graph.Efficiency) *float64 { return &e.Overlap }, 0.5, func(u *usage) bool { return u.dp }},
+	{"step_overhead", false, func(e *graph.Efficiency) *float64 { return &e.StepOverhead }, 0.01, func(*usage) bool { return true }},
+	{"optimizer_per_param", false, func(e *graph.Efficiency) *float64 { return &e.OptimizerPerParam }, 1e-10, func(u *usage) bool { return u.gpuOpt }},
+	{"cpu_optimizer_per_param", false, func(e *graph.Efficiency) *float64 { return &e.CPUOptimizerPerParam }, 3e-9, func(u *usage) bool { return u.offload }},
+	{"host_optimizer_per_param", false, func(e *graph.Efficiency) *float64 { return &e.HostOptimizerPerParam }, 3e-10, func(u *usage) bool { return u.offload }},
+	{"host_bandwidth", false, func(e *graph.Efficiency) *float64 { return &e.HostBandwidth }, 10e9, func(u *usage) bool { return u.offload }},
+}
+
+// nFactors is the number of per-model factors: compute, comm, optimizer, overhead, parallel.
+const nFactors = 5
+
+// overheadSlot is the index of the additive overhead among a model's fit coordinates; the
+// others are logarithms of factors.
+const overheadSlot = 3
+
+// commSlot is the index of the communication factor among a model's fit coordinates.
+const commSlot = 1
+
+// overheadScale is the scale of a model's own overhead coordinate: a fraction of its median
+// measured step time, so that the prior FactorPrior x v^2 on the coordinate v holds an
+// overhead of overheadScale x that step time as dear as a factor of e.
+const overheadScale = 0.25
+
+// Prior strengths of the fit (see FitHardware and Refine). A model's factor f costs
+// FactorPrior x (log f)^2, as much as a relative error of |log f| x sqrt(FactorPrior) on one
+// row: with 0.03, a 30% factor costs what a 5% error on one row does. Its communication
+// factor costs CommPrior x (log f)^2: the bytes a model moves are known from its description
+// and the links' speed belongs to the hardware, so its communication should stray less than its
+// compute. A hardware constant moved from its prior by d (in logit or log units) costs
+// HardwarePrior x d^2.
+const (
+	// FactorPrior weighs (log f)^2 of a model's compute, optimizer and parallel factors, and
+	// of its overhead coordinate.
+	FactorPrior = 0.03
+	// CommPrior weighs (log f)^2 of a model's communication factor.
+	CommPrior = 0.5
+	// HardwarePrior weighs a hardware constant's squared distance from its prior.
+	HardwarePrior = 1e-3
+	// modelRows is the weight of each model in a joint fit, in rows: a model with n rows has
+	// each row weighted modelRows / n, so that every model counts alike.
+	modelRows = 20
+)
+
+func logit(p float64) float64   { return math.Log(p / (1 - p)) }
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// problem is a fit: the hardware constants of one GPU family (the active ones) and, optionally,
+// the factors of each model, against the step times of cases.
+type problem struct {
+	cases   []*Case
+	weight  []float64 // per case
+	modelOf []int     // per case, into models
+	models  []string
+	active  []paramSpec
+	base    graph.Efficiency // prior (and the inactive constants)
+	x0      []float64        // prior of the active constants, transformed
+	fitHW   bool
+	fixed   []graph.ModelFactors // per model when factors are not fitted
+	fitF    bool
+	factor0 [][nFactors]float64  // per model, the prior of its coordinates
+	ohScale []float64            // per model, seconds per unit of its overhead coordinate
+	robust  bool                 // Cauchy loss (see robustScale) instead of squares
+	jobs    []*graph.Placed      // per case
+	fbuf    []graph.ModelFactors // per case, scratch
+	tbuf    []float64            // per case, scratch
+	evals   int
+}
+
+// robustScale is the scale of the Cauchy loss of a joint hardware fit, in log error: errors
+// well under 20% count as squares, far larger ones much less.
+const robustScale = 0.2
+
+func (p *problem) dim() int {
+	n := 0
+	if p.fitHW {
+		n += len(p.active)
+	}
+	if p.fitF {
+		n += nFactors * len(p.models)
+	}
+	return n
+}
+
+// decode maps a fit vector to constants and factors.
+func (p *problem) decode(x []float64) (graph.Efficiency, []graph.ModelFactors) {
+	e := p.base
+	k := 0
+	if p.fitHW {
+		for _, ps := range p.active {
+			v := x[k]
+			if ps.frac {
+				*ps.get(&e) = sigmoid(v)
+			} else {
+				*ps.get(&e) = math.Exp(v)
+			}
+			k++
+		}
+	}
+	fs := p.fixed
+	if p.fitF {
+		fs = make([]graph.ModelFactors, len(p.models))
+		for m := range fs {
+			v := x[k : k+nFactors]
+			fs[m] = graph.ModelFactors{Compute: math.Exp(v[0]), Comm: math.Exp(v[1]), Optimizer: math.Exp(v[2]),
+				Overhead: v[overheadSlot] * p.ohScale[m], Parallel: math.Exp(v[4])}
+			k += nFactors
+		}
+	}
+	return e, fs
+}
+
+// start returns the prior as a fit vector.
+func (p *problem) start() []float64 {
+	var x []float64
+	if p.fitHW {
+		x = append(x, p.x0...)
+	}
+	if p.fitF {
+		for _, f := range p.factor0 {
+			x = append(x, f[:]...)
+		}
+	}
+	return x
+}
+
+// loss is the weighted sum of squared log errors of the step times, plus the priors.
+func (p *problem) loss(x []float64) float64 {
+	p.evals++
+	e, fs := p.decode(x)
+	if p.jobs == nil {
+		p.jobs = make([]*graph.Placed, len(p.cases))
+		for i, c := range p.cases {
+			p.jobs[i] = c.Placed
+		}
+		p.fbuf = make([]graph.ModelFactors, len(p.cases))
+		p.tbuf = make([]float64, len(p.cases))
+	}
+	for i := range p.cases {
+		p.fbuf[i] = fs[p.modelOf[i]]
+	}
+	if graph.TimeAll(p.jobs, e, p.fbuf, p.tbuf) != nil {
+		return math.Inf(1)
+	}
+	l := 0.0
+	for i, c := range p.cases {
+		t := p.tbuf[i]
+		if !(t > 0) {
+			return math.Inf(1)
+		}
+		r := math.Log(t / c.Row.StepTime)
+		if p.robust {
+			// Cauchy loss: like r^2 for small errors, growing only logarithmically for the
+			// large ones that no constant can explain, so they do not drag the others.
+			l += p.weight[i] * robustScale * robustScale * math.Log1p(r*r/(robustScale*robustScale))
+		} else {
+			l += p.weight[i] * r * r
+		}
+	}
+	k := 0
+	if p.fitHW {
+		for i := range p.active {
+			d := x[k] - p.x0[i]
+			l += HardwarePrior * d * d
+			k++
+		}
+	}
+	if p.fitF {
+		for m := range p.models {
+			for j := 0; j < nFactors; j++ {
+				d := x[k] - p.factor0[m][j]
+				w := FactorPrior
+				if j == commSlot {
+					w = CommPrior
+				}
+				l += w * d * d
+				k++
+			}
+		}
+	}
+	return l
+}
+
+// minimize runs L-BFGS with central-difference gradients from x0, then Nelder-Mead from its
+// best point, and returns the best point. Both are deterministic.
+func minimize(f func([]float64) float64, x0 []float64) []float64 {
+	if len(x0) == 0 {
+		return x0
+	}
+	grad := func(dst, x []float64) {
+		fd.Gradient(dst, f, x, &fd.Settings{Formula: fd.Forward, Step: 1e-6})
+	}
+	best, bestF := slices.Clone(x0), f(x0)
+	try := func(method optimize.Method, x []float64, iters int) {
+		res, err := optimize.Minimize(optimize.Problem{Func: f, Grad: grad}, x, &optimize.Settings{
+			MajorIterations: iters,
+			Converger:       &optimize.FunctionConverge{Absolute: 1e-7, Relative: 1e-6, Iterations: 10},
+		}, method)
+		if res != nil && res.F < bestF && !math.IsNaN(res.F) {
+			best, bestF = slices.Clone(res.X), res.F
+		}
+		_ = err // a failed line search still reports its best location
+	}
+	try(&optimize.LBFGS{}, best, 150)
+	try(&optimize.NelderMead{SimplexSize: 0.2}, best, 2000)
+	try(&optimize.LBFGS{}, best, 100)
+	return best
+}
+
+// usageOf says what a set of cases measures.
+func usageOf(cases []*Case) usage {
+	var u usage
+	for _, c := range cases {
+		p := c.Row.Plan
+		if c.Model.DTypeBytes() >= 4 {
+			u.fp32 = true
+		} else {
+			u.fp16 = true
+		}
+		if c.Row.Servers() > 1 {
+			u.inter = true
+		}
+		if c.Row.GPUs() > c.Row.Servers() {
+			u.intra = true
+		}
+		if p.DP > 1 {
+			u.dp = true
+		}
+		if p.Offload {
+			u.offload = true
+		} else {
+			u.gpuOpt = true
+		}
+	}
+	return u
+}
+
+// modelIndex groups cases by model name, in order of first appearance.
+func modelIndex(cases []*Case) (names []string, of []int) {
+	idx := map[string]int{}
+	of = make([]int, len(cases))
+	for i, c := range cases {
+		n := c.Model.Name()
+		k, ok := idx[n]
+		if !ok {
+			k = len(names)
+			idx[n] = k
+			names = append(names, n)
+		}
+		of[i] = k
+	}
+	return names, of
+}
+
+// HardwareFit is the result of fitting one GPU family's constants.
+type HardwareFit struct {
+	// Family is the GPU family (graph.GPUFamily).
+	Family string `json:"family"`
+	// Efficiency holds the fitted constants.
+	Efficiency graph.Efficiency `json:"efficiency"`
+	// Fitted lists the constants that were fitted (the others kept their prior values: no
+	// measurement informs them).
+	Fitted []string `json:"fitted"`
+	// Models lists the models the fit used, with the factors fitted to each alongside.
+	Models map[string]graph.ModelFactors `json:"models"`
+	// Rows is the number of measurements.
+	Rows int `json:"rows"`
+	// Loss is the fit's objective at the optimum.
+	Loss float64 `json:"loss"`
+}
+
+// FitHardware fits the hardware constants of one GPU family jointly across the models of the
+// cases (all of that family), each model with its own factors (graph.ModelFactors) held near 1
+// by a prior: the constants describe what the models have in common. The objective is the sum
+// of squared log errors of the step times, each model's rows weighted to count alike
+// (modelRows in all), plus FactorPrior x (log factor)^2 per factor and HardwarePrior x
+// (distance from the prior)^2 per constant. Only the constants the cases inform are fitted
+// (compute_fp32 needs fp32 rows, inter_comm multi-server rows, the offload constants offload
+// rows, ...); the others keep the prior's values. prior is the starting point (its zero
+// constants start from typical values); with layouts, every ring layout is tried and the best
+// kept, else the prior's is used. The fit uses gonum's L-BFGS and Nelder-Mead and is
+// deterministic. Errors wrap ErrTooFewRows (fewer rows than constants) or ErrBadRow (cases of
+// several families).
+func FitHardware(cases []*Case, prior graph.Efficiency, layouts bool) (HardwareFit, error) {
+	if len(cases) == 0 {
+		return HardwareFit{}, fmt.Errorf("%w: no measurements to fit hardware constants to", ErrTooFewRows)
+	}
+	fam := cases[0].Family()
+	for _, c := range cases {
+		if c.Family() != fam {
+			return HardwareFit{}, fmt.Errorf("%w: %s: GPU family %q among %q: fit one family at a time", ErrBadRow, c.Row.where(), c.Family(), fam)
+		}
+	}
+	u := usageOf(cases)
+	var active []paramSpec
+	for _, ps := range hardwareParams {
+		if ps.use(&u) {
+			active = append(active, ps)
+		}
+	}
+	if len(cases) < len(active)+1 {
+		return HardwareFit{}, fmt.Errorf("%w: %d measurements of %s for %d hardware constants: measure at least %d configurations",
+			ErrTooFewRows, len(cases), fam, len(active), len(active)+1)
+	}
+	names, of := modelIndex(cases)
+	count := make([]int, len(names))
+	for _, m := range of {
+		count[m]++
+	}
+	p := &problem{cases: cases, modelOf: of, models: names, active: active, base: prior, fitHW: true, fitF: len(names) > 1, robust: true}
+	p.ohScale = overheadScales(cases, of, len(names))
+	p.weight = make([]float64, len(cases))
+	for i, m := range of {
+		p.weight[i] = modelRows / float64(count[m])
+	}
+	for _, ps := range active {
+		v := *ps.get(&p.base)
+		if v == 0 || (ps.frac && v >= 1) {
+			v = ps.start
+		}
+		if ps.frac {
+			v = math.Min(math.Max(v, 1e-4), 1-1e-4)
+			p.x0 = append(p.x0, logit(v))
+		} else {
+			p.x0 = append(p.x0, math.Log(v))
+		}
+	}
+	p.factor0 = make([][nFactors]float64, len(names))
+	p.fixed = make([]graph.ModelFactors, len(names))
+	ringLayouts := []graph.RingLayout{prior.RingLayout}
+	if layouts && u.inter {
+		ringLayouts = []graph.RingLayout{graph.ServerGrouped, graph.HalfDuplexPairs}
+	}
+	var best HardwareFit
+	best.Loss = math.Inf(1)
+	for _, rl := range ringLayouts {
+		p.base.RingLayout = rl
+		x := minimize(p.loss, p.start())
+		l := p.loss(x)
+		if l < best.Loss {
+			e, fs := p.decode(x)
+			best = HardwareFit{Family: fam, Efficiency: e, Rows: len(cases), Loss: l, Models: map[string]graph.ModelFactors{}}
+			for m, n := range names {
+				best.Models[n] = fs[m]
+			}
+		}
+	}
+	for _, ps := range active {
+		best.Fitted = append(best.Fitted, ps.name)
+	}
+	return best, nil
+}
+
+// Refine fits one model's factors (graph.ModelFactors) to k measured configurations of it
+// (cases, all of one model and GPU family) with the hardware constants fixed: the sum of
+// squared log errors of the step times plus FactorPrior x (log factor)^2 per factor, so that
+// with few rows the factors stay near 1 (k = 0 gives 1: the hardware constants alone). It uses
+// gonum's Nelder-Mead and L-BFGS, is deterministic, and takes milliseconds for tens of rows.
+func Refine(cases []*Case, eff graph.Efficiency) (graph.ModelFactors, error) {
+	if len(cases) == 0 {
+		return graph.ModelFactors{}, nil
+	}
+	if err := eff.Validate(); err != nil {
+		return graph.ModelFactors{}, err
+	}
+	name := cases[0].Model.Name()
+	for _, c := range cases {
+		if c.Model.Name() != name {
+			return graph.ModelFactors{}, fmt.Errorf("%w: %s: model %q among %q: refine one model at a time", ErrBadRow, c.Row.where(), c.Model.Name(), name)
+		}
+	}
+	p := &problem{cases: cases, modelOf: make([]int, len(cases)), models: []string{name}, base: eff, fitF: true,
+		factor0: make([][nFactors]float64, 1), weight: make([]float64, len(cases))}
+	p.ohScale = overheadScales(cases, p.modelOf, 1)
+	for i := range p.weight {
+		p.weight[i] = 1
+	}
+	_, fs := p.decode(minimize(p.loss, p.start()))
+	return fs[0], nil
+}
+
+// overheadScales returns, per model, overheadScale x the median measured step time of its
+// cases.
+func overheadScales(cases []*Case, of []int, models int) []float64 {
+	times := make([][]float64, models)
+	for i, c := range cases {
+		times[of[i]] = append(times[of[i]], c.Row.StepTime)
+	}
+	out := make([]float64, models)
+	for m, t := range times {
+		slices.Sort(t)
+		out[m] = overheadScale * t[len(t)/2]
+	}
+	return out
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

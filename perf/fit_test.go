@@ -1,0 +1,194 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gpusched/gpusched/graph"
+)
+
+// synthetic returns cases of a model on A800 servers under many plans and placements, with
+// step times made by the cost model itself from the given constants and factors.
+func synthetic(t testing.TB, model string, eff graph.Efficiency, f graph.ModelFactors) []*Case {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("model,gpu,placement,global_batch,zero,offload,cpu_threads,checkpointing,tp,pp,step_time\n")
+	for _, pl := range []string{"1", "2", "4", "8", "11", "22", "44", "1111", "2222", "26", "35", "11111111"} {
+		for _, v := range []string{"0,0,,0", "2,0,,0", "2,1,4,0", "0,0,,1"} {
+			fmt.Fprintf(&b, "%s,a800,%s,32,%s,1,1,1\n", model, pl, v)
+		}
+	}
+	for _, v := range []string{"8,16,8,1", "88,32,8,2", "44,32,4,2", "8888,32,8,4"} { // placement, batch, tp, pp
+		var pl string
+		var batch, tp, pp int
+		fmt.Sscanf(strings.ReplaceAll(v, ",", " "), "%s %d %d %d", &pl, &batch, &tp, &pp)
+		fmt.Fprintf(&b, "%s,a800,%s,%d,0,0,,0,%d,%d,1\n", model, pl, batch, tp, pp)
+	}
+	rows, err := Read(strings.NewReader(b.String()), "synthetic.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := Prepare(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		bd, err := c.Placed.Time(eff, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Row.StepTime = bd.Total
+	}
+	return cases
+}
+
+// TestRefineRecoversFactors: from many configurations made by the model with known factors,
+// Refine finds them (the prior pulls them towards 1: most the communication factor, whose
+// prior is the strongest); with none it gives none; it is deterministic.
+func TestRefineRecoversFactors(t *testing.T) {
+	eff, _ := graph.HardwareConstants("a800")
+	want := graph.ModelFactors{Compute: 1.3, Comm: 0.8, Optimizer: 1.5, Overhead: 0.02, Parallel: 0.7}
+	cases := synthetic(t, "bert-large", eff, want)
+	got, err := Refine(cases, eff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+		tol       float64
+	}{{"compute", got.Compute, want.Compute, 0.03}, {"comm", got.Comm, want.Comm, 0.15}, {"optimizer", got.Optimizer, want.Optimizer, 0.05},
+		{"parallel", got.Parallel, want.Parallel, 0.05}} {
+		if math.Abs(c.got/c.want-1) > c.tol {
+			t.Errorf("%s factor %v, made with %v", c.name, c.got, c.want)
+		}
+	}
+	if math.Abs(got.Overhead-want.Overhead) > 0.01 {
+		t.Errorf("overhead %v, made with %v", got.Overhead, want.Overhead)
+	}
+	again, _ := Refine(cases, eff)
+	if again != got {
+		t.Errorf("not deterministic: %+v then %+v", got, again)
+	}
+	if none, err := Refine(nil, eff); err != nil || none != (graph.ModelFactors{}) {
+		t.Errorf("k = 0: %+v %v", none, err)
+	}
+	// One profile: the prior keeps the factors near 1 while fitting it.
+	one, _ := Refine(cases[3:4], eff)
+	b, _ := cases[3].Placed.Time(eff, one)
+	if math.Abs(b.Total/cases[3].Row.StepTime-1) > 0.05 {
+		t.Errorf("one profile: predicted %v, measured %v", b.Total, cases[3].Row.StepTime)
+	}
+	mixed := append(synthetic(t, "t5-1.2b", eff, want)[:2], cases[:2]...)
+	if _, err := Refine(mixed, eff); !errors.Is(err, ErrBadRow) {
+		t.Errorf("two models: %v", err)
+	}
+}
+
+// TestFitHardwareRecoversConstants: from configurations of two models made with known
+// constants (and factors of 1), FitHardware finds the constants that dominate the step times
+// (compute, inter-server bandwidth) to within 10%, and predicts every configuration to within
+// 3%. Constants that weigh little (the optimizer's, a few percent of these steps) trade
+// against the models' factors and are not pinned down by such data.
+func TestFitHardwareRecoversConstants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits 10 constants and 10 factors")
+	}
+	truth, _ := graph.HardwareConstants("a800")
+	truth.Compute, truth.InterComm, truth.StepOverhead = 0.3, 0.4, 0.02
+	cases := append(synthetic(t, "bert-large", truth, graph.ModelFactors{}), synthetic(t, "t5-1.2b", truth, graph.ModelFactors{})...)
+	hf, err := FitHardware(cases, graph.DefaultEfficiency(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := hf.Efficiency
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"compute", got.Compute, truth.Compute}, {"inter_comm", got.InterComm, truth.InterComm}} {
+		if math.Abs(c.got/c.want-1) > 0.1 {
+			t.Errorf("%s %v, made with %v", c.name, c.got, c.want)
+		}
+	}
+	// Whatever the split between constants and factors, the predictions match.
+	for _, c := range cases {
+		b, _ := c.Placed.Time(got, hf.Models[c.Model.Name()])
+		if math.Abs(b.Total/c.Row.StepTime-1) > 0.03 {
+			t.Fatalf("%s %s %v: fitted %v, made %v", c.Model.Name(), c.Row.Placement, c.Row.Plan, b.Total, c.Row.StepTime)
+		}
+	}
+}
+
+func TestFitErrors(t *testing.T) {
+	eff, _ := graph.HardwareConstants("a800")
+	cases := synthetic(t, "bert-large", eff, graph.ModelFactors{})
+	if _, _, err := Fit(nil, FitOptions{}); !errors.Is(err, ErrTooFewRows) {
+		t.Errorf("no rows: %v", err)
+	}
+	if _, err := FitHardware(cases[:3], eff, false); !errors.Is(err, ErrTooFewRows) || !strings.Contains(err.Error(), "measure at least") {
+		t.Errorf("3 rows: %v", err)
+	}
+	if _, _, err := Fit(cases[:3], FitOptions{Hardware: HardwareAlways}); !errors.Is(err, ErrTooFewRows) {
+		t.Errorf("3 rows, hardware always: %v", err)
+	}
+	t4, err := Read(strings.NewReader("model,gpu,placement,global_batch,step_time\nresnet50,t4,1,32,0.1\n"), "t4.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t4c, _ := Prepare(t4)
+	if _, err := FitHardware(append(cases[:5:5], t4c...), eff, false); !errors.Is(err, ErrBadRow) || !strings.Contains(err.Error(), "one family at a time") {
+		t.Errorf("two families: %v", err)
+	}
+	// One model: the constants are kept (auto), its factors fitted; every GPU type measured is
+	// in the calibration.
+	cal, rep, err := Fit(append(cases[:10:10], t4c...), FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Hardware) != 0 || len(rep.Kept) != 2 || len(rep.Models) != 2 || cal.Hardware["a800"] != eff || cal.Validate() != nil {
+		t.Errorf("report %+v, calibration %+v", rep, cal)
+	}
+	if _, _, err := Fit(cases, FitOptions{Hardware: HardwareKeep}); err != nil {
+		t.Error(err)
+	}
+}
+
+// BenchmarkRefine refines one model's factors on 200 measured configurations (the brief's
+// bound: under a second for hundreds of rows).
+func BenchmarkRefine(b *testing.B) {
+	eff, _ := graph.HardwareConstants("a800")
+	var cases []*Case
+	for len(cases) < 200 {
+		cases = append(cases, synthetic(b, "bert-large", eff, graph.ModelFactors{Compute: 1.2, Overhead: 0.01})...)
+	}
+	cases = cases[:200]
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Refine(cases, eff); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestEvaluateSynthetic: on configurations made by the model with shared constants and no
+// factors of their own, leaving one model out predicts it well from the other (k = 0), and
+// its profiles keep it so; the report lists the profiles it used.
+func TestEvaluateSynthetic(t *testing.T) {
+	truth, _ := graph.HardwareConstants("a800")
+	cases := append(synthetic(t, "bert-large", truth, graph.ModelFactors{}), synthetic(t, "t5-1.2b", truth, graph.ModelFactors{})...)
+	reps, err := Evaluate(cases, graph.DefaultEfficiency(), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 2 || reps[0].Model != "bert-large" || reps[1].Model != "t5-1.2b" {
+		t.Fatalf("reports %+v", reps)
+	}
+	for _, r := range reps {
+		if r.Prior.MAPE > 0.05 || r.Refined.MAPE > 0.05 || len(r.Profiles) != 5 || r.Refined.Rows != r.Prior.Rows-5 || r.All.Rows != r.Prior.Rows {
+			t.Errorf("%s: k=0 %.3f, k=5 %.3f, profiles %v", r.Model, r.Prior.MAPE, r.Refined.MAPE, r.Profiles)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package perf
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/gpusched/gpusched/graph"
+)
+
+// loadShared prepares every measurement of the two shared data sets: the Pollux placements
+// (T4) and the Rubick placements (A800).
+func loadShared(t testing.TB) (t4, a800 []*Case) {
+	t.Helper()
+	dir := sharedData(t)
+	var rows []Row
+	for _, ds := range []string{"bert", "cifar10", "imagenet"} {
+		r, err := ReadPolluxFile(filepath.Join(dir, "placements", ds+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r...)
+	}
+	var err error
+	if t4, err = Prepare(rows); err != nil {
+		t.Fatal(err)
+	}
+	rows = nil
+	for _, app := range []string{"bert", "gpt2", "llama7", "t5", "vit"} {
+		r, err := ReadRubickFile(filepath.Join(dir, "rubick", "placements", app+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r...)
+	}
+	if a800, err = Prepare(rows); err != nil {
+		t.Fatal(err)
+	}
+	return t4, a800
+}
+
+func skipSlow(t *testing.T) {
+	t.Helper()
+	if testing.Short() || raceEnabled {
+		t.Skip("refits the shared data: seconds normally, minutes under -race; bench/perf_model.sh runs it too")
+	}
+}
+
+// TestShippedHardware refits each GPU type's constants on all of its shared measurements (from
+// the textbook constants) and checks that they are the ones graph ships.
+func TestShippedHardware(t *testing.T) {
+	skipSlow(t)
+	t4, a800 := loadShared(t)
+	for _, set := range [][]*Case{a800, t4} {
+		hf, err := FitHardware(set, graph.DefaultEfficiency(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shipped, _ := graph.HardwareConstants(hf.Family)
+		got := hf.Efficiency
+		t.Logf("%s: %+v", hf.Family, got)
+		if got.RingLayout != shipped.RingLayout {
+			t.Errorf("%s: ring layout %v, shipped %v", hf.Family, got.RingLayout, shipped.RingLayout)
+		}
+		for _, name := range hf.Fitted {
+			for _, ps := range hardwareParams {
+				if ps.name != name {
+					continue
+				}
+				g, s := *ps.get(&got), *ps.get(&shipped)
+				if math.Abs(g/s-1) > 0.01 {
+					t.Errorf("%s %s: fitted %.4g, shipped %.4g", hf.Family, name, g, s)
+				}
+			}
+		}
+	}
+}
+
+// TestSyncRanks: with the shipped T4 constants and each model's factors fitted on its rows,
+// the rank correlation of predicted and measured sync time across placements, per batch size
+// and averaged, stays at least where it was (the figures of BENCHMARKS.md "Performance model": 0.83, 0.36, 0.54);
+// the target of 0.9 is missed, and TestSyncRankCeiling says why.
+func TestSyncRanks(t *testing.T) {
+	skipSlow(t)
+	t4, _ := loadShared(t)
+	cal, _, err := Fit(t4, FitOptions{Hardware: HardwareKeep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranks, err := SyncRanks(t4, cal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, n := map[string]float64{}, map[string]float64{}
+	for _, r := range ranks {
+		sum[r.Model] += r.Rho
+		n[r.Model]++
+	}
+	for model, floor := range map[string]float64{"bert-base-squad@fp32": 0.82, "resnet18-cifar10@fp32": 0.35, "resnet50@fp32": 0.53} {
+		mean := sum[model] / n[model]
+		t.Logf("%s: mean sync-time Spearman %.3f over %.0f batch sizes", model, mean, n[model])
+		if mean < floor {
+			t.Errorf("%s: mean Spearman %.3f fell below %.2f", model, mean, floor)
+		}
+	}
+}
+
+// TestSyncRankCeiling logs and checks what bounds any model's sync-time ranks on the T4 data:
+// in-sample oracles that predict each placement's sync time as the mean measured over the
+// placements of the same shape (the same numbers of servers and GPUs) reach only 0.89 (bert),
+// 0.62 (cifar10) and 0.72 (imagenet). What they miss is noise between placements that a cost
+// model cannot tell apart.
+func TestSyncRankCeiling(t *testing.T) {
+	dir := sharedData(t)
+	for ds, want := range map[string]float64{"bert": 0.892, "cifar10": 0.621, "imagenet": 0.719} {
+		rows, err := ReadPolluxFile(filepath.Join(dir, "placements", ds+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shape := func(r Row) [2]int { return [2]int{r.Servers(), r.GPUs()} }
+		byBatch := map[int][]Row{}
+		for _, r := range rows {
+			local := r.Plan.GlobalBatch / r.Plan.DP
+			byBatch[local] = append(byBatch[local], r)
+		}
+		total := 0.0
+		for _, rs := range byBatch {
+			sum, cnt := map[[2]int]float64{}, map[[2]int]float64{}
+			for _, r := range rs {
+				sum[shape(r)] += r.SyncTime
+				cnt[shape(r)]++
+			}
+			x, y := make([]float64, len(rs)), make([]float64, len(rs))
+			for i, r := range rs {
+				x[i], y[i] = sum[shape(r)]/cnt[shape(r)], r.SyncTime
+			}
+			total += Spearman(x, y)
+		}
+		got := total / float64(len(byBatch))
+		t.Logf("%s: in-sample oracle by (servers, GPUs): Spearman %.3f", ds, got)
+		if math.Abs(got-want) > 0.005 {
+			t.Errorf("%s: oracle %.3f, expected %.3f", ds, got, want)
+		}
+	}
+}
