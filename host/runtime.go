@@ -420,6 +420,88 @@ func (r *Runtime) Submit(j gpusched.Job, limit float64) (*Entry, error) {
 	return e, nil
 }
 
+// Resumption is the state of a job that a restarted host takes over: what the host knows of
+// it from the cluster (which GPUs its workers hold, its progress) or from its own records.
+type Resumption struct {
+	// Status is the job's status at time At as a view shows it: GPUs (nil for a waiting
+	// job), Iterations, Executed, Attained, Started, FirstStart, Since and Preemptions.
+	// Status.Job is ignored: the runtime copies the job passed to Resume.
+	Status gpusched.JobStatus
+	// At is the time of the status, in seconds; the runtime's clock moves to it.
+	At float64
+	// RestoreEnd is, for a running job still restoring its checkpoint, when it will be done
+	// (0: not restoring).
+	RestoreEnd float64
+	// Limit caps extrapolated progress, as Submit's limit does (0: none).
+	Limit float64
+}
+
+// Resume adds a job in the state res describes, at the tail of the submission order: a
+// restarted host calls it for every job it held, in their original submission order, so that
+// its views are the old runtime's views and a scheduler restored from saved state
+// (gpusched.Stateful) decides as the old one would have. A running job's GPUs must exist, be
+// distinct, be as many as it needs, and be held by no other job; they may be unavailable (a
+// server being drained: Drain it again). The job's preemptions and interruptions are all
+// counted as preemptions; its last checkpoint is taken to be its progress at At.
+func (r *Runtime) Resume(j gpusched.Job, res Resumption) (*Entry, error) {
+	st := &res.Status
+	if err := r.clock(res.At, "Resume"); err != nil {
+		return nil, err
+	}
+	for _, v := range []float64{st.Iterations, st.Executed, st.Attained, st.FirstStart, st.Since, res.RestoreEnd} {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%w: job %q: resumed with a status that is not finite and >= 0: %+v", gpusched.ErrInvalidJob, j.ID, res)
+		}
+	}
+	if st.GPUs != nil {
+		if len(st.GPUs) != j.GPUs {
+			return nil, fmt.Errorf("%w: resumed job %q needs %d GPUs, holds %d", gpusched.ErrGPUCount, j.ID, j.GPUs, len(st.GPUs))
+		}
+		seen := topology.NewGPUSet(r.c.NumGPUs())
+		for _, g := range st.GPUs {
+			if err := r.c.Check(g); err != nil {
+				return nil, fmt.Errorf("resumed job %q: %w", j.ID, err)
+			}
+			if seen.Contains(g) {
+				return nil, fmt.Errorf("%w: resumed job %q holds GPU %d twice", gpusched.ErrDoubleBooked, j.ID, g)
+			}
+			seen.Add(g)
+		}
+		r.compactRunning()
+		for _, o := range r.running {
+			for _, g := range o.gpus {
+				if seen.Contains(g) {
+					return nil, fmt.Errorf("%w: resumed job %q on GPU %d, which job %q holds", gpusched.ErrDoubleBooked, j.ID, g, o.id)
+				}
+			}
+		}
+	}
+	e, err := r.Submit(j, res.Limit)
+	if err != nil {
+		return nil, err
+	}
+	e.done, e.executed, e.attained = st.Iterations, st.Executed, st.Attained
+	e.started, e.firstStart, e.since, e.preempt = st.Started || st.GPUs != nil, st.FirstStart, st.Since, st.Preemptions
+	e.segAt = res.At
+	if st.GPUs == nil {
+		r.pbuf[r.phi-1] = e.pendingStatus()
+		return e, nil
+	}
+	// From the queue's tail to the running jobs.
+	r.phi--
+	r.pbuf[r.phi], r.pent[r.phi] = gpusched.JobStatus{}, nil
+	e.phase = phaseRunning
+	e.gpus = append(e.gpus[:0], st.GPUs...)
+	e.placedAt, e.segStart = res.At, res.At
+	e.restoreEnd = res.RestoreEnd
+	e.maxSpan = r.c.ServersSpanned(e.gpus)
+	e.checkpoint()
+	r.busy += int(e.ngpus)
+	r.running = append(r.running, e) // the latest submission: the end of the order
+	r.link(e)
+	return e, nil
+}
+
 // pushPendingTail appends e, which must come after every pending job in submission order.
 func (r *Runtime) pushPendingTail(e *Entry) {
 	if r.phi == len(r.pbuf) {

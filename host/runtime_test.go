@@ -808,3 +808,124 @@ func TestFail(t *testing.T) {
 		t.Errorf("keeping a job on a drained GPU: %v", err)
 	}
 }
+
+// TestPropertyResume: a host that restarts and resumes every job it held, in submission
+// order, from what it knew of them (statuses, restore ends, drained GPUs), shows its scheduler
+// the same views as the runtime it replaces, and goes on the same.
+func TestPropertyResume(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, err := topology.Uniform(topology.T4(), rapid.IntRange(1, 3).Draw(t, "servers"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed := rapid.Uint64().Draw(t, "seed")
+		opt := host.Options{Cluster: c, Scheduler: &chaos{rng: rand.New(rand.NewPCG(seed, 1))}, RestoreTime: 5}
+		rt, err := host.New(opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order []gpusched.Job
+		now := 0.0
+		for call := range rapid.IntRange(1, 8).Draw(t, "calls") {
+			now = float64(10 * call)
+			for range rapid.IntRange(0, 3).Draw(t, "arrivals") {
+				j := job(fmt.Sprintf("j%d", len(order)), rapid.IntRange(1, 4).Draw(t, "gpus"))
+				j.Arrival = now
+				order = append(order, j)
+				if _, err := rt.Submit(j, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if rapid.Bool().Draw(t, "drain") {
+				_ = rt.Drain(topology.GPUID(rapid.IntRange(0, c.NumGPUs()-1).Draw(t, "drained")))
+			}
+			if _, err := rt.Schedule(now); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range rt.TakeDirty() {
+				if err := rt.SetRate(e, now, gpusched.StepCost{Time: 0.5 + float64(len(e.ID()))/4}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		at := now + rapid.Float64Range(0, 9).Draw(t, "crash")
+		opt.Scheduler = &chaos{rng: rand.New(rand.NewPCG(seed, 1))}
+		fresh, err := host.New(opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range order {
+			e, ok := rt.Job(j.ID)
+			if !ok || e.Parked() {
+				continue
+			}
+			f, err := fresh.Resume(j, host.Resumption{Status: e.Status(at), At: at, RestoreEnd: e.RestoreEnd()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Running() {
+				if err := fresh.SetRate(f, at, gpusched.StepCost{Time: e.Step()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := fresh.Drain(rt.Unavailable().Slice()...); err != nil {
+			t.Fatal(err)
+		}
+		later := at + rapid.Float64Range(0, 50).Draw(t, "later")
+		a, _ := rt.View(later)
+		b, _ := fresh.View(later)
+		if err := sameView(a, b); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// sameView compares two views field by field (progress to rounding).
+func sameView(a, b *gpusched.View) error {
+	if a.Now != b.Now || a.Unavailable.String() != b.Unavailable.String() {
+		return fmt.Errorf("views at %v and %v, unavailable %v and %v", a.Now, b.Now, a.Unavailable, b.Unavailable)
+	}
+	for k, pair := range [][2][]gpusched.JobStatus{{a.Pending, b.Pending}, {a.Running, b.Running}} {
+		x, y := pair[0], pair[1]
+		if len(x) != len(y) {
+			return fmt.Errorf("list %d: %d and %d jobs", k, len(x), len(y))
+		}
+		for i := range x {
+			p, q := x[i], y[i]
+			near := func(u, v float64) bool { return math.Abs(u-v) <= 1e-9*max(1, math.Abs(u)) }
+			if p.Job.ID != q.Job.ID || !slices.Equal(p.GPUs, q.GPUs) || !near(p.Iterations, q.Iterations) ||
+				!near(p.Executed, q.Executed) || !near(p.Attained, q.Attained) || p.Started != q.Started ||
+				p.FirstStart != q.FirstStart || p.Since != q.Since || p.Preemptions != q.Preemptions {
+				return fmt.Errorf("list %d entry %d:\n%+v\n%+v", k, i, p, q)
+			}
+		}
+	}
+	return nil
+}
+
+// TestResumeErrors: a resumed job on GPUs that do not exist, twice, in the wrong number, or
+// held by another job is refused.
+func TestResumeErrors(t *testing.T) {
+	c := cluster(t, topology.T4(), 1)
+	rt, err := host.New(host.Options{Cluster: c, Scheduler: &recorder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Resume(job("a", 2), host.Resumption{Status: gpusched.JobStatus{GPUs: []topology.GPUID{0, 1}, Started: true}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, gpus := range map[string][]topology.GPUID{
+		"held": {1, 2}, "twice": {2, 2}, "count": {3}, "missing": {2, 9},
+	} {
+		if _, err := rt.Resume(job("b", 2), host.Resumption{Status: gpusched.JobStatus{GPUs: gpus}}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := rt.Resume(job("c", 1), host.Resumption{Status: gpusched.JobStatus{Iterations: math.NaN()}}); err == nil {
+		t.Error("NaN progress accepted")
+	}
+	if rt.Len() != 1 || rt.Busy() != 2 {
+		t.Errorf("%d jobs on %d GPUs", rt.Len(), rt.Busy())
+	}
+}
