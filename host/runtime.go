@@ -110,8 +110,8 @@ type Options struct {
 	// scheduler; they wait until the host calls Deliver (typically right after it has carried
 	// out the actions, or from its own goroutine while no other call runs). A learning
 	// scheduler's JobCompleted can be slow: A-SRPT's retrains its random forest over a window
-	// of 10,000 jobs every 20,000 completions, about a second of CPU (see the package
-	// documentation). Until it is told, the scheduler sees the job absent from the view and
+	// of 10,000 jobs every 20,000 completions, up to about 0.6 s of CPU per call (see the
+	// package documentation). Until it is told, the scheduler sees the job absent from the view and
 	// treats it as cancelled (the View contract); the late report still teaches its
 	// predictor. Off by default: completions are delivered before the next Schedule call, as
 	// the View contract asks.

@@ -262,3 +262,61 @@ func BenchmarkEventCost(b *testing.B) {
 		})
 	}
 }
+
+// timedCompletions wraps a scheduler and measures each JobCompleted call: wall time and the
+// process's CPU time.
+type timedCompletions struct {
+	gpusched.Scheduler
+	obs       gpusched.CompletionObserver
+	wall, cpu []time.Duration
+}
+
+func (s *timedCompletions) String() string { return sim.SchedulerName(s.Scheduler) }
+
+func (s *timedCompletions) JobCompleted(c gpusched.Completion) {
+	w0, c0 := time.Now(), processCPU()
+	s.obs.JobCompleted(c)
+	s.wall = append(s.wall, time.Since(w0))
+	s.cpu = append(s.cpu, processCPU()-c0)
+}
+
+// BenchmarkPhilly2048ASRPTCompletions measures what A-SRPT's JobCompleted costs over the whole
+// Philly file with the learning forest (asrpt.ForestOptions: a window of 10,000 jobs,
+// retrained every 20,000 completions, sooner while young): the slowest call (wall and CPU),
+// the calls over 100 ms of CPU (the retrainings) and their total CPU. This is the work that
+// host.Options.DeferCompletions takes off the path from an event to its actions.
+func BenchmarkPhilly2048ASRPTCompletions(b *testing.B) {
+	c, err := topology.Uniform(topology.A100(), 256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	recs := readPhilly(b)
+	for b.Loop() {
+		f, err := asrpt.NewForest(asrpt.ForestOptions(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := asrpt.New(asrpt.Options{Estimator: f})
+		if err != nil {
+			b.Fatal(err)
+		}
+		tc := &timedCompletions{Scheduler: s, obs: s}
+		if _, err := sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: tc}); err != nil {
+			b.Fatal(err)
+		}
+		var maxWall, maxCPU, slowCPU time.Duration
+		slow := 0
+		for i := range tc.wall {
+			maxWall, maxCPU = max(maxWall, tc.wall[i]), max(maxCPU, tc.cpu[i])
+			if tc.cpu[i] > 100*time.Millisecond {
+				slow++
+				slowCPU += tc.cpu[i]
+			}
+		}
+		b.ReportMetric(float64(len(tc.wall)), "completions")
+		b.ReportMetric(maxWall.Seconds()*1e3, "max-wall-ms")
+		b.ReportMetric(maxCPU.Seconds()*1e3, "max-cpu-ms")
+		b.ReportMetric(float64(slow), "calls>100ms")
+		b.ReportMetric(slowCPU.Seconds(), "slow-cpu-s")
+	}
+}
