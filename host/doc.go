@@ -45,7 +45,7 @@
 // start removes from it (moving the entries between the job and the nearer end of the list),
 // a preemption merges back. A call costs O(running jobs + size of the decision), plus the
 // move of removals from the middle of a long queue, and never a scan of the waiting jobs
-// (BENCHMARKS.md, "## sim", gives the cost per call from 1,000 to 100,000 waiting jobs).
+// (BENCHMARKS.md, "sim", gives the cost per call from 1,000 to 100,000 waiting jobs).
 //
 // # The View contract, made true
 //
@@ -104,7 +104,7 @@
 // (asrpt.ForestOptions) retrains over a window of 10,000 jobs every 20,000 completions (sooner
 // while it has seen fewer). Over the 70,361 jobs of the shared Philly file that is 8 calls of
 // more than 100 ms, the slowest 0.6 s of CPU and 1.9 s of wall time on this project's shared
-// 2-core machine (BenchmarkPhilly2048ASRPTCompletions in package sim; BENCHMARKS.md, "## sim"),
+// 2-core machine (BenchmarkPhilly2048ASRPTCompletions in package sim; BENCHMARKS.md, "sim"),
 // against well under a millisecond for a Schedule call. By default the runtime delivers completions at the start of the next Schedule call,
 // on the path from an event to its actions. With Options.DeferCompletions the host delivers
 // them itself (Deliver), after it has carried out the actions or from its own goroutine while
