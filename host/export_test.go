@@ -13,3 +13,6 @@ func Break(r *Runtime, kind string) {
 		panic("host: unknown broken variant " + kind)
 	}
 }
+
+// EntryBlock is the number of entries allocated at once.
+const EntryBlock = entryBlock

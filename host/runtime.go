@@ -222,8 +222,9 @@ type Runtime struct {
 	ck       float64
 	now      float64
 
-	ids map[gpusched.JobID]*Entry
-	seq uint64
+	ids   map[gpusched.JobID]*Entry
+	seq   uint64
+	block []Entry // entries not handed out yet (see newEntry)
 
 	// Pending jobs in submission order: their statuses live in pbuf[plo:phi], their entries in
 	// pent[plo:phi]. Both ends can move, so that removing jobs near the head of a long queue
@@ -405,7 +406,7 @@ func (r *Runtime) Submit(j gpusched.Job, limit float64) (*Entry, error) {
 	if !(limit > 0) {
 		limit = math.Inf(1)
 	}
-	e := &Entry{}
+	e := r.newEntry()
 	r.seq++
 	e.seq = r.seq
 	e.job = j
@@ -501,6 +502,21 @@ func (r *Runtime) Resume(j gpusched.Job, res Resumption) (*Entry, error) {
 	r.link(e)
 	return e, nil
 }
+
+// newEntry returns a new entry. Entries are allocated in small blocks so that jobs submitted
+// together lie together in memory (the view walks the running ones at every call); a block
+// is reclaimed once none of its entries is referenced, and no entry is ever reused.
+func (r *Runtime) newEntry() *Entry {
+	if len(r.block) == 0 {
+		r.block = make([]Entry, entryBlock)
+	}
+	e := &r.block[0]
+	r.block = r.block[1:]
+	return e
+}
+
+// entryBlock is the number of entries allocated at once.
+const entryBlock = 32
 
 // pushPendingTail appends e, which must come after every pending job in submission order.
 func (r *Runtime) pushPendingTail(e *Entry) {

@@ -30,7 +30,7 @@ func (r *Runtime) buildView() {
 	v.Now = r.now
 	v.Unavailable = r.unavailable
 	v.Pending = r.pbuf[r.plo:r.phi]
-	clear(v.Running) // no stale references past the current running jobs
+	old := len(v.Running)
 	v.Running = v.Running[:0]
 	for _, e := range r.running {
 		done, ex, att, _ := e.Progress(r.now)
@@ -38,6 +38,9 @@ func (r *Runtime) buildView() {
 			Job: &e.job, GPUs: e.gpus, Iterations: done, Executed: ex, Attained: att,
 			Started: true, FirstStart: e.firstStart, Since: e.since, Preemptions: e.preempt + e.interr,
 		})
+	}
+	if n := len(v.Running); n < old {
+		clear(v.Running[n:old]) // no stale references past the current running jobs
 	}
 }
 
