@@ -90,7 +90,7 @@ func benchPhillyOn(b *testing.B, models bool, mk func(recs []trace.Record) gpusc
 		runtime.ReadMemStats(&ms)
 		peak = max(peak, ms.HeapSys)
 	}
-	b.ReportMetric((processCPU() - cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((processCPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(peak)/(1<<20), "heap-sys-MiB")
 	b.ReportMetric(float64(res.Summary.Events), "events")
 	b.ReportMetric(res.Summary.AvgJCT, "avg-jct-s")
