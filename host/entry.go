@@ -46,14 +46,16 @@ type Entry struct {
 	act     act
 	dirty   bool // step cost must be recomputed (SetRate)
 	started bool
-	listed  uint32 // decision epoch in which the job was listed
-	asgOff  int32  // offset of its new placement in the runtime's scratch buffer
-	ngpus   int32  // job.GPUs
-	preempt int    // stops by decisions
-	interr  int    // stops by the host (Interrupt, Fail, SetCluster)
-	id      gpusched.JobID
-	gpus    []topology.GPUID // current placement (nil while waiting)
-	seq     uint64           // submission order
+	// constrained caches job.Constrained()
+	constrained bool
+	listed      uint32 // decision epoch in which the job was listed
+	asgOff      int32  // offset of its new placement in the runtime's scratch buffer
+	ngpus       int32  // job.GPUs
+	preempt     int    // stops by decisions
+	interr      int    // stops by the host (Interrupt, Fail, SetCluster)
+	id          gpusched.JobID
+	gpus        []topology.GPUID // current placement (nil while waiting)
+	seq         uint64           // submission order
 
 	segAt      float64 // progress below is folded in up to this time
 	done       float64 // iterations done
@@ -110,6 +112,10 @@ func (e *Entry) GPUs() []topology.GPUID {
 	}
 	return e.gpus
 }
+
+// Iterations returns the job's iterations done as last folded in (at the last SetRate, Report,
+// start or stop); Progress extrapolates to a later time.
+func (e *Entry) Iterations() float64 { return e.done }
 
 // Step returns the job's time per iteration in seconds as last set by SetRate (0: unknown).
 func (e *Entry) Step() float64 { return e.step }

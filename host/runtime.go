@@ -231,6 +231,7 @@ type Runtime struct {
 	// costs little.
 	pbuf     []gpusched.JobStatus
 	pent     []*Entry
+	pseq     []uint64 // pent[i].seq, for binary searches that touch no entry
 	plo, phi int
 
 	running      []*Entry // ascending seq
@@ -412,6 +413,7 @@ func (r *Runtime) Submit(j gpusched.Job, limit float64) (*Entry, error) {
 	e.job = j
 	e.id = j.ID
 	e.ngpus = int32(j.GPUs)
+	e.constrained = j.Constrained()
 	e.limit = limit
 	e.phase = phasePending
 	e.since = j.Arrival
@@ -490,7 +492,7 @@ func (r *Runtime) Resume(j gpusched.Job, res Resumption) (*Entry, error) {
 	}
 	// From the queue's tail to the running jobs.
 	r.phi--
-	r.pbuf[r.phi], r.pent[r.phi] = gpusched.JobStatus{}, nil
+	r.pbuf[r.phi], r.pent[r.phi], r.pseq[r.phi] = gpusched.JobStatus{}, nil, 0
 	e.phase = phaseRunning
 	e.gpus = append(e.gpus[:0], st.GPUs...)
 	e.placedAt, e.segStart = res.At, res.At
@@ -525,6 +527,7 @@ func (r *Runtime) pushPendingTail(e *Entry) {
 	}
 	r.pbuf[r.phi] = e.pendingStatus()
 	r.pent[r.phi] = e
+	r.pseq[r.phi] = e.seq
 	r.phi++
 }
 
@@ -537,6 +540,7 @@ func (r *Runtime) growPending(k int) {
 	if r.plo > 0 && n+k <= len(r.pbuf)/2 {
 		copy(r.pbuf, r.pbuf[r.plo:r.phi])
 		copy(r.pent, r.pent[r.plo:r.phi])
+		copy(r.pseq, r.pseq[r.plo:r.phi])
 		clear(r.pbuf[n:r.phi])
 		clear(r.pent[n:r.phi])
 		r.plo, r.phi = 0, n
@@ -545,9 +549,11 @@ func (r *Runtime) growPending(k int) {
 	size := max(64, 2*(n+k))
 	nb := make([]gpusched.JobStatus, size)
 	ne := make([]*Entry, size)
+	ns := make([]uint64, size)
 	copy(nb, r.pbuf[r.plo:r.phi])
 	copy(ne, r.pent[r.plo:r.phi])
-	r.pbuf, r.pent = nb, ne
+	copy(ns, r.pseq[r.plo:r.phi])
+	r.pbuf, r.pent, r.pseq = nb, ne, ns
 	r.plo, r.phi = 0, n
 }
 
@@ -563,7 +569,7 @@ func (r *Runtime) removeLeaving(first, last int) {
 			if leaving(r.pent[i]) {
 				continue
 			}
-			r.pbuf[w], r.pent[w] = r.pbuf[i], r.pent[i]
+			r.pbuf[w], r.pent[w], r.pseq[w] = r.pbuf[i], r.pent[i], r.pseq[i]
 			w--
 		}
 		clear(r.pbuf[r.plo : w+1])
@@ -576,7 +582,7 @@ func (r *Runtime) removeLeaving(first, last int) {
 		if leaving(r.pent[i]) {
 			continue
 		}
-		r.pbuf[w], r.pent[w] = r.pbuf[i], r.pent[i]
+		r.pbuf[w], r.pent[w], r.pseq[w] = r.pbuf[i], r.pent[i], r.pseq[i]
 		w++
 	}
 	clear(r.pbuf[w:r.phi])
@@ -590,11 +596,11 @@ func (r *Runtime) insertPending(ins []*Entry) {
 	r.growPending(k)
 	i, w := r.phi-1, r.phi+k-1
 	for j := k - 1; j >= 0; w-- {
-		if i >= r.plo && r.pent[i].seq > ins[j].seq {
-			r.pbuf[w], r.pent[w] = r.pbuf[i], r.pent[i]
+		if i >= r.plo && r.pseq[i] > ins[j].seq {
+			r.pbuf[w], r.pent[w], r.pseq[w] = r.pbuf[i], r.pent[i], r.pseq[i]
 			i--
 		} else {
-			r.pbuf[w], r.pent[w] = ins[j].pendingStatus(), ins[j]
+			r.pbuf[w], r.pent[w], r.pseq[w] = ins[j].pendingStatus(), ins[j], ins[j].seq
 			j--
 		}
 	}
@@ -603,15 +609,7 @@ func (r *Runtime) insertPending(ins []*Entry) {
 
 // pendingPos returns the queue position of pending entry e.
 func (r *Runtime) pendingPos(e *Entry) int {
-	p, ok := slices.BinarySearchFunc(r.pent[r.plo:r.phi], e.seq, func(x *Entry, s uint64) int {
-		switch {
-		case x.seq < s:
-			return -1
-		case x.seq > s:
-			return 1
-		}
-		return 0
-	})
+	p, ok := slices.BinarySearch(r.pseq[r.plo:r.phi], e.seq)
 	if !ok {
 		panic(fmt.Sprintf("host: pending job %q not in queue", e.id))
 	}
@@ -657,8 +655,10 @@ func (r *Runtime) SetRate(e *Entry, at float64, sc gpusched.StepCost) error {
 	if e.phase != phaseRunning {
 		return fmt.Errorf("%w: SetRate on job %q, which is not running", ErrState, e.id)
 	}
-	if err := r.clock(at, "SetRate"); err != nil {
-		return err
+	if at != r.now {
+		if err := r.clock(at, "SetRate"); err != nil {
+			return err
+		}
 	}
 	if !(sc.Time >= 0) || math.IsInf(sc.Time, 0) || !(sc.CrossServerBytes >= 0) || math.IsInf(sc.CrossServerBytes, 0) {
 		return fmt.Errorf("%w: job %q: step time %v s and %v cross-server bytes (need finite values >= 0)",

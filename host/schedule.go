@@ -132,7 +132,7 @@ func (r *Runtime) check(d gpusched.Decision) (gpusched.JobID, bool) {
 		}
 		e.listed = r.epoch
 		off := len(r.scratch)
-		constrained := e.job.Constrained()
+		constrained := e.constrained
 		for _, g := range a.GPUs {
 			if g < 0 || g >= n || r.gpuStamp[g] == r.epoch {
 				return a.Job, false

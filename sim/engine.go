@@ -334,8 +334,7 @@ func (e *engine) recompute() error {
 			return fmt.Errorf("sim: internal error: %w", err)
 		}
 		j.ver++
-		done, _, _, _ := en.Progress(e.now)
-		fin := max(e.now, en.RestoreEnd()) + (j.iters-done)*sc.Time
+		fin := max(e.now, en.RestoreEnd()) + (j.iters-en.Iterations())*sc.Time
 		e.heap.push(heapEntry{t: fin, idx: idx, ver: j.ver})
 	}
 	return nil

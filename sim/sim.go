@@ -217,7 +217,7 @@ func (cfg *Config) check() error {
 func (e *engine) pastHorizon(t float64, idx int32) error {
 	if idx >= 0 {
 		j := &e.jobs[idx]
-		done := j.en.Stats().Iterations
+		done := j.en.Iterations()
 		return fmt.Errorf("%w: job %q (%v iterations, %v done, %v s each on GPUs %v) would finish at t=%v s, past the simulator's horizon of %v s (2^32 s, about 136 years; see Horizon) (scheduler %s)",
 			ErrLimit, j.job.ID, j.iters, done, j.en.Step(), topology.SetOf(j.en.GPUs()...), t, float64(Horizon), e.name)
 	}
