@@ -49,6 +49,7 @@ type ScheduleError struct {
 	Err error
 }
 
+// Error says what failed, naming the scheduler, the time and (for a refused decision) the job.
 func (e *ScheduleError) Error() string {
 	if e.Invalid {
 		return fmt.Sprintf("%v: scheduler %s at t=%g s: job %q: %v", ErrInvalidDecision, e.Scheduler, e.Time, e.Job, e.Err)
@@ -139,6 +140,7 @@ const (
 	Start
 )
 
+// String returns "stop" or "start".
 func (k ActionKind) String() string {
 	switch k {
 	case Stop:
@@ -187,11 +189,15 @@ type Actions struct {
 // Segment is one interval during which a job held a placement: from Start to End on GPUs,
 // restoring (no progress) from Start to RestoreEnd.
 type Segment struct {
-	Job        gpusched.JobID   `json:"job"`
-	Start      float64          `json:"start"`
-	End        float64          `json:"end"`
-	RestoreEnd float64          `json:"restore_end"`
-	GPUs       []topology.GPUID `json:"gpus"`
+	// Job is the job that held the placement.
+	Job gpusched.JobID `json:"job"`
+	// Start and End bound the interval, in seconds; RestoreEnd is when the job's restore
+	// ended within it (Start when it paid none).
+	Start      float64 `json:"start"`
+	End        float64 `json:"end"`
+	RestoreEnd float64 `json:"restore_end"`
+	// GPUs is the placement, one GPU per worker, in the GPU ids of the cluster of the time.
+	GPUs []topology.GPUID `json:"gpus"`
 	// Interrupted tells that the placement ended because the host stopped the job (a GPU
 	// failed or left): progress after the job's last checkpoint was thrown away.
 	Interrupted bool `json:"interrupted,omitempty"`
