@@ -106,6 +106,11 @@ type engine struct {
 	firstArr  float64
 	lastEvent float64
 	completed []int32 // jobs that left at the current event, in order
+
+	// idleFit is the number of GPUs left idle after the last event while a waiting job would
+	// fit on that many (see Summary.IdleWhileWaiting); idleWait integrates it over time.
+	idleFit  int
+	idleWait float64
 }
 
 func newEngine(cfg *Config) (*engine, error) {
@@ -212,6 +217,7 @@ func (e *engine) run() error {
 			return fmt.Errorf("%w: %d events at t=%g s with %d of %d jobs unfinished (scheduler %s)",
 				ErrLimit, e.events, e.now, total-e.left, total, e.name)
 		}
+		e.idleWait += float64(e.idleFit) * (t - e.now)
 		e.now = t
 		e.lastEvent = t
 
@@ -257,6 +263,7 @@ func (e *engine) run() error {
 			return err
 		}
 		e.sample()
+		e.idleFit = e.idleWhileWaiting()
 		if e.cfg.Observer.Progress != nil {
 			e.cfg.Observer.Progress(t, e.left, total)
 		}
@@ -359,6 +366,25 @@ func (e *engine) schedule() error {
 	}
 	e.wake = acts.WakeAt
 	return nil
+}
+
+// idleWhileWaiting returns the GPUs that are neither held nor unavailable if some waiting job
+// asks for no more GPUs than that, and 0 otherwise. The scan of the waiting jobs stops at the
+// first that fits, and runs only when GPUs are idle.
+func (e *engine) idleWhileWaiting() int {
+	if e.rt.NumPending() == 0 {
+		return 0
+	}
+	idle := e.c.NumGPUs() - e.rt.Busy() - e.rt.Unavailable().Len()
+	if idle <= 0 {
+		return 0
+	}
+	for _, en := range e.rt.Pending() {
+		if max(en.Job().GPUs, 1) <= idle {
+			return idle
+		}
+	}
+	return 0
 }
 
 // sample records the state after the current event in the timeline.

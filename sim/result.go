@@ -124,6 +124,13 @@ type Summary struct {
 	// LostGPUTime is the GPU-seconds of progress thrown away by failures: the sum of the
 	// jobs' LostGPUTime.
 	LostGPUTime float64 `json:"lost_gpu_time,omitempty"`
+	// IdleWhileWaiting is the GPU-seconds left idle while a job waited that asked for no more
+	// GPUs than were idle: the integral over time of the GPUs neither held by a job nor
+	// unavailable, counted only while some waiting job's GPU count was at most that number.
+	// It is capacity a scheduler chose not to use (strict priority order, reservations,
+	// fragmentation across servers or GPU types); it ignores memory and GPU-type constraints.
+	// Set by the simulator, not by Summarize.
+	IdleWhileWaiting float64 `json:"idle_while_waiting"`
 }
 
 // Sample is the state of the cluster from Time on.
@@ -171,6 +178,7 @@ func (e *engine) result() *Result {
 	}
 	r.Summary = Summarize(r.Jobs, r.GPUs)
 	r.Summary.Events = e.events
+	r.Summary.IdleWhileWaiting = e.idleWait
 	if e.fail != nil {
 		r.Summary.ServerFailures = e.fail.events
 		r.Outages = e.fail.outages(e.lastEvent)
@@ -179,7 +187,7 @@ func (e *engine) result() *Result {
 }
 
 // Summarize computes the summary metrics of a set of job records on a cluster of the given
-// number of GPUs (Events and ServerFailures are left zero). Completion-time, queueing and wait
+// number of GPUs (Events, ServerFailures and IdleWhileWaiting are left zero). Completion-time, queueing and wait
 // statistics are over the jobs that finished (not Rejected); the others count every job.
 func Summarize(jobs []JobRecord, gpus int) Summary {
 	s := Summary{Jobs: len(jobs)}

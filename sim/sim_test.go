@@ -635,3 +635,24 @@ func TestCostModelToldOfDepartures(t *testing.T) {
 		t.Errorf("forgot %v", cost.forgot)
 	}
 }
+
+// TestIdleWhileWaiting: under strict FIFO, a 4-GPU job runs for 100 s while an 8-GPU job
+// blocks a 2-GPU job behind it: 4 GPUs idle that the 2-GPU job could have used, 400 GPU-s.
+// With backfill the 2-GPU job runs at once, and the idle GPUs are never enough for the
+// 8-GPU job: none.
+func TestIdleWhileWaiting(t *testing.T) {
+	c := cluster(t, topology.A100(), 1)
+	jobs := []trace.Record{rec("a", 0, 4, 1, 100), rec("b", 0, 8, 1, 50), rec("c", 0, 2, 1, 10)}
+	for _, tc := range []struct {
+		s    gpusched.Scheduler
+		want float64
+	}{{fifo{}, 400}, {fifo{backfill: true}, 0}} {
+		res, err := sim.Run(sim.Config{Cluster: c, Scheduler: tc.s, Jobs: jobs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Summary.IdleWhileWaiting; got != tc.want {
+			t.Errorf("%v: idle while waiting %v GPU-s, want %v", tc.s, got, tc.want)
+		}
+	}
+}

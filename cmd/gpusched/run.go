@@ -363,7 +363,8 @@ func fmtBytes(b float64) string {
 // resultTable prints one row per run: the policy and its job count (compare), or the
 // policy, load and seed (sweep), then the summary metrics.
 //
-// Runs with -failures add the server failures, restarts per job and the GPU-hours of progress
+// Every table has the GPU-hours left idle while a job that would have fitted on them waited
+// (sim.Summary.IdleWhileWaiting). Runs with -failures add the server failures, restarts per job and the GPU-hours of progress
 // lost; runs in which a scheduler rejected jobs add how many (the completion-time columns are
 // over the jobs that finished).
 func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
@@ -384,7 +385,7 @@ func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 	if failures {
 		extra += "\tfailures\trestarts/job\tlost GPU-h"
 	}
-	fmt.Fprintln(tw, lead+extra+"\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tpreempt/job\tmigrate/job\tcross-server\twall\t")
+	fmt.Fprintln(tw, lead+extra+"\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tidle GPU-h\tpreempt/job\tmigrate/job\tcross-server\twall\t")
 	for _, oc := range outs {
 		s := oc.res.Summary
 		if isSweep {
@@ -398,9 +399,9 @@ func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 		if failures {
 			fmt.Fprintf(tw, "\t%d\t%.2f\t%s", s.ServerFailures, s.RestartsPerJob, fmtGPUTime(s.LostGPUTime))
 		}
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%.2f\t%s\t%.1fs\t\n",
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%.2f\t%.2f\t%s\t%.1fs\t\n",
 			fmtDur(s.AvgJCT), fmtDur(s.MedianJCT), fmtDur(s.P95JCT), fmtDur(s.P99JCT),
-			fmtDur(s.Makespan), fmtDur(s.AvgQueueDelay), fmtDur(s.AvgWait), 100*s.Utilisation, s.PreemptionsPerJob, s.MigrationsPerJob,
+			fmtDur(s.Makespan), fmtDur(s.AvgQueueDelay), fmtDur(s.AvgWait), 100*s.Utilisation, fmtGPUTime(s.IdleWhileWaiting), s.PreemptionsPerJob, s.MigrationsPerJob,
 			fmtBytes(s.CrossServerBytes), oc.wall.Seconds())
 	}
 	return tw.Flush()
@@ -454,14 +455,14 @@ func writeSummaryCSV(w io.Writer, rows []summaryRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"policy", "load", "seed", "jobs", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
 		"avg_queue_delay", "avg_wait", "utilisation", "busy_gpu_seconds", "preemptions_per_job", "migrations_per_job",
-		"cross_server_bytes", "events", "rejected", "server_failures", "restarts_per_job", "lost_gpu_time", "wall_seconds"})
+		"cross_server_bytes", "events", "rejected", "server_failures", "restarts_per_job", "lost_gpu_time", "idle_while_waiting", "wall_seconds"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range rows {
 		s := r.Summary
 		cw.Write([]string{r.Policy, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(s.Jobs), f(s.AvgJCT), f(s.MedianJCT),
 			f(s.P95JCT), f(s.P99JCT), f(s.Makespan), f(s.AvgQueueDelay), f(s.AvgWait), f(s.Utilisation), f(s.BusyGPUSeconds),
 			f(s.PreemptionsPerJob), f(s.MigrationsPerJob), f(s.CrossServerBytes), strconv.Itoa(s.Events),
-			strconv.Itoa(s.Rejected), strconv.Itoa(s.ServerFailures), f(s.RestartsPerJob), f(s.LostGPUTime), f(r.WallSec)})
+			strconv.Itoa(s.Rejected), strconv.Itoa(s.ServerFailures), f(s.RestartsPerJob), f(s.LostGPUTime), f(s.IdleWhileWaiting), f(r.WallSec)})
 	}
 	cw.Flush()
 	return cw.Error()
