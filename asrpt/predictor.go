@@ -2,6 +2,7 @@ package asrpt
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/predict"
@@ -62,3 +63,33 @@ func (f Forest) Observe(j *gpusched.Job, iterations float64) error {
 func (f Forest) Distribution(j *gpusched.Job, done float64) (predict.Distribution, error) {
 	return f.P.Distribution(j, done)
 }
+
+// SaveState writes the predictor's complete learned state (forest, histories, calibration,
+// remembered jobs) as package predict's versioned JSON (Predictor.Save). A-SRPT nests it in
+// its own state, so a restored scheduler predicts and learns exactly as the saved one would.
+func (f Forest) SaveState(w io.Writer) error {
+	if f.P == nil {
+		return fmt.Errorf("asrpt: forest has no predictor")
+	}
+	return f.P.Save(w)
+}
+
+// RestoreState replaces what the predictor knows with the state SaveState wrote. Bad data is an
+// error wrapping gpusched.ErrBadState (and predict.ErrInvalidState), and leaves the predictor
+// unchanged.
+func (f Forest) RestoreState(r io.Reader) error {
+	if f.P == nil {
+		return fmt.Errorf("%w: asrpt: forest has no predictor", gpusched.ErrBadState)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
+	}
+	if err := f.P.UnmarshalJSON(b); err != nil {
+		return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
+	}
+	return nil
+}
+
+// Forest implements gpusched.Stateful, so A-SRPT's saved state carries what it learned.
+var _ gpusched.Stateful = Forest{}

@@ -142,10 +142,12 @@ func (e *restoredError) Unwrap() error { return e.reason }
 // refused, the last cluster seen, the migration count, and the estimator's state when
 // Options.Estimator implements gpusched.Stateful (nested under "estimator").
 //
-// An estimator that does not implement gpusched.Stateful is not saved: an Oracle has nothing
-// to save, but a learning estimator loses what it learned (the default Forest, until package
-// predict can save its forest and histories), so the restored scheduler predicts new jobs as a
-// new estimator would, while every job already admitted keeps its saved prediction.
+// The default Forest is Stateful: its forest, histories and calibration are saved with the
+// scheduler, so a restored A-SRPT predicts and learns exactly as the saved one would. An
+// estimator that does not implement gpusched.Stateful is not saved: an Oracle has nothing to
+// save, but another learning estimator loses what it learned, so the restored scheduler
+// predicts new jobs as a new estimator would, while every job already admitted keeps its saved
+// prediction.
 //
 // Caches that are rebuilt on demand (sizing candidates, the placer's worker graphs, the cost
 // model's compiled jobs) are not saved. Call SaveState between Schedule calls; it does not

@@ -18,6 +18,7 @@ import (
 	"github.com/gpusched/gpusched/internal/restart"
 	"github.com/gpusched/gpusched/internal/statejson"
 	"github.com/gpusched/gpusched/internal/teeth"
+	"github.com/gpusched/gpusched/predict"
 	"github.com/gpusched/gpusched/topology"
 	"pgregory.net/rapid"
 )
@@ -97,6 +98,14 @@ func estimator(kind string, sc *restart.Scene) Estimator {
 		return noisy{sc.Oracle()}
 	case "learner":
 		return &learner{}
+	case "forest":
+		// Small enough to train inside a scene: a forest after 8 finished jobs, retrained
+		// every 4.
+		f, err := NewForest(predict.Options{Seed: 7, Trees: 4, MinLeaf: 1, MinSamples: 8, RetrainEvery: 4, Window: 64})
+		if err != nil {
+			panic(err)
+		}
+		return f
 	}
 	return Oracle(sc.Oracle())
 }
@@ -141,6 +150,39 @@ func restartProp(kind string, restore restart.Restore) func(*rapid.T) {
 // estimator included.
 func TestRestartProperty(t *testing.T) {
 	rapid.Check(t, restartProp("", restart.Reload))
+}
+
+// The same with the random-forest predictor: its forest, histories and calibration travel in
+// A-SRPT's state, so the restored scheduler predicts new jobs as the uninterrupted one does.
+func TestRestartPropertyForest(t *testing.T) {
+	rapid.Check(t, restartProp("forest", restart.Reload))
+}
+
+// Without the forest's state (the scheduler's state restored, the forest left new) decisions
+// differ: the forest test above can fail.
+func TestRestartPropertyForestHasTeeth(t *testing.T) {
+	forgetful := func(old, fresh restart.Scheduler) error {
+		var b bytes.Buffer
+		if err := old.SaveState(&b); err != nil {
+			return err
+		}
+		f := fresh.(*Scheduler).opt.Estimator.(Forest)
+		if err := fresh.RestoreState(bytes.NewReader(b.Bytes())); err != nil {
+			return err
+		}
+		g, err := predict.New(predict.Options{Seed: 7, Trees: 4, MinLeaf: 1, MinSamples: 8, RetrainEvery: 4, Window: 64})
+		if err != nil {
+			return err
+		}
+		blank, err := g.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		return f.P.UnmarshalJSON(blank)
+	}
+	if !teeth.Fails(restartProp("forest", forgetful)) {
+		t.Error("the restart property passed although the forest's state was dropped")
+	}
 }
 
 // mutate is a broken restore: it saves old's state, changes it with f, and restores fresh
