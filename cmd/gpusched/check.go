@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gpusched/gpusched/predict"
 )
 
 // Bounds on the flags. They are judgement calls, stated in the help text: generous for any
@@ -141,6 +143,9 @@ func (o *options) check(fs *flag.FlagSet) error {
 	var err error
 	if o.fail, err = parseFailures(o.failures); err != nil {
 		return err
+	}
+	if o.perr, err = predict.ParseErrorModel(o.predErr); err != nil {
+		return usagef("-prediction-error %q: %w", o.predErr, err)
 	}
 	if set["checkpoint"] && o.failures == "" {
 		return usagef("-checkpoint applies with -failures (without failures no progress is ever lost)")

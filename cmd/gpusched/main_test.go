@@ -234,3 +234,34 @@ func TestRateAndConsolidateFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictionErrorFlag: -prediction-error changes what the oracles see (and so their
+// results), not the policies with their own predictors, and the header says so.
+func TestPredictionErrorFlag(t *testing.T) {
+	run := func(perr string) string {
+		out, err := runCmd(t, "compare", "-jobs", "200", "-load", "1.2", "-cluster", "a100:2", "-policies", "srpt-oracle,tiresias", "-prediction-error", perr, "-progress", "off")
+		if err != nil {
+			t.Fatalf("-prediction-error %s: %v\n%s", perr, err, out)
+		}
+		return out
+	}
+	row := func(out, policy string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 2 && f[0] == policy {
+				return strings.Join(f[:len(f)-1], " ") // without the wall time
+			}
+		}
+		t.Fatalf("no row %s in\n%s", policy, out)
+		return ""
+	}
+	exact, adv := run("none"), run("adversarial:16")
+	if !strings.Contains(adv, "prediction error: the oracles (asrpt-oracle, srpt-oracle, sjf-bco) see sizes with adversarial error (within a factor 16)") || strings.Contains(exact, "prediction error") {
+		t.Errorf("header:\n%s\n%s", exact, adv)
+	}
+	if row(exact, "srpt-oracle") == row(adv, "srpt-oracle") {
+		t.Errorf("srpt-oracle unchanged by adversarial error: %s", row(adv, "srpt-oracle"))
+	}
+	if row(exact, "tiresias") != row(adv, "tiresias") {
+		t.Errorf("tiresias changed by the oracles' error:\n%s\n%s", row(exact, "tiresias"), row(adv, "tiresias"))
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/predict"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
 )
@@ -55,6 +56,8 @@ type options struct {
 	perfPath    string
 	cal         *graph.Calibration // the -perf calibration, once loaded
 	traceGPU    string
+	predErr     string             // -prediction-error, parsed into perr by check
+	perr        predict.ErrorModel // the error injected into the oracles' sizes
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
@@ -81,6 +84,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.failures, "failures", "", failuresHelp)
 	fs.DurationVar(&o.checkpoint, "checkpoint", 0, fmt.Sprintf("interval at which running jobs checkpoint; a job whose server fails restarts from its last checkpoint (0: only at preemption or migration; at most %v)", maxCheckpoint))
 	fs.StringVar(&o.perfPath, "perf", "", "calibration (JSON, from gpusched perf fit) of the performance model; default: the shipped constants of each GPU type")
+	fs.StringVar(&o.predErr, "prediction-error", "none", "multiplicative error injected into the sizes the oracle policies see (asrpt-oracle, srpt-oracle, sjf-bco): none, loguniform:MU, lognormal:SIGMA, under:MU, over:MU or adversarial:MU (every size pulled toward the median as far as MU allows), optionally ,seed=N (default: -seed)")
 	fs.StringVar(&o.cost, "cost", "model", "model: Philly-like jobs get zoo models and plans timed by package graph (placement and shared links matter); fixed: each job runs at a fixed step time wherever it is placed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: gpusched %s [flags]\n\nflags:\n", name)

@@ -25,15 +25,25 @@ type policyEnv struct {
 	Restore float64
 	// NoConsolidate turns off the consolidation that a policy does by itself (A-SRPT).
 	NoConsolidate bool
+	// PredictionError is the error injected into the sizes the oracles see (-prediction-error).
+	PredictionError predict.ErrorModel
 }
 
-// truth returns the true iterations of the workload's jobs: for oracles only.
+// truth returns the iterations the oracles see: the workload's true iterations, with the
+// injected PredictionError. For oracles only.
 func (e policyEnv) truth() map[gpusched.JobID]float64 {
 	m := make(map[gpusched.JobID]float64, len(e.Jobs))
 	for _, r := range e.Jobs {
 		m[r.Job.ID] = r.Iterations
 	}
-	return m
+	if e.PredictionError.Kind == predict.NoError {
+		return m
+	}
+	p, err := e.PredictionError.Perturb(m)
+	if err != nil { // check validated the model
+		return m
+	}
+	return p
 }
 
 // policySpec is one entry of the registry.

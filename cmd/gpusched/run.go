@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/consolidate"
+	"github.com/gpusched/gpusched/predict"
 	"github.com/gpusched/gpusched/sim"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
@@ -104,8 +105,12 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 	oc := outcome{runJob: j}
 	start := time.Now()
 	cost := o.costModel()
+	perr := o.perr
+	if !strings.Contains(o.predErr, "seed=") {
+		perr.Seed = j.seed
+	}
 	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: cost, Seed: j.seed,
-		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off"})
+		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off", PredictionError: perr})
 	if err == nil && o.consolidate == "on" && !j.policy.Consolidates {
 		s, err = consolidate.Wrap(s, consolidate.Options{Cost: cost, RestoreTime: o.restoreSeconds()})
 	}
@@ -304,6 +309,10 @@ func clusterLine(w io.Writer, c *topology.Cluster, o *options) {
 	consol := map[string]string{"auto": "A-SRPT only", "on": "every policy", "off": "none"}[o.consolidate]
 	fmt.Fprintf(w, "cluster: %s, %d GPUs on %d servers (%s); restore cost %s; consolidating migrations: %s\n",
 		c.Name(), c.NumGPUs(), c.NumServers(), c.GPU(0).Model, restore, consol)
+	if o.perr.Kind != predict.NoError {
+		fmt.Fprintf(w, "prediction error: the oracles (asrpt-oracle, srpt-oracle, sjf-bco) see sizes with %s error (within a factor %g)\n",
+			o.perr.Kind, o.perr.Bound())
+	}
 	if o.failures != "" {
 		ck := "only at preemption"
 		if o.checkpoint > 0 {
