@@ -28,10 +28,11 @@ const (
 	Under
 	// Over multiplies every size by Mu: every job ends long before its prediction.
 	Over
-	// Adversarial pulls every size as close as the factor Mu allows to the median of the
-	// sizes: short jobs look longer and long jobs shorter, so that the predictions carry as
-	// little of the jobs' order as predictions within Mu can. Under and Over only rescale the
-	// sizes, which leaves a pure priority order unchanged; Adversarial destroys it.
+	// Adversarial mirrors every size about the median of the sizes (on a log scale: size s
+	// becomes median^2 / s) as far as the factor Mu allows: short jobs look long and long jobs
+	// short, so that the predictions reverse the jobs' order wherever predictions within Mu
+	// can. Under and Over only rescale the sizes, which leaves a pure priority order unchanged;
+	// Adversarial reverses it.
 	Adversarial
 )
 
@@ -213,7 +214,7 @@ func (m ErrorModel) factor(id gpusched.JobID, v, median float64) float64 {
 	case Over:
 		return m.Mu
 	case Adversarial:
-		return min(max(median, v/m.Mu), v*m.Mu) / v
+		return min(max(median*median/v, v/m.Mu), v*m.Mu) / v
 	case LogUniform, LogNormal:
 		h := fnv.New64a()
 		h.Write([]byte(id))

@@ -40,15 +40,16 @@ func TestErrorModelWithinBound(t *testing.T) {
 	})
 }
 
-// Adversarial predictions carry no order among the jobs within a factor mu of the median:
-// they all look like the median. Jobs farther away keep their order but come mu closer.
-func TestAdversarialHidesOrder(t *testing.T) {
+// Adversarial predictions reverse the order of the jobs within a factor mu of the median
+// (mirrored about it: 40 looks like 250 and 250 like 40); jobs farther away are pulled in by
+// the whole factor and keep their order.
+func TestAdversarialReversesOrder(t *testing.T) {
 	truth := map[gpusched.JobID]float64{"a": 10, "b": 40, "c": 100, "d": 250, "e": 10000}
 	got, err := ErrorModel{Kind: Adversarial, Mu: 4}.Perturb(truth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[gpusched.JobID]float64{"a": 40, "b": 100, "c": 100, "d": 100, "e": 2500}
+	want := map[gpusched.JobID]float64{"a": 40, "b": 160, "c": 100, "d": 62.5, "e": 2500}
 	for id, w := range want {
 		if math.Abs(got[id]-w) > 1e-9 {
 			t.Errorf("job %s predicted %v, want %v", id, got[id], w)
