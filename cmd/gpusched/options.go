@@ -84,7 +84,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.failures, "failures", "", failuresHelp)
 	fs.DurationVar(&o.checkpoint, "checkpoint", 0, fmt.Sprintf("interval at which running jobs checkpoint; a job whose server fails restarts from its last checkpoint (0: only at preemption or migration; at most %v)", maxCheckpoint))
 	fs.StringVar(&o.perfPath, "perf", "", "calibration (JSON, from gpusched perf fit) of the performance model; default: the shipped constants of each GPU type")
-	fs.StringVar(&o.predErr, "prediction-error", "none", "multiplicative error injected into the sizes the oracle policies see (asrpt-oracle, srpt-oracle, sjf-bco): none, loguniform:MU, lognormal:SIGMA, under:MU, over:MU or adversarial:MU (sizes mirrored about the median as far as MU allows: short jobs look long, long jobs short), optionally ,seed=N (default: -seed)")
+	fs.StringVar(&o.predErr, "prediction-error", "none", "error injected into the sizes the oracle policies (asrpt-oracle, srpt-oracle, sjf-bco) see: none, loguniform:MU, lognormal:SIGMA, under:MU, over:MU or adversarial:MU (order reversed within MU), [,seed=N] (default -seed)")
 	fs.StringVar(&o.cost, "cost", "model", "model: Philly-like jobs get zoo models and plans timed by package graph (placement and shared links matter); fixed: each job runs at a fixed step time wherever it is placed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: gpusched %s [flags]\n\nflags:\n", name)
