@@ -82,6 +82,10 @@ type Job struct {
 	// and host needs, and change its choice (a restart) while it runs (Assignment.PlanChoice).
 	// Needs a model. Empty: the job runs under its own plan only, as before.
 	Plans []PlanOption `json:"plans,omitempty"`
+	// Guaranteed marks a job with a performance guarantee (Rubick's SLA jobs): once started,
+	// it should train at least as fast as its own plan on its own GPU count would. Schedulers
+	// that know of guarantees (policy rubick) serve such jobs first; others ignore it.
+	Guaranteed bool `json:"guaranteed,omitempty"`
 }
 
 // Errors that Job.Validate, Admit and Decision.Validate wrap. Use errors.Is to tell them apart;
