@@ -97,6 +97,10 @@ func policies() []policySpec {
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				return policy.NewRandom(policy.RandomOptions{Seed: env.Seed})
 			}, false},
+		{"rubick", "Rubick, MLSys'25: plans and GPUs/CPUs/memory reconfigured by resource-sensitivity curves, guaranteed jobs first (policy.Rubick)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				return policy.NewRubick(policy.RubickOptions{Cost: env.Cost})
+			}, false},
 		{"asrpt", "A-SRPT with the random-forest predictor learning online (asrpt.Forest over predict)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				f, err := asrpt.NewForest(asrpt.ForestOptions(env.Seed))
