@@ -117,6 +117,14 @@ func policies() []policySpec {
 				}
 				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate})
 			}, true},
+		{"asrpt-plan", "A-SRPT choosing at admission the plan of least GPU-time per iteration among a reconfigurable job's plans (asrpt.PlanChoice)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				f, err := asrpt.NewForest(asrpt.ForestOptions(env.Seed))
+				if err != nil {
+					return nil, err
+				}
+				return asrpt.NewPlanChoice(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate})
+			}, true},
 		{"asrpt-oracle", "A-SRPT with exact iteration counts (asrpt.Oracle)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()
