@@ -24,7 +24,6 @@ type PlanChoice struct {
 	cost   gpusched.CostModel
 	name   string
 	chosen map[gpusched.JobID]planChoice
-	view   gpusched.View
 	bufs   [2][]gpusched.JobStatus
 }
 
