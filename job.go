@@ -70,6 +70,22 @@ type Job struct {
 	MinGPUMemory float64 `json:"min_gpu_memory,omitempty"`
 	// Features describe the job for iteration prediction.
 	Features Features `json:"features"`
+	// CPUs is the number of CPU cores each worker needs on its server under the job's own
+	// plan (0: none accounted). Decisions keep each server's jobs within its
+	// topology.ServerSpec.CPUs.
+	CPUs int `json:"cpus,omitempty"`
+	// HostMemory is the host memory each worker needs on its server under the job's own plan,
+	// in bytes (0: none accounted).
+	HostMemory float64 `json:"host_memory,omitempty"`
+	// Plans, when set, makes the job reconfigurable: besides its own Plan (with GPUs, CPUs and
+	// HostMemory), the scheduler may run it under any of these plans, with their GPU counts
+	// and host needs, and change its choice (a restart) while it runs (Assignment.PlanChoice).
+	// Needs a model. Empty: the job runs under its own plan only, as before.
+	Plans []PlanOption `json:"plans,omitempty"`
+	// Guaranteed marks a job with a performance guarantee (Rubick's SLA jobs): once started,
+	// it should train at least as fast as its own plan on its own GPU count would. Schedulers
+	// that know of guarantees (policy rubick) serve such jobs first; others ignore it.
+	Guaranteed bool `json:"guaranteed,omitempty"`
 }
 
 // Errors that Job.Validate, Admit and Decision.Validate wrap. Use errors.Is to tell them apart;
@@ -110,7 +126,9 @@ var (
 // id, a finite non-negative arrival, a GPU demand between 1 and the cluster's size, a finite
 // non-negative step time, weight and minimum GPU memory, a model or a step time (ErrNoCost),
 // and, for a job with a model, a valid plan with one worker per GPU. It does not look at the
-// job's constraints or cost on c: Admit does.
+// job's constraints or cost on c: Admit does. For a reconfigurable job it also checks every
+// plan it allows (a valid plan of the job's model and global batch, at most the cluster's GPUs,
+// non-negative host needs).
 func (j *Job) Validate(c *topology.Cluster) error {
 	switch {
 	case j.ID == "":
@@ -139,7 +157,7 @@ func (j *Job) Validate(c *topology.Cluster) error {
 			return fmt.Errorf("%w: job %q: %w", ErrInvalidJob, j.ID, err)
 		}
 	}
-	return nil
+	return j.validatePlans(c)
 }
 
 // Eligible reports whether the job may run on a GPU of this kind: its GPUType names the GPU's

@@ -32,6 +32,9 @@ type JobStatus struct {
 	Since float64
 	// Preemptions counts how often the job was stopped before finishing.
 	Preemptions int
+	// PlanChoice is the plan the running job runs under (see Assignment.PlanChoice); 0 for
+	// waiting jobs and jobs that are not reconfigurable.
+	PlanChoice int
 }
 
 // View is what a scheduler may see at one instant: the time, the cluster, the GPUs that may not
@@ -123,7 +126,7 @@ func (v *View) Validate() error {
 	}
 	run := make([]Assignment, len(v.Running))
 	for i := range v.Running {
-		run[i] = Assignment{Job: v.Running[i].Job.ID, GPUs: v.Running[i].GPUs}
+		run[i] = Assignment{Job: v.Running[i].Job.ID, GPUs: v.Running[i].GPUs, PlanChoice: v.Running[i].PlanChoice}
 	}
 	jobs := make(map[JobID]*Job, len(v.Running))
 	for i := range v.Running {
@@ -139,6 +142,11 @@ func (v *View) Validate() error {
 type Assignment struct {
 	Job  JobID
 	GPUs []topology.GPUID
+	// PlanChoice chooses the plan of a reconfigurable job (Job.Plans): 0 is the job's own plan,
+	// k >= 1 is Plans[k-1] (Job.Option). GPUs holds one GPU per worker of the chosen plan, and
+	// the chosen plan's CPUs and HostMemory per worker are taken on the servers of those GPUs.
+	// A running job given another choice is restarted under the new plan (a reconfiguration).
+	PlanChoice int
 }
 
 // Decision is a scheduler's answer: the complete set of jobs that should run from now on and
@@ -168,7 +176,9 @@ type Decision struct {
 // rejected (ErrDuplicateJob), a placement whose size differs from the job's demand
 // (ErrGPUCount), a GPU the cluster lacks (ErrNoSuchGPU), a GPU given twice (ErrDoubleBooked), a
 // GPU the job may not use (ErrIneligibleGPU) or that the view marks unavailable
-// (ErrUnavailableGPU), a rejection without a reason, and a WakeAt that is NaN.
+// (ErrUnavailableGPU), a plan choice the job does not offer (ErrPlanChoice), more CPU cores or
+// host memory on a server than it has (ErrHostResources), a rejection without a reason, and a
+// WakeAt that is NaN. The GPU count checked is that of the assignment's plan choice.
 func (d Decision) Validate(v View) error {
 	if v.Cluster == nil {
 		return fmt.Errorf("%w: no cluster", ErrInvalidView)
@@ -211,6 +221,7 @@ func (d Decision) Validate(v View) error {
 func checkAssignments(c *topology.Cluster, run []Assignment, jobs map[JobID]*Job, unavailable topology.GPUSet) error {
 	owner := make([]int32, c.NumGPUs()) // 0: free; i+1: run[i]
 	listed := make(map[JobID]struct{}, len(run))
+	host := newHostLoad(c)
 	for i, a := range run {
 		j, ok := jobs[a.Job]
 		if !ok {
@@ -220,7 +231,15 @@ func checkAssignments(c *topology.Cluster, run []Assignment, jobs map[JobID]*Job
 			return fmt.Errorf("%w: job %q", ErrDuplicateJob, a.Job)
 		}
 		listed[a.Job] = struct{}{}
-		if len(a.GPUs) != j.GPUs {
+		opt, ok := j.Option(a.PlanChoice)
+		if !ok {
+			return fmt.Errorf("%w: job %q plan choice %d (it offers 0..%d)", ErrPlanChoice, a.Job, a.PlanChoice, len(j.Plans))
+		}
+		if n := j.GPUsFor(a.PlanChoice); len(a.GPUs) != n {
+			if a.PlanChoice != 0 {
+				return fmt.Errorf("%w: job %q needs %d GPUs under plan choice %d (%v), placement has %d",
+					ErrGPUCount, a.Job, n, a.PlanChoice, opt.Plan, len(a.GPUs))
+			}
 			return fmt.Errorf("%w: job %q needs %d GPUs, placement has %d", ErrGPUCount, a.Job, j.GPUs, len(a.GPUs))
 		}
 		constrained := j.Constrained()
@@ -247,6 +266,9 @@ func checkAssignments(c *topology.Cluster, run []Assignment, jobs map[JobID]*Job
 					ErrIneligibleGPU, a.Job, w, g, c.GPUName(g), c.GPU(g).Model, j.GPUType, j.MinGPUMemory/(1<<30))
 			}
 		}
+		if err := host.add(a.Job, opt, a.GPUs); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -264,14 +286,15 @@ type Changes struct {
 }
 
 // Diff returns the changes that carry out the decision from the view's state. A running job
-// whose new placement holds the same GPUs in a different worker order counts as migrated. The
+// whose new placement holds the same GPUs in a different worker order, or that is given another
+// plan choice, counts as migrated. The
 // decision should have passed Validate. Each list follows the order of d.Run (Preempt: of
 // v.Running).
 func (d Decision) Diff(v View) Changes {
 	var ch Changes
-	running := make(map[JobID][]topology.GPUID, len(v.Running))
+	running := make(map[JobID]*JobStatus, len(v.Running))
 	for i := range v.Running {
-		running[v.Running[i].Job.ID] = v.Running[i].GPUs
+		running[v.Running[i].Job.ID] = &v.Running[i]
 	}
 	inRun := make(map[JobID]struct{}, len(d.Run))
 	for _, a := range d.Run {
@@ -280,7 +303,7 @@ func (d Decision) Diff(v View) Changes {
 		switch {
 		case !ok:
 			ch.Start = append(ch.Start, a)
-		case slices.Equal(cur, a.GPUs):
+		case slices.Equal(cur.GPUs, a.GPUs) && cur.PlanChoice == a.PlanChoice:
 			ch.Keep = append(ch.Keep, a.Job)
 		default:
 			ch.Migrate = append(ch.Migrate, a)

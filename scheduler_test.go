@@ -43,16 +43,16 @@ func TestDecisionValidateRejections(t *testing.T) {
 		want error
 		msg  []string // substrings the message must hold
 	}{
-		{"ok", Decision{Run: []Assignment{{"a", gpus(0, 1)}, {"b", gpus(4, 5, 6)}}}, nil, nil},
+		{"ok", Decision{Run: []Assignment{{Job: "a", GPUs: gpus(0, 1)}, {Job: "b", GPUs: gpus(4, 5, 6)}}}, nil, nil},
 		{"empty is ok", Decision{}, nil, nil},
-		{"unknown job", Decision{Run: []Assignment{{"zz", gpus(0)}}}, ErrUnknownJob, []string{`"zz"`}},
-		{"listed twice", Decision{Run: []Assignment{{"a", gpus(0, 1)}, {"a", gpus(2, 3)}}}, ErrDuplicateJob, []string{`"a"`}},
-		{"too few GPUs", Decision{Run: []Assignment{{"b", gpus(4, 5)}}}, ErrGPUCount, []string{`"b"`, "needs 3", "has 2"}},
-		{"too many GPUs", Decision{Run: []Assignment{{"a", gpus(0, 1, 2)}}}, ErrGPUCount, []string{`"a"`}},
-		{"negative GPU", Decision{Run: []Assignment{{"a", gpus(0, -1)}}}, ErrNoSuchGPU, []string{`"a"`, "GPU -1"}},
-		{"GPU past the end", Decision{Run: []Assignment{{"b", gpus(6, 7, 8)}}}, ErrNoSuchGPU, []string{`"b"`, "GPU 8", "0..7"}},
-		{"two jobs one GPU", Decision{Run: []Assignment{{"a", gpus(0, 1)}, {"b", gpus(1, 2, 3)}}}, ErrDoubleBooked, []string{"GPU 1", `"a"`, `"b"`, "t4-0/1"}},
-		{"one job one GPU twice", Decision{Run: []Assignment{{"b", gpus(5, 6, 5)}}}, ErrDoubleBooked, []string{"GPU 5", `"b"`, "two workers"}},
+		{"unknown job", Decision{Run: []Assignment{{Job: "zz", GPUs: gpus(0)}}}, ErrUnknownJob, []string{`"zz"`}},
+		{"listed twice", Decision{Run: []Assignment{{Job: "a", GPUs: gpus(0, 1)}, {Job: "a", GPUs: gpus(2, 3)}}}, ErrDuplicateJob, []string{`"a"`}},
+		{"too few GPUs", Decision{Run: []Assignment{{Job: "b", GPUs: gpus(4, 5)}}}, ErrGPUCount, []string{`"b"`, "needs 3", "has 2"}},
+		{"too many GPUs", Decision{Run: []Assignment{{Job: "a", GPUs: gpus(0, 1, 2)}}}, ErrGPUCount, []string{`"a"`}},
+		{"negative GPU", Decision{Run: []Assignment{{Job: "a", GPUs: gpus(0, -1)}}}, ErrNoSuchGPU, []string{`"a"`, "GPU -1"}},
+		{"GPU past the end", Decision{Run: []Assignment{{Job: "b", GPUs: gpus(6, 7, 8)}}}, ErrNoSuchGPU, []string{`"b"`, "GPU 8", "0..7"}},
+		{"two jobs one GPU", Decision{Run: []Assignment{{Job: "a", GPUs: gpus(0, 1)}, {Job: "b", GPUs: gpus(1, 2, 3)}}}, ErrDoubleBooked, []string{"GPU 1", `"a"`, `"b"`, "t4-0/1"}},
+		{"one job one GPU twice", Decision{Run: []Assignment{{Job: "b", GPUs: gpus(5, 6, 5)}}}, ErrDoubleBooked, []string{"GPU 5", `"b"`, "two workers"}},
 		{"NaN wake", Decision{WakeAt: math.NaN()}, nil, []string{"NaN"}},
 	}
 	for _, tc := range cases {
@@ -141,7 +141,7 @@ func TestDiff(t *testing.T) {
 	v := View{Cluster: c,
 		Running: []JobStatus{{Job: a, GPUs: gpus(0, 1)}, {Job: b, GPUs: gpus(2)}, {Job: x, GPUs: gpus(3)}},
 		Pending: []JobStatus{{Job: y}}}
-	d := Decision{Run: []Assignment{{"a", gpus(1, 0)}, {"y", gpus(4, 5)}, {"b", gpus(2)}}}
+	d := Decision{Run: []Assignment{{Job: "a", GPUs: gpus(1, 0)}, {Job: "y", GPUs: gpus(4, 5)}, {Job: "b", GPUs: gpus(2)}}}
 	if err := d.Validate(v); err != nil {
 		t.Fatal(err)
 	}

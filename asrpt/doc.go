@@ -204,6 +204,20 @@
 // running on GPUs that became unavailable is placed afresh if it is in the prefix and fits (a
 // migration) and preempted otherwise, which is the immediate preemption the claims assume.
 //
+// # Plan choice
+//
+// PlanChoice (`gpusched policies`: asrpt-plan) runs A-SRPT on reconfigurable jobs
+// (gpusched.Job.Plans): when it first sees a job it fixes the plan k that minimises
+// g_jk x tau_jk, the job's GPU-time per iteration, and schedules the job under it. What this
+// does to the bound: the virtual instance's sizes become s_j = min_k g_jk p_jk / G, and any
+// schedule, under any plans, gives job j at least that much GPU-time, so the virtual-SRPT lower
+// bound holds against an optimum that may choose plans too. The other lower bound, sum of
+// r_j + p_j, does not: such an optimum may run j under a faster plan with more GPUs. Against
+// it, p_j must be read as min_k p_jk, and the ratio grows by at most
+// sigma = max_j p_j(chosen) / min_k p_jk, the slow-down the GPU-time-minimal plan accepts; g_max
+// is taken over the chosen plans. Against an optimum held to the chosen plans the theorems hold
+// unchanged. The choice is fixed at admission: A-SRPT never reconfigures a running job.
+//
 // # Restart and failover
 //
 // A-SRPT's decisions depend on what it saw before: the virtual queue, each job's prediction

@@ -50,7 +50,9 @@ type Entry struct {
 	constrained bool
 	listed      uint32 // decision epoch in which the job was listed
 	asgOff      int32  // offset of its new placement in the runtime's scratch buffer
-	ngpus       int32  // job.GPUs
+	ngpus       int32  // job.GPUsFor(plan)
+	plan        int32  // plan choice it runs or last ran under
+	newPlan     int32  // plan choice of its assignment in the decision being applied
 	preempt     int    // stops by decisions
 	interr      int    // stops by the host (Interrupt, Fail, SetCluster)
 	id          gpusched.JobID
@@ -67,10 +69,11 @@ type Entry struct {
 	firstStart float64
 	since      float64
 
-	productive float64 // seconds holding GPUs and making progress (restores excluded)
-	bytes      float64 // cross-server bytes moved
-	xbytes     float64 // cross-server bytes per iteration in the current placement
-	links      []int32 // dense ids of the shared links the placement uses
+	productive float64       // seconds holding GPUs and making progress (restores excluded)
+	bytes      float64       // cross-server bytes moved
+	xbytes     float64       // cross-server bytes per iteration in the current placement
+	links      []int32       // dense ids of the shared links the placement uses
+	eff        *gpusched.Job // job.WithPlan(plan), built on demand (nil for plan 0)
 	migrate    int
 	maxSpan    int
 	placedAt   float64 // start of the current placement (the origin of periodic checkpoints)
@@ -158,6 +161,7 @@ func (e *Entry) Status(t float64) gpusched.JobStatus {
 	st := gpusched.JobStatus{
 		Job: &e.job, Iterations: done, Executed: ex, Attained: att,
 		Started: e.started, FirstStart: e.firstStart, Since: e.since, Preemptions: e.preempt + e.interr,
+		PlanChoice: int(e.plan),
 	}
 	if e.phase == phaseRunning {
 		st.GPUs = e.gpus
@@ -263,5 +267,31 @@ func (e *Entry) pendingStatus() gpusched.JobStatus {
 	return gpusched.JobStatus{
 		Job: &e.job, Iterations: e.done, Executed: e.executed, Attained: e.attained,
 		Started: e.started, FirstStart: e.firstStart, Since: e.since, Preemptions: e.preempt + e.interr,
+		PlanChoice: int(e.plan),
 	}
+}
+
+// PlanChoice returns the plan choice the job runs under, or last ran under while it waits
+// (gpusched.Assignment.PlanChoice; 0 for a job that is not reconfigurable).
+func (e *Entry) PlanChoice() int { return int(e.plan) }
+
+// Current returns the job as it runs under its plan choice (gpusched.Job.WithPlan): what a
+// cost model times. It is Job() for plan choice 0.
+func (e *Entry) Current() *gpusched.Job {
+	if e.plan == 0 {
+		return &e.job
+	}
+	if e.eff == nil {
+		e.eff = e.job.WithPlan(int(e.plan))
+	}
+	return e.eff
+}
+
+// setPlan makes k the job's plan choice, with its GPU count.
+func (e *Entry) setPlan(k int) {
+	if int(e.plan) != k {
+		e.eff = nil
+	}
+	e.plan = int32(k)
+	e.ngpus = int32(e.job.GPUsFor(k))
 }

@@ -99,6 +99,11 @@ type Options struct {
 	// GPUs without progress while it restores its checkpoint (a job's first start is free).
 	// Zero or negative: no restore time.
 	RestoreTime float64
+	// ReconfigureTime replaces RestoreTime for a reconfigurable job that restarts under
+	// another plan than it last ran (gpusched.Assignment.PlanChoice): the time in seconds it
+	// holds its GPUs without progress while it restarts under the new plan (the Rubick
+	// artifact charges 260 s). Zero: RestoreTime; negative: no reconfiguration time.
+	ReconfigureTime float64
 	// CheckpointEvery, when positive, is the interval in seconds at which running jobs save a
 	// checkpoint, counted from each placement; an interrupted job restarts from its last one.
 	// Zero: jobs checkpoint only when stopped by a decision or migrated (and when the host
@@ -225,6 +230,7 @@ type Runtime struct {
 	forget   forgetter
 	opt      Options
 	restore  float64
+	reconf   float64 // restore time of a plan change
 	ck       float64
 	now      float64
 
@@ -258,6 +264,9 @@ type Runtime struct {
 	epoch     uint32
 	hint      int // see find
 	gpuStamp  []uint32
+	hostCPU   []int     // CPU cores a decision gives each server's jobs (nil: not accounted)
+	hostMem   []float64 // host memory, likewise
+	hostStamp []uint32  // epoch of hostCPU/hostMem
 	scratch   []topology.GPUID
 	listed    []*Entry
 	preempted []*Entry
@@ -282,6 +291,8 @@ func New(opt Options) (*Runtime, error) {
 		return nil, fmt.Errorf("%w: no scheduler", ErrInvalidOptions)
 	case math.IsNaN(opt.RestoreTime) || math.IsInf(opt.RestoreTime, 0):
 		return nil, fmt.Errorf("%w: restore time %v is not finite", ErrInvalidOptions, opt.RestoreTime)
+	case math.IsNaN(opt.ReconfigureTime) || math.IsInf(opt.ReconfigureTime, 0):
+		return nil, fmt.Errorf("%w: reconfiguration time %v is not finite", ErrInvalidOptions, opt.ReconfigureTime)
 	case !(opt.CheckpointEvery >= 0) || math.IsInf(opt.CheckpointEvery, 0):
 		return nil, fmt.Errorf("%w: checkpoint interval %v must be finite and >= 0", ErrInvalidOptions, opt.CheckpointEvery)
 	case opt.Rejected > RejectPark:
@@ -292,9 +303,13 @@ func New(opt Options) (*Runtime, error) {
 		name:    SchedulerName(opt.Scheduler),
 		opt:     opt,
 		restore: max(0, opt.RestoreTime),
+		reconf:  max(0, opt.ReconfigureTime),
 		ck:      opt.CheckpointEvery,
 		ids:     make(map[gpusched.JobID]*Entry),
 		load:    make(topology.LinkLoad),
+	}
+	if opt.ReconfigureTime == 0 {
+		r.reconf = r.restore
 	}
 	if o, ok := opt.Scheduler.(gpusched.CompletionObserver); ok {
 		r.observer = o
@@ -329,6 +344,15 @@ func (r *Runtime) adopt(c *topology.Cluster) {
 		}
 	}
 	r.gpuStamp = make([]uint32, c.NumGPUs())
+	r.hostCPU, r.hostMem, r.hostStamp = nil, nil, nil
+	for s := range c.NumServers() {
+		if sp := c.Server(s); sp.CPUs > 0 || sp.HostMemory > 0 {
+			r.hostCPU = make([]int, c.NumServers())
+			r.hostMem = make([]float64, c.NumServers())
+			r.hostStamp = make([]uint32, c.NumServers())
+			break
+		}
+	}
 }
 
 // Now returns the runtime's clock: the latest time it was given, in seconds.
@@ -462,8 +486,11 @@ func (r *Runtime) Resume(j gpusched.Job, res Resumption) (*Entry, error) {
 		}
 	}
 	if st.GPUs != nil {
-		if len(st.GPUs) != j.GPUs {
-			return nil, fmt.Errorf("%w: resumed job %q needs %d GPUs, holds %d", gpusched.ErrGPUCount, j.ID, j.GPUs, len(st.GPUs))
+		if n := j.GPUsFor(st.PlanChoice); len(st.GPUs) != n {
+			if n == 0 {
+				return nil, fmt.Errorf("%w: resumed job %q under plan choice %d", gpusched.ErrPlanChoice, j.ID, st.PlanChoice)
+			}
+			return nil, fmt.Errorf("%w: resumed job %q needs %d GPUs, holds %d", gpusched.ErrGPUCount, j.ID, n, len(st.GPUs))
 		}
 		seen := topology.NewGPUSet(r.c.NumGPUs())
 		for _, g := range st.GPUs {
@@ -489,6 +516,9 @@ func (r *Runtime) Resume(j gpusched.Job, res Resumption) (*Entry, error) {
 		return nil, err
 	}
 	e.done, e.executed, e.attained = st.Iterations, st.Executed, st.Attained
+	if st.GPUs != nil {
+		e.setPlan(st.PlanChoice)
+	}
 	e.started, e.firstStart, e.since, e.preempt = st.Started || st.GPUs != nil, st.FirstStart, st.Since, st.Preemptions
 	e.segAt = res.At
 	if st.GPUs == nil {

@@ -37,6 +37,7 @@ func (r *Runtime) buildView() {
 		v.Running = append(v.Running, gpusched.JobStatus{
 			Job: &e.job, GPUs: e.gpus, Iterations: done, Executed: ex, Attained: att,
 			Started: true, FirstStart: e.firstStart, Since: e.since, Preemptions: e.preempt + e.interr,
+			PlanChoice: int(e.plan),
 		})
 	}
 	if n := len(v.Running); n < old {
@@ -127,9 +128,17 @@ func (r *Runtime) check(d gpusched.Decision) (gpusched.JobID, bool) {
 		if !ok {
 			return a.Job, false
 		}
-		if (e.phase != phasePending && e.phase != phaseRunning) || e.listed == r.epoch || len(a.GPUs) != int(e.ngpus) {
+		if (e.phase != phasePending && e.phase != phaseRunning) || e.listed == r.epoch {
 			return a.Job, false
 		}
+		ngpus := int(e.ngpus)
+		if a.PlanChoice != 0 || e.plan != 0 {
+			ngpus = e.job.GPUsFor(a.PlanChoice) // 0 for a choice out of range
+		}
+		if ngpus == 0 || len(a.GPUs) != ngpus {
+			return a.Job, false
+		}
+		e.newPlan = int32(a.PlanChoice)
 		e.listed = r.epoch
 		off := len(r.scratch)
 		constrained := e.constrained
@@ -145,12 +154,15 @@ func (r *Runtime) check(d gpusched.Decision) (gpusched.JobID, bool) {
 			}
 			r.gpuStamp[g] = r.epoch
 		}
+		if r.hostCPU != nil && !r.hostFits(e, a) {
+			return a.Job, false
+		}
 		r.scratch = append(r.scratch, a.GPUs...)
 		e.asgOff = int32(off)
 		switch {
 		case e.phase == phasePending:
 			e.act = actStart
-		case slices.Equal(e.gpus, a.GPUs):
+		case slices.Equal(e.gpus, a.GPUs) && e.plan == e.newPlan:
 			e.act = actKeep
 		default:
 			e.act = actMigrate
@@ -170,6 +182,28 @@ func (r *Runtime) check(d gpusched.Decision) (gpusched.JobID, bool) {
 		r.listed = append(r.listed, e)
 	}
 	return "", true
+}
+
+// hostFits charges the CPU cores and host memory of e's assignment a to the servers of its GPUs
+// and reports whether every server still has them (see gpusched.Decision.Validate).
+func (r *Runtime) hostFits(e *Entry, a gpusched.Assignment) bool {
+	o, _ := e.job.Option(a.PlanChoice)
+	if o.CPUs == 0 && o.HostMemory == 0 {
+		return true
+	}
+	for _, g := range a.GPUs {
+		s := r.c.ServerOf(g)
+		if r.hostStamp[s] != r.epoch {
+			r.hostStamp[s], r.hostCPU[s], r.hostMem[s] = r.epoch, 0, 0
+		}
+		r.hostCPU[s] += o.CPUs
+		r.hostMem[s] += o.HostMemory
+		sp := r.c.Server(s)
+		if (sp.CPUs > 0 && r.hostCPU[s] > sp.CPUs) || (sp.HostMemory > 0 && r.hostMem[s] > sp.HostMemory*(1+1e-12)) {
+			return false
+		}
+	}
+	return true
 }
 
 // find returns the entry of the job with the given id. Schedulers usually list jobs in the
@@ -259,11 +293,16 @@ func (r *Runtime) apply(d gpusched.Decision) {
 			}
 			last = max(last, p)
 			e.settle(t, r.ck)
+			reconf := e.plan != e.newPlan
+			e.setPlan(int(e.newPlan))
 			r.place(e)
 			e.phase = phaseRunning
 			r.busy += int(e.ngpus)
 			if e.started {
 				e.restoreEnd = t + r.restore
+				if reconf {
+					e.restoreEnd = t + r.reconf
+				}
 			} else {
 				e.started = true
 				e.firstStart = t
@@ -273,8 +312,14 @@ func (r *Runtime) apply(d gpusched.Decision) {
 			r.started = append(r.started, e)
 			acts.Steps = append(acts.Steps, Action{Kind: Start, Job: e.id, GPUs: e.gpus})
 		case actMigrate:
-			r.place(e)
 			e.restoreEnd = t + r.restore
+			if e.plan != e.newPlan {
+				r.busy -= int(e.ngpus)
+				e.setPlan(int(e.newPlan))
+				r.busy += int(e.ngpus)
+				e.restoreEnd = t + r.reconf
+			}
+			r.place(e)
 			e.migrate++
 			e.checkpoint()
 			acts.Steps = append(acts.Steps, Action{Kind: Start, Job: e.id, GPUs: e.gpus, Migration: true})

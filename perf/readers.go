@@ -169,9 +169,15 @@ type RubickApp struct {
 // bert-large (336 M parameters, 512-token sequences, batch 32), gpt2 -> gpt2-1.5b (GPT-2 XL
 // shape, 1024 tokens, batch 16), llama7 (and llama7b, the profile directory's name) ->
 // llama-7b (2048 tokens, batch 8; its offload runs checkpoint activations), t5 -> t5-1.2b
-// (1.24 B parameters, batch 16), vit -> vit-base (ViT-B/16 at 224 x 224, batch 64).
+// (1.24 B parameters, batch 16), vit -> vit-base (ViT-B/16 at 224 x 224, batch 64). The two
+// applications that only the artifact's workloads name (no measurements): roberta ->
+// roberta-large (355 M parameters, 512-token sequences, batch 64: PARAMETER_SIZE, SEQ_HID and
+// BATCH_SIZE of validate_roberta.py), llama30 -> llama-30b (32.5 B parameters against the
+// artifact's 33.2 B, 2048 tokens, batch 4: validate_llama30B.py).
 func RubickApps() map[string]RubickApp {
 	return map[string]RubickApp{
+		"roberta": {Model: "roberta-large", GlobalBatch: 64},
+		"llama30": {Model: "llama-30b", GlobalBatch: 4},
 		"bert":    {Model: "bert-large", GlobalBatch: 32},
 		"gpt2":    {Model: "gpt2-1.5b", GlobalBatch: 16},
 		"llama7":  {Model: "llama-7b", GlobalBatch: 8, OffloadCheckpointing: true},
@@ -185,7 +191,8 @@ func RubickApps() map[string]RubickApp {
 // (num_cpu_threads of its profile/*/config.csv).
 const RubickOffloadThreads = 4
 
-// rubickPlan turns one of the artifact's execution plans on a placement into a Plan:
+// RubickPlan turns one of the artifact's execution plans for gpus GPUs into a Plan, and says in
+// which order the artifact's runs mapped its ranks onto a placement:
 //
 //   - "ga": data parallel over every GPU, gradient accumulation where memory needs it;
 //   - "gc": the same with activation checkpointing;
@@ -199,7 +206,7 @@ const RubickOffloadThreads = 4
 // Accumulation takes the fewest micro-batches (dividing the per-GPU batch) with which the
 // plan fits an A800's memory by graph's memory model (Compiled.CheckMemory); if none does, the
 // most.
-func rubickPlan(code string, gpus int, app RubickApp, m *graph.Model, gpu topology.GPUSpec) (graph.Plan, RankOrder, error) {
+func RubickPlan(code string, gpus int, app RubickApp, m *graph.Model, gpu topology.GPUSpec) (graph.Plan, RankOrder, error) {
 	p := graph.Plan{DP: gpus, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: app.GlobalBatch}
 	switch code {
 	case "ga":
@@ -251,7 +258,7 @@ func accumulate(p graph.Plan, m *graph.Model, gpu topology.GPUSpec) graph.Plan {
 // <app>.csv, its simulator/traces/<app>/placements.csv): a header naming exec_plan, placement
 // and iter_time (others, the artifact's forward, overlap_sync and optimize split in mixed
 // units, are ignored), then one measurement per row on 8-GPU A800 servers (gpu "a800"). app
-// (see RubickApps) names the model; exec_plan becomes a plan as rubickPlan documents; iter_time
+// (see RubickApps) names the model; exec_plan becomes a plan as RubickPlan documents; iter_time
 // is seconds per iteration. Errors wrap ErrBadRow or ErrUnknown and name "name:line" and the
 // field.
 func ReadRubick(r io.Reader, name, app string) ([]Row, error) {
@@ -280,7 +287,7 @@ func ReadRubick(r io.Reader, name, app string) ([]Row, error) {
 		if strings.ContainsAny(row.Placement, "9") {
 			return nil, fmt.Errorf("%w: %s:%d: placement %q asks an 8-GPU server for 9 GPUs", ErrBadRow, name, line, row.Placement)
 		}
-		if row.Plan, row.Order, err = rubickPlan(row.Tag, n, a, m, gpu); err != nil {
+		if row.Plan, row.Order, err = RubickPlan(row.Tag, n, a, m, gpu); err != nil {
 			return nil, fmt.Errorf("%w: %s:%d: %v", ErrBadRow, name, line, err)
 		}
 		if row.StepTime, err = seconds(f[col["iter_time"]], 1, true, name, line, "iter_time"); err != nil {
@@ -375,7 +382,7 @@ func ReadRubickProfile(config, data io.Reader, configName, dataName, app string)
 		code := [...]string{"ga", "zero-offload", "zero-dp"}[zero]
 		row := Row{File: configName, Line: line, Model: a.Model, GPU: "a800", Placement: strings.Repeat(strconv.Itoa(gpus/nodes), nodes),
 			Tag: code, SyncTime: math.NaN(), ComputeTime: math.NaN()}
-		if row.Plan, row.Order, err = rubickPlan(code, gpus, a, m, gpu); err != nil {
+		if row.Plan, row.Order, err = RubickPlan(code, gpus, a, m, gpu); err != nil {
 			return nil, fmt.Errorf("%w: %s:%d: %v", ErrBadRow, configName, line, err)
 		}
 		if row.Plan.Offload {

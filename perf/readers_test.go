@@ -123,7 +123,7 @@ func TestReadRubickProfile(t *testing.T) {
 			t.Errorf("%q: %v, want %q", c.config, err, c.want)
 		}
 	}
-	if _, err := ReadRubickProfile(strings.NewReader(config), strings.NewReader(data), "c", "d", "llama30"); !errors.Is(err, ErrUnknown) {
+	if _, err := ReadRubickProfile(strings.NewReader(config), strings.NewReader(data), "c", "d", "megatron"); !errors.Is(err, ErrUnknown) {
 		t.Errorf("unknown app: %v", err)
 	}
 }

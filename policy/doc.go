@@ -14,6 +14,7 @@
 //	first-fit        NewFirstFit          SJF-BCO paper's baseline                 no        backfill
 //	list-scheduling  NewListScheduling    SJF-BCO paper's baseline (Graham)        no        backfill
 //	random           NewRandom            SJF-BCO paper's baseline                 no        backfill
+//	rubick           NewRubick            Zhang et al., MLSys'25 (arXiv 2408.08586) plans     slope, guaranteed first
 //
 // Each type's documentation states its source, how this implementation adapts it to online
 // arrivals and to a real placement, and where the paper's text was not available and a choice

@@ -156,7 +156,7 @@ func newEngine(cfg *Config) (*engine, error) {
 	}
 	rt, err := host.New(host.Options{
 		Cluster: cfg.Cluster, Scheduler: cfg.Scheduler, Cost: e.cost,
-		RestoreTime: e.restore, CheckpointEvery: cfg.Checkpoint,
+		RestoreTime: e.restore, ReconfigureTime: reconfigureTime(cfg.ReconfigureTime, e.restore), CheckpointEvery: cfg.Checkpoint,
 		RecordSegments: cfg.RecordSegments, Validate: cfg.ValidateViews,
 		Decided: cfg.Observer.Scheduled,
 	})
@@ -328,7 +328,7 @@ func (e *engine) recompute() error {
 		idx := en.Tag
 		j := &e.jobs[idx]
 		gpus := en.GPUs()
-		sc, err := e.cost.StepCost(en.Job(), e.c, gpus, e.rt.LinkLoad(en))
+		sc, err := e.cost.StepCost(en.Current(), e.c, gpus, e.rt.LinkLoad(en))
 		if err != nil {
 			return fmt.Errorf("%w: job %q on GPUs %v at t=%g s (scheduler %s): %w",
 				ErrCost, j.job.ID, topology.SetOf(gpus...), e.now, e.name, err)
@@ -401,4 +401,16 @@ func (e *engine) sample() {
 		}
 	}
 	e.timeline = append(e.timeline, s)
+}
+
+// reconfigureTime maps Config.ReconfigureTime to host.Options.ReconfigureTime: zero is the
+// restore time actually charged (so DefaultRestoreTime when that is selected), negative none.
+func reconfigureTime(t, restore float64) float64 {
+	switch {
+	case t == 0:
+		return restore
+	case t < 0:
+		return -1
+	}
+	return t
 }

@@ -81,6 +81,10 @@ type Config struct {
 	// first start is free. Zero selects DefaultRestoreTime (30 s); a negative value means no
 	// cost at all.
 	RestoreTime float64
+	// ReconfigureTime is the restore cost in seconds of a reconfigurable job restarted under
+	// another plan (gpusched.Assignment.PlanChoice; the Rubick artifact charges 260 s). Zero:
+	// RestoreTime's; negative: none. See host.Options.ReconfigureTime.
+	ReconfigureTime float64
 	// MaxTime, when positive, stops the simulation with ErrLimit if an event would happen
 	// after this time (seconds) with jobs unfinished.
 	MaxTime float64
@@ -183,6 +187,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: no scheduler", ErrInvalidConfig)
 	case math.IsNaN(cfg.RestoreTime) || math.IsInf(cfg.RestoreTime, 0):
 		return fmt.Errorf("%w: restore time %v is not finite", ErrInvalidConfig, cfg.RestoreTime)
+	case math.IsNaN(cfg.ReconfigureTime) || math.IsInf(cfg.ReconfigureTime, 0):
+		return fmt.Errorf("%w: reconfiguration time %v is not finite", ErrInvalidConfig, cfg.ReconfigureTime)
 	case math.IsNaN(cfg.MaxTime):
 		return fmt.Errorf("%w: MaxTime is NaN", ErrInvalidConfig)
 	case !(cfg.Checkpoint >= 0) || math.IsInf(cfg.Checkpoint, 0):

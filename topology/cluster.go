@@ -66,6 +66,13 @@ type ServerSpec struct {
 	NICBandwidth float64 `json:"nic_bandwidth"`
 	// NICLatency is the latency of one message between servers, in seconds.
 	NICLatency float64 `json:"nic_latency"`
+	// CPUs is the number of CPU cores (vCPUs) of the server that jobs may be given (host-side
+	// optimizers under ZeRO-Offload, data loading). Zero means not accounted: jobs' CPU needs
+	// are not checked against it.
+	CPUs int `json:"cpus,omitempty"`
+	// HostMemory is the server's host memory that jobs may be given, in bytes. Zero means not
+	// accounted.
+	HostMemory float64 `json:"host_memory,omitempty"`
 }
 
 // NICChannels returns how many of the server's NICs a job with m of its GPUs drives at once.
@@ -207,6 +214,9 @@ func (s ServerSpec) validate() error {
 	if s.NICs < 1 {
 		return fmt.Errorf("nics %d must be at least 1", s.NICs)
 	}
+	if s.CPUs < 0 {
+		return fmt.Errorf("cpus %d must be non-negative", s.CPUs)
+	}
 	for _, e := range []error{
 		pos("gpu peak_flops", s.GPU.PeakFLOPS),
 		pos("gpu memory_bytes", s.GPU.MemoryBytes),
@@ -214,6 +224,7 @@ func (s ServerSpec) validate() error {
 		pos("nic_bandwidth", s.NICBandwidth),
 		nonneg("intra_latency", s.IntraLatency),
 		nonneg("nic_latency", s.NICLatency),
+		nonneg("host_memory", s.HostMemory),
 	} {
 		if e != nil {
 			return e

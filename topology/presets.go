@@ -40,7 +40,7 @@ func A100() ServerSpec {
 // the A800 is the A100's GA100 chip with NVLink cut from 600 GB/s), and 100 GB/s of RDMA per
 // server as four 200 Gb/s NICs, each shared by a pair of GPUs (see ServerSpec.NICChannels). Peak
 // throughput is the A100's dense BF16 tensor figure, 312 TFLOPS. The testbed's servers also
-// have 96 vCPUs and 1.6 TB of host memory, which ServerSpec does not describe.
+// have 96 vCPUs and 1.6 TB of host memory (CPUs, HostMemory).
 func A800() ServerSpec {
 	return ServerSpec{
 		GPU:            GPUSpec{Model: "A800-SXM4-80GB", PeakFLOPS: 312 * TFLOPS, MemoryBytes: GiB(80)},
@@ -50,7 +50,20 @@ func A800() ServerSpec {
 		NICs:           4,
 		NICBandwidth:   Gbps(200),
 		NICLatency:     5e-6,
+		CPUs:           96,
+		HostMemory:     1.6e12,
 	}
+}
+
+// RubickTestbed returns the cluster of the Rubick artifact's experiments (MLSys'25, behind
+// shared/data/rubick): 8 A800 servers (see A800) of 8 GPUs, 96 vCPUs and 1.6 TB of host memory
+// each, 64 GPUs in all, named "a800-0" ... "a800-7".
+func RubickTestbed() *Cluster {
+	c, err := Uniform(A800(), 8)
+	if err != nil {
+		panic("topology: the Rubick testbed preset is invalid: " + err.Error()) // a programmer error
+	}
+	return c
 }
 
 // H100 returns the spec of an 8-GPU H100 SXM5 80 GB server (DGX H100 class): NVSwitch with

@@ -30,6 +30,7 @@
 //	ReadPhilly  the Philly-derived CSV of the Pollux artifact: timestamp,duration,num_gpus,gpu_time,cluster
 //	ReadPollux  the Pollux/Sia workload CSV: name,time,application,num_replicas,batch_size
 //	ReadJSONL   the library's own JSON lines, one Record per line (WriteJSONL writes them)
+//	ReadRubick  the Rubick (MLSys'25) workload CSV: name,submission_time,...,exec_plan,steps,is_sla; reconfigurable jobs
 //
 //	f, _ := os.Open("philly.csv")
 //	tr, err := trace.ReadPhilly(f, "philly.csv", trace.ReadOptions{Seed: 1, Cluster: c})

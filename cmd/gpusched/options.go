@@ -65,7 +65,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.tracePath, "trace", "", "workload file: Philly CSV, Pollux/Sia CSV or JSON lines (default: a synthetic Philly-like workload)")
-	fs.StringVar(&o.format, "format", "auto", "format of -trace: auto, philly, pollux or jsonl")
+	fs.StringVar(&o.format, "format", "auto", "format of -trace: auto, philly, pollux, rubick or jsonl")
 	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed trace rows (they are counted and listed on stderr) instead of failing")
 	fs.IntVar(&o.jobs, "jobs", defaultJobs, fmt.Sprintf("jobs of the synthetic workload (1 to %d)", maxJobs))
 	fs.Float64Var(&o.load, "load", defaultLoad, fmt.Sprintf("offered load of the synthetic workload (1 = every GPU busy on average; %g to %g)", float64(minLoad), float64(maxLoad)))
@@ -237,7 +237,7 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 		opts.Cluster = c
 	}
 	read := map[string]func(io.Reader, string, trace.ReadOptions) (*trace.Trace, error){
-		"philly": trace.ReadPhilly, "pollux": trace.ReadPollux, "jsonl": trace.ReadJSONL,
+		"philly": trace.ReadPhilly, "pollux": trace.ReadPollux, "jsonl": trace.ReadJSONL, "rubick": trace.ReadRubick,
 	}[format]
 	tr, err := read(in, name, opts)
 	if err != nil {
@@ -246,7 +246,7 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 	if len(tr.Records) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", name)
 	}
-	if format != "jsonl" {
+	if format != "jsonl" && format != "rubick" { // rubick: models and plans of its own
 		if err := o.recalibrate(c, tr.Records); err != nil {
 			return nil, err
 		}
@@ -270,6 +270,8 @@ func detectFormat(path string, data []byte) string {
 	switch {
 	case strings.HasPrefix(strings.TrimSpace(head), "{"):
 		return "jsonl"
+	case strings.Contains(head, "exec_plan"):
+		return "rubick"
 	case strings.Contains(head, "application"):
 		return "pollux"
 	}

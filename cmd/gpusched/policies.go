@@ -107,6 +107,10 @@ func policies() []policySpec {
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				return policy.NewRandom(policy.RandomOptions{Seed: env.Seed})
 			}, false},
+		{"rubick", "Rubick, MLSys'25: plans and GPUs/CPUs/memory reconfigured by resource-sensitivity curves, guaranteed jobs first (policy.Rubick)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				return policy.NewRubick(policy.RubickOptions{Cost: env.Cost})
+			}, false},
 		{"asrpt", "A-SRPT with the random-forest predictor learning online (asrpt.Forest over predict)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				f, err := asrpt.NewForest(asrpt.ForestOptions(env.Seed))
@@ -122,6 +126,14 @@ func policies() []policySpec {
 					return nil, err
 				}
 				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate})
+			}, true},
+		{"asrpt-plan", "A-SRPT choosing at admission the plan of least GPU-time per iteration among a reconfigurable job's plans (asrpt.PlanChoice)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				f, err := asrpt.NewForest(asrpt.ForestOptions(env.Seed))
+				if err != nil {
+					return nil, err
+				}
+				return asrpt.NewPlanChoice(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate})
 			}, true},
 		{"asrpt-oracle", "A-SRPT with exact iteration counts (asrpt.Oracle)",
 			func(env policyEnv) (gpusched.Scheduler, error) {

@@ -1,0 +1,145 @@
+package asrpt
+
+import (
+	"fmt"
+	"io"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// PlanChoice is A-SRPT with plan choice: for a reconfigurable job (gpusched.Job.Plans) it picks,
+// once, when it first sees the job, the plan that minimises the job's GPU-time per iteration,
+// g_j x tau_j (GPUs times the time per iteration on a consolidated placement of an idle
+// cluster, by the cost model), so that p_j = n_j x tau_j and the virtual single-machine
+// instance's size g_j x p_j / G are the smallest the job allows (every plan of a job runs the
+// same iterations, so n_j does not change). The inner A-SRPT scheduler then sees the job as
+// if that plan were its own, and every assignment carries that choice. Jobs that are not
+// reconfigurable pass through unchanged. See the package documentation, "Plan choice", for
+// what this does to the bound.
+//
+// It is not safe for concurrent use.
+type PlanChoice struct {
+	inner  *Scheduler
+	cost   gpusched.CostModel
+	name   string
+	chosen map[gpusched.JobID]planChoice
+	bufs   [2][]gpusched.JobStatus
+}
+
+type planChoice struct {
+	orig *gpusched.Job // the host's job, to recognise it
+	job  *gpusched.Job // as the inner scheduler sees it
+	k    int
+}
+
+// NewPlanChoice returns A-SRPT with plan choice over an A-SRPT scheduler built from opt (its
+// Cost also times the plans; default gpusched.DefaultCost()). opt.Name defaults to
+// "asrpt-plan".
+func NewPlanChoice(opt Options) (*PlanChoice, error) {
+	if opt.Name == "" {
+		opt.Name = "asrpt-plan"
+	}
+	if opt.Cost == nil {
+		opt.Cost = gpusched.DefaultCost()
+	}
+	s, err := New(opt)
+	if err != nil {
+		return nil, err
+	}
+	return &PlanChoice{inner: s, cost: opt.Cost, name: opt.Name, chosen: map[gpusched.JobID]planChoice{}}, nil
+}
+
+// String returns the scheduler's name.
+func (p *PlanChoice) String() string { return p.name }
+
+// Inner returns the A-SRPT scheduler that schedules the jobs under their chosen plans.
+func (p *PlanChoice) Inner() *Scheduler { return p.inner }
+
+// Choice returns the plan choice made for a job, if it was seen.
+func (p *PlanChoice) Choice(id gpusched.JobID) (int, bool) {
+	c, ok := p.chosen[id]
+	return c.k, ok
+}
+
+// choose returns the job as the inner scheduler sees it, choosing its plan on first sight.
+func (p *PlanChoice) choose(j *gpusched.Job, c *topology.Cluster) *gpusched.Job {
+	if !j.Reconfigurable() {
+		return j
+	}
+	if pc, ok := p.chosen[j.ID]; ok && pc.orig == j {
+		return pc.job
+	} else if ok {
+		pc.orig = j // the same job, described by another *Job (a restarted host)
+		p.chosen[j.ID] = pc
+		return pc.job
+	}
+	best, bestV := 0, 0.0
+	all := c.AllGPUs()
+	for k := range j.Choices() {
+		w := j.WithPlan(k)
+		g, ok := c.Pack(w.EligibleIn(c, all), w.GPUs)
+		if !ok {
+			continue
+		}
+		probe := *w
+		probe.ID = gpusched.JobID(fmt.Sprintf("%s|plan %d", j.ID, k))
+		sc, err := p.cost.StepCost(&probe, c, g, nil)
+		if f, ok := p.cost.(interface{ Forget(*gpusched.Job) }); ok {
+			f.Forget(&probe)
+		}
+		if err != nil || !(sc.Time > 0) {
+			continue
+		}
+		if v := float64(w.GPUs) * sc.Time; bestV == 0 || v < bestV {
+			best, bestV = k, v
+		}
+	}
+	w := *j.WithPlan(best)
+	w.Plans = nil
+	p.chosen[j.ID] = planChoice{orig: j, job: &w, k: best}
+	return &w
+}
+
+// Schedule implements gpusched.Scheduler.
+func (p *PlanChoice) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	in := v
+	for i, list := range [][]gpusched.JobStatus{v.Pending, v.Running} {
+		buf := p.bufs[i][:0]
+		for _, st := range list {
+			st.Job = p.choose(st.Job, v.Cluster)
+			st.PlanChoice = 0
+			buf = append(buf, st)
+		}
+		p.bufs[i] = buf
+	}
+	in.Pending, in.Running = p.bufs[0], p.bufs[1]
+	d, err := p.inner.Schedule(in)
+	clear(p.bufs[0])
+	clear(p.bufs[1])
+	if err != nil {
+		return d, err
+	}
+	for i := range d.Run {
+		if pc, ok := p.chosen[d.Run[i].Job]; ok {
+			d.Run[i].PlanChoice = pc.k
+		}
+	}
+	return d, nil
+}
+
+// JobCompleted tells the inner scheduler, with the job as it saw it, and forgets the choice.
+func (p *PlanChoice) JobCompleted(c gpusched.Completion) {
+	if pc, ok := p.chosen[c.Job.ID]; ok {
+		c.Job = pc.job
+		delete(p.chosen, c.Job.ID)
+	}
+	p.inner.JobCompleted(c)
+}
+
+// SaveState saves the inner scheduler's state; the plan choices are made again, identically,
+// from the jobs of the next view.
+func (p *PlanChoice) SaveState(w io.Writer) error { return p.inner.SaveState(w) }
+
+// RestoreState restores the inner scheduler's state (see SaveState).
+func (p *PlanChoice) RestoreState(r io.Reader) error { return p.inner.RestoreState(r) }

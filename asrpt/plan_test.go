@@ -1,0 +1,77 @@
+package asrpt_test
+
+import (
+	"strings"
+	"testing"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/asrpt"
+	"github.com/gpusched/gpusched/sim"
+	"github.com/gpusched/gpusched/topology"
+	"github.com/gpusched/gpusched/trace"
+)
+
+// TestPlanChoice: every reconfigurable job runs under the plan of least GPU-time per iteration
+// (checked by brute force over its plans with an independent cost model), every decision
+// carries that choice, and every job finishes.
+func TestPlanChoice(t *testing.T) {
+	const w = "name,submission_time,duration,application,num_gpus,num_cpus,bandwidth,exec_plan,steps,is_sla\n" +
+		"a,0,100,bert,8,64,0,ga,200,0\nb,10,100,vit,4,32,0,zero-dp,300,0\nc,20,100,t5,4,32,0,ga,100,1\n"
+	tr, err := trace.ReadRubick(strings.NewReader(w), "w.csv", trace.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := topology.RubickTestbed()
+	truth := map[gpusched.JobID]float64{}
+	for _, r := range tr.Records {
+		truth[r.Job.ID] = r.Iterations
+	}
+	s, err := asrpt.NewPlanChoice(asrpt.Options{Estimator: asrpt.Oracle(func(id gpusched.JobID) (float64, bool) {
+		n, ok := truth[id]
+		return n, ok
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[gpusched.JobID]int{}
+	res, err := sim.Run(sim.Config{Cluster: c, Scheduler: s, Jobs: tr.Records, ValidateViews: true,
+		Observer: sim.Observer{Scheduled: func(v *gpusched.View, d gpusched.Decision) {
+			for _, a := range d.Run {
+				k, ok := s.Choice(a.Job)
+				if !ok || k != a.PlanChoice {
+					t.Errorf("job %s assigned plan %d, chose %d", a.Job, a.PlanChoice, k)
+				}
+				seen[a.Job] = a.PlanChoice
+			}
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Jobs) != 3 || len(seen) != 3 {
+		t.Fatalf("%d jobs left, %d ran", len(res.Jobs), len(seen))
+	}
+	cost := gpusched.DefaultCost()
+	for _, r := range tr.Records {
+		j := &r.Job
+		best, bestV := -1, 0.0
+		for k := range j.Choices() {
+			wj := j.WithPlan(k)
+			g, ok := c.Pack(c.AllGPUs(), wj.GPUs)
+			if !ok {
+				continue
+			}
+			probe := *wj
+			probe.ID += gpusched.JobID("/" + string(rune('0'+k%10)) + string(rune('a'+k/10)))
+			sc, err := cost.StepCost(&probe, c, g, nil)
+			if err != nil {
+				continue
+			}
+			if v := float64(wj.GPUs) * sc.Time; best < 0 || v < bestV {
+				best, bestV = k, v
+			}
+		}
+		if seen[j.ID] != best {
+			t.Errorf("job %s ran under plan %d, the least GPU-time is plan %d", j.ID, seen[j.ID], best)
+		}
+	}
+}

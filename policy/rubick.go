@@ -1,0 +1,525 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// RubickOptions configure Rubick.
+type RubickOptions struct {
+	// Cost times each plan of a job on a consolidated placement of an idle cluster: the
+	// resource-sensitivity curves. Default gpusched.DefaultCost().
+	Cost gpusched.CostModel
+	// MinGain is the least relative gain in normalised throughput that justifies
+	// reconfiguring a running job (a restart). Default 0.1 (10%).
+	MinGain float64
+	// MaxReconfigurations bounds how often one job is reconfigured (the artifact's restart
+	// limit of 5). Default 5; negative: never reconfigure running jobs.
+	MaxReconfigurations int
+	// Name, when set, replaces "rubick" in reports.
+	Name string
+}
+
+// Rubick is the reconfiguring policy of Rubick (Zhang et al., MLSys'25, arXiv 2408.08586; the
+// artifact's sched/morphling_sched/policy/morphling.py, where it is called Morphling): it
+// chooses each job's execution plan (Job.Plans) together with its GPUs, CPU cores and host
+// memory, guided by the performance model, so that the cluster's total normalised throughput
+// is high while guaranteed jobs keep their promised speed.
+//
+// For each job it builds a resource-sensitivity curve: the throughput (samples per second) of
+// every plan the job allows, timed by the cost model on a consolidated placement of an idle
+// cluster, normalised by the throughput of the job's own plan (the user's request; 1.0). At
+// every call:
+//
+//  1. Running jobs keep their plan and GPUs (a change is a restart, paid at the host's
+//     reconfiguration cost).
+//  2. Waiting jobs are admitted in order: guaranteed jobs (Job.Guaranteed) first, then the
+//     rest by the slope of their curve at its first point (normalised throughput per GPU of
+//     their most efficient plan), steepest first, ties by arrival. A guaranteed job gets the
+//     smallest plan whose throughput reaches its own plan's; a best-effort job the plan of
+//     highest throughput per GPU (fewest GPUs among equals). If it does not fit and the job
+//     is guaranteed, best-effort running jobs are shrunk to a smaller plan (the one losing the
+//     least normalised throughput per GPU freed) until it fits; a best-effort job takes GPUs
+//     from them only while what they lose per GPU is less than what it gains (its slope).
+//  3. Leftover GPUs go to the jobs that gain most: repeatedly, the job and larger plan with
+//     the highest gain in normalised throughput per extra GPU, if the gain is at least MinGain
+//     and the job has been reconfigured fewer than MaxReconfigurations times.
+//
+// Plans are placed by their shape: data-parallel plans of up to one server's GPUs on one
+// server (best fit), and 3D-parallel plans with every tensor-parallel group inside one
+// server, the servers with most free GPUs first, ranks in order so that a pipeline's stages
+// sit together. A plan is placed only where every server it uses has the CPU cores and host
+// memory its workers need (topology.ServerSpec.CPUs, HostMemory).
+//
+// Jobs that are not reconfigurable run their own plan: for them Rubick is a
+// guarantee-first, slope-ordered backfilling policy.
+//
+// Differences from the artifact's code, which this implementation does not copy (the paper's
+// description is followed where the two disagree):
+//   - morphling.py's alloc_per_node tests `if "llama" or "3B" in targeted_job`, which is always
+//     true, so it never takes GPUs from other jobs for a job that needs them; here a guaranteed
+//     job does take them from best-effort jobs, as the paper describes.
+//   - The artifact orders jobs by ascending slope (sorted with reverse=False); the paper's
+//     greedy serves the largest marginal gain first, which is what step 2 does.
+//   - The artifact's curves come from its own fitted formula per model; here from package
+//     graph's model (per-GPU-type constants fitted on the A800 data, package perf).
+//   - The CPU and bandwidth dimensions of the artifact's curves (threads 1..64, bandwidth
+//     0..10) are the plans' CPU threads under ZeRO-Offload (the options a job lists) and the
+//     links of the actual placement, which the cost model times.
+//
+// Rubick keeps state between calls (curves, reconfiguration counts) and is not safe for
+// concurrent use.
+type Rubick struct {
+	opt    RubickOptions
+	name   string
+	tput   map[string]float64 // model|plan -> samples per second on a consolidated placement
+	curves map[gpusched.JobID]*rubickCurve
+	reconf map[gpusched.JobID]int
+}
+
+type rubickCurve struct {
+	tput []float64 // per plan choice, normalised by choice 0's (0: cannot run)
+}
+
+// NewRubick returns a Rubick scheduler.
+func NewRubick(opt RubickOptions) (*Rubick, error) {
+	switch {
+	case math.IsNaN(opt.MinGain) || opt.MinGain < 0 || math.IsInf(opt.MinGain, 0):
+		return nil, fmt.Errorf("policy: rubick: min gain %v must be finite and >= 0", opt.MinGain)
+	}
+	if opt.Cost == nil {
+		opt.Cost = gpusched.DefaultCost()
+	}
+	if opt.MinGain == 0 {
+		opt.MinGain = 0.1
+	}
+	if opt.MaxReconfigurations == 0 {
+		opt.MaxReconfigurations = 5
+	}
+	return &Rubick{opt: opt, name: name(opt.Name, "rubick"), tput: map[string]float64{},
+		curves: map[gpusched.JobID]*rubickCurve{}, reconf: map[gpusched.JobID]int{}}, nil
+}
+
+// String returns "rubick" (or RubickOptions.Name).
+func (r *Rubick) String() string { return r.name }
+
+// JobCompleted forgets a job that left.
+func (r *Rubick) JobCompleted(c gpusched.Completion) {
+	delete(r.curves, c.Job.ID)
+	delete(r.reconf, c.Job.ID)
+}
+
+// Throughput returns the normalised throughput of each plan choice of j (choice 0, the job's
+// own plan, is 1; 0 for a choice that cannot run on c): the job's resource-sensitivity curve.
+func (r *Rubick) Throughput(j *gpusched.Job, c *topology.Cluster) ([]float64, error) {
+	cu, err := r.curve(j, c)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(cu.tput), nil
+}
+
+func (r *Rubick) curve(j *gpusched.Job, c *topology.Cluster) (*rubickCurve, error) {
+	if cu, ok := r.curves[j.ID]; ok {
+		return cu, nil
+	}
+	cu := &rubickCurve{tput: make([]float64, j.Choices())}
+	all := c.AllGPUs()
+	for k := range cu.tput {
+		t, err := r.absolute(j, k, c, all)
+		if err != nil {
+			if k == 0 {
+				return nil, err
+			}
+			continue
+		}
+		cu.tput[k] = t
+	}
+	if !(cu.tput[0] > 0) {
+		return nil, fmt.Errorf("%w: job %q: its own plan has no throughput", gpusched.ErrNoCost, j.ID)
+	}
+	base := cu.tput[0]
+	for k := range cu.tput {
+		cu.tput[k] /= base
+	}
+	r.curves[j.ID] = cu
+	return cu, nil
+}
+
+// absolute returns iterations per second of plan choice k of j alone on a consolidated,
+// shape-respecting placement of c (shared by every job of the same model and plan).
+func (r *Rubick) absolute(j *gpusched.Job, k int, c *topology.Cluster, all topology.GPUSet) (float64, error) {
+	w := j.WithPlan(k)
+	key := ""
+	if w.Model != nil {
+		key = fmt.Sprintf("%s|%v|%d", w.Model.Name(), w.Plan, len(w.Plan.Stages))
+		if t, ok := r.tput[key]; ok {
+			return t, nil
+		}
+	}
+	g, ok := shapePlace(c, all, nil, w, 0)
+	if !ok {
+		return 0, fmt.Errorf("%w: job %q plan choice %d fits nowhere on %s", gpusched.ErrTooLarge, j.ID, k, c.Name())
+	}
+	probe := w
+	if key != "" {
+		cp := *w
+		cp.ID = gpusched.JobID("rubick-curve|" + key) // one cache entry per (model, plan)
+		probe = &cp
+	}
+	sc, err := r.opt.Cost.StepCost(probe, c, g, nil)
+	if err != nil {
+		return 0, err
+	}
+	if !(sc.Time > 0) {
+		return 0, fmt.Errorf("%w: job %q plan choice %d: step time %v", gpusched.ErrNoCost, j.ID, k, sc.Time)
+	}
+	t := 1 / sc.Time
+	if key != "" {
+		r.tput[key] = t
+	}
+	return t, nil
+}
+
+// hostFree tracks the free CPU cores and host memory of each server (nil slices: not
+// accounted).
+type hostFree struct {
+	cpus []int
+	mem  []float64
+}
+
+func newHostFree(c *topology.Cluster) *hostFree {
+	h := &hostFree{cpus: make([]int, c.NumServers()), mem: make([]float64, c.NumServers())}
+	for s := range c.NumServers() {
+		sp := c.Server(s)
+		h.cpus[s], h.mem[s] = sp.CPUs, sp.HostMemory
+		if sp.CPUs == 0 {
+			h.cpus[s] = math.MaxInt32
+		}
+		if sp.HostMemory == 0 {
+			h.mem[s] = math.Inf(1)
+		}
+	}
+	return h
+}
+
+// room returns how many workers of job w server s can still host.
+func (h *hostFree) room(s int, w *gpusched.Job) int {
+	if h == nil {
+		return math.MaxInt32
+	}
+	n := math.MaxInt32
+	if w.CPUs > 0 {
+		n = min(n, h.cpus[s]/w.CPUs)
+	}
+	if w.HostMemory > 0 {
+		n = min(n, int(math.Floor(h.mem[s]/w.HostMemory*(1+1e-12))))
+	}
+	return n
+}
+
+func (h *hostFree) take(c *topology.Cluster, w *gpusched.Job, gpus []topology.GPUID, sign int) {
+	if h == nil {
+		return
+	}
+	for _, g := range gpus {
+		s := c.ServerOf(g)
+		h.cpus[s] -= sign * w.CPUs
+		h.mem[s] -= float64(sign) * w.HostMemory
+	}
+}
+
+// shapePlace places w (a job under one plan) on free GPUs: up to one server's worth on the
+// best-fitting single server; larger ones with every tensor-parallel group inside a server,
+// servers with most free GPUs first. It honours the servers' free CPU cores and host memory.
+func shapePlace(c *topology.Cluster, free topology.GPUSet, h *hostFree, w *gpusched.Job, _ int) ([]topology.GPUID, bool) {
+	n := w.GPUs
+	if n > free.Len() {
+		return nil, false
+	}
+	type srv struct{ s, free int }
+	var ss []srv
+	for s := range c.NumServers() {
+		first, m := c.GPUsOf(s)
+		f := 0
+		for g := first; g < first+topology.GPUID(m); g++ {
+			if free.Contains(g) {
+				f++
+			}
+		}
+		if !w.Eligible(c.Server(s).GPU) {
+			f = 0
+		}
+		f = min(f, h.room(s, w))
+		if f > 0 {
+			ss = append(ss, srv{s, f})
+		}
+	}
+	take := func(s, k int, out []topology.GPUID) []topology.GPUID {
+		first, m := c.GPUsOf(s)
+		for g := first; g < first+topology.GPUID(m) && k > 0; g++ {
+			if free.Contains(g) {
+				out = append(out, g)
+				k--
+			}
+		}
+		return out
+	}
+	// Best fit on one server.
+	best := -1
+	for i, x := range ss {
+		if x.free >= n && (best < 0 || x.free < ss[best].free) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		return take(ss[best].s, n, nil), true
+	}
+	tp := max(1, w.Plan.TP)
+	slices.SortStableFunc(ss, func(a, b srv) int { return cmp.Compare(b.free, a.free) })
+	var out []topology.GPUID
+	left := n
+	for _, x := range ss {
+		k := min(left, x.free/tp*tp)
+		if k == 0 {
+			continue
+		}
+		out = take(x.s, k, out)
+		left -= k
+		if left == 0 {
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+type rubickJob struct {
+	st     *gpusched.JobStatus
+	cu     *rubickCurve
+	choice int
+	gpus   []topology.GPUID
+	run    bool
+	order  float64
+}
+
+// Schedule implements gpusched.Scheduler.
+func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	c := v.Cluster
+	var d gpusched.Decision
+	free := v.Free()
+	h := newHostFree(c)
+	var jobs []*rubickJob
+	// 1. Running jobs keep their plan and GPUs.
+	for i := range v.Running {
+		st := &v.Running[i]
+		cu, err := r.curve(st.Job, c)
+		if err != nil {
+			d.Rejected = append(d.Rejected, &gpusched.JobError{Job: st.Job.ID, Err: err})
+			continue
+		}
+		rj := &rubickJob{st: st, cu: cu, choice: st.PlanChoice, gpus: st.GPUs, run: true}
+		if v.Unavailable.Len() > 0 && slices.ContainsFunc(st.GPUs, v.Unavailable.Contains) {
+			rj.run, rj.gpus = false, nil // a drained server: place it again below
+			for _, g := range st.GPUs {
+				if !v.Unavailable.Contains(g) {
+					free.Add(g)
+				}
+			}
+		} else {
+			h.take(c, st.Job.WithPlan(st.PlanChoice), st.GPUs, 1)
+		}
+		jobs = append(jobs, rj)
+	}
+	// 2. Waiting jobs: guaranteed first, then by slope.
+	var wait []*rubickJob
+	for _, rj := range jobs {
+		if !rj.run {
+			wait = append(wait, rj)
+		}
+	}
+	for i := range v.Pending {
+		st := &v.Pending[i]
+		cu, err := r.curve(st.Job, c)
+		if err != nil {
+			d.Rejected = append(d.Rejected, &gpusched.JobError{Job: st.Job.ID, Err: err})
+			continue
+		}
+		rj := &rubickJob{st: st, cu: cu}
+		jobs = append(jobs, rj)
+		wait = append(wait, rj)
+	}
+	for _, rj := range wait {
+		rj.choice = r.entryChoice(rj)
+		k := rj.choice
+		rj.order = rj.cu.tput[k] / float64(rj.st.Job.GPUsFor(k))
+	}
+	slices.SortStableFunc(wait, func(a, b *rubickJob) int {
+		if a.st.Job.Guaranteed != b.st.Job.Guaranteed {
+			if a.st.Job.Guaranteed {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(b.order, a.order); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.st.Job.Arrival, b.st.Job.Arrival)
+	})
+	for _, rj := range wait {
+		w := rj.st.Job.WithPlan(rj.choice)
+		g, ok := shapePlace(c, free, h, w, 0)
+		maxLoss := math.Inf(1) // a guaranteed job takes what it needs
+		if !rj.st.Job.Guaranteed {
+			maxLoss = rj.order // a best-effort one, only what gains more than it costs
+		}
+		for !ok {
+			if !r.shrinkOne(c, jobs, free, h, maxLoss) {
+				break
+			}
+			g, ok = shapePlace(c, free, h, w, 0)
+		}
+		if !ok {
+			continue
+		}
+		rj.gpus, rj.run = g, true
+		free.RemoveAll(topology.SetOf(g...))
+		h.take(c, w, g, 1)
+	}
+	// 3. Leftovers to those who gain most.
+	for free.Len() > 0 {
+		var (
+			best     *rubickJob
+			bestK    int
+			bestG    []topology.GPUID
+			bestGain float64
+		)
+		for _, rj := range jobs {
+			if !rj.run || !rj.st.Job.Reconfigurable() {
+				continue
+			}
+			if rj.st.GPUs != nil && r.reconf[rj.st.Job.ID] >= r.opt.MaxReconfigurations {
+				continue
+			}
+			cur := rj.cu.tput[rj.choice]
+			nCur := rj.st.Job.GPUsFor(rj.choice)
+			pool := free.Clone()
+			pool.AddAll(topology.SetOf(rj.gpus...))
+			h.take(c, rj.st.Job.WithPlan(rj.choice), rj.gpus, -1)
+			for k, t := range rj.cu.tput {
+				n := rj.st.Job.GPUsFor(k)
+				if n <= nCur || !(t > cur*(1+r.opt.MinGain)) || n > pool.Len() {
+					continue
+				}
+				gain := (t - cur) / float64(n-nCur)
+				if best != nil && gain <= bestGain {
+					continue
+				}
+				g, ok := shapePlace(c, pool, h, rj.st.Job.WithPlan(k), 0)
+				if !ok {
+					continue
+				}
+				best, bestK, bestG, bestGain = rj, k, g, gain
+			}
+			h.take(c, rj.st.Job.WithPlan(rj.choice), rj.gpus, 1)
+		}
+		if best == nil {
+			break
+		}
+		h.take(c, best.st.Job.WithPlan(best.choice), best.gpus, -1)
+		free.AddAll(topology.SetOf(best.gpus...))
+		best.choice, best.gpus = bestK, bestG
+		free.RemoveAll(topology.SetOf(bestG...))
+		h.take(c, best.st.Job.WithPlan(bestK), bestG, 1)
+	}
+	for _, rj := range jobs {
+		if !rj.run {
+			continue
+		}
+		if rj.st.GPUs != nil && (rj.st.PlanChoice != rj.choice || !slices.Equal(rj.st.GPUs, rj.gpus)) {
+			r.reconf[rj.st.Job.ID]++
+		}
+		d.Run = append(d.Run, gpusched.Assignment{Job: rj.st.Job.ID, GPUs: rj.gpus, PlanChoice: rj.choice})
+	}
+	return d, nil
+}
+
+// entryChoice is the plan a waiting job starts under: for a guaranteed job the smallest plan
+// reaching its own plan's throughput, for a best-effort one the plan of highest throughput
+// per GPU (fewest GPUs among equals). A job that is not reconfigurable runs its own plan.
+func (r *Rubick) entryChoice(rj *rubickJob) int {
+	j := rj.st.Job
+	if !j.Reconfigurable() {
+		return 0
+	}
+	best, bestN, bestV := 0, j.GPUsFor(0), 0.0
+	for k, t := range rj.cu.tput {
+		if !(t > 0) {
+			continue
+		}
+		n := j.GPUsFor(k)
+		if j.Guaranteed {
+			if t >= 1-1e-9 && n < bestN {
+				best, bestN = k, n
+			}
+			continue
+		}
+		v := t / float64(n)
+		if v > bestV*(1+1e-9) || (v >= bestV*(1-1e-9) && n < bestN) {
+			best, bestN, bestV = k, n, v
+		}
+	}
+	return best
+}
+
+// shrinkOne shrinks one best-effort running job to a smaller plan, the one losing the least
+// normalised throughput per GPU freed (less than maxLoss), and reports whether it found one.
+func (r *Rubick) shrinkOne(c *topology.Cluster, jobs []*rubickJob, free topology.GPUSet, h *hostFree, maxLoss float64) bool {
+	var (
+		best     *rubickJob
+		bestK    int
+		bestG    []topology.GPUID
+		bestLoss = maxLoss
+	)
+	for _, rj := range jobs {
+		j := rj.st.Job
+		if !rj.run || j.Guaranteed || !j.Reconfigurable() || r.reconf[j.ID] >= r.opt.MaxReconfigurations {
+			continue
+		}
+		nCur := j.GPUsFor(rj.choice)
+		cur := rj.cu.tput[rj.choice]
+		pool := free.Clone()
+		pool.AddAll(topology.SetOf(rj.gpus...))
+		h.take(c, j.WithPlan(rj.choice), rj.gpus, -1)
+		for k, t := range rj.cu.tput {
+			n := j.GPUsFor(k)
+			if n >= nCur || !(t > 0) {
+				continue
+			}
+			loss := (cur - t) / float64(nCur-n)
+			if loss >= bestLoss {
+				continue
+			}
+			// Shrink within the job's own GPUs, so that the freed ones are new.
+			g, ok := shapePlace(c, topology.SetOf(rj.gpus...), h, j.WithPlan(k), 0)
+			if !ok {
+				continue
+			}
+			best, bestK, bestG, bestLoss = rj, k, g, loss
+		}
+		h.take(c, j.WithPlan(rj.choice), rj.gpus, 1)
+	}
+	if best == nil {
+		return false
+	}
+	h.take(c, best.st.Job.WithPlan(best.choice), best.gpus, -1)
+	free.AddAll(topology.SetOf(best.gpus...))
+	best.choice, best.gpus = bestK, bestG
+	free.RemoveAll(topology.SetOf(bestG...))
+	h.take(c, best.st.Job.WithPlan(bestK), bestG, 1)
+	return true
+}
