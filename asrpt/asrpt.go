@@ -526,10 +526,14 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				}
 				limit = st.iters * (1 + s.opt.ReestimateMargin)
 			}
-			// Ask to be woken when the job will reach its prediction, at its observed pace.
+			// Ask to be woken when the job will reach its prediction, at its observed pace, but
+			// no sooner than MinWake from now: a job now running slower than its average pace
+			// (a slower placement or plan, a restore) would otherwise approach its prediction
+			// in ever shorter wake-ups that never reach it (Zeno: a simulator then makes no
+			// progress in time).
 			if js.Iterations > 0 && js.Executed > 0 {
 				pace := js.Executed / js.Iterations
-				if t := v.Now + (limit-js.Iterations)*pace; t > v.Now && t < wake {
+				if t := v.Now + max((limit-js.Iterations)*pace, MinWake); t < wake {
 					wake = t
 				}
 			}
@@ -550,6 +554,11 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	}
 	return d, nil
 }
+
+// MinWake is the shortest time, in seconds, after which A-SRPT asks to be woken to re-estimate
+// a running job (Decision.WakeAt): re-estimations come at most that much later than the
+// moment a job reaches its prediction.
+const MinWake = 1.0
 
 // setCluster adopts a new (or first) cluster: sizing caches are dropped, earlier rejections
 // are retried, and every live job is checked against the new cluster's GPUs.

@@ -474,3 +474,35 @@ func TestMirrorHasTeeth(t *testing.T) {
 		t.Fatal("a corrupted mirror passed the check")
 	}
 }
+
+// A job that now runs slower than its average pace approaches its prediction in wake-ups
+// that shrink geometrically; they must not shrink below MinWake, or a simulator never gets
+// past the limit point (found on a Rubick workload with 260 s restores: 100,000 events within
+// a nanosecond of simulated time).
+func TestWakeUpsDoNotShrink(t *testing.T) {
+	c := oneServer(2)
+	a := &gpusched.Job{ID: "a", GPUs: 1, StepTime: 1}
+	s := mustNew(t, Options{Estimator: truthOracle(map[gpusched.JobID]float64{"a": 100})})
+	if _, err := s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: a}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Since t = 100 the job runs at half its average pace: 1 iteration per 2 s.
+	now, done := 100.0, 90.0
+	for range 60 {
+		st := running(a, 0, done, 0)
+		st.Executed = now
+		d, err := s.Schedule(gpusched.View{Now: now, Cluster: c, Running: []gpusched.JobStatus{st}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.WakeAt < now+MinWake {
+			t.Fatalf("t=%v, %v iterations done: woken at %v, less than MinWake later", now, done, d.WakeAt)
+		}
+		done = min(done+(d.WakeAt-now)/2, 100)
+		now = d.WakeAt
+		if done >= 100 {
+			return
+		}
+	}
+	t.Fatalf("after 60 wake-ups the job has done %v of its 100 predicted iterations", done)
+}

@@ -97,7 +97,7 @@ fi
 if has rubick; then
 	if [ -d "$RUBICK" ] && "$BIN" compare -h 2>&1 | grep -q rubick; then
 		for w in workload-base workload-bp workload-mt; do
-			cell "rubick-$w" -trace "$RUBICK/$w.csv" -format rubick -cluster rubick:8
+			cell "rubick-$w" -trace "$RUBICK/$w.csv" -format rubick -cluster a800:8 -restore 260s
 		done
 	else
 		echo "skipping the Rubick family: gpusched does not read -format rubick yet, or $RUBICK is absent"
