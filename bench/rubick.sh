@@ -3,8 +3,7 @@
 # ../shared/data/rubick/workloads) on its testbed (8 x 8 A800, 96 vCPUs and 1.6 TB per server:
 # -cluster a800:8), every job reconfigurable (trace.ReadRubick), restarts and reconfigurations
 # charged the artifact's 260 s. Policies: rubick and asrpt-plan choose plans; asrpt, tiresias,
-# sjf-bco and fifo run the users' fixed plans. -consolidate off: A-SRPT's own consolidating
-# migrations at a 260 s restore cost did not finish the base workload in 60 s (they do at 30 s).
+# sjf-bco and fifo run the users' fixed plans.
 # Usage: bench/rubick.sh [data dir]
 set -eu
 cd "$(dirname "$0")/.."
@@ -12,6 +11,6 @@ data=${1:-../shared/data/rubick/workloads}
 go build -o /tmp/gpusched-rubick ./cmd/gpusched
 for w in base bp mt; do
 	echo "== workload-$w"
-	/tmp/gpusched-rubick compare -trace "$data/workload-$w.csv" -format rubick -cluster a800:8 -restore 260s -consolidate off -progress off \
+	/tmp/gpusched-rubick compare -trace "$data/workload-$w.csv" -format rubick -cluster a800:8 -restore 260s -progress off \
 		-policies rubick,asrpt-plan,asrpt,tiresias,sjf-bco,fifo
 done

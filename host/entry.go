@@ -225,7 +225,7 @@ func (e *Entry) settle(t, ck float64) {
 		return
 	}
 	e.executed += dt
-	e.attained += dt * float64(e.job.GPUs)
+	e.attained += dt * float64(e.ngpus)
 	if ps := max(e.segAt, e.restoreEnd); t > ps {
 		p := t - ps
 		e.productive += p

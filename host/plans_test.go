@@ -70,9 +70,17 @@ func TestReconfiguration(t *testing.T) {
 	if e.RestoreEnd() != 360 {
 		t.Errorf("kept job restored again: %v", e.RestoreEnd())
 	}
+
 	// 8 workers x 2 cores = 16 > 8 cores: refused, nothing changes.
 	choice = 2
 	if _, err := rt.Schedule(500); err == nil || e.PlanChoice() != 1 {
 		t.Errorf("over the server's CPU cores: err %v, plan %d", err, e.PlanChoice())
+	}
+	// The record settled at the end counts the GPUs of the chosen plan: 2 x 100 + 4 x 500.
+	if err := rt.Finish("r", 600, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if att := e.Stats().Attained; att != 2200 {
+		t.Errorf("finished: attained %v GPU-s, want 2200", att)
 	}
 }
