@@ -338,7 +338,7 @@ func TestInvariantsAllOptions(t *testing.T) {
 }
 
 func TestRatio(t *testing.T) {
-	if PatientRatio(8, 1, 1, DefaultPatience) != 4 || PatientRatio(4, 2, 2, 0.5) != 2+4*4.0/3 || !math.IsNaN(PatientRatio(8, 1, 1, -1)) {
+	if PatientRatio(8, 1, 1, DefaultPatience) != 10 || PatientRatio(4, 2, 2, 0.5) != 2+4*4.0/3 || !math.IsNaN(PatientRatio(8, 1, 1, -1)) {
 		t.Errorf("PatientRatio: %v %v %v", PatientRatio(8, 1, 1, 2), PatientRatio(4, 2, 2, 0.5), PatientRatio(8, 1, 1, -1))
 	}
 	if Ratio(8, 1, 1) != 2 || Ratio(8, 8, 1) != 9 || Ratio(4, 2, 2) != 1+4*4.0/3 {
