@@ -161,9 +161,9 @@
 // mirrored about the median so that the order of the jobs is reversed wherever a factor 16
 // allows, A-SRPT's mean JCT on the built-in workload rises by at most 6% (6.31 h to 6.69 h),
 // and stays below Tiresias' (9.32 h), which uses no prediction. On five Philly virtual
-// clusters overloaded on 192 GPUs, the reversing error raises it from 16 h to 21 h (Tiresias:
-// 238 h). The hedge is the re-estimation of step 5: with NoReestimate the same reversed
-// predictions give 544 h, 2.3 times Tiresias, because an under-predicted long job keeps its
+// clusters overloaded on 192 GPUs, the reversing error raises it from 15.6 h to 19.8 h
+// (Tiresias: 238 h). The hedge is the re-estimation of step 5: with NoReestimate the same
+// reversed predictions give 521 h, 2.2 times Tiresias, because an under-predicted long job keeps its
 // priority to the end and over-predicted short jobs wait behind it. Re-estimation costs nothing
 // when predictions are right (it never fires) and is not covered by the theorems: no bound is
 // claimed for it, only these measurements.
