@@ -31,6 +31,12 @@
 // its last preemption or start). The table then adds server failures, restarts per job and the
 // GPU-hours of progress lost; jobs a policy rejects are counted apart.
 //
+// Every table shows beside each policy the best lower bound on the workload's mean JCT
+// ("JCT bound": package srpt's bounds for rigid jobs on the cluster's GPUs, each job sized at
+// its best-case placement, gpusched.BestPlacement, so the same for every policy) and the
+// policy's mean JCT over it ("x bound": how far from optimal it is at most); summary.csv and
+// summary.json carry them as jct_lower_bound and jct_ratio_to_bound.
+//
 // Outputs: a table on stdout; with -out DIR, per run the job records (CSV), the timeline
 // (CSV) and the whole result (JSON), a summary (CSV and JSON), and plots as PNG and SVG: the
 // JCT CDF per policy, queue length and GPU utilisation over time (and, for sweeps, mean JCT

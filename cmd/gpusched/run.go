@@ -17,6 +17,7 @@ import (
 
 	"github.com/gpusched/gpusched/consolidate"
 	"github.com/gpusched/gpusched/sim"
+	"github.com/gpusched/gpusched/srpt"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
 )
@@ -30,6 +31,9 @@ type runJob struct {
 	load    float64 // the sweep's load level (0 outside sweeps)
 	sweep   bool
 	fail    bool // servers may fail (-failures)
+	// bound is the best lower bound on the workload's mean JCT in seconds (see
+	// meanJCTBound); NaN when unknown.
+	bound float64
 }
 
 // stem names the run's output files.
@@ -148,9 +152,13 @@ func compare(o *options, stdout, stderr io.Writer) error {
 	if err := checkFits(w.records, c); err != nil {
 		return err
 	}
+	bound, err := workloadBound(w.records, c, o.costModel())
+	if err != nil {
+		return err
+	}
 	var jobs []runJob
 	for _, p := range specs {
-		jobs = append(jobs, runJob{policy: p, cluster: c, records: w.records, seed: o.seed, fail: o.failures != ""})
+		jobs = append(jobs, runJob{policy: p, cluster: c, records: w.records, seed: o.seed, fail: o.failures != "", bound: bound})
 	}
 	return simulate(o, jobs, false, stdout, stderr, func(out io.Writer) {
 		header(out, w, c, o)
@@ -166,9 +174,16 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 	}
 	var jobs []runJob
 	var base *workload
+	var sizes []srpt.GangJob // the base workload's bound instance (traces)
 	for k, seed := range seeds {
 		if o.tracePath != "" { // read once per seed (the seed drives the mapping), scale per load
 			if base, err = o.loadWorkload(c, 1, seed); err != nil {
+				return err
+			}
+			if err := checkFits(base.records, c); err != nil {
+				return err
+			}
+			if sizes, err = boundSizes(base.records, c, o.costModel()); err != nil {
 				return err
 			}
 			if k == 0 {
@@ -181,24 +196,34 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 		}
 		for _, load := range loads {
 			var recs []trace.Record
+			var bound float64
 			if o.tracePath == "" {
 				w, err := o.loadWorkload(c, load, seed)
 				if err != nil {
 					return err
 				}
 				base, recs = w, w.records
+				if err := checkFits(recs, c); err != nil {
+					return err
+				}
+				if bound, err = workloadBound(recs, c, o.costModel()); err != nil {
+					return err
+				}
 			} else {
 				recs = scaleArrivals(base.records, load)
 				if last := recs[len(recs)-1].Job.Arrival; !(last <= trace.MaxArrival) {
 					return fmt.Errorf("-loads %g: the last job would arrive at %v s, later than %v s (100 years, trace.MaxArrival)",
 						load, last, float64(trace.MaxArrival))
 				}
+				if bound, err = scaledBound(sizes, load, c.NumGPUs()); err != nil {
+					return err
+				}
 			}
 			if err := checkFits(recs, c); err != nil {
 				return err
 			}
 			for _, p := range specs {
-				jobs = append(jobs, runJob{policy: p, cluster: c, records: recs, seed: seed, load: load, sweep: true, fail: o.failures != ""})
+				jobs = append(jobs, runJob{policy: p, cluster: c, records: recs, seed: seed, load: load, sweep: true, fail: o.failures != "", bound: bound})
 			}
 		}
 	}
@@ -385,7 +410,7 @@ func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 	if failures {
 		extra += "\tfailures\trestarts/job\tlost GPU-h"
 	}
-	fmt.Fprintln(tw, lead+extra+"\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tidle GPU-h\tpreempt/job\tmigrate/job\tcross-server\twall\t")
+	fmt.Fprintln(tw, lead+extra+"\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tidle GPU-h\tpreempt/job\tmigrate/job\tcross-server\tJCT bound\tx bound\twall\t")
 	for _, oc := range outs {
 		s := oc.res.Summary
 		if isSweep {
@@ -399,10 +424,10 @@ func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 		if failures {
 			fmt.Fprintf(tw, "\t%d\t%.2f\t%s", s.ServerFailures, s.RestartsPerJob, fmtGPUTime(s.LostGPUTime))
 		}
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%.2f\t%.2f\t%s\t%.1fs\t\n",
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%.1fs\t\n",
 			fmtDur(s.AvgJCT), fmtDur(s.MedianJCT), fmtDur(s.P95JCT), fmtDur(s.P99JCT),
 			fmtDur(s.Makespan), fmtDur(s.AvgQueueDelay), fmtDur(s.AvgWait), 100*s.Utilisation, fmtGPUTime(s.IdleWhileWaiting), s.PreemptionsPerJob, s.MigrationsPerJob,
-			fmtBytes(s.CrossServerBytes), oc.wall.Seconds())
+			fmtBytes(s.CrossServerBytes), fmtDur(oc.bound), fmtRatio(s.AvgJCT, oc.bound), oc.wall.Seconds())
 	}
 	return tw.Flush()
 }
@@ -413,7 +438,11 @@ type summaryRow struct {
 	Load    float64     `json:"load,omitempty"`
 	Seed    uint64      `json:"seed"`
 	Summary sim.Summary `json:"summary"`
-	WallSec float64     `json:"wall_seconds"`
+	// Bound is the best lower bound on the workload's mean JCT (seconds) and Ratio the
+	// policy's mean JCT over it (see meanJCTBound); null when unknown.
+	Bound   jsonFloat `json:"jct_lower_bound"`
+	Ratio   jsonFloat `json:"jct_ratio_to_bound"`
+	WallSec float64   `json:"wall_seconds"`
 }
 
 // writeOutputs writes every run's records, timeline and result, the summary, and the plots.
@@ -433,7 +462,8 @@ func writeOutputs(dir string, outs []outcome, isSweep bool) error {
 		if err := writeFile(stem+".json", oc.res.WriteJSON); err != nil {
 			return err
 		}
-		rows = append(rows, summaryRow{Policy: oc.policy.Name, Load: oc.load, Seed: oc.seed, Summary: oc.res.Summary, WallSec: oc.wall.Seconds()})
+		rows = append(rows, summaryRow{Policy: oc.policy.Name, Load: oc.load, Seed: oc.seed, Summary: oc.res.Summary,
+			Bound: jsonFloat(oc.bound), Ratio: jsonFloat(ratio(oc.res.Summary.AvgJCT, oc.bound)), WallSec: oc.wall.Seconds()})
 	}
 	if err := writeFile(filepath.Join(dir, "summary.json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
@@ -455,14 +485,14 @@ func writeSummaryCSV(w io.Writer, rows []summaryRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"policy", "load", "seed", "jobs", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
 		"avg_queue_delay", "avg_wait", "utilisation", "busy_gpu_seconds", "preemptions_per_job", "migrations_per_job",
-		"cross_server_bytes", "events", "rejected", "server_failures", "restarts_per_job", "lost_gpu_time", "idle_while_waiting", "wall_seconds"})
+		"cross_server_bytes", "events", "rejected", "server_failures", "restarts_per_job", "lost_gpu_time", "idle_while_waiting", "jct_lower_bound", "jct_ratio_to_bound", "wall_seconds"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range rows {
 		s := r.Summary
 		cw.Write([]string{r.Policy, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(s.Jobs), f(s.AvgJCT), f(s.MedianJCT),
 			f(s.P95JCT), f(s.P99JCT), f(s.Makespan), f(s.AvgQueueDelay), f(s.AvgWait), f(s.Utilisation), f(s.BusyGPUSeconds),
 			f(s.PreemptionsPerJob), f(s.MigrationsPerJob), f(s.CrossServerBytes), strconv.Itoa(s.Events),
-			strconv.Itoa(s.Rejected), strconv.Itoa(s.ServerFailures), f(s.RestartsPerJob), f(s.LostGPUTime), f(s.IdleWhileWaiting), f(r.WallSec)})
+			strconv.Itoa(s.Rejected), strconv.Itoa(s.ServerFailures), f(s.RestartsPerJob), f(s.LostGPUTime), f(s.IdleWhileWaiting), f(float64(r.Bound)), f(float64(r.Ratio)), f(r.WallSec)})
 	}
 	cw.Flush()
 	return cw.Error()
