@@ -269,7 +269,7 @@ type Runtime struct {
 	// catch it (export_test.go); zero in every real use.
 	broken brokenKind
 
-	ended    []*Entry // jobs that left, whose completion waits for delivery
+	ended []*Entry // jobs that left, whose completion waits for delivery
 
 	// The delta of the next view (gpusched.ViewDelta): entries that entered or left the set
 	// of jobs in the view since the last Schedule call, the sequence number of the views
@@ -279,9 +279,9 @@ type Runtime struct {
 	delta      gpusched.ViewDelta
 	unordered  bool
 	lastArrive float64
-	acts     Actions
-	stopBuf  []topology.GPUID // copies of the GPUs that stops release
-	segments []Segment
+	acts       Actions
+	stopBuf    []topology.GPUID // copies of the GPUs that stops release
+	segments   []Segment
 }
 
 // New returns a Runtime for the cluster and scheduler of opt.
