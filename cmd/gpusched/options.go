@@ -55,6 +55,8 @@ type options struct {
 	perfPath    string
 	cal         *graph.Calibration // the -perf calibration, once loaded
 	traceGPU    string
+	shard       *shardSpec // sweep -shard; nil: the whole sweep
+	sweepConfig string     // sweepConfig of a sharded sweep
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {

@@ -258,11 +258,17 @@ func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 }
 
 // simulate runs the simulations (under -cpuprofile), then prints head, the table of results
-// and the time taken, and writes the -out files: the output of compare and sweep alike.
+// and the time taken, and writes the -out files: the output of compare and sweep alike. A
+// sweep shard (-shard) runs only its cells and writes its manifest and per-run files.
 func simulate(o *options, jobs []runJob, isSweep bool, stdout, stderr io.Writer, head func(io.Writer)) error {
 	stopProfile, err := o.startProfile()
 	if err != nil {
 		return err
+	}
+	all := len(jobs)
+	var cells []int
+	if o.shard != nil {
+		jobs, cells = selectShard(jobs, *o.shard)
 	}
 	start := time.Now()
 	outs := runAll(jobs, o, stderr)
@@ -282,7 +288,20 @@ func simulate(o *options, jobs []runJob, isSweep bool, stdout, stderr io.Writer,
 	if err := resultTable(stdout, outs, isSweep); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n%d simulations in %.1fs on %d workers\n", len(outs), time.Since(start).Seconds(), max(1, min(o.workers, len(jobs))))
+	secs, workers := time.Since(start).Seconds(), max(1, min(o.workers, len(jobs)))
+	fmt.Fprintf(stdout, "\n%d simulations in %.1fs on %d workers\n", len(outs), secs, workers)
+	if o.shard != nil {
+		var hb strings.Builder
+		head(&hb)
+		m := &shardManifest{Format: shardFormat, Config: o.sweepConfig, Shard: o.shard.index, Shards: o.shard.count,
+			Cells: all, Header: hb.String(), Workers: workers, Seconds: secs}
+		if err := writeShard(o.out, m, outs, cells); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "shard %d of %d: %d of %d cells; wrote %s and the runs' files to %s\n",
+			o.shard.index, o.shard.count, len(outs), all, manifestName(o.shard.index, o.shard.count), o.out)
+		return nil
+	}
 	if o.out != "" {
 		if err := writeOutputs(o.out, outs, isSweep); err != nil {
 			return err
@@ -450,18 +469,34 @@ func writeOutputs(dir string, outs []outcome, isSweep bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	for _, oc := range outs {
+		if err := writeRunFiles(dir, oc); err != nil {
+			return err
+		}
+	}
+	return writeSummaries(dir, outs, isSweep)
+}
+
+// runFileExts are the extensions of a run's own files (writeRunFiles).
+var runFileExts = []string{".jobs.csv", ".timeline.csv", ".json"}
+
+// writeRunFiles writes one run's records, timeline and result.
+func writeRunFiles(dir string, oc outcome) error {
+	stem := filepath.Join(dir, oc.stem())
+	if err := writeFile(stem+".jobs.csv", oc.res.WriteCSV); err != nil {
+		return err
+	}
+	if err := writeFile(stem+".timeline.csv", oc.res.WriteTimelineCSV); err != nil {
+		return err
+	}
+	return writeFile(stem+".json", oc.res.WriteJSON)
+}
+
+// writeSummaries writes the summary (CSV and JSON) and the plots of the runs. Sweep plots use
+// only the summaries, so merge writes them from the shards' manifests.
+func writeSummaries(dir string, outs []outcome, isSweep bool) error {
 	var rows []summaryRow
 	for _, oc := range outs {
-		stem := filepath.Join(dir, oc.stem())
-		if err := writeFile(stem+".jobs.csv", oc.res.WriteCSV); err != nil {
-			return err
-		}
-		if err := writeFile(stem+".timeline.csv", oc.res.WriteTimelineCSV); err != nil {
-			return err
-		}
-		if err := writeFile(stem+".json", oc.res.WriteJSON); err != nil {
-			return err
-		}
 		rows = append(rows, summaryRow{Policy: oc.policy.Name, Load: oc.load, Seed: oc.seed, Summary: oc.res.Summary,
 			Bound: jsonFloat(oc.bound), Ratio: jsonFloat(ratio(oc.res.Summary.AvgJCT, oc.bound)), WallSec: oc.wall.Seconds()})
 	}
