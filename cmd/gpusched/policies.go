@@ -25,6 +25,8 @@ type policyEnv struct {
 	Restore float64
 	// NoConsolidate turns off the consolidation that a policy does by itself (A-SRPT).
 	NoConsolidate bool
+	// Tiresias are the options of the tiresias policy (-tiresias-* flags).
+	Tiresias policy.TiresiasOptions
 }
 
 // truth returns the true iterations of the workload's jobs: for oracles only.
@@ -81,7 +83,7 @@ func policies() []policySpec {
 				}})
 			}, false},
 		{"tiresias", "Tiresias discretized 2D-LAS, NSDI'19 (policy.Tiresias)",
-			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewTiresias(policy.TiresiasOptions{}) }, false},
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewTiresias(env.Tiresias) }, false},
 		{"sjf-bco", "SJF-BCO, MobiHoc'22, online re-planning with true iterations as in the paper (policy.SJFBCO)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,7 +110,7 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 	start := time.Now()
 	cost := o.costModel()
 	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: cost, Seed: j.seed,
-		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off"})
+		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off", Tiresias: o.tiresias})
 	if err == nil && o.consolidate == "on" && !j.policy.Consolidates {
 		s, err = consolidate.Wrap(s, consolidate.Options{Cost: cost, RestoreTime: o.restoreSeconds()})
 	}
@@ -243,6 +244,13 @@ func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 	specs, err := selectPolicies(o.policies)
 	if err != nil {
 		return nil, nil, usageError{err}
+	}
+	if !slices.ContainsFunc(specs, func(p policySpec) bool { return p.Name == "tiresias" }) {
+		for _, f := range []string{"tiresias-thresholds", "tiresias-promote", "tiresias-service"} {
+			if o.set[f] {
+				return nil, nil, usagef("-%s applies to the tiresias policy, which is not selected", f)
+			}
+		}
 	}
 	c, err := o.loadCluster()
 	if err != nil {
