@@ -88,9 +88,9 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.failures, "failures", "", failuresHelp)
 	fs.DurationVar(&o.checkpoint, "checkpoint", 0, fmt.Sprintf("interval at which running jobs checkpoint; a job whose server fails restarts from its last checkpoint (0: only at preemption or migration; at most %v)", maxCheckpoint))
 	fs.StringVar(&o.perfPath, "perf", "", "calibration (JSON, from gpusched perf fit) of the performance model; default: the shipped constants of each GPU type")
-	fs.StringVar(&o.tirThresh, "tiresias-thresholds", "3250,7200", "the tiresias policy's queue thresholds of attained service, increasing (GPU-seconds, or seconds with -tiresias-service time): K thresholds make K+1 queues")
-	fs.Float64Var(&o.tirPromote, "tiresias-promote", 0, "the tiresias policy's starvation knob: a job in a lower queue that waited this many times its executed time returns to the first queue (0: off, as dlas-gpu; the simulator's dlas-gpu-N is N)")
-	fs.StringVar(&o.tirService, "tiresias-service", "gpu-time", "what the tiresias policy counts as attained service: gpu-time (2D-LAS, dlas-gpu) or time (LAS on executed time, dlas)")
+	fs.StringVar(&o.tirThresh, "tiresias-thresholds", "3250,7200", "tiresias: queue thresholds, increasing (K make K+1 queues)")
+	fs.Float64Var(&o.tirPromote, "tiresias-promote", 0, "tiresias: promotion knob, wait/executed time sending a job to queue 0 (0: off)")
+	fs.StringVar(&o.tirService, "tiresias-service", "gpu-time", "tiresias: service as gpu-time (2D-LAS) or time (LAS)")
 	fs.StringVar(&o.cost, "cost", "model", "model: Philly-like jobs get zoo models and plans timed by package graph (placement and shared links matter); fixed: each job runs at a fixed step time wherever it is placed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: gpusched %s [flags]\n\nflags:\n", name)
