@@ -58,7 +58,32 @@ type BCOPlanOptions struct {
 	// re-planning at every event, it must not plan a job behind a busy server while another
 	// could run it now.
 	EarliestFit bool
+
+	// memo, set by SJFBCO's online mode, keeps the times per iteration the planner computed on
+	// idle links between plans (see stepMemo).
+	memo *stepMemo
 }
+
+// stepMemo holds times per iteration of jobs on placements with idle links, per job, as a cost
+// model gave them: the answer depends on nothing else, so re-planning the same waiting jobs at
+// the next event reuses them instead of evaluating the model again. A job's entries are dropped
+// when it leaves the queue; all are dropped when the cluster changes.
+type stepMemo struct {
+	cluster *topology.Cluster
+	jobs    map[gpusched.JobID]map[string]float64
+}
+
+// key encodes a placement.
+func (m *stepMemo) key(gpus []topology.GPUID) string {
+	b := make([]byte, 0, 4*len(gpus))
+	for _, g := range gpus {
+		b = append(b, byte(g), byte(g>>8), byte(g>>16), byte(g>>24))
+	}
+	return string(b)
+}
+
+// drop forgets job id's entries.
+func (m *stepMemo) drop(id gpusched.JobID) { delete(m.jobs, id) }
 
 // planCost is SJF-BCO's default cost: the model-aware cost for jobs with a model (a job's
 // StepTime is ignored when it has a model, as gpusched.Job documents), BCOCost{} for the others.
@@ -234,9 +259,25 @@ func newBCOPlanner(c *topology.Cluster, jobs []BCOJob, busyUntil []float64, opt 
 func (p *bcoPlanner) okServer(i, s int) bool { return p.ok[i] == nil || p.ok[i][s] }
 
 func (p *bcoPlanner) duration(bj BCOJob, gpus []topology.GPUID, load topology.LinkLoad) (float64, error) {
+	m := p.opt.memo
+	var k string
+	if m != nil && len(load) == 0 && m.cluster == p.c {
+		k = m.key(gpus)
+		if t, ok := m.jobs[bj.Job.ID][k]; ok {
+			return bj.Iterations * t, nil
+		}
+	}
 	sc, err := p.opt.Cost.StepCost(bj.Job, p.c, gpus, load)
 	if err != nil {
 		return 0, fmt.Errorf("sjf-bco: %w", err)
+	}
+	if k != "" && sc.Time > 0 && !math.IsInf(sc.Time, 1) {
+		e := m.jobs[bj.Job.ID]
+		if e == nil {
+			e = map[string]float64{}
+			m.jobs[bj.Job.ID] = e
+		}
+		e[k] = sc.Time
 	}
 	if !(sc.Time > 0) || math.IsInf(sc.Time, 1) {
 		return 0, fmt.Errorf("%w: job %q has time per iteration %v", gpusched.ErrInvalidJob, bj.Job.ID, sc.Time)
@@ -696,6 +737,7 @@ type SJFBCO struct {
 	queue bcoQueue
 	steps map[gpusched.JobID]*bcoStep
 	costs *topology.Cluster // the cluster steps were computed on
+	memo  stepMemo
 	// batch mode
 	batch   []BCOPlacement
 	done    []bool
@@ -774,6 +816,7 @@ func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	}
 	popt := s.opt.BCOPlanOptions
 	popt.EarliestFit = true
+	popt.memo = &s.memo
 	plan, err := PlanSJFBCO(v.Cluster, jobs, busy, popt)
 	if err != nil {
 		return gpusched.Decision{}, err
@@ -792,6 +835,7 @@ func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 		run = append(run, gpusched.Assignment{Job: pl.Job.ID, GPUs: slices.Clone(pl.GPUs)})
 		s.queue.started(pl.Job.ID)
+		s.memo.drop(pl.Job.ID)
 	}
 	return gpusched.Decision{Run: run}, nil
 }
@@ -804,6 +848,7 @@ func (s *SJFBCO) follow(v *gpusched.View) {
 	if s.steps == nil || s.costs != v.Cluster {
 		s.steps = map[gpusched.JobID]*bcoStep{}
 		s.costs = v.Cluster
+		s.memo = stepMemo{cluster: v.Cluster, jobs: map[gpusched.JobID]map[string]float64{}}
 	}
 	d, ok := s.sync.next(v)
 	if ok && d.ArrivalOrder {
@@ -811,6 +856,7 @@ func (s *SJFBCO) follow(v *gpusched.View) {
 			s.queue.remove(id)
 			delete(s.iters, id)
 			delete(s.steps, id)
+			s.memo.drop(id)
 		}
 		for _, st := range d.Arrived {
 			if st.GPUs == nil {
@@ -823,6 +869,7 @@ func (s *SJFBCO) follow(v *gpusched.View) {
 	}
 	forget(s.iters, v)
 	forget(s.steps, v)
+	forget(s.memo.jobs, v)
 	s.queue.rebuild(pendingByArrival(v))
 }
 
