@@ -263,7 +263,6 @@ type Runtime struct {
 	listed    []*Entry
 	preempted []*Entry
 	started   []*Entry
-	rejectIdx []*Entry
 
 	// broken selects a deliberately wrong variant, for tests that show their properties
 	// catch it (export_test.go); zero in every real use.
