@@ -69,6 +69,32 @@ type View struct {
 	Pending []JobStatus
 	// Running are the jobs holding GPUs.
 	Running []JobStatus
+	// Delta, when not nil, tells what changed in the set of jobs since the previous view of
+	// the same host, so that a scheduler can keep its per-job state up to date in time
+	// independent of the queue's length. nil: unknown (a scheduler rescans the view).
+	Delta *ViewDelta
+}
+
+// ViewDelta is a host's account of how a view's set of jobs differs from its previous view.
+// A scheduler may use it only if it saw that previous view: same Source, Seq one more than the
+// Seq it saw last. Otherwise (its first view, a view of another host, a view it missed) it
+// rescans the view. Moves between Pending and Running are not listed: Running is bounded by
+// the cluster's size, so schedulers compare it themselves.
+type ViewDelta struct {
+	// Source identifies the host's sequence of views; compare with ==. Hosts use a pointer of
+	// their own.
+	Source any
+	// Seq numbers the view in its sequence: 1 for the first.
+	Seq uint64
+	// Arrived are the statuses, in this view's Pending or Running, of the jobs that were not
+	// in the previous view (submitted since, or back from being set aside).
+	Arrived []*JobStatus
+	// Left are the jobs of the previous view that are absent from this one (finished,
+	// cancelled, rejected or set aside).
+	Left []JobID
+	// ArrivalOrder tells that Pending is in non-decreasing order of Job.Arrival (the View
+	// asks for it; a host sets this when it guarantees it), so a scheduler need not check.
+	ArrivalOrder bool
 }
 
 // Free returns the set of GPUs that no running job holds and that are not Unavailable: where

@@ -9,6 +9,8 @@ func Break(r *Runtime, kind string) {
 		r.broken = brokenOrder
 	case "norollback":
 		r.broken = brokenNoRollback
+	case "delta":
+		r.broken = brokenDelta
 	default:
 		panic("host: unknown broken variant " + kind)
 	}

@@ -215,6 +215,7 @@ const (
 	brokenNone       brokenKind = iota
 	brokenOrder                 // each migration's stop comes right before its start
 	brokenNoRollback            // an interruption keeps the progress made since the checkpoint
+	brokenDelta                 // the view's delta forgets jobs that left while waiting
 )
 
 // forgetter is implemented by cost models that cache per-job state (gpusched.ModelCost).
@@ -276,10 +277,19 @@ type Runtime struct {
 	// catch it (export_test.go); zero in every real use.
 	broken brokenKind
 
-	ended    []*Entry // jobs that left, whose completion waits for delivery
-	acts     Actions
-	stopBuf  []topology.GPUID // copies of the GPUs that stops release
-	segments []Segment
+	ended []*Entry // jobs that left, whose completion waits for delivery
+
+	// The delta of the next view (gpusched.ViewDelta): entries that entered or left the set
+	// of jobs in the view since the last Schedule call, the sequence number of the views
+	// handed to the scheduler, and whether every submission so far came in arrival order.
+	touched    []*Entry
+	viewSeq    uint64
+	delta      gpusched.ViewDelta
+	unordered  bool
+	lastArrive float64
+	acts       Actions
+	stopBuf    []topology.GPUID // copies of the GPUs that stops release
+	segments   []Segment
 }
 
 // New returns a Runtime for the cluster and scheduler of opt.
@@ -449,7 +459,20 @@ func (r *Runtime) Submit(j gpusched.Job, limit float64) (*Entry, error) {
 	e.segAt = j.Arrival
 	r.ids[j.ID] = e
 	r.pushPendingTail(e)
+	r.touch(e)
+	if j.Arrival < r.lastArrive {
+		r.unordered = true
+	}
+	r.lastArrive = max(r.lastArrive, j.Arrival)
 	return e, nil
+}
+
+// touch logs that e entered or left the set of jobs in the view.
+func (r *Runtime) touch(e *Entry) {
+	if !e.logged {
+		e.logged = true
+		r.touched = append(r.touched, e)
+	}
 }
 
 // Resumption is the state of a job that a restarted host takes over: what the host knows of
@@ -803,6 +826,7 @@ func (r *Runtime) leave(e *Entry) {
 func (r *Runtime) depart(e *Entry) {
 	e.phase = phaseDone
 	e.ended = r.now
+	r.touch(e)
 	e.gpus = e.gpus[:0]
 	delete(r.ids, e.id)
 	if r.forget != nil {

@@ -29,6 +29,7 @@ func (r *Runtime) buildView() {
 	v := &r.view
 	v.Now = r.now
 	v.Unavailable = r.unavailable
+	v.Delta = nil
 	v.Pending = r.pbuf[r.plo:r.phi]
 	old := len(v.Running)
 	v.Running = v.Running[:0]
@@ -65,6 +66,7 @@ func (r *Runtime) Schedule(at float64) (*Actions, error) {
 		r.Deliver()
 	}
 	r.buildView()
+	r.view.Delta = r.takeDelta()
 	if r.opt.Validate {
 		if err := r.view.Validate(); err != nil {
 			return nil, fmt.Errorf("host: internal error: view at t=%g s: %w", r.now, err)
@@ -348,6 +350,7 @@ func (r *Runtime) apply(d gpusched.Decision) {
 		acts.Rejected = append(acts.Rejected, je)
 		if r.opt.Rejected == RejectPark && errors.Is(je.Err, gpusched.ErrTooLarge) {
 			e.phase = phaseParked
+			r.touch(e)
 			r.parked = append(r.parked, e)
 			if r.forget != nil {
 				r.forget.Forget(&e.job)
@@ -511,9 +514,48 @@ func (r *Runtime) SetCluster(c *topology.Cluster, at float64) ([]Action, error) 
 		for _, e := range back {
 			e.phase = phasePending
 			e.since = r.now
+			r.touch(e)
 		}
 		r.parked = r.parked[:0]
 		r.insertPending(back)
 	}
 	return r.acts.Steps, nil
+}
+
+// takeDelta returns the delta of the view just built (gpusched.ViewDelta) and starts the next:
+// the jobs logged since the last call whose membership of the view changed. Arrived statuses
+// point into the view, found by binary search (pending, by submission order) or in the
+// running jobs.
+func (r *Runtime) takeDelta() *gpusched.ViewDelta {
+	r.viewSeq++
+	d := &r.delta
+	d.Source = r
+	d.Seq = r.viewSeq
+	clear(d.Arrived)
+	d.Arrived = d.Arrived[:0]
+	d.Left = d.Left[:0]
+	d.ArrivalOrder = !r.unordered
+	for _, e := range r.touched {
+		e.logged = false
+		member := e.phase == phasePending || e.phase == phaseRunning
+		switch {
+		case member && !e.inView:
+			var st *gpusched.JobStatus
+			if e.phase == phasePending {
+				st = &r.view.Pending[r.pendingPos(e)-r.plo]
+			} else {
+				st = &r.view.Running[r.runningPos(e)]
+			}
+			d.Arrived = append(d.Arrived, st)
+		case !member && e.inView:
+			if r.broken == brokenDelta && e.gpus == nil && !e.started {
+				break
+			}
+			d.Left = append(d.Left, e.id)
+		}
+		e.inView = member
+	}
+	clear(r.touched)
+	r.touched = r.touched[:0]
+	return d
 }

@@ -46,7 +46,7 @@ func (f *FirstFit) Schedule(v gpusched.View) (gpusched.Decision, error) {
 func (f *FirstFit) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	c := v.Cluster
-	return dispatch(&v, pendingByArrival(&v), f.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
+	return dispatch(&v, arrivalOrder(&v), f.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
 		return firstFit(c, free, st.Job.GPUs)
 	})
 }
@@ -125,7 +125,7 @@ func (l *ListScheduling) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 		}
 	}
 	l.last = v.Now
-	d, err := dispatch(&v, pendingByArrival(&v), l.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
+	d, err := dispatch(&v, arrivalOrder(&v), l.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
 		gs := free.Slice()
 		if len(gs) < st.Job.GPUs {
 			return nil, false
@@ -192,7 +192,7 @@ func (r *Random) Schedule(v gpusched.View) (gpusched.Decision, error) {
 
 func (r *Random) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
-	return dispatch(&v, pendingByArrival(&v), r.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
+	return dispatch(&v, arrivalOrder(&v), r.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
 		gs := free.Slice()
 		if len(gs) < st.Job.GPUs {
 			return nil, false

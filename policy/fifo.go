@@ -39,7 +39,7 @@ func (f *FIFO) Schedule(v gpusched.View) (gpusched.Decision, error) {
 
 func (f *FIFO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
-	return dispatch(&v, pendingByArrival(&v), f.backfill, placeOn(f.place, v.Cluster))
+	return dispatch(&v, arrivalOrder(&v), f.backfill, placeOn(f.place, v.Cluster))
 }
 
 // SJFOptions configure SJF.

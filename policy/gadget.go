@@ -156,7 +156,7 @@ func (g *GADGET) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	}
 	c := v.Cluster
 	var embedErr error
-	d, err := dispatch(&v, pendingByArrival(&v), g.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
+	d, err := dispatch(&v, arrivalOrder(&v), g.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
 		r, err := g.reservation(st.Job, c)
 		if err != nil {
 			embedErr = err

@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -20,12 +23,40 @@ import (
 //
 // The policies' own orders and placements are unchanged for views without rejected or
 // displaced jobs: the gate then hands the host's view through untouched.
+//
+// Cost per call: with a host's View.Delta that continues the last view the gate saw, only the
+// jobs that arrived and left are looked at, so a view with no rejected job and no unavailable
+// GPU passes in time independent of the queue's length; otherwise every job of the view is.
 type gate struct {
 	cost    gpusched.CostModel // the policy's sizing cost; nil: structural checks only
 	cluster *topology.Cluster
 	verdict map[gpusched.JobID]verdict
 	out     gpusched.View // scratch for the filtered view
+	sync    deltaSync
+	nrej    int // jobs of the last view with a rejecting verdict
+	members int // jobs in the last view
 }
+
+// deltaSync follows a host's sequence of views (gpusched.ViewDelta).
+type deltaSync struct {
+	source any
+	seq    uint64
+}
+
+// next returns v's delta and whether it continues the view seen last; it records v as seen.
+func (s *deltaSync) next(v *gpusched.View) (*gpusched.ViewDelta, bool) {
+	d := v.Delta
+	if d == nil {
+		s.source, s.seq = nil, 0
+		return nil, false
+	}
+	ok := s.source != nil && d.Source == s.source && d.Seq == s.seq+1
+	s.source, s.seq = d.Source, d.Seq
+	return d, ok
+}
+
+// reset forgets the sequence: the next view is rescanned.
+func (s *deltaSync) reset() { s.source, s.seq = nil, 0 }
 
 type verdict struct {
 	job *gpusched.Job      // kept to tell the cost model to forget it
@@ -36,10 +67,26 @@ type costForgetter interface{ Forget(j *gpusched.Job) }
 
 // decide runs a policy's decision function behind the gate.
 func (g *gate) decide(v gpusched.View, policy func(v *gpusched.View) (gpusched.Decision, error)) (gpusched.Decision, error) {
+	if d, ok := g.sync.next(&v); ok && v.Cluster != nil && v.Cluster == g.cluster {
+		pass, err := g.apply(&v, d)
+		if err != nil {
+			g.sync.reset()
+			return gpusched.Decision{}, err
+		}
+		if pass {
+			return policy(&v)
+		}
+	}
 	if err := checkView(&v); err != nil {
+		g.sync.reset()
 		return gpusched.Decision{}, err
 	}
 	w, rejected := g.prepare(&v)
+	g.nrej = len(rejected)
+	g.members = len(v.Pending) + len(v.Running)
+	if w != &v {
+		w.Delta = nil // a filtered view is not the host's: the policy rescans it
+	}
 	d, err := policy(w)
 	if err != nil {
 		return gpusched.Decision{}, err
@@ -108,6 +155,48 @@ func (g *gate) prepare(v *gpusched.View) (*gpusched.View, []*gpusched.JobError) 
 		}
 	}
 	return out, rejected
+}
+
+// apply brings the verdicts up to date with a delta that continues the last view and
+// reports whether the view may go to the policy untouched: no job of it is rejected and no GPU
+// is unavailable. It looks only at the jobs that arrived and left (and checks the arrived ones
+// as checkView does).
+func (g *gate) apply(v *gpusched.View, d *gpusched.ViewDelta) (bool, error) {
+	if math.IsNaN(v.Now) || math.IsInf(v.Now, 0) {
+		return false, fmt.Errorf("%w: time %v is not finite", gpusched.ErrInvalidView, v.Now)
+	}
+	f, _ := g.cost.(costForgetter)
+	for _, id := range d.Left {
+		vd, ok := g.verdict[id]
+		if !ok {
+			continue
+		}
+		if vd.err != nil {
+			g.nrej--
+		}
+		if f != nil {
+			f.Forget(vd.job)
+		}
+		delete(g.verdict, id)
+		g.members--
+	}
+	for _, st := range d.Arrived {
+		if err := checkStatus(st); err != nil {
+			return false, err
+		}
+		if old, ok := g.verdict[st.Job.ID]; ok && old.err != nil {
+			g.nrej--
+		}
+		vd := verdict{job: st.Job, err: g.check(st.Job, v.Cluster)}
+		g.verdict[st.Job.ID] = vd
+		if vd.err != nil {
+			g.nrej++
+		}
+		g.members++
+	}
+	// A host (or a wrapper) whose delta does not account for its view is caught here when the
+	// counts differ; the view is then rescanned.
+	return g.nrej == 0 && v.Unavailable.Len() == 0 && g.members == len(v.Pending)+len(v.Running), nil
 }
 
 // check is the admission test of one job on cluster c.

@@ -103,14 +103,22 @@ func checkView(v *gpusched.View) error {
 	}
 	for _, list := range [][]gpusched.JobStatus{v.Pending, v.Running} {
 		for i := range list {
-			j := list[i].Job
-			if j == nil {
-				return fmt.Errorf("%w: a job status without a job", gpusched.ErrInvalidView)
-			}
-			if j.GPUs < 1 {
-				return fmt.Errorf("%w: job %q needs %d GPUs", gpusched.ErrInvalidJob, j.ID, j.GPUs)
+			if err := checkStatus(&list[i]); err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// checkStatus is checkView's test of one job.
+func checkStatus(st *gpusched.JobStatus) error {
+	j := st.Job
+	if j == nil {
+		return fmt.Errorf("%w: a job status without a job", gpusched.ErrInvalidView)
+	}
+	if j.GPUs < 1 {
+		return fmt.Errorf("%w: job %q needs %d GPUs", gpusched.ErrInvalidJob, j.ID, j.GPUs)
 	}
 	return nil
 }
@@ -159,13 +167,26 @@ func placeOn(p gpusched.Placer, c *topology.Cluster) placeFunc {
 }
 
 // dispatch is the engine of the non-preemptive policies: every running job keeps its GPUs, and
-// the waiting jobs, in the given order, start on free GPUs as the place function finds them.
-// With backfill a job that cannot start is skipped; without, it blocks the rest.
+// the waiting jobs, in the given order (nil: the view's Pending as listed), start on free GPUs
+// as the place function finds them. With backfill a job that cannot start is skipped; without,
+// it blocks the rest. The walk stops once no GPU is free, so a call costs the jobs it looks at
+// before the cluster is full (or, in strict order, before the first that does not fit), not
+// the queue's length.
 func dispatch(v *gpusched.View, order []*gpusched.JobStatus, backfill bool, place placeFunc) (gpusched.Decision, error) {
 	run := keepAll(v)
 	free := v.Free()
 	nfree := free.Len()
-	for _, st := range order {
+	n := len(order)
+	if order == nil {
+		n = len(v.Pending)
+	}
+	for k := 0; k < n && nfree > 0; k++ {
+		var st *gpusched.JobStatus
+		if order == nil {
+			st = &v.Pending[k]
+		} else {
+			st = order[k]
+		}
 		if st.Job.GPUs > nfree {
 			if !backfill {
 				break
@@ -363,6 +384,16 @@ func pendingByArrival(v *gpusched.View) []*gpusched.JobStatus {
 		slices.SortStableFunc(out, func(a, b *gpusched.JobStatus) int { return cmp.Compare(a.Job.Arrival, b.Job.Arrival) })
 	}
 	return out
+}
+
+// arrivalOrder is pendingByArrival for dispatch: nil when the host's delta says the view's
+// waiting jobs are already in arrival order (dispatch then walks View.Pending in place, at no
+// cost per waiting job it does not reach).
+func arrivalOrder(v *gpusched.View) []*gpusched.JobStatus {
+	if v.Delta != nil && v.Delta.ArrivalOrder {
+		return nil
+	}
+	return pendingByArrival(v)
 }
 
 // present returns the ids of the jobs in the view.

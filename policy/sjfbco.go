@@ -3,6 +3,7 @@ package policy
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -57,7 +58,32 @@ type BCOPlanOptions struct {
 	// re-planning at every event, it must not plan a job behind a busy server while another
 	// could run it now.
 	EarliestFit bool
+
+	// memo, set by SJFBCO's online mode, keeps the times per iteration the planner computed on
+	// idle links between plans (see stepMemo).
+	memo *stepMemo
 }
+
+// stepMemo holds times per iteration of jobs on placements with idle links, per job, as a cost
+// model gave them: the answer depends on nothing else, so re-planning the same waiting jobs at
+// the next event reuses them instead of evaluating the model again. A job's entries are dropped
+// when it leaves the queue; all are dropped when the cluster changes.
+type stepMemo struct {
+	cluster *topology.Cluster
+	jobs    map[gpusched.JobID]map[string]float64
+}
+
+// key encodes a placement.
+func (m *stepMemo) key(gpus []topology.GPUID) string {
+	b := make([]byte, 0, 4*len(gpus))
+	for _, g := range gpus {
+		b = append(b, byte(g), byte(g>>8), byte(g>>16), byte(g>>24))
+	}
+	return string(b)
+}
+
+// drop forgets job id's entries.
+func (m *stepMemo) drop(id gpusched.JobID) { delete(m.jobs, id) }
 
 // planCost is SJF-BCO's default cost: the model-aware cost for jobs with a model (a job's
 // StepTime is ignored when it has a model, as gpusched.Job documents), BCOCost{} for the others.
@@ -233,9 +259,25 @@ func newBCOPlanner(c *topology.Cluster, jobs []BCOJob, busyUntil []float64, opt 
 func (p *bcoPlanner) okServer(i, s int) bool { return p.ok[i] == nil || p.ok[i][s] }
 
 func (p *bcoPlanner) duration(bj BCOJob, gpus []topology.GPUID, load topology.LinkLoad) (float64, error) {
+	m := p.opt.memo
+	var k string
+	if m != nil && len(load) == 0 && m.cluster == p.c {
+		k = m.key(gpus)
+		if t, ok := m.jobs[bj.Job.ID][k]; ok {
+			return bj.Iterations * t, nil
+		}
+	}
 	sc, err := p.opt.Cost.StepCost(bj.Job, p.c, gpus, load)
 	if err != nil {
 		return 0, fmt.Errorf("sjf-bco: %w", err)
+	}
+	if k != "" && sc.Time > 0 && !math.IsInf(sc.Time, 1) {
+		e := m.jobs[bj.Job.ID]
+		if e == nil {
+			e = map[string]float64{}
+			m.jobs[bj.Job.ID] = e
+		}
+		e[k] = sc.Time
 	}
 	if !(sc.Time > 0) || math.IsInf(sc.Time, 1) {
 		return 0, fmt.Errorf("%w: job %q has time per iteration %v", gpusched.ErrInvalidJob, bj.Job.ID, sc.Time)
@@ -689,6 +731,13 @@ type SJFBCO struct {
 	backfill bool
 	iters    map[gpusched.JobID]float64
 	last     *BCOPlan
+	// online mode: the waiting jobs by GPU demand, kept from the host's deltas, and the step
+	// costs of running jobs on their placement and link load
+	sync  deltaSync
+	queue bcoQueue
+	steps map[gpusched.JobID]*bcoStep
+	costs *topology.Cluster // the cluster steps were computed on
+	memo  stepMemo
 	// batch mode
 	batch   []BCOPlacement
 	done    []bool
@@ -743,25 +792,23 @@ func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	if s.opt.Batch {
 		return s.scheduleBatch(&v)
 	}
-	forget(s.iters, &v)
+	s.follow(&v)
 	run := keepAll(&v)
 	if len(v.Pending) == 0 {
 		return gpusched.Decision{Run: run}, nil
 	}
 	free := v.Free()
-	waiting := pendingByArrival(&v)
-	slices.SortStableFunc(waiting, func(a, b *gpusched.JobStatus) int { return cmp.Compare(a.Job.GPUs, b.Job.GPUs) })
-	if waiting[0].Job.GPUs > free.Len() {
+	waiting := s.queue.smallest(s.opt.Window)
+	if waiting[0].GPUs > free.Len() {
 		return gpusched.Decision{Run: run}, nil
 	}
-	waiting = waiting[:min(len(waiting), s.opt.Window)]
 	jobs := make([]BCOJob, len(waiting))
-	for i, st := range waiting {
-		n, err := s.estimate(st.Job)
+	for i, j := range waiting {
+		n, err := s.estimate(j)
 		if err != nil {
 			return gpusched.Decision{}, err
 		}
-		jobs[i] = BCOJob{Job: st.Job, Iterations: n}
+		jobs[i] = BCOJob{Job: j, Iterations: n}
 	}
 	busy, err := s.busyUntil(&v)
 	if err != nil {
@@ -769,6 +816,7 @@ func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	}
 	popt := s.opt.BCOPlanOptions
 	popt.EarliestFit = true
+	popt.memo = &s.memo
 	plan, err := PlanSJFBCO(v.Cluster, jobs, busy, popt)
 	if err != nil {
 		return gpusched.Decision{}, err
@@ -786,8 +834,139 @@ func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 			free.Remove(g)
 		}
 		run = append(run, gpusched.Assignment{Job: pl.Job.ID, GPUs: slices.Clone(pl.GPUs)})
+		s.queue.started(pl.Job.ID)
+		s.memo.drop(pl.Job.ID)
 	}
 	return gpusched.Decision{Run: run}, nil
+}
+
+// follow brings the online mode's queue and caches up to date with the view: from the host's
+// delta when it continues the last view, the waiting jobs are in arrival order and the queue
+// then holds as many jobs as the view's (the jobs started by the last decision having
+// started); otherwise by a rescan of the whole view.
+func (s *SJFBCO) follow(v *gpusched.View) {
+	if s.steps == nil || s.costs != v.Cluster {
+		s.steps = map[gpusched.JobID]*bcoStep{}
+		s.costs = v.Cluster
+		s.memo = stepMemo{cluster: v.Cluster, jobs: map[gpusched.JobID]map[string]float64{}}
+	}
+	d, ok := s.sync.next(v)
+	if ok && d.ArrivalOrder {
+		for _, id := range d.Left {
+			s.queue.remove(id)
+			delete(s.iters, id)
+			delete(s.steps, id)
+			s.memo.drop(id)
+		}
+		for _, st := range d.Arrived {
+			if st.GPUs == nil {
+				s.queue.add(st.Job)
+			}
+		}
+		if s.queue.live == len(v.Pending) {
+			return
+		}
+	}
+	forget(s.iters, v)
+	forget(s.steps, v)
+	forget(s.memo.jobs, v)
+	s.queue.rebuild(pendingByArrival(v))
+}
+
+// bcoQueue holds SJF-BCO's waiting jobs by GPU demand, each demand's jobs in arrival order,
+// so that the Window smallest are found without sorting the queue: jobs that leave or start
+// are marked and skipped (and dropped once they reach the head of their list).
+type bcoQueue struct {
+	demands []int        // ascending
+	lists   [][]*bcoWait // lists[i]: the jobs of demand demands[i]
+	byID    map[gpusched.JobID]*bcoWait
+	live    int // jobs waiting
+	out     []*gpusched.Job
+}
+
+type bcoWait struct {
+	job  *gpusched.Job
+	gone bool
+}
+
+func (q *bcoQueue) rebuild(order []*gpusched.JobStatus) {
+	q.demands, q.lists, q.live = q.demands[:0], q.lists[:0], 0
+	q.byID = make(map[gpusched.JobID]*bcoWait, len(order))
+	for _, st := range order {
+		q.add(st.Job)
+	}
+}
+
+func (q *bcoQueue) add(j *gpusched.Job) {
+	if q.byID == nil {
+		q.byID = map[gpusched.JobID]*bcoWait{}
+	}
+	if old, ok := q.byID[j.ID]; ok && !old.gone {
+		old.gone = true
+		q.live--
+	}
+	w := &bcoWait{job: j}
+	q.byID[j.ID] = w
+	q.live++
+	i, found := slices.BinarySearch(q.demands, j.GPUs)
+	if !found {
+		q.demands = slices.Insert(q.demands, i, j.GPUs)
+		q.lists = slices.Insert(q.lists, i, nil)
+	}
+	q.lists[i] = append(q.lists[i], w)
+}
+
+// remove marks job id as gone (it left).
+func (q *bcoQueue) remove(id gpusched.JobID) {
+	if w, ok := q.byID[id]; ok {
+		if !w.gone {
+			w.gone = true
+			q.live--
+		}
+		delete(q.byID, id)
+	}
+}
+
+// started marks job id as no longer waiting.
+func (q *bcoQueue) started(id gpusched.JobID) { q.remove(id) }
+
+// smallest returns up to n waiting jobs, smallest demand first, each demand's in arrival
+// order (the order of a stable sort by demand of the queue in arrival order). The slice is
+// reused by the next call.
+func (q *bcoQueue) smallest(n int) []*gpusched.Job {
+	q.out = q.out[:0]
+	for i := 0; i < len(q.lists) && len(q.out) < n; i++ {
+		l := q.lists[i]
+		for len(l) > 0 && l[0].gone { // drop the gone head
+			l[0] = nil
+			l = l[1:]
+		}
+		q.lists[i] = l
+		dead := 0
+		for _, w := range l {
+			if len(q.out) == n {
+				break
+			}
+			if w.gone {
+				dead++
+				continue
+			}
+			q.out = append(q.out, w.job)
+		}
+		if dead > 64 && dead > len(l)/2 { // many marked jobs behind the head: compact
+			q.lists[i] = slices.DeleteFunc(l, func(w *bcoWait) bool { return w.gone })
+		}
+	}
+	return q.out
+}
+
+// bcoStep is the step cost SJF-BCO last computed for a running job, with the placement and
+// link load it was computed for.
+type bcoStep struct {
+	gpus  []topology.GPUID
+	links []topology.Link
+	load  topology.LinkLoad
+	time  float64
 }
 
 // busyUntil estimates when each GPU frees: now for free GPUs, the estimated end of the job on it
@@ -809,7 +988,12 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 	links := make([][]topology.Link, len(v.Running))
 	total := topology.LinkLoad{}
 	for i := range v.Running {
-		links[i] = c.Links(v.Running[i].GPUs)
+		st := &v.Running[i]
+		if sc := s.steps[st.Job.ID]; sc != nil && slices.Equal(sc.gpus, st.GPUs) {
+			links[i] = sc.links
+		} else {
+			links[i] = c.Links(st.GPUs)
+		}
 		for _, l := range links[i] {
 			total[l]++
 		}
@@ -826,15 +1010,15 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 				load[l] = k
 			}
 		}
-		sc, err := s.opt.Cost.StepCost(st.Job, c, st.GPUs, load)
+		t, err := s.stepTime(c, st, links[i], load)
 		if err != nil {
-			return nil, fmt.Errorf("sjf-bco: %w", err)
+			return nil, err
 		}
 		n, err := s.estimate(st.Job)
 		if err != nil {
 			return nil, err
 		}
-		end := v.Now + max(n-st.Iterations, 1)*sc.Time
+		end := v.Now + max(n-st.Iterations, 1)*t
 		for _, g := range st.GPUs {
 			if int(g) >= 0 && int(g) < len(busy) {
 				busy[g] = end
@@ -842,6 +1026,25 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 		}
 	}
 	return busy, nil
+}
+
+// stepTime returns a running job's time per iteration on its GPUs under the given load of the
+// other jobs' flows, from the cache when the job was costed on the same GPUs under the same
+// load (a cost model's answer depends on nothing else; in the online mode the cache holds the
+// running jobs only while the host's deltas are followed).
+func (s *SJFBCO) stepTime(c *topology.Cluster, st *gpusched.JobStatus, links []topology.Link, load topology.LinkLoad) (float64, error) {
+	sc := s.steps[st.Job.ID]
+	if sc != nil && slices.Equal(sc.gpus, st.GPUs) && maps.Equal(sc.load, load) {
+		return sc.time, nil
+	}
+	cost, err := s.opt.Cost.StepCost(st.Job, c, st.GPUs, load)
+	if err != nil {
+		return 0, fmt.Errorf("sjf-bco: %w", err)
+	}
+	if s.steps != nil {
+		s.steps[st.Job.ID] = &bcoStep{gpus: slices.Clone(st.GPUs), links: links, load: maps.Clone(load), time: cost.Time}
+	}
+	return cost.Time, nil
 }
 
 // unavailableHorizon is how long, in seconds, SJF-BCO's planner treats an unavailable GPU as

@@ -16,9 +16,24 @@ import (
 // service and the second after 7200. Each call returns a new slice.
 func DefaultTiresiasThresholds() []float64 { return []float64{3250, 7200} }
 
+// Service is what Tiresias counts as a job's attained service.
+type Service uint8
+
+const (
+	// GPUTime counts GPUs x executed time (JobStatus.Attained): the two-dimensional LAS of
+	// the simulator's dlas-gpu schedule. The default.
+	GPUTime Service = iota
+	// PlainTime counts executed time alone (JobStatus.Executed), whatever the job's GPU
+	// count: LAS on time, the simulator's dlas schedule. Thresholds are then in seconds.
+	PlainTime
+)
+
 // TiresiasOptions configure Tiresias.
 type TiresiasOptions struct {
 	Options
+	// Service selects the attained service the queues are defined on: GPUTime (default) or
+	// PlainTime.
+	Service Service
 	// Thresholds are the queue limits in GPU-seconds of attained service, strictly increasing:
 	// K thresholds make K+1 queues. Default: DefaultTiresiasThresholds().
 	Thresholds []float64
@@ -98,6 +113,9 @@ func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
 				ErrInvalidOptions, opt.Thresholds)
 		}
 	}
+	if opt.Service > PlainTime {
+		return nil, fmt.Errorf("%w: tiresias: unknown Service %d", ErrInvalidOptions, opt.Service)
+	}
 	if !finiteNonNeg(opt.PromoteKnob) {
 		return nil, fmt.Errorf("%w: tiresias: PromoteKnob %v", ErrInvalidOptions, opt.PromoteKnob)
 	}
@@ -128,6 +146,22 @@ func (t *Tiresias) Promotions(id gpusched.JobID) int {
 	return 0
 }
 
+// attained returns a job's attained service as the options count it.
+func (t *Tiresias) attained(st *gpusched.JobStatus) float64 {
+	if t.opt.Service == PlainTime {
+		return st.Executed
+	}
+	return st.Attained
+}
+
+// rate is how fast a running job attains service: GPUs per second, or 1 on plain time.
+func (t *Tiresias) rate(j *gpusched.Job) float64 {
+	if t.opt.Service == PlainTime {
+		return 1
+	}
+	return float64(j.GPUs)
+}
+
 // queueOf returns the queue for a given attained service since the last entry into queue 0.
 func (t *Tiresias) queueOf(att float64) int {
 	q := 0
@@ -146,7 +180,7 @@ func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *ti
 			s.firstRun = st.FirstStart
 		}
 		t.jobs[st.Job.ID] = s
-		s.queue = t.queueOf(st.Attained)
+		s.queue = t.queueOf(t.attained(st))
 		if s.queue > 0 {
 			s.entered = now
 		}
@@ -157,12 +191,12 @@ func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *ti
 	if !running && math.IsNaN(s.firstRun) && st.Executed > s.baseExec {
 		s.firstRun = now // it ran without being seen running: count waiting from now
 	}
-	att := st.Attained - s.baseAtt
+	att := t.attained(st) - s.baseAtt
 	if q := t.queueOf(att); q > s.queue {
 		entered := now
 		if running {
-			// The job crossed the threshold while running: at now - (att - limit)/GPUs.
-			entered = now - (att-t.opt.Thresholds[q-1])/float64(st.Job.GPUs)
+			// The job crossed the threshold while running: at now - (att - limit)/rate.
+			entered = now - (att-t.opt.Thresholds[q-1])/t.rate(st.Job)
 			entered = max(entered, st.Since, s.entered)
 		}
 		s.queue, s.entered = q, entered
@@ -173,7 +207,7 @@ func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *ti
 			wait := (now - s.firstRun) - exec
 			if wait >= t.opt.PromoteKnob*exec {
 				s.queue, s.entered = 0, now
-				s.baseAtt, s.baseExec = st.Attained, st.Executed
+				s.baseAtt, s.baseExec = t.attained(st), st.Executed
 				s.firstRun = math.NaN()
 				s.promotion++
 			}
@@ -254,8 +288,8 @@ func (t *Tiresias) wake(v *gpusched.View, rs []ranked, ss []*tirJob, d gpusched.
 		switch {
 		case runs[st.Job.ID]:
 			if s.queue < len(t.opt.Thresholds) {
-				att := st.Attained - s.baseAtt
-				w = minWake(w, v.Now+(t.opt.Thresholds[s.queue]-att)/float64(st.Job.GPUs), v.Now)
+				att := t.attained(st) - s.baseAtt
+				w = minWake(w, v.Now+(t.opt.Thresholds[s.queue]-att)/t.rate(st.Job), v.Now)
 			}
 			if r.protected {
 				w = minWake(w, st.Since+t.opt.MinRunTime, v.Now)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpusched/gpusched/policy"
 	"github.com/gpusched/gpusched/predict"
 )
 
@@ -163,6 +164,9 @@ func (o *options) check(fs *flag.FlagSet) error {
 			return usagef("-%s %q: want %s", f.name, f.value, strings.Join(f.want, ", "))
 		}
 	}
+	if err := o.checkTiresias(); err != nil {
+		return err
+	}
 	if set["trace-gpu"] && o.cost != "model" {
 		return usagef("-trace-gpu applies to -cost model (jobs timed by the performance model), not -cost %s", o.cost)
 	}
@@ -170,6 +174,27 @@ func (o *options) check(fs *flag.FlagSet) error {
 		if err := checkOut(o.out); err != nil {
 			return usagef("-out %s: %w", o.out, err)
 		}
+	}
+	return nil
+}
+
+// checkTiresias parses the -tiresias-* flags into o.tiresias.
+func (o *options) checkTiresias() error {
+	th, err := parseFloats(o.tirThresh, 0, 1e12)
+	if err != nil {
+		return usagef("-tiresias-thresholds %q: %w", o.tirThresh, err)
+	}
+	if !(o.tirPromote >= 0 && o.tirPromote <= 1e6) {
+		return usagef("-tiresias-promote %v: want a number from 0 to 1e6", o.tirPromote)
+	}
+	svc := map[string]policy.Service{"gpu-time": policy.GPUTime, "time": policy.PlainTime}
+	s, ok := svc[o.tirService]
+	if !ok {
+		return usagef("-tiresias-service %q: want gpu-time or time", o.tirService)
+	}
+	o.tiresias = policy.TiresiasOptions{Thresholds: th, PromoteKnob: o.tirPromote, Service: s}
+	if _, err := policy.NewTiresias(o.tiresias); err != nil {
+		return usagef("-tiresias-thresholds %q: %w", o.tirThresh, err)
 	}
 	return nil
 }

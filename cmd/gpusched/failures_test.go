@@ -64,7 +64,7 @@ func TestFailuresFlags(t *testing.T) {
 		}
 	}
 	rows := readCSV(t, filepath.Join(out, "summary.csv"))
-	if h := rows[0]; h[len(h)-6] != "rejected" || h[len(h)-3] != "lost_gpu_time" || h[len(h)-2] != "idle_while_waiting" || len(rows) != 3 {
+	if h := rows[0]; h[17] != "rejected" || h[20] != "lost_gpu_time" || h[21] != "idle_while_waiting" || h[len(h)-1] != "wall_seconds" || len(rows) != 3 {
 		t.Errorf("summary.csv: %v", rows)
 	}
 	jobs := readCSV(t, filepath.Join(out, "fifo.jobs.csv"))

@@ -5,6 +5,7 @@
 //	gpusched simulate [flags]   run one policy and print its metrics
 //	gpusched compare  [flags]   run several policies on the same workload, one table
 //	gpusched sweep    [flags]   run policies over load levels and/or seeds, in parallel
+//	gpusched merge DIR...        merge the shards of a sweep run with -shard i/n
 //	gpusched policies           list the policies
 //	gpusched perf fit|predict   calibrate the performance model to measured step times
 //
@@ -30,6 +31,12 @@
 // a checkpoint: a job on a failed server restarts from its last one (without -checkpoint, from
 // its last preemption or start). The table then adds server failures, restarts per job and the
 // GPU-hours of progress lost; jobs a policy rejects are counted apart.
+//
+// Every table shows beside each policy the best lower bound on the workload's mean JCT
+// ("JCT bound": package srpt's bounds for rigid jobs on the cluster's GPUs, each job sized at
+// its best-case placement, gpusched.BestPlacement, so the same for every policy) and the
+// policy's mean JCT over it ("x bound": how far from optimal it is at most); summary.csv and
+// summary.json carry them as jct_lower_bound and jct_ratio_to_bound.
 //
 // Outputs: a table on stdout; with -out DIR, per run the job records (CSV), the timeline
 // (CSV) and the whole result (JSON), a summary (CSV and JSON), and plots as PNG and SVG: the
@@ -66,7 +73,9 @@ const usage = `usage: gpusched <command> [flags]
 commands:
   simulate   run one policy (-policy) and print its metrics
   compare    run several policies (-policies, default all) on one workload, one table
-  sweep      run policies over load levels (-loads) and/or seeds (-seeds) in parallel
+  sweep      run policies over load levels (-loads) and/or seeds (-seeds) in parallel;
+             -shard i/n runs 1/n of the cells (e.g. one task of a Slurm job array)
+  merge      merge sharded sweeps: merge [-out DIR] SHARD-DIR...
   policies   list the policies
   perf       calibrate the performance model: perf fit -in rows.csv -out perf.json,
              perf predict -perf perf.json -in rows.csv
@@ -90,6 +99,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return cmdSweep(rest, stdout, stderr)
 	case "perf":
 		return cmdPerf(rest, stdout, stderr)
+	case "merge":
+		return cmdMerge(rest, stdout, stderr)
 	case "policies":
 		for _, p := range policies() {
 			fmt.Fprintf(stdout, "%-16s %s\n", p.Name, p.Doc)
@@ -128,8 +139,19 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.policies, "policies", "fifo,tiresias,asrpt", "comma-separated policies, or all")
 	loads := fs.String("loads", "0.5,0.7,0.9,1.1", "offered loads of the synthetic workload (with -trace: arrival-rate multipliers of the trace)")
 	seeds := fs.String("seeds", "", fmt.Sprintf("seeds, e.g. 1,2,3 or 1-8, at most %d (default: -seed)", maxSeeds))
+	shard := fs.String("shard", "", "run only shard i of n of the sweep's cells (i/n, or env/n for the index in $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX) and write its results to -out, for gpusched merge")
 	if err := parseFlags(fs, o, args); err != nil {
 		return err
+	}
+	if *shard != "" {
+		sh, err := parseShard(*shard, os.Getenv)
+		if err != nil {
+			return err
+		}
+		if o.out == "" {
+			return usagef("sweep -shard: give -out, the directory for the shard's results")
+		}
+		o.shard, o.sweepConfig = &sh, sweepConfig(fs)
 	}
 	lo, hi := float64(minLoad), float64(maxLoad)
 	if o.tracePath != "" {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/policy"
 	"github.com/gpusched/gpusched/predict"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
@@ -56,8 +57,14 @@ type options struct {
 	perfPath    string
 	cal         *graph.Calibration // the -perf calibration, once loaded
 	traceGPU    string
-	predErr     string             // -prediction-error, parsed into perr by check
-	perr        predict.ErrorModel // the error injected into the oracles' sizes
+	predErr     string                 // -prediction-error, parsed into perr by check
+	perr        predict.ErrorModel     // the error injected into the oracles' sizes
+	tiresias    policy.TiresiasOptions // from the -tiresias-* flags (check fills it)
+	tirThresh   string
+	tirPromote  float64
+	tirService  string
+	shard       *shardSpec // sweep -shard; nil: the whole sweep
+	sweepConfig string     // sweepConfig of a sharded sweep
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
@@ -85,6 +92,9 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.DurationVar(&o.checkpoint, "checkpoint", 0, fmt.Sprintf("interval at which running jobs checkpoint; a job whose server fails restarts from its last checkpoint (0: only at preemption or migration; at most %v)", maxCheckpoint))
 	fs.StringVar(&o.perfPath, "perf", "", "calibration (JSON, from gpusched perf fit) of the performance model; default: the shipped constants of each GPU type")
 	fs.StringVar(&o.predErr, "prediction-error", "none", "error injected into the sizes the oracle policies (asrpt-oracle, srpt-oracle, sjf-bco) see: none, loguniform:MU, lognormal:SIGMA, under:MU, over:MU or adversarial:MU (order reversed within MU), [,seed=N] (default -seed)")
+	fs.StringVar(&o.tirThresh, "tiresias-thresholds", "3250,7200", "tiresias: queue thresholds, increasing (K make K+1 queues)")
+	fs.Float64Var(&o.tirPromote, "tiresias-promote", 0, "tiresias: promotion knob, wait/executed time sending a job to queue 0 (0: off)")
+	fs.StringVar(&o.tirService, "tiresias-service", "gpu-time", "tiresias: service as gpu-time (2D-LAS) or time (LAS)")
 	fs.StringVar(&o.cost, "cost", "model", "model: Philly-like jobs get zoo models and plans timed by package graph (placement and shared links matter); fixed: each job runs at a fixed step time wherever it is placed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: gpusched %s [flags]\n\nflags:\n", name)

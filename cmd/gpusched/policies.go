@@ -27,6 +27,8 @@ type policyEnv struct {
 	NoConsolidate bool
 	// PredictionError is the error injected into the sizes the oracles see (-prediction-error).
 	PredictionError predict.ErrorModel
+	// Tiresias are the options of the tiresias policy (-tiresias-* flags).
+	Tiresias policy.TiresiasOptions
 }
 
 // truth returns the iterations the oracles see: the workload's true iterations, with the
@@ -91,7 +93,7 @@ func policies() []policySpec {
 				}})
 			}, false},
 		{"tiresias", "Tiresias discretized 2D-LAS, NSDI'19 (policy.Tiresias)",
-			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewTiresias(policy.TiresiasOptions{}) }, false},
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewTiresias(env.Tiresias) }, false},
 		{"sjf-bco", "SJF-BCO, MobiHoc'22, online re-planning with true iterations as in the paper (policy.SJFBCO)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/gpusched/gpusched/consolidate"
 	"github.com/gpusched/gpusched/predict"
 	"github.com/gpusched/gpusched/sim"
+	"github.com/gpusched/gpusched/srpt"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
 )
@@ -31,6 +33,9 @@ type runJob struct {
 	load    float64 // the sweep's load level (0 outside sweeps)
 	sweep   bool
 	fail    bool // servers may fail (-failures)
+	// bound is the best lower bound on the workload's mean JCT in seconds (see
+	// meanJCTBound); NaN when unknown.
+	bound float64
 }
 
 // stem names the run's output files.
@@ -110,7 +115,7 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 		perr.Seed = j.seed
 	}
 	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: cost, Seed: j.seed,
-		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off", PredictionError: perr})
+		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off", PredictionError: perr, Tiresias: o.tiresias})
 	if err == nil && o.consolidate == "on" && !j.policy.Consolidates {
 		s, err = consolidate.Wrap(s, consolidate.Options{Cost: cost, RestoreTime: o.restoreSeconds()})
 	}
@@ -153,9 +158,13 @@ func compare(o *options, stdout, stderr io.Writer) error {
 	if err := checkFits(w.records, c); err != nil {
 		return err
 	}
+	bound, err := workloadBound(w.records, c, o.costModel())
+	if err != nil {
+		return err
+	}
 	var jobs []runJob
 	for _, p := range specs {
-		jobs = append(jobs, runJob{policy: p, cluster: c, records: w.records, seed: o.seed, fail: o.failures != ""})
+		jobs = append(jobs, runJob{policy: p, cluster: c, records: w.records, seed: o.seed, fail: o.failures != "", bound: bound})
 	}
 	return simulate(o, jobs, false, stdout, stderr, func(out io.Writer) {
 		header(out, w, c, o)
@@ -171,9 +180,16 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 	}
 	var jobs []runJob
 	var base *workload
+	var sizes []srpt.GangJob // the base workload's bound instance (traces)
 	for k, seed := range seeds {
 		if o.tracePath != "" { // read once per seed (the seed drives the mapping), scale per load
 			if base, err = o.loadWorkload(c, 1, seed); err != nil {
+				return err
+			}
+			if err := checkFits(base.records, c); err != nil {
+				return err
+			}
+			if sizes, err = boundSizes(base.records, c, o.costModel()); err != nil {
 				return err
 			}
 			if k == 0 {
@@ -186,24 +202,34 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 		}
 		for _, load := range loads {
 			var recs []trace.Record
+			var bound float64
 			if o.tracePath == "" {
 				w, err := o.loadWorkload(c, load, seed)
 				if err != nil {
 					return err
 				}
 				base, recs = w, w.records
+				if err := checkFits(recs, c); err != nil {
+					return err
+				}
+				if bound, err = workloadBound(recs, c, o.costModel()); err != nil {
+					return err
+				}
 			} else {
 				recs = scaleArrivals(base.records, load)
 				if last := recs[len(recs)-1].Job.Arrival; !(last <= trace.MaxArrival) {
 					return fmt.Errorf("-loads %g: the last job would arrive at %v s, later than %v s (100 years, trace.MaxArrival)",
 						load, last, float64(trace.MaxArrival))
 				}
+				if bound, err = scaledBound(sizes, load, c.NumGPUs()); err != nil {
+					return err
+				}
 			}
 			if err := checkFits(recs, c); err != nil {
 				return err
 			}
 			for _, p := range specs {
-				jobs = append(jobs, runJob{policy: p, cluster: c, records: recs, seed: seed, load: load, sweep: true, fail: o.failures != ""})
+				jobs = append(jobs, runJob{policy: p, cluster: c, records: recs, seed: seed, load: load, sweep: true, fail: o.failures != "", bound: bound})
 			}
 		}
 	}
@@ -224,6 +250,13 @@ func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
+	if !slices.ContainsFunc(specs, func(p policySpec) bool { return p.Name == "tiresias" }) {
+		for _, f := range []string{"tiresias-thresholds", "tiresias-promote", "tiresias-service"} {
+			if o.set[f] {
+				return nil, nil, usagef("-%s applies to the tiresias policy, which is not selected", f)
+			}
+		}
+	}
 	c, err := o.loadCluster()
 	if err != nil {
 		return nil, nil, err
@@ -238,11 +271,17 @@ func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 }
 
 // simulate runs the simulations (under -cpuprofile), then prints head, the table of results
-// and the time taken, and writes the -out files: the output of compare and sweep alike.
+// and the time taken, and writes the -out files: the output of compare and sweep alike. A
+// sweep shard (-shard) runs only its cells and writes its manifest and per-run files.
 func simulate(o *options, jobs []runJob, isSweep bool, stdout, stderr io.Writer, head func(io.Writer)) error {
 	stopProfile, err := o.startProfile()
 	if err != nil {
 		return err
+	}
+	all := len(jobs)
+	var cells []int
+	if o.shard != nil {
+		jobs, cells = selectShard(jobs, *o.shard)
 	}
 	start := time.Now()
 	outs := runAll(jobs, o, stderr)
@@ -262,7 +301,20 @@ func simulate(o *options, jobs []runJob, isSweep bool, stdout, stderr io.Writer,
 	if err := resultTable(stdout, outs, isSweep); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n%d simulations in %.1fs on %d workers\n", len(outs), time.Since(start).Seconds(), max(1, min(o.workers, len(jobs))))
+	secs, workers := time.Since(start).Seconds(), max(1, min(o.workers, len(jobs)))
+	fmt.Fprintf(stdout, "\n%d simulations in %.1fs on %d workers\n", len(outs), secs, workers)
+	if o.shard != nil {
+		var hb strings.Builder
+		head(&hb)
+		m := &shardManifest{Format: shardFormat, Config: o.sweepConfig, Shard: o.shard.index, Shards: o.shard.count,
+			Cells: all, Header: hb.String(), Workers: workers, Seconds: secs}
+		if err := writeShard(o.out, m, outs, cells); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "shard %d of %d: %d of %d cells; wrote %s and the runs' files to %s\n",
+			o.shard.index, o.shard.count, len(outs), all, manifestName(o.shard.index, o.shard.count), o.out)
+		return nil
+	}
 	if o.out != "" {
 		if err := writeOutputs(o.out, outs, isSweep); err != nil {
 			return err
@@ -394,7 +446,7 @@ func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 	if failures {
 		extra += "\tfailures\trestarts/job\tlost GPU-h"
 	}
-	fmt.Fprintln(tw, lead+extra+"\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tidle GPU-h\tpreempt/job\tmigrate/job\tcross-server\twall\t")
+	fmt.Fprintln(tw, lead+extra+"\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tidle GPU-h\tpreempt/job\tmigrate/job\tcross-server\tJCT bound\tx bound\twall\t")
 	for _, oc := range outs {
 		s := oc.res.Summary
 		if isSweep {
@@ -408,10 +460,10 @@ func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 		if failures {
 			fmt.Fprintf(tw, "\t%d\t%.2f\t%s", s.ServerFailures, s.RestartsPerJob, fmtGPUTime(s.LostGPUTime))
 		}
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%.2f\t%.2f\t%s\t%.1fs\t\n",
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%.1fs\t\n",
 			fmtDur(s.AvgJCT), fmtDur(s.MedianJCT), fmtDur(s.P95JCT), fmtDur(s.P99JCT),
 			fmtDur(s.Makespan), fmtDur(s.AvgQueueDelay), fmtDur(s.AvgWait), 100*s.Utilisation, fmtGPUTime(s.IdleWhileWaiting), s.PreemptionsPerJob, s.MigrationsPerJob,
-			fmtBytes(s.CrossServerBytes), oc.wall.Seconds())
+			fmtBytes(s.CrossServerBytes), fmtDur(oc.bound), fmtRatio(s.AvgJCT, oc.bound), oc.wall.Seconds())
 	}
 	return tw.Flush()
 }
@@ -422,7 +474,11 @@ type summaryRow struct {
 	Load    float64     `json:"load,omitempty"`
 	Seed    uint64      `json:"seed"`
 	Summary sim.Summary `json:"summary"`
-	WallSec float64     `json:"wall_seconds"`
+	// Bound is the best lower bound on the workload's mean JCT (seconds) and Ratio the
+	// policy's mean JCT over it (see meanJCTBound); null when unknown.
+	Bound   jsonFloat `json:"jct_lower_bound"`
+	Ratio   jsonFloat `json:"jct_ratio_to_bound"`
+	WallSec float64   `json:"wall_seconds"`
 }
 
 // writeOutputs writes every run's records, timeline and result, the summary, and the plots.
@@ -430,19 +486,36 @@ func writeOutputs(dir string, outs []outcome, isSweep bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	for _, oc := range outs {
+		if err := writeRunFiles(dir, oc); err != nil {
+			return err
+		}
+	}
+	return writeSummaries(dir, outs, isSweep)
+}
+
+// runFileExts are the extensions of a run's own files (writeRunFiles).
+var runFileExts = []string{".jobs.csv", ".timeline.csv", ".json"}
+
+// writeRunFiles writes one run's records, timeline and result.
+func writeRunFiles(dir string, oc outcome) error {
+	stem := filepath.Join(dir, oc.stem())
+	if err := writeFile(stem+".jobs.csv", oc.res.WriteCSV); err != nil {
+		return err
+	}
+	if err := writeFile(stem+".timeline.csv", oc.res.WriteTimelineCSV); err != nil {
+		return err
+	}
+	return writeFile(stem+".json", oc.res.WriteJSON)
+}
+
+// writeSummaries writes the summary (CSV and JSON) and the plots of the runs. Sweep plots use
+// only the summaries, so merge writes them from the shards' manifests.
+func writeSummaries(dir string, outs []outcome, isSweep bool) error {
 	var rows []summaryRow
 	for _, oc := range outs {
-		stem := filepath.Join(dir, oc.stem())
-		if err := writeFile(stem+".jobs.csv", oc.res.WriteCSV); err != nil {
-			return err
-		}
-		if err := writeFile(stem+".timeline.csv", oc.res.WriteTimelineCSV); err != nil {
-			return err
-		}
-		if err := writeFile(stem+".json", oc.res.WriteJSON); err != nil {
-			return err
-		}
-		rows = append(rows, summaryRow{Policy: oc.policy.Name, Load: oc.load, Seed: oc.seed, Summary: oc.res.Summary, WallSec: oc.wall.Seconds()})
+		rows = append(rows, summaryRow{Policy: oc.policy.Name, Load: oc.load, Seed: oc.seed, Summary: oc.res.Summary,
+			Bound: jsonFloat(oc.bound), Ratio: jsonFloat(ratio(oc.res.Summary.AvgJCT, oc.bound)), WallSec: oc.wall.Seconds()})
 	}
 	if err := writeFile(filepath.Join(dir, "summary.json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
@@ -464,14 +537,14 @@ func writeSummaryCSV(w io.Writer, rows []summaryRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"policy", "load", "seed", "jobs", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
 		"avg_queue_delay", "avg_wait", "utilisation", "busy_gpu_seconds", "preemptions_per_job", "migrations_per_job",
-		"cross_server_bytes", "events", "rejected", "server_failures", "restarts_per_job", "lost_gpu_time", "idle_while_waiting", "wall_seconds"})
+		"cross_server_bytes", "events", "rejected", "server_failures", "restarts_per_job", "lost_gpu_time", "idle_while_waiting", "jct_lower_bound", "jct_ratio_to_bound", "wall_seconds"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range rows {
 		s := r.Summary
 		cw.Write([]string{r.Policy, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(s.Jobs), f(s.AvgJCT), f(s.MedianJCT),
 			f(s.P95JCT), f(s.P99JCT), f(s.Makespan), f(s.AvgQueueDelay), f(s.AvgWait), f(s.Utilisation), f(s.BusyGPUSeconds),
 			f(s.PreemptionsPerJob), f(s.MigrationsPerJob), f(s.CrossServerBytes), strconv.Itoa(s.Events),
-			strconv.Itoa(s.Rejected), strconv.Itoa(s.ServerFailures), f(s.RestartsPerJob), f(s.LostGPUTime), f(s.IdleWhileWaiting), f(r.WallSec)})
+			strconv.Itoa(s.Rejected), strconv.Itoa(s.ServerFailures), f(s.RestartsPerJob), f(s.LostGPUTime), f(s.IdleWhileWaiting), f(float64(r.Bound)), f(float64(r.Ratio)), f(r.WallSec)})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -287,6 +287,7 @@ func (h *host) Schedule(v gpusched.View) (gpusched.Decision, error) {
 func (h *host) view(v gpusched.View) gpusched.View {
 	s := h.scene
 	w := v
+	w.Delta = nil // the scene's view is not the simulator's: schedulers rescan it
 	for _, g := range s.Grows {
 		if g.holds(v.Now) {
 			w.Cluster = s.Grown

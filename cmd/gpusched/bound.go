@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/srpt"
+	"github.com/gpusched/gpusched/topology"
+	"github.com/gpusched/gpusched/trace"
+)
+
+// boundSizes returns the workload as a rigid-job instance of package srpt for the lower bound
+// on mean JCT: each job keeps its arrival and GPU count and gets the running time it would
+// need at its best-case placement, its true iterations times its time per iteration at
+// gpusched.BestPlacement under cost (consolidated on the idle cluster, the fastest GPU model
+// it may use, no other job's traffic, no restore). No policy can run a job faster under the
+// simulator's cost model than there (co-located traffic and spreading only slow jobs down),
+// so the sizes are placement-independent: the same for every policy. IDs are the records'
+// indices.
+func boundSizes(recs []trace.Record, c *topology.Cluster, cost gpusched.CostModel) ([]srpt.GangJob, error) {
+	type key struct {
+		gpus int
+		typ  string
+		mem  float64
+	}
+	cands := map[key][][]topology.GPUID{}
+	out := make([]srpt.GangJob, len(recs))
+	for i := range recs {
+		j := &recs[i].Job
+		k := key{j.GPUs, j.GPUType, j.MinGPUMemory}
+		cs, ok := cands[k]
+		if !ok {
+			var err error
+			if cs, err = gpusched.SizingCandidates(j, c); err != nil {
+				return nil, fmt.Errorf("lower bound: %w", err)
+			}
+			cands[k] = cs
+		}
+		_, sc, err := gpusched.BestAmong(j, c, cost, cs)
+		if err != nil {
+			return nil, fmt.Errorf("lower bound: %w", err)
+		}
+		out[i] = srpt.GangJob{ID: i, Release: j.Arrival, GPUs: j.GPUs, ProcTime: recs[i].Iterations * sc.Time}
+	}
+	if f, ok := cost.(interface{ Forget(*gpusched.Job) }); ok {
+		for i := range recs {
+			f.Forget(&recs[i].Job)
+		}
+	}
+	return out, nil
+}
+
+// meanJCTBound returns the best lower bound (srpt.Bounds.BestFlow over the job count) on the
+// mean JCT of every schedule of jobs on gpus GPUs, preemptive or not, whatever its placements:
+// seconds. Releases are shifted to start at 0 (which moves every completion alike and no flow
+// time).
+func meanJCTBound(jobs []srpt.GangJob, gpus int) (float64, error) {
+	if len(jobs) == 0 {
+		return math.NaN(), nil
+	}
+	first := math.Inf(1)
+	for _, j := range jobs {
+		first = min(first, j.Release)
+	}
+	shifted := make([]srpt.GangJob, len(jobs))
+	for i, j := range jobs {
+		j.Release -= first
+		shifted[i] = j
+	}
+	b, err := srpt.LowerBounds(shifted, gpus)
+	if err != nil {
+		return 0, fmt.Errorf("lower bound: %w", err)
+	}
+	return b.BestFlow() / float64(len(jobs)), nil
+}
+
+// workloadBound is boundSizes then meanJCTBound on c's GPUs.
+func workloadBound(recs []trace.Record, c *topology.Cluster, cost gpusched.CostModel) (float64, error) {
+	jobs, err := boundSizes(recs, c, cost)
+	if err != nil {
+		return 0, err
+	}
+	return meanJCTBound(jobs, c.NumGPUs())
+}
+
+// scaledBound is the bound of jobs with arrivals divided by rate (as scaleArrivals does).
+func scaledBound(jobs []srpt.GangJob, rate float64, gpus int) (float64, error) {
+	scaled := make([]srpt.GangJob, len(jobs))
+	for i, j := range jobs {
+		j.Release /= rate
+		scaled[i] = j
+	}
+	return meanJCTBound(scaled, gpus)
+}
+
+// ratio returns jct / bound, NaN when the bound is unknown or not positive.
+func ratio(jct, bound float64) float64 {
+	if !(bound > 0) || math.IsNaN(jct) {
+		return math.NaN()
+	}
+	return jct / bound
+}
+
+// fmtRatio formats ratio(jct, bound) as "1.23x", "-" when unknown.
+func fmtRatio(jct, bound float64) string {
+	r := ratio(jct, bound)
+	if math.IsNaN(r) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", r)
+}
+
+// jsonFloat is a float64 that encodes NaN and infinities as JSON null.
+type jsonFloat float64
+
+// MarshalJSON writes the number, or null when it is not finite.
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON reads a number, or null as NaN.
+func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = jsonFloat(math.NaN())
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = jsonFloat(v)
+	return nil
+}
