@@ -1054,8 +1054,8 @@ const unavailableHorizon = 1e12
 // scheduleBatch follows the current batch plan and plans the next batch when it is all started.
 func (s *SJFBCO) scheduleBatch(v *gpusched.View) (gpusched.Decision, error) {
 	if s.planned != nil && s.planned != v.Cluster && !s.planned.Equal(v.Cluster) {
-		// The plan's GPU ids belong to the cluster it was made for: plan afresh. (After a
-		// restore the plan is taken to be for the first cluster seen.)
+		// The plan's GPU ids belong to the cluster it was made for: plan afresh. (A state
+		// saved without its cluster takes the first cluster seen.)
 		s.batch, s.done = nil, nil
 	}
 	s.planned = v.Cluster

@@ -214,6 +214,13 @@ type bcoState struct {
 	IDs        []gpusched.JobID `json:"ids"`
 	Iterations []float64        `json:"iterations"`
 	Plan       *savedPlan       `json:"plan"`
+	// Cluster is the cluster the batch plan was made for (batch mode; absent in states
+	// written before it was saved, which then take the first cluster seen).
+	Cluster *topology.Cluster `json:"cluster,omitempty"`
+	// Following tells whether batch mode is following the plan (false after a cluster change
+	// dropped it and nothing was waiting to plan afresh); absent in older states, which then
+	// follow the plan.
+	Following *bool `json:"following,omitempty"`
 }
 
 type savedPlan struct {
@@ -238,8 +245,8 @@ func (s *SJFBCO) mode() string {
 }
 
 // SaveState writes SJF-BCO's state: the iteration estimate it fixed for each job in the
-// system, and its last plan, which batch mode follows until every job of it has started (kind
-// "sjf-bco", version 1). A predictor behind SJFBCOOptions.Iterations keeps its own state.
+// system, and its last plan, which batch mode follows until every job of it has started, with
+// the cluster it was made for (kind "sjf-bco", version 1). A predictor behind SJFBCOOptions.Iterations keeps its own state.
 func (s *SJFBCO) SaveState(w io.Writer) error {
 	ids := byID(s.iters)
 	out := bcoState{Header: statejson.Header{Kind: "sjf-bco", Version: stateVersion}, Mode: s.mode(), IDs: ids,
@@ -252,6 +259,10 @@ func (s *SJFBCO) SaveState(w io.Writer) error {
 		for _, pl := range p.Jobs {
 			out.Plan.Jobs = append(out.Plan.Jobs, savedPlacement{ID: pl.Job.ID, GPUs: pl.GPUs, Start: statejson.Float(pl.Start), End: statejson.Float(pl.End)})
 		}
+	}
+	if s.opt.Batch {
+		following := s.batch != nil
+		out.Cluster, out.Following = s.planned, &following
 	}
 	return statejson.Encode(w, &out)
 }
@@ -297,8 +308,11 @@ func (s *SJFBCO) RestoreState(r io.Reader) error {
 		}
 	}
 	s.iters, s.last = iters, plan
-	s.batch, s.done = nil, nil
-	if s.opt.Batch && plan != nil {
+	s.batch, s.done, s.planned = nil, nil, nil
+	if s.opt.Batch {
+		s.planned = in.Cluster
+	}
+	if s.opt.Batch && plan != nil && (in.Following == nil || *in.Following) {
 		s.batch, s.done = plan.Jobs, make([]bool, len(plan.Jobs))
 	}
 	return nil
