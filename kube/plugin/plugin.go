@@ -247,7 +247,7 @@ func (pl *Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod
 // Score prefers the nodes where the pod's job has the most GPUs left.
 func (pl *Plugin) Score(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
 	left, _ := pl.p.Slots(pod)
-	return int64(min(max(left[ni.Node().Name], 0), framework.MaxNodeScore)), nil
+	return min(int64(max(left[ni.Node().Name], 0)), framework.MaxNodeScore), nil
 }
 
 // ScoreExtensions returns nil.
