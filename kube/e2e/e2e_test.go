@@ -272,7 +272,7 @@ func sharedFile(t *testing.T, rel string) string {
 	return ""
 }
 
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !cond() {

@@ -28,7 +28,7 @@ import (
 
 // installCRD installs the PodGroup CRD that scheduler-plugins publishes in its module
 // (config/crd/bases), the one users install with it.
-func installCRD(t *testing.T, cfg *rest.Config) {
+func installCRD(t testing.TB, cfg *rest.Config) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/scheduler-plugins").Output()
 	if err != nil {
 		t.Fatalf("locate sigs.k8s.io/scheduler-plugins: %v", err)

@@ -152,6 +152,18 @@ type Planner struct {
 	started  bool
 	errs     int
 	restored int
+	after    []func() // actuator calls, made once the lock is released
+	busy     time.Duration
+	syncs    int
+}
+
+// Busy returns the wall time spent deciding so far (reading the cluster, the scheduler,
+// applying its decision, encoding the state; not the actuator's API calls) and the number of
+// decisions.
+func (p *Planner) Busy() (time.Duration, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.busy, p.syncs
 }
 
 // Restored returns the number of jobs restored from saved state at start.
@@ -273,8 +285,17 @@ func terminated(pod *v1.Pod) bool {
 // decision. It returns how long until it wants to run again.
 func (p *Planner) Sync(ctx context.Context) time.Duration {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	t0 := time.Now()
 	wait, err := p.sync(ctx)
+	p.busy += time.Since(t0)
+	p.syncs++
+	after := p.after
+	p.after = nil
+	p.mu.Unlock()
+	// Activation runs the plugin's PreEnqueue, which takes the lock: act outside it.
+	for _, f := range after {
+		f()
+	}
 	if err != nil {
 		p.errs++
 		p.log.Error(err, "gpusched planner: sync failed")
@@ -625,7 +646,7 @@ func (p *Planner) apply(ctx context.Context, d decided, now float64) {
 			}
 		}
 		if len(act) > 0 {
-			p.opt.Actuator.Activate(act)
+			p.later(func() { p.opt.Actuator.Activate(act) })
 		}
 	}
 	for _, r := range d.Rejected {
@@ -656,7 +677,8 @@ func (p *Planner) stop(ctx context.Context, j *job) {
 	j.nodes, j.full = nil, false
 	for _, pod := range j.pods {
 		if _, waiting := j.resv[pod.UID]; waiting && pod.Spec.NodeName == "" {
-			p.opt.Actuator.RejectWaiting(pod)
+			pod := pod
+			p.later(func() { p.opt.Actuator.RejectWaiting(pod) })
 		}
 		if pod.Spec.NodeName != "" {
 			p.evict(ctx, j, pod)
@@ -673,11 +695,19 @@ func (p *Planner) evict(ctx context.Context, j *job, pod *v1.Pod) {
 		return
 	}
 	j.gone[pod.UID] = true
-	if err := p.opt.Actuator.Evict(ctx, pod); err != nil {
-		p.log.Error(err, "evict", "pod", klog.KObj(pod))
-		delete(j.gone, pod.UID) // try again at the next sync
-	}
+	p.later(func() {
+		if err := p.opt.Actuator.Evict(ctx, pod); err != nil {
+			p.log.Error(err, "evict", "pod", klog.KObj(pod))
+			p.mu.Lock()
+			delete(j.gone, pod.UID) // try again at the next sync
+			p.mu.Unlock()
+			p.Kick()
+		}
+	})
 }
+
+// later queues an actuator call for when the lock is released.
+func (p *Planner) later(f func()) { p.after = append(p.after, f) }
 
 // reconcile evicts bound pods that no decision put where they are: pods of jobs that should
 // not run, and pods beyond their job's GPUs on a node.
@@ -712,7 +742,7 @@ func (p *Planner) reconcile(ctx context.Context) {
 				}
 			}
 			if len(act) > 0 {
-				p.opt.Actuator.Activate(act)
+				p.later(func() { p.opt.Actuator.Activate(act) })
 			}
 		}
 		// Reservations of pods now bound or gone.
@@ -741,7 +771,7 @@ func (p *Planner) problem(obj runtime.Object, reason, msg string) {
 	}
 	p.events[key] = msg
 	p.log.Info("gpusched: "+reason, "msg", msg)
-	p.opt.Actuator.Event(obj, true, reason, msg)
+	p.later(func() { p.opt.Actuator.Event(obj, true, reason, msg) })
 }
 
 func objUID(obj runtime.Object) string {
