@@ -177,4 +177,3 @@ profiles:
 	busy, syncs := pl.Busy()
 	b.ReportMetric(busy.Seconds()*1000/float64(max(syncs, 1)), "ms/decision")
 }
-
