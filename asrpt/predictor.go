@@ -9,8 +9,10 @@ import (
 
 // Forest adapts package predict's random-forest Predictor to an Estimator and Learner: on
 // arrival it predicts the job's iterations; for a job that has run past its prediction it gives
-// the conditional estimate given the iterations done (the predicted distribution above that
-// point); finished jobs are observed, so the forest and the per-group history stay current.
+// the conditional estimate given the iterations done (the calibrated predictive distribution
+// above that point); finished jobs are observed, so the forest, the per-group history and the
+// calibration stay current. Its Distribution gives the whole calibrated distribution (any
+// quantile, given the iterations done), and P.Accuracy how far recent predictions were off.
 type Forest struct {
 	P *predict.Predictor
 }
@@ -53,4 +55,10 @@ func (f Forest) Estimate(j *gpusched.Job, done float64) (float64, error) {
 // Observe records a finished job's true iterations.
 func (f Forest) Observe(j *gpusched.Job, iterations float64) error {
 	return f.P.Observe(j, iterations)
+}
+
+// Distribution returns j's calibrated predictive distribution of total iterations given done
+// iterations so far (see predict.Predictor.Distribution).
+func (f Forest) Distribution(j *gpusched.Job, done float64) (predict.Distribution, error) {
+	return f.P.Distribution(j, done)
 }

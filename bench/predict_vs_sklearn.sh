@@ -2,10 +2,11 @@
 # Accuracy benchmark of package predict against scikit-learn (see BENCHMARKS.md, "predict").
 #
 # Generates a seeded synthetic recurring workload, splits it by arrival time (first 80% train,
-# last 20% test), replays it through our predictor and the last-run baseline
+# last 20% test), replays it through our predictor and the last-run and group-median baselines
 # (bench/predict/main.go), exports the predictor's training rows and test vectors to CSV,
 # fits scikit-learn's RandomForestRegressor on the same rows (bench/predict/sklearn_rf.py) and
-# prints the table: RMSLE, MdAPE, train time.
+# prints the table: RMSLE, MdAPE, interval coverage, train time. The real-duration counterpart
+# is bench/predict_philly.sh.
 #
 # Usage: bench/predict_vs_sklearn.sh [extra flags for bench/predict, e.g. -trees 64]
 # Environment: JOBS (default 50000), SEED (default 1), OUT (output directory, default a new

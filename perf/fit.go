@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/gpusched/gpusched/graph"
 	"gonum.org/v1/gonum/diff/fd"
@@ -104,17 +103,6 @@ type problem struct {
 // robustScale is the scale of the Cauchy loss of a joint hardware fit, in log error: errors
 // well under 20% count as squares, far larger ones much less.
 const robustScale = 0.2
-
-func (p *problem) dim() int {
-	n := 0
-	if p.fitHW {
-		n += len(p.active)
-	}
-	if p.fitF {
-		n += nFactors * len(p.models)
-	}
-	return n
-}
 
 // decode maps a fit vector to constants and factors.
 func (p *problem) decode(x []float64) (graph.Efficiency, []graph.ModelFactors) {
@@ -425,15 +413,5 @@ func overheadScales(cases []*Case, of []int, models int) []float64 {
 		slices.Sort(t)
 		out[m] = overheadScale * t[len(t)/2]
 	}
-	return out
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

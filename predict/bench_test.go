@@ -1,6 +1,8 @@
 package predict
 
 import (
+	"bytes"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -78,11 +80,89 @@ func BenchmarkPredict(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuSeconds()
 	for i := 0; i < b.N; i++ {
 		if _, err := p.Predict(&jobs[i%len(jobs)].Job); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N)*1e6, "cpu-us/op")
+}
+
+// calibratedPredictor returns a predictor fitted on 25,000 jobs whose calibration has learned
+// from 2,000 more (predicted at arrival, observed at their end), and the jobs after those.
+func calibratedPredictor(b *testing.B) (*Predictor, []trace.Record) {
+	recs := benchWorkload(b, 50_000)
+	p := mustNew(b, Options{Seed: 1, RetrainEvery: -1})
+	if err := p.Fit(samplesOf(recs[:25_000])); err != nil {
+		b.Fatal(err)
+	}
+	for i := 25_000; i < 27_000; i++ {
+		if _, err := p.Predict(&recs[i].Job); err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Observe(&recs[i].Job, recs[i].Iterations); err != nil {
+			b.Fatal(err)
+		}
+	}
+	jobs := slices.Clone(recs[27_000:])
+	for i := range jobs {
+		jobs[i].Job.ID = "" // predict afresh each time: no remembered history
+	}
+	return p, jobs
+}
+
+// BenchmarkPredictCalibrated: one prediction, as BenchmarkPredict, with the calibration maps
+// of 2,000 observed jobs applied.
+func BenchmarkPredictCalibrated(b *testing.B) {
+	p, jobs := calibratedPredictor(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuSeconds()
+	for i := 0; i < b.N; i++ {
+		if _, err := p.Predict(&jobs[i%len(jobs)].Job); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N)*1e6, "cpu-us/op")
+}
+
+// BenchmarkDistribution: a calibrated distribution (its own copy) and three of its quantiles.
+func BenchmarkDistribution(b *testing.B) {
+	p, jobs := calibratedPredictor(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuSeconds()
+	for i := 0; i < b.N; i++ {
+		d, err := p.Distribution(&jobs[i%len(jobs)].Job, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _, _ = d.Quantile(0.05), d.Quantile(0.5), d.Quantile(0.95)
+	}
+	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N)*1e6, "cpu-us/op")
+}
+
+// BenchmarkSaveLoad: Save and Load of a predictor with a forest on 20,000 jobs and a full
+// window; reports the size of the state.
+func BenchmarkSaveLoad(b *testing.B) {
+	p, _ := calibratedPredictor(b)
+	var size int
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuSeconds()
+	for i := 0; i < b.N; i++ {
+		var buf bytes.Buffer
+		if err := p.Save(&buf); err != nil {
+			b.Fatal(err)
+		}
+		size = buf.Len()
+		if _, err := Load(&buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(size)/1e6, "MB")
 }
 
 // BenchmarkConditional: one re-estimate of a job that has run past its median.
@@ -96,11 +176,13 @@ func BenchmarkConditional(b *testing.B) {
 	est, _ := p.Predict(&job)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuSeconds()
 	for i := 0; i < b.N; i++ {
 		if _, err := p.Conditional(&job, est.P50); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N)*1e6, "cpu-us/op")
 }
 
 // BenchmarkObserve: Observe with the default online policy (window 20,000, retraining every
@@ -141,10 +223,12 @@ func BenchmarkObserveNoRetrain(b *testing.B) {
 	rest := recs[20_000:]
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuSeconds()
 	for i := 0; i < b.N; i++ {
 		r := &rest[i%len(rest)]
 		if err := p.Observe(&r.Job, r.Iterations); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N)*1e6, "cpu-us/op")
 }

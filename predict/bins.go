@@ -15,8 +15,8 @@ type binning struct {
 	edges []float64
 	// points[c] are bin c's representative log-iterations, ascending.
 	points [][]float64
-	// sums[c] is the sum of points[c].
-	sums []float64
+	// pre[c] are the prefix sums of points[c] (see prefixSums).
+	pre [][]float64
 }
 
 // fitBins cuts the targets y (log-iterations) into at most n bins at their quantiles k/n
@@ -48,11 +48,7 @@ func fitBins(y []float64, n int) binning {
 			}
 		}
 		b.points = append(b.points, pts)
-		sum := 0.0
-		for _, v := range pts {
-			sum += v
-		}
-		b.sums = append(b.sums, sum)
+		b.pre = append(b.pre, prefixSums(pts))
 		lo = hi
 	}
 	return b

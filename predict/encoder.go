@@ -95,6 +95,7 @@ type row struct {
 	feat gpusched.Features
 	hist History
 	y    float64
+	seq  uint64 // the row's observation number, unique among a predictor's rows (see Save)
 }
 
 // newRow copies what the predictor keeps of a job (the extras maps are copied, so callers may

@@ -1,7 +1,11 @@
 package predict_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"math"
+	"strings"
 
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/predict"
@@ -56,4 +60,84 @@ func Example() {
 	// after 2000 jobs: forest true
 	// re-estimate above done: true survival below 10%: true
 	// unseen family: forest true <nil>
+}
+
+// ExamplePredictor_Distribution asks for any quantile of a job's calibrated predictive
+// distribution, at arrival and once the job has run past its 90th percentile.
+func ExamplePredictor_Distribution() {
+	recs, err := trace.GenerateRecurring(trace.DefaultRecurringConfig(2000, 1))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := predict.New(predict.Options{Trees: 16, Seed: 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i := range recs[:1500] {
+		if _, err := p.Predict(&recs[i].Job); err != nil { // at arrival
+			fmt.Println(err)
+			return
+		}
+		if err := p.Observe(&recs[i].Job, recs[i].Iterations); err != nil { // when it ends
+			fmt.Println(err)
+			return
+		}
+	}
+	job := &recs[1500].Job
+	d, err := p.Distribution(job, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	q05, q50, q95 := d.Quantile(0.05), d.Quantile(0.5), d.Quantile(0.95)
+	fmt.Println("ordered:", q05 < q50 && q50 < q95, "CDF at the median:", math.Round(100*d.CDF(q50))/100)
+
+	// Past its 90th percentile: the conditional quantiles lie above what it has done.
+	done := d.Quantile(0.9)
+	c := d.Given(done)
+	fmt.Println("given done:", c.Quantile(0.1) > done, c.Point() > done, math.Round(100*c.Survival())/100)
+	// Output:
+	// ordered: true CDF at the median: 0.5
+	// given done: true true 0.1
+}
+
+// ExamplePredictor_Save saves a predictor's learned state and restores it: the copy predicts
+// exactly as the original.
+func ExamplePredictor_Save() {
+	recs, err := trace.GenerateRecurring(trace.DefaultRecurringConfig(600, 2))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := predict.New(predict.Options{Trees: 8, Seed: 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i := range recs[:500] {
+		if err := p.Observe(&recs[i].Job, recs[i].Iterations); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	var buf bytes.Buffer
+	if err := p.Save(&buf); err != nil {
+		fmt.Println(err)
+		return
+	}
+	q, err := predict.Load(&buf)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	a, _ := p.Predict(&recs[500].Job)
+	b, _ := q.Predict(&recs[500].Job)
+	fmt.Println("same estimate:", a == b)
+	_, err = predict.Load(strings.NewReader(`{"version": 99}`))
+	fmt.Println(errors.Is(err, predict.ErrInvalidState))
+	// Output:
+	// same estimate: true
+	// true
 }

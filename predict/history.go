@@ -68,6 +68,12 @@ func (r *runRing) add(logN, logS float64, seq uint64, scratch []float64) []float
 	if r.noSummary {
 		return scratch
 	}
+	return r.summarize(scratch)
+}
+
+// summarize recomputes the ring's median, spread and median samples; scratch is reusable
+// space, returned.
+func (r *runRing) summarize(scratch []float64) []float64 {
 	scratch = append(scratch[:0], r.logN...)
 	r.med = median(scratch)
 	mean := 0.0

@@ -132,6 +132,23 @@ type Options struct {
 	// MaxPending bounds the jobs whose History is remembered between their first prediction
 	// and their observation (oldest forgotten first); default 1<<16.
 	MaxPending int
+	// CalibrationWindow is the number of most recent batches of finished jobs (a group's jobs
+	// predicted between the same two of its completions), per group, per user and overall,
+	// whose probability integral transforms calibrate the predicted distributions (see the
+	// package documentation); default 200 (chosen with CalibrationPrior and CalibrationStep on
+	// the Philly trace: BENCHMARKS.md, "predict").
+	CalibrationWindow int
+	// CalibrationPrior is the weight, in batches, that a broader level of calibration (all
+	// jobs for a user, the user for a group) keeps when it is blended with a narrower one
+	// holding n batches: the narrower level weighs n / (n + CalibrationPrior); default 20.
+	CalibrationPrior float64
+	// CalibrationStep is the step of the online adaptation of the levels read for the 10th and
+	// 90th percentiles (adaptive conformal inference over all jobs: see the package
+	// documentation); default 0.001, negative: none.
+	CalibrationStep float64
+	// NoCalibration turns the calibration off: distributions are the forest's (or the
+	// history's) as they are.
+	NoCalibration bool
 }
 
 // withDefaults validates o and fills in its defaults.
@@ -144,7 +161,8 @@ func (o Options) withDefaults() (Options, error) {
 		v    int
 	}{{"Bins", o.Bins}, {"Trees", o.Trees}, {"MaxDepth", o.MaxDepth}, {"MinLeaf", o.MinLeaf},
 		{"MTry", o.MTry}, {"Window", o.Window}, {"MinSamples", o.MinSamples},
-		{"HistoryRuns", o.HistoryRuns}, {"MaxKeys", o.MaxKeys}, {"MaxPending", o.MaxPending}} {
+		{"HistoryRuns", o.HistoryRuns}, {"MaxKeys", o.MaxKeys}, {"MaxPending", o.MaxPending},
+		{"CalibrationWindow", o.CalibrationWindow}} {
 		if c.v < 0 {
 			return bad(c.name, c.v)
 		}
@@ -153,10 +171,13 @@ func (o Options) withDefaults() (Options, error) {
 		name string
 		v    float64
 	}{{"PriorIterations", o.PriorIterations}, {"PriorSigma", o.PriorSigma},
-		{"Margin", o.Margin}, {"Tail", o.Tail}} {
+		{"Margin", o.Margin}, {"Tail", o.Tail}, {"CalibrationPrior", o.CalibrationPrior}} {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
 			return bad(c.name, c.v)
 		}
+	}
+	if math.IsNaN(o.CalibrationStep) || math.IsInf(o.CalibrationStep, 0) {
+		return bad("CalibrationStep", o.CalibrationStep)
 	}
 	if o.Backend != BackendCART && o.Backend != BackendMalaschitz {
 		return bad("Backend", o.Backend)
@@ -186,6 +207,9 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.HistoryRuns, 16)
 	def(&o.MaxKeys, 1<<18)
 	def(&o.MaxPending, 1<<16)
+	def(&o.CalibrationWindow, 200)
+	deff(&o.CalibrationPrior, 20)
+	deff(&o.CalibrationStep, 0.001)
 	deff(&o.PriorIterations, 10_000)
 	deff(&o.PriorSigma, 1.5)
 	deff(&o.Margin, 0.02)
@@ -222,16 +246,15 @@ func (s Source) String() string {
 
 // Estimate is a prediction of a job's total iterations.
 type Estimate struct {
-	// Iterations is the point estimate of the total iterations: from the forest, the
-	// vote-weighted geometric mean exp(sum_b p_b * mean log-iterations of bin b) (what
-	// minimises the expected squared log error); from the group history or the prior, the
-	// median.
+	// Iterations is the point estimate of the total iterations: the geometric mean of the
+	// calibrated predictive distribution (see Distribution.Point), what minimises the
+	// expected squared log error.
 	Iterations float64
-	// P10, P50 and P90 are the 10th, 50th and 90th percentiles of the predicted distribution
-	// (for the forest: the votes spread over each bin's representative points).
+	// P10, P50 and P90 are the 10th, 50th and 90th percentiles of the calibrated predictive
+	// distribution.
 	P10, P50, P90 float64
 	// Survival is the predicted probability that the job runs past the iterations already
-	// done (1 for Predict). A Conditional estimate beyond the distribution has Survival 0.
+	// done (1 for Predict); far beyond the distribution it is negligible.
 	Survival float64
 	// Source is where the estimate comes from.
 	Source Source
@@ -283,10 +306,15 @@ type Predictor struct {
 	tickets  uint64 // trainings started since New
 	gen      uint64 // bumped by Fit: trainings of an older generation are dropped
 
+	cal [numSources]*calibrator // PIT windows per source of estimates; nil: NoCalibration
+	acc accuracyRing            // errors of the latest observed jobs' first estimates
+
 	cacheMu  sync.Mutex
-	pending  map[gpusched.JobID]History
+	pending  map[gpusched.JobID]pendingJob
 	pendQ    []gpusched.JobID // FIFO of remembered ids, ring of opts.MaxPending
 	pendHead int
+
+	bufs sync.Pool // *scratch for estimates
 }
 
 // New returns a Predictor with nothing observed: it predicts the prior until it observes jobs.
@@ -295,12 +323,33 @@ func New(opts Options) (*Predictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Predictor{
+	p := &Predictor{
 		opts:    o,
 		prior:   priorDist(o.PriorIterations, o.PriorSigma),
 		hist:    newHistoryStore(o.HistoryRuns, o.MaxKeys),
-		pending: map[gpusched.JobID]History{},
-	}, nil
+		pending: map[gpusched.JobID]pendingJob{},
+	}
+	p.resetCalibration()
+	return p, nil
+}
+
+// resetCalibration empties the calibration windows and the accuracy record. Called with p.mu
+// held or before p is shared.
+func (p *Predictor) resetCalibration() {
+	for i := range p.cal {
+		p.cal[i] = nil
+		if !p.opts.NoCalibration {
+			p.cal[i] = newCalibrator(p.opts.CalibrationWindow, p.opts.CalibrationPrior, max(p.opts.CalibrationStep, 0), p.opts.MaxKeys)
+		}
+	}
+	p.acc = accuracyRing{}
+}
+
+// pendingJob is what the predictor remembers of a job between its first prediction and its
+// observation.
+type pendingJob struct {
+	hist  History
+	first Estimate // the first unconditioned estimate (Source < 0: none yet)
 }
 
 // Options returns the predictor's options with the defaults filled in.
@@ -315,7 +364,8 @@ func checkIterations(n float64) error {
 
 // Fit replaces everything the predictor knows with the given finished jobs and trains the
 // forest on the most recent Options.Window of them (by finish time) if there are at least
-// Options.MinSamples. Each sample's History is computed from the samples that finished
+// Options.MinSamples. The calibration and the accuracy record start empty: they learn from
+// the jobs observed after Fit. Each sample's History is computed from the samples that finished
 // strictly before it arrived, as it would have been online. It returns an error naming the
 // sample for a NaN, infinite or negative iteration count, a non-finite arrival or finish time
 // or a finish before the arrival; the predictor is then unchanged. Observe calls that run
@@ -372,6 +422,7 @@ func (p *Predictor) Fit(samples []Sample) error {
 	window := make([]row, len(keep))
 	for w, i := range keep {
 		window[w] = newRow(&samples[i].Job, ctx[i], logIters(samples[i].Iterations))
+		window[w].seq = uint64(n - len(keep) + w + 1)
 	}
 
 	p.mu.Lock()
@@ -391,9 +442,10 @@ func (p *Predictor) Fit(samples []Sample) error {
 	p.head = 0
 	p.observed = uint64(n)
 	p.fitAt = uint64(n)
+	p.resetCalibration()
 	p.mu.Unlock()
 	p.cacheMu.Lock()
-	p.pending = map[gpusched.JobID]History{}
+	p.pending = map[gpusched.JobID]pendingJob{}
 	p.pendQ, p.pendHead = nil, 0
 	p.cacheMu.Unlock()
 	return nil
@@ -403,24 +455,69 @@ func (p *Predictor) Fit(samples []Sample) error {
 // how far it got if it was killed; counts below 1 are learned as 1). The job joins the
 // history of its group, user and cohort at once, and the training window; its training row
 // holds the History the predictor gave it when it first predicted it (or, if it never did, the
-// History as of now). Every Options.RetrainEvery observations (sooner while the window is
-// small) the forest is retrained over the window, in this call (see Predictor). Observe
-// returns an error for a nil job or an iteration count that is NaN, infinite or negative.
+// History as of now). Where the job's true length falls in the distribution the predictor
+// gives it now (its probability integral transform) joins the calibration windows of its
+// group, its user and all jobs. Every Options.RetrainEvery observations (sooner while the
+// window is small) the forest is retrained over the window, in this call (see Predictor).
+// Observe returns an error for a nil job or an iteration count that is NaN, infinite or
+// negative.
 func (p *Predictor) Observe(job *gpusched.Job, iterations float64) error {
+	_, err := p.ObserveOutcome(job, iterations)
+	return err
+}
+
+// Outcome is what a finished job says about the predictor's estimate of it (ObserveOutcome).
+type Outcome struct {
+	// First is the job's first unconditioned estimate, as Predict gave it (its Iterations, P10,
+	// P50, P90 in iterations), when the predictor remembered one (Known).
+	First Estimate
+	// Known tells whether First holds an estimate: the job was predicted (Predict, Conditional
+	// or Distribution with its ID) since its predictor was created or last Fit, and not
+	// forgotten (Options.MaxPending).
+	Known bool
+	// Iterations is the job's true length, as observed.
+	Iterations float64
+	// LogError is ln(Iterations / First.Iterations), counts below 1 taken as 1: positive when
+	// the job ran longer than predicted. 0 when not Known.
+	LogError float64
+	// PIT is where the job's length fell in the distribution the predictor gave it when it
+	// finished, before calibration: F(Iterations), in (0, 1). This is the score the
+	// calibration learns from.
+	PIT float64
+}
+
+// ObserveOutcome is Observe, and it also returns how the job's length compares with its
+// first estimate: the cheap check of a prediction's error after completion.
+func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outcome, error) {
 	if job == nil {
-		return ErrNilJob
+		return Outcome{}, ErrNilJob
 	}
 	if err := checkIterations(iterations); err != nil {
-		return fmt.Errorf("predict: observe job %q: %w", job.ID, err)
+		return Outcome{}, fmt.Errorf("predict: observe job %q: %w", job.ID, err)
 	}
 	y := logIters(iterations)
-	h, known := p.takeContext(job.ID)
-	r := newRow(job, h, y)
-
-	p.mu.Lock()
+	pj, known := p.takeContext(job.ID)
+	h := pj.hist
 	if !known {
-		r.hist = p.hist.context(&job.Features)
+		p.mu.RLock()
+		h = p.hist.context(&job.Features)
+		p.mu.RUnlock()
 	}
+	out := Outcome{Iterations: iterations, First: pj.first, Known: known && pj.first.Source >= 0}
+	if !out.Known {
+		out.First = Estimate{}
+	} else {
+		out.LogError = y - logIters(pj.first.Iterations)
+	}
+	// The PIT under the distribution the predictor would give the job now, uncalibrated.
+	sc := p.scratch()
+	d, src, gen := p.rawDistribution(job, h, sc)
+	out.PIT = d.pit(iterations)
+	p.bufs.Put(sc)
+
+	r := newRow(job, h, y)
+	p.mu.Lock()
+	r.seq = p.observed + 1
 	if len(p.window) < p.opts.Window {
 		p.window = append(p.window, r)
 	} else {
@@ -428,18 +525,24 @@ func (p *Predictor) Observe(job *gpusched.Job, iterations float64) error {
 		p.head = (p.head + 1) % len(p.window)
 	}
 	p.hist.add(&job.Features, y)
+	if c := p.cal[src]; c != nil && p.gen == gen {
+		c.add(&job.Features, batchKey(&job.Features, &h, known, r.seq), out.PIT)
+	}
+	if out.Known {
+		p.acc.add(out.LogError, iterations >= pj.first.P10 && iterations <= pj.first.P90)
+	}
 	p.observed++
 	var snap []row
-	var ticket, gen uint64
+	var ticket, sgen uint64
 	if p.retrainDue() {
 		p.training = true
-		snap, ticket, gen = p.snapshotLocked()
+		snap, ticket, sgen = p.snapshotLocked()
 	}
 	p.mu.Unlock()
 	if snap != nil {
-		p.trainAndSwap(snap, ticket, gen, true)
+		p.trainAndSwap(snap, ticket, sgen, true)
 	}
-	return nil
+	return out, nil
 }
 
 // retrainDue tells whether an automatic retraining should start now. Called with p.mu held.
@@ -498,11 +601,12 @@ func (p *Predictor) Retrain() error {
 	return nil
 }
 
-// Predict returns the estimated total iterations of job. With a trained forest the estimate
-// comes from the forest; before that, from the median of the job's group's recent runs if it
-// has any, else from the global prior. The job's History is remembered at its first
-// prediction (see Observe). Predict returns an error only for a nil job: unknown categories,
-// missing or NaN features give a prediction.
+// Predict returns the estimated total iterations of job: the point estimate and percentiles
+// of its calibrated predictive distribution (see Distribution). With a trained forest the
+// distribution comes from the forest; before that, from the job's group's recent runs if it
+// has any, else from the global prior. The job's History and this first estimate are
+// remembered (see Observe and ObserveOutcome). Predict returns an error only for a nil job:
+// unknown categories, missing or NaN features give a prediction.
 func (p *Predictor) Predict(job *gpusched.Job) (Estimate, error) {
 	if job == nil {
 		return Estimate{}, ErrNilJob
@@ -511,14 +615,13 @@ func (p *Predictor) Predict(job *gpusched.Job) (Estimate, error) {
 }
 
 // Conditional re-estimates the total iterations of a job that has already done done
-// iterations: the predicted distribution truncated to the part above done and renormalised.
-// Its Iterations (the truncated distribution's point estimate: vote-weighted geometric mean
-// or median, as for Predict) and percentiles are at least done*(1+Margin) and never decrease
-// as done grows, and Survival is the predicted probability of running past done. When done is
-// beyond every point of the distribution, the estimate is done*(1+Tail) with Survival 0: the
-// remaining work is taken to be proportional to the work done, so an overrunning job's
-// priority under SRPT keeps falling. It returns an error for a nil job or a done that is NaN,
-// infinite or negative.
+// iterations: the calibrated predictive distribution restricted to the part above done and
+// renormalised (Distribution.Given). Its Iterations (the truncated distribution's geometric
+// mean) and percentiles are at least done*(1+Margin) and never decrease as done grows, and
+// Survival is the predicted probability of running past done. Far beyond the distribution
+// the estimate is done*(1+Tail): the remaining work is taken to be proportional to the work
+// done, so an overrunning job's priority under SRPT keeps falling. It returns an error for a
+// nil job or a done that is NaN, infinite or negative.
 func (p *Predictor) Conditional(job *gpusched.Job, done float64) (Estimate, error) {
 	if job == nil {
 		return Estimate{}, ErrNilJob
@@ -529,71 +632,137 @@ func (p *Predictor) Conditional(job *gpusched.Job, done float64) (Estimate, erro
 	return p.estimate(job, done), nil
 }
 
-// estimate predicts job's distribution and summarises it above done.
+// Distribution returns job's calibrated predictive distribution of total iterations,
+// conditioned on the done iterations it has run (0: unconditioned; see Distribution.Given):
+// any quantile, the distribution function, the point estimate. Predict and Conditional
+// summarise it. It returns an error for a nil job or a done that is NaN, infinite or
+// negative.
+func (p *Predictor) Distribution(job *gpusched.Job, done float64) (Distribution, error) {
+	if job == nil {
+		return Distribution{}, ErrNilJob
+	}
+	if err := checkIterations(done); err != nil {
+		return Distribution{}, fmt.Errorf("predict: distribution of job %q: iterations done: %w", job.ID, err)
+	}
+	d, first := p.distribution(job, nil)
+	if first {
+		p.rememberFirst(job.ID, summarize(&d, 0, 0))
+	}
+	return d.Given(done), nil
+}
+
+// First returns the first unconditioned estimate the predictor gave job id (by Predict,
+// Conditional or Distribution), from that first prediction until the job is observed or
+// forgotten (Options.MaxPending, Fit). It is a map lookup: a host can compare a running job's
+// progress with it at every event, e.g. to treat a job that has run k times its first
+// estimate as overrunning.
+func (p *Predictor) First(id gpusched.JobID) (Estimate, bool) {
+	pj, ok := p.peekContext(id)
+	if !ok || pj.first.Source < 0 {
+		return Estimate{}, false
+	}
+	return pj.first, true
+}
+
+// scratch is reusable space for one estimate.
+type scratch struct {
+	x, votes, grid []float64
+	d              Distribution
+}
+
+func (p *Predictor) scratch() *scratch {
+	if sc, ok := p.bufs.Get().(*scratch); ok {
+		return sc
+	}
+	return &scratch{grid: make([]float64, calLevels+1)}
+}
+
+// estimate predicts job's calibrated distribution and summarises it above done.
 func (p *Predictor) estimate(job *gpusched.Job, done float64) Estimate {
-	h, m, d, src := p.lookup(job)
-	var votes []float64
-	if m != nil {
-		x := m.enc.Encode(job, h, make([]float64, m.enc.Len()))
-		votes = m.clf.vote(x, make([]float64, m.bins.classes()))
-		d = dist{pts: m.bins.points, w: votes, sums: m.bins.sums}
-		src = SourceForest
+	sc := p.scratch()
+	defer p.bufs.Put(sc)
+	d, first := p.distribution(job, sc)
+	if first {
+		p.rememberFirst(job.ID, summarize(&d, 0, 0))
 	}
-	after := math.Inf(-1)
 	if done > 0 {
-		after = math.Log(done)
+		d = d.Given(done)
 	}
-	s := d.summarize(after)
-	if !(s.mass > 0) {
-		v := done * (1 + p.opts.Tail)
-		if done == 0 {
-			// Nothing to summarise (a forest whose trees could not vote): the prior.
-			s = p.prior.summarize(after)
-			src = SourcePrior
-		} else {
-			return Estimate{Iterations: v, P10: v, P50: v, P90: v, Survival: 0, Source: src}
-		}
-	}
-	survival := 1.0
-	if done > 0 {
-		survival = min(1, s.mass/d.summarize(math.Inf(-1)).mass)
-	}
-	floor := done * (1 + p.opts.Margin)
+	return summarize(&d, done, p.opts.Margin)
+}
+
+// summarize returns the Estimate of d, floored at done*(1+margin).
+func summarize(d *Distribution, done, margin float64) Estimate {
+	floor := done * (1 + margin)
 	return Estimate{
-		Iterations: max(math.Exp(s.point), floor),
-		P10:        max(math.Exp(s.p10), floor),
-		P50:        max(math.Exp(s.p50), floor),
-		P90:        max(math.Exp(s.p90), floor),
-		Survival:   survival,
-		Source:     src,
+		Iterations: max(d.Point(), floor),
+		P10:        max(d.Quantile(0.1), floor),
+		P50:        max(d.Quantile(0.5), floor),
+		P90:        max(d.Quantile(0.9), floor),
+		Survival:   d.Survival(),
+		Source:     d.Source(),
 	}
 }
 
-// lookup returns job's History (remembered or computed now, and remembered), the forest, and
-// without a forest the fallback distribution and its source.
-func (p *Predictor) lookup(job *gpusched.Job) (History, *model, dist, Source) {
-	h, known := p.peekContext(job.ID)
-	var d dist
+// distribution returns job's calibrated, unconditioned distribution (in sc's space when sc is
+// not nil, else in fresh slices), remembering its History at its first prediction; first
+// tells whether no first estimate is remembered for the job yet.
+func (p *Predictor) distribution(job *gpusched.Job, sc *scratch) (d Distribution, first bool) {
+	pj, known := p.peekContext(job.ID)
+	h := pj.hist
+	if !known {
+		p.mu.RLock()
+		h = p.hist.context(&job.Features)
+		p.mu.RUnlock()
+		p.remember(job.ID, h)
+	}
+	own := sc == nil
+	if own {
+		sc = &scratch{grid: make([]float64, calLevels+1)}
+	}
+	d, src, _ := p.rawDistribution(job, h, sc)
+	p.mu.RLock()
+	if c := p.cal[src]; c != nil {
+		d.g = c.grid(&job.Features, sc.grid)
+	}
+	p.mu.RUnlock()
+	return d, job.ID != "" && (!known || pj.first.Source < 0)
+}
+
+// rawDistribution returns the uncalibrated distribution of a job with History h, built in
+// sc's space, its source and the generation of the predictor's state it comes from.
+func (p *Predictor) rawDistribution(job *gpusched.Job, h History, sc *scratch) (Distribution, Source, uint64) {
+	var fb dist
 	src := SourcePrior
 	p.mu.RLock()
-	m := p.model
-	if !known {
-		h = p.hist.context(&job.Features)
-	}
+	m, gen := p.model, p.gen
 	if m == nil {
 		if g := p.hist.groupRuns(job.Features.Group); len(g) > 0 {
-			d, src = pointDist(g), SourceGroup
+			fb, src = pointDist(g), SourceGroup
 		} else if all := p.hist.globalRunsCopy(); len(all) > 0 {
-			d = pointDist(all)
+			fb = pointDist(all)
 		} else {
-			d = p.prior
+			fb = p.prior
 		}
 	}
 	p.mu.RUnlock()
-	if !known {
-		p.remember(job.ID, h)
+	s := math.Log1p(p.opts.Tail)
+	if m != nil {
+		sc.x = m.enc.Encode(job, h, sc.x)
+		if cap(sc.votes) < m.bins.classes() {
+			sc.votes = make([]float64, m.bins.classes())
+		}
+		sc.votes = m.clf.vote(sc.x, sc.votes[:m.bins.classes()])
+		fd := dist{pts: m.bins.points, w: sc.votes, pre: m.bins.pre}
+		if d, ok := newDistribution(&fd, s, nil, SourceForest, &sc.d); ok {
+			sc.d = d
+			return d, SourceForest, gen
+		}
+		fb, src = p.prior, SourcePrior // a forest whose trees could not vote
 	}
-	return h, m, d, src
+	d, _ := newDistribution(&fb, s, nil, src, &sc.d) // never empty
+	sc.d = d
+	return d, src, gen
 }
 
 // Encode returns the vector the current forest sees for job (with its remembered History, as
@@ -602,7 +771,17 @@ func (p *Predictor) Encode(job *gpusched.Job) ([]float64, error) {
 	if job == nil {
 		return nil, ErrNilJob
 	}
-	h, m, _, _ := p.lookup(job)
+	pj, known := p.peekContext(job.ID)
+	h := pj.hist
+	p.mu.RLock()
+	m := p.model
+	if !known {
+		h = p.hist.context(&job.Features)
+	}
+	p.mu.RUnlock()
+	if !known {
+		p.remember(job.ID, h)
+	}
 	if m == nil {
 		return nil, ErrNoModel
 	}
@@ -652,27 +831,27 @@ func (p *Predictor) Stats() Stats {
 	return s
 }
 
-// peekContext returns the remembered History of job id, if any.
-func (p *Predictor) peekContext(id gpusched.JobID) (History, bool) {
+// peekContext returns what is remembered of job id, if anything.
+func (p *Predictor) peekContext(id gpusched.JobID) (pendingJob, bool) {
 	if id == "" {
-		return History{}, false
+		return pendingJob{}, false
 	}
 	p.cacheMu.Lock()
-	h, ok := p.pending[id]
+	pj, ok := p.pending[id]
 	p.cacheMu.Unlock()
-	return h, ok
+	return pj, ok
 }
 
-// takeContext returns and forgets the remembered History of job id, if any.
-func (p *Predictor) takeContext(id gpusched.JobID) (History, bool) {
+// takeContext returns and forgets what is remembered of job id, if anything.
+func (p *Predictor) takeContext(id gpusched.JobID) (pendingJob, bool) {
 	if id == "" {
-		return History{}, false
+		return pendingJob{}, false
 	}
 	p.cacheMu.Lock()
-	h, ok := p.pending[id]
+	pj, ok := p.pending[id]
 	delete(p.pending, id)
 	p.cacheMu.Unlock()
-	return h, ok
+	return pj, ok
 }
 
 // remember keeps job id's History unless one is kept already, forgetting the oldest
@@ -693,7 +872,21 @@ func (p *Predictor) remember(id gpusched.JobID, h History) {
 		p.pendQ[p.pendHead] = id
 		p.pendHead = (p.pendHead + 1) % len(p.pendQ)
 	}
-	p.pending[id] = h
+	p.pending[id] = pendingJob{hist: h, first: Estimate{Source: -1}}
+}
+
+// rememberFirst records job id's first estimate, if its History is remembered and it has no
+// first estimate yet.
+func (p *Predictor) rememberFirst(id gpusched.JobID, e Estimate) {
+	if id == "" {
+		return
+	}
+	p.cacheMu.Lock()
+	defer p.cacheMu.Unlock()
+	if pj, ok := p.pending[id]; ok && pj.first.Source < 0 {
+		pj.first = e
+		p.pending[id] = pj
+	}
 }
 
 // train fits the bins, the encoder and the forest on rows (oldest first). The ticket numbers

@@ -2,6 +2,7 @@ package predict
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -62,6 +63,9 @@ func TestNewInvalidOptions(t *testing.T) {
 		"Margin":          {Margin: -0.1},
 		"Backend":         {Backend: 7},
 		"Split":           {Split: 9},
+		"CalWindow":       {CalibrationWindow: -3},
+		"CalPrior":        {CalibrationPrior: math.NaN()},
+		"CalStep":         {CalibrationStep: math.Inf(-1)},
 	} {
 		if _, err := New(o); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%s: got %v, want ErrInvalidOptions", name, err)
@@ -100,10 +104,10 @@ func TestPredictEmptyHistory(t *testing.T) {
 	}
 }
 
-// TestFallbacks: before a forest exists, a known group gets its median, an unknown one the
-// global median of what was observed.
+// TestFallbacks: before a forest exists, the distribution of a known group is its recent
+// runs (median: their median), an unknown one's the runs of every group; uncalibrated.
 func TestFallbacks(t *testing.T) {
-	p := mustNew(t, Options{MinSamples: 10})
+	p := mustNew(t, Options{MinSamples: 10, NoCalibration: true})
 	for i, n := range []float64{100, 300, 200, 5000} {
 		g := "g"
 		if i == 3 {
@@ -114,12 +118,12 @@ func TestFallbacks(t *testing.T) {
 		}
 	}
 	est, _ := p.Predict(&gpusched.Job{ID: "x", Features: gpusched.Features{Group: "g"}})
-	if est.Source != SourceGroup || math.Abs(est.Iterations-200) > 1e-6 {
+	if est.Source != SourceGroup || math.Abs(est.P50-200) > 1e-6 || !(est.P10 < 200 && est.P90 > 200) {
 		t.Fatalf("group fallback %+v, want the group median 200", est)
 	}
 	est, _ = p.Predict(&gpusched.Job{ID: "y", Features: gpusched.Features{Group: "new"}})
-	if est.Source != SourcePrior || math.Abs(est.Iterations-200) > 1e-6 {
-		t.Fatalf("global fallback %+v, want 200 (the lower median of 100, 200, 300, 5000)", est)
+	if est.Source != SourcePrior || math.Abs(est.P50-math.Sqrt(200*300)) > 1e-6 {
+		t.Fatalf("global fallback %+v, want the median sqrt(200 x 300) of 100, 200, 300, 5000", est)
 	}
 	if p.Stats().TrainedOn != 0 {
 		t.Fatal("a forest was trained below MinSamples")
@@ -269,15 +273,15 @@ func TestConditionalProperties(t *testing.T) {
 	})
 }
 
-// TestConditionalBeyondSupport: past every point of the distribution the estimate is
-// done*(1+Tail).
+// TestConditionalBeyondSupport: far past every point of the distribution the estimate is
+// done*(1+Tail) and the survival negligible.
 func TestConditionalBeyondSupport(t *testing.T) {
 	p := mustNew(t, Options{Tail: 0.3})
 	est, err := p.Conditional(&gpusched.Job{}, 1e12)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(est.Iterations-1.3e12) > 1 || est.Survival != 0 {
+	if math.Abs(est.Iterations/1.3e12-1) > 1e-12 || !(est.Survival < 1e-20) {
 		t.Fatalf("beyond the prior: %+v", est)
 	}
 }
@@ -551,12 +555,22 @@ func TestConcurrent(t *testing.T) {
 					errs <- err
 					return
 				}
+				if d, err := p.Distribution(&r.Job, r.Iterations/3); err != nil || math.IsNaN(d.Quantile(0.9)) {
+					errs <- fmt.Errorf("distribution: %v", err)
+					return
+				}
+				p.First(r.Job.ID)
 				if i%97 == 0 {
 					if err := p.Retrain(); err != nil {
 						errs <- err
 						return
 					}
 					p.TrainingData()
+					p.Accuracy()
+					if _, err := p.MarshalJSON(); err != nil {
+						errs <- err
+						return
+					}
 				}
 			}
 		}(w)
@@ -600,5 +614,45 @@ func TestMetrics(t *testing.T) {
 	}
 	if _, err := MdAPE([]float64{1}, []float64{0}); err == nil {
 		t.Error("MdAPE with a zero actual value gave no error")
+	}
+}
+
+// TestFirstAndOutcome: the first estimate is remembered from the first prediction (not
+// replaced by later ones) until the job is observed, and the outcome reports it with the
+// job's log error and PIT.
+func TestFirstAndOutcome(t *testing.T) {
+	p, recs := trained(t, 800, Options{})
+	job := recs[10].Job
+	job.ID = "first-test"
+	if _, ok := p.First(job.ID); ok {
+		t.Fatal("a first estimate before any prediction")
+	}
+	est, err := p.Conditional(&job, 5) // the first prediction may be a conditional one
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, ok := p.First(job.ID)
+	if !ok || first.Survival != 1 || first.Iterations <= 0 || first == est {
+		t.Fatalf("first %+v (%v), conditional %+v", first, ok, est)
+	}
+	if again, _ := p.Predict(&job); again != first {
+		t.Fatalf("Predict %+v, first %+v", again, first)
+	}
+	out, err := p.ObserveOutcome(&job, 3*first.Iterations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Known || out.First != first || math.Abs(out.LogError-math.Log(3)) > 1e-9 || !(out.PIT > 0 && out.PIT < 1) {
+		t.Fatalf("outcome %+v", out)
+	}
+	if _, ok := p.First(job.ID); ok {
+		t.Fatal("the first estimate outlived the observation")
+	}
+	if a := p.Accuracy(); a.Jobs != 1 || math.Abs(a.MedianFactor-3) > 1e-9 || math.Abs(a.Bias-math.Log(3)) > 1e-9 {
+		t.Fatalf("accuracy %+v", a)
+	}
+	unknown, _ := p.ObserveOutcome(&gpusched.Job{ID: "never-predicted"}, 10)
+	if unknown.Known || unknown.LogError != 0 {
+		t.Fatalf("outcome of a job never predicted: %+v", unknown)
 	}
 }

@@ -1,10 +1,14 @@
 package sim_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
+	"time"
 
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/asrpt"
@@ -76,6 +80,7 @@ func benchPhillyOn(b *testing.B, models bool, mk func(recs []trace.Record) gpusc
 	b.ReportAllocs()
 	var res *sim.Result
 	var peak uint64
+	cpu0 := processCPU()
 	for b.Loop() {
 		res, err = sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: mk(recs)})
 		if err != nil {
@@ -85,6 +90,7 @@ func benchPhillyOn(b *testing.B, models bool, mk func(recs []trace.Record) gpusc
 		runtime.ReadMemStats(&ms)
 		peak = max(peak, ms.HeapSys)
 	}
+	b.ReportMetric((processCPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(peak)/(1<<20), "heap-sys-MiB")
 	b.ReportMetric(float64(res.Summary.Events), "events")
 	b.ReportMetric(res.Summary.AvgJCT, "avg-jct-s")
@@ -208,4 +214,111 @@ func BenchmarkPhilly2048ModelsFIFO(b *testing.B) {
 		}
 		return s
 	})
+}
+
+// BenchmarkEventCost measures the simulator's cost per event as the queue grows: 64 GPUs
+// always full, `waiting` jobs always in the queue, and at every event (one per simulated
+// second) one job finishes, one arrives at the tail and a FIFO that costs next to nothing
+// starts the head of the queue. cpu-ns/event is the process CPU time of one event
+// (completion, arrival, view, Schedule call, validation, application, step cost; ns/op is
+// the same in wall time, noisy on a shared machine); the first event, where the queue fills,
+// is not timed. Flat from 1,000 to 100,000 waiting jobs means no per-event scan of the queue.
+func BenchmarkEventCost(b *testing.B) {
+	for _, waiting := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("waiting=%d", waiting), func(b *testing.B) {
+			c, err := topology.Uniform(topology.A100(), 8)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 64 + waiting + b.N + 1
+			recs := make([]trace.Record, n)
+			for i := range recs {
+				arr, iters := 0.0, 64.0
+				switch {
+				case i < 64:
+					iters = float64(i + 1) // the first wave ends one job per second
+				case i >= 64+waiting:
+					arr = float64(i - 64 - waiting + 1) // then one arrival per second
+				}
+				recs[i] = trace.Record{Job: gpusched.Job{ID: gpusched.JobID(strconv.Itoa(i)), Arrival: arr, GPUs: 1, StepTime: 1}, Iterations: iters}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.StopTimer()
+			timing := false
+			var cpu0 time.Duration
+			_, err = sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: &bareFIFO{}, Cost: gpusched.FixedCost{}, MaxEvents: b.N + 1,
+				Observer: sim.Observer{Progress: func(now float64, _, _ int) {
+					if !timing {
+						timing = true
+						cpu0 = processCPU()
+						b.StartTimer()
+					}
+				}}})
+			b.StopTimer()
+			cpu := processCPU() - cpu0
+			if !errors.Is(err, sim.ErrLimit) {
+				b.Fatalf("want the event limit, got %v", err)
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/event")
+		})
+	}
+}
+
+// timedCompletions wraps a scheduler and measures each JobCompleted call: wall time and the
+// process's CPU time.
+type timedCompletions struct {
+	gpusched.Scheduler
+	obs       gpusched.CompletionObserver
+	wall, cpu []time.Duration
+}
+
+func (s *timedCompletions) String() string { return sim.SchedulerName(s.Scheduler) }
+
+func (s *timedCompletions) JobCompleted(c gpusched.Completion) {
+	w0, c0 := time.Now(), processCPU()
+	s.obs.JobCompleted(c)
+	s.wall = append(s.wall, time.Since(w0))
+	s.cpu = append(s.cpu, processCPU()-c0)
+}
+
+// BenchmarkPhilly2048ASRPTCompletions measures what A-SRPT's JobCompleted costs over the whole
+// Philly file with the learning forest (asrpt.ForestOptions: a window of 10,000 jobs,
+// retrained every 20,000 completions, sooner while young): the slowest call (wall and CPU),
+// the calls over 100 ms of CPU (the retrainings) and their total CPU. This is the work that
+// host.Options.DeferCompletions takes off the path from an event to its actions.
+func BenchmarkPhilly2048ASRPTCompletions(b *testing.B) {
+	c, err := topology.Uniform(topology.A100(), 256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	recs := readPhilly(b)
+	for b.Loop() {
+		f, err := asrpt.NewForest(asrpt.ForestOptions(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := asrpt.New(asrpt.Options{Estimator: f})
+		if err != nil {
+			b.Fatal(err)
+		}
+		tc := &timedCompletions{Scheduler: s, obs: s}
+		if _, err := sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: tc}); err != nil {
+			b.Fatal(err)
+		}
+		var maxWall, maxCPU, slowCPU time.Duration
+		slow := 0
+		for i := range tc.wall {
+			maxWall, maxCPU = max(maxWall, tc.wall[i]), max(maxCPU, tc.cpu[i])
+			if tc.cpu[i] > 100*time.Millisecond {
+				slow++
+				slowCPU += tc.cpu[i]
+			}
+		}
+		b.ReportMetric(float64(len(tc.wall)), "completions")
+		b.ReportMetric(maxWall.Seconds()*1e3, "max-wall-ms")
+		b.ReportMetric(maxCPU.Seconds()*1e3, "max-cpu-ms")
+		b.ReportMetric(float64(slow), "calls>100ms")
+		b.ReportMetric(slowCPU.Seconds(), "slow-cpu-s")
+	}
 }

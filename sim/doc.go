@@ -17,18 +17,39 @@
 //
 // # What the simulator does
 //
-// Events are arrivals, completions and the wake-up time the scheduler last asked for
-// (Decision.WakeAt). All events at one instant are handled together and make one Schedule
-// call: finished jobs leave first (a scheduler that implements gpusched.CompletionObserver
-// is told, before the call), then arrivals join the queue. The scheduler sees only the View:
-// waiting and running jobs with their progress, never a job's true length.
+// The simulator is an event loop on top of package host's Runtime, the bookkeeping that every
+// host of a scheduler runs (a real cluster's too): job statuses, the view, validation and the
+// safe application of decisions. The simulator adds what only it knows: when jobs arrive,
+// their true lengths, their speeds from the cost model, and when servers fail.
+//
+// Events are arrivals, completions, server failures and repairs, and the wake-up time the
+// scheduler last asked for (Decision.WakeAt). All events at one instant are handled together
+// and make one Schedule call: finished jobs leave first (a scheduler that implements
+// gpusched.CompletionObserver is told, before the call), then servers fail or come back, then
+// arrivals join the queue. The scheduler sees only the View: waiting and running jobs with
+// their progress, the unavailable GPUs, never a job's true length.
 //
 // Every decision is checked exactly as Decision.Validate checks it (unknown or repeated jobs,
-// wrong GPU counts, missing or double-booked GPUs, a NaN wake-up); an invalid one ends the run
-// with ErrInvalidDecision, naming the scheduler, the time and the job. The simulator never
-// repairs a decision. A valid one is carried out as Decision.Diff describes it: running jobs
-// left out are preempted and wait again; listed waiting jobs start; running jobs listed on
-// other GPUs (or in another worker order) migrate.
+// wrong GPU counts, missing, double-booked, ineligible or unavailable GPUs, a NaN wake-up, a
+// rejection without a reason); an invalid one ends the run with ErrInvalidDecision, naming the
+// scheduler, the time and the job. The simulator never repairs a decision. A valid one is
+// carried out as Decision.Diff describes it: running jobs left out are preempted and wait
+// again; listed waiting jobs start; running jobs listed on other GPUs (or in another worker
+// order) migrate. A job the decision rejects (Decision.Rejected) leaves the simulation
+// unfinished, and its record says why (JobRecord.Rejected): every job of the workload either
+// finishes or is reported rejected with a reason.
+//
+// # Failures and checkpoints
+//
+// Config.Failures makes servers fail and be repaired: each server independently with
+// exponential times between failures (MTBF) and to repair (MTTR) drawn from an explicit seed,
+// or as a failure trace lists them (ReadOutages reads one: CSV with columns server, down, up).
+// A failed server's GPUs are unavailable (View.Unavailable) until it is repaired, and the jobs
+// on them are stopped at once by the host: they wait again, go back to their last checkpoint
+// and pay the restore time when they start again. Jobs checkpoint every Config.Checkpoint
+// seconds of each placement and whenever they are preempted or migrated (0: only then). The
+// progress thrown away is counted as lost GPU-time (GPUs x productive seconds since the
+// checkpoint), per job and in the summary, with each job's restarts.
 //
 // Preemption and migration are not free: a job started again after a preemption, or
 // migrated, holds its GPUs but makes no progress for Config.RestoreTime seconds (default
@@ -59,20 +80,24 @@
 // makes Run panic. Package trace's readers keep arrivals within 100 years and run times
 // within 10, well inside the horizon.
 //
-// The simulator is deterministic (no map order reaches the results) and cheap per event: it
-// keeps the View's pending and running lists incrementally and checks a decision in time
-// proportional to its size, so the whole shared Philly trace (70,361 jobs) on 2,048 GPUs
-// takes seconds (see BENCHMARKS.md).
+// The simulator is deterministic (no map order reaches the results; failures come from their
+// seed) and cheap per event: the runtime keeps the View's pending and running lists
+// incrementally and checks a decision in time proportional to its size, so an event costs the
+// same with 1,000 or 100,000 jobs waiting (BenchmarkEventCost) and the whole shared Philly
+// trace (70,361 jobs) on 2,048 GPUs takes seconds (see BENCHMARKS.md).
 //
 // # Metrics
 //
 // Result.Jobs holds one JobRecord per job: arrival, first start, finish, JCT (finish -
 // arrival), queueing delay (first start - arrival), total wait, GPUs, the most servers any of
-// its placements spanned, preemptions, migrations, run and productive time, GPU-seconds held
-// and bytes sent across servers (iterations x StepCost.CrossServerBytes). Result.Summary
-// aggregates them: mean, median, 95th and 99th percentile JCT (linear interpolation, as
-// numpy), makespan (first arrival to last completion), mean queueing delay, utilisation (busy
-// GPU-seconds / (GPUs x makespan)), preemptions and migrations per job, total cross-server
-// bytes. Result.Timeline samples busy GPUs, queued and running jobs after every event;
-// Config.RecordSegments adds every placement interval of every job.
+// its placements spanned, preemptions, migrations, run and productive time, GPU-seconds held,
+// bytes sent across servers (iterations x StepCost.CrossServerBytes), restarts after failures,
+// lost GPU-time, and the reason it was rejected, if it was. Result.Summary aggregates them:
+// mean, median, 95th and 99th percentile JCT (linear interpolation, as numpy; over the jobs
+// that finished), makespan (first arrival to last completion), mean queueing delay,
+// utilisation (busy GPU-seconds / (GPUs x makespan)), preemptions, migrations and restarts per
+// job, total cross-server bytes, rejected jobs, server failures and lost GPU-time.
+// Result.Timeline samples busy GPUs, queued and running jobs after every event;
+// Config.RecordSegments adds every placement interval of every job, and Result.Outages lists
+// the failures that happened.
 package sim

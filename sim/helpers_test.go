@@ -65,6 +65,7 @@ func (s las) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		return cmp.Compare(a.Job.Arrival, b.Job.Arrival)
 	})
 	free := v.Cluster.AllGPUs()
+	free.RemoveAll(v.Unavailable)
 	d := gpusched.Decision{WakeAt: v.Now + s.quantum}
 	for _, st := range all {
 		g, ok := v.Cluster.Pack(free, st.Job.GPUs)
@@ -96,6 +97,7 @@ func (*random) String() string { return "random" }
 func (s *random) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	var d gpusched.Decision
 	free := v.Cluster.AllGPUs()
+	free.RemoveAll(v.Unavailable)
 	var migrate []*gpusched.JobStatus
 	disrupt := s.budget > 0
 	for i := range v.Running {
@@ -139,7 +141,7 @@ func (s *random) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			}
 		}
 	}
-	if len(d.Run) == 0 {
+	if len(d.Run) == 0 && v.Unavailable.Len() == 0 {
 		// Never leave the cluster idle with work to do: any job fits on an empty cluster.
 		for _, l := range [][]gpusched.JobStatus{v.Running, v.Pending} {
 			if len(l) > 0 {
@@ -207,8 +209,11 @@ func checkResult(cfg sim.Config, res *sim.Result, ignoreLoad bool) error {
 		if i > 0 && j.Arrival < res.Jobs[i-1].Arrival {
 			return fmt.Errorf("jobs not in arrival order at %q", j.ID)
 		}
-		if j.Iterations != r.Iterations {
+		if j.Rejected == "" && j.Iterations != r.Iterations {
 			return fmt.Errorf("job %q did %v iterations, not %v", j.ID, j.Iterations, r.Iterations)
+		}
+		if j.Rejected != "" && !(j.Iterations <= r.Iterations) {
+			return fmt.Errorf("rejected job %q did %v iterations of %v", j.ID, j.Iterations, r.Iterations)
 		}
 		if !(j.Arrival <= j.Start && j.Start <= j.Finish) || j.JCT != j.Finish-j.Arrival {
 			return fmt.Errorf("job %q: arrival %v start %v finish %v jct %v", j.ID, j.Arrival, j.Start, j.Finish, j.JCT)
@@ -240,16 +245,62 @@ func checkResult(cfg sim.Config, res *sim.Result, ignoreLoad bool) error {
 			}
 		}
 	}
+	// No job holds a GPU of a server while it is down.
+	down := map[int][][2]float64{}
+	for _, o := range res.Outages {
+		s, ok := c.ServerIndex(o.Server)
+		if !ok || !(o.Down <= o.Up) {
+			return fmt.Errorf("bad outage %+v", o)
+		}
+		down[s] = append(down[s], [2]float64{o.Down, o.Up})
+	}
+	for _, s := range res.Segments {
+		for _, g := range s.GPUs {
+			for _, o := range down[c.ServerOf(g)] {
+				if s.Start < o[1] && o[0] < s.End {
+					return fmt.Errorf("job %q holds GPU %d from %v to %v while its server is down from %v to %v", s.Job, g, s.Start, s.End, o[0], o[1])
+				}
+			}
+		}
+	}
+	// ckAt is the last checkpoint of an interrupted segment: every cfg.Checkpoint seconds of
+	// the placement, or its start.
+	ckAt := func(s sim.Segment) float64 {
+		if !s.Interrupted {
+			return s.End
+		}
+		if n := cfg.Checkpoint; n > 0 {
+			return s.Start + math.Floor((s.End-s.Start)/n)*n
+		}
+		return s.Start
+	}
 	// Each job's segments against its record.
-	sumGPUTime := 0.0
+	sumGPUTime, sumLost := 0.0, 0.0
 	for id, j := range byID {
 		ss := segs[id]
 		slices.SortFunc(ss, func(a, b sim.Segment) int { return cmp.Compare(a.Start, b.Start) })
-		if len(ss) != 1+j.Preemptions+j.Migrations {
-			return fmt.Errorf("job %q: %d segments for %d preemptions and %d migrations", id, len(ss), j.Preemptions, j.Migrations)
+		lost, restarts := 0.0, 0
+		for _, s := range ss {
+			if s.Interrupted {
+				restarts++
+				lost += float64(j.GPUs) * max(0, s.End-max(ckAt(s), s.RestoreEnd))
+			}
 		}
-		if ss[0].Start != j.Start || ss[len(ss)-1].End != j.Finish {
-			return fmt.Errorf("job %q: segments span [%v,%v], record [%v,%v]", id, ss[0].Start, ss[len(ss)-1].End, j.Start, j.Finish)
+		if restarts != j.Restarts || !near(lost, j.LostGPUTime) {
+			return fmt.Errorf("job %q: %d interrupted segments losing %v GPU-s; record says %d restarts, %v GPU-s lost", id, restarts, lost, j.Restarts, j.LostGPUTime)
+		}
+		sumLost += j.LostGPUTime
+		if j.Rejected != "" {
+			if len(ss) > 0 && (ss[0].Start != j.Start || ss[len(ss)-1].End > j.Finish) {
+				return fmt.Errorf("rejected job %q: segments span [%v,%v], record [%v,%v]", id, ss[0].Start, ss[len(ss)-1].End, j.Start, j.Finish)
+			}
+		} else {
+			if len(ss) != 1+j.Preemptions+j.Migrations+j.Restarts {
+				return fmt.Errorf("job %q: %d segments for %d preemptions, %d migrations and %d restarts", id, len(ss), j.Preemptions, j.Migrations, j.Restarts)
+			}
+			if ss[0].Start != j.Start || ss[len(ss)-1].End != j.Finish {
+				return fmt.Errorf("job %q: segments span [%v,%v], record [%v,%v]", id, ss[0].Start, ss[len(ss)-1].End, j.Start, j.Finish)
+			}
 		}
 		gt := 0.0
 		for k, s := range ss {
@@ -267,6 +318,9 @@ func checkResult(cfg sim.Config, res *sim.Result, ignoreLoad bool) error {
 		}
 		sumGPUTime += j.GPUTime
 	}
+	if !near(sumLost, res.Summary.LostGPUTime) {
+		return fmt.Errorf("lost GPU time: jobs %v, summary %v", sumLost, res.Summary.LostGPUTime)
+	}
 	if !near(res.Summary.BusyGPUSeconds, sumGPUTime) || !near(res.BusyIntegral(), sumGPUTime) {
 		return fmt.Errorf("busy GPU-seconds: summary %v, timeline integral %v, jobs %v",
 			res.Summary.BusyGPUSeconds, res.BusyIntegral(), sumGPUTime)
@@ -280,7 +334,7 @@ func checkResult(cfg sim.Config, res *sim.Result, ignoreLoad bool) error {
 	// load are constant.
 	var cuts []float64
 	for _, s := range res.Segments {
-		cuts = append(cuts, s.Start, s.RestoreEnd, s.End)
+		cuts = append(cuts, s.Start, s.RestoreEnd, s.End, ckAt(s))
 	}
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
@@ -300,8 +354,8 @@ func checkResult(cfg sim.Config, res *sim.Result, ignoreLoad bool) error {
 			}
 		}
 		for _, s := range live {
-			if a < s.RestoreEnd {
-				continue
+			if a < s.RestoreEnd || b > ckAt(*s) {
+				continue // restoring, or progress an interruption threw away
 			}
 			var load topology.LinkLoad
 			if !ignoreLoad {
@@ -323,8 +377,12 @@ func checkResult(cfg sim.Config, res *sim.Result, ignoreLoad bool) error {
 		}
 	}
 	for id, r := range recs {
-		if math.Abs(done[id]-r.Iterations) > 1e-6*max(1, r.Iterations) {
-			return fmt.Errorf("job %q: replaying its segments gives %v iterations, not %v", id, done[id], r.Iterations)
+		want := r.Iterations
+		if j := byID[id]; j.Rejected != "" {
+			want = j.Iterations
+		}
+		if math.Abs(done[id]-want) > 1e-6*max(1, want) {
+			return fmt.Errorf("job %q: replaying its segments gives %v iterations, not %v", id, done[id], want)
 		}
 	}
 	return nil

@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	gpusched "github.com/gpusched/gpusched"
-	"github.com/gpusched/gpusched/topology"
+	"github.com/gpusched/gpusched/host"
 )
 
 // Result is what a simulation measured.
@@ -33,6 +33,9 @@ type Result struct {
 	// Segments lists every interval during which a job held a placement, in the order they
 	// ended; only when Config.RecordSegments is set.
 	Segments []Segment `json:"segments,omitempty"`
+	// Outages lists the server failures that happened (Config.Failures), in the order they
+	// began; a server still down when the last job finished is listed up to that time.
+	Outages []Outage `json:"outages,omitempty"`
 }
 
 // JobRecord is what happened to one job. Times are seconds on the trace's clock.
@@ -70,13 +73,26 @@ type JobRecord struct {
 	CrossServerBytes float64 `json:"cross_server_bytes"`
 	// Killed is copied from the trace record: the job was cancelled rather than finished.
 	Killed bool `json:"killed,omitempty"`
+	// Restarts counts how often a server failure stopped the job (it restarted from its last
+	// checkpoint).
+	Restarts int `json:"restarts,omitempty"`
+	// LostGPUTime is the GPU-seconds of progress the job threw away when failures stopped it:
+	// its GPUs times the productive time between its last checkpoint and each failure.
+	LostGPUTime float64 `json:"lost_gpu_time,omitempty"`
+	// Rejected, when not empty, is why the scheduler rejected the job (Decision.Rejected):
+	// it left unfinished at Finish, after Iterations iterations, and is left out of the
+	// summary's completion-time statistics.
+	Rejected string `json:"rejected,omitempty"`
 }
 
 // Summary holds a simulation's aggregate metrics. Percentiles interpolate linearly between
 // order statistics (numpy's default), so MedianJCT is the usual median.
 type Summary struct {
-	// Jobs is the number of jobs simulated.
+	// Jobs is the number of jobs simulated: those that finished and those rejected.
 	Jobs int `json:"jobs"`
+	// Rejected is the number of jobs the scheduler rejected (JobRecord.Rejected); the
+	// completion-time, queueing and wait statistics are over the others, which finished.
+	Rejected int `json:"rejected,omitempty"`
 	// AvgJCT, MedianJCT, P95JCT and P99JCT describe the job completion times, in seconds.
 	AvgJCT    float64 `json:"avg_jct"`
 	MedianJCT float64 `json:"median_jct"`
@@ -101,6 +117,13 @@ type Summary struct {
 	CrossServerBytes float64 `json:"cross_server_bytes"`
 	// Events is the number of Schedule calls.
 	Events int `json:"events"`
+	// ServerFailures is the number of server failures during the run (Config.Failures).
+	ServerFailures int `json:"server_failures,omitempty"`
+	// RestartsPerJob is the jobs' restarts after failures divided by the number of jobs.
+	RestartsPerJob float64 `json:"restarts_per_job,omitempty"`
+	// LostGPUTime is the GPU-seconds of progress thrown away by failures: the sum of the
+	// jobs' LostGPUTime.
+	LostGPUTime float64 `json:"lost_gpu_time,omitempty"`
 }
 
 // Sample is the state of the cluster from Time on.
@@ -112,77 +135,95 @@ type Sample struct {
 }
 
 // Segment is one interval during which a job held a placement: from Start to End on GPUs,
-// restoring (no progress) from Start to RestoreEnd.
-type Segment struct {
-	Job        gpusched.JobID   `json:"job"`
-	Start      float64          `json:"start"`
-	End        float64          `json:"end"`
-	RestoreEnd float64          `json:"restore_end"`
-	GPUs       []topology.GPUID `json:"gpus"`
-}
+// restoring (no progress) from Start to RestoreEnd; Interrupted when a failure ended it.
+type Segment = host.Segment
 
+// record is the record of job idx, which has just left the runtime.
 func (e *engine) record(idx int32) JobRecord {
 	j := &e.jobs[idx]
-	jct := j.finish - j.job.Arrival
-	return JobRecord{
-		ID: j.job.ID, Arrival: j.job.Arrival, Start: j.firstStart, Finish: j.finish,
-		JCT: jct, QueueDelay: j.firstStart - j.job.Arrival, Wait: jct - j.executed,
-		GPUs: j.job.GPUs, ServersSpanned: j.maxSpan,
-		Preemptions: j.preempt, Migrations: j.migrate,
-		Iterations: j.done, RunTime: j.executed, Productive: j.productive, GPUTime: j.attained,
-		CrossServerBytes: j.bytes, Killed: j.killed,
+	st := j.en.Stats()
+	jct := st.Ended - j.job.Arrival
+	r := JobRecord{
+		ID: j.job.ID, Arrival: j.job.Arrival, Start: st.FirstStart, Finish: st.Ended,
+		JCT: jct, QueueDelay: st.FirstStart - j.job.Arrival, Wait: jct - st.Executed,
+		GPUs: j.job.GPUs, ServersSpanned: st.ServersSpanned,
+		Preemptions: st.Preemptions, Migrations: st.Migrations,
+		Iterations: st.Iterations, RunTime: st.Executed, Productive: st.Productive, GPUTime: st.Attained,
+		CrossServerBytes: st.CrossServerBytes, Killed: j.killed,
+		Restarts: st.Interruptions, LostGPUTime: st.LostGPUTime,
 	}
+	if je := j.en.Rejection(); je != nil {
+		r.Rejected = je.Error()
+		if !st.Started {
+			r.Start, r.QueueDelay = st.Ended, st.Ended-j.job.Arrival
+		}
+	}
+	return r
 }
 
 func (e *engine) result() *Result {
 	r := &Result{
 		Scheduler: e.name, Cluster: e.c.Name(), GPUs: e.c.NumGPUs(), RestoreTime: e.restore,
-		Jobs: make([]JobRecord, len(e.jobs)), Timeline: e.timeline, Segments: e.segments,
+		Jobs: make([]JobRecord, len(e.jobs)), Timeline: e.timeline, Segments: e.rt.Segments(),
 	}
 	for i := range e.jobs {
-		r.Jobs[i] = e.record(int32(i))
+		r.Jobs[i] = e.jobs[i].rec
 	}
 	r.Summary = Summarize(r.Jobs, r.GPUs)
 	r.Summary.Events = e.events
+	if e.fail != nil {
+		r.Summary.ServerFailures = e.fail.events
+		r.Outages = e.fail.outages(e.lastEvent)
+	}
 	return r
 }
 
 // Summarize computes the summary metrics of a set of job records on a cluster of the given
-// number of GPUs (Events is left zero).
+// number of GPUs (Events and ServerFailures are left zero). Completion-time, queueing and wait
+// statistics are over the jobs that finished (not Rejected); the others count every job.
 func Summarize(jobs []JobRecord, gpus int) Summary {
 	s := Summary{Jobs: len(jobs)}
 	if len(jobs) == 0 {
 		return s
 	}
-	jct := make([]float64, len(jobs))
+	jct := make([]float64, 0, len(jobs))
 	first, last := math.Inf(1), math.Inf(-1)
-	var sumJCT, sumQ, sumW, pre, mig float64
-	for i, j := range jobs {
-		jct[i] = j.JCT
+	var sumJCT, sumQ, sumW, pre, mig, restarts float64
+	for _, j := range jobs {
+		s.BusyGPUSeconds += j.GPUTime
+		s.CrossServerBytes += j.CrossServerBytes
+		s.LostGPUTime += j.LostGPUTime
+		pre += float64(j.Preemptions)
+		mig += float64(j.Migrations)
+		restarts += float64(j.Restarts)
+		first = min(first, j.Arrival)
+		last = max(last, j.Finish)
+		if j.Rejected != "" {
+			s.Rejected++
+			continue
+		}
+		jct = append(jct, j.JCT)
 		sumJCT += j.JCT
 		sumQ += j.QueueDelay
 		sumW += j.Wait
-		s.BusyGPUSeconds += j.GPUTime
-		s.CrossServerBytes += j.CrossServerBytes
-		pre += float64(j.Preemptions)
-		mig += float64(j.Migrations)
-		first = min(first, j.Arrival)
-		last = max(last, j.Finish)
 	}
 	slices.Sort(jct)
 	n := float64(len(jobs))
-	s.AvgJCT = sumJCT / n
+	if f := float64(len(jct)); f > 0 {
+		s.AvgJCT = sumJCT / f
+		s.AvgQueueDelay = sumQ / f
+		s.AvgWait = sumW / f
+	}
 	s.MedianJCT = Percentile(jct, 0.5)
 	s.P95JCT = Percentile(jct, 0.95)
 	s.P99JCT = Percentile(jct, 0.99)
 	s.Makespan = last - first
-	s.AvgQueueDelay = sumQ / n
-	s.AvgWait = sumW / n
 	if s.Makespan > 0 && gpus > 0 {
 		s.Utilisation = s.BusyGPUSeconds / (float64(gpus) * s.Makespan)
 	}
 	s.PreemptionsPerJob = pre / n
 	s.MigrationsPerJob = mig / n
+	s.RestartsPerJob = restarts / n
 	return s
 }
 
@@ -221,11 +262,13 @@ func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 // jobsHeader is the header of WriteCSV.
 var jobsHeader = []string{"id", "arrival", "start", "finish", "jct", "queue_delay", "wait", "gpus",
 	"servers_spanned", "preemptions", "migrations", "iterations", "run_time", "productive",
-	"gpu_time", "cross_server_bytes", "killed"}
+	"gpu_time", "cross_server_bytes", "killed", "restarts", "lost_gpu_time", "rejected"}
 
 // WriteCSV writes the per-job records as CSV with a header row: id, arrival, start, finish,
 // jct, queue_delay, wait, gpus, servers_spanned, preemptions, migrations, iterations,
-// run_time, productive, gpu_time, cross_server_bytes, killed (seconds, GPU-seconds, bytes).
+// run_time, productive, gpu_time, cross_server_bytes, killed, restarts, lost_gpu_time,
+// rejected (seconds, GPU-seconds, bytes; rejected is the reason, empty for a job that
+// finished).
 func (r *Result) WriteCSV(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	cw := csv.NewWriter(bw)
@@ -237,7 +280,8 @@ func (r *Result) WriteCSV(w io.Writer) error {
 		row = append(row[:0], string(j.ID), ftoa(j.Arrival), ftoa(j.Start), ftoa(j.Finish), ftoa(j.JCT),
 			ftoa(j.QueueDelay), ftoa(j.Wait), strconv.Itoa(j.GPUs), strconv.Itoa(j.ServersSpanned),
 			strconv.Itoa(j.Preemptions), strconv.Itoa(j.Migrations), ftoa(j.Iterations), ftoa(j.RunTime),
-			ftoa(j.Productive), ftoa(j.GPUTime), ftoa(j.CrossServerBytes), strconv.FormatBool(j.Killed))
+			ftoa(j.Productive), ftoa(j.GPUTime), ftoa(j.CrossServerBytes), strconv.FormatBool(j.Killed),
+			strconv.Itoa(j.Restarts), ftoa(j.LostGPUTime), j.Rejected)
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/host"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
 )
@@ -47,7 +48,7 @@ var (
 	// and positive) for a placement.
 	ErrCost = errors.New("sim: cost model failed")
 	// ErrStalled reports a scheduler that leaves jobs waiting on an idle cluster with no
-	// arrival, completion or wake-up to come: the simulation could never end.
+	// arrival, completion, wake-up or repair to come: the simulation could never end.
 	ErrStalled = errors.New("sim: scheduler stalled")
 	// ErrLimit reports that Config.MaxTime or Config.MaxEvents was reached before every job
 	// finished, or that an event would fall past Horizon.
@@ -93,9 +94,30 @@ type Config struct {
 	// RecordSegments makes Result.Segments list every interval during which a job held a
 	// placement (for Gantt charts and audits). Off by default: it costs memory.
 	RecordSegments bool
+	// Failures makes servers fail and be repaired (see Failures). The zero value: none.
+	Failures Failures
+	// Checkpoint is the interval in seconds at which running jobs save a checkpoint, counted
+	// from each placement: a job whose server fails restarts from its last one, losing the
+	// progress made since (Summary.LostGPUTime). Zero: jobs checkpoint only when preempted or
+	// migrated (the checkpoint the restore time pays for), so a failure loses all progress
+	// since the job's placement.
+	Checkpoint float64
 	// Observer receives events as the simulation runs; nil fields are skipped.
 	Observer Observer
+
+	// broken selects a deliberately wrong variant, for tests that show their properties
+	// catch it (export_test.go); zero in every real use.
+	broken brokenKind
 }
+
+// brokenKind names the deliberately wrong variants of the simulator that tests must catch.
+type brokenKind uint8
+
+const (
+	brokenNone        brokenKind = iota
+	brokenNoRollback             // a failure keeps the progress made since the last checkpoint
+	brokenEarlyRepair            // a failed server's GPUs are available again at once
+)
 
 // Observer holds optional callbacks, called synchronously from Run.
 type Observer struct {
@@ -111,20 +133,18 @@ type Observer struct {
 }
 
 // SchedulerName returns the name the simulator uses for s in errors and results: its
-// String method if it implements fmt.Stringer, otherwise its Go type.
-func SchedulerName(s gpusched.Scheduler) string {
-	if st, ok := s.(fmt.Stringer); ok {
-		return st.String()
-	}
-	return fmt.Sprintf("%T", s)
-}
+// String method if it implements fmt.Stringer, otherwise its Go type (host.SchedulerName).
+func SchedulerName(s gpusched.Scheduler) string { return host.SchedulerName(s) }
 
 // Run simulates the workload and returns its metrics.
 //
-// Events are job arrivals, job completions and the wake-up time the scheduler last asked for
-// (Decision.WakeAt; each decision replaces the previous request, and a time not after now is
-// no request). All events at the same time are handled together: completions first (their
-// jobs leave, a CompletionObserver scheduler is told), then arrivals, then one Schedule call.
+// Events are job arrivals, job completions, server failures and repairs (Config.Failures) and
+// the wake-up time the scheduler last asked for (Decision.WakeAt; each decision replaces the
+// previous request, and a time not after now is no request). All events at the same time are
+// handled together: completions first (their jobs leave, a CompletionObserver scheduler is
+// told), then failures (the jobs on a failed server go back to their last checkpoint and wait)
+// and repairs, then arrivals, then one Schedule call. Jobs the decision rejects leave, with
+// the reason in their record.
 // The decision is validated (an invalid one ends the run with ErrInvalidDecision naming the
 // scheduler, the time and the job) and carried out: running jobs left out are preempted
 // (they return to the queue, and their next start pays RestoreTime), pending jobs listed are
@@ -141,7 +161,8 @@ func SchedulerName(s gpusched.Scheduler) string {
 //
 // Run is deterministic: the same config gives the same result. It returns an error (and
 // no result) if the config is invalid, the scheduler fails or returns an invalid decision,
-// the cost model fails, the scheduler stalls, or a limit is reached.
+// the cost model fails, the scheduler stalls (jobs wait with nothing running, no arrival,
+// wake-up or repair to come), or a limit is reached.
 func Run(cfg Config) (*Result, error) {
 	e, err := newEngine(&cfg)
 	if err != nil {
@@ -150,6 +171,7 @@ func Run(cfg Config) (*Result, error) {
 	if err := e.run(); err != nil {
 		return nil, err
 	}
+	e.deliver()
 	return e.result(), nil
 }
 
@@ -163,6 +185,11 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: restore time %v is not finite", ErrInvalidConfig, cfg.RestoreTime)
 	case math.IsNaN(cfg.MaxTime):
 		return fmt.Errorf("%w: MaxTime is NaN", ErrInvalidConfig)
+	case !(cfg.Checkpoint >= 0) || math.IsInf(cfg.Checkpoint, 0):
+		return fmt.Errorf("%w: checkpoint interval %v s must be finite and >= 0", ErrInvalidConfig, cfg.Checkpoint)
+	}
+	if err := cfg.Failures.check(cfg.Cluster); err != nil {
+		return err
 	}
 	for i := range cfg.Jobs {
 		r := &cfg.Jobs[i]
@@ -190,8 +217,9 @@ func (cfg *Config) check() error {
 func (e *engine) pastHorizon(t float64, idx int32) error {
 	if idx >= 0 {
 		j := &e.jobs[idx]
+		done := j.en.Iterations()
 		return fmt.Errorf("%w: job %q (%v iterations, %v done, %v s each on GPUs %v) would finish at t=%v s, past the simulator's horizon of %v s (2^32 s, about 136 years; see Horizon) (scheduler %s)",
-			ErrLimit, j.id, j.iters, j.done, j.step, topology.SetOf(j.gpus...), t, float64(Horizon), e.name)
+			ErrLimit, j.job.ID, j.iters, done, j.en.Step(), topology.SetOf(j.en.GPUs()...), t, float64(Horizon), e.name)
 	}
 	return fmt.Errorf("%w: scheduler %s asked to be woken at t=%v s, past the simulator's horizon of %v s (2^32 s, about 136 years; see Horizon)",
 		ErrLimit, e.name, t, float64(Horizon))

@@ -135,6 +135,15 @@ func (o *options) check(fs *flag.FlagSet) error {
 		return usagef("-workers %d: want 1 to %d", o.workers, maxWorkers)
 	case o.maxEvents < 0:
 		return usagef("-max-events %d: want 0 (no limit) or more", o.maxEvents)
+	case o.checkpoint < 0 || o.checkpoint > maxCheckpoint:
+		return usagef("-checkpoint %v: want a duration from 0 (only at preemption) to %v", o.checkpoint, maxCheckpoint)
+	}
+	var err error
+	if o.fail, err = parseFailures(o.failures); err != nil {
+		return err
+	}
+	if set["checkpoint"] && o.failures == "" {
+		return usagef("-checkpoint applies with -failures (without failures no progress is ever lost)")
 	}
 	for _, f := range []struct {
 		name, value string

@@ -24,6 +24,12 @@
 // times them with a calibration from "gpusched perf fit" instead of the shipped constants of
 // each GPU type (a trace job still lasts its recorded duration alone). -restore sets
 // the checkpoint/restore cost of a preemption or migration (default 30s, 0 for none).
+// -failures mtbf=720h,mttr=4h[,seed=N] makes every server fail and be repaired at random
+// (exponential times, seeded; the seed defaults to -seed), -failures file=PATH replays a
+// failure trace (CSV: server,down,up), and -checkpoint 30m says how often running jobs save
+// a checkpoint: a job on a failed server restarts from its last one (without -checkpoint, from
+// its last preemption or start). The table then adds server failures, restarts per job and the
+// GPU-hours of progress lost; jobs a policy rejects are counted apart.
 //
 // Outputs: a table on stdout; with -out DIR, per run the job records (CSV), the timeline
 // (CSV) and the whole result (JSON), a summary (CSV and JSON), and plots as PNG and SVG: the
@@ -32,8 +38,8 @@
 //
 // Bounds (judgement calls, also in each flag's help): -jobs 1 to 1,000,000; -cluster 1 to
 // 2^20 servers (as the JSON form) with 1 or more servers per rack and an oversubscription of
-// 1 to 100; -load and -loads 0.001 to 100; -rate 1e-6 to 1e6; -restore 0 to 24h; -workers 1
-// to 1024; -seeds at most 10,000 seeds, and a sweep holds at most 10 million jobs at once. Traces are bounded by package trace: run times up to 10 years, arrivals within
+// 1 to 100; -load and -loads 0.001 to 100; -rate 1e-6 to 1e6; -restore 0 to 24h; -failures
+// mtbf 1m to 100 years and mttr 1s to 1 year; -checkpoint 0 to 30 days; -workers 1 to 1024; -seeds at most 10,000 seeds, and a sweep holds at most 10 million jobs at once. Traces are bounded by package trace: run times up to 10 years, arrivals within
 // 100 years (a Philly timestamp more than 50 years from the file's median is malformed).
 // Flags that do not apply are errors, not ignored: -jobs and -load with -trace, -rate,
 // -format and -lenient without it. -out is created and checked before any simulation runs.

@@ -29,6 +29,7 @@ type runJob struct {
 	seed    uint64
 	load    float64 // the sweep's load level (0 outside sweeps)
 	sweep   bool
+	fail    bool // servers may fail (-failures)
 }
 
 // stem names the run's output files.
@@ -116,6 +117,7 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 	oc.res, oc.err = sim.Run(sim.Config{
 		Cluster: j.cluster, Jobs: j.records, Scheduler: s, Cost: cost,
 		RestoreTime: o.restoreSeconds(), MaxEvents: o.maxEvents,
+		Failures: o.fail.config(j.seed), Checkpoint: o.checkpoint.Seconds(),
 		Observer: sim.Observer{Progress: func(_ float64, finished, _ int) {
 			done.Add(int64(finished - last))
 			last = finished
@@ -148,7 +150,7 @@ func compare(o *options, stdout, stderr io.Writer) error {
 	}
 	var jobs []runJob
 	for _, p := range specs {
-		jobs = append(jobs, runJob{policy: p, cluster: c, records: w.records, seed: o.seed})
+		jobs = append(jobs, runJob{policy: p, cluster: c, records: w.records, seed: o.seed, fail: o.failures != ""})
 	}
 	return simulate(o, jobs, false, stdout, stderr, func(out io.Writer) {
 		header(out, w, c, o)
@@ -196,7 +198,7 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 				return err
 			}
 			for _, p := range specs {
-				jobs = append(jobs, runJob{policy: p, cluster: c, records: recs, seed: seed, load: load, sweep: true})
+				jobs = append(jobs, runJob{policy: p, cluster: c, records: recs, seed: seed, load: load, sweep: true, fail: o.failures != ""})
 			}
 		}
 	}
@@ -223,6 +225,9 @@ func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 	}
 	if c.NumServers() > maxServers {
 		return nil, nil, fmt.Errorf("cluster %q has %d servers, more than %d", c.Name(), c.NumServers(), maxServers)
+	}
+	if err := o.fail.load(c); err != nil {
+		return nil, nil, err
 	}
 	return specs, c, nil
 }
@@ -299,6 +304,13 @@ func clusterLine(w io.Writer, c *topology.Cluster, o *options) {
 	consol := map[string]string{"auto": "A-SRPT only", "on": "every policy", "off": "none"}[o.consolidate]
 	fmt.Fprintf(w, "cluster: %s, %d GPUs on %d servers (%s); restore cost %s; consolidating migrations: %s\n",
 		c.Name(), c.NumGPUs(), c.NumServers(), c.GPU(0).Model, restore, consol)
+	if o.failures != "" {
+		ck := "only at preemption"
+		if o.checkpoint > 0 {
+			ck = "every " + o.checkpoint.String()
+		}
+		fmt.Fprintf(w, "%s; jobs checkpoint %s\n", o.fail.describe(o.seed), ck)
+	}
 }
 
 // modelLine says how the jobs are timed.
@@ -350,19 +362,41 @@ func fmtBytes(b float64) string {
 
 // resultTable prints one row per run: the policy and its job count (compare), or the
 // policy, load and seed (sweep), then the summary metrics.
+//
+// Runs with -failures add the server failures, restarts per job and the GPU-hours of progress
+// lost; runs in which a scheduler rejected jobs add how many (the completion-time columns are
+// over the jobs that finished).
 func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	lead := "policy\tjobs"
 	if isSweep {
 		lead = "policy\tload\tseed"
 	}
-	fmt.Fprintln(tw, lead+"\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tpreempt/job\tmigrate/job\tcross-server\twall\t")
+	failures, rejected := false, false
+	for _, oc := range outs {
+		failures = failures || oc.fail
+		rejected = rejected || oc.res.Summary.Rejected > 0
+	}
+	extra := ""
+	if rejected {
+		extra += "\trejected"
+	}
+	if failures {
+		extra += "\tfailures\trestarts/job\tlost GPU-h"
+	}
+	fmt.Fprintln(tw, lead+extra+"\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tpreempt/job\tmigrate/job\tcross-server\twall\t")
 	for _, oc := range outs {
 		s := oc.res.Summary
 		if isSweep {
 			fmt.Fprintf(tw, "%s\t%g\t%d", oc.policy.Name, oc.load, oc.seed)
 		} else {
 			fmt.Fprintf(tw, "%s\t%d", oc.policy.Name, s.Jobs)
+		}
+		if rejected {
+			fmt.Fprintf(tw, "\t%d", s.Rejected)
+		}
+		if failures {
+			fmt.Fprintf(tw, "\t%d\t%.2f\t%s", s.ServerFailures, s.RestartsPerJob, fmtGPUTime(s.LostGPUTime))
 		}
 		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%.2f\t%s\t%.1fs\t\n",
 			fmtDur(s.AvgJCT), fmtDur(s.MedianJCT), fmtDur(s.P95JCT), fmtDur(s.P99JCT),
@@ -420,13 +454,14 @@ func writeSummaryCSV(w io.Writer, rows []summaryRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"policy", "load", "seed", "jobs", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
 		"avg_queue_delay", "avg_wait", "utilisation", "busy_gpu_seconds", "preemptions_per_job", "migrations_per_job",
-		"cross_server_bytes", "events", "wall_seconds"})
+		"cross_server_bytes", "events", "rejected", "server_failures", "restarts_per_job", "lost_gpu_time", "wall_seconds"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range rows {
 		s := r.Summary
 		cw.Write([]string{r.Policy, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(s.Jobs), f(s.AvgJCT), f(s.MedianJCT),
 			f(s.P95JCT), f(s.P99JCT), f(s.Makespan), f(s.AvgQueueDelay), f(s.AvgWait), f(s.Utilisation), f(s.BusyGPUSeconds),
-			f(s.PreemptionsPerJob), f(s.MigrationsPerJob), f(s.CrossServerBytes), strconv.Itoa(s.Events), f(r.WallSec)})
+			f(s.PreemptionsPerJob), f(s.MigrationsPerJob), f(s.CrossServerBytes), strconv.Itoa(s.Events),
+			strconv.Itoa(s.Rejected), strconv.Itoa(s.ServerFailures), f(s.RestartsPerJob), f(s.LostGPUTime), f(r.WallSec)})
 	}
 	cw.Flush()
 	return cw.Error()

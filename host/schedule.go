@@ -1,0 +1,474 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// View returns the view the runtime shows its scheduler at time at (not before its clock):
+// every job it holds except parked ones, waiting or running, with progress extrapolated to
+// at, and the unavailable GPUs. The view belongs to the runtime and is valid until its next
+// call. Schedule builds the same view itself; View is for hosts that inspect or log it.
+func (r *Runtime) View(at float64) (*gpusched.View, error) {
+	if err := r.clock(at, "View"); err != nil {
+		return nil, err
+	}
+	r.buildView()
+	return &r.view, nil
+}
+
+// buildView fills r.view for the current time: pending statuses are kept up to date
+// incrementally; running statuses change with time and are refreshed here.
+func (r *Runtime) buildView() {
+	r.compactRunning()
+	v := &r.view
+	v.Now = r.now
+	v.Unavailable = r.unavailable
+	v.Pending = r.pbuf[r.plo:r.phi]
+	old := len(v.Running)
+	v.Running = v.Running[:0]
+	for _, e := range r.running {
+		done, ex, att, _ := e.Progress(r.now)
+		v.Running = append(v.Running, gpusched.JobStatus{
+			Job: &e.job, GPUs: e.gpus, Iterations: done, Executed: ex, Attained: att,
+			Started: true, FirstStart: e.firstStart, Since: e.since, Preemptions: e.preempt + e.interr,
+		})
+	}
+	if n := len(v.Running); n < old {
+		clear(v.Running[n:old]) // no stale references past the current running jobs
+	}
+}
+
+// Schedule asks the scheduler what should run from time at on and carries it out in the
+// runtime's books. In order, it: delivers the completions queued since the last call to a
+// CompletionObserver scheduler (unless Options.DeferCompletions), builds the view, calls the
+// scheduler, validates the decision exactly as Decision.Validate does (refusing an invalid
+// one with a *ScheduleError and changing nothing), and applies it: running jobs left out
+// are preempted and wait again, listed waiting jobs start, running jobs listed on other GPUs
+// (or in another worker order) migrate, and rejected jobs are removed or parked
+// (Options.Rejected). A restarted or migrated job restores for Options.RestoreTime before it
+// progresses.
+//
+// It returns the actions for the host to carry out, every stop before every start. The
+// result belongs to the runtime and is valid until its next call.
+func (r *Runtime) Schedule(at float64) (*Actions, error) {
+	if err := r.clock(at, "Schedule"); err != nil {
+		return nil, err
+	}
+	if !r.opt.DeferCompletions {
+		r.Deliver()
+	}
+	r.buildView()
+	if r.opt.Validate {
+		if err := r.view.Validate(); err != nil {
+			return nil, fmt.Errorf("host: internal error: view at t=%g s: %w", r.now, err)
+		}
+	}
+	d, err := r.sched.Schedule(r.view)
+	if err != nil {
+		return nil, &ScheduleError{Scheduler: r.name, Time: r.now, Err: err}
+	}
+	bad, ok := r.check(d)
+	if r.opt.Validate {
+		if verr := d.Validate(r.view); (verr == nil) != ok {
+			r.resetListed()
+			return nil, fmt.Errorf("host: internal error: validators disagree at t=%g s (fast: %v, Decision.Validate: %v)", r.now, ok, verr)
+		}
+	}
+	if !ok {
+		r.resetListed()
+		verr := d.Validate(r.view)
+		if verr == nil {
+			verr = errors.New("rejected by the runtime") // unreachable while the validators agree
+		}
+		return nil, &ScheduleError{Scheduler: r.name, Time: r.now, Invalid: true, Job: bad, Err: verr}
+	}
+	if r.opt.Decided != nil {
+		r.opt.Decided(&r.view, d)
+	}
+	r.apply(d)
+	return &r.acts, nil
+}
+
+// resetListed clears the acts that check set.
+func (r *Runtime) resetListed() {
+	for _, e := range r.listed {
+		e.act = actNone
+	}
+	r.listed = r.listed[:0]
+}
+
+// check validates d against the current state in O(GPUs in d), stamping each listed job with
+// the epoch, its action and the offset of its copied placement in r.scratch. It returns false
+// and the offending job's id when d is invalid.
+func (r *Runtime) check(d gpusched.Decision) (gpusched.JobID, bool) {
+	r.epoch++
+	if r.epoch == 0 { // wrapped: forget old stamps
+		clear(r.gpuStamp)
+		for _, e := range r.ids {
+			e.listed = 0
+		}
+		r.epoch = 1
+	}
+	r.scratch = r.scratch[:0]
+	r.listed = r.listed[:0]
+	n := topology.GPUID(len(r.gpuStamp))
+	if math.IsNaN(d.WakeAt) {
+		return "", false
+	}
+	r.hint = 0
+	for _, a := range d.Run {
+		e, ok := r.find(a.Job)
+		if !ok {
+			return a.Job, false
+		}
+		if (e.phase != phasePending && e.phase != phaseRunning) || e.listed == r.epoch || len(a.GPUs) != int(e.ngpus) {
+			return a.Job, false
+		}
+		e.listed = r.epoch
+		off := len(r.scratch)
+		constrained := e.constrained
+		for _, g := range a.GPUs {
+			if g < 0 || g >= n || r.gpuStamp[g] == r.epoch {
+				return a.Job, false
+			}
+			if r.nUnavail > 0 && r.unavailable.Contains(g) {
+				return a.Job, false
+			}
+			if constrained && !e.job.Eligible(r.c.GPU(g)) {
+				return a.Job, false
+			}
+			r.gpuStamp[g] = r.epoch
+		}
+		r.scratch = append(r.scratch, a.GPUs...)
+		e.asgOff = int32(off)
+		switch {
+		case e.phase == phasePending:
+			e.act = actStart
+		case slices.Equal(e.gpus, a.GPUs):
+			e.act = actKeep
+		default:
+			e.act = actMigrate
+		}
+		r.listed = append(r.listed, e)
+	}
+	for _, je := range d.Rejected {
+		if je == nil || je.Err == nil {
+			return "", false
+		}
+		e, ok := r.ids[je.Job]
+		if !ok || (e.phase != phasePending && e.phase != phaseRunning) || e.listed == r.epoch {
+			return je.Job, false
+		}
+		e.listed = r.epoch
+		e.act = actReject
+		r.listed = append(r.listed, e)
+	}
+	return "", true
+}
+
+// find returns the entry of the job with the given id. Schedulers usually list jobs in the
+// view's order (running, then pending), so find first tries the job after the one it found
+// last (r.hint is a position in running ++ pending) and only then the id map.
+func (r *Runtime) find(id gpusched.JobID) (*Entry, bool) {
+	nr, np := len(r.running), r.phi-r.plo
+	if h := r.hint; h < nr+np {
+		var e *Entry
+		if h < nr {
+			e = r.running[h]
+		} else {
+			e = r.pent[r.plo+h-nr]
+		}
+		if e.id == id {
+			r.hint = h + 1
+			return e, true
+		}
+	}
+	e, ok := r.ids[id]
+	if !ok {
+		return nil, false
+	}
+	switch e.phase {
+	case phaseRunning:
+		r.hint = r.runningPos(e) + 1
+	case phasePending:
+		r.hint = nr + r.pendingPos(e) - r.plo + 1
+	}
+	return e, true
+}
+
+// apply carries out a decision that passed check, recording the actions.
+func (r *Runtime) apply(d gpusched.Decision) {
+	t := r.now
+	acts := &r.acts
+	acts.Time = t
+	acts.Steps = acts.Steps[:0]
+	acts.Rejected = acts.Rejected[:0]
+	acts.WakeAt = 0
+	if d.WakeAt > t {
+		acts.WakeAt = d.WakeAt
+	}
+	r.stopBuf = r.stopBuf[:0]
+	// Preempt running jobs the decision leaves out (or rejects); unplace migrating ones.
+	r.preempted = r.preempted[:0]
+	stopped := false
+	for _, e := range r.running {
+		if e.listed == r.epoch && e.act != actReject {
+			if e.act == actMigrate {
+				e.settle(t, r.ck)
+				r.closeSegment(e, false)
+				r.unlink(e)
+				acts.Steps = append(acts.Steps, Action{Kind: Stop, Job: e.id, GPUs: r.keepGPUs(e.gpus), Migration: true})
+			}
+			continue
+		}
+		e.settle(t, r.ck)
+		r.closeSegment(e, false)
+		r.unlink(e)
+		r.busy -= int(e.ngpus)
+		acts.Steps = append(acts.Steps, Action{Kind: Stop, Job: e.id, GPUs: r.keepGPUs(e.gpus), Rejected: e.act == actReject})
+		e.phase = phasePending
+		e.gpus = e.gpus[:0]
+		e.step = 0
+		e.since = t
+		stopped = true
+		if e.act == actReject {
+			e.act = actDropped // stopped, and never in the queue
+		} else {
+			e.preempt++
+			r.preempted = append(r.preempted, e)
+		}
+	}
+	if stopped {
+		r.running = slices.DeleteFunc(r.running, func(e *Entry) bool { return e.phase != phaseRunning })
+	}
+	// Start and migrate; find the queue positions of the jobs that leave the queue.
+	r.started = r.started[:0]
+	first, last := -1, -1
+	for _, e := range r.listed {
+		switch e.act {
+		case actStart:
+			p := r.pendingPos(e)
+			if first < 0 || p < first {
+				first = p
+			}
+			last = max(last, p)
+			e.settle(t, r.ck)
+			r.place(e)
+			e.phase = phaseRunning
+			r.busy += int(e.ngpus)
+			if e.started {
+				e.restoreEnd = t + r.restore
+			} else {
+				e.started = true
+				e.firstStart = t
+			}
+			e.since = t
+			e.checkpoint()
+			r.started = append(r.started, e)
+			acts.Steps = append(acts.Steps, Action{Kind: Start, Job: e.id, GPUs: e.gpus})
+		case actMigrate:
+			r.place(e)
+			e.restoreEnd = t + r.restore
+			e.migrate++
+			e.checkpoint()
+			acts.Steps = append(acts.Steps, Action{Kind: Start, Job: e.id, GPUs: e.gpus, Migration: true})
+		case actReject:
+			p := r.pendingPos(e)
+			if first < 0 || p < first {
+				first = p
+			}
+			last = max(last, p)
+		}
+	}
+	if first >= 0 {
+		r.removeLeaving(first, last)
+	}
+	if len(r.started) > 0 {
+		slices.SortFunc(r.started, func(a, b *Entry) int { return cmpSeq(a, b) })
+		r.running = mergeSorted(r.running, r.started)
+	}
+	if len(r.preempted) > 0 {
+		r.insertPending(r.preempted)
+	}
+	for _, je := range d.Rejected {
+		e := r.ids[je.Job]
+		e.act = actNone
+		e.rejected = je
+		acts.Rejected = append(acts.Rejected, je)
+		if r.opt.Rejected == RejectPark && errors.Is(je.Err, gpusched.ErrTooLarge) {
+			e.phase = phaseParked
+			r.parked = append(r.parked, e)
+			if r.forget != nil {
+				r.forget.Forget(&e.job)
+			}
+			continue
+		}
+		e.killed = true
+		r.depart(e)
+	}
+	for _, e := range r.listed {
+		e.act = actNone
+	}
+	// Keep no stale references to entries (their jobs may leave before the next call).
+	clear(r.listed)
+	clear(r.started)
+	clear(r.preempted)
+	r.listed, r.started, r.preempted = r.listed[:0], r.started[:0], r.preempted[:0]
+	if r.broken == brokenOrder {
+		acts.Steps = perJobOrder(acts.Steps)
+	}
+}
+
+// perJobOrder moves the stop half of every migration to just before its start half: the
+// unsafe order of a host that carries out a decision job by job (a deliberately wrong
+// variant, for tests).
+func perJobOrder(steps []Action) []Action {
+	var out []Action
+	half := map[gpusched.JobID]Action{}
+	for _, a := range steps {
+		if a.Kind == Stop && a.Migration {
+			half[a.Job] = a
+			continue
+		}
+		if a.Kind == Start && a.Migration {
+			out = append(out, half[a.Job])
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func cmpSeq(a, b *Entry) int {
+	switch {
+	case a.seq < b.seq:
+		return -1
+	case a.seq > b.seq:
+		return 1
+	}
+	return 0
+}
+
+// place gives e the placement check copied for it and links it.
+func (r *Runtime) place(e *Entry) {
+	e.gpus = append(e.gpus[:0], r.scratch[e.asgOff:int(e.asgOff)+int(e.ngpus)]...)
+	e.placedAt = r.now
+	e.segStart = r.now
+	e.maxSpan = max(e.maxSpan, r.c.ServersSpanned(e.gpus))
+	r.link(e)
+}
+
+// mergeSorted merges the ascending b into the ascending a (by submission order).
+func mergeSorted(a, b []*Entry) []*Entry {
+	n := len(a)
+	a = append(a, b...)
+	i, j, w := n-1, len(b)-1, len(a)-1
+	for j >= 0 {
+		if i >= 0 && a[i].seq > b[j].seq {
+			a[w] = a[i]
+			i--
+		} else {
+			a[w] = b[j]
+			j--
+		}
+		w--
+	}
+	return a
+}
+
+// SetCluster replaces the cluster at time at: servers joined or left, or changed. Running
+// jobs keep their GPUs on the servers that remain (matched by server id and GPU index, with
+// the same GPU model) under the new cluster's GPU ids; a job that held a GPU of a server that
+// left, or changed, is interrupted (see Interrupt). Unavailable GPUs of the servers that
+// remain stay unavailable. Parked jobs wait again, in submission order, for the scheduler to
+// try them on the new cluster. It returns the stops the host must carry out, as Fail does.
+func (r *Runtime) SetCluster(c *topology.Cluster, at float64) ([]Action, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: no cluster", ErrInvalidOptions)
+	}
+	if err := r.clock(at, "SetCluster"); err != nil {
+		return nil, err
+	}
+	old := r.c
+	r.compactRunning()
+	r.acts.Steps = r.acts.Steps[:0]
+	r.stopBuf = r.stopBuf[:0]
+	remap := func(g topology.GPUID) (topology.GPUID, bool) {
+		s := old.ServerOf(g)
+		first, _ := old.GPUsOf(s)
+		sv := old.Server(s)
+		ns, ok := c.ServerIndex(sv.ID)
+		if !ok || c.Server(ns).GPU != sv.GPU {
+			return 0, false
+		}
+		nfirst, nn := c.GPUsOf(ns)
+		local := g - first
+		if int(local) >= nn {
+			return 0, false
+		}
+		return nfirst + local, true
+	}
+	var lost []*Entry
+	buf := make([]topology.GPUID, 0, 64)
+	for _, e := range r.running {
+		e.settle(r.now, r.ck)
+		buf = buf[:0]
+		for _, g := range e.gpus {
+			ng, ok := remap(g)
+			if !ok {
+				break
+			}
+			buf = append(buf, ng)
+		}
+		if len(buf) < len(e.gpus) {
+			lost = append(lost, e)
+			continue
+		}
+		r.unlink(e)
+		r.closeSegment(e, false)
+		copy(e.gpus, buf)
+		e.segStart = r.now
+	}
+	for _, e := range lost {
+		r.acts.Steps = append(r.acts.Steps, Action{Kind: Stop, Job: e.id, GPUs: r.keepGPUs(e.gpus), Interrupted: true})
+		r.interrupt(e)
+	}
+	r.compactRunning()
+	var unavail topology.GPUSet
+	n := 0
+	r.unavailable.Range(func(g topology.GPUID) bool {
+		if old.Check(g) == nil {
+			if ng, ok := remap(g); ok {
+				unavail.Add(ng)
+				n++
+			}
+		}
+		return true
+	})
+	r.unavailable, r.nUnavail = unavail, n
+	r.adopt(c)
+	r.dirty = r.dirty[:0]
+	for _, e := range r.ids {
+		e.dirty = false
+	}
+	for _, e := range r.running {
+		r.link(e)
+		e.maxSpan = max(e.maxSpan, c.ServersSpanned(e.gpus))
+	}
+	if len(r.parked) > 0 {
+		back := slices.Clone(r.parked)
+		slices.SortFunc(back, cmpSeq)
+		for _, e := range back {
+			e.phase = phasePending
+			e.since = r.now
+		}
+		r.parked = r.parked[:0]
+		r.insertPending(back)
+	}
+	return r.acts.Steps, nil
+}

@@ -1,0 +1,807 @@
+package predict
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	gpusched "github.com/gpusched/gpusched"
+)
+
+// StateVersion is the version of the encoding that Save and MarshalJSON write. Load and
+// UnmarshalJSON read this version only: any other is an error (ErrInvalidState).
+const StateVersion = 1
+
+// ErrInvalidState reports saved state that Load or UnmarshalJSON cannot use: not JSON of the
+// expected shape, another StateVersion, or values that contradict each other (a tree whose
+// nodes point outside it, a ring longer than its options allow, ...). It is wrapped with the
+// offending field.
+var ErrInvalidState = errors.New("predict: invalid saved state")
+
+// ErrUnsupportedBackend reports a Save of a predictor whose forest cannot be saved
+// (BackendMalaschitz).
+var ErrUnsupportedBackend = errors.New("predict: the backend's forest cannot be saved")
+
+// Save writes the predictor's complete learned state as JSON (see MarshalJSON).
+func (p *Predictor) Save(w io.Writer) error {
+	b, err := p.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// Load reads a predictor saved by Save (or MarshalJSON). The restored predictor predicts
+// exactly as the saved one did and, given the same calls, goes on learning identically. Bad,
+// truncated or inconsistent data, or another StateVersion, is an error wrapping
+// ErrInvalidState; Load never panics.
+func Load(r io.Reader) (*Predictor, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("predict: load: %w", err)
+	}
+	p := &Predictor{}
+	if err := p.UnmarshalJSON(b); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// MarshalJSON encodes the predictor's complete learned state, with its version
+// (StateVersion): its options, the forest in use (trees, bins, encoder) and the rows it was
+// trained on, the training window, the histories of groups, users and cohorts, the
+// calibration windows, the accuracy record, the jobs remembered between prediction and
+// observation and the counters that schedule retraining. Floats are written exactly
+// (shortest round-trip form), non-finite ones as the strings "NaN", "+Inf", "-Inf". A
+// retraining that runs in another goroutine while the state is taken is not waited for: the
+// state holds the forest in use. Only the CART backend can be saved (ErrUnsupportedBackend).
+func (p *Predictor) MarshalJSON() ([]byte, error) {
+	if p.opts.Backend != BackendCART {
+		return nil, fmt.Errorf("%w: %s", ErrUnsupportedBackend, p.opts.Backend)
+	}
+	p.mu.RLock()
+	st := stateJSON{
+		Version:  StateVersion,
+		Options:  p.opts,
+		Observed: p.observed,
+		FitAt:    p.fitAt,
+		Tickets:  p.tickets,
+		Gen:      p.gen,
+		Head:     p.head,
+	}
+	rows := map[uint64]*row{}
+	for i := range p.window {
+		r := &p.window[i]
+		rows[r.seq] = r
+		st.Window = append(st.Window, r.seq)
+	}
+	if m := p.model; m != nil {
+		mj, err := encodeModel(m)
+		if err != nil {
+			p.mu.RUnlock()
+			return nil, err
+		}
+		for i := range m.rows {
+			r := &m.rows[i]
+			rows[r.seq] = r
+		}
+		st.Model = mj
+	}
+	st.History = encodeHistory(p.hist)
+	for i, c := range p.cal {
+		if c != nil {
+			st.Calibration[i] = encodeCalibrator(c)
+		}
+	}
+	st.Accuracy = accJSON{LogErr: jfs(p.acc.logErr), Covered: slices.Clone(p.acc.covered), Next: p.acc.next}
+	p.mu.RUnlock()
+
+	seqs := make([]uint64, 0, len(rows))
+	for s := range rows {
+		seqs = append(seqs, s)
+	}
+	slices.Sort(seqs)
+	st.Rows = make([]rowJSON, len(seqs))
+	for i, s := range seqs {
+		st.Rows[i] = encodeRow(rows[s])
+	}
+
+	p.cacheMu.Lock()
+	st.PendingQueue = make([]gpusched.JobID, len(p.pendQ))
+	copy(st.PendingQueue, p.pendQ)
+	st.PendingHead = p.pendHead
+	ids := make([]gpusched.JobID, 0, len(p.pending))
+	for id := range p.pending {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		pj := p.pending[id]
+		st.Pending = append(st.Pending, pendingJSON{ID: id, History: encodeHist(&pj.hist), First: encodeEstimate(&pj.first)})
+	}
+	p.cacheMu.Unlock()
+	return json.Marshal(st)
+}
+
+// UnmarshalJSON replaces everything p knows with the state encoded by MarshalJSON (see Load).
+// On error p is unchanged. It must not run concurrently with other calls on p.
+func (p *Predictor) UnmarshalJSON(b []byte) error {
+	var st stateJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidState, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: data after the state", ErrInvalidState)
+	}
+	q, err := st.restore()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidState, err)
+	}
+	p.mu.Lock()
+	p.cacheMu.Lock()
+	p.opts, p.prior, p.model, p.hist = q.opts, q.prior, q.model, q.hist
+	p.window, p.head, p.observed, p.fitAt, p.training, p.tickets = q.window, q.head, q.observed, q.fitAt, false, q.tickets
+	p.gen = q.gen
+	p.cal, p.acc = q.cal, q.acc
+	p.pending, p.pendQ, p.pendHead = q.pending, q.pendQ, q.pendHead
+	p.cacheMu.Unlock()
+	p.mu.Unlock()
+	return nil
+}
+
+// The wire format. Field names are part of StateVersion 1.
+type stateJSON struct {
+	Version      int                  `json:"version"`
+	Options      Options              `json:"options"`
+	Observed     uint64               `json:"observed"`
+	FitAt        uint64               `json:"fit_at"`
+	Tickets      uint64               `json:"tickets"`
+	Gen          uint64               `json:"gen"`
+	Rows         []rowJSON            `json:"rows"`
+	Window       []uint64             `json:"window"`
+	Head         int                  `json:"head"`
+	Model        *modelJSON           `json:"model"`
+	History      historyJSON          `json:"history"`
+	Calibration  [numSources]*calJSON `json:"calibration"`
+	Accuracy     accJSON              `json:"accuracy"`
+	Pending      []pendingJSON        `json:"pending"`
+	PendingQueue []gpusched.JobID     `json:"pending_queue"`
+	PendingHead  int                  `json:"pending_head"`
+}
+
+type rowJSON struct {
+	Seq      uint64       `json:"seq"`
+	GPUs     int          `json:"gpus"`
+	Features featuresJSON `json:"features"`
+	History  histJSON     `json:"history"`
+	Y        jf           `json:"y"`
+}
+
+type featuresJSON struct {
+	Family       string            `json:"family,omitempty"`
+	Dataset      string            `json:"dataset,omitempty"`
+	BatchSize    int               `json:"batch_size,omitempty"`
+	LearningRate jf                `json:"learning_rate"`
+	Optimizer    string            `json:"optimizer,omitempty"`
+	User         string            `json:"user,omitempty"`
+	Group        string            `json:"group,omitempty"`
+	SubmitHour   jf                `json:"submit_hour"`
+	Numeric      map[string]jf     `json:"numeric,omitempty"`
+	Categorical  map[string]string `json:"categorical,omitempty"`
+}
+
+type histJSON struct {
+	GroupRuns     int `json:"group_runs"`
+	GroupLast     jf  `json:"group_last"`
+	GroupMedian   jf  `json:"group_median"`
+	GroupSamples  jf  `json:"group_samples"`
+	GroupSpread   jf  `json:"group_spread"`
+	UserRuns      int `json:"user_runs"`
+	UserMedian    jf  `json:"user_median"`
+	CohortRuns    int `json:"cohort_runs"`
+	CohortMedian  jf  `json:"cohort_median"`
+	CohortSamples jf  `json:"cohort_samples"`
+}
+
+type estimateJSON struct {
+	Iterations jf     `json:"iterations"`
+	P10        jf     `json:"p10"`
+	P50        jf     `json:"p50"`
+	P90        jf     `json:"p90"`
+	Survival   jf     `json:"survival"`
+	Source     Source `json:"source"`
+}
+
+type modelJSON struct {
+	Ticket  uint64      `json:"ticket"`
+	Rows    []uint64    `json:"rows"`
+	Encoder encoderJSON `json:"encoder"`
+	Edges   []jf        `json:"bin_edges"`
+	Points  [][]jf      `json:"bin_points"`
+	Trees   []treeJSON  `json:"trees"`
+}
+
+type encoderJSON struct {
+	NumKeys []string        `json:"numeric_keys"`
+	CatKeys []string        `json:"categorical_keys"`
+	Codes   []map[string]jf `json:"codes"`
+	Unseen  jf              `json:"unseen"`
+	Fill    []jf            `json:"fill"`
+}
+
+type treeJSON struct {
+	Thr       []jf      `json:"thr"`
+	Feat      []int32   `json:"feat"`
+	Kid       []int32   `json:"kid"`
+	LeafClass []uint16  `json:"leaf_class"`
+	LeafFrac  []float32 `json:"leaf_frac"`
+}
+
+type ringJSON struct {
+	LogN []jf   `json:"log_n"`
+	LogS []jf   `json:"log_s"`
+	Next int    `json:"next"`
+	Runs int    `json:"runs"`
+	Seq  uint64 `json:"seq"`
+}
+
+type historyJSON struct {
+	Groups  map[string]ringJSON `json:"groups"`
+	Users   map[string]ringJSON `json:"users"`
+	Cohorts map[string]ringJSON `json:"cohorts"`
+	Global  ringJSON            `json:"global"`
+	Seq     uint64              `json:"seq"`
+}
+
+type pitJSON struct {
+	Batches []batchJSON `json:"batches"` // in ring order
+	Next    int         `json:"next"`
+	Seq     uint64      `json:"seq"`
+}
+
+type batchJSON struct {
+	Key  string `json:"key"`
+	PITs []jf   `json:"pits"`
+}
+
+type calJSON struct {
+	Groups map[string]pitJSON `json:"groups"`
+	Users  map[string]pitJSON `json:"users"`
+	Global pitJSON            `json:"global"`
+	Seq    uint64             `json:"seq"`
+	Lo     jf                 `json:"lo"`
+	Hi     jf                 `json:"hi"`
+}
+
+type accJSON struct {
+	LogErr  []jf   `json:"log_errors"`
+	Covered []bool `json:"covered"`
+	Next    int    `json:"next"`
+}
+
+type pendingJSON struct {
+	ID      gpusched.JobID `json:"id"`
+	History histJSON       `json:"history"`
+	First   estimateJSON   `json:"first"`
+}
+
+// jf is a float64 that encodes NaN and infinities as strings and every other value exactly.
+type jf float64
+
+func (v jf) MarshalJSON() ([]byte, error) {
+	f := float64(v)
+	switch {
+	case math.IsNaN(f):
+		return []byte(`"NaN"`), nil
+	case math.IsInf(f, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(f, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+func (v *jf) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"NaN"`:
+		*v = jf(math.NaN())
+		return nil
+	case `"+Inf"`:
+		*v = jf(math.Inf(1))
+		return nil
+	case `"-Inf"`:
+		*v = jf(math.Inf(-1))
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*v = jf(f)
+	return nil
+}
+
+func jfs(v []float64) []jf {
+	out := make([]jf, len(v))
+	for i, x := range v {
+		out[i] = jf(x)
+	}
+	return out
+}
+
+func floats(v []jf) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+func encodeRow(r *row) rowJSON {
+	f := &r.feat
+	fj := featuresJSON{Family: f.Family, Dataset: f.Dataset, BatchSize: f.BatchSize, LearningRate: jf(f.LearningRate),
+		Optimizer: f.Optimizer, User: f.User, Group: f.Group, SubmitHour: jf(f.SubmitHour), Categorical: f.Categorical}
+	if f.Numeric != nil {
+		fj.Numeric = make(map[string]jf, len(f.Numeric))
+		for k, v := range f.Numeric {
+			fj.Numeric[k] = jf(v)
+		}
+	}
+	return rowJSON{Seq: r.seq, GPUs: r.gpus, Features: fj, History: encodeHist(&r.hist), Y: jf(r.y)}
+}
+
+func (fj *featuresJSON) decode() gpusched.Features {
+	f := gpusched.Features{Family: fj.Family, Dataset: fj.Dataset, BatchSize: fj.BatchSize,
+		LearningRate: float64(fj.LearningRate), Optimizer: fj.Optimizer, User: fj.User, Group: fj.Group,
+		SubmitHour: float64(fj.SubmitHour), Categorical: fj.Categorical}
+	if fj.Numeric != nil {
+		f.Numeric = make(map[string]float64, len(fj.Numeric))
+		for k, v := range fj.Numeric {
+			f.Numeric[k] = float64(v)
+		}
+	}
+	return f
+}
+
+func encodeHist(h *History) histJSON {
+	return histJSON{GroupRuns: h.GroupRuns, GroupLast: jf(h.GroupLast), GroupMedian: jf(h.GroupMedian),
+		GroupSamples: jf(h.GroupSamples), GroupSpread: jf(h.GroupSpread), UserRuns: h.UserRuns,
+		UserMedian: jf(h.UserMedian), CohortRuns: h.CohortRuns, CohortMedian: jf(h.CohortMedian),
+		CohortSamples: jf(h.CohortSamples)}
+}
+
+func (h *histJSON) decode() History {
+	return History{GroupRuns: h.GroupRuns, GroupLast: float64(h.GroupLast), GroupMedian: float64(h.GroupMedian),
+		GroupSamples: float64(h.GroupSamples), GroupSpread: float64(h.GroupSpread), UserRuns: h.UserRuns,
+		UserMedian: float64(h.UserMedian), CohortRuns: h.CohortRuns, CohortMedian: float64(h.CohortMedian),
+		CohortSamples: float64(h.CohortSamples)}
+}
+
+func encodeEstimate(e *Estimate) estimateJSON {
+	return estimateJSON{Iterations: jf(e.Iterations), P10: jf(e.P10), P50: jf(e.P50), P90: jf(e.P90),
+		Survival: jf(e.Survival), Source: e.Source}
+}
+
+func (e *estimateJSON) decode() Estimate {
+	return Estimate{Iterations: float64(e.Iterations), P10: float64(e.P10), P50: float64(e.P50), P90: float64(e.P90),
+		Survival: float64(e.Survival), Source: e.Source}
+}
+
+func encodeModel(m *model) (*modelJSON, error) {
+	f, ok := m.clf.(*cartForest)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T", ErrUnsupportedBackend, m.clf)
+	}
+	mj := &modelJSON{Ticket: m.ticket, Edges: jfs(m.bins.edges)}
+	for i := range m.rows {
+		mj.Rows = append(mj.Rows, m.rows[i].seq)
+	}
+	for _, pts := range m.bins.points {
+		mj.Points = append(mj.Points, jfs(pts))
+	}
+	e := m.enc
+	mj.Encoder = encoderJSON{NumKeys: slices.Clone(e.numKeys), CatKeys: slices.Clone(e.catKeys), Unseen: jf(e.unseen), Fill: jfs(e.fill)}
+	for _, c := range e.codes {
+		cm := make(map[string]jf, len(c))
+		for k, v := range c {
+			cm[k] = jf(v)
+		}
+		mj.Encoder.Codes = append(mj.Encoder.Codes, cm)
+	}
+	for t := range f.trees {
+		tr := &f.trees[t]
+		tj := treeJSON{Thr: make([]jf, len(tr.nodes)), Feat: make([]int32, len(tr.nodes)), Kid: make([]int32, len(tr.nodes)),
+			LeafClass: make([]uint16, len(tr.leaves)), LeafFrac: make([]float32, len(tr.leaves))}
+		for i, n := range tr.nodes {
+			tj.Thr[i], tj.Feat[i], tj.Kid[i] = jf(n.thr), n.feat, n.kid
+		}
+		for i, l := range tr.leaves {
+			tj.LeafClass[i], tj.LeafFrac[i] = l.class, l.frac
+		}
+		mj.Trees = append(mj.Trees, tj)
+	}
+	return mj, nil
+}
+
+func encodeRing(r *runRing) ringJSON {
+	return ringJSON{LogN: jfs(r.logN), LogS: jfs(r.logS), Next: r.next, Runs: r.runs, Seq: r.seq}
+}
+
+func encodeHistory(s *historyStore) historyJSON {
+	enc := func(m map[string]*runRing) map[string]ringJSON {
+		out := make(map[string]ringJSON, len(m))
+		for k, r := range m {
+			out[k] = encodeRing(r)
+		}
+		return out
+	}
+	return historyJSON{Groups: enc(s.groups), Users: enc(s.users), Cohorts: enc(s.cohorts),
+		Global: encodeRing(&s.global), Seq: s.seq}
+}
+
+func encodePIT(w *pitWindow) pitJSON {
+	pj := pitJSON{Next: w.next, Seq: w.seq, Batches: make([]batchJSON, len(w.ring))}
+	for i, k := range w.ring {
+		pj.Batches[i] = batchJSON{Key: k, PITs: jfs(w.batches[k].pits)}
+	}
+	return pj
+}
+
+func encodeCalibrator(c *calibrator) *calJSON {
+	enc := func(m map[string]*pitWindow) map[string]pitJSON {
+		out := make(map[string]pitJSON, len(m))
+		for k, w := range m {
+			out[k] = encodePIT(w)
+		}
+		return out
+	}
+	return &calJSON{Groups: enc(c.groups), Users: enc(c.users), Global: encodePIT(&c.global), Seq: c.seq, Lo: jf(c.lo), Hi: jf(c.hi)}
+}
+
+// restore checks the decoded state and builds the predictor it describes.
+func (st *stateJSON) restore() (*Predictor, error) {
+	if st.Version != StateVersion {
+		return nil, fmt.Errorf("version %d (this package reads version %d)", st.Version, StateVersion)
+	}
+	o, err := st.Options.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("options: %w", err)
+	}
+	if !optionsEqual(o, st.Options) {
+		return nil, errors.New("options: defaults not filled in")
+	}
+	if o.Backend != BackendCART {
+		return nil, fmt.Errorf("options: backend %s cannot be restored", o.Backend)
+	}
+	p := &Predictor{opts: o, prior: priorDist(o.PriorIterations, o.PriorSigma),
+		observed: st.Observed, fitAt: st.FitAt, tickets: st.Tickets, gen: st.Gen}
+
+	rows := make(map[uint64]row, len(st.Rows))
+	for i := range st.Rows {
+		rj := &st.Rows[i]
+		if _, dup := rows[rj.Seq]; dup {
+			return nil, fmt.Errorf("rows[%d]: seq %d repeated", i, rj.Seq)
+		}
+		if !finite(float64(rj.Y)) {
+			return nil, fmt.Errorf("rows[%d]: y %v is not finite", i, float64(rj.Y))
+		}
+		rows[rj.Seq] = row{gpus: rj.GPUs, feat: rj.Features.decode(), hist: rj.History.decode(), y: float64(rj.Y), seq: rj.Seq}
+	}
+	rowsOf := func(field string, seqs []uint64) ([]row, error) {
+		out := make([]row, len(seqs))
+		for i, s := range seqs {
+			r, ok := rows[s]
+			if !ok {
+				return nil, fmt.Errorf("%s[%d]: no row with seq %d", field, i, s)
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	if len(st.Window) > o.Window {
+		return nil, fmt.Errorf("window: %d rows, more than Options.Window %d", len(st.Window), o.Window)
+	}
+	if p.window, err = rowsOf("window", st.Window); err != nil {
+		return nil, err
+	}
+	if st.Head < 0 || st.Head >= max(len(st.Window), 1) {
+		return nil, fmt.Errorf("head: %d outside the window of %d rows", st.Head, len(st.Window))
+	}
+	p.head = st.Head
+	if st.Model != nil {
+		if p.model, err = st.Model.restore(rowsOf); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+	}
+	if p.hist, err = st.History.restore(o); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	for i, cj := range st.Calibration {
+		switch {
+		case o.NoCalibration && cj != nil:
+			return nil, fmt.Errorf("calibration[%d]: present with NoCalibration", i)
+		case !o.NoCalibration && cj == nil:
+			return nil, fmt.Errorf("calibration[%d]: missing", i)
+		case cj != nil:
+			c := newCalibrator(o.CalibrationWindow, o.CalibrationPrior, max(o.CalibrationStep, 0), o.MaxKeys)
+			if err := cj.restore(c); err != nil {
+				return nil, fmt.Errorf("calibration[%d]: %w", i, err)
+			}
+			p.cal[i] = c
+		}
+	}
+	if err := st.Accuracy.restore(&p.acc); err != nil {
+		return nil, fmt.Errorf("accuracy: %w", err)
+	}
+	if len(st.PendingQueue) > o.MaxPending {
+		return nil, fmt.Errorf("pending_queue: %d ids, more than Options.MaxPending %d", len(st.PendingQueue), o.MaxPending)
+	}
+	if st.PendingHead < 0 || st.PendingHead >= max(len(st.PendingQueue), 1) ||
+		len(st.PendingQueue) < o.MaxPending && st.PendingHead != 0 {
+		return nil, fmt.Errorf("pending_head: %d invalid for a queue of %d", st.PendingHead, len(st.PendingQueue))
+	}
+	p.pendQ, p.pendHead = slices.Clone(st.PendingQueue), st.PendingHead
+	p.pending = make(map[gpusched.JobID]pendingJob, len(st.Pending))
+	for i := range st.Pending {
+		pj := &st.Pending[i]
+		if pj.ID == "" {
+			return nil, fmt.Errorf("pending[%d]: empty job id", i)
+		}
+		if _, dup := p.pending[pj.ID]; dup {
+			return nil, fmt.Errorf("pending[%d]: job %q repeated", i, pj.ID)
+		}
+		if pj.First.Source < -1 || pj.First.Source > SourceForest {
+			return nil, fmt.Errorf("pending[%d]: source %d", i, pj.First.Source)
+		}
+		p.pending[pj.ID] = pendingJob{hist: pj.History.decode(), first: pj.First.decode()}
+	}
+	return p, nil
+}
+
+// optionsEqual compares options field by field (Options holds only comparable fields).
+func optionsEqual(a, b Options) bool { return a == b }
+
+func (mj *modelJSON) restore(rowsOf func(string, []uint64) ([]row, error)) (*model, error) {
+	m := &model{ticket: mj.Ticket}
+	var err error
+	if m.rows, err = rowsOf("model.rows", mj.Rows); err != nil {
+		return nil, err
+	}
+	// Bins.
+	m.bins.edges = floats(mj.Edges)
+	for i, e := range m.bins.edges {
+		if !finite(e) || i > 0 && !(e > m.bins.edges[i-1]) {
+			return nil, fmt.Errorf("bin_edges[%d]: %v not finite and ascending", i, e)
+		}
+	}
+	if len(mj.Points) != len(mj.Edges)+1 || len(mj.Points) > 256 {
+		return nil, fmt.Errorf("bin_points: %d bins for %d edges (at most 256)", len(mj.Points), len(mj.Edges))
+	}
+	for c, pj := range mj.Points {
+		pts := floats(pj)
+		if len(pts) == 0 || len(pts) > binPoints {
+			return nil, fmt.Errorf("bin_points[%d]: %d points (1 to %d)", c, len(pts), binPoints)
+		}
+		for i, v := range pts {
+			if !finite(v) || i > 0 && v < pts[i-1] {
+				return nil, fmt.Errorf("bin_points[%d][%d]: %v not finite and ascending", c, i, v)
+			}
+		}
+		m.bins.points = append(m.bins.points, pts)
+		m.bins.pre = append(m.bins.pre, prefixSums(pts))
+	}
+	// Encoder.
+	ej := &mj.Encoder
+	if len(ej.NumKeys) > maxExtras || len(ej.CatKeys) > maxExtras {
+		return nil, fmt.Errorf("encoder: %d numeric and %d categorical extras (at most %d each)", len(ej.NumKeys), len(ej.CatKeys), maxExtras)
+	}
+	e := &Encoder{numKeys: slices.Clone(ej.NumKeys), catKeys: slices.Clone(ej.CatKeys), unseen: float64(ej.Unseen), fill: floats(ej.Fill)}
+	e.names = append(e.names, fixedColNames[:]...)
+	for _, k := range e.numKeys {
+		e.names = append(e.names, "num:"+k)
+	}
+	for _, k := range e.catKeys {
+		e.names = append(e.names, "cat:"+k)
+	}
+	if len(e.fill) != len(e.names) {
+		return nil, fmt.Errorf("encoder.fill: %d values for %d columns", len(e.fill), len(e.names))
+	}
+	for c, v := range e.fill {
+		if !finite(v) {
+			return nil, fmt.Errorf("encoder.fill[%d]: %v is not finite", c, v)
+		}
+	}
+	if !finite(e.unseen) {
+		return nil, fmt.Errorf("encoder.unseen: %v is not finite", e.unseen)
+	}
+	if len(ej.Codes) != numFixedCats+len(e.catKeys) {
+		return nil, fmt.Errorf("encoder.codes: %d columns, want %d", len(ej.Codes), numFixedCats+len(e.catKeys))
+	}
+	for c, cm := range ej.Codes {
+		codes := make(map[string]float64, len(cm))
+		for k, v := range cm {
+			if !finite(float64(v)) {
+				return nil, fmt.Errorf("encoder.codes[%d][%q]: %v is not finite", c, k, float64(v))
+			}
+			codes[k] = float64(v)
+		}
+		e.codes = append(e.codes, codes)
+	}
+	m.enc = e
+	// Forest.
+	f := &cartForest{classes: len(m.bins.points)}
+	for t := range mj.Trees {
+		tj := &mj.Trees[t]
+		n := len(tj.Feat)
+		if n == 0 || len(tj.Thr) != n || len(tj.Kid) != n || len(tj.LeafClass) != len(tj.LeafFrac) {
+			return nil, fmt.Errorf("trees[%d]: %d nodes, %d thresholds, %d kids, %d leaf classes, %d leaf fractions",
+				t, n, len(tj.Thr), len(tj.Kid), len(tj.LeafClass), len(tj.LeafFrac))
+		}
+		tr := cartTree{nodes: make([]cartNode, n), leaves: make([]cartLeafEntry, len(tj.LeafClass))}
+		for i := range tj.LeafClass {
+			fr := tj.LeafFrac[i]
+			if int(tj.LeafClass[i]) >= f.classes || !(fr >= 0 && fr <= 1) {
+				return nil, fmt.Errorf("trees[%d].leaf %d: class %d of %d, fraction %v", t, i, tj.LeafClass[i], f.classes, fr)
+			}
+			tr.leaves[i] = cartLeafEntry{class: tj.LeafClass[i], frac: fr}
+		}
+		for i := 0; i < n; i++ {
+			ft, kid, thr := tj.Feat[i], tj.Kid[i], float64(tj.Thr[i])
+			if ft >= 0 {
+				// Children come after their parent, so every walk ends.
+				if int(ft) >= len(e.names) || int(kid) <= i || int(kid) >= n-1 || math.IsNaN(thr) {
+					return nil, fmt.Errorf("trees[%d].node %d: feature %d of %d, children %d of %d nodes, threshold %v",
+						t, i, ft, len(e.names), kid, n, thr)
+				}
+			} else if kid < 0 || int64(kid)-int64(ft) > int64(len(tr.leaves)) {
+				return nil, fmt.Errorf("trees[%d].node %d: leaf entries %d..%d of %d", t, i, kid, int64(kid)-int64(ft), len(tr.leaves))
+			}
+			tr.nodes[i] = cartNode{thr: thr, feat: ft, kid: kid}
+		}
+		f.trees = append(f.trees, tr)
+	}
+	m.clf = f
+	return m, nil
+}
+
+// restoreRing checks a ring of at most limit runs and rebuilds its summary.
+func (rj *ringJSON) restore(limit int, summary bool) (*runRing, error) {
+	n := len(rj.LogN)
+	if n > limit || len(rj.LogS) != n || rj.Runs < n {
+		return nil, fmt.Errorf("%d runs, %d samples, %d ever (at most %d)", n, len(rj.LogS), rj.Runs, limit)
+	}
+	if rj.Next < 0 || rj.Next >= max(n, 1) || n < limit && rj.Next != 0 {
+		return nil, fmt.Errorf("next %d invalid for %d of %d runs", rj.Next, n, limit)
+	}
+	r := &runRing{limit: limit, noSummary: !summary, next: rj.Next, runs: rj.Runs, seq: rj.Seq,
+		logN: floats(rj.LogN), logS: floats(rj.LogS)}
+	for i := range r.logN {
+		if !finite(r.logN[i]) || !(finite(r.logS[i]) || math.IsNaN(r.logS[i])) {
+			return nil, fmt.Errorf("run %d: %v, %v", i, r.logN[i], r.logS[i])
+		}
+	}
+	if summary && n > 0 {
+		r.summarize(nil)
+	}
+	if n > 0 {
+		r.last = r.logN[(r.next-1+n)%n]
+	}
+	return r, nil
+}
+
+func (hj *historyJSON) restore(o Options) (*historyStore, error) {
+	s := newHistoryStore(o.HistoryRuns, o.MaxKeys)
+	s.seq = hj.Seq
+	for _, kv := range [...]struct {
+		name string
+		in   map[string]ringJSON
+		out  map[string]*runRing
+	}{{"groups", hj.Groups, s.groups}, {"users", hj.Users, s.users}, {"cohorts", hj.Cohorts, s.cohorts}} {
+		for k, rj := range kv.in {
+			if k == "" {
+				return nil, fmt.Errorf("%s: empty key", kv.name)
+			}
+			r, err := rj.restore(o.HistoryRuns, true)
+			if err != nil {
+				return nil, fmt.Errorf("%s[%q]: %w", kv.name, k, err)
+			}
+			kv.out[k] = r
+		}
+	}
+	g, err := hj.Global.restore(globalRuns, false)
+	if err != nil {
+		return nil, fmt.Errorf("global: %w", err)
+	}
+	s.global = *g
+	return s, nil
+}
+
+func (pj *pitJSON) restore(limit int) (*pitWindow, error) {
+	n := len(pj.Batches)
+	if n > limit {
+		return nil, fmt.Errorf("%d batches, more than Options.CalibrationWindow %d", n, limit)
+	}
+	if pj.Next < 0 || pj.Next >= max(n, 1) || n < limit && pj.Next != 0 {
+		return nil, fmt.Errorf("next %d invalid for %d of %d batches", pj.Next, n, limit)
+	}
+	w := &pitWindow{next: pj.Next, seq: pj.Seq, batches: make(map[string]*pitBatch, n), ring: make([]string, n)}
+	for i, bj := range pj.Batches {
+		if _, dup := w.batches[bj.Key]; dup {
+			return nil, fmt.Errorf("batch %d: key %q repeated", i, bj.Key)
+		}
+		if len(bj.PITs) == 0 || len(bj.PITs) > batchPITs {
+			return nil, fmt.Errorf("batch %d: %d PITs (1 to %d)", i, len(bj.PITs), batchPITs)
+		}
+		b := &pitBatch{pits: floats(bj.PITs)}
+		b.w = 1 / float64(len(b.pits))
+		for k, u := range b.pits {
+			if !(u >= 0 && u <= 1) {
+				return nil, fmt.Errorf("batch %d: PIT %d: %v outside [0, 1]", i, k, u)
+			}
+			w.sorted = append(w.sorted, pitEntry{u, b})
+		}
+		w.batches[bj.Key] = b
+		w.ring[i] = bj.Key
+	}
+	// The order of equal PITs does not change the grid.
+	slices.SortStableFunc(w.sorted, func(a, b pitEntry) int { return cmp.Compare(a.u, b.u) })
+	w.updateGrid()
+	return w, nil
+}
+
+func (cj *calJSON) restore(c *calibrator) error {
+	c.seq = cj.Seq
+	lo, hi := float64(cj.Lo), float64(cj.Hi)
+	if !(lo > 0 && lo <= 0.5 && hi >= 0.5 && hi < 1) {
+		return fmt.Errorf("tail levels %v, %v outside (0, 0.5] and [0.5, 1)", lo, hi)
+	}
+	c.lo, c.hi = lo, hi
+	for _, kv := range [...]struct {
+		name string
+		in   map[string]pitJSON
+		out  map[string]*pitWindow
+	}{{"groups", cj.Groups, c.groups}, {"users", cj.Users, c.users}} {
+		for k, pj := range kv.in {
+			if k == "" {
+				return fmt.Errorf("%s: empty key", kv.name)
+			}
+			w, err := pj.restore(c.limit)
+			if err != nil {
+				return fmt.Errorf("%s[%q]: %w", kv.name, k, err)
+			}
+			kv.out[k] = w
+		}
+	}
+	g, err := cj.Global.restore(c.limit)
+	if err != nil {
+		return fmt.Errorf("global: %w", err)
+	}
+	c.global = *g
+	return nil
+}
+
+func (aj *accJSON) restore(a *accuracyRing) error {
+	n := len(aj.LogErr)
+	if n > accuracyRuns || len(aj.Covered) != n {
+		return fmt.Errorf("%d errors, %d coverage flags (at most %d)", n, len(aj.Covered), accuracyRuns)
+	}
+	if aj.Next < 0 || aj.Next >= max(n, 1) || n < accuracyRuns && aj.Next != 0 {
+		return fmt.Errorf("next %d invalid for %d errors", aj.Next, n)
+	}
+	for i, v := range aj.LogErr {
+		if !finite(float64(v)) {
+			return fmt.Errorf("error %d: %v is not finite", i, float64(v))
+		}
+	}
+	a.logErr, a.covered, a.next = floats(aj.LogErr), slices.Clone(aj.Covered), aj.Next
+	return nil
+}

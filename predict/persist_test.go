@@ -1,0 +1,317 @@
+package predict
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/trace"
+)
+
+// replayEvent is an arrival (predict) or a finish (observe) of recs[i].
+type replayEvent struct {
+	t      float64
+	arrive bool
+	i      int
+}
+
+// replayEvents returns the arrivals and finishes (arrival + iterations x step time) of recs
+// in time order, arrivals first at equal times.
+func replayEvents(recs []trace.Record) []replayEvent {
+	var ev []replayEvent
+	for i := range recs {
+		r := &recs[i]
+		ev = append(ev, replayEvent{r.Job.Arrival, true, i}, replayEvent{r.Job.Arrival + r.Iterations*r.Job.StepTime, false, i})
+	}
+	slices.SortStableFunc(ev, func(a, b replayEvent) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		if a.arrive != b.arrive {
+			if a.arrive {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	return ev
+}
+
+// step applies one event to p and returns what it answered: the estimate, a conditional
+// estimate at half the job's length and three quantiles of its distribution for an arrival;
+// the outcome's fields for a finish.
+func step(t testing.TB, p *Predictor, recs []trace.Record, e replayEvent) []float64 {
+	t.Helper()
+	r := &recs[e.i]
+	if !e.arrive {
+		o, err := p.ObserveOutcome(&r.Job, r.Iterations)
+		if err != nil {
+			t.Fatal(err)
+		}
+		known := 0.0
+		if o.Known {
+			known = 1
+		}
+		return []float64{o.First.Iterations, o.First.P10, o.First.P90, known, o.LogError, o.PIT}
+	}
+	est, err := p.Predict(&r.Job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.Conditional(&r.Job, r.Iterations/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := p.Distribution(&r.Job, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []float64{est.Iterations, est.P10, est.P50, est.P90, float64(est.Source),
+		c.Iterations, c.P90, c.Survival, d.Quantile(0.05), d.Quantile(0.75), d.CDF(r.Iterations)}
+}
+
+// persistOptions are small options under which every ring of the state wraps around in a
+// short replay: the window, the group histories, the calibration windows, the remembered
+// jobs, and retraining happens often.
+func persistOptions() Options {
+	return Options{Trees: 6, MinSamples: 40, RetrainEvery: 150, Window: 400, CalibrationWindow: 60,
+		HistoryRuns: 5, MaxPending: 300, Seed: 7}
+}
+
+// TestSaveLoadIdentical: a predictor restored from its saved state answers every later call
+// exactly as the original, while both go on learning (retrainings included); the restored
+// state saves to the same bytes.
+func TestSaveLoadIdentical(t *testing.T) {
+	recs := workload(t, 1600, 11)
+	ev := replayEvents(recs)
+	orig := mustNew(t, persistOptions())
+	cut := len(ev) / 2
+	for _, e := range ev[:cut] {
+		step(t, orig, recs, e)
+	}
+	if orig.Stats().TrainedOn == 0 || orig.Accuracy().Jobs == 0 {
+		t.Fatal("the replay trained no forest or measured no accuracy")
+	}
+	var buf bytes.Buffer
+	if err := orig.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	saved := slices.Clone(buf.Bytes())
+	back, err := Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := back.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(saved, again) {
+		t.Fatal("the restored predictor saves to different bytes")
+	}
+	if back.Options() != orig.Options() || back.Stats() != orig.Stats() || back.Accuracy() != orig.Accuracy() {
+		t.Fatalf("state differs: %+v %+v / %+v %+v", back.Stats(), back.Accuracy(), orig.Stats(), orig.Accuracy())
+	}
+	for k, e := range ev[cut:] {
+		a, b := step(t, orig, recs, e), step(t, back, recs, e)
+		if !slices.EqualFunc(a, b, func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) }) {
+			t.Fatalf("event %d after the restore (job %d, arrival %v): original %v, restored %v", k, e.i, e.arrive, a, b)
+		}
+	}
+	if back.Stats() != orig.Stats() || back.Stats().Trainings <= 2 {
+		t.Fatalf("stats %+v / %+v", back.Stats(), orig.Stats())
+	}
+	n1, x1, y1 := orig.TrainingData()
+	n2, x2, y2 := back.TrainingData()
+	if !slices.Equal(n1, n2) || !slices.Equal(y1, y2) || len(x1) != len(x2) {
+		t.Fatal("training data differ")
+	}
+}
+
+// TestSaveFresh: a predictor that has seen nothing, and one without calibration, round-trip.
+func TestSaveFresh(t *testing.T) {
+	for _, o := range []Options{{}, {NoCalibration: true, Seed: 3}} {
+		p := mustNew(t, o)
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var q Predictor
+		if err := json.Unmarshal(b, &q); err != nil {
+			t.Fatal(err)
+		}
+		job := &gpusched.Job{ID: "a", GPUs: 2}
+		e1, _ := p.Predict(job)
+		e2, _ := q.Predict(job)
+		if e1 != e2 {
+			t.Fatalf("%+v / %+v", e1, e2)
+		}
+	}
+	m := mustNew(t, Options{Backend: BackendMalaschitz})
+	if err := m.Save(&bytes.Buffer{}); !errors.Is(err, ErrUnsupportedBackend) {
+		t.Fatalf("malaschitz save: %v", err)
+	}
+}
+
+// savedState returns the saved state of a small trained predictor, decoded as a generic JSON
+// value for tests to corrupt.
+func savedState(t testing.TB) ([]byte, map[string]any) {
+	t.Helper()
+	recs := workload(t, 120, 2)
+	o := persistOptions()
+	o.Trees, o.Window, o.MinSamples, o.MinLeaf = 2, 60, 30, 5
+	p := mustNew(t, o)
+	for _, e := range replayEvents(recs) {
+		step(t, p, recs, e)
+	}
+	if _, err := p.Predict(&gpusched.Job{ID: "waiting", GPUs: 4}); err != nil { // remembered
+		t.Fatal(err)
+	}
+	b, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return b, v
+}
+
+// TestLoadRejects: hostile or stale states are errors wrapping ErrInvalidState, and the
+// predictor they were loaded into is unchanged.
+func TestLoadRejects(t *testing.T) {
+	good, _ := savedState(t)
+	mutate := func(f func(v map[string]any)) []byte {
+		var v map[string]any
+		if err := json.Unmarshal(good, &v); err != nil {
+			t.Fatal(err)
+		}
+		f(v)
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	model := func(v map[string]any) map[string]any { return v["model"].(map[string]any) }
+	tree0 := func(v map[string]any) map[string]any { // a tree whose root splits
+		for _, tr := range model(v)["trees"].([]any) {
+			if t := tr.(map[string]any); t["feat"].([]any)[0].(float64) >= 0 {
+				return t
+			}
+		}
+		t.Fatal("no tree splits at its root")
+		return nil
+	}
+	cases := map[string][]byte{
+		"empty":           nil,
+		"not json":        []byte("{"),
+		"truncated":       good[:len(good)/2],
+		"trailing data":   append(slices.Clone(good), []byte(" {}")...),
+		"old version":     mutate(func(v map[string]any) { v["version"] = 0 }),
+		"newer version":   mutate(func(v map[string]any) { v["version"] = StateVersion + 1 }),
+		"unknown field":   mutate(func(v map[string]any) { v["surprise"] = 1 }),
+		"bad options":     mutate(func(v map[string]any) { v["options"].(map[string]any)["Bins"] = -1 }),
+		"undefaulted":     mutate(func(v map[string]any) { v["options"].(map[string]any)["Trees"] = 0 }),
+		"window too long": mutate(func(v map[string]any) { v["options"].(map[string]any)["Window"] = 1 }),
+		"head outside":    mutate(func(v map[string]any) { v["head"] = 1 << 20 }),
+		"missing row":     mutate(func(v map[string]any) { v["window"].([]any)[0] = 1 << 40 }),
+		"repeated row":    mutate(func(v map[string]any) { r := v["rows"].([]any); r[1] = r[0] }),
+		"NaN target":      mutate(func(v map[string]any) { v["rows"].([]any)[0].(map[string]any)["y"] = "NaN" }),
+		"cyclic tree":     mutate(func(v map[string]any) { tree0(v)["kid"].([]any)[0] = 0 }),
+		"kid outside":     mutate(func(v map[string]any) { tree0(v)["kid"].([]any)[0] = 1 << 30 }),
+		"feature outside": mutate(func(v map[string]any) { tree0(v)["feat"].([]any)[0] = 999 }),
+		"leaf class":      mutate(func(v map[string]any) { tree0(v)["leaf_class"].([]any)[0] = 300 }),
+		"short tree":      mutate(func(v map[string]any) { tree0(v)["thr"] = []any{} }),
+		"bins":            mutate(func(v map[string]any) { model(v)["bin_edges"] = []any{} }),
+		"bin order":       mutate(func(v map[string]any) { e := model(v)["bin_edges"].([]any); e[0], e[1] = e[1], e[0] }),
+		"encoder fill":    mutate(func(v map[string]any) { model(v)["encoder"].(map[string]any)["fill"] = []any{1.0} }),
+		"codes":           mutate(func(v map[string]any) { model(v)["encoder"].(map[string]any)["codes"] = []any{} }),
+		"history ring": mutate(func(v map[string]any) {
+			v["history"].(map[string]any)["global"].(map[string]any)["next"] = 1 << 20
+		}),
+		"PIT outside": mutate(func(v map[string]any) {
+			g := v["calibration"].([]any)[2].(map[string]any)["global"].(map[string]any)
+			g["batches"].([]any)[0].(map[string]any)["pits"].([]any)[0] = 1.5
+		}),
+		"no calibration": mutate(func(v map[string]any) { v["calibration"] = []any{nil, nil, nil} }),
+		"accuracy":       mutate(func(v map[string]any) { v["accuracy"].(map[string]any)["covered"] = []any{} }),
+		"pending head":   mutate(func(v map[string]any) { v["pending_head"] = -1 }),
+		"pending source": mutate(func(v map[string]any) {
+			v["pending"].([]any)[0].(map[string]any)["first"].(map[string]any)["source"] = 9
+		}),
+	}
+	p := mustNew(t, Options{Seed: 5})
+	job := &gpusched.Job{GPUs: 1}
+	before, _ := p.Predict(job)
+	for name, b := range cases {
+		if _, err := Load(bytes.NewReader(b)); !errors.Is(err, ErrInvalidState) {
+			t.Errorf("%s: Load error %v, want ErrInvalidState", name, err)
+		}
+		if err := p.UnmarshalJSON(b); !errors.Is(err, ErrInvalidState) {
+			t.Errorf("%s: UnmarshalJSON error %v", name, err)
+		} else if !strings.HasPrefix(err.Error(), "predict: invalid saved state") {
+			t.Errorf("%s: error %q", name, err)
+		}
+	}
+	if after, _ := p.Predict(job); after != before {
+		t.Fatal("a failed UnmarshalJSON changed the predictor")
+	}
+}
+
+// FuzzLoad: decoding arbitrary bytes never panics, and a state that loads can be used (every
+// method, learning included) and saved without panicking.
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte(`{"version":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := Load(bytes.NewReader(b))
+		if err != nil {
+			if !errors.Is(err, ErrInvalidState) {
+				t.Fatalf("error %v does not wrap ErrInvalidState", err)
+			}
+			return
+		}
+		jobs := []*gpusched.Job{
+			{ID: "a", GPUs: 1, Features: gpusched.Features{Group: "g", User: "u", BatchSize: 32}},
+			{ID: "b", GPUs: 8, Features: gpusched.Features{Family: "resnet50", SubmitHour: 3}},
+		}
+		for _, j := range jobs {
+			if _, err := p.Predict(j); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Conditional(j, 1e4); err != nil {
+				t.Fatal(err)
+			}
+			if d, err := p.Distribution(j, 10); err != nil || math.IsNaN(d.Point()) {
+				t.Fatalf("distribution %v, %v", d.Point(), err)
+			}
+			if _, err := p.Encode(j); err != nil && !errors.Is(err, ErrNoModel) {
+				t.Fatal(err)
+			}
+		}
+		// Learning trains forests of the options' size: only with small options (a state
+		// may ask for a million trees, as New may).
+		if o := p.Options(); o.Trees > 8 || o.Window > 200 || o.MinLeaf > 1000 {
+			return
+		}
+		for _, j := range jobs {
+			if err := p.Observe(j, 1234); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = p.Retrain()
+		p.Stats()
+		p.Accuracy()
+		p.TrainingData()
+		if _, err := p.MarshalJSON(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
