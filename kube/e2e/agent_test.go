@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 )
 
-// objects returns the PodGroup of a job and its first generation of pods.
+// objects returns the PodGroup of a job and its first pods.
 func (w work) objects() (*v1alpha1.PodGroup, []*v1.Pod) {
 	ann := map[string]string{"gpusched.io/model": w.model}
 	if w.plan != "" {
@@ -68,13 +68,16 @@ type ajob struct {
 	last         float64
 	step         float64
 	starts       int
-	gen          int
 	evicted      int
 	nodes        []string
 	reported     time.Time
 	partialSince time.Time
 	seenDeleted  map[types.UID]bool
-	finishedAt   float64
+	// want are the names of the job's current pods (the controller's), each with whether the
+	// agent has seen it in the lister; next numbers the next replacement pod.
+	want       map[string]bool
+	next       int
+	finishedAt float64
 }
 
 func newAgent(e *env, _ []work, cl *topology.Cluster) *agent {
@@ -95,6 +98,23 @@ func (a *agent) done() int {
 	return n
 }
 
+// status summarises the jobs for the test log: submitted, running, finished, evictions.
+func (a *agent) status() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var run, fin, ev int
+	for _, j := range a.jobs {
+		if j.running {
+			run++
+		}
+		if j.finished {
+			fin++
+		}
+		ev += j.evicted
+	}
+	return fmt.Sprintf("%d jobs submitted, %d running, %d finished, %d pods evicted", len(a.jobs), run, fin, ev)
+}
+
 func (a *agent) submit(ctx context.Context, w work) {
 	pg, pods := w.objects()
 	m := mapping.Config{}.WithDefaults()
@@ -103,15 +123,17 @@ func (a *agent) submit(ctx context.Context, w work) {
 		a.e.fail("map job %s: %v", w.name, err)
 		return
 	}
-	a.mu.Lock()
-	a.jobs[s.Job.ID] = &ajob{w: w, job: s.Job, seenDeleted: map[types.UID]bool{}}
-	a.mu.Unlock()
 	if _, err := a.e.pgc.SchedulingV1alpha1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
 		a.e.fail("create PodGroup %s: %v", w.name, err)
 	}
+	want := map[string]bool{}
 	for _, p := range pods {
 		a.e.createPod(ctx, p)
+		want[p.Name] = false
 	}
+	a.mu.Lock()
+	a.jobs[s.Job.ID] = &ajob{w: w, job: s.Job, seenDeleted: map[types.UID]bool{}, want: want, next: len(pods)}
+	a.mu.Unlock()
 }
 
 func (a *agent) run(ctx context.Context) {
@@ -165,7 +187,7 @@ func (a *agent) tick(ctx context.Context) {
 		}
 		id := j.job.ID
 		npods := j.w.gpus / j.w.podGPUs
-		var live, bound []*v1.Pod
+		var bound []*v1.Pod
 		for _, p := range byJob[j.w.name] {
 			switch {
 			case p.DeletionTimestamp != nil:
@@ -181,22 +203,33 @@ func (a *agent) tick(ctx context.Context) {
 				}
 			case finished(p):
 			default:
-				live = append(live, p)
 				if p.Spec.NodeName != "" {
 					bound = append(bound, p)
 				}
 			}
 		}
-		// The controller's part: a job that is not finished has all its pods.
-		if len(live) < npods {
-			j.gen++
-			have := map[string]bool{}
-			for _, p := range live {
-				have[p.Name] = true
+		// The controller's part: a job that is not finished has all its pods. A pod it made
+		// is replaced once it is gone: seen being deleted or finished, or seen once and now
+		// absent (an unbound pod is deleted at once by an eviction). A pod not yet in the
+		// lister is not replaced (the informer lags behind the creation).
+		present := map[string]*v1.Pod{}
+		for _, p := range byJob[j.w.name] {
+			present[p.Name] = p
+		}
+		for name, seen := range j.want {
+			p, ok := present[name]
+			if ok && p.DeletionTimestamp == nil && !finished(p) {
+				j.want[name] = true
+				continue
 			}
-			for i := len(live); i < npods; i++ {
-				e.createPod(ctx, j.w.pod(j.gen, i))
+			if !ok && !seen {
+				continue
 			}
+			delete(j.want, name)
+			q := j.w.pod(1, j.next)
+			j.next++
+			e.createPod(ctx, q)
+			j.want[q.Name] = false
 		}
 		if len(bound) == npods {
 			j.partialSince = time.Time{}

@@ -194,7 +194,12 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}()
 	restarted := false
+	lastLog := time.Now()
 	waitFor(t, 6*time.Minute, "every job to finish", func() bool {
+		if time.Since(lastLog) > 15*time.Second {
+			lastLog = time.Now()
+			t.Logf("t=%.0f: %s", e.now(), ag.status())
+		}
 		done := ag.done()
 		if !restarted && done >= len(work)*2/5 {
 			restarted = true

@@ -108,6 +108,10 @@ type Start struct {
 	GPUs  []topology.GPUID
 }
 
+// noGroupGrace is how long a pod may name a PodGroup that does not exist before the planner
+// reports it.
+const noGroupGrace = 30 * time.Second
+
 // job is the planner's record of one job seen in the cluster.
 type job struct {
 	key   mapping.JobKey
@@ -489,7 +493,9 @@ func (p *Planner) syncJobs(ctx context.Context, pods []*v1.Pod, pgs []*v1alpha1.
 		slices.SortFunc(j.pods, func(a, b *v1.Pod) int { return cmpString(a.Name, b.Name) })
 		if j.key.PodGroup {
 			if j.obj == nil {
-				if len(j.pods) > 0 {
+				// A PodGroup may be created after its pods, and the informers may see them in
+				// either order: only a pod that has waited noGroupGrace is a problem.
+				if len(j.pods) > 0 && p.opt.Now().Sub(j.pods[0].CreationTimestamp.Time) > noGroupGrace {
 					p.problem(j.pods[0], "NoPodGroup", fmt.Sprintf("pod %s/%s names PodGroup %s, which does not exist", j.pods[0].Namespace, j.pods[0].Name, j.key.Name))
 				}
 				continue

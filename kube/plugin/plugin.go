@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -139,7 +140,10 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 	// Pods of every phase (the scheduler's own informer drops finished pods, and the planner
 	// sees a job finish by its pods succeeding), PodGroups.
 	podFactory := informers.NewSharedInformerFactory(h.ClientSet(), 0)
-	pgc, err := pgclient.NewForConfig(h.KubeConfig())
+	// kube-scheduler talks protobuf to the API server; custom resources speak only JSON.
+	pgcfg := rest.CopyConfig(h.KubeConfig())
+	pgcfg.ContentType, pgcfg.AcceptContentTypes = "application/json", "application/json"
+	pgc, err := pgclient.NewForConfig(pgcfg)
 	if err != nil {
 		return nil, err
 	}

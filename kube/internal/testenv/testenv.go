@@ -6,9 +6,12 @@ package testenv
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
+	"os"
 	"path"
 	"path/filepath"
 	"sync"
@@ -28,8 +31,23 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 )
+
+// Quiet keeps the control plane's informational logs (klog) out of the test output, unless
+// the environment variable GPUSCHED_KUBE_LOG is set: warnings and errors still go to stderr.
+func Quiet() {
+	if os.Getenv("GPUSCHED_KUBE_LOG") != "" {
+		return
+	}
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "WARNING")
+	klog.SetOutput(io.Discard)
+}
 
 // Etcd starts an etcd server in process with its data in a test directory and returns its
 // client URL. It stops when the test ends.
@@ -91,7 +109,8 @@ func freePort(t testing.TB) int {
 func Kubeconfig(t testing.TB, cfg *rest.Config) string {
 	t.Helper()
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, InsecureSkipTLSVerify: cfg.Insecure}
+	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthority: cfg.CAFile, CertificateAuthorityData: cfg.CAData,
+		TLSServerName: cfg.ServerName, InsecureSkipTLSVerify: cfg.Insecure}
 	kc.AuthInfos["test"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
 	kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "test"}
 	kc.CurrentContext = "test"
