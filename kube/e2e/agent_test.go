@@ -265,9 +265,7 @@ func (a *agent) tick(ctx context.Context) {
 				j.running, j.last = true, now
 				for _, p := range bound {
 					if p.Status.Phase != v1.PodRunning {
-						q := p.DeepCopy()
-						q.Status.Phase = v1.PodRunning
-						if _, err := e.cs.CoreV1().Pods(ns).UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+						if err := e.setPhase(ctx, p.Name, v1.PodRunning); err != nil && !apierrors.IsNotFound(err) {
 							e.fail("pod %s running: %v", p.Name, err)
 						}
 					}
@@ -277,9 +275,7 @@ func (a *agent) tick(ctx context.Context) {
 			if j.prog >= j.w.iterations {
 				a.report(ctx, j, j.w.iterations)
 				for _, p := range bound {
-					q := p.DeepCopy()
-					q.Status.Phase = v1.PodSucceeded
-					if _, err := e.cs.CoreV1().Pods(ns).UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
+					if err := e.setPhase(ctx, p.Name, v1.PodSucceeded); err != nil {
 						e.fail("pod %s succeeded: %v", p.Name, err)
 					}
 				}
@@ -304,6 +300,14 @@ func (a *agent) tick(ctx context.Context) {
 			j.partialSince = time.Time{}
 		}
 	}
+}
+
+// setPhase sets a pod's phase with a patch of its status (the kubelet's part), which does not
+// conflict with other writers as an update of a cached copy would.
+func (e *env) setPhase(ctx context.Context, pod string, phase v1.PodPhase) error {
+	patch := fmt.Sprintf(`{"status":{"phase":%q}}`, phase)
+	_, err := e.cs.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+	return err
 }
 
 func (a *agent) advance(j *ajob, now float64) {

@@ -49,9 +49,11 @@ func BenchmarkGangLatency(b *testing.B) {
 		res := v1.ResourceList{v1.ResourceCPU: resource.MustParse("96"), v1.ResourceMemory: resource.MustParse("1Ti"), v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("8")}
 		n.Status.Capacity, n.Status.Allocatable = res, res
 		n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
-		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		n, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		if err != nil {
 			b.Fatal(err)
 		}
+		untaint(ctx, b, cs, n)
 	}
 	conf := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration

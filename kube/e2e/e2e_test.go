@@ -196,6 +196,12 @@ func TestEndToEnd(t *testing.T) {
 	restarted := false
 	lastLog := time.Now()
 	waitFor(t, 6*time.Minute, "every job to finish", func() bool {
+		e.mu.Lock()
+		probs := slices.Clone(e.problems)
+		e.mu.Unlock()
+		if len(probs) > 0 {
+			t.Fatalf("t=%.0f: %s", e.now(), strings.Join(probs, "\n"))
+		}
 		if time.Since(lastLog) > 15*time.Second {
 			lastLog = time.Now()
 			t.Logf("t=%.0f: %s", e.now(), ag.status())
@@ -315,9 +321,22 @@ func (e *env) createNodes(ctx context.Context) []*v1.Node {
 		if err != nil {
 			e.t.Fatal(err)
 		}
+		n = untaint(ctx, e.t, e.cs, n)
 		out = append(out, n)
 	}
 	return out
+}
+
+// untaint removes the taints the API server's admission (TaintNodesByCondition) puts on a new
+// node until the node lifecycle controller, which does not run here, sees it Ready.
+func untaint(ctx context.Context, t testing.TB, cs kubernetes.Interface, n *v1.Node) *v1.Node {
+	n = n.DeepCopy()
+	n.Spec.Taints = nil
+	n, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("untaint node: %v", err)
+	}
+	return n
 }
 
 // work is one job of the workload: what the test submits and what the agent runs.

@@ -93,6 +93,8 @@ func APIServer(t testing.TB) *rest.Config {
 	t.Cleanup(srv.TearDownFn)
 	cfg := rest.CopyConfig(srv.ClientConfig)
 	cfg.QPS, cfg.Burst = 1000, 2000
+	// The loopback config speaks protobuf, which custom resources (PodGroups) refuse.
+	cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
 	return cfg
 }
 
