@@ -236,7 +236,11 @@ func (a *agent) tick(ctx context.Context) {
 			if !j.running {
 				st, ok := e.lastStartOf(id)
 				if !ok {
-					e.fail("job %s is bound but no decision runs it", id)
+					// A job stopped by a decision whose evictions are still in flight is bound
+					// but not run; a job no decision ever started must never be bound.
+					if !e.everStarted(id) {
+						e.fail("job %s is bound but no decision ever started it", id)
+					}
 					continue
 				}
 				count := map[string]int{}
@@ -325,6 +329,13 @@ func (a *agent) report(ctx context.Context, j *ajob, prog float64) {
 	if err != nil {
 		a.e.fail("report progress of %s: %v", j.w.name, err)
 	}
+}
+
+func (e *env) everStarted(id gpusched.JobID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.firstAt[id]
+	return ok
 }
 
 func (e *env) lastStartOf(id gpusched.JobID) (struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/kube/internal/testenv"
 	"github.com/gpusched/gpusched/kube/plugin"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -25,6 +26,17 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"sigs.k8s.io/yaml"
 )
+
+// TestManifests validates kube/deploy against a real API server (server-side dry run) and
+// the KubeSchedulerConfiguration with kube-scheduler's own loader.
+func TestManifests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and a kube-apiserver")
+	}
+	cfg := testenv.APIServer(t)
+	installCRD(t, cfg)
+	validateManifests(t, cfg)
+}
 
 // installCRD installs the PodGroup CRD that scheduler-plugins publishes in its module
 // (config/crd/bases), the one users install with it.

@@ -36,7 +36,8 @@ type decided struct {
 }
 
 type hostBooks struct {
-	rt *host.Runtime
+	rt   *host.Runtime
+	cost gpusched.CostModel
 }
 
 func newHostBooks(c *topology.Cluster, s gpusched.Scheduler, cost gpusched.CostModel, restore float64) (*hostBooks, error) {
@@ -44,7 +45,7 @@ func newHostBooks(c *topology.Cluster, s gpusched.Scheduler, cost gpusched.CostM
 	if err != nil {
 		return nil, err
 	}
-	return &hostBooks{rt: rt}, nil
+	return &hostBooks{rt: rt, cost: cost}, nil
 }
 
 func (b *hostBooks) submit(j gpusched.Job) error {
@@ -130,6 +131,21 @@ func (b *hostBooks) schedule(at float64) (decided, error) {
 	}
 	d.Rejected = append(d.Rejected, acts.Rejected...)
 	d.WakeAt = acts.WakeAt
+	// Between the progress reports of the jobs themselves, the runtime extrapolates each
+	// running job's progress at the speed the cost model gives for its placement, as the
+	// simulator does; a report replaces the extrapolation.
+	if b.cost != nil {
+		c := b.rt.Cluster()
+		for _, e := range b.rt.TakeDirty() {
+			sc, err := b.cost.StepCost(e.Job(), c, e.GPUs(), b.rt.LinkLoad(e))
+			if err != nil {
+				sc = gpusched.StepCost{} // unknown speed: no extrapolation
+			}
+			if err := b.rt.SetRate(e, at, sc); err != nil {
+				return d, err
+			}
+		}
+	}
 	return d, nil
 }
 

@@ -552,7 +552,8 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 			}
 			if bound == j.spec.Pods {
 				j.full = true
-			} else if j.full && len(j.pods) < j.spec.Pods {
+			} else if j.full && j.succ == 0 && len(j.pods) < j.spec.Pods {
+				// (Pods that succeeded are a gang finishing, pod by pod: not a loss.)
 				// A pod of the running gang is gone (deleted, failed, its node lost): the
 				// job restarts from its checkpoint; the rest of the gang is evicted.
 				p.log.Info("gang lost a pod: interrupted", "job", j.id)
