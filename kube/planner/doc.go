@@ -33,6 +33,10 @@
 //
 // # Time
 //
+// Between a job's progress reports, the planner extrapolates its progress at the speed the
+// cost model (Options.Cost) gives for its placement and the load on its links, as package sim
+// does; a report replaces the extrapolation.
+//
 // Planner time is seconds since the planner's epoch times Options.TimeScale (1 in
 // production). The epoch is saved with the state, so the clock continues across restarts.
 //
