@@ -1,0 +1,181 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpusched/gpusched/kube/internal/testenv"
+	"github.com/gpusched/gpusched/kube/planner"
+	"github.com/gpusched/gpusched/kube/plugin"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	"sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	pgclient "sigs.k8s.io/scheduler-plugins/pkg/generated/clientset/versioned"
+)
+
+// BenchmarkGangLatency measures, on 200 nodes of 8 GPUs with 1,000 jobs queued, the time from
+// the creation of the last pod of a 4-pod gang to all four pods bound, and the planner's
+// share of it (the wall time it spent deciding in that window). The cluster: 196 nodes are
+// held by long 8-GPU jobs (never preempted: minRunTime), 1,000 jobs of one 40-GPU pod wait
+// (no node can hold such a pod, so the placer never places them: they stay in every view), and
+// each measured gang is the shortest job (its iterations hint), so A-SRPT starts it at once on
+// the 32 free GPUs; it is deleted before the next one. b.N gangs are measured one by one.
+func BenchmarkGangLatency(b *testing.B) {
+	cfg := testenv.APIServer(b)
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	pgc := pgclient.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	installCRD(b, cfg)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 200 {
+		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%03d", i), Labels: map[string]string{gpuLabel: "A100", rackLabel: fmt.Sprintf("r%d", i/20)}}}
+		n, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res := v1.ResourceList{v1.ResourceCPU: resource.MustParse("96"), v1.ResourceMemory: resource.MustParse("1Ti"), v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("8")}
+		n.Status.Capacity, n.Status.Allocatable = res, res
+		n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
+		n, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		untaint(ctx, b, cs, n)
+	}
+	conf := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: %q, qps: 1000, burst: 2000}
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: gpusched
+  plugins:
+    preEnqueue: {enabled: [{name: Gpusched}]}
+    preFilter: {enabled: [{name: Gpusched}]}
+    filter: {enabled: [{name: Gpusched}]}
+    postFilter: {disabled: [{name: DefaultPreemption}]}
+    score: {enabled: [{name: Gpusched, weight: 10}]}
+    reserve: {enabled: [{name: Gpusched}]}
+    permit: {enabled: [{name: Gpusched}]}
+  pluginConfig:
+  - name: Gpusched
+    args: {scheduler: asrpt, minRunTime: 1e12, stateNamespace: default, debounceMillis: 10}
+`, testenv.Kubeconfig(b, cfg))
+	path := filepath.Join(b.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	var (
+		mu sync.Mutex
+		pl *planner.Planner
+	)
+	hooks := &plugin.Hooks{Planner: func(p *planner.Planner) { mu.Lock(); pl = p; mu.Unlock() }}
+	testenv.Scheduler(b, path, app.WithPlugin(plugin.Name, plugin.Factory(hooks)))
+	inf := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	pods := inf.Core().V1().Pods().Lister()
+	inf.Start(ctx.Done())
+	inf.WaitForCacheSync(ctx.Done())
+	group := func(name string, members int, podGPUs int, hint string) {
+		pg := &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{
+			"gpusched.io/step-time": "1", "gpusched.io/iterations": hint}}, Spec: v1alpha1.PodGroupSpec{MinMember: int32(members)}}
+		if _, err := pgc.SchedulingV1alpha1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		for i := range members {
+			if _, err := cs.CoreV1().Pods(ns).Create(ctx, gpuPod(fmt.Sprintf("%s-%d", name, i), map[string]string{v1alpha1.PodGroupLabel: name}, nil, podGPUs), metav1.CreateOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	bound := func(prefix string, n int) bool {
+		ps, _ := pods.List(labels.SelectorFromSet(labels.Set{v1alpha1.PodGroupLabel: prefix}))
+		k := 0
+		for _, p := range ps {
+			if p.Spec.NodeName != "" {
+				k++
+			}
+		}
+		return k == n
+	}
+	for i := range 196 {
+		group(fmt.Sprintf("fill%03d", i), 1, 8, "1e9")
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		all := true
+		for i := range 196 {
+			if !bound(fmt.Sprintf("fill%03d", i), 1) {
+				all = false
+				break
+			}
+		}
+		if all {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("the filler jobs did not start in 5 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i := range 1000 {
+		group(fmt.Sprintf("queued%04d", i), 1, 40, "1e6")
+	}
+	time.Sleep(5 * time.Second) // let the planner take in the queue
+	var lat, share []float64
+	b.ResetTimer()
+	for i := range b.N {
+		name := fmt.Sprintf("gang%04d", i)
+		mu.Lock()
+		p := pl
+		mu.Unlock()
+		busy0, _ := p.Busy()
+		group(name, 4, 1, "100")
+		t0 := time.Now()
+		for !bound(name, 4) {
+			if time.Since(t0) > time.Minute {
+				b.Fatalf("gang %s not bound in a minute", name)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		d := time.Since(t0)
+		busy1, _ := p.Busy()
+		lat = append(lat, d.Seconds()*1000)
+		share = append(share, (busy1-busy0).Seconds()/d.Seconds())
+		b.StopTimer()
+		_ = pgc.SchedulingV1alpha1().PodGroups(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		zero := int64(0)
+		for k := range 4 {
+			_ = cs.CoreV1().Pods(ns).Delete(ctx, fmt.Sprintf("%s-%d", name, k), metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		}
+		for {
+			ps, _ := pods.List(labels.SelectorFromSet(labels.Set{v1alpha1.PodGroupLabel: name}))
+			if len(ps) == 0 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	slices.Sort(share)
+	q := func(xs []float64, f float64) float64 { return xs[min(len(xs)-1, int(f*float64(len(xs))))] }
+	b.ReportMetric(q(lat, 0.5), "p50-ms")
+	b.ReportMetric(q(lat, 0.99), "p99-ms")
+	b.ReportMetric(q(share, 0.5), "planner-share-p50")
+	busy, syncs := pl.Busy()
+	b.ReportMetric(busy.Seconds()*1000/float64(max(syncs, 1)), "ms/decision")
+}

@@ -1,0 +1,119 @@
+package mapping
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpusched/gpusched/topology"
+	v1 "k8s.io/api/core/v1"
+)
+
+// presetOrder is the order in which preset names are looked for in a GPU type label.
+var presetOrder = [...]string{"h100", "a100", "a800", "t4"}
+
+// ServerOf returns the server a node offers: its GPU count (allocatable GPUResource), the
+// preset of its GPU type, and its rack. ok is false, with no error, for a node without GPUs.
+func (c Config) ServerOf(n *v1.Node) (s topology.Server, ok bool, err error) {
+	bad := func(field string, err error) error {
+		return &Error{Kind: "Node", Object: n.Name, Field: field, Err: err, node: true}
+	}
+	q, has := n.Status.Allocatable[c.GPUResource]
+	if !has || q.IsZero() {
+		return topology.Server{}, false, nil
+	}
+	gpus, exact := q.AsInt64()
+	if !exact || gpus < 0 || gpus > 1<<16 {
+		return topology.Server{}, false, bad("allocatable "+string(c.GPUResource), fmt.Errorf("%s: not a whole number of GPUs", q.String()))
+	}
+	label, has := n.Labels[c.GPUTypeLabel]
+	name := c.DefaultGPUType
+	if has {
+		name = c.GPUTypes[label]
+		if name == "" {
+			lower := strings.ToLower(label)
+			for _, p := range presetOrder {
+				if strings.Contains(lower, p) {
+					name = p
+					break
+				}
+			}
+		}
+		if name == "" {
+			return topology.Server{}, false, bad("label "+c.GPUTypeLabel, fmt.Errorf("%q: no known GPU type (%v), and no entry in the gpuTypes map", short(label), presetOrder))
+		}
+	} else if name == "" {
+		return topology.Server{}, false, bad("label "+c.GPUTypeLabel, errors.New("missing, and no default GPU type is configured"))
+	}
+	spec, err := topology.Preset(name)
+	if err != nil {
+		return topology.Server{}, false, bad("label "+c.GPUTypeLabel, err)
+	}
+	spec.GPUs = int(gpus)
+	if spec.NICs > spec.GPUs {
+		spec.NICs = spec.GPUs
+	}
+	return topology.Server{ID: n.Name, Rack: n.Labels[c.RackLabel], ServerSpec: spec}, true, nil
+}
+
+// Usable tells whether new pods may be placed on a node: not cordoned, and Ready.
+func Usable(n *v1.Node) bool {
+	if n.Spec.Unschedulable {
+		return false
+	}
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == v1.NodeReady {
+			return cond.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Cluster builds the cluster the GPU nodes form: one server per node with GPUs, named after
+// it, in name order, in its rack (RackLabel; servers without one share the rack "none" when
+// other servers name racks). It returns nil when no node offers GPUs, the names of the
+// servers' nodes that are not Usable, and one error per node left out (problems), each an
+// *Error wrapping ErrBadNode.
+func (c Config) Cluster(nodes []*v1.Node) (cl *topology.Cluster, unusable []string, problems []error, err error) {
+	sorted := slices.Clone(nodes)
+	slices.SortFunc(sorted, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
+	var servers []topology.Server
+	racked := false
+	for _, n := range sorted {
+		s, ok, err := c.ServerOf(n)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		racked = racked || s.Rack != ""
+		servers = append(servers, s)
+		if !Usable(n) {
+			unusable = append(unusable, n.Name)
+		}
+	}
+	if len(servers) == 0 {
+		return nil, nil, problems, nil
+	}
+	var racks []topology.Rack
+	if racked {
+		seen := map[string]bool{}
+		for i := range servers {
+			if servers[i].Rack == "" {
+				servers[i].Rack = "none"
+			}
+			if !seen[servers[i].Rack] {
+				seen[servers[i].Rack] = true
+				racks = append(racks, topology.Rack{ID: servers[i].Rack, Oversubscription: c.RackOversubscription})
+			}
+		}
+	}
+	cl, err = topology.New("kubernetes", servers, racks)
+	if err != nil {
+		return nil, nil, problems, fmt.Errorf("mapping: cluster of %d GPU nodes: %w", len(servers), err)
+	}
+	return cl, unusable, problems, nil
+}

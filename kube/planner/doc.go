@@ -1,0 +1,53 @@
+// Package planner is the host of a gpusched.Scheduler inside a Kubernetes scheduler: it keeps
+// a View of the cluster from informers (jobs from PodGroups or labelled pods, the topology
+// from the nodes: package mapping), calls the scheduler at every relevant change, and turns
+// its Decision into what the scheduling framework enforces (package plugin).
+//
+// # The loop
+//
+// Informer events Kick the planner; after Options.Debounce it lists the nodes, pods and
+// PodGroups (Sources) and, under one lock:
+//
+//  1. rebuilds the cluster from the GPU nodes when they changed (servers join and leave: the
+//     host runtime keeps jobs on the servers that remain and stops those whose servers left),
+//     and marks unavailable the GPUs of cordoned or NotReady nodes and the GPUs that other
+//     schedulers' pods hold, so that decisions drain them;
+//  2. maps every job: a job whose pods all exist is submitted (its arrival is when the planner
+//     first saw it); its progress annotation is reported; a job whose pods all succeeded
+//     finishes (its scheduler learns from it); a job whose objects are deleted is cancelled;
+//     a running gang that lost a pod is interrupted and its other pods evicted. Bad input
+//     (package mapping's errors) becomes a Warning event on the object, once per problem, and
+//     the job stays pending;
+//  3. calls the scheduler through the host runtime (package host: validation, the safe order
+//     of stops before starts, rejected jobs parked while they are too large for the cluster);
+//  4. carries out the decision: stopped jobs lose their assignment and their bound pods are
+//     evicted (Actuator.Evict, the Eviction API; their controller recreates them); started
+//     jobs get the GPUs of each node the decision gave them, and their waiting pods are
+//     activated; rejected jobs get an event;
+//  5. evicts bound pods that no decision put where they are, and saves its state.
+//
+// The framework plugin asks the planner at each extension point (Admit, Slots, Reserve,
+// Unreserve, Gang): a pod may only enter the queue when its job runs in the current decision,
+// only go to a node where its job has GPUs left, and bind only when its whole gang is
+// reserved.
+//
+// # Time
+//
+// Between a job's progress reports, the planner extrapolates its progress at the speed the
+// cost model (Options.Cost) gives for its placement and the load on its links, as package sim
+// does; a report replaces the extrapolation.
+//
+// Planner time is seconds since the planner's epoch times Options.TimeScale (1 in
+// production). The epoch is saved with the state, so the clock continues across restarts.
+//
+// # Restart and failover
+//
+// After every decision the planner encodes its state (kind "gpusched-kube-planner", version 1:
+// its epoch, each job it holds with its description, arrival, progress, placement by node and
+// GPU index, and the scheduler's own state when it implements gpusched.Stateful, nested) and a
+// background writer saves the latest to the Store (ConfigMapStore: gzipped JSON in a
+// ConfigMap), once more when the planner stops. On start the planner loads it, resumes every
+// job in its original submission order (running jobs on their GPUs) and restores the
+// scheduler, so that its decisions continue the old planner's. State it cannot read is
+// logged and ignored: the planner then starts afresh.
+package planner

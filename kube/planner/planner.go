@@ -1,0 +1,804 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/kube/mapping"
+	"github.com/gpusched/gpusched/topology"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+)
+
+// Sources lists the objects the planner reads: typically informer listers.
+type Sources interface {
+	Nodes() ([]*v1.Node, error)
+	Pods() ([]*v1.Pod, error)
+	PodGroups() ([]*v1alpha1.PodGroup, error)
+}
+
+// Actuator carries out what the planner decides on the cluster.
+type Actuator interface {
+	// Evict evicts a pod through the Eviction API.
+	Evict(ctx context.Context, pod *v1.Pod) error
+	// Activate moves pods that waited for a decision back to the scheduling queue.
+	Activate(pods []*v1.Pod)
+	// RejectWaiting rejects a pod that waits at Permit for the rest of its gang.
+	RejectWaiting(pod *v1.Pod)
+	// Event records an event on an object: a Warning (bad input, a rejected job) or Normal.
+	Event(obj runtime.Object, warning bool, reason, msg string)
+}
+
+// Store keeps the planner's saved state (a ConfigMap: ConfigMapStore).
+type Store interface {
+	// Load returns the saved state, or nil and no error when there is none.
+	Load(ctx context.Context) ([]byte, error)
+	// Save replaces the saved state.
+	Save(ctx context.Context, data []byte) error
+}
+
+// Options configure a Planner. Scheduler, Sources and Actuator are required.
+type Options struct {
+	// Mapping names the labels, annotations and resources (mapping.Config).
+	Mapping mapping.Config
+	// SchedulerNames are the pod schedulerName values the planner serves. Pods of other
+	// schedulers that hold GPUs make those GPUs unavailable. Default {"gpusched"}.
+	SchedulerNames []string
+	// Scheduler decides what runs where; if it implements gpusched.Stateful its state is saved
+	// to Store after every decision and restored at start.
+	Scheduler gpusched.Scheduler
+	// Cost is the scheduler's cost model, told of jobs that leave (nil: none).
+	Cost gpusched.CostModel
+	// RestoreTime is the seconds (planner time) a job restarted or migrated spends restoring
+	// its checkpoint before it progresses, as the scheduler should assume. Default 0.
+	RestoreTime float64
+	// TimeScale is the planner's seconds per wall-clock second: 1 in production; tests run
+	// a long workload faster. Default 1.
+	TimeScale float64
+	// Now returns the wall-clock time. Default time.Now.
+	Now      func() time.Time
+	Sources  Sources
+	Actuator Actuator
+	// Store, when set, keeps the saved state.
+	Store Store
+	// Debounce is how long the planner waits after a change for more changes before it
+	// decides (events at one instant make one decision). Default 20 ms.
+	Debounce time.Duration
+	// Resync is the longest time between two decisions when nothing changes. Default 30 s.
+	Resync time.Duration
+	// Decided, if set, is called after every applied decision with the actions in node
+	// terms (tests and metrics).
+	Decided func(Decision)
+	// Logger logs. Default klog.Background().
+	Logger klog.Logger
+	// PodSizes, if set, is told the GPUs of each pod of every job the planner submits (and 0
+	// when the job leaves): the scheduler's placer needs them (plugin.PodSizes).
+	PodSizes func(id gpusched.JobID, podGPUs int)
+}
+
+// Decision is an applied decision in node terms.
+type Decision struct {
+	// Time is the planner time of the decision, in seconds.
+	Time float64
+	// Stops are the jobs stopped (their pods evicted), Starts the jobs started with the GPUs
+	// each node gives them, Rejected the jobs rejected with the reason.
+	Stops    []gpusched.JobID
+	Starts   []Start
+	Rejected []*gpusched.JobError
+	// Submitted are the jobs handed to the scheduler since the last decision, with their
+	// arrival (planner time, seconds).
+	Submitted map[gpusched.JobID]float64
+}
+
+// Start is one job started: its GPUs per node, and the decision's GPUs in worker order (ids
+// of the cluster the planner built: mapping.Config.Cluster of the nodes).
+type Start struct {
+	Job   gpusched.JobID
+	Nodes map[string]int
+	GPUs  []topology.GPUID
+}
+
+// noGroupGrace is how long a pod may name a PodGroup that does not exist before the planner
+// reports it.
+const noGroupGrace = 30 * time.Second
+
+// job is the planner's record of one job seen in the cluster.
+type job struct {
+	key   mapping.JobKey
+	id    gpusched.JobID
+	spec  mapping.Spec
+	obj   runtime.Object // the PodGroup, or the first pod of a label job: where events go
+	pods  []*v1.Pod      // live pods (not terminating, not finished), from the last sync
+	succ  int            // pods Succeeded
+	seen  bool           // seen in the last sync
+	seq   uint64         // submission order
+	arr   float64        // arrival, planner time
+	held  bool           // submitted to the books (waiting, running or parked)
+	done  bool           // finished or given up: never submitted again
+	prob  string         // the mapping problem, if any
+	prog  float64        // last progress reported
+	full  bool           // every pod was bound in the current placement
+	nodes map[string]int // the decision's GPUs per node while the job should run
+	resv  map[types.UID]string
+	gone  map[types.UID]bool // pods evicted by the planner
+}
+
+// Planner keeps a gpusched View of a Kubernetes cluster, calls a gpusched.Scheduler at every
+// change and says which pods may be scheduled where. See the package documentation.
+type Planner struct {
+	opt   Options
+	names map[string]bool
+	log   klog.Logger
+
+	mu       sync.Mutex
+	bk       books
+	cl       *topology.Cluster
+	jobs     map[gpusched.JobID]*job
+	seq      uint64
+	epoch    time.Time
+	now      float64
+	wakeAt   float64
+	events   map[string]string // object uid -> last problem reported
+	arrived  map[gpusched.JobID]float64
+	state    []byte // latest saved state, waiting for the writer
+	stateCh  chan struct{}
+	kick     chan struct{}
+	started  bool
+	errs     int
+	restored int
+	after    []func() // actuator calls, made once the lock is released
+	busy     time.Duration
+	syncs    int
+}
+
+// Busy returns the wall time spent deciding so far (reading the cluster, the scheduler,
+// applying its decision, encoding the state; not the actuator's API calls) and the number of
+// decisions.
+func (p *Planner) Busy() (time.Duration, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.busy, p.syncs
+}
+
+// Restored returns the number of jobs restored from saved state at start.
+func (p *Planner) Restored() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.restored
+}
+
+// New returns a planner. Run starts it.
+func New(opt Options) (*Planner, error) {
+	if opt.Scheduler == nil || opt.Sources == nil || opt.Actuator == nil {
+		return nil, errors.New("planner: Scheduler, Sources and Actuator are required")
+	}
+	opt.Mapping = opt.Mapping.WithDefaults()
+	if len(opt.SchedulerNames) == 0 {
+		opt.SchedulerNames = []string{"gpusched"}
+	}
+	if !(opt.TimeScale > 0) || math.IsInf(opt.TimeScale, 0) {
+		opt.TimeScale = 1
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Debounce <= 0 {
+		opt.Debounce = 20 * time.Millisecond
+	}
+	if opt.Resync <= 0 {
+		opt.Resync = 30 * time.Second
+	}
+	if opt.Logger.GetSink() == nil {
+		opt.Logger = klog.Background()
+	}
+	p := &Planner{
+		opt: opt, log: opt.Logger, names: map[string]bool{},
+		jobs: map[gpusched.JobID]*job{}, events: map[string]string{},
+		kick: make(chan struct{}, 1), stateCh: make(chan struct{}, 1),
+		epoch: opt.Now(),
+	}
+	for _, n := range opt.SchedulerNames {
+		p.names[n] = true
+	}
+	return p, nil
+}
+
+// Kick asks for a decision soon (after Debounce): informer event handlers call it.
+func (p *Planner) Kick() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run restores the saved state, then decides at every change until ctx ends.
+func (p *Planner) Run(ctx context.Context) {
+	if p.opt.Store != nil {
+		go p.writer(ctx)
+	}
+	p.restore(ctx)
+	p.mu.Lock()
+	p.started = true
+	p.mu.Unlock()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.kick:
+		case <-timer.C:
+		}
+		// Gather the changes of one instant.
+		t := time.NewTimer(p.opt.Debounce)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		select {
+		case <-p.kick:
+		default:
+		}
+		wait := p.Sync(ctx)
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(wait)
+	}
+}
+
+// clock returns the planner time now, never before the last.
+func (p *Planner) clock() float64 {
+	t := p.opt.Now().Sub(p.epoch).Seconds() * p.opt.TimeScale
+	if t < p.now {
+		t = p.now
+	}
+	p.now = t
+	return t
+}
+
+// Now returns the planner time, in seconds since its epoch.
+func (p *Planner) Now() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.clock()
+}
+
+func (p *Planner) ours(pod *v1.Pod) bool { return p.names[pod.Spec.SchedulerName] }
+
+func terminated(pod *v1.Pod) bool {
+	return pod.DeletionTimestamp != nil || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
+}
+
+// Sync reads the cluster, updates the books, calls the scheduler and carries out its
+// decision. It returns how long until it wants to run again.
+func (p *Planner) Sync(ctx context.Context) time.Duration {
+	p.mu.Lock()
+	t0 := time.Now()
+	wait, err := p.sync(ctx)
+	p.busy += time.Since(t0)
+	p.syncs++
+	after := p.after
+	p.after = nil
+	p.mu.Unlock()
+	// Activation runs the plugin's PreEnqueue, which takes the lock: act outside it.
+	for _, f := range after {
+		f()
+	}
+	if err != nil {
+		p.errs++
+		p.log.Error(err, "gpusched planner: sync failed")
+		return min(wait, time.Second)
+	}
+	return wait
+}
+
+func (p *Planner) sync(ctx context.Context) (time.Duration, error) {
+	nodes, err := p.opt.Sources.Nodes()
+	if err != nil {
+		return p.opt.Resync, err
+	}
+	pods, err := p.opt.Sources.Pods()
+	if err != nil {
+		return p.opt.Resync, err
+	}
+	pgs, err := p.opt.Sources.PodGroups()
+	if err != nil {
+		return p.opt.Resync, err
+	}
+	now := p.clock()
+	if err := p.syncCluster(ctx, nodes, pods, now); err != nil {
+		return p.opt.Resync, err
+	}
+	if p.bk == nil {
+		return p.opt.Resync, nil // no GPU node yet
+	}
+	p.syncJobs(ctx, pods, pgs, now)
+	d, err := p.bk.schedule(now)
+	if err != nil {
+		return p.opt.Resync, fmt.Errorf("planner: schedule at t=%g s: %w", now, err)
+	}
+	p.apply(ctx, d, now)
+	p.reconcile(ctx)
+	p.save()
+	wait := p.opt.Resync
+	if d.WakeAt > now {
+		w := time.Duration((d.WakeAt - now) / p.opt.TimeScale * float64(time.Second))
+		wait = min(wait, max(w, time.Millisecond))
+	}
+	return wait, nil
+}
+
+// syncCluster rebuilds the cluster from the nodes and marks unavailable GPUs.
+func (p *Planner) syncCluster(ctx context.Context, nodes []*v1.Node, pods []*v1.Pod, now float64) error {
+	cl, unusable, problems, err := p.opt.Mapping.Cluster(nodes)
+	if err != nil {
+		return err
+	}
+	byName := make(map[string]*v1.Node, len(nodes))
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	for _, perr := range problems {
+		var me *mapping.Error
+		if errors.As(perr, &me) {
+			if n := byName[me.Object]; n != nil {
+				p.problem(n, "BadNode", perr.Error())
+			}
+		}
+	}
+	if cl == nil {
+		return nil
+	}
+	if p.bk == nil {
+		bk, err := newHostBooks(cl, p.opt.Scheduler, p.opt.Cost, p.opt.RestoreTime)
+		if err != nil {
+			return err
+		}
+		p.bk, p.cl = bk, cl
+	} else if !cl.Equal(p.cl) {
+		stopped, err := p.bk.setCluster(cl, now)
+		if err != nil {
+			return err
+		}
+		p.cl = cl
+		for _, id := range stopped {
+			if j := p.jobs[id]; j != nil {
+				p.stop(ctx, j)
+			}
+		}
+	}
+	// Unavailable: GPUs of unusable nodes, and GPUs that other schedulers' pods hold.
+	un := topology.NewGPUSet(cl.NumGPUs())
+	for _, name := range unusable {
+		s, _ := cl.ServerIndex(name)
+		first, n := cl.GPUsOf(s)
+		for g := first; g < first+topology.GPUID(n); g++ {
+			un.Add(g)
+		}
+	}
+	foreign := map[string]int64{}
+	for _, pod := range pods {
+		if p.ours(pod) || pod.Spec.NodeName == "" || terminated(pod) {
+			continue
+		}
+		if g, err := p.opt.Mapping.PodGPUs(pod); err == nil && g > 0 {
+			foreign[pod.Spec.NodeName] += g
+		}
+	}
+	for name, k := range foreign {
+		s, ok := cl.ServerIndex(name)
+		if !ok {
+			continue
+		}
+		first, n := cl.GPUsOf(s)
+		for g := first + topology.GPUID(n) - 1; g >= first && k > 0; g-- {
+			un.Add(g)
+			k--
+		}
+	}
+	return p.bk.setUnavailable(un)
+}
+
+// refSpec is the server kind a job's default plan is made for.
+func (p *Planner) refSpec(gpuType string) topology.ServerSpec {
+	for i := range p.cl.NumServers() {
+		if s := p.cl.Server(i); s.GPU.Is(gpuType) {
+			return s.ServerSpec
+		}
+	}
+	return p.cl.Server(0).ServerSpec
+}
+
+// syncJobs maps the pods and PodGroups to jobs and brings the books up to date: new jobs,
+// progress, completions, lost pods, deleted jobs.
+func (p *Planner) syncJobs(ctx context.Context, pods []*v1.Pod, pgs []*v1alpha1.PodGroup, now float64) {
+	for _, j := range p.jobs {
+		j.seen, j.pods, j.succ = false, j.pods[:0], 0
+	}
+	groups := make(map[mapping.JobKey]*v1alpha1.PodGroup, len(pgs))
+	for _, pg := range pgs {
+		groups[mapping.JobKey{Namespace: pg.Namespace, Name: pg.Name, PodGroup: true}] = pg
+	}
+	get := func(k mapping.JobKey) *job {
+		id := k.ID()
+		j := p.jobs[id]
+		if j == nil {
+			j = &job{key: k, id: id, arr: now}
+			p.jobs[id] = j
+		}
+		j.seen = true
+		return j
+	}
+	for _, pod := range pods {
+		if !p.ours(pod) {
+			continue
+		}
+		k, ok := p.opt.Mapping.KeyOf(pod)
+		if !ok {
+			if !terminated(pod) {
+				p.problem(pod, "NoJob", fmt.Sprintf("pod %s/%s belongs to no job: label it %s=NAME (a PodGroup) or %s=NAME (a job of pods)",
+					pod.Namespace, pod.Name, p.opt.Mapping.PodGroupLabel, p.opt.Mapping.Key(mapping.LabelJob)))
+			}
+			continue
+		}
+		j := get(k)
+		switch {
+		case pod.Status.Phase == v1.PodSucceeded:
+			j.succ++
+		case terminated(pod) || j.gone[pod.UID]:
+		default:
+			j.pods = append(j.pods, pod)
+		}
+	}
+	for k, pg := range groups {
+		get(k).obj = pg
+	}
+	// Stable order: by arrival, then id.
+	list := make([]*job, 0, len(p.jobs))
+	for _, j := range p.jobs {
+		list = append(list, j)
+	}
+	sort.Slice(list, func(a, b int) bool {
+		if list[a].arr != list[b].arr {
+			return list[a].arr < list[b].arr
+		}
+		return list[a].id < list[b].id
+	})
+	for _, j := range list {
+		if !j.seen {
+			// Every object of the job is gone: it was deleted.
+			if j.held {
+				_ = p.bk.finish(j.id, now, 0, true)
+				p.sized(j.id, 0)
+			}
+			delete(p.jobs, j.id)
+			continue
+		}
+		slices.SortFunc(j.pods, func(a, b *v1.Pod) int { return cmpString(a.Name, b.Name) })
+		if j.key.PodGroup {
+			if j.obj == nil {
+				// A PodGroup may be created after its pods, and the informers may see them in
+				// either order: only a pod that has waited noGroupGrace is a problem.
+				if len(j.pods) > 0 && p.opt.Now().Sub(j.pods[0].CreationTimestamp.Time) > noGroupGrace {
+					p.problem(j.pods[0], "NoPodGroup", fmt.Sprintf("pod %s/%s names PodGroup %s, which does not exist", j.pods[0].Namespace, j.pods[0].Name, j.key.Name))
+				}
+				continue
+			}
+		} else if len(j.pods) > 0 {
+			j.obj = j.pods[0]
+		}
+		if j.done {
+			continue
+		}
+		p.syncJob(ctx, j, groups[j.key], now)
+	}
+}
+
+func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, now float64) {
+	m := p.opt.Mapping
+	// Progress.
+	var prog float64
+	var perr error
+	if pg != nil {
+		prog, _, perr = m.Progress(pg.Annotations)
+	} else {
+		for _, pod := range j.pods {
+			v, _, err := m.Progress(pod.Annotations)
+			if err != nil {
+				perr = err
+			}
+			prog = max(prog, v)
+		}
+	}
+	if perr != nil {
+		p.problem(j.obj, "BadProgress", fmt.Sprintf("job %s: %v", j.key.Name, perr))
+	}
+	if j.held {
+		if j.succ > 0 && j.succ >= j.spec.Pods {
+			if err := p.bk.finish(j.id, now, prog, false); err != nil {
+				p.log.Error(err, "finish", "job", j.id)
+			}
+			j.held, j.done, j.nodes = false, true, nil
+			p.sized(j.id, 0)
+			return
+		}
+		if prog != j.prog {
+			if err := p.bk.report(j.id, now, prog); err == nil {
+				j.prog = prog
+			}
+		}
+		if p.bk.running(j.id) {
+			bound := 0
+			for _, pod := range j.pods {
+				if pod.Spec.NodeName != "" {
+					bound++
+				}
+			}
+			if bound == j.spec.Pods {
+				j.full = true
+			} else if j.full && j.succ == 0 && len(j.pods) < j.spec.Pods {
+				// (Pods that succeeded are a gang finishing, pod by pod: not a loss.)
+				// A pod of the running gang is gone (deleted, failed, its node lost): the
+				// job restarts from its checkpoint; the rest of the gang is evicted.
+				p.log.Info("gang lost a pod: interrupted", "job", j.id)
+				_ = p.bk.interrupt(j.id, now)
+				p.stop(ctx, j)
+			}
+		}
+		return
+	}
+	if j.succ > 0 && len(j.pods) == 0 {
+		j.done = true // finished before the planner saw it
+		return
+	}
+	// Map the job; it is submitted once every pod exists.
+	var (
+		s        mapping.Spec
+		complete bool
+		err      error
+	)
+	gpuType := ""
+	if pg != nil {
+		gpuType = pg.Annotations[m.Key(mapping.AnnGPUType)]
+		s, complete, err = m.JobFromPodGroup(pg, j.pods, p.refSpec(gpuType))
+	} else {
+		if len(j.pods) > 0 {
+			gpuType = j.pods[0].Annotations[m.Key(mapping.AnnGPUType)]
+		}
+		s, complete, err = m.JobFromPods(j.key, j.pods, p.refSpec(gpuType))
+	}
+	if err != nil {
+		target := j.obj
+		var me *mapping.Error
+		if errors.As(err, &me) && me.Kind == "Pod" {
+			for _, pod := range j.pods {
+				if pod.Namespace+"/"+pod.Name == me.Object {
+					target = pod
+				}
+			}
+		}
+		j.prob = err.Error()
+		p.problem(target, "BadJob", err.Error())
+		return
+	}
+	j.prob = ""
+	if !complete {
+		return
+	}
+	if err := gpusched.Fits(&s.Job, p.cl); err != nil {
+		// Too large for the cluster as it is: the scheduler rejects and parks it; say so.
+		p.problem(j.obj, "TooLarge", err.Error())
+	}
+	s.Job.Arrival = j.arr
+	if err := p.bk.submit(s.Job); err != nil {
+		j.prob = err.Error()
+		p.problem(j.obj, "BadJob", err.Error())
+		return
+	}
+	p.seq++
+	j.spec, j.seq, j.held, j.prog = s, p.seq, true, 0
+	p.sized(j.id, s.PodGPUs)
+	if p.arrived == nil {
+		p.arrived = map[gpusched.JobID]float64{}
+	}
+	p.arrived[j.id] = j.arr
+	if prog > 0 {
+		if err := p.bk.report(j.id, now, prog); err == nil {
+			j.prog = prog
+		}
+	}
+}
+
+// apply carries out an applied decision: evictions for stops, node assignments and
+// activations for starts, events for rejections.
+func (p *Planner) apply(ctx context.Context, d decided, now float64) {
+	out := Decision{Time: now, Stops: d.Stops, Rejected: d.Rejected, Submitted: p.arrived}
+	p.arrived = nil
+	for _, id := range d.Stops {
+		if j := p.jobs[id]; j != nil {
+			p.stop(ctx, j)
+		}
+	}
+	for _, a := range d.Starts {
+		j := p.jobs[a.Job]
+		if j == nil {
+			continue
+		}
+		nodes := map[string]int{}
+		for _, g := range a.GPUs {
+			nodes[p.cl.Server(p.cl.ServerOf(g)).ID]++
+		}
+		j.nodes, j.resv, j.full = nodes, map[types.UID]string{}, false
+		out.Starts = append(out.Starts, Start{Job: a.Job, Nodes: nodes, GPUs: a.GPUs})
+		var act []*v1.Pod
+		for _, pod := range j.pods {
+			if pod.Spec.NodeName == "" {
+				act = append(act, pod)
+			}
+		}
+		if len(act) > 0 {
+			p.later(func() { p.opt.Actuator.Activate(act) })
+		}
+	}
+	for _, r := range d.Rejected {
+		j := p.jobs[r.Job]
+		if j == nil {
+			continue
+		}
+		j.nodes = nil
+		if !errors.Is(r.Err, gpusched.ErrTooLarge) {
+			j.held, j.done = false, true
+			p.sized(j.id, 0)
+		}
+		p.problem(j.obj, "Rejected", fmt.Sprintf("job %s rejected by the scheduler: %v", j.key.Name, r.Err))
+	}
+	if p.opt.Decided != nil && (len(out.Stops) > 0 || len(out.Starts) > 0 || len(out.Rejected) > 0 || len(out.Submitted) > 0) {
+		p.opt.Decided(out)
+	}
+}
+
+func (p *Planner) sized(id gpusched.JobID, k int) {
+	if p.opt.PodSizes != nil {
+		p.opt.PodSizes(id, k)
+	}
+}
+
+// stop takes a job's assignment away and evicts its pods.
+func (p *Planner) stop(ctx context.Context, j *job) {
+	j.nodes, j.full = nil, false
+	for _, pod := range j.pods {
+		if _, waiting := j.resv[pod.UID]; waiting && pod.Spec.NodeName == "" {
+			pod := pod
+			p.later(func() { p.opt.Actuator.RejectWaiting(pod) })
+		}
+		if pod.Spec.NodeName != "" {
+			p.evict(ctx, j, pod)
+		}
+	}
+	j.resv = nil
+}
+
+func (p *Planner) evict(ctx context.Context, j *job, pod *v1.Pod) {
+	if j.gone == nil {
+		j.gone = map[types.UID]bool{}
+	}
+	if j.gone[pod.UID] {
+		return
+	}
+	j.gone[pod.UID] = true
+	p.later(func() {
+		if err := p.opt.Actuator.Evict(ctx, pod); err != nil {
+			p.log.Error(err, "evict", "pod", klog.KObj(pod))
+			p.mu.Lock()
+			delete(j.gone, pod.UID) // try again at the next sync
+			p.mu.Unlock()
+			p.Kick()
+		}
+	})
+}
+
+// later queues an actuator call for when the lock is released.
+func (p *Planner) later(f func()) { p.after = append(p.after, f) }
+
+// reconcile evicts bound pods that no decision put where they are: pods of jobs that should
+// not run, and pods beyond their job's GPUs on a node.
+func (p *Planner) reconcile(ctx context.Context) {
+	for _, j := range p.jobs {
+		if j.done && !j.held {
+			continue
+		}
+		used := map[string]int{}
+		for _, pod := range j.pods {
+			n := pod.Spec.NodeName
+			if n == "" {
+				continue
+			}
+			if j.nodes == nil || !j.held {
+				p.evict(ctx, j, pod)
+				continue
+			}
+			used[n] += j.spec.PodGPUs
+			if used[n] > j.nodes[n] {
+				p.evict(ctx, j, pod)
+				used[n] -= j.spec.PodGPUs
+			}
+		}
+		// Pods of a job the decision runs that wait: back to the active queue (Activate
+		// ignores pods already there).
+		if j.nodes != nil && j.held {
+			var act []*v1.Pod
+			for _, pod := range j.pods {
+				if _, r := j.resv[pod.UID]; pod.Spec.NodeName == "" && !r {
+					act = append(act, pod)
+				}
+			}
+			if len(act) > 0 {
+				p.later(func() { p.opt.Actuator.Activate(act) })
+			}
+		}
+		// Reservations of pods now bound or gone.
+		for uid := range j.resv {
+			keep := false
+			for _, pod := range j.pods {
+				if pod.UID == uid && pod.Spec.NodeName == "" {
+					keep = true
+				}
+			}
+			if !keep {
+				delete(j.resv, uid)
+			}
+		}
+	}
+}
+
+// problem records a Warning event on obj once per distinct message.
+func (p *Planner) problem(obj runtime.Object, reason, msg string) {
+	if obj == nil {
+		return
+	}
+	key := objUID(obj) + "/" + reason
+	if p.events[key] == msg {
+		return
+	}
+	p.events[key] = msg
+	p.log.Info("gpusched: "+reason, "msg", msg)
+	p.later(func() { p.opt.Actuator.Event(obj, true, reason, msg) })
+}
+
+func objUID(obj runtime.Object) string {
+	switch o := obj.(type) {
+	case *v1.Pod:
+		return string(o.UID)
+	case *v1.Node:
+		return string(o.UID) + o.Name
+	case *v1alpha1.PodGroup:
+		return string(o.UID)
+	}
+	return fmt.Sprintf("%p", obj)
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

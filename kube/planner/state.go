@@ -1,0 +1,348 @@
+package planner
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/kube/mapping"
+	"github.com/gpusched/gpusched/topology"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// StateKind and StateVersion head the planner's saved state.
+const (
+	StateKind    = "gpusched-kube-planner"
+	StateVersion = 1
+)
+
+// ErrBadState reports saved state the planner cannot use; it wraps gpusched.ErrBadState.
+var ErrBadState = fmt.Errorf("planner: %w", gpusched.ErrBadState)
+
+// savedState is the planner's state: its clock, the jobs it held with their statuses, in
+// submission order, and the scheduler's own state (gpusched.Stateful), nested.
+type savedState struct {
+	Kind      string          `json:"kind"`
+	Version   int             `json:"version"`
+	Epoch     time.Time       `json:"epoch"`
+	Scale     float64         `json:"scale"`
+	Now       float64         `json:"now"`
+	Jobs      []savedJob      `json:"jobs"`
+	Scheduler json.RawMessage `json:"scheduler,omitempty"`
+}
+
+type savedJob struct {
+	Namespace  string       `json:"namespace"`
+	Name       string       `json:"name"`
+	PodGroup   bool         `json:"podgroup,omitempty"`
+	Job        gpusched.Job `json:"job"`
+	Pods       int          `json:"pods"`
+	PodGPUs    int          `json:"pod_gpus"`
+	Hint       float64      `json:"hint,omitempty"`
+	Progress   float64      `json:"progress,omitempty"`
+	Iterations float64      `json:"iterations"`
+	Executed   float64      `json:"executed"`
+	Attained   float64      `json:"attained"`
+	Started    bool         `json:"started,omitempty"`
+	FirstStart float64      `json:"first_start,omitempty"`
+	Since      float64      `json:"since"`
+	Preempted  int          `json:"preemptions,omitempty"`
+	GPUs       []savedGPU   `json:"gpus,omitempty"`
+	RestoreEnd float64      `json:"restore_end,omitempty"`
+	Full       bool         `json:"full,omitempty"`
+}
+
+// savedGPU names a GPU by its node and its index on the node, which survive a change of the
+// cluster's GPU numbering.
+type savedGPU struct {
+	Node  string `json:"node"`
+	Index int    `json:"index"`
+}
+
+// snapshot encodes the planner's state (p.mu held).
+func (p *Planner) snapshot() ([]byte, error) {
+	st := savedState{Kind: StateKind, Version: StateVersion, Epoch: p.epoch, Scale: p.opt.TimeScale, Now: p.now}
+	var held []*job
+	for _, j := range p.jobs {
+		if j.held {
+			held = append(held, j)
+		}
+	}
+	sortBySeq(held)
+	for _, j := range held {
+		s, restoreEnd, ok := p.bk.status(j.id, p.now)
+		if !ok {
+			continue
+		}
+		sj := savedJob{
+			Namespace: j.key.Namespace, Name: j.key.Name, PodGroup: j.key.PodGroup,
+			Job: j.spec.Job, Pods: j.spec.Pods, PodGPUs: j.spec.PodGPUs, Hint: j.spec.Hint, Progress: j.prog,
+			Iterations: s.Iterations, Executed: s.Executed, Attained: s.Attained, Started: s.Started,
+			FirstStart: s.FirstStart, Since: s.Since, Preempted: s.Preemptions, Full: j.full,
+		}
+		if s.GPUs != nil {
+			sj.RestoreEnd = restoreEnd
+			for _, g := range s.GPUs {
+				srv := p.cl.ServerOf(g)
+				first, _ := p.cl.GPUsOf(srv)
+				sj.GPUs = append(sj.GPUs, savedGPU{Node: p.cl.Server(srv).ID, Index: int(g - first)})
+			}
+		}
+		st.Jobs = append(st.Jobs, sj)
+	}
+	if s, ok := p.opt.Scheduler.(gpusched.Stateful); ok {
+		var buf bytes.Buffer
+		if err := s.SaveState(&buf); err != nil {
+			return nil, fmt.Errorf("planner: save the scheduler's state: %w", err)
+		}
+		st.Scheduler = buf.Bytes()
+	}
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	if err := json.NewEncoder(zw).Encode(&st); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// save hands the current state to the writer (p.mu held).
+func (p *Planner) save() {
+	if p.opt.Store == nil || p.bk == nil {
+		return
+	}
+	data, err := p.snapshot()
+	if err != nil {
+		p.log.Error(err, "gpusched planner: save state")
+		return
+	}
+	p.state = data
+	select {
+	case p.stateCh <- struct{}{}:
+	default:
+	}
+}
+
+// writer writes the latest state to the store, and once more when ctx ends.
+func (p *Planner) writer(ctx context.Context) {
+	write := func(ctx context.Context) {
+		p.mu.Lock()
+		data := p.state
+		p.state = nil
+		p.mu.Unlock()
+		if data == nil {
+			return
+		}
+		if err := p.opt.Store.Save(ctx, data); err != nil {
+			p.log.Error(err, "gpusched planner: write state")
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			write(c)
+			cancel()
+			return
+		case <-p.stateCh:
+			write(ctx)
+		}
+	}
+}
+
+// decodeState reads saved state, checking its kind and version.
+func decodeState(data []byte) (*savedState, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadState, err)
+	}
+	raw, err := io.ReadAll(io.LimitReader(zr, 256<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadState, err)
+	}
+	var head struct {
+		Kind    string `json:"kind"`
+		Version int    `json:"version"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadState, err)
+	}
+	if head.Kind != StateKind || head.Version != StateVersion {
+		return nil, fmt.Errorf("%w: kind %q version %d, want %q version %d", ErrBadState, head.Kind, head.Version, StateKind, StateVersion)
+	}
+	var st savedState
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadState, err)
+	}
+	if !(st.Scale > 0) || !(st.Now >= 0) {
+		return nil, fmt.Errorf("%w: scale %v, time %v", ErrBadState, st.Scale, st.Now)
+	}
+	return &st, nil
+}
+
+// restore loads the saved state, if any, into fresh books and the scheduler. On any problem
+// it logs and starts afresh: a scheduler that cannot restore treats live jobs as new.
+func (p *Planner) restore(ctx context.Context) {
+	if p.opt.Store == nil {
+		return
+	}
+	data, err := p.opt.Store.Load(ctx)
+	if err != nil || data == nil {
+		if err != nil {
+			p.log.Error(err, "gpusched planner: load state")
+		}
+		return
+	}
+	st, err := decodeState(data)
+	if err != nil {
+		p.log.Error(err, "gpusched planner: saved state unusable, starting afresh")
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.restoreLocked(ctx, st); err != nil {
+		p.log.Error(err, "gpusched planner: restore failed, starting afresh")
+		p.bk, p.cl, p.jobs, p.seq = nil, nil, map[gpusched.JobID]*job{}, 0
+		p.epoch, p.now = p.opt.Now(), 0
+		return
+	}
+	p.log.Info("gpusched planner: restored", "jobs", len(st.Jobs), "time", st.Now)
+	p.restored = len(st.Jobs)
+}
+
+func (p *Planner) restoreLocked(ctx context.Context, st *savedState) error {
+	p.epoch = st.Epoch
+	if st.Scale != p.opt.TimeScale {
+		// Keep the planner time continuous under a new scale.
+		wall := p.opt.Now().Sub(st.Epoch).Seconds()
+		p.epoch = p.opt.Now().Add(-time.Duration(wall * st.Scale / p.opt.TimeScale * float64(time.Second)))
+	}
+	p.now = st.Now
+	nodes, err := p.opt.Sources.Nodes()
+	if err != nil {
+		return err
+	}
+	pods, err := p.opt.Sources.Pods()
+	if err != nil {
+		return err
+	}
+	now := p.clock()
+	if err := p.syncCluster(ctx, nodes, pods, now); err != nil {
+		return err
+	}
+	if p.bk == nil {
+		return errors.New("no GPU node")
+	}
+	for _, sj := range st.Jobs {
+		status := gpusched.JobStatus{
+			Iterations: sj.Iterations, Executed: sj.Executed, Attained: sj.Attained, Started: sj.Started,
+			FirstStart: sj.FirstStart, Since: sj.Since, Preemptions: sj.Preempted,
+		}
+		var nodesOf map[string]int
+		if len(sj.GPUs) > 0 {
+			gpus := make([]topology.GPUID, 0, len(sj.GPUs))
+			nodesOf = map[string]int{}
+			for _, g := range sj.GPUs {
+				s, ok := p.cl.ServerIndex(g.Node)
+				first, n := p.cl.GPUsOf(s)
+				if !ok || g.Index >= n {
+					gpus = nil
+					break
+				}
+				gpus = append(gpus, first+topology.GPUID(g.Index))
+				nodesOf[g.Node]++
+			}
+			if len(gpus) == len(sj.GPUs) {
+				status.GPUs = gpus
+			} else {
+				nodesOf = nil
+			}
+		}
+		restoreEnd := sj.RestoreEnd
+		if status.GPUs == nil {
+			restoreEnd = 0
+		}
+		if err := p.bk.resume(sj.Job, status, restoreEnd, now); err != nil {
+			return fmt.Errorf("resume job %q: %w", sj.Job.ID, err)
+		}
+		p.seq++
+		p.sized(sj.Job.ID, sj.PodGPUs)
+		k := mapping.JobKey{Namespace: sj.Namespace, Name: sj.Name, PodGroup: sj.PodGroup}
+		p.jobs[k.ID()] = &job{
+			key: k, id: k.ID(), spec: mapping.Spec{Job: sj.Job, Pods: sj.Pods, PodGPUs: sj.PodGPUs, Hint: sj.Hint},
+			seq: p.seq, arr: sj.Job.Arrival, held: true, prog: sj.Progress, nodes: nodesOf, full: sj.Full && nodesOf != nil,
+		}
+	}
+	if s, ok := p.opt.Scheduler.(gpusched.Stateful); ok && len(st.Scheduler) > 0 {
+		if err := s.RestoreState(bytes.NewReader(st.Scheduler)); err != nil {
+			return fmt.Errorf("restore the scheduler: %w", err)
+		}
+	}
+	return nil
+}
+
+func sortBySeq(js []*job) {
+	for i := 1; i < len(js); i++ {
+		for k := i; k > 0 && js[k].seq < js[k-1].seq; k-- {
+			js[k], js[k-1] = js[k-1], js[k]
+		}
+	}
+}
+
+// ConfigMapStore keeps the planner's state in a ConfigMap, gzipped JSON under the binary key
+// "state.json.gz" (a ConfigMap holds at most 1 MiB: about 10,000 live jobs with A-SRPT).
+type ConfigMapStore struct {
+	Client          kubernetes.Interface
+	Namespace, Name string
+}
+
+// stateKey is the ConfigMap key of the state.
+const stateKey = "state.json.gz"
+
+// Load returns the saved state, or nil when the ConfigMap does not exist.
+func (s *ConfigMapStore) Load(ctx context.Context) ([]byte, error) {
+	cm, err := s.Client.CoreV1().ConfigMaps(s.Namespace).Get(ctx, s.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cm.BinaryData[stateKey], nil
+}
+
+// Save writes the state, creating the ConfigMap if needed.
+func (s *ConfigMapStore) Save(ctx context.Context, data []byte) error {
+	cms := s.Client.CoreV1().ConfigMaps(s.Namespace)
+	cm, err := cms.Get(ctx, s.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = cms.Create(ctx, &v1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "gpusched"}},
+			BinaryData: map[string][]byte{stateKey: data},
+		}, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	cm = cm.DeepCopy()
+	if cm.BinaryData == nil {
+		cm.BinaryData = map[string][]byte{}
+	}
+	cm.BinaryData[stateKey] = data
+	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	return err
+}

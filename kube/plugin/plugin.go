@@ -1,0 +1,356 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/kube/mapping"
+	"github.com/gpusched/gpusched/kube/planner"
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	pgclient "sigs.k8s.io/scheduler-plugins/pkg/generated/clientset/versioned"
+	pginformers "sigs.k8s.io/scheduler-plugins/pkg/generated/informers/externalversions"
+	pglisters "sigs.k8s.io/scheduler-plugins/pkg/generated/listers/scheduling/v1alpha1"
+)
+
+// Name is the plugin's name in a KubeSchedulerConfiguration.
+const Name = "Gpusched"
+
+// Args are the plugin's arguments (pluginConfig args in a KubeSchedulerConfiguration).
+type Args struct {
+	// Scheduler names the gpusched scheduler: "asrpt" (default), "fifo", "tiresias" or
+	// "first-fit" (Policies).
+	Scheduler string `json:"scheduler,omitempty"`
+	// Backfill lets lower-priority jobs start on GPUs the priority order leaves free.
+	Backfill bool `json:"backfill,omitempty"`
+	// MinRunTime is the least seconds a job runs before it may be preempted (A-SRPT,
+	// Tiresias).
+	MinRunTime float64 `json:"minRunTime,omitempty"`
+	// NoConsolidate turns off A-SRPT's consolidating migrations.
+	NoConsolidate bool `json:"noConsolidate,omitempty"`
+	// RestoreTime is the seconds a restarted job spends restoring its checkpoint. Default 30.
+	RestoreTime float64 `json:"restoreTime,omitempty"`
+	// SchedulerNames are the schedulerName values of the profiles the plugin serves.
+	// Default {"gpusched"}.
+	SchedulerNames []string `json:"schedulerNames,omitempty"`
+	// Mapping names labels, annotations and resources (mapping.Config).
+	Mapping mapping.Config `json:"mapping,omitempty"`
+	// StateNamespace and StateName name the ConfigMap that keeps the saved state. Default
+	// kube-system/gpusched-state; StateName "-" keeps none.
+	StateNamespace string `json:"stateNamespace,omitempty"`
+	StateName      string `json:"stateName,omitempty"`
+	// TimeScale is the planner's seconds per wall-clock second (tests). Default 1.
+	TimeScale float64 `json:"timeScale,omitempty"`
+	// DebounceMillis is how long the planner gathers changes before it decides. Default 20.
+	DebounceMillis int `json:"debounceMillis,omitempty"`
+	// PermitTimeoutSeconds is how long a reserved pod waits for the rest of its gang.
+	// Default 60.
+	PermitTimeoutSeconds int `json:"permitTimeoutSeconds,omitempty"`
+}
+
+// Plugin enforces a gpusched planner's decisions in the scheduling framework: PreEnqueue and
+// PreFilter hold the pods of jobs the decision does not run, Filter, Score and Reserve put
+// each pod only where the decision gave its job GPUs, Permit binds a gang all or nothing.
+type Plugin struct {
+	h       framework.Handle
+	p       *planner.Planner
+	timeout time.Duration
+}
+
+var (
+	_ framework.PreEnqueuePlugin  = (*Plugin)(nil)
+	_ framework.PreFilterPlugin   = (*Plugin)(nil)
+	_ framework.FilterPlugin      = (*Plugin)(nil)
+	_ framework.ScorePlugin       = (*Plugin)(nil)
+	_ framework.ReservePlugin     = (*Plugin)(nil)
+	_ framework.PermitPlugin      = (*Plugin)(nil)
+	_ framework.EnqueueExtensions = (*Plugin)(nil)
+)
+
+// Hooks let a test watch the planner (nil fields are ignored).
+type Hooks struct {
+	// Decided is called after every applied decision.
+	Decided func(planner.Decision)
+	// Planner is called with the planner once it is built.
+	Planner func(*planner.Planner)
+}
+
+// Factory returns the plugin's factory, for app.WithPlugin(Name, Factory(nil)).
+func Factory(hooks *Hooks) frameworkruntime.PluginFactory {
+	return func(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+		return New(ctx, obj, h, hooks)
+	}
+}
+
+// DecodeArgs reads the plugin's arguments, with defaults.
+func DecodeArgs(obj runtime.Object) (Args, error) {
+	var a Args
+	if obj != nil {
+		if err := frameworkruntime.DecodeInto(obj, &a); err != nil {
+			return Args{}, fmt.Errorf("gpusched plugin args: %w", err)
+		}
+	}
+	if a.RestoreTime == 0 {
+		a.RestoreTime = 30
+	}
+	if len(a.SchedulerNames) == 0 {
+		a.SchedulerNames = []string{"gpusched"}
+	}
+	if a.StateNamespace == "" {
+		a.StateNamespace = "kube-system"
+	}
+	if a.StateName == "" {
+		a.StateName = "gpusched-state"
+	}
+	if a.DebounceMillis <= 0 {
+		a.DebounceMillis = 20
+	}
+	if a.PermitTimeoutSeconds <= 0 {
+		a.PermitTimeoutSeconds = 60
+	}
+	return a, nil
+}
+
+// New builds the plugin and starts its planner (it runs until ctx ends).
+func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hooks) (*Plugin, error) {
+	args, err := DecodeArgs(obj)
+	if err != nil {
+		return nil, err
+	}
+	sizes := &PodSizes{}
+	sched, cost, err := NewScheduler(args, sizes)
+	if err != nil {
+		return nil, err
+	}
+	logger := klog.FromContext(ctx).WithName(Name)
+	// Pods of every phase (the scheduler's own informer drops finished pods, and the planner
+	// sees a job finish by its pods succeeding), PodGroups.
+	podFactory := informers.NewSharedInformerFactory(h.ClientSet(), 0)
+	// kube-scheduler talks protobuf to the API server; custom resources speak only JSON.
+	pgcfg := rest.CopyConfig(h.KubeConfig())
+	pgcfg.ContentType, pgcfg.AcceptContentTypes = "application/json", "application/json"
+	pgc, err := pgclient.NewForConfig(pgcfg)
+	if err != nil {
+		return nil, err
+	}
+	pgFactory := pginformers.NewSharedInformerFactory(pgc, 0)
+	src := &sources{
+		nodes: h.SharedInformerFactory().Core().V1().Nodes().Lister(),
+		pods:  podFactory.Core().V1().Pods().Lister(),
+		pgs:   pgFactory.Scheduling().V1alpha1().PodGroups().Lister(),
+	}
+	pl := &Plugin{h: h, timeout: time.Duration(args.PermitTimeoutSeconds) * time.Second}
+	opt := planner.Options{
+		Mapping: args.Mapping, SchedulerNames: args.SchedulerNames, Scheduler: sched, Cost: cost,
+		RestoreTime: args.RestoreTime, TimeScale: args.TimeScale, Sources: src,
+		Actuator: &actuator{h: h, log: logger}, Debounce: time.Duration(args.DebounceMillis) * time.Millisecond,
+		Logger: logger, PodSizes: sizes.Set,
+	}
+	if args.StateName != "-" {
+		opt.Store = &planner.ConfigMapStore{Client: h.ClientSet(), Namespace: args.StateNamespace, Name: args.StateName}
+	}
+	if hooks != nil {
+		opt.Decided = hooks.Decided
+	}
+	p, err := planner.New(opt)
+	if err != nil {
+		return nil, err
+	}
+	pl.p = p
+	if hooks != nil && hooks.Planner != nil {
+		hooks.Planner(p)
+	}
+	kick := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { p.Kick() },
+		UpdateFunc: func(any, any) { p.Kick() },
+		DeleteFunc: func(any) { p.Kick() },
+	}
+	for _, inf := range []cache.SharedIndexInformer{
+		h.SharedInformerFactory().Core().V1().Nodes().Informer(),
+		podFactory.Core().V1().Pods().Informer(),
+		pgFactory.Scheduling().V1alpha1().PodGroups().Informer(),
+	} {
+		if _, err := inf.AddEventHandler(kick); err != nil {
+			return nil, err
+		}
+	}
+	go func() {
+		podFactory.Start(ctx.Done())
+		pgFactory.Start(ctx.Done())
+		h.SharedInformerFactory().Start(ctx.Done())
+		podFactory.WaitForCacheSync(ctx.Done())
+		pgFactory.WaitForCacheSync(ctx.Done())
+		h.SharedInformerFactory().WaitForCacheSync(ctx.Done())
+		p.Run(ctx)
+	}()
+	return pl, nil
+}
+
+// Planner returns the plugin's planner.
+func (pl *Plugin) Planner() *planner.Planner { return pl.p }
+
+// Name returns Name.
+func (pl *Plugin) Name() string { return Name }
+
+// PreEnqueue keeps the pods of jobs the decision does not run out of the active queue; the
+// planner activates them when a decision starts their job.
+func (pl *Plugin) PreEnqueue(_ context.Context, pod *v1.Pod) *framework.Status {
+	if ok, why := pl.p.Admit(pod); !ok {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, why)
+	}
+	return nil
+}
+
+// PreFilter admits the pod as PreEnqueue does and narrows the nodes to those where its job
+// has GPUs left.
+func (pl *Plugin) PreFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod) (*framework.PreFilterResult, *framework.Status) {
+	if ok, why := pl.p.Admit(pod); !ok {
+		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, why)
+	}
+	left, k := pl.p.Slots(pod)
+	nodes := sets.New[string]()
+	for n, g := range left {
+		if g >= k && k > 0 {
+			nodes.Insert(n)
+		}
+	}
+	if nodes.Len() == 0 {
+		return nil, framework.NewStatus(framework.Unschedulable, "every GPU the decision gave the pod's job is taken by its other pods")
+	}
+	return &framework.PreFilterResult{NodeNames: nodes}, nil
+}
+
+// PreFilterExtensions returns nil.
+func (pl *Plugin) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+
+// Filter lets a pod only onto a node where the decision gave its job GPUs that its other pods
+// have not taken.
+func (pl *Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	left, k := pl.p.Slots(pod)
+	name := ni.Node().Name
+	if k == 0 || left[name] < k {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("the decision gives the pod's job no GPUs left on node %s", name))
+	}
+	return nil
+}
+
+// Score prefers the nodes where the pod's job has the most GPUs left.
+func (pl *Plugin) Score(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+	left, _ := pl.p.Slots(pod)
+	return min(int64(max(left[ni.Node().Name], 0)), framework.MaxNodeScore), nil
+}
+
+// ScoreExtensions returns nil.
+func (pl *Plugin) ScoreExtensions() framework.ScoreExtensions { return nil }
+
+// Reserve takes the pod's slot on the node.
+func (pl *Plugin) Reserve(_ context.Context, _ *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
+	if err := pl.p.Reserve(pod, node); err != nil {
+		return framework.NewStatus(framework.Unschedulable, err.Error())
+	}
+	return nil
+}
+
+// Unreserve gives the slot back.
+func (pl *Plugin) Unreserve(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ string) {
+	pl.p.Unreserve(pod)
+}
+
+// Permit holds every pod of a gang until all of them are reserved, then lets them all bind.
+func (pl *Plugin) Permit(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ string) (*framework.Status, time.Duration) {
+	complete, members, err := pl.p.Gang(pod)
+	if err != nil {
+		return framework.NewStatus(framework.Unschedulable, err.Error()), 0
+	}
+	if !complete {
+		return framework.NewStatus(framework.Wait, "waiting for the rest of the gang"), pl.timeout
+	}
+	for _, uid := range members {
+		if uid == pod.UID {
+			continue
+		}
+		if wp := pl.h.GetWaitingPod(uid); wp != nil {
+			wp.Allow(Name)
+		}
+	}
+	return nil, 0
+}
+
+// EventsToRegister asks for a retry of a pod the plugin rejected when a pod is deleted (its
+// gang's slot may be free again) or a node changes; the planner activates the pods of jobs
+// its decisions start.
+func (pl *Plugin) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable | framework.UpdateNodeTaint}},
+	}, nil
+}
+
+type sources struct {
+	nodes interface {
+		List(labels.Selector) ([]*v1.Node, error)
+	}
+	pods interface {
+		List(labels.Selector) ([]*v1.Pod, error)
+	}
+	pgs pglisters.PodGroupLister
+}
+
+func (s *sources) Nodes() ([]*v1.Node, error) { return s.nodes.List(labels.Everything()) }
+func (s *sources) Pods() ([]*v1.Pod, error)   { return s.pods.List(labels.Everything()) }
+func (s *sources) PodGroups() ([]*v1alpha1.PodGroup, error) {
+	return s.pgs.List(labels.Everything())
+}
+
+type actuator struct {
+	h   framework.Handle
+	log klog.Logger
+}
+
+func (a *actuator) Evict(ctx context.Context, pod *v1.Pod) error {
+	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
+	err := a.h.ClientSet().PolicyV1().Evictions(pod.Namespace).Evict(ctx, ev)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func (a *actuator) Activate(pods []*v1.Pod) {
+	m := make(map[string]*v1.Pod, len(pods))
+	for _, p := range pods {
+		m[p.Namespace+"/"+p.Name] = p
+	}
+	a.h.Activate(a.log, m)
+}
+
+func (a *actuator) RejectWaiting(pod *v1.Pod) { a.h.RejectWaitingPod(pod.UID) }
+
+func (a *actuator) Event(obj runtime.Object, warning bool, reason, msg string) {
+	typ := v1.EventTypeNormal
+	if warning {
+		typ = v1.EventTypeWarning
+	}
+	if pg, ok := obj.(*v1alpha1.PodGroup); ok {
+		pg = pg.DeepCopy()
+		pg.TypeMeta = metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "PodGroup"}
+		obj = pg
+	}
+	a.h.EventRecorder().Eventf(obj, nil, typ, reason, "Scheduling", "%s", msg)
+}
+
+var _ gpusched.Scheduler = gpusched.SchedulerFunc(nil)
