@@ -63,6 +63,7 @@ var ErrErrorModel = errors.New("predict: bad prediction-error model")
 // predictions an oracle then reports. Draws are per job, seeded by Seed and the job's ID, so
 // every policy of a comparison sees the same wrong predictions, whatever the order of the jobs.
 type ErrorModel struct {
+	// Kind is the distribution of the error; NoError (the zero value) injects none.
 	Kind ErrorKind
 	// Mu >= 1 bounds the error factor of LogUniform, Under, Over and Adversarial.
 	Mu float64
