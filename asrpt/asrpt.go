@@ -167,6 +167,7 @@ type Scheduler struct {
 	// the lists of the latest view (0: pending, 1: running): lastStates[w][i] is the state of
 	// its list w, entry i (nil for a rejected job); and scratch for building the next ones
 	lastIDs, scratchIDs       [2][]gpusched.JobID
+	lastJobs, scratchJobs     [2][]*gpusched.Job
 	lastStates, scratchStates [2][]*jobState
 	sizing                    map[sizingKey][][]topology.GPUID // candidate sizing placements
 
@@ -235,7 +236,7 @@ func New(opt Options) (*Scheduler, error) {
 		s.forget = append(s.forget, f)
 	}
 	if !opt.NoConsolidate {
-		if s.consol, err = consolidate.New(consolidate.Options{Cost: opt.Cost, RestoreTime: opt.RestoreTime, Remaining: s.remaining, Placer: opt.Placer}); err != nil {
+		if s.consol, err = consolidate.New(consolidate.Options{Cost: opt.Cost, RestoreTime: opt.RestoreTime, Remaining: s.remaining, Placer: opt.Placer, Best: s.best}); err != nil {
 			return nil, fmt.Errorf("asrpt: %w", err)
 		}
 	}
@@ -251,6 +252,16 @@ func (s *Scheduler) remaining(st *gpusched.JobStatus) (float64, bool) {
 		return 0, false
 	}
 	return js.iters - st.Iterations, true
+}
+
+// best is a running job's time per iteration at its best placement, as A-SRPT sized it, for
+// consolidation.
+func (s *Scheduler) best(st *gpusched.JobStatus) (float64, bool) {
+	js, ok := s.jobs[st.Job.ID]
+	if !ok || !(js.tau > 0) {
+		return 0, false
+	}
+	return js.tau, true
 }
 
 // Migrations returns how many consolidating migrations A-SRPT has asked for so far.
@@ -434,21 +445,38 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		if running {
 			w = 1
 		}
-		prevIDs, prevStates := s.lastIDs[w], s.lastStates[w]
-		curIDs, curStates := s.scratchIDs[w][:0], s.scratchStates[w][:0]
+		prevIDs, prevJobs, prevStates := s.lastIDs[w], s.lastJobs[w], s.lastStates[w]
+		curIDs, curJobs, curStates := s.scratchIDs[w][:0], s.scratchJobs[w][:0], s.scratchStates[w][:0]
 		k := 0
 		for i := range list {
 			js := &list[i]
-			id := js.Job.ID
-			// Hosts change few entries between calls: walk the previous list alongside.
+			// Hosts change few entries between calls: walk the previous list alongside. The
+			// same Job pointer is the same job (a job's description does not change while it
+			// is in the view), which spares loading its ID, a cache miss per job; a host that
+			// rebuilds its Jobs is matched by ID instead.
 			var st *jobState
-			for d := 0; d < 4 && k+d < len(prevIDs); d++ {
-				if prevIDs[k+d] == id {
+			var id gpusched.JobID
+			found := false
+			for d := 0; d < 4 && k+d < len(prevJobs); d++ {
+				if prevJobs[k+d] == js.Job {
+					id, found = prevIDs[k+d], true
 					if c := prevStates[k+d]; c != nil && !c.gone {
 						st = c
 					}
 					k += d + 1
 					break
+				}
+			}
+			if !found {
+				id = js.Job.ID
+				for d := 0; d < 4 && k+d < len(prevIDs); d++ {
+					if prevIDs[k+d] == id {
+						if c := prevStates[k+d]; c != nil && !c.gone {
+							st = c
+						}
+						k += d + 1
+						break
+					}
 				}
 			}
 			if st == nil {
@@ -461,14 +489,14 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 					}
 					r.seen = s.epoch
 					s.rejectBuf = append(s.rejectBuf, r.err)
-					curIDs, curStates = append(curIDs, id), append(curStates, nil)
+					curIDs, curJobs, curStates = append(curIDs, id), append(curJobs, js.Job), append(curStates, nil)
 					continue
 				}
 				var jerr *gpusched.JobError
 				if st, jerr = s.admit(v.Cluster, js.Job); jerr != nil {
 					s.rejected[id] = &rejection{err: jerr, seen: s.epoch}
 					s.rejectBuf = append(s.rejectBuf, jerr)
-					curIDs, curStates = append(curIDs, id), append(curStates, nil)
+					curIDs, curJobs, curStates = append(curIDs, id), append(curJobs, js.Job), append(curStates, nil)
 					continue
 				}
 			}
@@ -480,10 +508,11 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			if st.unfit {
 				s.rejectBuf = append(s.rejectBuf, s.unfitError(st))
 			}
-			curIDs, curStates = append(curIDs, id), append(curStates, st)
+			curIDs, curJobs, curStates = append(curIDs, id), append(curJobs, js.Job), append(curStates, st)
 			seen++
 		}
 		s.lastIDs[w], s.scratchIDs[w] = curIDs, prevIDs
+		s.lastJobs[w], s.scratchJobs[w] = curJobs, prevJobs
 		s.lastStates[w], s.scratchStates[w] = curStates, prevStates
 		return nil
 	}

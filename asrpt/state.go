@@ -258,7 +258,7 @@ func (s *Scheduler) RestoreState(r io.Reader) error {
 	s.vdone, s.live, s.unfit = n.vdone, n.live, n.unfit
 	s.now = n.queue.Now()
 	s.sizing = nil
-	s.lastIDs, s.lastStates = [2][]gpusched.JobID{}, [2][]*jobState{}
+	s.lastIDs, s.lastJobs, s.lastStates = [2][]gpusched.JobID{}, [2][]*gpusched.Job{}, [2][]*jobState{}
 	return nil
 }
 

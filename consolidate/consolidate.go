@@ -40,6 +40,12 @@ type Options struct {
 	// Placer chooses the candidate placement among the GPUs free after the decision plus the
 	// job's own. Default: gpusched.Pack (fewest servers, best fit).
 	Placer gpusched.Placer
+	// Best, when set, gives a running job's time per iteration at its best placement (on the
+	// idle cluster, as the caller sizes jobs; ok=false when unknown). A candidate whose
+	// saving would not repay the move even at that time is not offered to the Placer, which
+	// spares a placement per candidate and call where moves cannot pay (for instance jobs
+	// whose time does not depend on their placement). Default: every candidate is tried.
+	Best func(st *gpusched.JobStatus) (stepTime float64, ok bool)
 }
 
 func (o Options) check() (Options, error) {
@@ -202,6 +208,15 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 		if !(rem > 0) {
 			continue
 		}
+		old, err := opt.Cost.StepCost(st.Job, c, st.GPUs, nil)
+		if err != nil {
+			return moves, fmt.Errorf("consolidate: job %q: %w", st.Job.ID, err)
+		}
+		if opt.Best != nil {
+			if best, ok := opt.Best(st); ok && (!(best < old.Time) || rem*(old.Time-best) < opt.Payback*opt.RestoreTime) {
+				continue // no placement can pay for the move
+			}
+		}
 		pool := free.Clone()
 		for _, g := range st.GPUs {
 			pool.Add(g)
@@ -219,10 +234,6 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 		}
 		if n, _ := s.spanned(c, to); n >= spanned {
 			continue
-		}
-		old, err := opt.Cost.StepCost(st.Job, c, st.GPUs, nil)
-		if err != nil {
-			return moves, fmt.Errorf("consolidate: job %q: %w", st.Job.ID, err)
 		}
 		nu, err := opt.Cost.StepCost(st.Job, c, to, nil)
 		if err != nil {

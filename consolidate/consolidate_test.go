@@ -200,3 +200,36 @@ func TestApplyAvoidsUnavailableGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestApplyBestSkipsHopelessCandidates: with Options.Best, a candidate whose saving at its best
+// time cannot repay the move is never offered to the placer, and one that can is still moved.
+func TestApplyBestSkipsHopelessCandidates(t *testing.T) {
+	c := cluster(t, 2)
+	for _, tc := range []struct {
+		best   float64
+		ok     bool
+		placed int // placer calls
+		move   bool
+	}{
+		{best: 1.5, ok: true, placed: 0},              // no gain at all (old time 1.5)
+		{best: 1.45, ok: true, placed: 0},             // 1000 x 0.05 = 50 < 60
+		{best: 1, ok: true, placed: 1, move: true},    // 1000 x 0.5 >= 60: tried and moved
+		{best: 1.5, ok: false, placed: 1, move: true}, // unknown: tried as without Best
+	} {
+		v := gpusched.View{Cluster: c, Running: []gpusched.JobStatus{running("j", 2, 1000, 0, 8)}}
+		d := keepAll(&v)
+		calls := 0
+		placer := func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
+			calls++
+			return gpusched.Pack(c, free, j)
+		}
+		best := func(*gpusched.JobStatus) (float64, bool) { return tc.best, tc.ok }
+		moves, err := Apply(&v, &d, Options{Cost: spreadCost{}, Placer: placer, Best: best})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls != tc.placed || (len(moves) == 1) != tc.move {
+			t.Errorf("best %v (ok %v): %d placer calls and %d moves, want %d and move %v", tc.best, tc.ok, calls, len(moves), tc.placed, tc.move)
+		}
+	}
+}
