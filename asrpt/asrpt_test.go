@@ -506,3 +506,60 @@ func TestWakeUpsDoNotShrink(t *testing.T) {
 	}
 	t.Fatalf("after 60 wake-ups the job has done %v of its 100 predicted iterations", done)
 }
+
+// TestStaleEntriesAreNotReused: Schedule matches a view's entries against the previous view's
+// by Job pointer and reuses their state. A job reported completed but listed again (same
+// pointer) is a new job; a completed job's key, reused by a newly admitted job in the same call,
+// is not mistaken for the old job's; and a job whose Job object the host rebuilt is matched by
+// ID. Each case would break a fast path that trusted the previous view's state.
+func TestStaleEntriesAreNotReused(t *testing.T) {
+	c := oneServer(8)
+	iters := map[gpusched.JobID]float64{"a": 5, "b": 50, "n": 7, "n2": 9}
+	s := mustNew(t, Options{Estimator: truthOracle(iters)})
+	a := &gpusched.Job{ID: "a", GPUs: 1, StepTime: 1}
+	b := &gpusched.Job{ID: "b", GPUs: 1, StepTime: 1}
+	check := func(v gpusched.View, want ...gpusched.JobID) {
+		t.Helper()
+		d, err := s.Schedule(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Validate(v); err != nil {
+			t.Fatal(err)
+		}
+		if got := runSet(d); !slices.Equal(got, want) {
+			t.Fatalf("t=%v: runs %v, want %v", v.Now, got, want)
+		}
+	}
+	check(gpusched.View{Now: 0, Cluster: c, Pending: []gpusched.JobStatus{{Job: a}, {Job: b}}}, "a", "b")
+	// a completes on the virtual machine (5 s of work at full speed) and for real; the host
+	// still lists it, with the same pointer, next to a new job that takes a freed key.
+	s.JobCompleted(gpusched.Completion{Job: a, Time: 20, Iterations: 5})
+	n := &gpusched.Job{ID: "n", GPUs: 1, StepTime: 1, Arrival: 20}
+	check(gpusched.View{Now: 20, Cluster: c,
+		Running: []gpusched.JobStatus{running(b, 0, 20, 1)},
+		Pending: []gpusched.JobStatus{{Job: n}, {Job: a}}}, "a", "b", "n")
+	if p, _, ok := s.Predicted("a"); !ok || p != 5 {
+		t.Fatalf("a listed again: predicted %v %v, want re-admitted with 5", p, ok)
+	}
+	if p, _, ok := s.Predicted("n"); !ok || p != 7 {
+		t.Fatalf("n: predicted %v %v, want 7", p, ok)
+	}
+	// The host rebuilds b's Job (same ID, new pointer): still the same job, not a duplicate.
+	b2 := *b
+	n2 := &gpusched.Job{ID: "n2", GPUs: 1, StepTime: 1, Arrival: 21}
+	check(gpusched.View{Now: 21, Cluster: c,
+		Running: []gpusched.JobStatus{running(&b2, 0, 21, 1)},
+		Pending: []gpusched.JobStatus{{Job: n}, {Job: a}, {Job: n2}}}, "a", "b", "n", "n2")
+	for _, id := range []gpusched.JobID{"a", "b", "n", "n2"} {
+		if p, _, ok := s.Predicted(id); !ok || p != iters[id] {
+			t.Fatalf("%s: predicted %v %v, want %v", id, p, ok, iters[id])
+		}
+	}
+	// Listing b twice is an error, whichever entry the fast path matches.
+	if _, err := s.Schedule(gpusched.View{Now: 22, Cluster: c,
+		Running: []gpusched.JobStatus{running(&b2, 0, 22, 1)},
+		Pending: []gpusched.JobStatus{{Job: n}, {Job: a}, {Job: n2}, {Job: b}}}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("b listed twice: err %v", err)
+	}
+}

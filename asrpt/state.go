@@ -258,7 +258,13 @@ func (s *Scheduler) RestoreState(r io.Reader) error {
 	s.vdone, s.live, s.unfit = n.vdone, n.live, n.unfit
 	s.now = n.queue.Now()
 	s.sizing = nil
-	s.lastIDs, s.lastJobs, s.lastStates = [2][]gpusched.JobID{}, [2][]*gpusched.Job{}, [2][]*jobState{}
+	s.marks = make([]presence, len(s.byKey))
+	for k, st := range s.byKey {
+		if st == nil || st.gone {
+			s.marks[k].gone = true
+		}
+	}
+	s.lastIDs, s.lastJobs, s.lastKeys, s.lastStates = [2][]gpusched.JobID{}, [2][]*gpusched.Job{}, [2][]int32{}, [2][]*jobState{}
 	return nil
 }
 
