@@ -121,7 +121,7 @@ type jobState struct {
 	vkey      float64       // the queue's priority key: rem / weight
 	displaced uint64        // epoch of the last call in which it ran on an unavailable GPU
 	vrank     int           // position in the virtually finished part of the order (with patience)
-	rkey      float64       // predicted remaining GPU-time over weight (with patience)
+	fresh     uint64        // epoch of the last call that took the job as fresh (with patience)
 	prefix    uint64        // epoch of the last call that put the job in the priority prefix
 	preempted uint64        // epoch of the last call that preempted the job
 }
@@ -183,8 +183,9 @@ type Scheduler struct {
 	patience float64 // Options.Patience resolved: 0 for none
 
 	// scratch
-	fresh     []*jobState
-	vorder    []*jobState
+	fresh     []freshJob
+	vorder    []*jobState // the latest patient order
+	vorderOld []*jobState // the one before, kept as the starting order of the next sort
 	victims   []victim
 	order     []*jobState
 	doneBuf   []srpt.Completed
@@ -685,14 +686,14 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 // GPU-time over weight, shortest first (ties by virtual completion).
 func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 	s.fresh = s.fresh[:0]
-	s.vorder = s.vorder[:0]
-	for _, st := range s.vdone {
-		if st.gone || s.marks[st.key].seen != s.epoch || st.unfit {
-			continue
-		}
-		if s.now-st.vfinish >= s.patience*st.iters*st.tau {
-			s.vorder = append(s.vorder, st)
-			continue
+	prev := s.vorder
+	s.vorder, s.vorderOld = s.vorderOld[:0], prev
+	// fresh reports whether st is a present, fitting, virtually finished job that is not yet
+	// overdue, and if so adds it to s.fresh with its keys.
+	fresh := func(st *jobState) {
+		if st.fresh == s.epoch || !st.vdone || st.gone || s.marks[st.key].seen != s.epoch || st.unfit ||
+			s.now-st.vfinish >= s.patience*st.iters*st.tau {
+			return
 		}
 		done := 0.0
 		if m := s.marks[st.key]; m.running {
@@ -700,10 +701,29 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		} else {
 			done = v.Pending[m.idx].Iterations
 		}
-		st.rkey = float64(st.job.GPUs) * max(st.iters-done, 0) * st.tau / st.weight
-		s.fresh = append(s.fresh, st)
+		st.fresh = s.epoch
+		rkey := float64(st.job.GPUs) * max(st.iters-done, 0) * st.tau / st.weight
+		s.fresh = append(s.fresh, freshJob{rkey, st.vfinish, st.key, st})
 	}
-	slices.SortFunc(s.fresh, func(a, b *jobState) int {
+	for _, st := range s.vdone {
+		if st.gone || s.marks[st.key].seen != s.epoch || st.unfit {
+			continue
+		}
+		if s.now-st.vfinish >= s.patience*st.iters*st.tau {
+			s.vorder = append(s.vorder, st)
+		}
+	}
+	// The fresh jobs, first in the previous call's order, then those new to the list: the
+	// keys change little between calls (only running jobs' remaining work shrinks), so the
+	// sort below, which adapts to presorted input, does little work. The comparison is a
+	// total order, so the result does not depend on the starting order.
+	for _, st := range prev {
+		fresh(st)
+	}
+	for _, st := range s.vdone {
+		fresh(st)
+	}
+	slices.SortFunc(s.fresh, func(a, b freshJob) int {
 		switch {
 		case a.rkey != b.rkey:
 			if a.rkey < b.rkey {
@@ -718,11 +738,21 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		}
 		return a.key - b.key
 	})
-	s.vorder = append(s.vorder, s.fresh...)
+	for _, f := range s.fresh {
+		s.vorder = append(s.vorder, f.st)
+	}
 	for i, st := range s.vorder {
 		st.vrank = i
 	}
 	return s.vorder
+}
+
+// freshJob is a virtually finished job that is not yet overdue, with its sort keys: predicted
+// remaining GPU-time over weight, then virtual completion, then key.
+type freshJob struct {
+	rkey, vfinish float64
+	key           int
+	st            *jobState
 }
 
 // victim is a running job outside the priority prefix, with its position in the order.
