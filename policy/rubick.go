@@ -90,7 +90,19 @@ type Rubick struct {
 	tput   map[string]float64 // model|plan -> samples per second on a consolidated placement
 	curves map[gpusched.JobID]*rubickCurve
 	reconf map[gpusched.JobID]int
+	broken rubickBroken // a deliberately wrong variant, for tests that must catch it
 }
+
+// rubickBroken names the deliberately wrong variants of Rubick that its property test must
+// catch (rubick_property_test.go).
+type rubickBroken uint8
+
+const (
+	rubickSound             rubickBroken = iota
+	rubickIgnoresHost                    // places workers without counting CPU cores and host memory
+	rubickIgnoresGuarantees              // orders guaranteed jobs among the best-effort ones
+	rubickIgnoresMemory                  // takes plans that cannot run for fast ones
+)
 
 type rubickCurve struct {
 	tput []float64 // per plan choice, normalised by choice 0's (0: cannot run)
@@ -145,6 +157,9 @@ func (r *Rubick) curve(j *gpusched.Job, c *topology.Cluster) (*rubickCurve, erro
 		if err != nil {
 			if k == 0 {
 				return nil, err
+			}
+			if r.broken == rubickIgnoresMemory {
+				cu.tput[k] = 2 * cu.tput[0]
 			}
 			continue
 		}
@@ -323,6 +338,9 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	var d gpusched.Decision
 	free := v.Free()
 	h := newHostFree(c)
+	if r.broken == rubickIgnoresHost {
+		h = nil
+	}
 	var jobs []*rubickJob
 	// 1. Running jobs keep their plan and GPUs.
 	for i := range v.Running {
@@ -369,7 +387,7 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		rj.order = rj.cu.tput[k] / float64(rj.st.Job.GPUsFor(k))
 	}
 	slices.SortStableFunc(wait, func(a, b *rubickJob) int {
-		if a.st.Job.Guaranteed != b.st.Job.Guaranteed {
+		if a.st.Job.Guaranteed != b.st.Job.Guaranteed && r.broken != rubickIgnoresGuarantees {
 			if a.st.Job.Guaranteed {
 				return -1
 			}
