@@ -199,7 +199,7 @@ func (r *Rubick) absolute(j *gpusched.Job, k int, c *topology.Cluster, all topol
 	}
 	sc, err := r.opt.Cost.StepCost(probe, c, g, nil)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%w: job %q plan choice %d (%v): %w", gpusched.ErrInvalidJob, j.ID, k, w.Plan, err)
 	}
 	if !(sc.Time > 0) {
 		return 0, fmt.Errorf("%w: job %q plan choice %d: step time %v", gpusched.ErrNoCost, j.ID, k, sc.Time)
