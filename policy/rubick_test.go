@@ -1,7 +1,9 @@
 package policy_test
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	gpusched "github.com/gpusched/gpusched"
@@ -115,5 +117,61 @@ func TestRubickFigure8(t *testing.T) {
 	t.Logf("2+2 split: total normalised throughput %.2f (paper 0.53 + 0.25 = 0.78); rubick %.2f (paper 0.55 + 0.89 = 1.44)", split, total)
 	if len(d.Run) != 2 || !(total > split) {
 		t.Errorf("rubick runs %d jobs with total normalised throughput %.2f, not above the 2+2 split's %.2f", len(d.Run), total, split)
+	}
+}
+
+// TestRubickRejectsBadJobs checks the bad input of a running Rubick: a job whose own plan
+// cannot run (out of GPU memory) and one larger than the cluster are reported in
+// Decision.Rejected, naming them, and the others are scheduled; a plan option that cannot run
+// is never chosen.
+func TestRubickRejectsBadJobs(t *testing.T) {
+	c, err := topology.Uniform(topology.A800(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	llama, err := graph.ZooModel("llama-7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bert, err := graph.ZooModel("bert-large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp := func(n, micro int) graph.Plan {
+		return graph.Plan{DP: n, TP: 1, PP: 1, MicroBatches: micro, GlobalBatch: 16 * n}
+	}
+	oom := &gpusched.Job{ID: "oom", GPUs: 1, Model: llama, Plan: dp(1, 16)} // unsharded 7B: past 80 GB
+	huge := &gpusched.Job{ID: "huge", GPUs: 16, Model: bert, Plan: dp(16, 1)}
+	// A reconfigurable job with an option its model cannot run: 4,096 samples in one
+	// micro-batch on one GPU.
+	good := &gpusched.Job{ID: "good", GPUs: 2, Model: bert, Plan: dp(2, 1),
+		Plans: []gpusched.PlanOption{{Plan: graph.Plan{DP: 1, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 4096}}}}
+	s, err := policy.NewRubick(policy.RubickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: oom}, {Job: huge}, {Job: good}}}
+	d, err := s.Schedule(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Validate(v); err != nil {
+		t.Fatal(err)
+	}
+	rejected := map[gpusched.JobID]error{}
+	for _, je := range d.Rejected {
+		rejected[je.Job] = je
+	}
+	for _, id := range []gpusched.JobID{"oom", "huge"} {
+		err := rejected[id]
+		if err == nil || !errors.Is(err, gpusched.ErrInvalidJob) || !strings.Contains(err.Error(), string(id)) {
+			t.Errorf("job %s: rejection %v, want an ErrInvalidJob naming it", id, err)
+		}
+	}
+	if len(d.Run) != 1 || d.Run[0].Job != "good" || d.Run[0].PlanChoice != 0 {
+		t.Fatalf("runs %+v, want only the good job under its own plan", d.Run)
+	}
+	if cu, err := s.Throughput(good, c); err != nil || len(cu) != 2 || cu[1] != 0 {
+		t.Errorf("good job's curve %v (%v): want its unrunnable option at 0", cu, err)
 	}
 }

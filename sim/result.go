@@ -83,7 +83,19 @@ type JobRecord struct {
 	// it left unfinished at Finish, after Iterations iterations, and is left out of the
 	// summary's completion-time statistics.
 	Rejected string `json:"rejected,omitempty"`
+	// Guaranteed is copied from the job (gpusched.Job.Guaranteed): it was promised a speed.
+	Guaranteed bool `json:"guaranteed,omitempty"`
+	// GuaranteeRatio, for a guaranteed job that was not rejected, is the speed it trained at
+	// while it held GPUs (Iterations / RunTime, restores included) over its target: the speed
+	// of its own plan on its own GPU count at a consolidated placement of the idle cluster
+	// (the Rubick artifact's sla_perf). At least 1 - GuaranteeTolerance: the guarantee was met.
+	GuaranteeRatio float64 `json:"guarantee_ratio,omitempty"`
 }
+
+// GuaranteeTolerance is how far below its target a guaranteed job's speed may fall and still
+// count as met (JobRecord.GuaranteeRatio >= 1 - GuaranteeTolerance): it absorbs rounding and
+// the small slow-downs of links shared with other jobs.
+const GuaranteeTolerance = 0.01
 
 // Summary holds a simulation's aggregate metrics. Percentiles interpolate linearly between
 // order statistics (numpy's default), so MedianJCT is the usual median.
@@ -131,6 +143,13 @@ type Summary struct {
 	// fragmentation across servers or GPU types); it ignores memory and GPU-type constraints.
 	// Set by the simulator, not by Summarize.
 	IdleWhileWaiting float64 `json:"idle_while_waiting"`
+	// Guaranteed is the number of guaranteed jobs (JobRecord.Guaranteed) that were not
+	// rejected; GuaranteeAttainment the fraction of them whose guarantee was met
+	// (JobRecord.GuaranteeRatio >= 1 - GuaranteeTolerance) and AvgGuaranteeRatio their mean
+	// GuaranteeRatio. Zero without guaranteed jobs.
+	Guaranteed          int     `json:"guaranteed,omitempty"`
+	GuaranteeAttainment float64 `json:"guarantee_attainment,omitempty"`
+	AvgGuaranteeRatio   float64 `json:"avg_guarantee_ratio,omitempty"`
 }
 
 // Sample is the state of the cluster from Time on.
@@ -158,6 +177,7 @@ func (e *engine) record(idx int32) JobRecord {
 		Iterations: st.Iterations, RunTime: st.Executed, Productive: st.Productive, GPUTime: st.Attained,
 		CrossServerBytes: st.CrossServerBytes, Killed: j.killed,
 		Restarts: st.Interruptions, LostGPUTime: st.LostGPUTime,
+		Guaranteed: j.job.Guaranteed,
 	}
 	if je := j.en.Rejection(); je != nil {
 		r.Rejected = je.Error()
@@ -165,7 +185,35 @@ func (e *engine) record(idx int32) JobRecord {
 			r.Start, r.QueueDelay = st.Ended, st.Ended-j.job.Arrival
 		}
 	}
+	if r.Guaranteed && r.Rejected == "" {
+		r.GuaranteeRatio = e.guaranteeRatio(j.job, r.Iterations, r.RunTime)
+	}
 	return r
+}
+
+// guaranteeRatio returns the speed a guaranteed job trained at, iters in runTime seconds
+// holding GPUs, over the speed of its own plan on its own GPU count at a consolidated
+// placement of the idle cluster (0 when that cannot be timed or the job never ran). The job
+// is timed under another id, which the cost model then forgets, so that the cost model's
+// entry for the job itself is left alone.
+func (e *engine) guaranteeRatio(j *gpusched.Job, iters, runTime float64) float64 {
+	if !(runTime > 0) {
+		return 0
+	}
+	gpus, ok := e.c.Pack(j.EligibleIn(e.c, e.c.AllGPUs()), j.GPUs)
+	if !ok {
+		return 0
+	}
+	probe := *j
+	probe.ID = j.ID + "\x00guarantee"
+	sc, err := e.cost.StepCost(&probe, e.c, gpus, nil)
+	if f, ok := e.cost.(interface{ Forget(*gpusched.Job) }); ok {
+		f.Forget(&probe)
+	}
+	if err != nil || !(sc.Time > 0) || math.IsInf(sc.Time, 0) {
+		return 0
+	}
+	return iters * sc.Time / runTime
 }
 
 func (e *engine) result() *Result {
@@ -196,7 +244,7 @@ func Summarize(jobs []JobRecord, gpus int) Summary {
 	}
 	jct := make([]float64, 0, len(jobs))
 	first, last := math.Inf(1), math.Inf(-1)
-	var sumJCT, sumQ, sumW, pre, mig, restarts float64
+	var sumJCT, sumQ, sumW, pre, mig, restarts, met, sumRatio float64
 	for _, j := range jobs {
 		s.BusyGPUSeconds += j.GPUTime
 		s.CrossServerBytes += j.CrossServerBytes
@@ -209,6 +257,13 @@ func Summarize(jobs []JobRecord, gpus int) Summary {
 		if j.Rejected != "" {
 			s.Rejected++
 			continue
+		}
+		if j.Guaranteed {
+			s.Guaranteed++
+			sumRatio += j.GuaranteeRatio
+			if j.GuaranteeRatio >= 1-GuaranteeTolerance {
+				met++
+			}
 		}
 		jct = append(jct, j.JCT)
 		sumJCT += j.JCT
@@ -232,6 +287,10 @@ func Summarize(jobs []JobRecord, gpus int) Summary {
 	s.PreemptionsPerJob = pre / n
 	s.MigrationsPerJob = mig / n
 	s.RestartsPerJob = restarts / n
+	if s.Guaranteed > 0 {
+		s.GuaranteeAttainment = met / float64(s.Guaranteed)
+		s.AvgGuaranteeRatio = sumRatio / float64(s.Guaranteed)
+	}
 	return s
 }
 
@@ -270,13 +329,14 @@ func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 // jobsHeader is the header of WriteCSV.
 var jobsHeader = []string{"id", "arrival", "start", "finish", "jct", "queue_delay", "wait", "gpus",
 	"servers_spanned", "preemptions", "migrations", "iterations", "run_time", "productive",
-	"gpu_time", "cross_server_bytes", "killed", "restarts", "lost_gpu_time", "rejected"}
+	"gpu_time", "cross_server_bytes", "killed", "restarts", "lost_gpu_time", "rejected",
+	"guaranteed", "guarantee_ratio"}
 
 // WriteCSV writes the per-job records as CSV with a header row: id, arrival, start, finish,
 // jct, queue_delay, wait, gpus, servers_spanned, preemptions, migrations, iterations,
 // run_time, productive, gpu_time, cross_server_bytes, killed, restarts, lost_gpu_time,
-// rejected (seconds, GPU-seconds, bytes; rejected is the reason, empty for a job that
-// finished).
+// rejected, guaranteed, guarantee_ratio (seconds, GPU-seconds, bytes; rejected is the reason,
+// empty for a job that finished).
 func (r *Result) WriteCSV(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	cw := csv.NewWriter(bw)
@@ -289,7 +349,8 @@ func (r *Result) WriteCSV(w io.Writer) error {
 			ftoa(j.QueueDelay), ftoa(j.Wait), strconv.Itoa(j.GPUs), strconv.Itoa(j.ServersSpanned),
 			strconv.Itoa(j.Preemptions), strconv.Itoa(j.Migrations), ftoa(j.Iterations), ftoa(j.RunTime),
 			ftoa(j.Productive), ftoa(j.GPUTime), ftoa(j.CrossServerBytes), strconv.FormatBool(j.Killed),
-			strconv.Itoa(j.Restarts), ftoa(j.LostGPUTime), j.Rejected)
+			strconv.Itoa(j.Restarts), ftoa(j.LostGPUTime), j.Rejected,
+			strconv.FormatBool(j.Guaranteed), ftoa(j.GuaranteeRatio))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -466,9 +466,9 @@ func TestWriters(t *testing.T) {
 	if err := res.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	wantCSV := "id,arrival,start,finish,jct,queue_delay,wait,gpus,servers_spanned,preemptions,migrations,iterations,run_time,productive,gpu_time,cross_server_bytes,killed,restarts,lost_gpu_time,rejected\n" +
-		"a,0,0,5,5,0,0,1,1,0,0,5,5,5,5,0,false,0,0,\n" +
-		"\"b,c\",1,1,3,2,0,0,2,1,0,0,4,2,2,4,0,false,0,0,\n"
+	wantCSV := "id,arrival,start,finish,jct,queue_delay,wait,gpus,servers_spanned,preemptions,migrations,iterations,run_time,productive,gpu_time,cross_server_bytes,killed,restarts,lost_gpu_time,rejected,guaranteed,guarantee_ratio\n" +
+		"a,0,0,5,5,0,0,1,1,0,0,5,5,5,5,0,false,0,0,,false,0\n" +
+		"\"b,c\",1,1,3,2,0,0,2,1,0,0,4,2,2,4,0,false,0,0,,false,0\n"
 	if csv.String() != wantCSV {
 		t.Errorf("CSV\n%s\nwant\n%s", csv.String(), wantCSV)
 	}

@@ -68,7 +68,7 @@ func TestFailuresFlags(t *testing.T) {
 		t.Errorf("summary.csv: %v", rows)
 	}
 	jobs := readCSV(t, filepath.Join(out, "fifo.jobs.csv"))
-	if len(jobs) != 41 || jobs[0][len(jobs[0])-3] != "restarts" {
+	if len(jobs) != 41 || jobs[0][17] != "restarts" {
 		t.Errorf("fifo.jobs.csv: %d rows, header %v", len(jobs), jobs[0])
 	}
 	stdout.Reset()

@@ -427,17 +427,20 @@ func fmtBytes(b float64) string {
 // Every table has the GPU-hours left idle while a job that would have fitted on them waited
 // (sim.Summary.IdleWhileWaiting). Runs with -failures add the server failures, restarts per job and the GPU-hours of progress
 // lost; runs in which a scheduler rejected jobs add how many (the completion-time columns are
-// over the jobs that finished).
+// over the jobs that finished); runs with guaranteed jobs (Rubick's workloads) add how many
+// there were, the share whose guarantee was met and their mean speed over the target
+// (sim.Summary.GuaranteeAttainment, AvgGuaranteeRatio).
 func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	lead := "policy\tjobs"
 	if isSweep {
 		lead = "policy\tload\tseed"
 	}
-	failures, rejected := false, false
+	failures, rejected, guaranteed := false, false, false
 	for _, oc := range outs {
 		failures = failures || oc.fail
 		rejected = rejected || oc.res.Summary.Rejected > 0
+		guaranteed = guaranteed || oc.res.Summary.Guaranteed > 0
 	}
 	extra := ""
 	if rejected {
@@ -445,6 +448,9 @@ func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 	}
 	if failures {
 		extra += "\tfailures\trestarts/job\tlost GPU-h"
+	}
+	if guaranteed {
+		extra += "\tguaranteed\tguarantee met\tx target"
 	}
 	fmt.Fprintln(tw, lead+extra+"\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tidle GPU-h\tpreempt/job\tmigrate/job\tcross-server\tJCT bound\tx bound\twall\t")
 	for _, oc := range outs {
@@ -459,6 +465,9 @@ func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 		}
 		if failures {
 			fmt.Fprintf(tw, "\t%d\t%.2f\t%s", s.ServerFailures, s.RestartsPerJob, fmtGPUTime(s.LostGPUTime))
+		}
+		if guaranteed {
+			fmt.Fprintf(tw, "\t%d\t%.1f%%\t%.2f", s.Guaranteed, 100*s.GuaranteeAttainment, s.AvgGuaranteeRatio)
 		}
 		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%.1fs\t\n",
 			fmtDur(s.AvgJCT), fmtDur(s.MedianJCT), fmtDur(s.P95JCT), fmtDur(s.P99JCT),
@@ -537,14 +546,16 @@ func writeSummaryCSV(w io.Writer, rows []summaryRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"policy", "load", "seed", "jobs", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
 		"avg_queue_delay", "avg_wait", "utilisation", "busy_gpu_seconds", "preemptions_per_job", "migrations_per_job",
-		"cross_server_bytes", "events", "rejected", "server_failures", "restarts_per_job", "lost_gpu_time", "idle_while_waiting", "jct_lower_bound", "jct_ratio_to_bound", "wall_seconds"})
+		"cross_server_bytes", "events", "rejected", "server_failures", "restarts_per_job", "lost_gpu_time", "idle_while_waiting",
+		"guaranteed", "guarantee_attainment", "avg_guarantee_ratio", "jct_lower_bound", "jct_ratio_to_bound", "wall_seconds"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range rows {
 		s := r.Summary
 		cw.Write([]string{r.Policy, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(s.Jobs), f(s.AvgJCT), f(s.MedianJCT),
 			f(s.P95JCT), f(s.P99JCT), f(s.Makespan), f(s.AvgQueueDelay), f(s.AvgWait), f(s.Utilisation), f(s.BusyGPUSeconds),
 			f(s.PreemptionsPerJob), f(s.MigrationsPerJob), f(s.CrossServerBytes), strconv.Itoa(s.Events),
-			strconv.Itoa(s.Rejected), strconv.Itoa(s.ServerFailures), f(s.RestartsPerJob), f(s.LostGPUTime), f(s.IdleWhileWaiting), f(float64(r.Bound)), f(float64(r.Ratio)), f(r.WallSec)})
+			strconv.Itoa(s.Rejected), strconv.Itoa(s.ServerFailures), f(s.RestartsPerJob), f(s.LostGPUTime), f(s.IdleWhileWaiting),
+			strconv.Itoa(s.Guaranteed), f(s.GuaranteeAttainment), f(s.AvgGuaranteeRatio), f(float64(r.Bound)), f(float64(r.Ratio)), f(r.WallSec)})
 	}
 	cw.Flush()
 	return cw.Error()
