@@ -48,6 +48,12 @@
 // background writer saves the latest to the Store (ConfigMapStore: gzipped JSON in a
 // ConfigMap), once more when the planner stops. On start the planner loads it, resumes every
 // job in its original submission order (running jobs on their GPUs) and restores the
-// scheduler, so that its decisions continue the old planner's. State it cannot read is
-// logged and ignored: the planner then starts afresh.
+// scheduler, so that its decisions continue the old planner's. State it cannot read or that
+// contradicts itself (an unknown kind or version, a job saved twice, a job whose id, pods and
+// GPUs disagree, a GPU index below 0, a scheduler state its scheduler refuses) is logged and
+// ignored: the planner then starts afresh and treats the live jobs as new. A job saved on a
+// node that has left (or on GPUs a node no longer has) resumes waiting. A scheduler's nested
+// state is checked only by that scheduler's RestoreState; if it accepts state that is wrong,
+// its decisions may be invalid, which the host runtime refuses and the planner logs at every
+// decision (FuzzRestoreState found such a case: see its seeds).
 package planner

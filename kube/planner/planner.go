@@ -65,7 +65,9 @@ type Options struct {
 	// TimeScale is the planner's seconds per wall-clock second: 1 in production; tests run
 	// a long workload faster. Default 1.
 	TimeScale float64
-	// Now returns the wall-clock time. Default time.Now.
+	// Now returns the wall-clock time. Default time.Now. A test may give a virtual clock that
+	// it advances itself: the planner then decides at the times it is kicked (Kick), and
+	// its own timers (Debounce, Resync, the wait for WakeAt) stay in wall time.
 	Now      func() time.Time
 	Sources  Sources
 	Actuator Actuator
@@ -168,6 +170,15 @@ func (p *Planner) Busy() (time.Duration, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.busy, p.syncs
+}
+
+// WakeAt returns the planner time at which the last decision asked to be called again (0:
+// none). Run calls the scheduler then; a test that drives the clock (Options.Now) advances
+// it there and calls Kick.
+func (p *Planner) WakeAt() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.wakeAt
 }
 
 // Restored returns the number of jobs restored from saved state at start.
@@ -333,6 +344,7 @@ func (p *Planner) sync(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return p.opt.Resync, fmt.Errorf("planner: schedule at t=%g s: %w", now, err)
 	}
+	p.wakeAt = d.WakeAt
 	p.apply(ctx, d, now)
 	p.reconcile(ctx)
 	p.save()

@@ -246,7 +246,18 @@ func (p *Planner) restoreLocked(ctx context.Context, st *savedState) error {
 	if p.bk == nil {
 		return errors.New("no GPU node")
 	}
-	for _, sj := range st.Jobs {
+	for i, sj := range st.Jobs {
+		k := mapping.JobKey{Namespace: sj.Namespace, Name: sj.Name, PodGroup: sj.PodGroup}
+		switch {
+		case sj.Name == "" || sj.Namespace == "":
+			return fmt.Errorf("%w: job %d: no namespace or name", ErrBadState, i)
+		case sj.Job.ID != k.ID():
+			return fmt.Errorf("%w: job %d: id %q is not that of %s/%s (%q)", ErrBadState, i, sj.Job.ID, sj.Namespace, sj.Name, k.ID())
+		case sj.Pods < 1 || sj.PodGPUs < 1 || sj.Pods*sj.PodGPUs != sj.Job.GPUs:
+			return fmt.Errorf("%w: job %q: %d pods of %d GPUs for %d GPUs", ErrBadState, sj.Job.ID, sj.Pods, sj.PodGPUs, sj.Job.GPUs)
+		case p.jobs[k.ID()] != nil:
+			return fmt.Errorf("%w: job %q saved twice", ErrBadState, sj.Job.ID)
+		}
 		status := gpusched.JobStatus{
 			Iterations: sj.Iterations, Executed: sj.Executed, Attained: sj.Attained, Started: sj.Started,
 			FirstStart: sj.FirstStart, Since: sj.Since, Preemptions: sj.Preempted,
@@ -256,10 +267,17 @@ func (p *Planner) restoreLocked(ctx context.Context, st *savedState) error {
 			gpus := make([]topology.GPUID, 0, len(sj.GPUs))
 			nodesOf = map[string]int{}
 			for _, g := range sj.GPUs {
+				// A GPU on a node that left (or shrank) while the planner was down: the job
+				// is resumed waiting, and its pods there are evicted.
+				if g.Index < 0 {
+					return fmt.Errorf("%w: job %q: GPU index %d on node %s", ErrBadState, sj.Job.ID, g.Index, g.Node)
+				}
 				s, ok := p.cl.ServerIndex(g.Node)
+				if !ok {
+					break
+				}
 				first, n := p.cl.GPUsOf(s)
-				if !ok || g.Index >= n {
-					gpus = nil
+				if g.Index >= n {
 					break
 				}
 				gpus = append(gpus, first+topology.GPUID(g.Index))
@@ -280,7 +298,6 @@ func (p *Planner) restoreLocked(ctx context.Context, st *savedState) error {
 		}
 		p.seq++
 		p.sized(sj.Job.ID, sj.PodGPUs)
-		k := mapping.JobKey{Namespace: sj.Namespace, Name: sj.Name, PodGroup: sj.PodGroup}
 		p.jobs[k.ID()] = &job{
 			key: k, id: k.ID(), spec: mapping.Spec{Job: sj.Job, Pods: sj.Pods, PodGPUs: sj.PodGPUs, Hint: sj.Hint},
 			seq: p.seq, arr: sj.Job.Arrival, held: true, prog: sj.Progress, nodes: nodesOf, full: sj.Full && nodesOf != nil,

@@ -87,6 +87,9 @@ type Hooks struct {
 	Decided func(planner.Decision)
 	// Planner is called with the planner once it is built.
 	Planner func(*planner.Planner)
+	// Now, if set, is the planner's clock (planner.Options.Now): a test drives a virtual
+	// clock with it.
+	Now func() time.Time
 }
 
 // Factory returns the plugin's factory, for app.WithPlugin(Name, Factory(nil)).
@@ -165,6 +168,7 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 	}
 	if hooks != nil {
 		opt.Decided = hooks.Decided
+		opt.Now = hooks.Now
 	}
 	p, err := planner.New(opt)
 	if err != nil {
