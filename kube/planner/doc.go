@@ -13,8 +13,8 @@
 //     and marks unavailable the GPUs of cordoned or NotReady nodes and the GPUs that other
 //     schedulers' pods hold, so that decisions drain them;
 //  2. maps every job: a job whose pods all exist is submitted (its arrival is when the planner
-//     first saw it); its progress annotation is reported; a job whose pods all succeeded
-//     finishes (its scheduler learns from it); a job whose objects are deleted is cancelled;
+//     first saw it); its progress annotation is reported; a job one of whose pods succeeded
+//     finishes (its scheduler learns from it; its other pods finish on their own); a job whose objects are deleted is cancelled;
 //     a running gang that lost a pod is interrupted and its other pods evicted. Bad input
 //     (package mapping's errors) becomes a Warning event on the object, once per problem, and
 //     the job stays pending;
