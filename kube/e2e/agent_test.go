@@ -326,8 +326,8 @@ func (a *agent) tick(ctx context.Context) {
 		if len(bound) > 0 {
 			if j.partialSince.IsZero() {
 				j.partialSince = time.Now()
-			} else if time.Since(j.partialSince) > 3*time.Second {
-				e.fail("gang %s partly bound (%d of %d pods) for more than 3 s", id, len(bound), npods)
+			} else if time.Since(j.partialSince) > 10*time.Second {
+				e.fail("gang %s partly bound (%d of %d pods) for more than 10 s", id, len(bound), npods)
 				j.partialSince = time.Now()
 			}
 		} else {

@@ -16,7 +16,8 @@
 // nothing. So the cluster reacts in zero virtual time, and the planner decides at the same
 // instants, on the same view, as sim's scheduler. It checks:
 //
-//   - gangs bind all or nothing (no gang partly bound for more than 3 s of wall time);
+//   - gangs bind all or nothing (no gang partly bound for more than 10 s of wall time:
+//     Permit lets a gang bind only whole, and its pods then bind within milliseconds);
 //   - no node is over-committed (at every tick of the agent);
 //   - every job runs on the nodes, with the GPUs per node, the decision gave it;
 //   - every job a decision stopped while it ran (preemptions, migrations) had its pods
