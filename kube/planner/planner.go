@@ -157,7 +157,7 @@ type Planner struct {
 	arrived  map[gpusched.JobID]float64
 	finished []gpusched.JobID
 	lost     []gpusched.JobID // jobs stopped because their nodes left, for the next Decision
-	state    []byte           // latest saved state, waiting for the writer
+	state    *savedState      // latest state, waiting for the writer to encode and save it
 	stateCh  chan struct{}
 	kick     chan struct{}
 	started  bool

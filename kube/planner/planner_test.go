@@ -181,8 +181,11 @@ func TestPlannerGangCordonRestart(t *testing.T) {
 	// Restart: a new planner from the saved state keeps the job where it runs.
 	p.mu.Lock()
 	p.save()
-	data := p.state
 	p.mu.Unlock()
+	data, err := p.encoded()
+	if err != nil {
+		t.Fatal(err)
+	}
 	f.data = data
 	clock = clock.Add(5 * time.Second)
 	p2 := newPlanner(t, f, &clock)

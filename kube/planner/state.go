@@ -2,12 +2,14 @@ package planner
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	gpusched "github.com/gpusched/gpusched"
@@ -68,8 +70,9 @@ type savedGPU struct {
 	Index int    `json:"index"`
 }
 
-// snapshot encodes the planner's state (p.mu held).
-func (p *Planner) snapshot() ([]byte, error) {
+// snapshot takes the planner's state (p.mu held); encodeState encodes it. The encoding, the
+// larger part of the work, is the writer's, outside the lock and off the decision path.
+func (p *Planner) snapshot() (*savedState, error) {
 	st := savedState{Kind: StateKind, Version: StateVersion, Epoch: p.epoch, Scale: p.opt.TimeScale, Now: p.now}
 	var held []*job
 	for _, j := range p.jobs {
@@ -106,9 +109,14 @@ func (p *Planner) snapshot() ([]byte, error) {
 		}
 		st.Scheduler = buf.Bytes()
 	}
+	return &st, nil
+}
+
+// encodeState encodes saved state: gzipped JSON.
+func encodeState(st *savedState) ([]byte, error) {
 	var out bytes.Buffer
 	zw := gzip.NewWriter(&out)
-	if err := json.NewEncoder(zw).Encode(&st); err != nil {
+	if err := json.NewEncoder(zw).Encode(st); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -117,17 +125,28 @@ func (p *Planner) snapshot() ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// encoded returns the latest state handed to the writer, encoded (nil when none).
+func (p *Planner) encoded() ([]byte, error) {
+	p.mu.Lock()
+	st := p.state
+	p.mu.Unlock()
+	if st == nil {
+		return nil, nil
+	}
+	return encodeState(st)
+}
+
 // save hands the current state to the writer (p.mu held).
 func (p *Planner) save() {
 	if p.opt.Store == nil || p.bk == nil {
 		return
 	}
-	data, err := p.snapshot()
+	st, err := p.snapshot()
 	if err != nil {
 		p.log.Error(err, "gpusched planner: save state")
 		return
 	}
-	p.state = data
+	p.state = st
 	select {
 	case p.stateCh <- struct{}{}:
 	default:
@@ -138,10 +157,15 @@ func (p *Planner) save() {
 func (p *Planner) writer(ctx context.Context) {
 	write := func(ctx context.Context) {
 		p.mu.Lock()
-		data := p.state
+		st := p.state
 		p.state = nil
 		p.mu.Unlock()
-		if data == nil {
+		if st == nil {
+			return
+		}
+		data, err := encodeState(st)
+		if err != nil {
+			p.log.Error(err, "gpusched planner: encode state")
 			return
 		}
 		if err := p.opt.Store.Save(ctx, data); err != nil {
@@ -312,11 +336,7 @@ func (p *Planner) restoreLocked(ctx context.Context, st *savedState) error {
 }
 
 func sortBySeq(js []*job) {
-	for i := 1; i < len(js); i++ {
-		for k := i; k > 0 && js[k].seq < js[k-1].seq; k-- {
-			js[k], js[k-1] = js[k-1], js[k]
-		}
-	}
+	slices.SortFunc(js, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
 }
 
 // ConfigMapStore keeps the planner's state in a ConfigMap, gzipped JSON under the binary key

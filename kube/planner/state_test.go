@@ -24,12 +24,13 @@ func savedFixture(t testing.TB) ([]byte, *fake) {
 	p := newPlanner(t, f, &clock)
 	p.Sync(context.Background())
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.save()
-	if p.state == nil {
-		t.Fatal("no state saved")
+	p.mu.Unlock()
+	data, err := p.encoded()
+	if err != nil || data == nil {
+		t.Fatalf("no state saved: %v", err)
 	}
-	return p.state, f
+	return data, f
 }
 
 func gz(raw []byte) []byte {
