@@ -142,10 +142,12 @@ func TestRestoreHostileState(t *testing.T) {
 
 // FuzzRestoreState feeds arbitrary saved state (raw, or gzipped when zip is set, so that the
 // fuzzer reaches the JSON) to the planner: decodeState returns a state or an error wrapping
-// ErrBadState, and a planner restoring it and deciding once does not panic. (That it can
-// decide is not checked: a scheduler's own nested state that is inconsistent may make its
-// decisions invalid, which the host runtime refuses and the planner logs, decision after
-// decision: see the package documentation.)
+// ErrBadState, and a planner restoring it (the books, the scheduler's nested state) does not
+// panic, and can save what it restored. (A decision after the restore is not made here, to
+// keep the target fast; TestRestoreHostileState makes one for each hostile case. That the
+// planner can decide is not checked: a scheduler's own nested state that is inconsistent may
+// make its decisions invalid, which the host runtime refuses and the planner logs, decision
+// after decision: see the package documentation.)
 func FuzzRestoreState(f *testing.F) {
 	good, fk := savedFixture(f)
 	raw := gunzip(f, good)
@@ -162,6 +164,47 @@ func FuzzRestoreState(f *testing.F) {
 		f := &fake{nodes: fk.nodes, pgs: fk.pgs, pods: fk.pods, data: data}
 		clock := time.Unix(2000, 0)
 		p := newPlanner(t, f, &clock)
-		p.Sync(context.Background())
+		if p.Restored() > 0 {
+			// What was restored is consistent enough to save again.
+			p.mu.Lock()
+			_, err := p.snapshot()
+			p.mu.Unlock()
+			if err != nil {
+				t.Fatalf("restored state cannot be saved: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzDecodeState feeds arbitrary bytes (gzipped when zip is set) to decodeState: it returns
+// an error wrapping ErrBadState, or a state that encodes and decodes back to itself.
+func FuzzDecodeState(f *testing.F) {
+	good, _ := savedFixture(f)
+	f.Add(gunzip(f, good), true)
+	f.Add([]byte(`{"kind":"gpusched-kube-planner","version":1,"scale":1,"now":0}`), true)
+	f.Fuzz(func(t *testing.T, data []byte, zip bool) {
+		if zip {
+			data = gz(data)
+		}
+		st, err := decodeState(data)
+		if err != nil {
+			if !errors.Is(err, ErrBadState) {
+				t.Fatalf("error %v does not wrap ErrBadState", err)
+			}
+			return
+		}
+		again, err := encodeState(st)
+		if err != nil {
+			t.Fatalf("decoded state does not encode: %v", err)
+		}
+		st2, err := decodeState(again)
+		if err != nil {
+			t.Fatalf("re-encoded state does not decode: %v", err)
+		}
+		a, _ := json.Marshal(st)
+		b, _ := json.Marshal(st2)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("state changed in a round trip:\n%s\n%s", a, b)
+		}
 	})
 }
