@@ -53,7 +53,8 @@ type Args struct {
 	// kube-system/gpusched-state; StateName "-" keeps none.
 	StateNamespace string `json:"stateNamespace,omitempty"`
 	StateName      string `json:"stateName,omitempty"`
-	// TimeScale is the planner's seconds per wall-clock second (tests). Default 1.
+	// TimeScale is the planner's seconds per wall-clock second. Default 1. (Tests that need
+	// another clock give the planner one: Hooks.Now.)
 	TimeScale float64 `json:"timeScale,omitempty"`
 	// DebounceMillis is how long the planner gathers changes before it decides. Default 20.
 	DebounceMillis int `json:"debounceMillis,omitempty"`
