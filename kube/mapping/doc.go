@@ -38,7 +38,11 @@
 // (default nvidia.com/gpu.product, as NVIDIA's GPU feature discovery sets it, matched to a
 // topology preset: "NVIDIA-A100-SXM4-80GB" is an A100) and its rack from another (default
 // gpusched.io/rack). Cluster builds the topology from the nodes, one server per GPU node
-// named after it, in name order; Unavailable marks the GPUs of nodes that are cordoned
-// (spec.unschedulable) or not Ready, which the View reports as unavailable so that decisions
-// drain them.
+// named after it, in name order, and says which nodes are not Usable: cordoned
+// (spec.unschedulable), not Ready, or tainted NoSchedule or NoExecute with a key the gpusched
+// pods do not tolerate (Config.TolerateTaints; default only nvidia.com/gpu). The planner
+// reports their GPUs as unavailable, so that decisions drain them: a NoSchedule taint, like a
+// cordon, moves the jobs running there as well (a scheduler that plans whole jobs cannot keep
+// a job on GPUs it may not place anew). A node that is deleted leaves the topology and the
+// jobs on it stop.
 package mapping

@@ -94,6 +94,11 @@ type Config struct {
 	// RackOversubscription is the oversubscription of every rack's uplinks (see
 	// topology.Rack). Default 1.
 	RackOversubscription float64 `json:"rackOversubscription,omitempty"`
+	// TolerateTaints are the keys of node taints that the gpusched pods tolerate (GPU nodes
+	// are often tainted so that only GPU pods land there). A node with a NoSchedule or
+	// NoExecute taint of another key is unusable: its GPUs are drained. Default
+	// {GPUResource}; an empty list that is not nil tolerates none.
+	TolerateTaints []string `json:"tolerateTaints,omitempty"`
 }
 
 // WithDefaults returns c with every unset field set to its default.
@@ -115,6 +120,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if !(c.RackOversubscription >= 1) || math.IsInf(c.RackOversubscription, 0) {
 		c.RackOversubscription = 1
+	}
+	if c.TolerateTaints == nil {
+		c.TolerateTaints = []string{string(c.GPUResource)}
 	}
 	return c
 }

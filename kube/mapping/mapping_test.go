@@ -157,6 +157,42 @@ func TestCluster(t *testing.T) {
 	}
 }
 
+func TestUsableTaints(t *testing.T) {
+	c := Config{}.WithDefaults()
+	lbl := map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+	tainted := func(name string, taints ...v1.Taint) *v1.Node {
+		n := node(name, 8, lbl, true, false)
+		n.Spec.Taints = taints
+		return n
+	}
+	cases := []struct {
+		n    *v1.Node
+		want bool
+	}{
+		{tainted("plain"), true},
+		{tainted("gpu-taint", v1.Taint{Key: "nvidia.com/gpu", Value: "present", Effect: v1.TaintEffectNoSchedule}), true},
+		{tainted("prefer", v1.Taint{Key: "maintenance", Effect: v1.TaintEffectPreferNoSchedule}), true},
+		{tainted("noschedule", v1.Taint{Key: "maintenance", Effect: v1.TaintEffectNoSchedule}), false},
+		{tainted("noexecute", v1.Taint{Key: "node.kubernetes.io/unreachable", Effect: v1.TaintEffectNoExecute}), false},
+		{tainted("mixed", v1.Taint{Key: "nvidia.com/gpu", Effect: v1.TaintEffectNoSchedule}, v1.Taint{Key: "x", Effect: v1.TaintEffectNoExecute}), false},
+		{node("notready", 8, lbl, false, false), false},
+		{node("cordoned", 8, lbl, true, true), false},
+	}
+	for _, tc := range cases {
+		if got := c.Usable(tc.n); got != tc.want {
+			t.Errorf("node %s: Usable %v, want %v", tc.n.Name, got, tc.want)
+		}
+	}
+	// A configuration that tolerates no taint refuses the GPU taint too.
+	if (Config{TolerateTaints: []string{}}).WithDefaults().Usable(cases[1].n) {
+		t.Errorf("a node with the GPU taint is usable though no taint is tolerated")
+	}
+	_, unusable, _, err := c.Cluster([]*v1.Node{cases[0].n, cases[3].n, cases[4].n})
+	if err != nil || strings.Join(unusable, ",") != "noexecute,noschedule" {
+		t.Fatalf("unusable %v, %v", unusable, err)
+	}
+}
+
 // FuzzJob feeds arbitrary annotations to the mapping: it must return a job that validates, or
 // an *Error wrapping ErrBadJob, and never panic.
 func FuzzJob(f *testing.F) {

@@ -57,10 +57,21 @@ func (c Config) ServerOf(n *v1.Node) (s topology.Server, ok bool, err error) {
 	return topology.Server{ID: n.Name, Rack: n.Labels[c.RackLabel], ServerSpec: spec}, true, nil
 }
 
-// Usable tells whether new pods may be placed on a node: not cordoned, and Ready.
-func Usable(n *v1.Node) bool {
+// Usable tells whether the gpusched pods may run on a node: it is not cordoned, it is Ready,
+// and it has no NoSchedule or NoExecute taint whose key is not in TolerateTaints. (The
+// taints that Kubernetes itself puts on cordoned and NotReady nodes, node.kubernetes.io/...,
+// are not tolerated either.) PreferNoSchedule taints are ignored.
+func (c Config) Usable(n *v1.Node) bool {
 	if n.Spec.Unschedulable {
 		return false
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		if !slices.Contains(c.TolerateTaints, t.Key) {
+			return false
+		}
 	}
 	for _, cond := range n.Status.Conditions {
 		if cond.Type == v1.NodeReady {
@@ -91,7 +102,7 @@ func (c Config) Cluster(nodes []*v1.Node) (cl *topology.Cluster, unusable []stri
 		}
 		racked = racked || s.Rack != ""
 		servers = append(servers, s)
-		if !Usable(n) {
+		if !c.Usable(n) {
 			unusable = append(unusable, n.Name)
 		}
 	}

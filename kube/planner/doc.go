@@ -13,8 +13,8 @@
 //     and marks unavailable the GPUs of cordoned or NotReady nodes and the GPUs that other
 //     schedulers' pods hold, so that decisions drain them;
 //  2. maps every job: a job whose pods all exist is submitted (its arrival is when the planner
-//     first saw it); its progress annotation is reported; a job whose pods all succeeded
-//     finishes (its scheduler learns from it); a job whose objects are deleted is cancelled;
+//     first saw it); its progress annotation is reported; a job one of whose pods succeeded
+//     finishes (its scheduler learns from it; its other pods finish on their own); a job whose objects are deleted is cancelled;
 //     a running gang that lost a pod is interrupted and its other pods evicted. Bad input
 //     (package mapping's errors) becomes a Warning event on the object, once per problem, and
 //     the job stays pending;
@@ -48,6 +48,12 @@
 // background writer saves the latest to the Store (ConfigMapStore: gzipped JSON in a
 // ConfigMap), once more when the planner stops. On start the planner loads it, resumes every
 // job in its original submission order (running jobs on their GPUs) and restores the
-// scheduler, so that its decisions continue the old planner's. State it cannot read is
-// logged and ignored: the planner then starts afresh.
+// scheduler, so that its decisions continue the old planner's. State it cannot read or that
+// contradicts itself (an unknown kind or version, a job saved twice, a job whose id, pods and
+// GPUs disagree, a GPU index below 0, a scheduler state its scheduler refuses) is logged and
+// ignored: the planner then starts afresh and treats the live jobs as new. A job saved on a
+// node that has left (or on GPUs a node no longer has) resumes waiting. A scheduler's nested
+// state is checked only by that scheduler's RestoreState; if it accepts state that is wrong,
+// its decisions may be invalid, which the host runtime refuses and the planner logs at every
+// decision (FuzzRestoreState found such a case: see its seeds).
 package planner

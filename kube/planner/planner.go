@@ -65,7 +65,9 @@ type Options struct {
 	// TimeScale is the planner's seconds per wall-clock second: 1 in production; tests run
 	// a long workload faster. Default 1.
 	TimeScale float64
-	// Now returns the wall-clock time. Default time.Now.
+	// Now returns the wall-clock time. Default time.Now. A test may give a virtual clock that
+	// it advances itself: the planner then decides at the times it is kicked (Kick), and
+	// its own timers (Debounce, Resync, the wait for WakeAt) stay in wall time.
 	Now      func() time.Time
 	Sources  Sources
 	Actuator Actuator
@@ -90,7 +92,8 @@ type Options struct {
 type Decision struct {
 	// Time is the planner time of the decision, in seconds.
 	Time float64
-	// Stops are the jobs stopped (their pods evicted), Starts the jobs started with the GPUs
+	// Stops are the jobs stopped (their pods evicted; first those whose nodes left the
+	// cluster, then the scheduler's), Starts the jobs started with the GPUs
 	// each node gives them, Rejected the jobs rejected with the reason.
 	Stops    []gpusched.JobID
 	Starts   []Start
@@ -98,6 +101,8 @@ type Decision struct {
 	// Submitted are the jobs handed to the scheduler since the last decision, with their
 	// arrival (planner time, seconds).
 	Submitted map[gpusched.JobID]float64
+	// Finished are the jobs whose pods all succeeded since the last decision.
+	Finished []gpusched.JobID
 }
 
 // Start is one job started: its GPUs per node, and the decision's GPUs in worker order (ids
@@ -150,7 +155,9 @@ type Planner struct {
 	wakeAt   float64
 	events   map[string]string // object uid -> last problem reported
 	arrived  map[gpusched.JobID]float64
-	state    []byte // latest saved state, waiting for the writer
+	finished []gpusched.JobID
+	lost     []gpusched.JobID // jobs stopped because their nodes left, for the next Decision
+	state    *savedState      // latest state, waiting for the writer to encode and save it
 	stateCh  chan struct{}
 	kick     chan struct{}
 	started  bool
@@ -168,6 +175,15 @@ func (p *Planner) Busy() (time.Duration, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.busy, p.syncs
+}
+
+// WakeAt returns the planner time at which the last decision asked to be called again (0:
+// none). Run calls the scheduler then; a test that drives the clock (Options.Now) advances
+// it there and calls Kick.
+func (p *Planner) WakeAt() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.wakeAt
 }
 
 // Restored returns the number of jobs restored from saved state at start.
@@ -333,6 +349,7 @@ func (p *Planner) sync(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return p.opt.Resync, fmt.Errorf("planner: schedule at t=%g s: %w", now, err)
 	}
+	p.wakeAt = d.WakeAt
 	p.apply(ctx, d, now)
 	p.reconcile(ctx)
 	p.save()
@@ -382,6 +399,7 @@ func (p *Planner) syncCluster(ctx context.Context, nodes []*v1.Node, pods []*v1.
 				p.stop(ctx, j)
 			}
 		}
+		p.lost = append(p.lost, stopped...)
 	}
 	// Unavailable: GPUs of unusable nodes, and GPUs that other schedulers' pods hold.
 	un := topology.NewGPUSet(cl.NumGPUs())
@@ -530,12 +548,20 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 		p.problem(j.obj, "BadProgress", fmt.Sprintf("job %s: %v", j.key.Name, perr))
 	}
 	if j.held {
-		if j.succ > 0 && j.succ >= j.spec.Pods {
-			if err := p.bk.finish(j.id, now, prog, false); err != nil {
+		if j.succ > 0 {
+			// A worker exited successfully: the training is done, and the gang finishes pod
+			// by pod (its other pods are not evicted). The progress is the job's report if it
+			// is new, else the runtime's extrapolation (a report from before may be stale).
+			fin := 0.0
+			if prog != j.prog {
+				fin = prog
+			}
+			if err := p.bk.finish(j.id, now, fin, false); err != nil {
 				p.log.Error(err, "finish", "job", j.id)
 			}
 			j.held, j.done, j.nodes = false, true, nil
 			p.sized(j.id, 0)
+			p.finished = append(p.finished, j.id)
 			return
 		}
 		if prog != j.prog {
@@ -552,8 +578,7 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 			}
 			if bound == j.spec.Pods {
 				j.full = true
-			} else if j.full && j.succ == 0 && len(j.pods) < j.spec.Pods {
-				// (Pods that succeeded are a gang finishing, pod by pod: not a loss.)
+			} else if j.full && len(j.pods) < j.spec.Pods {
 				// A pod of the running gang is gone (deleted, failed, its node lost): the
 				// job restarts from its checkpoint; the rest of the gang is evicted.
 				p.log.Info("gang lost a pod: interrupted", "job", j.id)
@@ -628,8 +653,8 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 // apply carries out an applied decision: evictions for stops, node assignments and
 // activations for starts, events for rejections.
 func (p *Planner) apply(ctx context.Context, d decided, now float64) {
-	out := Decision{Time: now, Stops: d.Stops, Rejected: d.Rejected, Submitted: p.arrived}
-	p.arrived = nil
+	out := Decision{Time: now, Stops: append(p.lost, d.Stops...), Rejected: d.Rejected, Submitted: p.arrived, Finished: p.finished}
+	p.arrived, p.finished, p.lost = nil, nil, nil
 	for _, id := range d.Stops {
 		if j := p.jobs[id]; j != nil {
 			p.stop(ctx, j)
@@ -668,7 +693,7 @@ func (p *Planner) apply(ctx context.Context, d decided, now float64) {
 		}
 		p.problem(j.obj, "Rejected", fmt.Sprintf("job %s rejected by the scheduler: %v", j.key.Name, r.Err))
 	}
-	if p.opt.Decided != nil && (len(out.Stops) > 0 || len(out.Starts) > 0 || len(out.Rejected) > 0 || len(out.Submitted) > 0) {
+	if p.opt.Decided != nil && (len(out.Stops) > 0 || len(out.Starts) > 0 || len(out.Rejected) > 0 || len(out.Submitted) > 0 || len(out.Finished) > 0) {
 		p.opt.Decided(out)
 	}
 }

@@ -86,7 +86,7 @@ func podGroup(name string, min int32, ann map[string]string) *v1alpha1.PodGroup 
 	return &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("pg-" + name), Annotations: ann}, Spec: v1alpha1.PodGroupSpec{MinMember: min}}
 }
 
-func newPlanner(t *testing.T, f *fake, clock *time.Time) *Planner {
+func newPlanner(t testing.TB, f *fake, clock *time.Time) *Planner {
 	s, err := asrpt.New(asrpt.Options{Estimator: asrpt.Oracle(func(gpusched.JobID) (float64, bool) { return 1000, true }), Placer: gpusched.Pack})
 	if err != nil {
 		t.Fatal(err)
@@ -181,8 +181,11 @@ func TestPlannerGangCordonRestart(t *testing.T) {
 	// Restart: a new planner from the saved state keeps the job where it runs.
 	p.mu.Lock()
 	p.save()
-	data := p.state
 	p.mu.Unlock()
+	data, err := p.encoded()
+	if err != nil {
+		t.Fatal(err)
+	}
 	f.data = data
 	clock = clock.Add(5 * time.Second)
 	p2 := newPlanner(t, f, &clock)

@@ -2,12 +2,14 @@ package planner
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	gpusched "github.com/gpusched/gpusched"
@@ -68,8 +70,9 @@ type savedGPU struct {
 	Index int    `json:"index"`
 }
 
-// snapshot encodes the planner's state (p.mu held).
-func (p *Planner) snapshot() ([]byte, error) {
+// snapshot takes the planner's state (p.mu held); encodeState encodes it. The encoding, the
+// larger part of the work, is the writer's, outside the lock and off the decision path.
+func (p *Planner) snapshot() (*savedState, error) {
 	st := savedState{Kind: StateKind, Version: StateVersion, Epoch: p.epoch, Scale: p.opt.TimeScale, Now: p.now}
 	var held []*job
 	for _, j := range p.jobs {
@@ -106,9 +109,14 @@ func (p *Planner) snapshot() ([]byte, error) {
 		}
 		st.Scheduler = buf.Bytes()
 	}
+	return &st, nil
+}
+
+// encodeState encodes saved state: gzipped JSON.
+func encodeState(st *savedState) ([]byte, error) {
 	var out bytes.Buffer
 	zw := gzip.NewWriter(&out)
-	if err := json.NewEncoder(zw).Encode(&st); err != nil {
+	if err := json.NewEncoder(zw).Encode(st); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -117,17 +125,28 @@ func (p *Planner) snapshot() ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// encoded returns the latest state handed to the writer, encoded (nil when none).
+func (p *Planner) encoded() ([]byte, error) {
+	p.mu.Lock()
+	st := p.state
+	p.mu.Unlock()
+	if st == nil {
+		return nil, nil
+	}
+	return encodeState(st)
+}
+
 // save hands the current state to the writer (p.mu held).
 func (p *Planner) save() {
 	if p.opt.Store == nil || p.bk == nil {
 		return
 	}
-	data, err := p.snapshot()
+	st, err := p.snapshot()
 	if err != nil {
 		p.log.Error(err, "gpusched planner: save state")
 		return
 	}
-	p.state = data
+	p.state = st
 	select {
 	case p.stateCh <- struct{}{}:
 	default:
@@ -138,10 +157,15 @@ func (p *Planner) save() {
 func (p *Planner) writer(ctx context.Context) {
 	write := func(ctx context.Context) {
 		p.mu.Lock()
-		data := p.state
+		st := p.state
 		p.state = nil
 		p.mu.Unlock()
-		if data == nil {
+		if st == nil {
+			return
+		}
+		data, err := encodeState(st)
+		if err != nil {
+			p.log.Error(err, "gpusched planner: encode state")
 			return
 		}
 		if err := p.opt.Store.Save(ctx, data); err != nil {
@@ -246,7 +270,18 @@ func (p *Planner) restoreLocked(ctx context.Context, st *savedState) error {
 	if p.bk == nil {
 		return errors.New("no GPU node")
 	}
-	for _, sj := range st.Jobs {
+	for i, sj := range st.Jobs {
+		k := mapping.JobKey{Namespace: sj.Namespace, Name: sj.Name, PodGroup: sj.PodGroup}
+		switch {
+		case sj.Name == "" || sj.Namespace == "":
+			return fmt.Errorf("%w: job %d: no namespace or name", ErrBadState, i)
+		case sj.Job.ID != k.ID():
+			return fmt.Errorf("%w: job %d: id %q is not that of %s/%s (%q)", ErrBadState, i, sj.Job.ID, sj.Namespace, sj.Name, k.ID())
+		case sj.Pods < 1 || sj.PodGPUs < 1 || sj.Pods*sj.PodGPUs != sj.Job.GPUs:
+			return fmt.Errorf("%w: job %q: %d pods of %d GPUs for %d GPUs", ErrBadState, sj.Job.ID, sj.Pods, sj.PodGPUs, sj.Job.GPUs)
+		case p.jobs[k.ID()] != nil:
+			return fmt.Errorf("%w: job %q saved twice", ErrBadState, sj.Job.ID)
+		}
 		status := gpusched.JobStatus{
 			Iterations: sj.Iterations, Executed: sj.Executed, Attained: sj.Attained, Started: sj.Started,
 			FirstStart: sj.FirstStart, Since: sj.Since, Preemptions: sj.Preempted,
@@ -256,10 +291,17 @@ func (p *Planner) restoreLocked(ctx context.Context, st *savedState) error {
 			gpus := make([]topology.GPUID, 0, len(sj.GPUs))
 			nodesOf = map[string]int{}
 			for _, g := range sj.GPUs {
+				// A GPU on a node that left (or shrank) while the planner was down: the job
+				// is resumed waiting, and its pods there are evicted.
+				if g.Index < 0 {
+					return fmt.Errorf("%w: job %q: GPU index %d on node %s", ErrBadState, sj.Job.ID, g.Index, g.Node)
+				}
 				s, ok := p.cl.ServerIndex(g.Node)
+				if !ok {
+					break
+				}
 				first, n := p.cl.GPUsOf(s)
-				if !ok || g.Index >= n {
-					gpus = nil
+				if g.Index >= n {
 					break
 				}
 				gpus = append(gpus, first+topology.GPUID(g.Index))
@@ -280,7 +322,6 @@ func (p *Planner) restoreLocked(ctx context.Context, st *savedState) error {
 		}
 		p.seq++
 		p.sized(sj.Job.ID, sj.PodGPUs)
-		k := mapping.JobKey{Namespace: sj.Namespace, Name: sj.Name, PodGroup: sj.PodGroup}
 		p.jobs[k.ID()] = &job{
 			key: k, id: k.ID(), spec: mapping.Spec{Job: sj.Job, Pods: sj.Pods, PodGPUs: sj.PodGPUs, Hint: sj.Hint},
 			seq: p.seq, arr: sj.Job.Arrival, held: true, prog: sj.Progress, nodes: nodesOf, full: sj.Full && nodesOf != nil,
@@ -295,11 +336,7 @@ func (p *Planner) restoreLocked(ctx context.Context, st *savedState) error {
 }
 
 func sortBySeq(js []*job) {
-	for i := 1; i < len(js); i++ {
-		for k := i; k > 0 && js[k].seq < js[k-1].seq; k-- {
-			js[k], js[k-1] = js[k-1], js[k]
-		}
-	}
+	slices.SortFunc(js, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
 }
 
 // ConfigMapStore keeps the planner's state in a ConfigMap, gzipped JSON under the binary key

@@ -53,7 +53,8 @@ type Args struct {
 	// kube-system/gpusched-state; StateName "-" keeps none.
 	StateNamespace string `json:"stateNamespace,omitempty"`
 	StateName      string `json:"stateName,omitempty"`
-	// TimeScale is the planner's seconds per wall-clock second (tests). Default 1.
+	// TimeScale is the planner's seconds per wall-clock second. Default 1. (Tests that need
+	// another clock give the planner one: Hooks.Now.)
 	TimeScale float64 `json:"timeScale,omitempty"`
 	// DebounceMillis is how long the planner gathers changes before it decides. Default 20.
 	DebounceMillis int `json:"debounceMillis,omitempty"`
@@ -87,6 +88,9 @@ type Hooks struct {
 	Decided func(planner.Decision)
 	// Planner is called with the planner once it is built.
 	Planner func(*planner.Planner)
+	// Now, if set, is the planner's clock (planner.Options.Now): a test drives a virtual
+	// clock with it.
+	Now func() time.Time
 }
 
 // Factory returns the plugin's factory, for app.WithPlugin(Name, Factory(nil)).
@@ -165,6 +169,7 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 	}
 	if hooks != nil {
 		opt.Decided = hooks.Decided
+		opt.Now = hooks.Now
 	}
 	p, err := planner.New(opt)
 	if err != nil {
