@@ -526,7 +526,20 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			if m.seen == s.epoch {
 				return fmt.Errorf("asrpt: job %q appears twice in the view", id)
 			}
-			if !same {
+			if !same && st.job != js.Job {
+				// A new description of the job (a host that rebuilds its Jobs, or the first view
+				// after a restore): the view's Job is authoritative, so check it against the
+				// cluster again in case it disagrees with what was known.
+				if st.job.GPUs != js.Job.GPUs || st.job.GPUType != js.Job.GPUType || st.job.MinGPUMemory != js.Job.MinGPUMemory {
+					if unfit := gpusched.Fits(js.Job, v.Cluster) != nil; unfit != st.unfit {
+						st.unfit = unfit
+						if unfit {
+							s.unfit++
+						} else {
+							s.unfit--
+						}
+					}
+				}
 				st.job = js.Job
 			}
 			m.seen, m.running, m.idx = s.epoch, running, int32(i)

@@ -751,3 +751,29 @@ func ExampleScheduler_SaveState() {
 	// restored: run long
 	// without the state: run half
 }
+
+// A restored state whose description of a job disagrees with the host's (the kube planner's
+// fuzzer found a saved GPU count larger than the cluster, so the job was restored as too large
+// while it ran on 4 GPUs): the view's Job is authoritative, so the job is checked against the
+// cluster again, kept running and not rejected.
+func TestRestoreTrustsTheViewsJob(t *testing.T) {
+	c := oneServer(8)
+	j := &gpusched.Job{ID: "j", GPUs: 4, StepTime: 1}
+	o := Options{Estimator: truthOracle(map[gpusched.JobID]float64{"j": 1000})}
+	old := mustNew(t, o)
+	schedule(t, old, gpusched.View{Now: 0, Cluster: c, Pending: []gpusched.JobStatus{{Job: j}}})
+	data := save(t, old)
+	bad := bytes.Replace(data, []byte(`"gpus":[4]`), []byte(`"gpus":[9]`), 1)
+	if bytes.Equal(bad, data) {
+		t.Fatalf("fixture: no GPU count to edit in %s", data)
+	}
+	s := fromState(t, o, bad)
+	v := gpusched.View{Now: 10, Cluster: c, Running: []gpusched.JobStatus{running(&gpusched.Job{ID: "j", GPUs: 4, StepTime: 1}, 0, 10, 0, 1, 2, 3)}}
+	d := schedule(t, s, v)
+	if err := d.Validate(v); err != nil {
+		t.Fatal(err)
+	}
+	if got := runSet(d); !slices.Equal(got, []gpusched.JobID{"j"}) || len(d.Rejected) != 0 {
+		t.Fatalf("run %v, rejected %v; want j kept running", got, d.Rejected)
+	}
+}

@@ -55,5 +55,7 @@
 // node that has left (or on GPUs a node no longer has) resumes waiting. A scheduler's nested
 // state is checked only by that scheduler's RestoreState; if it accepts state that is wrong,
 // its decisions may be invalid, which the host runtime refuses and the planner logs at every
-// decision (FuzzRestoreState found such a case: see its seeds).
+// decision. (FuzzRestoreState found such a case for A-SRPT, kept among its seeds: a saved GPU
+// count larger than the cluster for a job running on 4 GPUs. A-SRPT now takes the view's
+// description of a job as authoritative and checks it against the cluster again.)
 package planner
