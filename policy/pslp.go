@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize/convex/lp"
@@ -363,14 +362,4 @@ func bruteForce(in *psInstance) (best float64, ok bool) {
 	}
 	rec(0, 0, 0, 0)
 	return best, ok
-}
-
-// sortedByGPUs returns server positions by free GPUs, most first (ties by position).
-func sortedByGPUs(srv []psSrv) []int {
-	out := make([]int, len(srv))
-	for i := range out {
-		out[i] = i
-	}
-	slices.SortStableFunc(out, func(a, b int) int { return srv[b].GPUs - srv[a].GPUs })
-	return out
 }
