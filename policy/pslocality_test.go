@@ -95,3 +95,23 @@ func TestBaselinesRunPSJobs(t *testing.T) {
 		}
 	}
 }
+
+func TestSMDRunsMixedWorkload(t *testing.T) {
+	c, recs := psWorkload(t, 40, 1)
+	s, err := policy.NewSMD(policy.SMDOptions{Interval: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: s, ValidateViews: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.Rejected != 0 {
+		t.Fatalf("%d rejected", res.Summary.Rejected)
+	}
+	st := s.Stats()
+	if st.Intervals == 0 || st.ObjectiveGap() < 1-1e-9 {
+		t.Errorf("stats %+v: want intervals with objective >= bound", st)
+	}
+	t.Logf("mean JCT %.0f s, %d intervals (%d exact), gap %.3f", res.Summary.AvgJCT, st.Intervals, st.Exact, st.ObjectiveGap())
+}
