@@ -281,10 +281,22 @@ func newPSState(v *gpusched.View) *psState {
 			st.mem[s] = sp.HostMemory
 		}
 	}
-	v.Free().Range(func(g topology.GPUID) bool {
+	free := v.Free()
+	count := make([]int, n)
+	free.Range(func(g topology.GPUID) bool {
+		count[c.ServerOf(g)]++
+		st.freeGPUs++
+		return true
+	})
+	backing := make([]topology.GPUID, st.freeGPUs)
+	off := 0
+	for s := range n {
+		st.free[s] = backing[off : off : off+count[s]]
+		off += count[s]
+	}
+	free.Range(func(g topology.GPUID) bool {
 		s := c.ServerOf(g)
 		st.free[s] = append(st.free[s], g)
-		st.freeGPUs++
 		return true
 	})
 	for i := range v.Running {
@@ -318,7 +330,14 @@ func (st *psState) instance(j *gpusched.Job, k int, sh psShape) *psInstance {
 			continue
 		}
 		st.srvIdx = append(st.srvIdx, s)
-		in.Servers = append(in.Servers, psSrv{GPUs: len(f), CPUs: st.cpus[s], Mem: st.mem[s]})
+		// Resources beyond what the shape could use on one server do not change the server's
+		// configurations: clamp them, so that servers fall into few classes (exactly the same
+		// program, far fewer variables).
+		in.Servers = append(in.Servers, psSrv{
+			GPUs: min(len(f), sh.W),
+			CPUs: min(st.cpus[s], sh.W*in.WorkerCPU+sh.P*in.PSCPU),
+			Mem:  math.Min(st.mem[s], float64(sh.W)*in.WorkerMem+float64(sh.P)*in.PSMem),
+		})
 	}
 	return in
 }

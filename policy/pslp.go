@@ -178,12 +178,17 @@ func solveLP(in *psInstance) (*psLP, error) {
 // simplex solves min c.x, A x = b, x >= 0 with gonum's simplex method, turning its panics on
 // degenerate input into errors and its errors into errInfeasible or ErrLP.
 func simplex(c []float64, A mat.Matrix, b []float64) (opt float64, x []float64, err error) {
+	return simplexFrom(c, A, b, nil)
+}
+
+// simplexFrom is simplex from a given feasible basis (nil: the solver finds one).
+func simplexFrom(c []float64, A mat.Matrix, b []float64, basic []int) (opt float64, x []float64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			opt, x, err = 0, nil, fmt.Errorf("%w: %v", ErrLP, r)
 		}
 	}()
-	opt, x, err = lp.Simplex(c, A, b, 0, nil)
+	opt, x, err = lp.Simplex(c, A, b, 0, basic)
 	switch {
 	case errors.Is(err, lp.ErrInfeasible):
 		return 0, nil, errInfeasible

@@ -31,8 +31,8 @@ type SMDOptions struct {
 	// greedy approximation.
 	ExactStates int
 	// LPVariables bounds the LP relaxation that gives an interval's lower bound: with more
-	// variables (job x shape pairs) than this (default 2,000) the bound is the weaker
-	// capacity-free one (each job at its fastest shape).
+	// variables (job x shape pairs) than this (default 300) the bound is the Lagrangian one
+	// over the GPU capacity alone (equal to the LP's when cores and memory do not bind).
 	LPVariables int
 }
 
@@ -70,7 +70,7 @@ type SMDOptions struct {
 // shapes, or waiting, when the servers' fragments do not hold it; a running job whose shape is
 // unchanged keeps its GPUs; jobs that are not PS jobs have one shape (their own plan).
 // Stats reports each interval's objective against its lower bound (the LP relaxation of the
-// knapsack, or the capacity-free bound when the LP is too large). It keeps state: not safe for
+// knapsack, or its Lagrangian bound over the GPUs when the LP is too large). It keeps state: not safe for
 // concurrent use.
 type SMD struct {
 	gate     gate
@@ -100,7 +100,7 @@ func NewSMD(opt SMDOptions) (*SMD, error) {
 		opt.ExactStates = 4_000_000
 	}
 	if opt.LPVariables == 0 {
-		opt.LPVariables = 2000
+		opt.LPVariables = 300
 	}
 	if opt.Cost == nil {
 		opt.Cost = gpusched.DefaultCost()
@@ -144,8 +144,8 @@ func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
 	if full {
 		s.next = (math.Floor(v.Now/s.interval) + 1) * s.interval
 	}
-	st := newPSState(v)
 	d := gpusched.Decision{WakeAt: s.next}
+	var st *psState
 	var cands []*gpusched.JobStatus
 	if full {
 		// Every job is a candidate: free everything.
@@ -154,7 +154,11 @@ func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
 			cands = append(cands, &v.Running[i])
 		}
 	} else {
-		d.Run = st.keepRunning(v)
+		d.Run = (*psState)(nil).keepRunning(v)
+		if len(v.Pending) == 0 {
+			return d, nil
+		}
+		st = newPSState(v)
 	}
 	for i := range v.Pending {
 		cands = append(cands, &v.Pending[i])
@@ -211,7 +215,7 @@ func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
 	}
 	s.stats.Intervals++
 	s.stats.Objective += obj
-	s.stats.ObjectiveBound += s.bound(sel, capG, capC, capM)
+	s.stats.ObjectiveBound += s.bound(sel, capG, capC, capM, obj)
 	// Placement: running jobs that keep their shape keep their GPUs, then the rest in order.
 	placed := make([]bool, len(sel))
 	if full {
@@ -451,27 +455,68 @@ func smdGreedy(sel []smdJob, capG, capC int, capM float64) []int {
 	}
 }
 
-// bound returns a lower bound on the interval's knapsack optimum: its LP relaxation when it
-// has at most LPVariables variables and solves, else each job at its fastest shape.
-func (s *SMD) bound(sel []smdJob, capG, capC int, capM float64) float64 {
-	free := 0.0
+// bound returns a lower bound on the interval's knapsack optimum: the larger of the Lagrangian
+// bound over the GPU capacity (smdLagrange) and, when that leaves a gap to the objective
+// reached (obj) and the LP has at most LPVariables variables and solves, the LP relaxation.
+func (s *SMD) bound(sel []smdJob, capG, capC int, capM, obj float64) float64 {
+	lb := smdLagrange(sel, capG)
+	if lb >= obj*(1-1e-12) {
+		return lb
+	}
 	nv := 0
 	for _, jb := range sel {
-		b := math.Inf(1)
-		for _, it := range jb.items {
-			b = min(b, it.ratio)
-		}
-		free += b
 		nv += len(jb.items)
 	}
 	if nv > s.lpVars {
-		return free
+		return lb
 	}
 	b, err := smdLP(sel, capG, capC, capM)
 	if err != nil {
-		return free
+		return lb
 	}
-	return max(b, free)
+	return max(b, lb)
+}
+
+// smdLagrange returns max over lambda >= 0 of L(lambda) = sum_j min_k (ratio_jk + lambda
+// GPUs_jk) - lambda capG: relaxing the GPU capacity with multiplier lambda, a lower bound on the
+// knapsack's optimum for every lambda (weak duality; at its maximum it equals the LP relaxation
+// without the cores and memory rows). L is concave and piecewise linear; golden-section search
+// finds its maximum to within 1e-9 of the range. lambda = 0 is each job at its fastest shape.
+func smdLagrange(sel []smdJob, capG int) float64 {
+	L := func(l float64) float64 {
+		v := -l * float64(capG)
+		for _, jb := range sel {
+			b := math.Inf(1)
+			for _, it := range jb.items {
+				b = min(b, it.ratio+l*float64(it.gpus))
+			}
+			v += b
+		}
+		return v
+	}
+	hi := 0.0
+	for _, jb := range sel {
+		for _, it := range jb.items {
+			hi = max(hi, it.ratio)
+		}
+	}
+	lo, best := 0.0, L(0)
+	const phi = 0.6180339887498949
+	a, b := lo, hi
+	x1, x2 := b-phi*(b-a), a+phi*(b-a)
+	f1, f2 := L(x1), L(x2)
+	for range 80 {
+		if f1 < f2 {
+			a, x1, f1 = x1, x2, f2
+			x2 = a + phi*(b-a)
+			f2 = L(x2)
+		} else {
+			b, x2, f2 = x2, x1, f1
+			x1 = b - phi*(b-a)
+			f1 = L(x1)
+		}
+	}
+	return max(best, f1, f2)
 }
 
 // smdLP solves the knapsack's LP relaxation: x_{j,k} >= 0, sum_k x_{j,k} = 1 per job, total
@@ -518,7 +563,19 @@ func smdLP(sel []smdJob, capG, capC int, capM float64) (float64, error) {
 		b[r] = [3]float64{float64(capG), float64(capC), capM / 1e9}[d]
 		r++
 	}
-	opt, _, err := simplex(cost, A, b)
+	// A feasible starting basis: every job at its item of least resources (the selection
+	// made them fit), the capacity rows' slacks taking the rest. It spares the simplex its
+	// search for one (a QR factorisation per try, the bulk of the time).
+	basic := make([]int, 0, rows)
+	v = 0
+	for _, jb := range sel {
+		basic = append(basic, v+jb.small)
+		v += len(jb.items)
+	}
+	for d := range nd {
+		basic = append(basic, nv+d)
+	}
+	opt, _, err := simplexFrom(cost, A, b, basic)
 	if errors.Is(err, errInfeasible) {
 		return 0, err
 	}

@@ -136,3 +136,19 @@ func TestSMDGreedyFeasible(t *testing.T) {
 		}
 	})
 }
+
+// TestSMDLagrangeIsABound: the Lagrangian bound never exceeds the knapsack's optimum (brute
+// force), and never the LP relaxation's either.
+func TestSMDLagrangeIsABound(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		sel, capG, capC := drawKnapsack(t)
+		want, ok := knapsackBrute(sel, capG, capC)
+		if !ok {
+			return
+		}
+		lb := smdLagrange(sel, capG)
+		if lb > want+1e-7 {
+			t.Fatalf("Lagrangian bound %g above the optimum %g", lb, want)
+		}
+	})
+}
