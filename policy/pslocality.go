@@ -110,6 +110,9 @@ type PSLocality struct {
 	rng   *rand.Rand
 	stats PSStats
 	bad   map[gpusched.JobID]error
+	solve func(*psInstance) (*psLP, error) // solveLP; tests inject failures
+	// rejects are the jobs of the current call whose program failed.
+	rejects []*gpusched.JobError
 }
 
 // NewPSLocality returns the scheduler.
@@ -131,7 +134,7 @@ func NewPSLocality(opt PSLocalityOptions) (*PSLocality, error) {
 	}
 	return &PSLocality{
 		name: name(opt.Name, "ps-locality"), cost: opt.Cost, eta: opt.Efficiency, draws: opt.Rounds,
-		rng: rand.New(rand.NewPCG(opt.Seed, 0x70736c6f63)), bad: make(map[gpusched.JobID]error),
+		rng: rand.New(rand.NewPCG(opt.Seed, 0x70736c6f63)), bad: make(map[gpusched.JobID]error), solve: solveLP,
 	}, nil
 }
 
@@ -143,7 +146,14 @@ func (p *PSLocality) Stats() PSStats { return p.stats }
 
 // Schedule keeps every running job and places waiting jobs in arrival order.
 func (p *PSLocality) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	return p.gate.decide(v, p.schedule)
+	p.rejects = p.rejects[:0]
+	d, err := p.gate.decide(v, p.schedule)
+	if err != nil {
+		return d, err
+	}
+	// The gate lists the jobs it rejects; add those whose program failed.
+	d.Rejected = append(d.Rejected, p.rejects...)
+	return d, nil
 }
 
 func (p *PSLocality) schedule(v *gpusched.View) (gpusched.Decision, error) {
@@ -161,7 +171,7 @@ func (p *PSLocality) schedule(v *gpusched.View) (gpusched.Decision, error) {
 		}
 		j := js.Job
 		if err, ok := p.bad[j.ID]; ok {
-			d.Rejected = append(d.Rejected, &gpusched.JobError{Job: j.ID, Err: err})
+			p.rejects = append(p.rejects, &gpusched.JobError{Job: j.ID, Err: err})
 			continue
 		}
 		var a gpusched.Assignment
@@ -171,7 +181,7 @@ func (p *PSLocality) schedule(v *gpusched.View) (gpusched.Decision, error) {
 			if err != nil {
 				p.bad[j.ID] = err
 				p.stats.Rejected++
-				d.Rejected = append(d.Rejected, &gpusched.JobError{Job: j.ID, Err: err})
+				p.rejects = append(p.rejects, &gpusched.JobError{Job: j.ID, Err: err})
 				continue
 			}
 			if c == nil {
@@ -210,7 +220,7 @@ func (p *PSLocality) placePS(c *topology.Cluster, st *psState, j *gpusched.Job) 
 			continue
 		}
 		in := st.instance(j, k, psShape{w, np})
-		sol, err := solveLP(in)
+		sol, err := p.solve(in)
 		if errors.Is(err, errInfeasible) {
 			continue
 		}

@@ -83,6 +83,7 @@ type SMD struct {
 	next     float64
 	steps    map[gpusched.JobID][]float64 // seconds per iteration of each plan choice
 	stats    PSStats
+	rejects  []*gpusched.JobError // jobs of the current call that cannot be timed
 }
 
 // NewSMD returns the scheduler.
@@ -120,7 +121,13 @@ func (s *SMD) Stats() PSStats { return s.stats }
 
 // Schedule decides the allocation of the interval, or fits waiting jobs between intervals.
 func (s *SMD) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	return s.gate.decide(v, s.schedule)
+	s.rejects = s.rejects[:0]
+	d, err := s.gate.decide(v, s.schedule)
+	if err != nil {
+		return d, err
+	}
+	d.Rejected = append(d.Rejected, s.rejects...)
+	return d, nil
 }
 
 // smdItem is one (job, shape) of an interval's knapsack.
@@ -177,7 +184,7 @@ func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
 	for _, c := range cands {
 		jb, err := s.items(v, c)
 		if err != nil {
-			d.Rejected = append(d.Rejected, &gpusched.JobError{Job: c.Job.ID, Err: err})
+			s.rejects = append(s.rejects, &gpusched.JobError{Job: c.Job.ID, Err: err})
 			continue
 		}
 		if len(jb.items) > 0 {
