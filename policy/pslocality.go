@@ -177,6 +177,9 @@ func (p *PSLocality) schedule(v *gpusched.View) (gpusched.Decision, error) {
 		var a gpusched.Assignment
 		var ok bool
 		if j.IsPS() && j.Reconfigurable() {
+			if j.PS.MinWorkers > st.freeGPUs {
+				continue // no shape fits: skip it without a program
+			}
 			c, err := p.placePS(v.Cluster, st, j)
 			if err != nil {
 				p.bad[j.ID] = err
