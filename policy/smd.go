@@ -81,7 +81,7 @@ type SMD struct {
 	exact    int
 	lpVars   int
 	next     float64
-	steps    map[gpusched.JobID][]float64 // seconds per iteration of each plan choice
+	steps    map[gpusched.JobID][]smdItem // each job's shapes, ratio = seconds per iteration
 	stats    PSStats
 	rejects  []*gpusched.JobError // jobs of the current call that cannot be timed
 }
@@ -110,7 +110,7 @@ func NewSMD(opt SMDOptions) (*SMD, error) {
 		opt.Iterations = func(*gpusched.Job) float64 { return defaultIterations }
 	}
 	return &SMD{name: name(opt.Name, "smd"), cost: opt.Cost, interval: opt.Interval, iters: opt.Iterations,
-		exact: opt.ExactStates, lpVars: opt.LPVariables, steps: make(map[gpusched.JobID][]float64)}, nil
+		exact: opt.ExactStates, lpVars: opt.LPVariables, steps: make(map[gpusched.JobID][]smdItem)}, nil
 }
 
 // String returns "smd" (or Options.Name).
@@ -166,6 +166,9 @@ func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
 			return d, nil
 		}
 		st = newPSState(v)
+		if st.freeGPUs == 0 {
+			return d, nil
+		}
 	}
 	for i := range v.Pending {
 		cands = append(cands, &v.Pending[i])
@@ -251,63 +254,56 @@ func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
 	return d, nil
 }
 
-// items lists a job's shapes with their resources and ratios.
+// items lists a job's shapes with their resources and ratios. A job's shapes, resources and
+// seconds per iteration are computed once (the first time SMD sees it) and kept while it stays;
+// each call sets the ratios from the remaining work.
 func (s *SMD) items(v *gpusched.View, st *gpusched.JobStatus) (smdJob, error) {
 	j := st.Job
-	steps, ok := s.steps[j.ID]
+	tmpl, ok := s.steps[j.ID]
 	if !ok {
-		steps = make([]float64, j.Choices())
-		for k := range steps {
-			steps[k] = math.NaN()
+		for k := range j.Choices() {
 			if j.IsPS() && j.Reconfigurable() && k == 0 && j.PS.NumPS == 0 {
 				continue // the baseline shape: the PS-aware choices replace it
 			}
-			jk := j.WithPlan(k)
-			if jk.GPUs > v.Cluster.NumGPUs() {
+			w := j.GPUsFor(k)
+			if w > v.Cluster.NumGPUs() {
 				continue
 			}
-			gpus := make([]topology.GPUID, jk.GPUs)
+			gpus := make([]topology.GPUID, w)
 			for i := range gpus {
 				gpus[i] = topology.GPUID(i)
 			}
-			sc, err := s.cost.StepCost(jk, v.Cluster, gpus, nil)
+			sc, err := s.cost.StepCost(j.WithPlan(k), v.Cluster, gpus, nil)
 			if err != nil {
 				return smdJob{}, fmt.Errorf("%w: job %q plan choice %d: %w", gpusched.ErrNoCost, j.ID, k, err)
 			}
-			steps[k] = sc.Time
+			o, _ := j.Option(k)
+			it := smdItem{choice: k, gpus: w, cpus: o.CPUs * w, mem: o.HostMemory * float64(w), ratio: sc.Time}
+			if j.PS != nil {
+				np := max(j.NumPSOf(k), 1)
+				it.cpus += np * j.PS.CPUs
+				it.mem += float64(np) * j.PS.HostMemory
+			}
+			tmpl = append(tmpl, it)
 		}
-		s.steps[j.ID] = steps
+		slices.SortStableFunc(tmpl, func(a, b smdItem) int {
+			if c := cmp.Compare(a.gpus, b.gpus); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.cpus, b.cpus)
+		})
+		s.steps[j.ID] = tmpl
 	}
 	est := s.iters(j)
 	if !(est > 0) || math.IsInf(est, 0) {
 		est = defaultIterations
 	}
 	rem := max(est-st.Iterations, est/100)
-	jb := smdJob{st: st}
-	for k, t := range steps {
-		if math.IsNaN(t) {
-			continue
-		}
-		it := smdItem{choice: k, gpus: j.GPUsFor(k), ratio: rem * t}
-		jk := j.WithPlan(k)
-		o, _ := j.Option(k)
-		it.cpus, it.mem = o.CPUs*it.gpus, o.HostMemory*float64(it.gpus)
-		if jk.PS != nil {
-			np := jk.PS.NumPS
-			if np == 0 {
-				np = 1
-			}
-			it.cpus += np * jk.PS.CPUs
-			it.mem += float64(np) * jk.PS.HostMemory
-		}
-		jb.items = append(jb.items, it)
+	jb := smdJob{st: st, items: make([]smdItem, len(tmpl))}
+	for i, it := range tmpl {
+		it.ratio *= rem // the template holds seconds per iteration
+		jb.items[i] = it
 	}
-	slices.SortStableFunc(jb.items, func(a, b smdItem) int {
-		if c := cmp.Compare(a.gpus, b.gpus); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.cpus, b.cpus)
-	})
 	return jb, nil
 }
 
