@@ -139,15 +139,21 @@ func solveLP(in *psInstance) (*psLP, error) {
 	for _, c := range classes {
 		nv += len(c.picks)
 	}
+	// Standard form: y, one slack per class row, and one artificial variable per cover row
+	// with a cost M larger than any placement's, so that the slacks and the artificials are
+	// a feasible starting basis (the simplex skips its search for one) and the optimum drives
+	// the artificials to zero whenever the cover can be met (big-M method).
 	rows := len(classes) + 2
-	cols := nv + len(classes) // y, then one slack per class row
+	cols := nv + len(classes) + 2
 	A := mat.NewDense(rows, cols, nil)
 	b := make([]float64, rows)
 	cost := make([]float64, cols)
 	v := 0
+	big := 1.0
 	for ci, c := range classes {
 		for _, k := range c.picks {
 			cost[v] = in.cost(k)
+			big = max(big, cost[v])
 			A.Set(ci, v, 1)
 			A.Set(len(classes), v, float64(k.M))
 			A.Set(len(classes)+1, v, float64(k.N))
@@ -158,9 +164,23 @@ func solveLP(in *psInstance) (*psLP, error) {
 	}
 	b[len(classes)] = float64(in.Shape.W)
 	b[len(classes)+1] = float64(in.Shape.P)
-	opt, x, err := simplex(cost, A, b)
+	artW, artP := nv+len(classes), nv+len(classes)+1
+	A.Set(len(classes), artW, 1)
+	A.Set(len(classes)+1, artP, 1)
+	// Every unit of cover costs at most big per server and a server covers at least one unit.
+	M := 1e3 * big * float64(len(in.Servers)+1)
+	cost[artW], cost[artP] = M, M
+	basic := make([]int, 0, rows)
+	for ci := range classes {
+		basic = append(basic, nv+ci)
+	}
+	basic = append(basic, artW, artP)
+	opt, x, err := simplexFrom(cost, A, b, basic)
 	if err != nil {
 		return nil, err
+	}
+	if x[artW] > 1e-7 || x[artP] > 1e-7 {
+		return nil, errInfeasible
 	}
 	out := &psLP{classes: classes, Bound: max(opt, 0)}
 	v = 0
