@@ -129,11 +129,10 @@ func Exchange(c *topology.Cluster, workers []topology.GPUID, psServers []int, sh
 		return Comm{}, fmt.Errorf("%w: %d workers, %d shards on %d servers", ErrInvalid, len(workers), len(shards), len(psServers))
 	}
 	type srv struct {
-		m        int     // workers here
-		shard    float64 // bytes of the shards here
-		in, out  float64 // push: NIC bytes in, out (pull swaps them)
-		local    float64 // bytes between workers and shards here
-		nicShare float64
+		m       int     // workers here
+		shard   float64 // bytes of the shards here
+		in, out float64 // push: NIC bytes in, out (pull swaps them)
+		local   float64 // bytes between workers and shards here
 	}
 	per := make(map[int]*srv, 4)
 	get := func(s int) *srv {
