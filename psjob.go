@@ -106,16 +106,11 @@ func PSPlacement(c *topology.Cluster, gpus []topology.GPUID, numPS int) []int {
 	}
 	if numPS <= 0 {
 		var out []int
+		seen := make(map[int]struct{}, 4)
 		for _, g := range gpus {
 			s := c.ServerOf(g)
-			seen := false
-			for _, x := range out {
-				if x == s {
-					seen = true
-					break
-				}
-			}
-			if !seen {
+			if _, ok := seen[s]; !ok {
+				seen[s] = struct{}{}
 				out = append(out, s)
 			}
 		}
@@ -161,9 +156,34 @@ func (j *Job) ServerNeeds(c *topology.Cluster, k int, gpus []topology.GPUID, add
 	if j.PS == nil || (j.PS.CPUs == 0 && j.PS.HostMemory == 0) {
 		return true
 	}
-	for _, s := range PSPlacement(c, gpus, j.NumPSOf(k)) {
-		if !add(s, j.PS.CPUs, j.PS.HostMemory) {
-			return false
+	np := j.NumPSOf(k)
+	switch {
+	case len(gpus) == 0:
+	case np > 0: // shard i beside worker i mod len(gpus), as PSPlacement says, without a slice
+		for i := range np {
+			if !add(c.ServerOf(gpus[i%len(gpus)]), j.PS.CPUs, j.PS.HostMemory) {
+				return false
+			}
+		}
+	case len(gpus) <= 64: // one shard per worker server, found without allocating
+		for i, g := range gpus {
+			s := c.ServerOf(g)
+			seen := false
+			for _, h := range gpus[:i] {
+				if c.ServerOf(h) == s {
+					seen = true
+					break
+				}
+			}
+			if !seen && !add(s, j.PS.CPUs, j.PS.HostMemory) {
+				return false
+			}
+		}
+	default:
+		for _, s := range PSPlacement(c, gpus, 0) {
+			if !add(s, j.PS.CPUs, j.PS.HostMemory) {
+				return false
+			}
 		}
 	}
 	return true

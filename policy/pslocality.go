@@ -157,8 +157,11 @@ func (p *PSLocality) Schedule(v gpusched.View) (gpusched.Decision, error) {
 }
 
 func (p *PSLocality) schedule(v *gpusched.View) (gpusched.Decision, error) {
+	d := gpusched.Decision{Run: (*psState)(nil).keepRunning(v)}
+	if len(v.Pending) == 0 {
+		return d, nil
+	}
 	st := newPSState(v)
-	d := gpusched.Decision{Run: st.keepRunning(v)}
 	forget(p.bad, v)
 	order := arrivalOrder(v)
 	for i := range max(len(order), len(v.Pending)) {
