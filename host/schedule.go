@@ -289,8 +289,10 @@ func (r *Runtime) apply(d gpusched.Decision) {
 			e.settle(t, r.ck)
 			reconf := e.plan != e.newPlan
 			e.setPlan(int(e.newPlan))
-			r.place(e)
+			// Running before place marks it dirty: markDirty's trim drops entries that are
+			// not running, and a job being started must keep its mark (it needs a rate).
 			e.phase = phaseRunning
+			r.place(e)
 			r.busy += int(e.ngpus)
 			if e.started {
 				e.restoreEnd = t + r.restore

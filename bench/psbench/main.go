@@ -5,6 +5,7 @@
 // server), and the same jobs as ring all-reduce jobs under A-SRPT with true sizes:
 //
 //	psbench -trace philly.csv -servers 512 -cpus 32 -rates 5,8 -jobs 0
+//	psbench -trace philly.csv -jobs 300 -jsonl ps.jsonl   # then gpusched compare -trace ps.jsonl
 //
 // Each Philly job keeps its arrival (divided by the rate), its GPU count g (the PS job's
 // largest worker count, and its baseline's; at least g/2 workers and 1 to g shards) and its
@@ -54,6 +55,7 @@ func run(args []string) error {
 	jobs := fs.Int("jobs", 0, "keep the first N jobs of the file (0: all)")
 	seed := fs.Uint64("seed", 1, "seed of the model draw and of the rounding")
 	pols := fs.String("policies", "ps-locality,smd,fifo,sjf,tiresias,asrpt-allreduce", "policies to run")
+	jsonl := fs.String("jsonl", "", "write the PS workload (rate 1) as JSON lines to this file and exit (for gpusched compare -trace)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -81,6 +83,17 @@ func run(args []string) error {
 	psRecs, arRecs, err := convert(recs, c, cost, *seed)
 	if err != nil {
 		return err
+	}
+	if *jsonl != "" {
+		out, err := os.Create(*jsonl)
+		if err != nil {
+			return err
+		}
+		if err := trace.WriteJSONL(out, psRecs); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
 	}
 	fmt.Printf("cluster: %d T4 servers x 4 GPUs (%d GPUs), %d cores and 192 GB per server, one 50 Gb/s NIC\n", *servers, c.NumGPUs(), *cpus)
 	fmt.Printf("workload: %d Philly jobs (%d skipped: larger than the cluster) as PS jobs of %s\n\n", len(psRecs), len(recs)-len(psRecs), strings.Join(models, ", "))
