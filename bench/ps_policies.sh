@@ -23,7 +23,7 @@ fi
 go run ./bench/psbench -trace "$TRACE" -rates "$RATES" -jobs "$JOBS" -policies "$POLICIES"
 echo
 echo "== decision time: ps-locality per arrival, smd per interval (10,000 jobs, 2,048 GPUs)"
-go test -run '^$' -bench 'PSLocalityArrival|SMDInterval' -benchtime 20x -count 5 ./policy
+go test -run '^$' -bench 'PSLocalityArrival|SMDInterval' -benchtime 20x -count 3 ./policy
 echo
 echo "== the rounding's bound on tiny instances against brute force"
 go test -run 'TestRoundingBound|TestRoundingMeasured|TestSMDExact' -v ./policy | grep -v '^=== RUN'
