@@ -27,7 +27,7 @@ type SMDOptions struct {
 	// minus the iterations done, at least 1% of the estimate. Default: 1,000 for every job.
 	Iterations func(j *gpusched.Job) float64
 	// ExactStates bounds the dynamic program: an interval's knapsack is solved exactly when
-	// (GPUs + 1) x (cores + 1) x jobs is at most this (default 4,000,000), otherwise by the
+	// (GPUs + 1) x (cores + 1) x jobs is at most this (default 500,000), otherwise by the
 	// greedy approximation.
 	ExactStates int
 	// LPVariables bounds the LP relaxation that gives an interval's lower bound: with more
@@ -98,7 +98,7 @@ func NewSMD(opt SMDOptions) (*SMD, error) {
 		return nil, fmt.Errorf("%w: smd: ExactStates %d and LPVariables %d must be >= 0", ErrInvalidOptions, opt.ExactStates, opt.LPVariables)
 	}
 	if opt.ExactStates == 0 {
-		opt.ExactStates = 4_000_000
+		opt.ExactStates = 500_000
 	}
 	if opt.LPVariables == 0 {
 		opt.LPVariables = 300
@@ -146,10 +146,10 @@ type smdJob struct {
 }
 
 func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
-	forget(s.steps, v)
 	full := v.Now >= s.next
 	if full {
 		s.next = (math.Floor(v.Now/s.interval) + 1) * s.interval
+		forget(s.steps, v) // once per interval: memory follows the jobs, a scan per interval
 	}
 	d := gpusched.Decision{WakeAt: s.next}
 	var st *psState
