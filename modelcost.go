@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/ps"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -36,6 +37,9 @@ type compiledJob struct {
 	c     *graph.Compiled
 	edges []graph.WorkerEdge
 	err   error
+	// shards caches a PS job's shard sizes by shard count (ps.Shards); guarded by the cost
+	// model's mutex.
+	shards map[int][]float64
 }
 
 // NewModelCost returns a ModelCost that times every job with the given constants, whatever
@@ -125,6 +129,9 @@ func (m *ModelCost) StepCost(j *Job, c *topology.Cluster, gpus []topology.GPUID,
 			}
 		}
 	}
+	if j.PS != nil {
+		return m.psStepCost(j, cj, c, gpus, load)
+	}
 	b, err := cj.c.IterationTime(c, gpus, graph.Options{Efficiency: m.eff, Calibration: m.cal, Load: load})
 	if err != nil {
 		return StepCost{}, fmt.Errorf("job %q: %w", j.ID, err)
@@ -136,4 +143,41 @@ func (m *ModelCost) StepCost(j *Job, c *topology.Cluster, gpus []topology.GPUID,
 		}
 	}
 	return StepCost{Time: b.Total, CrossServerBytes: cross}, nil
+}
+
+// psStepCost times a parameter-server job (Job.PS): each worker's forward and backward pass of
+// its share of the global batch as package graph times it (compute and per-iteration overhead;
+// the optimizer step runs on the PS shards instead, and the graph's data-parallel all-reduce is
+// replaced by the exchange with the shards), then the push, the shards' aggregation and the
+// pull as ps.Exchange gives them for the shards' placement (PSPlacement) and the link loads.
+// The three phases do not overlap (bulk-synchronous PS without layer-wise pipelining: a stated
+// simplification).
+func (m *ModelCost) psStepCost(j *Job, cj *compiledJob, c *topology.Cluster, gpus []topology.GPUID, load topology.LinkLoad) (StepCost, error) {
+	b, err := cj.c.IterationTime(c, gpus, graph.Options{Efficiency: m.eff, Calibration: m.cal})
+	if err != nil {
+		return StepCost{}, fmt.Errorf("job %q: %w", j.ID, err)
+	}
+	servers := PSPlacement(c, gpus, j.PS.NumPS)
+	p := len(servers)
+	m.mu.Lock()
+	sh, ok := cj.shards[p]
+	m.mu.Unlock()
+	if !ok {
+		sh, err = ps.Shards(j.Model, p)
+		if err != nil {
+			return StepCost{}, fmt.Errorf("%w: job %q: %w", ErrInvalidPS, j.ID, err)
+		}
+		m.mu.Lock()
+		if cj.shards == nil {
+			cj.shards = make(map[int][]float64)
+		}
+		cj.shards[p] = sh
+		m.mu.Unlock()
+	}
+	ex, err := ps.Exchange(c, gpus, servers, sh, j.PS.CPUs, load, ps.Constants{})
+	if err != nil {
+		return StepCost{}, fmt.Errorf("job %q: %w", j.ID, err)
+	}
+	t := b.Compute + b.Bubble + b.Overhead + ex.Time()
+	return StepCost{Time: t, CrossServerBytes: ex.CrossServerBytes}, nil
 }

@@ -22,6 +22,9 @@ type PlanOption struct {
 	// HostMemory is the host memory each worker needs on its server, in bytes (0: none
 	// accounted).
 	HostMemory float64 `json:"host_memory,omitempty"`
+	// PS is the number of parameter-server shards of a PS job under this option (Job.PS; 0:
+	// one per server its workers occupy). Ignored for other jobs.
+	PS int `json:"ps,omitempty"`
 }
 
 // GPUs returns the option's GPU count: one GPU per worker of its plan.
@@ -79,6 +82,11 @@ func (j *Job) WithPlan(k int) *Job {
 	}
 	c := *j
 	c.Plan, c.GPUs, c.CPUs, c.HostMemory = o.Plan, o.GPUs(), o.CPUs, o.HostMemory
+	if j.PS != nil {
+		ps := *j.PS
+		ps.NumPS = o.PS
+		c.PS = &ps
+	}
 	return &c
 }
 
@@ -89,6 +97,11 @@ func (j *Job) validatePlans(c *topology.Cluster) error {
 	}
 	if !(j.HostMemory >= 0) || math.IsInf(j.HostMemory, 0) {
 		return fmt.Errorf("%w: job %q: host memory %v must be finite and >= 0", ErrInvalidJob, j.ID, j.HostMemory)
+	}
+	if j.PS != nil {
+		if err := j.validatePS(c); err != nil {
+			return err
+		}
 	}
 	if len(j.Plans) == 0 {
 		return nil
@@ -142,22 +155,23 @@ func newHostLoad(c *topology.Cluster) hostLoad {
 	return h
 }
 
-// add charges one placement of option o and reports the first server it overcommits.
-func (h *hostLoad) add(job JobID, o PlanOption, gpus []topology.GPUID) error {
-	if !h.active || (o.CPUs == 0 && o.HostMemory == 0) {
+// add charges one placement of job j under plan choice k (its workers' and, for a PS job, its
+// PS shards' needs: Job.ServerNeeds) and reports the first server it overcommits.
+func (h *hostLoad) add(j *Job, k int, gpus []topology.GPUID) error {
+	if !h.active {
 		return nil
 	}
-	for _, g := range gpus {
-		s := h.c.ServerOf(g)
-		h.cpus[s] += o.CPUs
-		h.mem[s] += o.HostMemory
+	var err error
+	j.ServerNeeds(h.c, k, gpus, func(s, cpus int, mem float64) bool {
+		h.cpus[s] += cpus
+		h.mem[s] += mem
 		sp := h.c.Server(s)
 		if sp.CPUs > 0 && h.cpus[s] > sp.CPUs {
-			return fmt.Errorf("%w: job %q takes server %s past its %d CPU cores", ErrHostResources, job, sp.ID, sp.CPUs)
+			err = fmt.Errorf("%w: job %q takes server %s past its %d CPU cores", ErrHostResources, j.ID, sp.ID, sp.CPUs)
+		} else if sp.HostMemory > 0 && h.mem[s] > sp.HostMemory*(1+1e-12) {
+			err = fmt.Errorf("%w: job %q takes server %s past its %.4g GB of host memory", ErrHostResources, j.ID, sp.ID, sp.HostMemory/1e9)
 		}
-		if sp.HostMemory > 0 && h.mem[s] > sp.HostMemory*(1+1e-12) {
-			return fmt.Errorf("%w: job %q takes server %s past its %.4g GB of host memory", ErrHostResources, job, sp.ID, sp.HostMemory/1e9)
-		}
-	}
-	return nil
+		return err == nil
+	})
+	return err
 }

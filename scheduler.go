@@ -292,7 +292,7 @@ func checkAssignments(c *topology.Cluster, run []Assignment, jobs map[JobID]*Job
 					ErrIneligibleGPU, a.Job, w, g, c.GPUName(g), c.GPU(g).Model, j.GPUType, j.MinGPUMemory/(1<<30))
 			}
 		}
-		if err := host.add(a.Job, opt, a.GPUs); err != nil {
+		if err := host.add(j, a.PlanChoice, a.GPUs); err != nil {
 			return err
 		}
 	}

@@ -189,23 +189,15 @@ func (r *Runtime) check(d gpusched.Decision) (gpusched.JobID, bool) {
 // hostFits charges the CPU cores and host memory of e's assignment a to the servers of its GPUs
 // and reports whether every server still has them (see gpusched.Decision.Validate).
 func (r *Runtime) hostFits(e *Entry, a gpusched.Assignment) bool {
-	o, _ := e.job.Option(a.PlanChoice)
-	if o.CPUs == 0 && o.HostMemory == 0 {
-		return true
-	}
-	for _, g := range a.GPUs {
-		s := r.c.ServerOf(g)
+	return e.job.ServerNeeds(r.c, a.PlanChoice, a.GPUs, func(s, cpus int, mem float64) bool {
 		if r.hostStamp[s] != r.epoch {
 			r.hostStamp[s], r.hostCPU[s], r.hostMem[s] = r.epoch, 0, 0
 		}
-		r.hostCPU[s] += o.CPUs
-		r.hostMem[s] += o.HostMemory
+		r.hostCPU[s] += cpus
+		r.hostMem[s] += mem
 		sp := r.c.Server(s)
-		if (sp.CPUs > 0 && r.hostCPU[s] > sp.CPUs) || (sp.HostMemory > 0 && r.hostMem[s] > sp.HostMemory*(1+1e-12)) {
-			return false
-		}
-	}
-	return true
+		return !((sp.CPUs > 0 && r.hostCPU[s] > sp.CPUs) || (sp.HostMemory > 0 && r.hostMem[s] > sp.HostMemory*(1+1e-12)))
+	})
 }
 
 // find returns the entry of the job with the given id. Schedulers usually list jobs in the
@@ -297,8 +289,10 @@ func (r *Runtime) apply(d gpusched.Decision) {
 			e.settle(t, r.ck)
 			reconf := e.plan != e.newPlan
 			e.setPlan(int(e.newPlan))
-			r.place(e)
+			// Running before place marks it dirty: markDirty's trim drops entries that are
+			// not running, and a job being started must keep its mark (it needs a rate).
 			e.phase = phaseRunning
+			r.place(e)
 			r.busy += int(e.ngpus)
 			if e.started {
 				e.restoreEnd = t + r.restore

@@ -113,6 +113,15 @@ func policies() []policySpec {
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				return policy.NewRubick(policy.RubickOptions{Cost: env.Cost})
 			}, false},
+		{"ps-locality", "locality-aware online PS scheduling, TNSE'22: per-arrival packing/covering LP, seeded rounding, repair (policy.PSLocality)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				return policy.NewPSLocality(policy.PSLocalityOptions{Cost: env.Cost, Seed: env.Seed})
+			}, false},
+		{"smd", "SMD, INFOCOM'21: sum-of-ratios multi-dimensional knapsacks per interval, true iterations as SJF-BCO (policy.SMD)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				truth := env.truth()
+				return policy.NewSMD(policy.SMDOptions{Cost: env.Cost, Iterations: func(j *gpusched.Job) float64 { return truth[j.ID] }})
+			}, false},
 		{"asrpt", "A-SRPT with the random-forest predictor learning online (asrpt.Forest over predict)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				f, err := asrpt.NewForest(asrpt.ForestOptions(env.Seed))

@@ -1,0 +1,154 @@
+package policy
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gpusched/gpusched/internal/teeth"
+	"pgregory.net/rapid"
+)
+
+func drawKnapsack(t *rapid.T) ([]smdJob, int, int) {
+	n := rapid.IntRange(1, 4).Draw(t, "jobs")
+	sel := make([]smdJob, n)
+	for i := range sel {
+		k := rapid.IntRange(1, 3).Draw(t, "items")
+		for range k {
+			sel[i].items = append(sel[i].items, smdItem{
+				gpus:  rapid.IntRange(1, 4).Draw(t, "g"),
+				cpus:  rapid.IntRange(0, 6).Draw(t, "c"),
+				ratio: float64(rapid.IntRange(1, 100).Draw(t, "r")),
+			})
+		}
+	}
+	return sel, rapid.IntRange(1, 10).Draw(t, "capG"), rapid.IntRange(0, 15).Draw(t, "capC")
+}
+
+// knapsackBrute enumerates every selection (an independent method).
+func knapsackBrute(sel []smdJob, capG, capC int) (float64, bool) {
+	best, ok := math.Inf(1), false
+	var rec func(i, g, c int, v float64)
+	rec = func(i, g, c int, v float64) {
+		if g > capG || c > capC {
+			return
+		}
+		if i == len(sel) {
+			if v < best {
+				best, ok = v, true
+			}
+			return
+		}
+		for _, it := range sel[i].items {
+			rec(i+1, g+it.gpus, c+it.cpus, v+it.ratio)
+		}
+	}
+	rec(0, 0, 0, 0)
+	return best, ok
+}
+
+func exactProp(solve func([]smdJob, int, int, float64) []int) func(*rapid.T) {
+	return func(t *rapid.T) {
+		sel, capG, capC := drawKnapsack(t)
+		want, ok := knapsackBrute(sel, capG, capC)
+		pick := solve(sel, capG, capC, math.Inf(1))
+		if !ok {
+			if pick != nil {
+				t.Fatalf("no selection fits, solver picked %v", pick)
+			}
+			return
+		}
+		if pick == nil {
+			t.Fatalf("solver found nothing; optimum %g", want)
+		}
+		got, g, c := 0.0, 0, 0
+		for i, k := range pick {
+			got += sel[i].items[k].ratio
+			g += sel[i].items[k].gpus
+			c += sel[i].items[k].cpus
+		}
+		if g > capG || c > capC || math.Abs(got-want) > 1e-9 {
+			t.Fatalf("picked %v: %g with %d GPUs %d cores; optimum %g within %d, %d", pick, got, g, c, want, capG, capC)
+		}
+		// The LP relaxation is a lower bound, and the greedy is never below it either.
+		if lb, err := smdLP(sel, capG, capC, math.Inf(1)); err == nil && lb > want+1e-7 {
+			t.Fatalf("LP bound %g above the optimum %g", lb, want)
+		}
+	}
+}
+
+func TestSMDExactIsOptimal(t *testing.T) {
+	rapid.Check(t, exactProp(smdExact))
+}
+
+// TestSMDExactHasTeeth: a dynamic program that forgets the cores dimension is caught.
+func TestSMDExactHasTeeth(t *testing.T) {
+	noCores := func(sel []smdJob, capG, capC int, capM float64) []int {
+		cp := make([]smdJob, len(sel))
+		for i, jb := range sel {
+			cp[i] = smdJob{items: append([]smdItem(nil), jb.items...)}
+			for k := range cp[i].items {
+				cp[i].items[k].cpus = 0
+			}
+		}
+		return smdExact(cp, capG, capC, capM)
+	}
+	if !teeth.Fails(exactProp(noCores)) {
+		t.Fatal("the exactness property does not catch a DP without the cores dimension")
+	}
+}
+
+// TestSMDGreedyFeasible: the approximation's selection, started from the least-resource items,
+// always fits when those do.
+func TestSMDGreedyFeasible(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		sel, capG, capC := drawKnapsack(t)
+		g, c := 0, 0
+		for _, jb := range sel {
+			small := 0
+			for k, it := range jb.items {
+				if it.gpus < jb.items[small].gpus || (it.gpus == jb.items[small].gpus && it.cpus < jb.items[small].cpus) {
+					small = k
+				}
+			}
+			g += jb.items[small].gpus
+			c += jb.items[small].cpus
+		}
+		for i := range sel {
+			small := 0
+			for k, it := range sel[i].items {
+				if it.gpus < sel[i].items[small].gpus || (it.gpus == sel[i].items[small].gpus && it.cpus < sel[i].items[small].cpus) {
+					small = k
+				}
+			}
+			sel[i].small = small
+		}
+		if g > capG || c > capC {
+			return
+		}
+		pick := smdGreedy(sel, capG, capC, math.Inf(1))
+		gg, cc := 0, 0
+		for i, k := range pick {
+			gg += sel[i].items[k].gpus
+			cc += sel[i].items[k].cpus
+		}
+		if gg > capG || cc > capC {
+			t.Fatalf("greedy uses %d GPUs %d cores of %d, %d", gg, cc, capG, capC)
+		}
+	})
+}
+
+// TestSMDLagrangeIsABound: the Lagrangian bound never exceeds the knapsack's optimum (brute
+// force), and never the LP relaxation's either.
+func TestSMDLagrangeIsABound(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		sel, capG, capC := drawKnapsack(t)
+		want, ok := knapsackBrute(sel, capG, capC)
+		if !ok {
+			return
+		}
+		lb := smdLagrange(sel, capG)
+		if lb > want+1e-7 {
+			t.Fatalf("Lagrangian bound %g above the optimum %g", lb, want)
+		}
+	})
+}
