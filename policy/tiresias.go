@@ -86,6 +86,30 @@ type Tiresias struct {
 	place    gpusched.Placer
 	backfill bool
 	jobs     map[gpusched.JobID]*tirJob
+	// the waiting jobs in priority order, kept from the host's deltas (PromoteKnob 0)
+	follow waitFollow
+	wait   *sortedList[tirWait]
+}
+
+// tirWait is a waiting job's place in Tiresias' order: its queue, then when it entered it,
+// then arrival and id.
+type tirWait struct {
+	job     *gpusched.Job
+	queue   int
+	entered float64
+}
+
+func cmpTirWait(a, b tirWait) int {
+	if c := cmp.Compare(a.queue, b.queue); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.entered, b.entered); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.job.Arrival, b.job.Arrival); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.job.ID, b.job.ID)
 }
 
 // tirJob is Tiresias' memory of one job.
@@ -96,6 +120,8 @@ type tirJob struct {
 	baseExec  float64 // executed time when the job last entered queue 0
 	firstRun  float64 // first start after entering queue 0 (NaN: not yet)
 	promotion int
+	waiting   bool    // in Tiresias.wait, under key
+	key       tirWait // the job's key in Tiresias.wait
 }
 
 // NewTiresias returns a Tiresias scheduler. Default placement: gpusched.Pack; default order: Backfill.
@@ -122,7 +148,8 @@ func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
 	if math.IsNaN(opt.MinRunTime) || math.IsInf(opt.MinRunTime, 0) {
 		return nil, fmt.Errorf("%w: tiresias: MinRunTime %v is not finite", ErrInvalidOptions, opt.MinRunTime)
 	}
-	return &Tiresias{opt: opt, place: opt.placer(), backfill: opt.backfill(true), jobs: map[gpusched.JobID]*tirJob{}}, nil
+	return &Tiresias{opt: opt, place: opt.placer(), backfill: opt.backfill(true), jobs: map[gpusched.JobID]*tirJob{},
+		wait: newSortedList(cmpTirWait)}, nil
 }
 
 // String returns "tiresias" (or Options.Name).
@@ -218,11 +245,132 @@ func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *ti
 
 // Schedule updates every job's queue and returns the 2D-LAS choice described in the type's
 // documentation.
+//
+// Cost per call: with PromoteKnob 0 and a host's View.Delta that continues the last view,
+// Tiresias keeps its waiting jobs ordered between calls (a waiting job's queue changes only
+// while it runs) and looks only at the jobs that arrived and left, the running jobs, and the
+// head of its order while a waiting job could still start: O(r log r + k log n) for r running
+// jobs, k jobs looked at and n waiting, instead of sorting every job of the view. Without a
+// usable delta, or with PromoteKnob > 0, it ranks every job.
 func (t *Tiresias) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if t.opt.PromoteKnob > 0 {
+		return t.gate.decide(v, t.scheduleAll)
+	}
 	return t.gate.decide(v, t.schedule)
 }
 
+// enqueue puts a waiting job in the order under its current queue.
+func (t *Tiresias) enqueue(j *gpusched.Job, s *tirJob) {
+	if s.waiting {
+		t.wait.remove(s.key)
+	}
+	s.key = tirWait{job: j, queue: s.queue, entered: s.entered}
+	s.waiting = true
+	t.wait.insert(s.key)
+}
+
+// dequeue takes a job out of the order.
+func (t *Tiresias) dequeue(s *tirJob) {
+	if s != nil && s.waiting {
+		t.wait.remove(s.key)
+		s.waiting = false
+	}
+}
+
+// schedule is the engine with PromoteKnob 0: the waiting jobs' order is kept from the host's
+// deltas (a rescan rebuilds it), the running jobs are ranked afresh, and preemptMerged takes
+// the merged order only as far as it can matter.
 func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
+	ok, err := t.follow.follow(&v, waitEvents{
+		left: func(id gpusched.JobID) {
+			t.dequeue(t.jobs[id])
+			delete(t.jobs, id)
+		},
+		arrived: func(st *gpusched.JobStatus) error {
+			if st.GPUs == nil {
+				t.enqueue(st.Job, t.update(v.Now, st, false))
+			}
+			return nil
+		},
+		started: func(id gpusched.JobID) { t.dequeue(t.jobs[id]) },
+		// A job the last decision preempted waits with the service it had then, which its
+		// update as a running job counted: its queue is unchanged.
+		stopped: func(j *gpusched.Job) {
+			if s := t.jobs[j.ID]; s != nil {
+				t.enqueue(j, s)
+			}
+		},
+	})
+	if err != nil {
+		t.follow.reset()
+		return gpusched.Decision{}, err
+	}
+	if !ok || t.wait.Len() != len(v.Pending) {
+		forget(t.jobs, &v)
+		for _, s := range t.jobs {
+			s.waiting = false
+		}
+		t.wait.reset()
+		for i := range v.Pending {
+			st := &v.Pending[i]
+			t.enqueue(st.Job, t.update(v.Now, st, false))
+		}
+		t.follow.rescanned(&v)
+	}
+	running := make([]ranked, len(v.Running))
+	for i := range v.Running {
+		st := &v.Running[i]
+		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
+		t.dequeue(t.update(v.Now, st, true))
+		running[i] = ranked{st: st, running: true, protected: prot}
+	}
+	slices.SortStableFunc(running, func(a, b ranked) int {
+		if a.protected != b.protected {
+			if a.protected {
+				return -1
+			}
+			return 1
+		}
+		sa, sb := t.jobs[a.st.Job.ID], t.jobs[b.st.Job.ID]
+		if c := cmp.Compare(sa.queue, sb.queue); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(sa.entered, sb.entered); c != 0 {
+			return c
+		}
+		return byArrival(a.st, b.st)
+	})
+	cur := t.wait.cursor()
+	next := func() (ranked, bool) {
+		w, ok := cur.next()
+		if !ok {
+			return ranked{}, false
+		}
+		return ranked{st: &gpusched.JobStatus{Job: w.job}}, true
+	}
+	before := func(r, w *ranked) bool {
+		return r.protected || t.jobs[r.st.Job.ID].queue <= t.jobs[w.st.Job.ID].queue
+	}
+	sel, order, err := preemptMerged(&v, running, next, before, t.backfill, false, placeOn(t.place, v.Cluster))
+	if err != nil {
+		t.follow.reset()
+		return gpusched.Decision{}, err
+	}
+	t.follow.decided(sel.preempted)
+	if sel.waiting {
+		states := make([]*tirJob, len(order))
+		for i := range order {
+			states[i] = t.jobs[order[i].st.Job.ID]
+		}
+		sel.decision.WakeAt = t.wake(&v, order, states, sel.decision)
+	}
+	return sel.decision, nil
+}
+
+// scheduleAll ranks every job of the view at every call (O(n log n) in the queue's length): the
+// engine with PromoteKnob > 0, whose promotions change waiting jobs' queues as time passes.
+func (t *Tiresias) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	forget(t.jobs, &v)
 	type keyed struct {
