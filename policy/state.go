@@ -99,6 +99,7 @@ func (s *SJF) RestoreState(r io.Reader) error {
 		sizes[id] = float64(in.Sizes[i])
 	}
 	s.sizes = sizes
+	s.follow.reset() // the kept order is rebuilt from the next view
 	return nil
 }
 
@@ -139,6 +140,7 @@ func (s *SRPTOracle) RestoreState(r io.Reader) error {
 		tau[id] = in.StepTimes[i]
 	}
 	s.tau = tau
+	s.follow.reset()
 	return nil
 }
 
@@ -203,6 +205,7 @@ func (t *Tiresias) RestoreState(r io.Reader) error {
 		jobs[id] = j
 	}
 	t.jobs = jobs
+	t.follow.reset()
 	return nil
 }
 

@@ -122,6 +122,7 @@ type tirJob struct {
 	promotion int
 	waiting   bool    // in Tiresias.wait, under key
 	key       tirWait // the job's key in Tiresias.wait
+	att, exec float64 // the job's Attained and Executed as last seen
 }
 
 // NewTiresias returns a Tiresias scheduler. Default placement: gpusched.Pack; default order: Backfill.
@@ -212,6 +213,7 @@ func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *ti
 			s.entered = now
 		}
 	}
+	s.att, s.exec = st.Attained, st.Executed
 	if running && math.IsNaN(s.firstRun) {
 		s.firstRun = st.Since
 	}
@@ -347,7 +349,9 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		if !ok {
 			return ranked{}, false
 		}
-		return ranked{st: &gpusched.JobStatus{Job: w.job}}, true
+		// A waiting job's service is what it was when it was last seen (it has not run since).
+		s := t.jobs[w.job.ID]
+		return ranked{st: &gpusched.JobStatus{Job: w.job, Attained: s.att, Executed: s.exec}}, true
 	}
 	before := func(r, w *ranked) bool {
 		return r.protected || t.jobs[r.st.Job.ID].queue <= t.jobs[w.st.Job.ID].queue
