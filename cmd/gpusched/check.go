@@ -34,6 +34,8 @@ const (
 	// maxRestore bounds -restore: a checkpoint restore longer than a day is no model of
 	// one.
 	maxRestore = 24 * time.Hour
+	// maxBCOReplan bounds -sjf-bco-replan: jobs that arrive after a plan wait up to this long.
+	maxBCOReplan = time.Hour
 	// maxWorkers bounds -workers (each runs one simulation at a time).
 	maxWorkers = 1024
 	// maxSeeds bounds the seeds of sweep's -seeds.
@@ -166,6 +168,9 @@ func (o *options) check(fs *flag.FlagSet) error {
 	}
 	if err := o.checkTiresias(); err != nil {
 		return err
+	}
+	if o.bcoReplan < 0 || o.bcoReplan > maxBCOReplan {
+		return usagef("-sjf-bco-replan %v: want 0 to %v", o.bcoReplan, maxBCOReplan)
 	}
 	if set["trace-gpu"] && o.cost != "model" {
 		return usagef("-trace-gpu applies to -cost model (jobs timed by the performance model), not -cost %s", o.cost)
