@@ -815,7 +815,7 @@ func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	}
 	free := v.Free()
 	if s.opt.Replan > 0 && s.plan != nil && s.planOn == v.Cluster && v.Now < s.planAt+s.opt.Replan {
-		return s.replanWake(gpusched.Decision{Run: s.followPlan(run, free)}, v.Now), nil
+		return s.replanWake(gpusched.Decision{Run: s.followPlan(run, free)}, free, v.Now), nil
 	}
 	waiting := s.queue.smallest(s.opt.Window)
 	if waiting[0].GPUs > free.Len() {
@@ -859,13 +859,15 @@ func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		s.queue.started(pl.Job.ID)
 		s.memo.drop(pl.Job.ID)
 	}
-	return s.replanWake(gpusched.Decision{Run: run}, v.Now), nil
+	return s.replanWake(gpusched.Decision{Run: run}, free, v.Now), nil
 }
 
-// replanWake asks, with Replan > 0 and jobs left waiting, to be called when the next plan is
-// due, so that a job that arrived after the last plan is not left waiting for another event.
-func (s *SJFBCO) replanWake(d gpusched.Decision, now float64) gpusched.Decision {
-	if s.opt.Replan > 0 && s.queue.live > 0 {
+// replanWake asks, with Replan > 0, to be called when the next plan is due if a waiting job
+// fits in the GPUs the decision leaves free, so that a job that arrived after the last plan
+// does not wait for another event when it could start (a job that does not fit waits for a
+// completion, which calls the scheduler anyway).
+func (s *SJFBCO) replanWake(d gpusched.Decision, free topology.GPUSet, now float64) gpusched.Decision {
+	if s.opt.Replan > 0 && s.queue.live > 0 && s.queue.smallest(1)[0].GPUs <= free.Len() {
 		d.WakeAt = minWake(d.WakeAt, s.planAt+s.opt.Replan, now)
 	}
 	return d

@@ -160,7 +160,7 @@ func (o *options) check(fs *flag.FlagSet) error {
 		{"progress", o.progress, []string{"auto", "on", "off"}},
 		{"consolidate", o.consolidate, []string{"auto", "on", "off"}},
 		{"cost", o.cost, []string{"model", "fixed"}},
-		{"format", o.format, []string{"auto", "philly", "pollux", "rubick", "jsonl"}},
+		{"format", o.format, []string{"auto", "philly", "pollux", "rubick", "tiresias", "jsonl"}},
 	} {
 		if !slices.Contains(f.want, f.value) {
 			return usagef("-%s %q: want %s", f.name, f.value, strings.Join(f.want, ", "))

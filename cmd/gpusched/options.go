@@ -73,7 +73,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.tracePath, "trace", "", "workload file: Philly CSV, Pollux/Sia CSV or JSON lines (default: a synthetic Philly-like workload)")
-	fs.StringVar(&o.format, "format", "auto", "format of -trace: auto, philly, pollux, rubick or jsonl")
+	fs.StringVar(&o.format, "format", "auto", "format of -trace: auto, philly, pollux, rubick, tiresias (the Tiresias simulator's job CSV) or jsonl")
 	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed trace rows (they are counted and listed on stderr) instead of failing")
 	fs.IntVar(&o.jobs, "jobs", defaultJobs, fmt.Sprintf("jobs of the synthetic workload (1 to %d)", maxJobs))
 	fs.Float64Var(&o.load, "load", defaultLoad, fmt.Sprintf("offered load of the synthetic workload (1 = every GPU busy on average; %g to %g)", float64(minLoad), float64(maxLoad)))
@@ -250,6 +250,7 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 	}
 	read := map[string]func(io.Reader, string, trace.ReadOptions) (*trace.Trace, error){
 		"philly": trace.ReadPhilly, "pollux": trace.ReadPollux, "jsonl": trace.ReadJSONL, "rubick": trace.ReadRubick,
+		"tiresias": trace.ReadTiresias,
 	}[format]
 	tr, err := read(in, name, opts)
 	if err != nil {
@@ -286,6 +287,8 @@ func detectFormat(path string, data []byte) string {
 		return "rubick"
 	case strings.Contains(head, "application"):
 		return "pollux"
+	case strings.Contains(head, "submit_time") && strings.Contains(head, "num_gpu"):
+		return "tiresias"
 	}
 	return "philly"
 }
