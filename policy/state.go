@@ -155,6 +155,9 @@ type tiresiasState struct {
 	BaseExecuted []float64         `json:"base_executed"`
 	FirstRun     []statejson.Float `json:"first_run"`
 	Promotions   []int             `json:"promotions"`
+	// GittinsSample is 2D-Gittins' learned distribution of finished jobs' service, sorted
+	// (absent for the other orders, so that their state is unchanged).
+	GittinsSample []float64 `json:"gittins_sample,omitempty"`
 }
 
 // SaveState writes Tiresias' state: for each job in the system its queue, when it entered it,
@@ -174,6 +177,10 @@ func (t *Tiresias) SaveState(w io.Writer) error {
 		out.BaseExecuted = append(out.BaseExecuted, j.baseExec)
 		out.FirstRun = append(out.FirstRun, statejson.Float(j.firstRun))
 		out.Promotions = append(out.Promotions, j.promotion)
+	}
+	if t.gittins != nil {
+		t.gittins.merge()
+		out.GittinsSample = t.gittins.sample
 	}
 	return statejson.Encode(w, &out)
 }
@@ -203,6 +210,19 @@ func (t *Tiresias) RestoreState(r io.Reader) error {
 			return statejson.Errorf(kind, "job %q: %d promotions", id, j.promotion)
 		}
 		jobs[id] = j
+	}
+	if len(in.GittinsSample) > 0 && t.gittins == nil {
+		return statejson.Errorf(kind, "the state has a Gittins distribution; this scheduler does not order by Gittins index")
+	}
+	for i, s := range in.GittinsSample {
+		if !(s > 0) || math.IsInf(s, 1) || (i > 0 && s < in.GittinsSample[i-1]) {
+			return statejson.Errorf(kind, "gittins_sample[%d] = %v: want finite, positive and sorted values", i, s)
+		}
+	}
+	if t.gittins != nil {
+		t.gittins.sample, t.gittins.prefix = nil, nil
+		t.gittins.added = append(t.gittins.added[:0], in.GittinsSample...)
+		t.gittins.merge()
 	}
 	t.jobs = jobs
 	t.follow.reset()

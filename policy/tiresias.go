@@ -46,6 +46,15 @@ type TiresiasOptions struct {
 	// MinRunTime, when positive, is the least time in seconds a job runs after it starts or
 	// resumes before it may be preempted. Default 0: none (see Tiresias on thrashing).
 	MinRunTime float64
+	// Gittins orders the jobs of each queue by their Gittins index instead of first come,
+	// first served: 2D-Gittins, the simulator's dlas-gpu-gittins schedule (see Tiresias).
+	Gittins bool
+	// GittinsDelta is the quantum Δ of the Gittins index, in service units. Default: the
+	// first threshold (the simulator's gittins_delta, 3250, equals its first queue limit).
+	GittinsDelta float64
+	// GittinsSample, optional, is a prior sample of jobs' total service (service units) that
+	// the distribution starts from; finished jobs are added to it as they leave.
+	GittinsSample []float64
 }
 
 // Tiresias is the Discretized Two-Dimensional Least-Attained-Service scheduler (2D-LAS) of
@@ -62,6 +71,17 @@ type TiresiasOptions struct {
 // those that do not (backfilling, as the simulator does; Options.Order = Strict stops starting
 // waiting jobs at the first that does not fit); chosen running jobs keep their GPUs, chosen
 // waiting jobs are placed by the Placer, other running jobs are preempted.
+//
+// 2D-Gittins (Options.Gittins, the simulator's dlas-gpu-gittins schedule): the queues are the
+// same, but within a queue jobs are served by their Gittins index over the service they
+// received since they last entered queue 0, highest first, ties by arrival (running jobs do
+// not go first). The index is computed from the distribution of the service that finished
+// jobs received (Tiresias implements gpusched.CompletionObserver to learn it; a prior sample
+// may be given), for a fixed quantum Δ (GittinsDelta). It is the textbook index, P(S - a <= Δ
+// | S > a) / E[min(S - a, Δ) | S > a], evaluated at the job's service; the simulator
+// (run_sim.py, cal_r_gittins_index) tabulates it at the sample points, rounds it, and counts
+// the finished jobs' whole size S instead of S - a in the expectation. Before any job has
+// finished, every index is 0 and each queue is served in arrival order.
 //
 // Starvation: with PromoteKnob > 0, a job in a lower queue whose waiting time reaches
 // PromoteKnob x its executed time goes back to queue 0 with its queue service reset.
@@ -89,6 +109,8 @@ type Tiresias struct {
 	// the waiting jobs in priority order, kept from the host's deltas (PromoteKnob 0)
 	follow waitFollow
 	wait   *sortedList[tirWait]
+	// with Options.Gittins: the job-size distribution
+	gittins *gittins
 }
 
 // tirWait is a waiting job's place in Tiresias' order: its queue, then when it entered it,
@@ -149,8 +171,27 @@ func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
 	if math.IsNaN(opt.MinRunTime) || math.IsInf(opt.MinRunTime, 0) {
 		return nil, fmt.Errorf("%w: tiresias: MinRunTime %v is not finite", ErrInvalidOptions, opt.MinRunTime)
 	}
-	return &Tiresias{opt: opt, place: opt.placer(), backfill: opt.backfill(true), jobs: map[gpusched.JobID]*tirJob{},
-		wait: newSortedList(cmpTirWait)}, nil
+	t := &Tiresias{opt: opt, place: opt.placer(), backfill: opt.backfill(true), jobs: map[gpusched.JobID]*tirJob{},
+		wait: newSortedList(cmpTirWait)}
+	if opt.Gittins {
+		d := opt.GittinsDelta
+		if d == 0 && len(opt.Thresholds) > 0 {
+			d = opt.Thresholds[0]
+		}
+		if !(d > 0) || math.IsInf(d, 1) {
+			return nil, fmt.Errorf("%w: tiresias: GittinsDelta %v must be finite and positive", ErrInvalidOptions, opt.GittinsDelta)
+		}
+		t.gittins = &gittins{delta: d}
+		for _, s := range opt.GittinsSample {
+			if !(s > 0) || math.IsInf(s, 1) {
+				return nil, fmt.Errorf("%w: tiresias: GittinsSample value %v must be finite and positive", ErrInvalidOptions, s)
+			}
+			t.gittins.add(s)
+		}
+	} else if opt.GittinsDelta != 0 || opt.GittinsSample != nil {
+		return nil, fmt.Errorf("%w: tiresias: GittinsDelta and GittinsSample apply to Gittins", ErrInvalidOptions)
+	}
+	return t, nil
 }
 
 // String returns "tiresias" (or Options.Name).
@@ -255,7 +296,7 @@ func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *ti
 // jobs, k jobs looked at and n waiting, instead of sorting every job of the view. Without a
 // usable delta, or with PromoteKnob > 0, it ranks every job.
 func (t *Tiresias) Schedule(v gpusched.View) (gpusched.Decision, error) {
-	if t.opt.PromoteKnob > 0 {
+	if t.opt.PromoteKnob > 0 || t.gittins != nil {
 		return t.gate.decide(v, t.scheduleAll)
 	}
 	return t.gate.decide(v, t.schedule)
@@ -373,23 +414,33 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 }
 
 // scheduleAll ranks every job of the view at every call (O(n log n) in the queue's length): the
-// engine with PromoteKnob > 0, whose promotions change waiting jobs' queues as time passes.
+// engine with PromoteKnob > 0, whose promotions change waiting jobs' queues as time passes,
+// and with Gittins, whose indices change as the distribution learns.
 func (t *Tiresias) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	forget(t.jobs, &v)
+	if t.gittins != nil {
+		t.gittins.merge()
+	}
 	type keyed struct {
 		ranked
 		s *tirJob
+		g float64 // Gittins index (Gittins only)
 	}
 	all := make([]keyed, 0, len(v.Pending)+len(v.Running))
 	for i := range v.Running {
 		st := &v.Running[i]
 		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
-		all = append(all, keyed{ranked{st: st, running: true, protected: prot}, t.update(v.Now, st, true)})
+		all = append(all, keyed{ranked{st: st, running: true, protected: prot}, t.update(v.Now, st, true), 0})
 	}
 	for i := range v.Pending {
 		st := &v.Pending[i]
-		all = append(all, keyed{ranked{st: st}, t.update(v.Now, st, false)})
+		all = append(all, keyed{ranked{st: st}, t.update(v.Now, st, false), 0})
+	}
+	if t.gittins != nil {
+		for i := range all {
+			all[i].g = t.gittins.index(t.attained(all[i].st) - all[i].s.baseAtt)
+		}
 	}
 	slices.SortStableFunc(all, func(a, b keyed) int {
 		if a.protected != b.protected {
@@ -400,6 +451,12 @@ func (t *Tiresias) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 		if c := cmp.Compare(a.s.queue, b.s.queue); c != 0 {
 			return c
+		}
+		if t.gittins != nil {
+			if c := cmp.Compare(b.g, a.g); c != 0 {
+				return c
+			}
+			return byArrival(a.st, b.st)
 		}
 		if a.running != b.running {
 			if a.running {

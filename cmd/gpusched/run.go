@@ -252,7 +252,7 @@ func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 		return nil, nil, usageError{err}
 	}
 	if !slices.ContainsFunc(specs, func(p policySpec) bool { return p.Name == "tiresias" }) {
-		for _, f := range []string{"tiresias-thresholds", "tiresias-promote", "tiresias-service"} {
+		for _, f := range []string{"tiresias-thresholds", "tiresias-promote", "tiresias-service", "tiresias-gittins"} {
 			if o.set[f] {
 				return nil, nil, usagef("-%s applies to the tiresias policy, which is not selected", f)
 			}
