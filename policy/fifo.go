@@ -188,9 +188,6 @@ func (s *SJF) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 		s.follow.rescanned(&v)
 	}
-	for i := range v.Running {
-		s.dequeue(v.Running[i].Job.ID)
-	}
 	cur := s.wait.cursor()
 	var st gpusched.JobStatus
 	next := func() (*gpusched.JobStatus, bool) {

@@ -210,11 +210,13 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		return gpusched.Decision{}, err
 	}
 	clear(s.stopKey)
-	running := make([]ranked, len(v.Running))
-	keys := make(map[gpusched.JobID]float64, len(v.Running))
+	type keyed struct {
+		ranked
+		key float64
+	}
+	all := make([]keyed, len(v.Running))
 	for i := range v.Running {
 		st := &v.Running[i]
-		s.dequeue(st.Job.ID)
 		k, err := s.waitKey(&v, st)
 		if err != nil {
 			s.follow.reset()
@@ -222,22 +224,25 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 		s.stopKey[st.Job.ID] = k
 		r, _ := s.remaining(&v, st)
-		keys[st.Job.ID] = r * (1 - s.margin) / st.Job.EffectiveWeight()
 		prot := s.opt.MinRunTime > 0 && v.Now-st.Since < s.opt.MinRunTime
-		running[i] = ranked{st: st, running: true, protected: prot}
+		all[i] = keyed{ranked{st: st, running: true, protected: prot}, r * (1 - s.margin) / st.Job.EffectiveWeight()}
 	}
-	slices.SortStableFunc(running, func(a, b ranked) int {
+	slices.SortStableFunc(all, func(a, b keyed) int {
 		if a.protected != b.protected {
 			if a.protected {
 				return -1
 			}
 			return 1
 		}
-		if c := cmp.Compare(keys[a.st.Job.ID], keys[b.st.Job.ID]); c != 0 {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
 			return c
 		}
 		return byArrival(a.st, b.st)
 	})
+	running := make([]ranked, len(all))
+	for i := range all {
+		running[i] = all[i].ranked
+	}
 	cur := s.wait.cursor()
 	var wkey float64
 	next := func() (ranked, bool) {
@@ -245,8 +250,8 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		wkey = w.key
 		return ranked{st: &gpusched.JobStatus{Job: w.job}}, ok
 	}
-	before := func(r, _ *ranked) bool {
-		return r.protected || cmp.Compare(keys[r.st.Job.ID], wkey) <= 0
+	before := func(i int, _ *ranked) bool {
+		return all[i].protected || cmp.Compare(all[i].key, wkey) <= 0
 	}
 	sel, order, err := preemptMerged(&v, running, next, before, s.backfill, false, placeOn(s.place, v.Cluster))
 	if err != nil {

@@ -361,41 +361,51 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 		t.follow.rescanned(&v)
 	}
-	running := make([]ranked, len(v.Running))
+	type keyed struct {
+		ranked
+		s *tirJob
+	}
+	all := make([]keyed, len(v.Running))
 	for i := range v.Running {
 		st := &v.Running[i]
 		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
-		t.dequeue(t.update(v.Now, st, true))
-		running[i] = ranked{st: st, running: true, protected: prot}
+		s := t.update(v.Now, st, true)
+		t.dequeue(s)
+		all[i] = keyed{ranked{st: st, running: true, protected: prot}, s}
 	}
-	slices.SortStableFunc(running, func(a, b ranked) int {
+	slices.SortStableFunc(all, func(a, b keyed) int {
 		if a.protected != b.protected {
 			if a.protected {
 				return -1
 			}
 			return 1
 		}
-		sa, sb := t.jobs[a.st.Job.ID], t.jobs[b.st.Job.ID]
-		if c := cmp.Compare(sa.queue, sb.queue); c != 0 {
+		if c := cmp.Compare(a.s.queue, b.s.queue); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(sa.entered, sb.entered); c != 0 {
+		if c := cmp.Compare(a.s.entered, b.s.entered); c != 0 {
 			return c
 		}
 		return byArrival(a.st, b.st)
 	})
+	running := make([]ranked, len(all))
+	states := make([]*tirJob, len(all))
+	for i := range all {
+		running[i], states[i] = all[i].ranked, all[i].s
+	}
 	cur := t.wait.cursor()
+	var ws *tirJob // the state of the waiting job next returned last
 	next := func() (ranked, bool) {
 		w, ok := cur.next()
 		if !ok {
 			return ranked{}, false
 		}
 		// A waiting job's service is what it was when it was last seen (it has not run since).
-		s := t.jobs[w.job.ID]
-		return ranked{st: &gpusched.JobStatus{Job: w.job, Attained: s.att, Executed: s.exec}}, true
+		ws = t.jobs[w.job.ID]
+		return ranked{st: &gpusched.JobStatus{Job: w.job, Attained: ws.att, Executed: ws.exec}}, true
 	}
-	before := func(r, w *ranked) bool {
-		return r.protected || t.jobs[r.st.Job.ID].queue <= t.jobs[w.st.Job.ID].queue
+	before := func(i int, _ *ranked) bool {
+		return running[i].protected || states[i].queue <= ws.queue
 	}
 	sel, order, err := preemptMerged(&v, running, next, before, t.backfill, false, placeOn(t.place, v.Cluster))
 	if err != nil {
@@ -404,11 +414,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	}
 	t.follow.decided(sel.preempted)
 	if sel.waiting {
-		states := make([]*tirJob, len(order))
-		for i := range order {
-			states[i] = t.jobs[order[i].st.Job.ID]
-		}
-		sel.decision.WakeAt = t.wake(&v, order, states, sel.decision)
+		sel.decision.WakeAt = t.wake(&v, order, t.statesOf(order), sel.decision)
 	}
 	return sel.decision, nil
 }
@@ -482,6 +488,15 @@ func (t *Tiresias) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
 		sel.decision.WakeAt = t.wake(&v, order, states, sel.decision)
 	}
 	return sel.decision, nil
+}
+
+// statesOf returns the states of the jobs of an order.
+func (t *Tiresias) statesOf(order []ranked) []*tirJob {
+	states := make([]*tirJob, len(order))
+	for i := range order {
+		states[i] = t.jobs[order[i].st.Job.ID]
+	}
+	return states
 }
 
 // wake returns the next time the decision may change without an event: a running job's next

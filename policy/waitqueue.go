@@ -112,12 +112,25 @@ func (c *cursor[K]) next() (K, bool) {
 // follow reports that the delta cannot be used: the first view, a view of another host or
 // one it missed, another cluster, or a job that stopped without the policy's last decision
 // preempting it (its progress then is unknown without the view's status).
+//
+// The running jobs of two views are compared by a merge walk when both lists are in order
+// of arrival (as host.Runtime lists them) with no two jobs arriving at once, and through a
+// map otherwise.
 type waitFollow struct {
 	sync    deltaSync
 	cluster *topology.Cluster
-	run     map[gpusched.JobID]*gpusched.Job // running jobs of the last view
-	prev    map[gpusched.JobID]*gpusched.Job // scratch: those of the view before
-	stopped map[gpusched.JobID]bool          // running jobs the last decision preempted
+	run     []runRef // running jobs of the last view, in its order
+	sorted  bool     // run is in increasing order of arrival
+	valid   bool     // run belongs to the last view
+	scratch []runRef
+	stopped map[gpusched.JobID]bool // running jobs the last decision preempted
+}
+
+// runRef is a running job of the last view.
+type runRef struct {
+	id      gpusched.JobID
+	arrival float64
+	job     *gpusched.Job
 }
 
 // waitEvents are a policy's handlers of what changed since its last view.
@@ -128,17 +141,32 @@ type waitEvents struct {
 	stopped func(j *gpusched.Job)              // a running job the last decision preempted
 }
 
+// record copies the view's running jobs into f.scratch and reports whether they are in
+// strictly increasing order of arrival.
+func (f *waitFollow) record(v *gpusched.View) bool {
+	f.scratch = f.scratch[:0]
+	sorted := true
+	for i := range v.Running {
+		j := v.Running[i].Job
+		if i > 0 && !(f.scratch[i-1].arrival < j.Arrival) {
+			sorted = false
+		}
+		f.scratch = append(f.scratch, runRef{id: j.ID, arrival: j.Arrival, job: j})
+	}
+	return sorted
+}
+
 // follow applies v's delta through ev and reports whether it could: false means the policy
 // must rescan the view (and then call rescanned).
 func (f *waitFollow) follow(v *gpusched.View, ev waitEvents) (bool, error) {
 	d, ok := f.sync.next(v)
-	if !ok || v.Cluster != f.cluster || f.run == nil {
+	if !ok || v.Cluster != f.cluster || !f.valid {
+		f.valid = false
 		return false, nil
 	}
-	f.prev, f.run = f.run, f.prev
-	clear(f.run)
+	left := make(map[gpusched.JobID]bool, len(d.Left))
 	for _, id := range d.Left {
-		delete(f.prev, id)
+		left[id] = true
 		ev.left(id)
 	}
 	arrived := make(map[gpusched.JobID]bool, len(d.Arrived))
@@ -147,38 +175,81 @@ func (f *waitFollow) follow(v *gpusched.View, ev waitEvents) (bool, error) {
 			arrived[st.Job.ID] = true
 		}
 		if err := ev.arrived(st); err != nil {
+			f.valid = false
 			return false, err
 		}
 	}
-	for i := range v.Running {
-		j := v.Running[i].Job
-		f.run[j.ID] = j
-		if _, was := f.prev[j.ID]; !was && !arrived[j.ID] {
-			ev.started(j.ID)
+	sorted := f.record(v)
+	prev, cur := f.run, f.scratch
+	// gone handles a job running at the last view and not now; it reports false when the
+	// policy must rescan.
+	gone := func(r runRef) bool {
+		if left[r.id] {
+			return true
+		}
+		if !f.stopped[r.id] {
+			return false
+		}
+		ev.stopped(r.job)
+		return true
+	}
+	now := func(r runRef) {
+		if !arrived[r.id] {
+			ev.started(r.id)
 		}
 	}
-	for id, j := range f.prev {
-		if _, runs := f.run[id]; runs {
-			continue
+	merged := false
+	if sorted && f.sorted {
+		merged = true
+		i, j := 0, 0
+		for merged && (i < len(prev) || j < len(cur)) {
+			switch {
+			case j == len(cur) || (i < len(prev) && prev[i].arrival < cur[j].arrival):
+				if !gone(prev[i]) {
+					f.valid = false
+					return false, nil
+				}
+				i++
+			case i == len(prev) || cur[j].arrival < prev[i].arrival:
+				now(cur[j])
+				j++
+			case prev[i].id == cur[j].id:
+				i, j = i+1, j+1
+			default: // two jobs that arrived at once: not a merge
+				merged = false
+				prev, cur = prev[i:], cur[j:]
+			}
 		}
-		if !f.stopped[id] {
-			return false, nil
-		}
-		ev.stopped(j)
 	}
+	if !merged {
+		was := make(map[gpusched.JobID]bool, len(prev))
+		for _, r := range prev {
+			was[r.id] = true
+		}
+		is := make(map[gpusched.JobID]bool, len(cur))
+		for _, r := range cur {
+			is[r.id] = true
+			if !was[r.id] {
+				now(r)
+			}
+		}
+		for _, r := range prev {
+			if !is[r.id] && !gone(r) {
+				f.valid = false
+				return false, nil
+			}
+		}
+	}
+	f.run, f.scratch, f.sorted = f.scratch, f.run, sorted
 	return true, nil
 }
 
 // rescanned records v as the view the policy rescanned.
 func (f *waitFollow) rescanned(v *gpusched.View) {
 	f.cluster = v.Cluster
-	if f.run == nil {
-		f.run, f.prev = map[gpusched.JobID]*gpusched.Job{}, map[gpusched.JobID]*gpusched.Job{}
-	}
-	clear(f.run)
-	for i := range v.Running {
-		f.run[v.Running[i].Job.ID] = v.Running[i].Job
-	}
+	f.sorted = f.record(v)
+	f.run, f.scratch = f.scratch, f.run
+	f.valid = true
 }
 
 // decided records the running jobs a decision preempts.
@@ -195,7 +266,7 @@ func (f *waitFollow) decided(preempted []gpusched.JobID) {
 // reset forgets the sequence: the next view is rescanned.
 func (f *waitFollow) reset() {
 	f.sync.reset()
-	f.run = nil
+	f.valid = false
 }
 
 // preemptMerged is preempt over the order that merges the running jobs (sorted, every one)
@@ -203,10 +274,10 @@ func (f *waitFollow) reset() {
 // takes waiting jobs from next only while one more could be chosen (GPUs left in the budget
 // and, in strict order, no waiting job blocked), then lets preempt decide on that prefix and
 // continues its backfilling over the rest of the queue only while GPUs are free. The decision
-// is the one preempt makes on the whole merged order. before(r, w) tells whether running job
-// r goes before waiting job w. With all, every waiting job is taken (the returned order is the
-// whole merged order).
-func preemptMerged(v *gpusched.View, running []ranked, next func() (ranked, bool), before func(r, w *ranked) bool,
+// is the one preempt makes on the whole merged order. before(i, w) tells whether running job
+// running[i] goes before waiting job w. With all, every waiting job is taken (the returned order
+// is the whole merged order).
+func preemptMerged(v *gpusched.View, running []ranked, next func() (ranked, bool), before func(i int, w *ranked) bool,
 	backfill, all bool, place placeFunc) (selection, []ranked, error) {
 	budget := v.Available()
 	for i := range running {
@@ -232,7 +303,7 @@ func preemptMerged(v *gpusched.View, running []ranked, next func() (ranked, bool
 		if ok && !all && (budget <= 0 || blocked) {
 			break // no more waiting job can be chosen
 		}
-		if i < len(running) && (!ok || before(&running[i], &w)) {
+		if i < len(running) && (!ok || before(i, &w)) {
 			choose(&running[i])
 			order = append(order, running[i])
 			i++
