@@ -113,24 +113,18 @@ func (c *cursor[K]) next() (K, bool) {
 // one it missed, another cluster, or a job that stopped without the policy's last decision
 // preempting it (its progress then is unknown without the view's status).
 //
-// The running jobs of two views are compared by a merge walk when both lists are in order
-// of arrival (as host.Runtime lists them) with no two jobs arriving at once, and through a
-// map otherwise.
+// The running jobs of two views are matched by the address of their Job (the view contract
+// keeps a job's description unchanged while the host holds it; hosts usually keep it in
+// place), each match confirmed by its JobID: cheaper than hashing ids. A host that moves a
+// running job's description only costs a rescan (the old address looks stopped without a
+// preemption).
 type waitFollow struct {
 	sync    deltaSync
 	cluster *topology.Cluster
-	run     []runRef // running jobs of the last view, in its order
-	sorted  bool     // run is in increasing order of arrival
-	valid   bool     // run belongs to the last view
-	scratch []runRef
-	stopped map[gpusched.JobID]bool // running jobs the last decision preempted
-}
-
-// runRef is a running job of the last view.
-type runRef struct {
-	id      gpusched.JobID
-	arrival float64
-	job     *gpusched.Job
+	run     map[*gpusched.Job]gpusched.JobID // running jobs of the last view
+	next    map[*gpusched.Job]gpusched.JobID // scratch
+	valid   bool                             // run belongs to the last view
+	stopped map[gpusched.JobID]bool          // running jobs the last decision preempted
 }
 
 // waitEvents are a policy's handlers of what changed since its last view.
@@ -141,21 +135,6 @@ type waitEvents struct {
 	stopped func(j *gpusched.Job)              // a running job the last decision preempted
 }
 
-// record copies the view's running jobs into f.scratch and reports whether they are in
-// strictly increasing order of arrival.
-func (f *waitFollow) record(v *gpusched.View) bool {
-	f.scratch = f.scratch[:0]
-	sorted := true
-	for i := range v.Running {
-		j := v.Running[i].Job
-		if i > 0 && !(f.scratch[i-1].arrival < j.Arrival) {
-			sorted = false
-		}
-		f.scratch = append(f.scratch, runRef{id: j.ID, arrival: j.Arrival, job: j})
-	}
-	return sorted
-}
-
 // follow applies v's delta through ev and reports whether it could: false means the policy
 // must rescan the view (and then call rescanned).
 func (f *waitFollow) follow(v *gpusched.View, ev waitEvents) (bool, error) {
@@ -164,91 +143,67 @@ func (f *waitFollow) follow(v *gpusched.View, ev waitEvents) (bool, error) {
 		f.valid = false
 		return false, nil
 	}
-	left := make(map[gpusched.JobID]bool, len(d.Left))
-	for _, id := range d.Left {
-		left[id] = true
-		ev.left(id)
+	f.valid = false // until this view is recorded
+	var left map[gpusched.JobID]bool
+	if len(d.Left) > 0 {
+		left = make(map[gpusched.JobID]bool, len(d.Left))
+		for _, id := range d.Left {
+			left[id] = true
+			ev.left(id)
+		}
 	}
-	arrived := make(map[gpusched.JobID]bool, len(d.Arrived))
+	var arrived map[gpusched.JobID]bool
 	for _, st := range d.Arrived {
 		if st.GPUs != nil {
+			if arrived == nil {
+				arrived = map[gpusched.JobID]bool{}
+			}
 			arrived[st.Job.ID] = true
 		}
 		if err := ev.arrived(st); err != nil {
-			f.valid = false
 			return false, err
 		}
 	}
-	sorted := f.record(v)
-	prev, cur := f.run, f.scratch
-	// gone handles a job running at the last view and not now; it reports false when the
-	// policy must rescan.
-	gone := func(r runRef) bool {
-		if left[r.id] {
-			return true
-		}
-		if !f.stopped[r.id] {
-			return false
-		}
-		ev.stopped(r.job)
-		return true
-	}
-	now := func(r runRef) {
-		if !arrived[r.id] {
-			ev.started(r.id)
+	clear(f.next)
+	still := 0 // running jobs of the last view running now
+	for i := range v.Running {
+		j := v.Running[i].Job
+		f.next[j] = j.ID
+		if id, was := f.run[j]; was && id == j.ID {
+			still++
+		} else if !arrived[j.ID] {
+			ev.started(j.ID)
 		}
 	}
-	merged := false
-	if sorted && f.sorted {
-		merged = true
-		i, j := 0, 0
-		for merged && (i < len(prev) || j < len(cur)) {
+	if still < len(f.run) {
+		for j, id := range f.run {
+			if nid, runs := f.next[j]; runs && nid == id {
+				continue
+			}
 			switch {
-			case j == len(cur) || (i < len(prev) && prev[i].arrival < cur[j].arrival):
-				if !gone(prev[i]) {
-					f.valid = false
-					return false, nil
-				}
-				i++
-			case i == len(prev) || cur[j].arrival < prev[i].arrival:
-				now(cur[j])
-				j++
-			case prev[i].id == cur[j].id:
-				i, j = i+1, j+1
-			default: // two jobs that arrived at once: not a merge
-				merged = false
-				prev, cur = prev[i:], cur[j:]
-			}
-		}
-	}
-	if !merged {
-		was := make(map[gpusched.JobID]bool, len(prev))
-		for _, r := range prev {
-			was[r.id] = true
-		}
-		is := make(map[gpusched.JobID]bool, len(cur))
-		for _, r := range cur {
-			is[r.id] = true
-			if !was[r.id] {
-				now(r)
-			}
-		}
-		for _, r := range prev {
-			if !is[r.id] && !gone(r) {
-				f.valid = false
+			case left[id]:
+			case f.stopped[id]:
+				ev.stopped(j)
+			default:
 				return false, nil
 			}
 		}
 	}
-	f.run, f.scratch, f.sorted = f.scratch, f.run, sorted
+	f.run, f.next = f.next, f.run
+	f.valid = true
 	return true, nil
 }
 
 // rescanned records v as the view the policy rescanned.
 func (f *waitFollow) rescanned(v *gpusched.View) {
 	f.cluster = v.Cluster
-	f.sorted = f.record(v)
-	f.run, f.scratch = f.scratch, f.run
+	if f.run == nil {
+		f.run, f.next = map[*gpusched.Job]gpusched.JobID{}, map[*gpusched.Job]gpusched.JobID{}
+	}
+	clear(f.run)
+	for i := range v.Running {
+		f.run[v.Running[i].Job] = v.Running[i].Job.ID
+	}
 	f.valid = true
 }
 
