@@ -62,6 +62,7 @@ type SRPTOracle struct {
 	// the waiting jobs by remaining GPU-time over weight, kept from the host's deltas
 	follow  waitFollow
 	wait    *sortedList[oracleWait]
+	pool    statusPool
 	waiting map[gpusched.JobID]oracleWait // the keys of the jobs in wait
 	stopKey map[gpusched.JobID]oracleWait // running jobs' keys should they wait (last call)
 }
@@ -244,11 +245,15 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		running[i] = all[i].ranked
 	}
 	cur := s.wait.cursor()
+	defer s.pool.reset()
 	var wkey float64
 	next := func() (ranked, bool) {
 		w, ok := cur.next()
 		wkey = w.key
-		return ranked{st: &gpusched.JobStatus{Job: w.job}}, ok
+		if !ok {
+			return ranked{}, false
+		}
+		return ranked{st: s.pool.get(w.job)}, true
 	}
 	before := func(i int, _ *ranked) bool {
 		return all[i].protected || cmp.Compare(all[i].key, wkey) <= 0

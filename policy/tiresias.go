@@ -109,6 +109,7 @@ type Tiresias struct {
 	// the waiting jobs in priority order, kept from the host's deltas (PromoteKnob 0)
 	follow waitFollow
 	wait   *sortedList[tirWait]
+	pool   statusPool
 	// with Options.Gittins: the job-size distribution
 	gittins *gittins
 }
@@ -394,6 +395,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		running[i], states[i] = all[i].ranked, all[i].s
 	}
 	cur := t.wait.cursor()
+	defer t.pool.reset()
 	var ws *tirJob // the state of the waiting job next returned last
 	next := func() (ranked, bool) {
 		w, ok := cur.next()
@@ -402,7 +404,9 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 		// A waiting job's service is what it was when it was last seen (it has not run since).
 		ws = t.jobs[w.job.ID]
-		return ranked{st: &gpusched.JobStatus{Job: w.job, Attained: ws.att, Executed: ws.exec}}, true
+		st := t.pool.get(w.job)
+		st.Attained, st.Executed = ws.att, ws.exec
+		return ranked{st: st}, true
 	}
 	before := func(i int, _ *ranked) bool {
 		return running[i].protected || states[i].queue <= ws.queue

@@ -346,3 +346,34 @@ func dispatchNext(v *gpusched.View, next func() (*gpusched.JobStatus, bool), bac
 	}
 	return gpusched.Decision{Run: run}, nil
 }
+
+// statusPool hands out the stand-in statuses of waiting jobs that an ordering policy takes
+// from its kept order at one call, from blocks reused across calls, so that a call allocates
+// nothing per job it looks at (allocation would make the garbage collector's cost, which
+// grows with the heap and so with the queue, a cost per call).
+type statusPool struct {
+	blocks [][]gpusched.JobStatus
+	n      int
+}
+
+const statusBlock = 256
+
+// reset makes every status of the pool available again (and drops the jobs they held).
+func (p *statusPool) reset() {
+	for i := 0; i*statusBlock < p.n; i++ {
+		clear(p.blocks[i][:min(statusBlock, p.n-i*statusBlock)])
+	}
+	p.n = 0
+}
+
+// get returns a status for waiting job j, valid until reset.
+func (p *statusPool) get(j *gpusched.Job) *gpusched.JobStatus {
+	b := p.n / statusBlock
+	if b == len(p.blocks) {
+		p.blocks = append(p.blocks, make([]gpusched.JobStatus, statusBlock))
+	}
+	st := &p.blocks[b][p.n%statusBlock]
+	*st = gpusched.JobStatus{Job: j}
+	p.n++
+	return st
+}
