@@ -28,3 +28,29 @@ func TestTiresiasFormat(t *testing.T) {
 		t.Errorf("bad row: %v", err)
 	}
 }
+
+// -sjf-bco-replan reaches SJF-BCO (a cadence changes its results on an overloaded cluster),
+// is bounded, and is an error when sjf-bco is not selected.
+func TestSJFBCOReplanFlag(t *testing.T) {
+	base := []string{"compare", "-jobs", "60", "-load", "2", "-cluster", "a100:2", "-policies", "sjf-bco", "-progress", "off"}
+	def, err := runCmd(t, base...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := runCmd(t, append(base, "-sjf-bco-replan", "30m")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rowOf(def, "sjf-bco") == rowOf(slow, "sjf-bco") {
+		t.Errorf("-sjf-bco-replan 30m changed nothing:\n%s", rowOf(def, "sjf-bco"))
+	}
+	for _, bad := range [][]string{
+		append(base, "-sjf-bco-replan", "2h"),
+		append(base, "-sjf-bco-replan", "-1s"),
+		{"compare", "-jobs", "20", "-policies", "fifo", "-sjf-bco-replan", "1m", "-progress", "off"},
+	} {
+		if _, err := runCmd(t, bad...); err == nil {
+			t.Errorf("%v: accepted", bad)
+		}
+	}
+}
