@@ -218,15 +218,15 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	all := make([]keyed, len(v.Running))
 	for i := range v.Running {
 		st := &v.Running[i]
-		k, err := s.waitKey(&v, st)
+		r, err := s.remaining(&v, st)
 		if err != nil {
 			s.follow.reset()
 			return gpusched.Decision{}, err
 		}
-		s.stopKey[st.Job.ID] = k
-		r, _ := s.remaining(&v, st)
+		w := st.Job.EffectiveWeight()
+		s.stopKey[st.Job.ID] = oracleWait{job: st.Job, key: r / w} // waitKey, should it be preempted
 		prot := s.opt.MinRunTime > 0 && v.Now-st.Since < s.opt.MinRunTime
-		all[i] = keyed{ranked{st: st, running: true, protected: prot}, r * (1 - s.margin) / st.Job.EffectiveWeight()}
+		all[i] = keyed{ranked{st: st, running: true, protected: prot}, r * (1 - s.margin) / w}
 	}
 	slices.SortStableFunc(all, func(a, b keyed) int {
 		if a.protected != b.protected {
