@@ -134,7 +134,10 @@ func BenchmarkSimPhillyLike(b *testing.B) {
 func BenchmarkScheduleQueue(b *testing.B) {
 	for _, pending := range []int{1000, 10000, 100000} {
 		v0, iters := loadedView(b, 256, pending+4096)
-		for _, s := range allSchedulers(b, iters) {
+		// allSchedulers' Tiresias promotes (PromoteKnob 2: it ranks every job at every call);
+		// the command line's default does not.
+		tir, _ := NewTiresias(TiresiasOptions{Options: Options{Name: "tiresias-nopromote"}})
+		for _, s := range append(allSchedulers(b, iters), tir) {
 			b.Run(fmt.Sprintf("%v/waiting=%d", s, pending), func(b *testing.B) {
 				v := v0
 				all := v0.Pending

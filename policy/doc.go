@@ -29,6 +29,9 @@
 //     GPU-seconds (default 3250 and 7200, three queues), FIFO within a queue with running jobs
 //     first, preemption only for a higher queue, optional starvation promotion (PromoteKnob),
 //     wake-ups at demotions and promotions; it places jobs instead of only counting GPUs.
+//     LAS on plain time (Service = PlainTime) and 2D-Gittins (Gittins: each queue ordered by
+//     the Gittins index from the learned distribution of finished jobs' service) are the
+//     simulator's dlas and dlas-gpu-gittins schedules.
 //   - SJF-BCO's offline algorithm (PlanSJFBCO: for each kappa, a bisection on the per-GPU
 //     load threshold theta; FA-FFP packing for jobs of at most kappa GPUs, LBSGF with spread
 //     factor lambda for larger ones) runs as is on batches (SJFBCOOptions.Batch), or online by
@@ -55,6 +58,14 @@
 // Most policies keep per-job state between calls (sizes, queues, plans): a scheduler must see
 // the events of one host in time order and is not safe for concurrent use unless its
 // documentation says so.
+//
+// Cost per call. With a host's View.Delta (gpusched.ViewDelta) the policies keep what they
+// know of the queue between calls instead of scanning it: FIFO, First-Fit, List-Scheduling,
+// Random and GADGET walk the host's queue in place and stop once no GPU is free; SJF,
+// SRPT-oracle and Tiresias keep their waiting jobs in their own order (a waiting job's rank
+// changes only while it runs) and look at the head of it; SJF-BCO keeps its waiting jobs by
+// GPU demand. What remains per call is per running job and per job started. Without a delta
+// (or when it does not continue the last view) a policy rescans the view.
 //
 // # Restart and failover
 //

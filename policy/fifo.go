@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/gpusched/gpusched"
 )
@@ -63,9 +62,14 @@ func DefaultSize(j *gpusched.Job) float64 {
 const defaultIterations = 1000
 
 // SJF starts jobs in order of predicted size over weight (Job.Weight; plain size when weights
-// are unset), smallest first (ties by arrival), and never preempts: the non-preemptive shortest-job-first rule with sizes from a predictor. By default
-// it backfills (a job that does not fit is passed over for smaller-priority jobs that do, as in
-// list scheduling); with Options.Order = Strict the smallest waiting job blocks the others.
+// are unset), smallest first (ties by arrival, then job id), and never preempts: the
+// non-preemptive shortest-job-first rule with sizes from a predictor. By default it backfills
+// (a job that does not fit is passed over for smaller-priority jobs that do, as in list
+// scheduling); with Options.Order = Strict the smallest waiting job blocks the others.
+//
+// Cost per call: with a host's View.Delta that continues the last view, SJF keeps its waiting
+// jobs ordered between calls and looks only at the jobs that arrived and left, the running
+// jobs, and the head of its order until no GPU is free; without one it sorts the queue.
 //
 // SJF remembers each job's size while the job is in the system: it is not safe for concurrent
 // use.
@@ -76,6 +80,25 @@ type SJF struct {
 	backfill bool
 	size     func(*gpusched.Job) float64
 	sizes    map[gpusched.JobID]float64
+	follow   waitFollow
+	wait     *sortedList[sjfWait]
+	waiting  map[gpusched.JobID]sjfWait // the keys of the jobs in wait
+}
+
+// sjfWait is a waiting job's place in SJF's order.
+type sjfWait struct {
+	job  *gpusched.Job
+	size float64 // size over weight
+}
+
+func cmpSJFWait(a, b sjfWait) int {
+	if c := cmp.Compare(a.size, b.size); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.job.Arrival, b.job.Arrival); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.job.ID, b.job.ID)
 }
 
 // NewSJF returns an SJF scheduler. Default placement: gpusched.Pack; default order: Backfill; default
@@ -88,7 +111,8 @@ func NewSJF(opt SJFOptions) (*SJF, error) {
 	if size == nil {
 		size = DefaultSize
 	}
-	return &SJF{name: name(opt.Name, "sjf"), place: opt.placer(), backfill: opt.backfill(true), size: size, sizes: map[gpusched.JobID]float64{}}, nil
+	return &SJF{name: name(opt.Name, "sjf"), place: opt.placer(), backfill: opt.backfill(true), size: size,
+		sizes: map[gpusched.JobID]float64{}, wait: newSortedList(cmpSJFWait), waiting: map[gpusched.JobID]sjfWait{}}, nil
 }
 
 // String returns "sjf" (or Options.Name).
@@ -99,22 +123,77 @@ func (s *SJF) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	return s.gate.decide(v, s.schedule)
 }
 
+// key returns a job's place in the order, fixing its size the first time it is seen.
+func (s *SJF) key(j *gpusched.Job) (sjfWait, error) {
+	z, ok := s.sizes[j.ID]
+	if !ok {
+		z = s.size(j)
+		if math.IsNaN(z) {
+			return sjfWait{}, fmt.Errorf("%w: sjf: size of job %q is NaN", ErrInvalidOptions, j.ID)
+		}
+		z /= j.EffectiveWeight()
+		s.sizes[j.ID] = z
+	}
+	return sjfWait{job: j, size: z}, nil
+}
+
+func (s *SJF) enqueue(j *gpusched.Job) error {
+	k, err := s.key(j)
+	if err != nil {
+		return err
+	}
+	s.dequeue(j.ID)
+	s.wait.insert(k)
+	s.waiting[j.ID] = k
+	return nil
+}
+
+func (s *SJF) dequeue(id gpusched.JobID) {
+	if k, ok := s.waiting[id]; ok {
+		s.wait.remove(k)
+		delete(s.waiting, id)
+	}
+}
+
 func (s *SJF) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
-	forget(s.sizes, &v)
-	order := pendingByArrival(&v)
-	for _, st := range order {
-		if _, ok := s.sizes[st.Job.ID]; ok {
-			continue
-		}
-		z := s.size(st.Job)
-		if math.IsNaN(z) {
-			return gpusched.Decision{}, fmt.Errorf("%w: sjf: size of job %q is NaN", ErrInvalidOptions, st.Job.ID)
-		}
-		s.sizes[st.Job.ID] = z / st.Job.EffectiveWeight()
-	}
-	slices.SortStableFunc(order, func(a, b *gpusched.JobStatus) int {
-		return cmp.Compare(s.sizes[a.Job.ID], s.sizes[b.Job.ID])
+	ok, err := s.follow.follow(&v, waitEvents{
+		left: func(id gpusched.JobID) {
+			s.dequeue(id)
+			delete(s.sizes, id)
+		},
+		arrived: func(st *gpusched.JobStatus) error {
+			if st.GPUs != nil {
+				_, err := s.key(st.Job)
+				return err
+			}
+			return s.enqueue(st.Job)
+		},
+		started: s.dequeue,
+		stopped: func(j *gpusched.Job) { _ = s.enqueue(j) },
 	})
-	return dispatch(&v, order, s.backfill, placeOn(s.place, v.Cluster))
+	if err != nil {
+		s.follow.reset()
+		return gpusched.Decision{}, err
+	}
+	if !ok || s.wait.Len() != len(v.Pending) {
+		forget(s.sizes, &v)
+		s.wait.reset()
+		clear(s.waiting)
+		for _, st := range pendingByArrival(&v) {
+			if err := s.enqueue(st.Job); err != nil {
+				s.follow.reset()
+				return gpusched.Decision{}, err
+			}
+		}
+		s.follow.rescanned(&v)
+	}
+	cur := s.wait.cursor()
+	var st gpusched.JobStatus
+	next := func() (*gpusched.JobStatus, bool) {
+		w, ok := cur.next()
+		st = gpusched.JobStatus{Job: w.job}
+		return &st, ok
+	}
+	return dispatchNext(&v, next, s.backfill, placeOn(s.place, v.Cluster))
 }

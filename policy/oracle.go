@@ -59,6 +59,29 @@ type SRPTOracle struct {
 	backfill bool
 	margin   float64
 	tau      map[gpusched.JobID]float64
+	// the waiting jobs by remaining GPU-time over weight, kept from the host's deltas
+	follow  waitFollow
+	wait    *sortedList[oracleWait]
+	pool    statusPool
+	waiting map[gpusched.JobID]oracleWait // the keys of the jobs in wait
+	stopKey map[gpusched.JobID]oracleWait // running jobs' keys should they wait (last call)
+}
+
+// oracleWait is a waiting job's place in the oracle's order: remaining GPU-time over weight,
+// then arrival and id.
+type oracleWait struct {
+	job *gpusched.Job
+	key float64
+}
+
+func cmpOracleWait(a, b oracleWait) int {
+	if c := cmp.Compare(a.key, b.key); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.job.Arrival, b.job.Arrival); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.job.ID, b.job.ID)
 }
 
 // NewSRPTOracle returns an SRPT oracle. Default placement: gpusched.Pack; default order: Backfill.
@@ -86,7 +109,8 @@ func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
 		opt.Cost = gpusched.DefaultCost()
 	}
 	return &SRPTOracle{gate: gate{cost: opt.Cost}, opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
-		tau: map[gpusched.JobID]float64{}}, nil
+		tau: map[gpusched.JobID]float64{}, wait: newSortedList(cmpOracleWait), waiting: map[gpusched.JobID]oracleWait{},
+		stopKey: map[gpusched.JobID]oracleWait{}}, nil
 }
 
 // String returns "srpt-oracle" (or Options.Name).
@@ -112,34 +136,97 @@ func (s *SRPTOracle) remaining(v *gpusched.View, st *gpusched.JobStatus) (float6
 
 // Schedule ranks the jobs by remaining GPU-time and returns the greedy choice described in the
 // type's documentation.
+//
+// Cost per call: a waiting job's remaining work does not change, so with a host's View.Delta
+// that continues the last view the oracle keeps its waiting jobs ordered between calls and
+// looks only at the jobs that arrived and left, the running jobs (ranked afresh), and the head
+// of its order while a waiting job could still start; without one it ranks every job.
 func (s *SRPTOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	return s.gate.decide(v, s.schedule)
 }
 
+func (s *SRPTOracle) enqueue(k oracleWait) {
+	s.dequeue(k.job.ID)
+	s.wait.insert(k)
+	s.waiting[k.job.ID] = k
+}
+
+func (s *SRPTOracle) dequeue(id gpusched.JobID) {
+	if k, ok := s.waiting[id]; ok {
+		s.wait.remove(k)
+		delete(s.waiting, id)
+	}
+}
+
+// waitKey returns a job's place in the order should it wait in the view's state.
+func (s *SRPTOracle) waitKey(v *gpusched.View, st *gpusched.JobStatus) (oracleWait, error) {
+	r, err := s.remaining(v, st)
+	if err != nil {
+		return oracleWait{}, err
+	}
+	return oracleWait{job: st.Job, key: r / st.Job.EffectiveWeight()}, nil
+}
+
 func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
-	forget(s.tau, &v)
+	ok, err := s.follow.follow(&v, waitEvents{
+		left: func(id gpusched.JobID) {
+			s.dequeue(id)
+			delete(s.tau, id)
+			delete(s.stopKey, id)
+		},
+		arrived: func(st *gpusched.JobStatus) error {
+			if st.GPUs != nil {
+				return nil
+			}
+			k, err := s.waitKey(&v, st)
+			if err == nil {
+				s.enqueue(k)
+			}
+			return err
+		},
+		started: s.dequeue,
+		// A job the last decision preempted waits with the iterations it had done then.
+		stopped: func(j *gpusched.Job) {
+			if k, ok := s.stopKey[j.ID]; ok {
+				s.enqueue(k)
+			}
+		},
+	})
+	if err == nil && (!ok || s.wait.Len() != len(v.Pending)) {
+		forget(s.tau, &v)
+		s.wait.reset()
+		clear(s.waiting)
+		for i := range v.Pending {
+			var k oracleWait
+			if k, err = s.waitKey(&v, &v.Pending[i]); err != nil {
+				break
+			}
+			s.enqueue(k)
+		}
+		s.follow.rescanned(&v)
+	}
+	if err != nil {
+		s.follow.reset()
+		return gpusched.Decision{}, err
+	}
+	clear(s.stopKey)
 	type keyed struct {
 		ranked
 		key float64
 	}
-	all := make([]keyed, 0, len(v.Pending)+len(v.Running))
+	all := make([]keyed, len(v.Running))
 	for i := range v.Running {
 		st := &v.Running[i]
 		r, err := s.remaining(&v, st)
 		if err != nil {
+			s.follow.reset()
 			return gpusched.Decision{}, err
 		}
+		w := st.Job.EffectiveWeight()
+		s.stopKey[st.Job.ID] = oracleWait{job: st.Job, key: r / w} // waitKey, should it be preempted
 		prot := s.opt.MinRunTime > 0 && v.Now-st.Since < s.opt.MinRunTime
-		all = append(all, keyed{ranked{st: st, running: true, protected: prot}, r * (1 - s.margin) / st.Job.EffectiveWeight()})
-	}
-	for i := range v.Pending {
-		st := &v.Pending[i]
-		r, err := s.remaining(&v, st)
-		if err != nil {
-			return gpusched.Decision{}, err
-		}
-		all = append(all, keyed{ranked{st: st}, r / st.Job.EffectiveWeight()})
+		all[i] = keyed{ranked{st: st, running: true, protected: prot}, r * (1 - s.margin) / w}
 	}
 	slices.SortStableFunc(all, func(a, b keyed) int {
 		if a.protected != b.protected {
@@ -151,22 +238,32 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		if c := cmp.Compare(a.key, b.key); c != 0 {
 			return c
 		}
-		if a.running != b.running {
-			if a.running {
-				return -1
-			}
-			return 1
-		}
 		return byArrival(a.st, b.st)
 	})
-	order := make([]ranked, len(all))
+	running := make([]ranked, len(all))
 	for i := range all {
-		order[i] = all[i].ranked
+		running[i] = all[i].ranked
 	}
-	sel, err := preempt(&v, order, s.backfill, placeOn(s.place, v.Cluster))
+	cur := s.wait.cursor()
+	defer s.pool.reset()
+	var wkey float64
+	next := func() (ranked, bool) {
+		w, ok := cur.next()
+		wkey = w.key
+		if !ok {
+			return ranked{}, false
+		}
+		return ranked{st: s.pool.get(w.job)}, true
+	}
+	before := func(i int, _ *ranked) bool {
+		return all[i].protected || cmp.Compare(all[i].key, wkey) <= 0
+	}
+	sel, order, err := preemptMerged(&v, running, next, before, s.backfill, false, placeOn(s.place, v.Cluster))
 	if err != nil {
+		s.follow.reset()
 		return gpusched.Decision{}, err
 	}
+	s.follow.decided(sel.preempted)
 	if sel.waiting {
 		for _, r := range order {
 			if r.protected {

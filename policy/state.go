@@ -99,6 +99,7 @@ func (s *SJF) RestoreState(r io.Reader) error {
 		sizes[id] = float64(in.Sizes[i])
 	}
 	s.sizes = sizes
+	s.follow.reset() // the kept order is rebuilt from the next view
 	return nil
 }
 
@@ -139,6 +140,7 @@ func (s *SRPTOracle) RestoreState(r io.Reader) error {
 		tau[id] = in.StepTimes[i]
 	}
 	s.tau = tau
+	s.follow.reset()
 	return nil
 }
 
@@ -153,6 +155,9 @@ type tiresiasState struct {
 	BaseExecuted []float64         `json:"base_executed"`
 	FirstRun     []statejson.Float `json:"first_run"`
 	Promotions   []int             `json:"promotions"`
+	// GittinsSample is 2D-Gittins' learned distribution of finished jobs' service, sorted
+	// (absent for the other orders, so that their state is unchanged).
+	GittinsSample []float64 `json:"gittins_sample,omitempty"`
 }
 
 // SaveState writes Tiresias' state: for each job in the system its queue, when it entered it,
@@ -172,6 +177,10 @@ func (t *Tiresias) SaveState(w io.Writer) error {
 		out.BaseExecuted = append(out.BaseExecuted, j.baseExec)
 		out.FirstRun = append(out.FirstRun, statejson.Float(j.firstRun))
 		out.Promotions = append(out.Promotions, j.promotion)
+	}
+	if t.gittins != nil {
+		t.gittins.merge()
+		out.GittinsSample = t.gittins.sample
 	}
 	return statejson.Encode(w, &out)
 }
@@ -202,7 +211,21 @@ func (t *Tiresias) RestoreState(r io.Reader) error {
 		}
 		jobs[id] = j
 	}
+	if len(in.GittinsSample) > 0 && t.gittins == nil {
+		return statejson.Errorf(kind, "the state has a Gittins distribution; this scheduler does not order by Gittins index")
+	}
+	for i, s := range in.GittinsSample {
+		if !(s > 0) || math.IsInf(s, 1) || (i > 0 && s < in.GittinsSample[i-1]) {
+			return statejson.Errorf(kind, "gittins_sample[%d] = %v: want finite, positive and sorted values", i, s)
+		}
+	}
+	if t.gittins != nil {
+		t.gittins.sample, t.gittins.prefix = nil, nil
+		t.gittins.added = append(t.gittins.added[:0], in.GittinsSample...)
+		t.gittins.merge()
+	}
 	t.jobs = jobs
+	t.follow.reset()
 	return nil
 }
 

@@ -46,6 +46,15 @@ type TiresiasOptions struct {
 	// MinRunTime, when positive, is the least time in seconds a job runs after it starts or
 	// resumes before it may be preempted. Default 0: none (see Tiresias on thrashing).
 	MinRunTime float64
+	// Gittins orders the jobs of each queue by their Gittins index instead of first come,
+	// first served: 2D-Gittins, the simulator's dlas-gpu-gittins schedule (see Tiresias).
+	Gittins bool
+	// GittinsDelta is the quantum Δ of the Gittins index, in service units. Default: the
+	// first threshold (the simulator's gittins_delta, 3250, equals its first queue limit).
+	GittinsDelta float64
+	// GittinsSample, optional, is a prior sample of jobs' total service (service units) that
+	// the distribution starts from; finished jobs are added to it as they leave.
+	GittinsSample []float64
 }
 
 // Tiresias is the Discretized Two-Dimensional Least-Attained-Service scheduler (2D-LAS) of
@@ -62,6 +71,17 @@ type TiresiasOptions struct {
 // those that do not (backfilling, as the simulator does; Options.Order = Strict stops starting
 // waiting jobs at the first that does not fit); chosen running jobs keep their GPUs, chosen
 // waiting jobs are placed by the Placer, other running jobs are preempted.
+//
+// 2D-Gittins (Options.Gittins, the simulator's dlas-gpu-gittins schedule): the queues are the
+// same, but within a queue jobs are served by their Gittins index over the service they
+// received since they last entered queue 0, highest first, ties by arrival (running jobs do
+// not go first). The index is computed from the distribution of the service that finished
+// jobs received (Tiresias implements gpusched.CompletionObserver to learn it; a prior sample
+// may be given), for a fixed quantum Δ (GittinsDelta). It is the textbook index, P(S - a <= Δ
+// | S > a) / E[min(S - a, Δ) | S > a], evaluated at the job's service; the simulator
+// (run_sim.py, cal_r_gittins_index) tabulates it at the sample points, rounds it, and counts
+// the finished jobs' whole size S instead of S - a in the expectation. Before any job has
+// finished, every index is 0 and each queue is served in arrival order.
 //
 // Starvation: with PromoteKnob > 0, a job in a lower queue whose waiting time reaches
 // PromoteKnob x its executed time goes back to queue 0 with its queue service reset.
@@ -86,6 +106,33 @@ type Tiresias struct {
 	place    gpusched.Placer
 	backfill bool
 	jobs     map[gpusched.JobID]*tirJob
+	// the waiting jobs in priority order, kept from the host's deltas (PromoteKnob 0)
+	follow waitFollow
+	wait   *sortedList[tirWait]
+	pool   statusPool
+	// with Options.Gittins: the job-size distribution
+	gittins *gittins
+}
+
+// tirWait is a waiting job's place in Tiresias' order: its queue, then when it entered it,
+// then arrival and id.
+type tirWait struct {
+	job     *gpusched.Job
+	queue   int
+	entered float64
+}
+
+func cmpTirWait(a, b tirWait) int {
+	if c := cmp.Compare(a.queue, b.queue); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.entered, b.entered); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.job.Arrival, b.job.Arrival); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.job.ID, b.job.ID)
 }
 
 // tirJob is Tiresias' memory of one job.
@@ -96,6 +143,9 @@ type tirJob struct {
 	baseExec  float64 // executed time when the job last entered queue 0
 	firstRun  float64 // first start after entering queue 0 (NaN: not yet)
 	promotion int
+	waiting   bool    // in Tiresias.wait, under key
+	key       tirWait // the job's key in Tiresias.wait
+	att, exec float64 // the job's Attained and Executed as last seen
 }
 
 // NewTiresias returns a Tiresias scheduler. Default placement: gpusched.Pack; default order: Backfill.
@@ -122,7 +172,27 @@ func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
 	if math.IsNaN(opt.MinRunTime) || math.IsInf(opt.MinRunTime, 0) {
 		return nil, fmt.Errorf("%w: tiresias: MinRunTime %v is not finite", ErrInvalidOptions, opt.MinRunTime)
 	}
-	return &Tiresias{opt: opt, place: opt.placer(), backfill: opt.backfill(true), jobs: map[gpusched.JobID]*tirJob{}}, nil
+	t := &Tiresias{opt: opt, place: opt.placer(), backfill: opt.backfill(true), jobs: map[gpusched.JobID]*tirJob{},
+		wait: newSortedList(cmpTirWait)}
+	if opt.Gittins {
+		d := opt.GittinsDelta
+		if d == 0 && len(opt.Thresholds) > 0 {
+			d = opt.Thresholds[0]
+		}
+		if !(d > 0) || math.IsInf(d, 1) {
+			return nil, fmt.Errorf("%w: tiresias: GittinsDelta %v must be finite and positive", ErrInvalidOptions, opt.GittinsDelta)
+		}
+		t.gittins = &gittins{delta: d}
+		for _, s := range opt.GittinsSample {
+			if !(s > 0) || math.IsInf(s, 1) {
+				return nil, fmt.Errorf("%w: tiresias: GittinsSample value %v must be finite and positive", ErrInvalidOptions, s)
+			}
+			t.gittins.add(s)
+		}
+	} else if opt.GittinsDelta != 0 || opt.GittinsSample != nil {
+		return nil, fmt.Errorf("%w: tiresias: GittinsDelta and GittinsSample apply to Gittins", ErrInvalidOptions)
+	}
+	return t, nil
 }
 
 // String returns "tiresias" (or Options.Name).
@@ -185,6 +255,7 @@ func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *ti
 			s.entered = now
 		}
 	}
+	s.att, s.exec = st.Attained, st.Executed
 	if running && math.IsNaN(s.firstRun) {
 		s.firstRun = st.Since
 	}
@@ -218,26 +289,90 @@ func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *ti
 
 // Schedule updates every job's queue and returns the 2D-LAS choice described in the type's
 // documentation.
+//
+// Cost per call: with PromoteKnob 0 and a host's View.Delta that continues the last view,
+// Tiresias keeps its waiting jobs ordered between calls (a waiting job's queue changes only
+// while it runs) and looks only at the jobs that arrived and left, the running jobs, and the
+// head of its order while a waiting job could still start: O(r log r + k log n) for r running
+// jobs, k jobs looked at and n waiting, instead of sorting every job of the view. Without a
+// usable delta, or with PromoteKnob > 0, it ranks every job.
 func (t *Tiresias) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if t.opt.PromoteKnob > 0 || t.gittins != nil {
+		return t.gate.decide(v, t.scheduleAll)
+	}
 	return t.gate.decide(v, t.schedule)
 }
 
+// enqueue puts a waiting job in the order under its current queue.
+func (t *Tiresias) enqueue(j *gpusched.Job, s *tirJob) {
+	if s.waiting {
+		t.wait.remove(s.key)
+	}
+	s.key = tirWait{job: j, queue: s.queue, entered: s.entered}
+	s.waiting = true
+	t.wait.insert(s.key)
+}
+
+// dequeue takes a job out of the order.
+func (t *Tiresias) dequeue(s *tirJob) {
+	if s != nil && s.waiting {
+		t.wait.remove(s.key)
+		s.waiting = false
+	}
+}
+
+// schedule is the engine with PromoteKnob 0: the waiting jobs' order is kept from the host's
+// deltas (a rescan rebuilds it), the running jobs are ranked afresh, and preemptMerged takes
+// the merged order only as far as it can matter.
 func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
-	forget(t.jobs, &v)
+	ok, err := t.follow.follow(&v, waitEvents{
+		left: func(id gpusched.JobID) {
+			t.dequeue(t.jobs[id])
+			delete(t.jobs, id)
+		},
+		arrived: func(st *gpusched.JobStatus) error {
+			if st.GPUs == nil {
+				t.enqueue(st.Job, t.update(v.Now, st, false))
+			}
+			return nil
+		},
+		started: func(id gpusched.JobID) { t.dequeue(t.jobs[id]) },
+		// A job the last decision preempted waits with the service it had then, which its
+		// update as a running job counted: its queue is unchanged.
+		stopped: func(j *gpusched.Job) {
+			if s := t.jobs[j.ID]; s != nil {
+				t.enqueue(j, s)
+			}
+		},
+	})
+	if err != nil {
+		t.follow.reset()
+		return gpusched.Decision{}, err
+	}
+	if !ok || t.wait.Len() != len(v.Pending) {
+		forget(t.jobs, &v)
+		for _, s := range t.jobs {
+			s.waiting = false
+		}
+		t.wait.reset()
+		for i := range v.Pending {
+			st := &v.Pending[i]
+			t.enqueue(st.Job, t.update(v.Now, st, false))
+		}
+		t.follow.rescanned(&v)
+	}
 	type keyed struct {
 		ranked
 		s *tirJob
 	}
-	all := make([]keyed, 0, len(v.Pending)+len(v.Running))
+	all := make([]keyed, len(v.Running))
 	for i := range v.Running {
 		st := &v.Running[i]
 		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
-		all = append(all, keyed{ranked{st: st, running: true, protected: prot}, t.update(v.Now, st, true)})
-	}
-	for i := range v.Pending {
-		st := &v.Pending[i]
-		all = append(all, keyed{ranked{st: st}, t.update(v.Now, st, false)})
+		s := t.update(v.Now, st, true)
+		t.dequeue(s)
+		all[i] = keyed{ranked{st: st, running: true, protected: prot}, s}
 	}
 	slices.SortStableFunc(all, func(a, b keyed) int {
 		if a.protected != b.protected {
@@ -248,6 +383,90 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 		if c := cmp.Compare(a.s.queue, b.s.queue); c != 0 {
 			return c
+		}
+		if c := cmp.Compare(a.s.entered, b.s.entered); c != 0 {
+			return c
+		}
+		return byArrival(a.st, b.st)
+	})
+	running := make([]ranked, len(all))
+	states := make([]*tirJob, len(all))
+	for i := range all {
+		running[i], states[i] = all[i].ranked, all[i].s
+	}
+	cur := t.wait.cursor()
+	defer t.pool.reset()
+	var ws *tirJob // the state of the waiting job next returned last
+	next := func() (ranked, bool) {
+		w, ok := cur.next()
+		if !ok {
+			return ranked{}, false
+		}
+		// A waiting job's service is what it was when it was last seen (it has not run since).
+		ws = t.jobs[w.job.ID]
+		st := t.pool.get(w.job)
+		st.Attained, st.Executed = ws.att, ws.exec
+		return ranked{st: st}, true
+	}
+	before := func(i int, _ *ranked) bool {
+		return running[i].protected || states[i].queue <= ws.queue
+	}
+	sel, order, err := preemptMerged(&v, running, next, before, t.backfill, false, placeOn(t.place, v.Cluster))
+	if err != nil {
+		t.follow.reset()
+		return gpusched.Decision{}, err
+	}
+	t.follow.decided(sel.preempted)
+	if sel.waiting {
+		sel.decision.WakeAt = t.wake(&v, order, t.statesOf(order), sel.decision)
+	}
+	return sel.decision, nil
+}
+
+// scheduleAll ranks every job of the view at every call (O(n log n) in the queue's length): the
+// engine with PromoteKnob > 0, whose promotions change waiting jobs' queues as time passes,
+// and with Gittins, whose indices change as the distribution learns.
+func (t *Tiresias) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
+	v := *vp
+	forget(t.jobs, &v)
+	if t.gittins != nil {
+		t.gittins.merge()
+	}
+	type keyed struct {
+		ranked
+		s *tirJob
+		g float64 // Gittins index (Gittins only)
+	}
+	all := make([]keyed, 0, len(v.Pending)+len(v.Running))
+	for i := range v.Running {
+		st := &v.Running[i]
+		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
+		all = append(all, keyed{ranked{st: st, running: true, protected: prot}, t.update(v.Now, st, true), 0})
+	}
+	for i := range v.Pending {
+		st := &v.Pending[i]
+		all = append(all, keyed{ranked{st: st}, t.update(v.Now, st, false), 0})
+	}
+	if t.gittins != nil {
+		for i := range all {
+			all[i].g = t.gittins.index(t.attained(all[i].st) - all[i].s.baseAtt)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b keyed) int {
+		if a.protected != b.protected {
+			if a.protected {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(a.s.queue, b.s.queue); c != 0 {
+			return c
+		}
+		if t.gittins != nil {
+			if c := cmp.Compare(b.g, a.g); c != 0 {
+				return c
+			}
+			return byArrival(a.st, b.st)
 		}
 		if a.running != b.running {
 			if a.running {
@@ -273,6 +492,15 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		sel.decision.WakeAt = t.wake(&v, order, states, sel.decision)
 	}
 	return sel.decision, nil
+}
+
+// statesOf returns the states of the jobs of an order.
+func (t *Tiresias) statesOf(order []ranked) []*tirJob {
+	states := make([]*tirJob, len(order))
+	for i := range order {
+		states[i] = t.jobs[order[i].st.Job.ID]
+	}
+	return states
 }
 
 // wake returns the next time the decision may change without an event: a running job's next

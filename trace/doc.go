@@ -31,6 +31,7 @@
 //	ReadPollux  the Pollux/Sia workload CSV: name,time,application,num_replicas,batch_size
 //	ReadJSONL   the library's own JSON lines, one Record per line (WriteJSONL writes them)
 //	ReadRubick  the Rubick (MLSys'25) workload CSV: name,submission_time,...,exec_plan,steps,is_sla; reconfigurable jobs
+//	ReadTiresias the Tiresias (NSDI'19) simulator's job CSV: job_id,num_gpu,submit_time,iterations,model_name,duration,interval
 //
 //	f, _ := os.Open("philly.csv")
 //	tr, err := trace.ReadPhilly(f, "philly.csv", trace.ReadOptions{Seed: 1, Cluster: c})

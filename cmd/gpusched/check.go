@@ -34,6 +34,8 @@ const (
 	// maxRestore bounds -restore: a checkpoint restore longer than a day is no model of
 	// one.
 	maxRestore = 24 * time.Hour
+	// maxBCOReplan bounds -sjf-bco-replan: jobs that arrive after a plan wait up to this long.
+	maxBCOReplan = time.Hour
 	// maxWorkers bounds -workers (each runs one simulation at a time).
 	maxWorkers = 1024
 	// maxSeeds bounds the seeds of sweep's -seeds.
@@ -158,7 +160,7 @@ func (o *options) check(fs *flag.FlagSet) error {
 		{"progress", o.progress, []string{"auto", "on", "off"}},
 		{"consolidate", o.consolidate, []string{"auto", "on", "off"}},
 		{"cost", o.cost, []string{"model", "fixed"}},
-		{"format", o.format, []string{"auto", "philly", "pollux", "rubick", "jsonl"}},
+		{"format", o.format, []string{"auto", "philly", "pollux", "rubick", "tiresias", "jsonl"}},
 	} {
 		if !slices.Contains(f.want, f.value) {
 			return usagef("-%s %q: want %s", f.name, f.value, strings.Join(f.want, ", "))
@@ -166,6 +168,9 @@ func (o *options) check(fs *flag.FlagSet) error {
 	}
 	if err := o.checkTiresias(); err != nil {
 		return err
+	}
+	if o.bcoReplan < 0 || o.bcoReplan > maxBCOReplan {
+		return usagef("-sjf-bco-replan %v: want 0 to %v", o.bcoReplan, maxBCOReplan)
 	}
 	if set["trace-gpu"] && o.cost != "model" {
 		return usagef("-trace-gpu applies to -cost model (jobs timed by the performance model), not -cost %s", o.cost)
@@ -192,7 +197,7 @@ func (o *options) checkTiresias() error {
 	if !ok {
 		return usagef("-tiresias-service %q: want gpu-time or time", o.tirService)
 	}
-	o.tiresias = policy.TiresiasOptions{Thresholds: th, PromoteKnob: o.tirPromote, Service: s}
+	o.tiresias = policy.TiresiasOptions{Thresholds: th, PromoteKnob: o.tirPromote, Service: s, Gittins: o.tirGittins}
 	if _, err := policy.NewTiresias(o.tiresias); err != nil {
 		return usagef("-tiresias-thresholds %q: %w", o.tirThresh, err)
 	}

@@ -110,7 +110,7 @@ func TestHostileInputs(t *testing.T) {
 		{"-policies ''", []string{"compare", "-policies", ""}, 2, `no policy selected in ""`},
 		{"-policy ''", []string{"simulate", "-policy", ""}, 2, `no policy selected in ""`},
 		{"-max-events -1", sim1("-max-events", "-1"), 2, "-max-events -1"},
-		{"-format bogus", sim1("-trace", f["ok.jsonl"], "-format", "xml"), 2, `-format "xml": want auto, philly, pollux, rubick, jsonl`},
+		{"-format bogus", sim1("-trace", f["ok.jsonl"], "-format", "xml"), 2, `-format "xml": want auto, philly, pollux, rubick, tiresias, jsonl`},
 		{"-trace-gpu without -trace", sim1("-trace-gpu", "t4"), 2, "-trace-gpu applies to a -trace workload"},
 		{"-trace-gpu with -cost fixed", sim1("-trace", f["cr.csv"], "-cost", "fixed", "-trace-gpu", "t4"), 2, "-trace-gpu applies to -cost model"},
 		{"-trace-gpu the cluster lacks", sim1("-trace", f["cr.csv"], "-cluster", "t4:2", "-trace-gpu", "h100"), 2, "-trace-gpu h100: cluster 2x4-t4 has no GPU of that type (it has t4)"},

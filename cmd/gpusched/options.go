@@ -63,8 +63,10 @@ type options struct {
 	tirThresh   string
 	tirPromote  float64
 	tirService  string
-	shard       *shardSpec // sweep -shard; nil: the whole sweep
-	sweepConfig string     // sweepConfig of a sharded sweep
+	bcoReplan   time.Duration // -sjf-bco-replan
+	tirGittins  bool          // -tiresias-gittins
+	shard       *shardSpec    // sweep -shard; nil: the whole sweep
+	sweepConfig string        // sweepConfig of a sharded sweep
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
@@ -72,7 +74,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.tracePath, "trace", "", "workload file: Philly CSV, Pollux/Sia CSV or JSON lines (default: a synthetic Philly-like workload)")
-	fs.StringVar(&o.format, "format", "auto", "format of -trace: auto, philly, pollux, rubick or jsonl")
+	fs.StringVar(&o.format, "format", "auto", "format of -trace: auto, philly, pollux, rubick, tiresias (the Tiresias simulator's job CSV) or jsonl")
 	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed trace rows (they are counted and listed on stderr) instead of failing")
 	fs.IntVar(&o.jobs, "jobs", defaultJobs, fmt.Sprintf("jobs of the synthetic workload (1 to %d)", maxJobs))
 	fs.Float64Var(&o.load, "load", defaultLoad, fmt.Sprintf("offered load of the synthetic workload (1 = every GPU busy on average; %g to %g)", float64(minLoad), float64(maxLoad)))
@@ -95,6 +97,8 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.tirThresh, "tiresias-thresholds", "3250,7200", "tiresias: queue thresholds, increasing (K make K+1 queues)")
 	fs.Float64Var(&o.tirPromote, "tiresias-promote", 0, "tiresias: promotion knob, wait/executed time sending a job to queue 0 (0: off)")
 	fs.StringVar(&o.tirService, "tiresias-service", "gpu-time", "tiresias: service as gpu-time (2D-LAS) or time (LAS)")
+	fs.BoolVar(&o.tirGittins, "tiresias-gittins", false, "tiresias: order each queue by Gittins index over attained service, learned from finished jobs (2D-Gittins) instead of first come, first served")
+	fs.DurationVar(&o.bcoReplan, "sjf-bco-replan", 0, fmt.Sprintf("sjf-bco: least time between two plans; between them it follows its last plan (0: plan at every event; at most %v)", maxBCOReplan))
 	fs.StringVar(&o.cost, "cost", "model", "model: Philly-like jobs get zoo models and plans timed by package graph (placement and shared links matter); fixed: each job runs at a fixed step time wherever it is placed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: gpusched %s [flags]\n\nflags:\n", name)
@@ -248,6 +252,7 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 	}
 	read := map[string]func(io.Reader, string, trace.ReadOptions) (*trace.Trace, error){
 		"philly": trace.ReadPhilly, "pollux": trace.ReadPollux, "jsonl": trace.ReadJSONL, "rubick": trace.ReadRubick,
+		"tiresias": trace.ReadTiresias,
 	}[format]
 	tr, err := read(in, name, opts)
 	if err != nil {
@@ -284,6 +289,8 @@ func detectFormat(path string, data []byte) string {
 		return "rubick"
 	case strings.Contains(head, "application"):
 		return "pollux"
+	case strings.Contains(head, "submit_time") && strings.Contains(head, "num_gpu"):
+		return "tiresias"
 	}
 	return "philly"
 }

@@ -29,6 +29,8 @@ type policyEnv struct {
 	PredictionError predict.ErrorModel
 	// Tiresias are the options of the tiresias policy (-tiresias-* flags).
 	Tiresias policy.TiresiasOptions
+	// BCOReplan is sjf-bco's least time in seconds between two plans (-sjf-bco-replan).
+	BCOReplan float64
 }
 
 // truth returns the iterations the oracles see: the workload's true iterations, with the
@@ -97,7 +99,8 @@ func policies() []policySpec {
 		{"sjf-bco", "SJF-BCO, MobiHoc'22, online re-planning with true iterations as in the paper (policy.SJFBCO)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()
-				return policy.NewSJFBCO(policy.SJFBCOOptions{Iterations: func(j *gpusched.Job) float64 { return truth[j.ID] }})
+				return policy.NewSJFBCO(policy.SJFBCOOptions{Iterations: func(j *gpusched.Job) float64 { return truth[j.ID] },
+					Replan: env.BCOReplan})
 			}, false},
 		{"gadget", "GADGET-style greedy ring embedding with bandwidth reservation, INFOCOM'22 (policy.GADGET)",
 			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewGADGET(policy.GADGETOptions{}) }, false},

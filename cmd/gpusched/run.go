@@ -115,7 +115,8 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 		perr.Seed = j.seed
 	}
 	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: cost, Seed: j.seed,
-		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off", PredictionError: perr, Tiresias: o.tiresias})
+		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off", PredictionError: perr, Tiresias: o.tiresias,
+		BCOReplan: o.bcoReplan.Seconds()})
 	if err == nil && o.consolidate == "on" && !j.policy.Consolidates {
 		s, err = consolidate.Wrap(s, consolidate.Options{Cost: cost, RestoreTime: o.restoreSeconds()})
 	}
@@ -251,11 +252,14 @@ func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 		return nil, nil, usageError{err}
 	}
 	if !slices.ContainsFunc(specs, func(p policySpec) bool { return p.Name == "tiresias" }) {
-		for _, f := range []string{"tiresias-thresholds", "tiresias-promote", "tiresias-service"} {
+		for _, f := range []string{"tiresias-thresholds", "tiresias-promote", "tiresias-service", "tiresias-gittins"} {
 			if o.set[f] {
 				return nil, nil, usagef("-%s applies to the tiresias policy, which is not selected", f)
 			}
 		}
+	}
+	if o.set["sjf-bco-replan"] && !slices.ContainsFunc(specs, func(p policySpec) bool { return p.Name == "sjf-bco" }) {
+		return nil, nil, usagef("-sjf-bco-replan applies to the sjf-bco policy, which is not selected")
 	}
 	c, err := o.loadCluster()
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // maskWall replaces wall-clock times, the only outputs that differ between two runs of one
 // sweep: the table's wall column and footer, and wall_seconds in the summaries.
 func maskWall(s string) string {
-	s = regexp.MustCompile(`\d+\.\ds(\s*)(\n|$)`).ReplaceAllString(s, "WALL$1$2") // the table's last row has no newline
+	s = regexp.MustCompile(`(?m)\d+\.\ds(\s*)$`).ReplaceAllString(s, "WALL$1")
 	s = regexp.MustCompile(`simulations in [0-9.]+s on \d+ workers.*\n`).ReplaceAllString(s, "simulations\n")
 	s = regexp.MustCompile(`("wall_seconds": )[0-9.e+-]+`).ReplaceAllString(s, "${1}W")
 	s = regexp.MustCompile(`,[0-9.e+-]+\n`).ReplaceAllString(s, ",W\n") // summary.csv's last column

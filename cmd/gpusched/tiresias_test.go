@@ -15,6 +15,7 @@ func TestTiresiasFlags(t *testing.T) {
 	}
 	for _, extra := range [][]string{
 		{"-tiresias-service", "time"},
+		{"-tiresias-gittins"},
 		{"-tiresias-thresholds", "100,1000,10000", "-tiresias-promote", "2"},
 	} {
 		out, err := runCmd(t, append(append([]string{}, base...), extra...)...)

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A Tiresias simulator job CSV is recognised by its header and read with -format tiresias.
+func TestTiresiasFormat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.csv")
+	data := "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,0,5,vgg19,160,30\n1,8,40,120,resnet50,150,40\n"
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"auto", "tiresias"} {
+		out, err := runCmd(t, "compare", "-trace", path, "-format", format, "-cluster", "a100:1", "-cost", "fixed", "-policies", "fifo", "-progress", "off")
+		if err != nil || !strings.Contains(out, "(tiresias, 2 jobs)") {
+			t.Errorf("-format %s: %v\n%s", format, err, out)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	if err := os.WriteFile(bad, []byte("job_id,num_gpu,submit_time,duration\na,0,0,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCmd(t, "compare", "-trace", bad, "-policies", "fifo", "-progress", "off"); err == nil || !strings.Contains(err.Error(), "bad.csv:2") {
+		t.Errorf("bad row: %v", err)
+	}
+}
+
+// -sjf-bco-replan reaches SJF-BCO (a cadence changes its results on an overloaded cluster),
+// is bounded, and is an error when sjf-bco is not selected.
+func TestSJFBCOReplanFlag(t *testing.T) {
+	base := []string{"compare", "-jobs", "60", "-load", "2", "-cluster", "a100:2", "-policies", "sjf-bco", "-progress", "off"}
+	def, err := runCmd(t, base...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := runCmd(t, append(base, "-sjf-bco-replan", "30m")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rowOf(def, "sjf-bco") == rowOf(slow, "sjf-bco") {
+		t.Errorf("-sjf-bco-replan 30m changed nothing:\n%s", rowOf(def, "sjf-bco"))
+	}
+	for _, bad := range [][]string{
+		append(base, "-sjf-bco-replan", "2h"),
+		append(base, "-sjf-bco-replan", "-1s"),
+		{"compare", "-jobs", "20", "-policies", "fifo", "-sjf-bco-replan", "1m", "-progress", "off"},
+	} {
+		if _, err := runCmd(t, bad...); err == nil {
+			t.Errorf("%v: accepted", bad)
+		}
+	}
+}

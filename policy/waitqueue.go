@@ -1,0 +1,379 @@
+package policy
+
+import (
+	"slices"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// sortedList is an ordered multiset of keys in blocks of bounded size (a B+-tree of height
+// two): insertion and removal cost O(log n + blockSize + n/blockSize) moves, iteration in
+// order costs O(1) per key. The ordering policies keep their waiting jobs in one, so that a
+// call looks at the jobs at the head of their order without sorting the queue.
+type sortedList[K any] struct {
+	cmp    func(a, b K) int
+	blocks [][]K
+	n      int
+}
+
+// sortedBlock is the largest block; a full block splits in two.
+const sortedBlock = 512
+
+func newSortedList[K any](cmp func(a, b K) int) *sortedList[K] {
+	return &sortedList[K]{cmp: cmp}
+}
+
+// Len returns the number of keys.
+func (l *sortedList[K]) Len() int { return l.n }
+
+// reset empties the list.
+func (l *sortedList[K]) reset() {
+	l.blocks, l.n = l.blocks[:0], 0
+}
+
+// block returns the index of the first block whose last key is not below k (len: none).
+func (l *sortedList[K]) block(k K) int {
+	i, _ := slices.BinarySearchFunc(l.blocks, k, func(b []K, k K) int { return l.cmp(b[len(b)-1], k) })
+	return i
+}
+
+// insert adds k.
+func (l *sortedList[K]) insert(k K) {
+	l.n++
+	if len(l.blocks) == 0 {
+		l.blocks = append(l.blocks, append(make([]K, 0, sortedBlock), k))
+		return
+	}
+	i := l.block(k)
+	if i == len(l.blocks) {
+		i--
+	}
+	b := l.blocks[i]
+	j, _ := slices.BinarySearchFunc(b, k, l.cmp)
+	b = slices.Insert(b, j, k)
+	if len(b) > sortedBlock {
+		half := len(b) / 2
+		tail := append(make([]K, 0, sortedBlock), b[half:]...)
+		clear(b[half:])
+		b = b[:half]
+		l.blocks = slices.Insert(l.blocks, i+1, tail)
+	}
+	l.blocks[i] = b
+}
+
+// remove deletes one key equal to k (under cmp) and reports whether there was one.
+func (l *sortedList[K]) remove(k K) bool {
+	i := l.block(k)
+	if i == len(l.blocks) {
+		return false
+	}
+	b := l.blocks[i]
+	j, found := slices.BinarySearchFunc(b, k, l.cmp)
+	if !found {
+		return false
+	}
+	b = slices.Delete(b, j, j+1)
+	l.n--
+	if len(b) == 0 {
+		l.blocks = slices.Delete(l.blocks, i, i+1)
+		return true
+	}
+	l.blocks[i] = b
+	return true
+}
+
+// cursor walks a sortedList in order. The list must not change while a cursor is in use.
+type cursor[K any] struct {
+	l    *sortedList[K]
+	b, i int
+}
+
+func (l *sortedList[K]) cursor() cursor[K] { return cursor[K]{l: l} }
+
+// next returns the next key in order, or false at the end.
+func (c *cursor[K]) next() (K, bool) {
+	for c.b < len(c.l.blocks) {
+		if blk := c.l.blocks[c.b]; c.i < len(blk) {
+			c.i++
+			return blk[c.i-1], true
+		}
+		c.b, c.i = c.b+1, 0
+	}
+	var zero K
+	return zero, false
+}
+
+// waitFollow follows a host's views (gpusched.ViewDelta) for a policy that keeps its waiting
+// jobs in an order of its own: it tells the policy, at each call, which jobs left the view,
+// which arrived, which started (waiting at the previous call, running now) and which stopped
+// (running at the previous call, waiting now), looking only at the delta and the running jobs
+// (bounded by the cluster's size), never at the whole queue. A policy rescans the view when
+// follow reports that the delta cannot be used: the first view, a view of another host or
+// one it missed, another cluster, or a job that stopped without the policy's last decision
+// preempting it (its progress then is unknown without the view's status).
+//
+// The running jobs of two views are matched by the address of their Job (the view contract
+// keeps a job's description unchanged while the host holds it; hosts usually keep it in
+// place), each match confirmed by its JobID: cheaper than hashing ids. A host that moves a
+// running job's description only costs a rescan (the old address looks stopped without a
+// preemption).
+type waitFollow struct {
+	sync    deltaSync
+	cluster *topology.Cluster
+	run     map[*gpusched.Job]gpusched.JobID // running jobs of the last view
+	next    map[*gpusched.Job]gpusched.JobID // scratch
+	valid   bool                             // run belongs to the last view
+	stopped map[gpusched.JobID]bool          // running jobs the last decision preempted
+}
+
+// waitEvents are a policy's handlers of what changed since its last view.
+type waitEvents struct {
+	left    func(id gpusched.JobID)
+	arrived func(st *gpusched.JobStatus) error // a job new to the view, waiting or running
+	started func(id gpusched.JobID)            // a waiting job that now runs
+	stopped func(j *gpusched.Job)              // a running job the last decision preempted
+}
+
+// follow applies v's delta through ev and reports whether it could: false means the policy
+// must rescan the view (and then call rescanned).
+func (f *waitFollow) follow(v *gpusched.View, ev waitEvents) (bool, error) {
+	d, ok := f.sync.next(v)
+	if !ok || v.Cluster != f.cluster || !f.valid {
+		f.valid = false
+		return false, nil
+	}
+	f.valid = false // until this view is recorded
+	var left map[gpusched.JobID]bool
+	if len(d.Left) > 0 {
+		left = make(map[gpusched.JobID]bool, len(d.Left))
+		for _, id := range d.Left {
+			left[id] = true
+			ev.left(id)
+		}
+	}
+	var arrived map[gpusched.JobID]bool
+	for _, st := range d.Arrived {
+		if st.GPUs != nil {
+			if arrived == nil {
+				arrived = map[gpusched.JobID]bool{}
+			}
+			arrived[st.Job.ID] = true
+		}
+		if err := ev.arrived(st); err != nil {
+			return false, err
+		}
+	}
+	clear(f.next)
+	still := 0 // running jobs of the last view running now
+	for i := range v.Running {
+		j := v.Running[i].Job
+		f.next[j] = j.ID
+		if id, was := f.run[j]; was && id == j.ID {
+			still++
+		} else if !arrived[j.ID] {
+			ev.started(j.ID)
+		}
+	}
+	if still < len(f.run) {
+		for j, id := range f.run {
+			if nid, runs := f.next[j]; runs && nid == id {
+				continue
+			}
+			switch {
+			case left[id]:
+			case f.stopped[id]:
+				ev.stopped(j)
+			default:
+				return false, nil
+			}
+		}
+	}
+	f.run, f.next = f.next, f.run
+	f.valid = true
+	return true, nil
+}
+
+// rescanned records v as the view the policy rescanned.
+func (f *waitFollow) rescanned(v *gpusched.View) {
+	f.cluster = v.Cluster
+	if f.run == nil {
+		f.run, f.next = map[*gpusched.Job]gpusched.JobID{}, map[*gpusched.Job]gpusched.JobID{}
+	}
+	clear(f.run)
+	for i := range v.Running {
+		f.run[v.Running[i].Job] = v.Running[i].Job.ID
+	}
+	f.valid = true
+}
+
+// decided records the running jobs a decision preempts.
+func (f *waitFollow) decided(preempted []gpusched.JobID) {
+	if f.stopped == nil {
+		f.stopped = map[gpusched.JobID]bool{}
+	}
+	clear(f.stopped)
+	for _, id := range preempted {
+		f.stopped[id] = true
+	}
+}
+
+// reset forgets the sequence: the next view is rescanned.
+func (f *waitFollow) reset() {
+	f.sync.reset()
+	f.valid = false
+}
+
+// preemptMerged is preempt over the order that merges the running jobs (sorted, every one)
+// with the waiting jobs of a sorted list, in time independent of the queue's length: it
+// takes waiting jobs from next only while one more could be chosen (GPUs left in the budget
+// and, in strict order, no waiting job blocked), then lets preempt decide on that prefix and
+// continues its backfilling over the rest of the queue only while GPUs are free. The decision
+// is the one preempt makes on the whole merged order. before(i, w) tells whether running job
+// running[i] goes before waiting job w. With all, every waiting job is taken (the returned order
+// is the whole merged order).
+func preemptMerged(v *gpusched.View, running []ranked, next func() (ranked, bool), before func(i int, w *ranked) bool,
+	backfill, all bool, place placeFunc) (selection, []ranked, error) {
+	budget := v.Available()
+	for i := range running {
+		if running[i].protected {
+			budget -= running[i].st.Job.GPUs
+		}
+	}
+	order := make([]ranked, 0, len(running)+16)
+	blocked := false
+	choose := func(r *ranked) {
+		switch {
+		case r.protected:
+		case !r.running && blocked:
+		case r.st.Job.GPUs <= budget:
+			budget -= r.st.Job.GPUs
+		case !r.running && !backfill:
+			blocked = true
+		}
+	}
+	w, ok := next()
+	i := 0
+	for i < len(running) || ok {
+		if ok && !all && (budget <= 0 || blocked) {
+			break // no more waiting job can be chosen
+		}
+		if i < len(running) && (!ok || before(i, &w)) {
+			choose(&running[i])
+			order = append(order, running[i])
+			i++
+			continue
+		}
+		choose(&w)
+		order = append(order, w)
+		w, ok = next()
+	}
+	// The running jobs after the cut: in loop order after every waiting job taken, which they
+	// do not compete with (no budget is left, or only running jobs may still be chosen).
+	order = append(order, running[i:]...)
+	sel, err := preempt(v, order, backfill, place)
+	if err != nil || !ok {
+		return sel, order, err
+	}
+	if !backfill {
+		sel.waiting = true // the waiting jobs not taken
+		return sel, order, nil
+	}
+	free := v.Cluster.AllGPUs()
+	free.RemoveAll(v.Unavailable)
+	for _, a := range sel.decision.Run {
+		for _, g := range a.GPUs {
+			free.Remove(g)
+		}
+	}
+	for ; ok; w, ok = next() {
+		if free.Len() == 0 {
+			sel.waiting = true
+			break
+		}
+		if w.st.Job.GPUs > free.Len() {
+			sel.waiting = true
+			continue
+		}
+		gpus, fits := place(free, w.st)
+		if !fits {
+			sel.waiting = true
+			continue
+		}
+		if err := checkPlacement(w.st.Job, gpus, free); err != nil {
+			return selection{}, nil, err
+		}
+		for _, g := range gpus {
+			free.Remove(g)
+		}
+		sel.decision.Run = append(sel.decision.Run, gpusched.Assignment{Job: w.st.Job.ID, GPUs: gpus})
+	}
+	return sel, order, nil
+}
+
+// dispatchNext is dispatch over the waiting jobs that next returns in order: the walk stops
+// once no GPU is free (or, in strict order, at the first job that does not start).
+func dispatchNext(v *gpusched.View, next func() (*gpusched.JobStatus, bool), backfill bool, place placeFunc) (gpusched.Decision, error) {
+	run := keepAll(v)
+	free := v.Free()
+	nfree := free.Len()
+	for nfree > 0 {
+		st, ok := next()
+		if !ok {
+			break
+		}
+		if st.Job.GPUs > nfree {
+			if !backfill {
+				break
+			}
+			continue
+		}
+		gpus, ok := place(st.Job.EligibleIn(v.Cluster, free), st)
+		if !ok {
+			if !backfill {
+				break
+			}
+			continue
+		}
+		if err := checkPlacement(st.Job, gpus, free); err != nil {
+			return gpusched.Decision{}, err
+		}
+		for _, g := range gpus {
+			free.Remove(g)
+		}
+		nfree -= len(gpus)
+		run = append(run, gpusched.Assignment{Job: st.Job.ID, GPUs: gpus})
+	}
+	return gpusched.Decision{Run: run}, nil
+}
+
+// statusPool hands out the stand-in statuses of waiting jobs that an ordering policy takes
+// from its kept order at one call, from blocks reused across calls, so that a call allocates
+// nothing per job it looks at (allocation would make the garbage collector's cost, which
+// grows with the heap and so with the queue, a cost per call).
+type statusPool struct {
+	blocks [][]gpusched.JobStatus
+	n      int
+}
+
+const statusBlock = 256
+
+// reset makes every status of the pool available again (and drops the jobs they held).
+func (p *statusPool) reset() {
+	for i := 0; i*statusBlock < p.n; i++ {
+		clear(p.blocks[i][:min(statusBlock, p.n-i*statusBlock)])
+	}
+	p.n = 0
+}
+
+// get returns a status for waiting job j, valid until reset.
+func (p *statusPool) get(j *gpusched.Job) *gpusched.JobStatus {
+	b := p.n / statusBlock
+	if b == len(p.blocks) {
+		p.blocks = append(p.blocks, make([]gpusched.JobStatus, statusBlock))
+	}
+	st := &p.blocks[b][p.n%statusBlock]
+	*st = gpusched.JobStatus{Job: j}
+	p.n++
+	return st
+}
