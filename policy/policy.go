@@ -173,43 +173,19 @@ func placeOn(p gpusched.Placer, c *topology.Cluster) placeFunc {
 // before the cluster is full (or, in strict order, before the first that does not fit), not
 // the queue's length.
 func dispatch(v *gpusched.View, order []*gpusched.JobStatus, backfill bool, place placeFunc) (gpusched.Decision, error) {
-	run := keepAll(v)
-	free := v.Free()
-	nfree := free.Len()
-	n := len(order)
-	if order == nil {
-		n = len(v.Pending)
+	k := 0
+	next := func() (*gpusched.JobStatus, bool) {
+		switch {
+		case order != nil && k < len(order):
+			k++
+			return order[k-1], true
+		case order == nil && k < len(v.Pending):
+			k++
+			return &v.Pending[k-1], true
+		}
+		return nil, false
 	}
-	for k := 0; k < n && nfree > 0; k++ {
-		var st *gpusched.JobStatus
-		if order == nil {
-			st = &v.Pending[k]
-		} else {
-			st = order[k]
-		}
-		if st.Job.GPUs > nfree {
-			if !backfill {
-				break
-			}
-			continue
-		}
-		gpus, ok := place(st.Job.EligibleIn(v.Cluster, free), st)
-		if !ok {
-			if !backfill {
-				break
-			}
-			continue
-		}
-		if err := checkPlacement(st.Job, gpus, free); err != nil {
-			return gpusched.Decision{}, err
-		}
-		for _, g := range gpus {
-			free.Remove(g)
-		}
-		nfree -= len(gpus)
-		run = append(run, gpusched.Assignment{Job: st.Job.ID, GPUs: gpus})
-	}
-	return gpusched.Decision{Run: run}, nil
+	return dispatchNext(v, next, backfill, place)
 }
 
 // ranked is a job in a preemptive policy's priority order.
