@@ -1,10 +1,8 @@
 package trace
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	gpusched "github.com/gpusched/gpusched"
@@ -75,7 +73,7 @@ func ReadTiresias(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 			return nil, err
 		}
 	}
-	slices.SortStableFunc(tr.Records, func(a, b Record) int { return cmp.Compare(a.Job.Arrival, b.Job.Arrival) })
+	sortByArrival(tr.Records)
 	return tr, nil
 }
 
