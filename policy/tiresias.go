@@ -362,33 +362,15 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 		t.follow.rescanned(&v)
 	}
-	type keyed struct {
-		ranked
-		s *tirJob
-	}
-	all := make([]keyed, len(v.Running))
+	all := make([]tirKeyed, len(v.Running))
 	for i := range v.Running {
 		st := &v.Running[i]
 		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
 		s := t.update(v.Now, st, true)
 		t.dequeue(s)
-		all[i] = keyed{ranked{st: st, running: true, protected: prot}, s}
+		all[i] = tirKeyed{ranked{st: st, running: true, protected: prot}, s, 0}
 	}
-	slices.SortStableFunc(all, func(a, b keyed) int {
-		if a.protected != b.protected {
-			if a.protected {
-				return -1
-			}
-			return 1
-		}
-		if c := cmp.Compare(a.s.queue, b.s.queue); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.s.entered, b.s.entered); c != 0 {
-			return c
-		}
-		return byArrival(a.st, b.st)
-	})
+	slices.SortStableFunc(all, tirCompare(false))
 	running := make([]ranked, len(all))
 	states := make([]*tirJob, len(all))
 	for i := range all {
@@ -432,53 +414,22 @@ func (t *Tiresias) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
 	if t.gittins != nil {
 		t.gittins.merge()
 	}
-	type keyed struct {
-		ranked
-		s *tirJob
-		g float64 // Gittins index (Gittins only)
-	}
-	all := make([]keyed, 0, len(v.Pending)+len(v.Running))
+	all := make([]tirKeyed, 0, len(v.Pending)+len(v.Running))
 	for i := range v.Running {
 		st := &v.Running[i]
 		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
-		all = append(all, keyed{ranked{st: st, running: true, protected: prot}, t.update(v.Now, st, true), 0})
+		all = append(all, tirKeyed{ranked{st: st, running: true, protected: prot}, t.update(v.Now, st, true), 0})
 	}
 	for i := range v.Pending {
 		st := &v.Pending[i]
-		all = append(all, keyed{ranked{st: st}, t.update(v.Now, st, false), 0})
+		all = append(all, tirKeyed{ranked{st: st}, t.update(v.Now, st, false), 0})
 	}
 	if t.gittins != nil {
 		for i := range all {
 			all[i].g = t.gittins.index(t.attained(all[i].st) - all[i].s.baseAtt)
 		}
 	}
-	slices.SortStableFunc(all, func(a, b keyed) int {
-		if a.protected != b.protected {
-			if a.protected {
-				return -1
-			}
-			return 1
-		}
-		if c := cmp.Compare(a.s.queue, b.s.queue); c != 0 {
-			return c
-		}
-		if t.gittins != nil {
-			if c := cmp.Compare(b.g, a.g); c != 0 {
-				return c
-			}
-			return byArrival(a.st, b.st)
-		}
-		if a.running != b.running {
-			if a.running {
-				return -1
-			}
-			return 1
-		}
-		if c := cmp.Compare(a.s.entered, b.s.entered); c != 0 {
-			return c
-		}
-		return byArrival(a.st, b.st)
-	})
+	slices.SortStableFunc(all, tirCompare(t.gittins != nil))
 	order := make([]ranked, len(all))
 	states := make([]*tirJob, len(all))
 	for i := range all {
@@ -531,4 +482,44 @@ func (t *Tiresias) wake(v *gpusched.View, rs []ranked, ss []*tirJob, d gpusched.
 		}
 	}
 	return w
+}
+
+// tirKeyed is a job in Tiresias' priority order with its state and, with Gittins, its index.
+type tirKeyed struct {
+	ranked
+	s *tirJob
+	g float64 // Gittins index (Gittins only)
+}
+
+// tirCompare orders jobs as Tiresias ranks them: protected running jobs first, then by queue,
+// then (with Gittins) by index, highest first, or running before waiting and by entry into the
+// queue; ties by arrival.
+func tirCompare(gittins bool) func(a, b tirKeyed) int {
+	return func(a, b tirKeyed) int {
+		if a.protected != b.protected {
+			if a.protected {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(a.s.queue, b.s.queue); c != 0 {
+			return c
+		}
+		if gittins {
+			if c := cmp.Compare(b.g, a.g); c != 0 {
+				return c
+			}
+			return byArrival(a.st, b.st)
+		}
+		if a.running != b.running {
+			if a.running {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(a.s.entered, b.s.entered); c != 0 {
+			return c
+		}
+		return byArrival(a.st, b.st)
+	}
 }
