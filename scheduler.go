@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/gpusched/gpusched/topology"
 )
@@ -73,6 +74,36 @@ type View struct {
 	// the same host, so that a scheduler can keep its per-job state up to date in time
 	// independent of the queue's length. nil: unknown (a scheduler rescans the view).
 	Delta *ViewDelta
+
+	// held is the host's record of the GPUs Running holds (SetHeld); zero: none.
+	held heldRecord
+}
+
+// heldRecord is a host's account of the GPUs a view's running jobs hold, valid only for the
+// Running slice and Cluster it was recorded with.
+type heldRecord struct {
+	gpus     topology.GPUSet
+	running  *JobStatus // first element of Running when recorded
+	nRunning int
+	cluster  *topology.Cluster
+}
+
+// SetHeld records, for Free, the GPUs that the view's running jobs hold, as the host keeps
+// them, so that Free does not walk every running job at every call. held must be exactly the
+// union of Running's GPUs (Validate checks it) and must not change during the call. The record
+// holds only for this Running slice and Cluster: a copy of the view whose Running is another
+// slice or length, or whose Cluster differs, computes Free from its own jobs.
+func (v *View) SetHeld(held topology.GPUSet) {
+	v.held = heldRecord{gpus: held, running: unsafe.SliceData(v.Running), nRunning: len(v.Running), cluster: v.Cluster}
+}
+
+// heldGPUs returns the host's record of the GPUs Running holds, if it holds for this view.
+func (v *View) heldGPUs() (topology.GPUSet, bool) {
+	h := &v.held
+	if h.cluster == nil || h.cluster != v.Cluster || h.nRunning != len(v.Running) || h.running != unsafe.SliceData(v.Running) {
+		return topology.GPUSet{}, false
+	}
+	return h.gpus, true
 }
 
 // ViewDelta is a host's account of how a view's set of jobs differs from its previous view.
@@ -101,6 +132,11 @@ type ViewDelta struct {
 // jobs may start.
 func (v *View) Free() topology.GPUSet {
 	free := v.Cluster.AllGPUs()
+	if held, ok := v.heldGPUs(); ok {
+		free.RemoveAll(held)
+		free.RemoveAll(v.Unavailable)
+		return free
+	}
 	for i := range v.Running {
 		for _, g := range v.Running[i].GPUs {
 			free.Remove(g)
@@ -160,6 +196,25 @@ func (v *View) Validate() error {
 	}
 	if err := checkAssignments(v.Cluster, run, jobs, topology.GPUSet{}); err != nil {
 		return fmt.Errorf("%w: running jobs: %w", ErrInvalidView, err)
+	}
+	if held, ok := v.heldGPUs(); ok {
+		var union topology.GPUSet
+		for i := range v.Running {
+			for _, g := range v.Running[i].GPUs {
+				union.Add(g)
+			}
+		}
+		missing := topology.GPUID(-1)
+		held.Range(func(g topology.GPUID) bool {
+			if !union.Contains(g) {
+				missing = g
+				return false
+			}
+			return true
+		})
+		if missing >= 0 || held.Len() != union.Len() {
+			return fmt.Errorf("%w: the host's record of held GPUs (SetHeld) is %v, the running jobs hold %v", ErrInvalidView, held, union)
+		}
 	}
 	return nil
 }

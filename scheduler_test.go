@@ -110,6 +110,46 @@ func TestViewValidate(t *testing.T) {
 	}
 }
 
+// TestSetHeld: Free uses the host's record of held GPUs only for the Running slice and
+// cluster it was recorded with, and Validate catches a record that disagrees with the jobs.
+func TestSetHeld(t *testing.T) {
+	c := testCluster(t, 2)
+	a := &Job{ID: "a", GPUs: 2}
+	v := View{Cluster: c, Running: []JobStatus{{Job: a, GPUs: gpus(0, 1)}}}
+	v.SetHeld(topology.SetOf(0, 1))
+	v.Unavailable = topology.SetOf(7)
+	if got := v.Free(); got.String() != "{2-6}" {
+		t.Errorf("Free with the record = %v, want {2-6}", got)
+	}
+	if err := v.Validate(); err != nil {
+		t.Errorf("Validate with a true record: %v", err)
+	}
+	wrong := v
+	wrong.SetHeld(topology.SetOf(0, 1, 2)) // claims GPU 2, which no job holds
+	if got := wrong.Free(); got.String() != "{3-6}" {
+		t.Errorf("Free trusts the record: got %v, want {3-6}", got)
+	}
+	if err := wrong.Validate(); !errors.Is(err, ErrInvalidView) {
+		t.Errorf("Validate with a false record = %v, want ErrInvalidView", err)
+	}
+	// A copy with other running jobs does not use the record.
+	other := wrong
+	other.Running = []JobStatus{{Job: a, GPUs: gpus(4, 5)}}
+	if got := other.Free(); got.String() != "{0-3,6}" {
+		t.Errorf("Free of a copy with other running jobs = %v, want {0-3,6}", got)
+	}
+	fewer := wrong
+	fewer.Running = wrong.Running[:0]
+	if got := fewer.Free(); got.String() != "{0-6}" {
+		t.Errorf("Free of a copy with fewer running jobs = %v, want {0-6}", got)
+	}
+	bigger := wrong
+	bigger.Cluster = testCluster(t, 3)
+	if got := bigger.Free(); got.String() != "{2-6,8-11}" {
+		t.Errorf("Free of a copy on another cluster = %v, want {2-6,8-11}", got)
+	}
+}
+
 func TestJobValidate(t *testing.T) {
 	c := testCluster(t, 1)
 	ok := Job{ID: "x", GPUs: 4, Arrival: 3, StepTime: 0.1, Weight: 2}

@@ -2,7 +2,9 @@ package host
 
 // Break makes r a deliberately wrong variant, for tests that show their properties catch it:
 // "order" emits each migration's stop right before its start; "norollback" keeps the progress
-// an interruption should throw away.
+// an interruption should throw away; "delta" forgets jobs that left while
+// waiting in the view's delta; "held" keeps a stopped job's GPUs in the record of held GPUs; "owner" lets
+// a start take the GPU of a job the decision keeps.
 func Break(r *Runtime, kind string) {
 	switch kind {
 	case "order":
@@ -11,6 +13,10 @@ func Break(r *Runtime, kind string) {
 		r.broken = brokenNoRollback
 	case "delta":
 		r.broken = brokenDelta
+	case "held":
+		r.broken = brokenHeld
+	case "owner":
+		r.broken = brokenOwner
 	default:
 		panic("host: unknown broken variant " + kind)
 	}

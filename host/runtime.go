@@ -216,6 +216,8 @@ const (
 	brokenOrder                 // each migration's stop comes right before its start
 	brokenNoRollback            // an interruption keeps the progress made since the checkpoint
 	brokenDelta                 // the view's delta forgets jobs that left while waiting
+	brokenHeld                  // unlink keeps the job's GPUs in the held set
+	brokenOwner                 // check lets a start take the GPU of a kept job
 )
 
 // forgetter is implemented by cost models that cache per-job state (gpusched.ModelCost).
@@ -265,9 +267,11 @@ type Runtime struct {
 	epoch     uint32
 	hint      int // see find
 	gpuStamp  []uint32
-	hostCPU   []int     // CPU cores a decision gives each server's jobs (nil: not accounted)
-	hostMem   []float64 // host memory, likewise
-	hostStamp []uint32  // epoch of hostCPU/hostMem
+	held      topology.GPUSet // GPUs the running jobs hold, kept by link and unlink (View.SetHeld)
+	owner     []*Entry        // the running job on each GPU (nil: none), kept by link and unlink
+	hostCPU   []int           // CPU cores a decision gives each server's jobs (nil: not accounted)
+	hostMem   []float64       // host memory, likewise
+	hostStamp []uint32        // epoch of hostCPU/hostMem
 	scratch   []topology.GPUID
 	listed    []*Entry
 	preempted []*Entry
@@ -354,6 +358,8 @@ func (r *Runtime) adopt(c *topology.Cluster) {
 		}
 	}
 	r.gpuStamp = make([]uint32, c.NumGPUs())
+	r.held = topology.NewGPUSet(c.NumGPUs())
+	r.owner = make([]*Entry, c.NumGPUs())
 	r.hostCPU, r.hostMem, r.hostStamp = nil, nil, nil
 	for s := range c.NumServers() {
 		if sp := c.Server(s); sp.CPUs > 0 || sp.HostMemory > 0 {
@@ -962,8 +968,13 @@ func (r *Runtime) interrupt(e *Entry) {
 	r.insertPending([]*Entry{e})
 }
 
-// link adds e to the links of its placement and marks the other jobs there dirty.
+// link adds e's GPUs to the held set and e to the links of its placement, and marks the other
+// jobs there dirty.
 func (r *Runtime) link(e *Entry) {
+	for _, g := range e.gpus {
+		r.held.Add(g)
+		r.owner[g] = e
+	}
 	e.links = e.links[:0]
 	for _, l := range r.c.Links(e.gpus) {
 		id := int32(int(l.Kind)*r.linkStride + l.Index)
@@ -976,8 +987,17 @@ func (r *Runtime) link(e *Entry) {
 	r.markDirty(e)
 }
 
-// unlink removes e from its links and marks the other jobs there dirty.
+// unlink takes e's GPUs out of the held set and e out of its links, and marks the other jobs
+// there dirty.
 func (r *Runtime) unlink(e *Entry) {
+	for _, g := range e.gpus {
+		if r.broken != brokenHeld {
+			r.held.Remove(g)
+		}
+		if r.owner[g] == e {
+			r.owner[g] = nil
+		}
+	}
 	for _, id := range e.links {
 		list := r.linkJobs[id]
 		for k, o := range list {

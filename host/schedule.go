@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/topology"
@@ -44,6 +45,7 @@ func (r *Runtime) buildView() {
 	if n := len(v.Running); n < old {
 		clear(v.Running[n:old]) // no stale references past the current running jobs
 	}
+	v.SetHeld(r.held)
 }
 
 // Schedule asks the scheduler what should run from time at on and carries it out in the
@@ -106,10 +108,28 @@ func (r *Runtime) resetListed() {
 	r.listed = r.listed[:0]
 }
 
-// check validates d against the current state in O(GPUs in d), stamping each listed job with
-// the epoch, its action and the offset of its copied placement in r.scratch. It returns false
-// and the offending job's id when d is invalid.
+// check validates d against the current state, stamping each listed job with the epoch, its
+// action and the offset of its copied placement in r.scratch. It returns false and the
+// offending job's id when d is invalid.
+//
+// A running job kept where it runs costs O(1) unless GPUs are unavailable or the job is
+// constrained: its GPUs are distinct, in the cluster and held by no other job, and a new
+// placement that takes one of them is caught by the owner test of the second pass. Starts and
+// migrations are checked GPU by GPU in that second pass. The job named for an invalid decision
+// is that of the plain order (every listed GPU checked in list order), which a second run with
+// full set finds.
 func (r *Runtime) check(d gpusched.Decision) (gpusched.JobID, bool) {
+	bad, ok := r.checkPass(d, false)
+	if !ok {
+		r.resetListed()
+		bad, _ = r.checkPass(d, true)
+	}
+	return bad, ok
+}
+
+// checkPass is check's work: with full, every listed GPU is checked in list order (O(GPUs in
+// d)); without, as check describes.
+func (r *Runtime) checkPass(d gpusched.Decision, full bool) (gpusched.JobID, bool) {
 	r.epoch++
 	if r.epoch == 0 { // wrapped: forget old stamps
 		clear(r.gpuStamp)
@@ -120,11 +140,11 @@ func (r *Runtime) check(d gpusched.Decision) (gpusched.JobID, bool) {
 	}
 	r.scratch = r.scratch[:0]
 	r.listed = r.listed[:0]
-	n := topology.GPUID(len(r.gpuStamp))
 	if math.IsNaN(d.WakeAt) {
 		return "", false
 	}
 	r.hint = 0
+	deferred := false
 	for _, a := range d.Run {
 		e, ok := r.find(a.Job)
 		if !ok {
@@ -142,32 +162,33 @@ func (r *Runtime) check(d gpusched.Decision) (gpusched.JobID, bool) {
 		}
 		e.newPlan = int32(a.PlanChoice)
 		e.listed = r.epoch
-		off := len(r.scratch)
-		constrained := e.constrained
-		for _, g := range a.GPUs {
-			if g < 0 || g >= n || r.gpuStamp[g] == r.epoch {
-				return a.Job, false
-			}
-			if r.nUnavail > 0 && r.unavailable.Contains(g) {
-				return a.Job, false
-			}
-			if constrained && !e.job.Eligible(r.c.GPU(g)) {
-				return a.Job, false
-			}
-			r.gpuStamp[g] = r.epoch
-		}
-		if r.hostCPU != nil && !r.hostFits(e, a) {
-			return a.Job, false
-		}
-		r.scratch = append(r.scratch, a.GPUs...)
-		e.asgOff = int32(off)
 		switch {
 		case e.phase == phasePending:
 			e.act = actStart
-		case slices.Equal(e.gpus, a.GPUs) && e.plan == e.newPlan:
+		case sameGPUs(e.gpus, a.GPUs) && e.plan == e.newPlan:
 			e.act = actKeep
 		default:
 			e.act = actMigrate
+		}
+		switch {
+		case e.act != actKeep:
+			// place copies the new placement from scratch
+			e.asgOff = int32(len(r.scratch))
+			r.scratch = append(r.scratch, a.GPUs...)
+			if full {
+				if !r.checkGPUs(e, a.GPUs, false) {
+					return a.Job, false
+				}
+			} else {
+				deferred = true
+			}
+		case full || r.nUnavail > 0 || e.constrained:
+			if !r.checkGPUs(e, a.GPUs, false) {
+				return a.Job, false
+			}
+		}
+		if r.hostCPU != nil && !r.hostFits(e, a) {
+			return a.Job, false
 		}
 		r.listed = append(r.listed, e)
 	}
@@ -183,7 +204,53 @@ func (r *Runtime) check(d gpusched.Decision) (gpusched.JobID, bool) {
 		e.act = actReject
 		r.listed = append(r.listed, e)
 	}
+	if deferred {
+		for _, e := range r.listed {
+			if e.act != actStart && e.act != actMigrate {
+				continue
+			}
+			n := int(e.ngpus)
+			if e.newPlan != 0 || e.plan != 0 {
+				n = e.job.GPUsFor(int(e.newPlan))
+			}
+			if !r.checkGPUs(e, r.scratch[e.asgOff:int(e.asgOff)+n], true) {
+				return e.id, false
+			}
+		}
+	}
 	return "", true
+}
+
+// checkGPUs checks the GPUs listed for e: in the cluster, not listed before in this decision,
+// available, and ones e may use; with owner, also held by no job the decision keeps where it
+// runs. It stamps them with the epoch.
+func (r *Runtime) checkGPUs(e *Entry, gpus []topology.GPUID, owner bool) bool {
+	n := topology.GPUID(len(r.gpuStamp))
+	for _, g := range gpus {
+		if g < 0 || g >= n || r.gpuStamp[g] == r.epoch {
+			return false
+		}
+		if r.nUnavail > 0 && r.unavailable.Contains(g) {
+			return false
+		}
+		if e.constrained && !e.job.Eligible(r.c.GPU(g)) {
+			return false
+		}
+		if o := r.owner[g]; owner && r.broken != brokenOwner && o != nil && o != e && o.listed == r.epoch && o.act == actKeep {
+			return false
+		}
+		r.gpuStamp[g] = r.epoch
+	}
+	return true
+}
+
+// sameGPUs reports whether a and b list the same GPUs in the same order; an assignment that
+// keeps a job usually shares the view's slice, which settles it without a comparison.
+func sameGPUs(a, b []topology.GPUID) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b) || slices.Equal(a, b)
 }
 
 // hostFits charges the CPU cores and host memory of e's assignment a to the servers of its GPUs

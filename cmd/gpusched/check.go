@@ -38,6 +38,12 @@ const (
 	maxBCOReplan = time.Hour
 	// maxWorkers bounds -workers (each runs one simulation at a time).
 	maxWorkers = 1024
+	// defaultGCPercent is -gc-percent's default: with the simulator's heap (about 200 MB for
+	// the whole Philly file) Go's default of 100 spent a quarter of FIFO's CPU at 8x in the
+	// collector; 400 about halves that for about twice the memory (BENCHMARKS.md).
+	defaultGCPercent = 400
+	// minGCPercent and maxGCPercent bound -gc-percent.
+	minGCPercent, maxGCPercent = 25, 10_000
 	// maxSeeds bounds the seeds of sweep's -seeds.
 	maxSeeds = 10_000
 	// maxSweepJobs bounds the jobs a sweep holds at once, over all its workloads (seeds x
@@ -138,6 +144,8 @@ func (o *options) check(fs *flag.FlagSet) error {
 		return usagef("-restore %v: want a duration from 0 (no cost) to %v", o.restore, maxRestore)
 	case o.workers < 1 || o.workers > maxWorkers:
 		return usagef("-workers %d: want 1 to %d", o.workers, maxWorkers)
+	case o.gcPercent < minGCPercent || o.gcPercent > maxGCPercent:
+		return usagef("-gc-percent %d: want %d to %d", o.gcPercent, minGCPercent, maxGCPercent)
 	case o.maxEvents < 0:
 		return usagef("-max-events %d: want 0 (no limit) or more", o.maxEvents)
 	case o.checkpoint < 0 || o.checkpoint > maxCheckpoint:

@@ -110,6 +110,8 @@ func TestHostileInputs(t *testing.T) {
 		{"-policies ''", []string{"compare", "-policies", ""}, 2, `no policy selected in ""`},
 		{"-policy ''", []string{"simulate", "-policy", ""}, 2, `no policy selected in ""`},
 		{"-max-events -1", sim1("-max-events", "-1"), 2, "-max-events -1"},
+		{"-gc-percent 0", sim1("-gc-percent", "0"), 2, "-gc-percent 0: want 25 to 10000"},
+		{"-gc-percent huge", sim1("-gc-percent", "100000"), 2, "-gc-percent 100000: want 25 to 10000"},
 		{"-format bogus", sim1("-trace", f["ok.jsonl"], "-format", "xml"), 2, `-format "xml": want auto, philly, pollux, rubick, tiresias, jsonl`},
 		{"-trace-gpu without -trace", sim1("-trace-gpu", "t4"), 2, "-trace-gpu applies to a -trace workload"},
 		{"-trace-gpu with -cost fixed", sim1("-trace", f["cr.csv"], "-cost", "fixed", "-trace-gpu", "t4"), 2, "-trace-gpu applies to -cost model"},

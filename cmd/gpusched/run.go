@@ -282,6 +282,7 @@ func simulate(o *options, jobs []runJob, isSweep bool, stdout, stderr io.Writer,
 	if err != nil {
 		return err
 	}
+	defer o.setGC()()
 	all := len(jobs)
 	var cells []int
 	if o.shard != nil {

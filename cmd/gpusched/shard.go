@@ -61,12 +61,12 @@ func parseShard(s string, getenv func(string) string) (shardSpec, error) {
 
 // sweepConfig is the canonical form of a sweep's command line, the same in every shard of
 // one sweep: the flags given, by name, without those that do not change the results
-// (-shard, -out, -workers, -progress, -cpuprofile).
+// (-shard, -out, -workers, -progress, -cpuprofile, -gc-percent).
 func sweepConfig(fs *flag.FlagSet) string {
 	var parts []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "shard", "out", "workers", "progress", "cpuprofile":
+		case "shard", "out", "workers", "progress", "cpuprofile", "gc-percent":
 			return
 		}
 		parts = append(parts, "-"+f.Name+"="+f.Value.String())
