@@ -816,7 +816,10 @@ func (r *Runtime) leave(e *Entry) {
 		r.closeSegment(e, false)
 		r.unlink(e)
 		r.busy -= int(e.ngpus)
-		r.runningStale = true
+		// Out of r.running by position (its order by submission holds with stale entries in
+		// it), not by a later scan of every running job.
+		p := r.runningPos(e)
+		r.running = slices.Delete(r.running, p, p+1)
 	case phasePending:
 		p := r.pendingPos(e)
 		e.act = actReject // marks it leaving for removeLeaving

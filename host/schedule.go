@@ -24,7 +24,9 @@ func (r *Runtime) View(at float64) (*gpusched.View, error) {
 }
 
 // buildView fills r.view for the current time: pending statuses are kept up to date
-// incrementally; running statuses change with time and are refreshed here.
+// incrementally; running statuses change with time and are refreshed here, in place: a status
+// whose job and placement are those of the previous view keeps its pointers (no write
+// barrier while the garbage collector runs), and only its numbers are written.
 func (r *Runtime) buildView() {
 	r.compactRunning()
 	v := &r.view
@@ -32,17 +34,25 @@ func (r *Runtime) buildView() {
 	v.Unavailable = r.unavailable
 	v.Delta = nil
 	v.Pending = r.pbuf[r.plo:r.phi]
-	old := len(v.Running)
-	v.Running = v.Running[:0]
-	for _, e := range r.running {
-		done, ex, att, _ := e.Progress(r.now)
-		v.Running = append(v.Running, gpusched.JobStatus{
-			Job: &e.job, GPUs: e.gpus, Iterations: done, Executed: ex, Attained: att,
-			Started: true, FirstStart: e.firstStart, Since: e.since, Preemptions: e.preempt + e.interr,
-			PlanChoice: int(e.plan),
-		})
+	old, n := len(v.Running), len(r.running)
+	if cap(v.Running) < n {
+		v.Running = slices.Grow(v.Running[:old], n-old)
 	}
-	if n := len(v.Running); n < old {
+	v.Running = v.Running[:n]
+	for i, e := range r.running {
+		done, ex, att, _ := e.Progress(r.now)
+		st := &v.Running[i]
+		if st.Job != &e.job {
+			st.Job = &e.job
+		}
+		if len(st.GPUs) != len(e.gpus) || cap(st.GPUs) != cap(e.gpus) || unsafe.SliceData(st.GPUs) != unsafe.SliceData(e.gpus) {
+			st.GPUs = e.gpus
+		}
+		st.Iterations, st.Executed, st.Attained = done, ex, att
+		st.Started, st.FirstStart, st.Since = true, e.firstStart, e.since
+		st.Preemptions, st.PlanChoice = e.preempt+e.interr, int(e.plan)
+	}
+	if n < old {
 		clear(v.Running[n:old]) // no stale references past the current running jobs
 	}
 	v.SetHeld(r.held)
