@@ -121,7 +121,12 @@ func ReadPhilly(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 	}
 	// Timestamps far from the median are malformed: they would shift every other arrival
 	// (or be shifted by a century). What remains spans at most MaxArrival.
-	slices.SortStableFunc(rows, func(a, b row) int { return a.at.Compare(b.at) })
+	rows = sortedBy(rows, func(a, b *row) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.line, b.line) // the file's order among equal times: a stable sort
+	})
 	median := rows[len(rows)/2].at
 	isFar := func(x row) bool { return !(math.Abs(seconds(x.at, median)) <= MaxArrival/2) }
 	var far []row
@@ -305,5 +310,24 @@ func csvError(name string, err error) error {
 
 // sortByArrival sorts records by arrival time, ties in their current order.
 func sortByArrival(recs []Record) {
-	slices.SortStableFunc(recs, func(a, b Record) int { return cmp.Compare(a.Job.Arrival, b.Job.Arrival) })
+	if slices.IsSortedFunc(recs, func(a, b Record) int { return cmp.Compare(a.Job.Arrival, b.Job.Arrival) }) {
+		return
+	}
+	copy(recs, sortedBy(recs, func(a, b *Record) int { return cmp.Compare(a.Job.Arrival, b.Job.Arrival) }))
+}
+
+// sortedBy returns xs sorted stably by cmp in a new slice. It sorts positions, not the
+// (large) elements, which are copied once: a stable sort of the elements themselves moved
+// each one many times and took most of a large trace's reading time.
+func sortedBy[T any](xs []T, cmp func(a, b *T) int) []T {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp(&xs[a], &xs[b]) })
+	out := make([]T, len(xs))
+	for i, k := range idx {
+		out[i] = xs[k]
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/srpt"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
@@ -26,23 +27,32 @@ func boundSizes(recs []trace.Record, c *topology.Cluster, cost gpusched.CostMode
 		mem  float64
 	}
 	cands := map[key][][]topology.GPUID{}
+	times := map[sizeKey]float64{} // best time per iteration of jobs alike for the cost model
 	out := make([]srpt.GangJob, len(recs))
 	for i := range recs {
 		j := &recs[i].Job
 		k := key{j.GPUs, j.GPUType, j.MinGPUMemory}
-		cs, ok := cands[k]
-		if !ok {
-			var err error
-			if cs, err = gpusched.SizingCandidates(j, c); err != nil {
+		sk, alike := sizeKeyOf(j)
+		t, ok := times[sk]
+		if !alike || !ok {
+			cs, ok := cands[k]
+			if !ok {
+				var err error
+				if cs, err = gpusched.SizingCandidates(j, c); err != nil {
+					return nil, fmt.Errorf("lower bound: %w", err)
+				}
+				cands[k] = cs
+			}
+			_, sc, err := gpusched.BestAmong(j, c, cost, cs)
+			if err != nil {
 				return nil, fmt.Errorf("lower bound: %w", err)
 			}
-			cands[k] = cs
+			t = sc.Time
+			if alike {
+				times[sk] = t
+			}
 		}
-		_, sc, err := gpusched.BestAmong(j, c, cost, cs)
-		if err != nil {
-			return nil, fmt.Errorf("lower bound: %w", err)
-		}
-		out[i] = srpt.GangJob{ID: i, Release: j.Arrival, GPUs: j.GPUs, ProcTime: recs[i].Iterations * sc.Time}
+		out[i] = srpt.GangJob{ID: i, Release: j.Arrival, GPUs: j.GPUs, ProcTime: recs[i].Iterations * t}
 	}
 	if f, ok := cost.(interface{ Forget(*gpusched.Job) }); ok {
 		for i := range recs {
@@ -50,6 +60,28 @@ func boundSizes(recs []trace.Record, c *topology.Cluster, cost gpusched.CostMode
 		}
 	}
 	return out, nil
+}
+
+// sizeKey is what the simulator's cost models (gpusched.ModelCost, gpusched.FixedCost) read
+// of a job to time it: jobs with equal keys have equal step costs on every placement.
+type sizeKey struct {
+	model    *graph.Model
+	plan     string
+	stepTime float64
+	gpus     int
+	typ      string
+	mem      float64
+	cpus     int
+	hostMem  float64
+}
+
+// sizeKeyOf returns j's sizeKey, and false for jobs whose time depends on more (a
+// parameter-server job, a reconfigurable one), which are timed one by one.
+func sizeKeyOf(j *gpusched.Job) (sizeKey, bool) {
+	if j.PS != nil || len(j.Plans) > 0 {
+		return sizeKey{}, false
+	}
+	return sizeKey{model: j.Model, plan: fmt.Sprintf("%+v", j.Plan), stepTime: j.StepTime, gpus: j.GPUs, typ: j.GPUType, mem: j.MinGPUMemory, cpus: j.CPUs, hostMem: j.HostMemory}, true
 }
 
 // meanJCTBound returns the best lower bound (srpt.Bounds.BestFlow over the job count) on the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -63,6 +64,43 @@ func TestBoundSizesFixedCost(t *testing.T) {
 	recs = append(recs, trace.Record{Job: gpusched.Job{ID: "c", GPUs: 17, StepTime: 1}, Iterations: 1})
 	if _, err := boundSizes(recs, c, gpusched.FixedCost{}); err == nil {
 		t.Error("a job larger than the cluster: no error")
+	}
+}
+
+// TestBoundSizesAlikeJobs: jobs mapped to zoo models (many alike, which boundSizes times once)
+// get exactly the size each would get timed alone at gpusched.BestPlacement.
+func TestBoundSizesAlikeJobs(t *testing.T) {
+	c, err := topology.Uniform(topology.A100(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csv strings.Builder
+	csv.WriteString("timestamp,duration,num_gpus\n")
+	for i := range 300 {
+		fmt.Fprintf(&csv, "2017-10-03 %02d:%02d:00,%d,%d\n", i/60, i%60, 600+37*i, []int{1, 1, 2, 4, 8, 16}[i%6])
+	}
+	tr, err := trace.ReadPhilly(strings.NewReader(csv.String()), "alike.csv", trace.ReadOptions{Seed: 3, Cluster: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := boundSizes(tr.Records, c, gpusched.DefaultCost())
+	if err != nil {
+		t.Fatal(err)
+	}
+	alike := map[sizeKey]int{}
+	for i, r := range tr.Records {
+		k, _ := sizeKeyOf(&r.Job)
+		alike[k]++
+		_, sc, err := gpusched.BestPlacement(&r.Job, c, gpusched.DefaultCost())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := r.Iterations * sc.Time; got[i].ProcTime != want {
+			t.Errorf("job %s: size %v, timed alone %v", r.Job.ID, got[i].ProcTime, want)
+		}
+	}
+	if len(alike) >= len(tr.Records)/2 {
+		t.Errorf("%d kinds of job among %d: the test does not exercise jobs alike", len(alike), len(tr.Records))
 	}
 }
 

@@ -324,7 +324,7 @@ func (o *options) applyRate(w *workload) error {
 	return nil
 }
 
-// setGC applies -gc-percent for the simulations and returns the function that restores the
+// setGC applies -gc-percent for the command (reading the workload and simulating) and returns the function that restores the
 // previous setting. A GOGC variable in the environment is kept unless the flag is given.
 func (o *options) setGC() (restore func()) {
 	if !o.set["gc-percent"] && os.Getenv("GOGC") != "" {

@@ -144,6 +144,7 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 
 // compare runs the selected policies on one workload and prints one table.
 func compare(o *options, stdout, stderr io.Writer) error {
+	defer o.setGC()()
 	specs, c, err := o.setup()
 	if err != nil {
 		return err
@@ -175,6 +176,7 @@ func compare(o *options, stdout, stderr io.Writer) error {
 
 // sweep runs the selected policies over load levels and seeds.
 func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer) error {
+	defer o.setGC()()
 	specs, c, err := o.setup()
 	if err != nil {
 		return err
@@ -282,7 +284,6 @@ func simulate(o *options, jobs []runJob, isSweep bool, stdout, stderr io.Writer,
 	if err != nil {
 		return err
 	}
-	defer o.setGC()()
 	all := len(jobs)
 	var cells []int
 	if o.shard != nil {
