@@ -28,6 +28,8 @@ type ModelCost struct {
 	cal   *graph.Calibration
 	mu    sync.Mutex
 	cache map[JobID]*compiledJob
+	// scratch is the working space every call shares (graph.Options.Scratch).
+	scratch graph.Scratch
 }
 
 type compiledJob struct {
@@ -132,7 +134,7 @@ func (m *ModelCost) StepCost(j *Job, c *topology.Cluster, gpus []topology.GPUID,
 	if j.PS != nil {
 		return m.psStepCost(j, cj, c, gpus, load)
 	}
-	b, err := cj.c.IterationTime(c, gpus, graph.Options{Efficiency: m.eff, Calibration: m.cal, Load: load})
+	b, err := cj.c.IterationTime(c, gpus, graph.Options{Efficiency: m.eff, Calibration: m.cal, Load: load, Scratch: &m.scratch})
 	if err != nil {
 		return StepCost{}, fmt.Errorf("job %q: %w", j.ID, err)
 	}
@@ -153,7 +155,7 @@ func (m *ModelCost) StepCost(j *Job, c *topology.Cluster, gpus []topology.GPUID,
 // The three phases do not overlap (bulk-synchronous PS without layer-wise pipelining: a stated
 // simplification).
 func (m *ModelCost) psStepCost(j *Job, cj *compiledJob, c *topology.Cluster, gpus []topology.GPUID, load topology.LinkLoad) (StepCost, error) {
-	b, err := cj.c.IterationTime(c, gpus, graph.Options{Efficiency: m.eff, Calibration: m.cal})
+	b, err := cj.c.IterationTime(c, gpus, graph.Options{Efficiency: m.eff, Calibration: m.cal, Scratch: &m.scratch})
 	if err != nil {
 		return StepCost{}, fmt.Errorf("job %q: %w", j.ID, err)
 	}

@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/gpusched/gpusched/topology"
 )
@@ -180,6 +181,16 @@ type Options struct {
 	Calibration *Calibration
 	// Load counts other jobs' flows on shared links (see topology.LinkLoad); nil means idle.
 	Load topology.LinkLoad
+	// Scratch, when set, lends IterationTime working space that earlier calls used, instead of
+	// allocating several slices per server of the cluster at every call (which dominates the
+	// time of small jobs on large clusters). Results are the same with or without it.
+	Scratch *Scratch
+}
+
+// Scratch is working space that calls of IterationTime share (Options.Scratch). It is safe
+// for concurrent use; the zero value is ready. A host that times many jobs keeps one.
+type Scratch struct {
+	evaluators sync.Pool
 }
 
 // resolve returns the constants and factors the options give for the job on GPUs of the given
@@ -301,7 +312,7 @@ func IterationTime(model *Model, plan Plan, cluster *topology.Cluster, placement
 // point-to-point flows (each using one NIC). Rack uplinks carry only the load o.Load gives
 // them.
 func (c *Compiled) IterationTime(cluster *topology.Cluster, placement []topology.GPUID, o Options) (Breakdown, error) {
-	pl, err := c.Place(cluster, placement, o.Load)
+	pl, err := c.place(cluster, placement, o.Load, o.Scratch)
 	if err != nil {
 		return Breakdown{}, err
 	}
@@ -326,6 +337,11 @@ type Placed struct {
 // cluster) and precomputes the links of its collectives and transfers under load (nil: idle).
 // Errors wrap ErrInvalidPlacement.
 func (c *Compiled) Place(cluster *topology.Cluster, placement []topology.GPUID, load topology.LinkLoad) (*Placed, error) {
+	return c.place(cluster, placement, load, nil)
+}
+
+// place is Place with working space from s (nil: none).
+func (c *Compiled) place(cluster *topology.Cluster, placement []topology.GPUID, load topology.LinkLoad, s *Scratch) (*Placed, error) {
 	if cluster == nil {
 		return nil, fmt.Errorf("%w: no cluster", ErrInvalidPlacement)
 	}
@@ -333,7 +349,10 @@ func (c *Compiled) Place(cluster *topology.Cluster, placement []topology.GPUID, 
 	if len(placement) != p.Workers() {
 		return nil, fmt.Errorf("%w: plan %v has %d workers but the placement lists %d GPUs", ErrInvalidPlacement, p, p.Workers(), len(placement))
 	}
-	ev := newEvaluator(cluster, load, len(placement))
+	ev := s.evaluator(cluster, load, len(placement))
+	if s != nil {
+		defer s.evaluators.Put(ev)
+	}
 	if err := ev.place(placement); err != nil {
 		return nil, err
 	}
@@ -396,17 +415,19 @@ func (p *Placed) TimeWith(o Options) (Breakdown, error) {
 
 // evaluator holds the scratch space of one IterationTime call.
 type evaluator struct {
-	cl    *topology.Cluster
-	nics  []float64 // NICs per server
-	gpus  []float64 // GPUs per server
-	reach []float64 // NICs the job's GPUs on each server are attached to (0: none there)
-	peak  []float64 // GPU peak FLOP/s per server
-	ext   *topology.DenseLoad
-	load  topology.DenseLoad // the current phase's load: ext plus the job's own flows
-	nic   []float64          // NIC-channel demand per server in the current phase
-	intra []float64          // flows on each server's fabric in the current phase
-	srv   []int32            // server of each rank's GPU
-	cnt   []int32
+	floats []float64 // backs nics, nic, intra, load.NIC, load.Intra, peak, gpus, reach (n each)
+	ints   []int32   // backs cnt (n) and srv (workers)
+	cl     *topology.Cluster
+	nics   []float64 // NICs per server
+	gpus   []float64 // GPUs per server
+	reach  []float64 // NICs the job's GPUs on each server are attached to (0: none there)
+	peak   []float64 // GPU peak FLOP/s per server
+	ext    *topology.DenseLoad
+	load   topology.DenseLoad // the current phase's load: ext plus the job's own flows
+	nic    []float64          // NIC-channel demand per server in the current phase
+	intra  []float64          // flows on each server's fabric in the current phase
+	srv    []int32            // server of each rank's GPU
+	cnt    []int32
 	// touched lists the servers of the group being added; contrib saves its demand so that
 	// an identical group can be added again cheaply.
 	touched []int32
@@ -422,21 +443,51 @@ type demand struct {
 	nic, intra float64
 }
 
+// evaluator returns an evaluator for a placement of workers GPUs on cl under load l: one an
+// earlier call used on the same cluster, reset, or a new one (always a new one from a nil s).
+// Geometries never refer to an evaluator's slices, so one is free for reuse once Place
+// returns.
+func (s *Scratch) evaluator(cl *topology.Cluster, l topology.LinkLoad, workers int) *evaluator {
+	if s == nil {
+		return newEvaluator(cl, l, workers)
+	}
+	ev, ok := s.evaluators.Get().(*evaluator)
+	if !ok || ev.cl != cl {
+		return newEvaluator(cl, l, workers)
+	}
+	n := cl.NumServers()
+	clear(ev.floats[1*n : 5*n]) // nic, intra and the phase's load
+	clear(ev.reach)
+	if cap(ev.ints) < n+workers {
+		ev.ints = make([]int32, n+workers)
+	} else {
+		ev.ints = ev.ints[:n+workers]
+		clear(ev.ints)
+	}
+	ev.cnt, ev.srv = ev.ints[:n], ev.ints[n:]
+	ev.ext = cl.FillDenseLoad(l, ev.ext)
+	ev.load.Uplink = ev.ext.Uplink
+	ev.touched, ev.contrib = ev.touched[:0], ev.contrib[:0]
+	return ev
+}
+
 func newEvaluator(cl *topology.Cluster, l topology.LinkLoad, workers int) *evaluator {
 	n := cl.NumServers()
 	floats := make([]float64, 8*n)
 	ints := make([]int32, n+workers)
 	ev := &evaluator{
-		cl:    cl,
-		nics:  floats[0*n : 1*n],
-		nic:   floats[1*n : 2*n],
-		intra: floats[2*n : 3*n],
-		peak:  floats[5*n : 6*n],
-		gpus:  floats[6*n : 7*n],
-		reach: floats[7*n : 8*n],
-		cnt:   ints[:n],
-		srv:   ints[n:],
-		ext:   cl.FillDenseLoad(l, nil),
+		floats: floats,
+		ints:   ints,
+		cl:     cl,
+		nics:   floats[0*n : 1*n],
+		nic:    floats[1*n : 2*n],
+		intra:  floats[2*n : 3*n],
+		peak:   floats[5*n : 6*n],
+		gpus:   floats[6*n : 7*n],
+		reach:  floats[7*n : 8*n],
+		cnt:    ints[:n],
+		srv:    ints[n:],
+		ext:    cl.FillDenseLoad(l, nil),
 	}
 	ev.load.NIC = floats[3*n : 4*n]
 	ev.load.Intra = floats[4*n : 5*n]

@@ -724,3 +724,38 @@ func TestGPT3IterationTimeSane(t *testing.T) {
 		t.Errorf("breakdown %v", b)
 	}
 }
+
+// TestScratchIsExact: a job timed many times with one Scratch (its evaluators reused from call
+// to call, on placements and loads that differ, and on another cluster in between) gives
+// exactly what it gives without one, for each call.
+func TestScratchIsExact(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, cl, _ := genJob(t)
+		other := genCluster(t)
+		var scratch Scratch
+		for call := range rapid.IntRange(1, 6).Draw(t, "calls") {
+			on := cl
+			if rapid.IntRange(0, 3).Draw(t, "other") == 0 && other.NumGPUs() >= c.Plan().Workers() {
+				on = other
+			}
+			ids := make([]topology.GPUID, on.NumGPUs())
+			for i := range ids {
+				ids[i] = topology.GPUID(i)
+			}
+			placement := rapid.Permutation(ids).Draw(t, "perm")[:c.Plan().Workers()]
+			o := Options{Load: genLinkLoad(t, on)}
+			want, err := c.IterationTime(on, placement, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Scratch = &scratch
+			got, err := c.IterationTime(on, placement, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Fatalf("call %d on %s: with scratch %+v, without %+v", call, on.Name(), got, want)
+			}
+		}
+	})
+}
