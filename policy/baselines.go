@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"unsafe"
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/topology"
@@ -80,8 +81,8 @@ type ListScheduling struct {
 	backfill bool
 	load     []float64
 	last     float64
-	prev     [][]topology.GPUID // the GPUs of the jobs the last decision ran (slices of prevBuf)
-	prevBuf  []topology.GPUID
+	busy     topology.GPUSet // the GPUs of the jobs the last decision ran, loaded until this call
+	byLoad   []topology.GPUID
 }
 
 // NewListScheduling returns a List-Scheduling scheduler; default order: Backfill. The Placer
@@ -113,16 +114,15 @@ func (l *ListScheduling) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 	v := *vp
 	c := v.Cluster
 	if len(l.load) != c.NumGPUs() {
-		l.load, l.prev, l.last = make([]float64, c.NumGPUs()), nil, v.Now
+		l.load, l.busy, l.last = make([]float64, c.NumGPUs()), topology.GPUSet{}, v.Now
 	}
 	if dt := v.Now - l.last; dt > 0 {
-		for _, gpus := range l.prev {
-			for _, g := range gpus {
-				if int(g) >= 0 && int(g) < len(l.load) {
-					l.load[g] += dt
-				}
+		l.busy.Range(func(g topology.GPUID) bool {
+			if int(g) < len(l.load) {
+				l.load[g] += dt
 			}
-		}
+			return true
+		})
 	}
 	l.last = v.Now
 	d, err := dispatch(&v, arrivalOrder(&v), l.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
@@ -130,25 +130,73 @@ func (l *ListScheduling) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 		if len(gs) < st.Job.GPUs {
 			return nil, false
 		}
-		slices.SortStableFunc(gs, func(a, b topology.GPUID) int { return cmp.Compare(l.load[a], l.load[b]) })
-		out := gs[:st.Job.GPUs]
+		out := l.leastLoaded(gs, st.Job.GPUs)
 		slices.Sort(out)
 		return out, true
 	})
 	if err != nil {
 		return d, err
 	}
-	// Keep copies: the decision's slices may be the view's, which must not be kept.
-	l.prev, l.prevBuf = l.prev[:0], l.prevBuf[:0]
-	for _, a := range d.Run {
-		l.prevBuf = append(l.prevBuf, a.GPUs...)
-	}
-	off := 0
-	for _, a := range d.Run {
-		l.prev = append(l.prev, l.prevBuf[off:off+len(a.GPUs):off+len(a.GPUs)])
-		off += len(a.GPUs)
-	}
+	l.busy = l.ranOn(&v, d.Run)
 	return d, nil
+}
+
+// ranOn returns the GPUs of the jobs in run. When run starts by keeping every running job of v
+// on its GPUs (dispatch's decisions do) and no GPU is unavailable, those are the GPUs v does
+// not list free, and only the started jobs' GPUs are read.
+func (l *ListScheduling) ranOn(v *gpusched.View, run []gpusched.Assignment) topology.GPUSet {
+	keeps := len(run) >= len(v.Running) && v.Unavailable.Len() == 0
+	for i := 0; keeps && i < len(v.Running); i++ {
+		a, st := &run[i], &v.Running[i]
+		keeps = len(a.GPUs) == len(st.GPUs) && unsafe.SliceData(a.GPUs) == unsafe.SliceData(st.GPUs)
+	}
+	if !keeps {
+		busy := topology.NewGPUSet(v.Cluster.NumGPUs())
+		for _, a := range run {
+			for _, g := range a.GPUs {
+				busy.Add(g)
+			}
+		}
+		return busy
+	}
+	busy := v.Cluster.AllGPUs()
+	busy.RemoveAll(v.Free())
+	for _, a := range run[len(v.Running):] {
+		for _, g := range a.GPUs {
+			busy.Add(g)
+		}
+	}
+	return busy
+}
+
+// leastLoaded returns the k GPUs of gs (in increasing id order, k <= len(gs)) that have been
+// busy the least, ties to the lower id: the first k of gs sorted stably by load. For few GPUs
+// it selects them in one pass over gs instead of sorting all of them.
+func (l *ListScheduling) leastLoaded(gs []topology.GPUID, k int) []topology.GPUID {
+	if k > 8 {
+		slices.SortStableFunc(gs, func(a, b topology.GPUID) int { return cmp.Compare(l.load[a], l.load[b]) })
+		return gs[:k]
+	}
+	// best holds the k least loaded so far, by (load, id); gs comes in id order, so a GPU
+	// enters only if strictly less loaded than the last kept.
+	best := l.byLoad[:0]
+	for _, g := range gs {
+		if len(best) == k && !(l.load[g] < l.load[best[k-1]]) {
+			continue
+		}
+		i := len(best)
+		if i < k {
+			best = append(best, g)
+		} else {
+			i = k - 1
+		}
+		for ; i > 0 && l.load[g] < l.load[best[i-1]]; i-- {
+			best[i] = best[i-1]
+		}
+		best[i] = g
+	}
+	l.byLoad = best
+	return slices.Clone(best)
 }
 
 // RandomOptions configure Random.

@@ -351,11 +351,12 @@ type listState struct {
 }
 
 // SaveState writes List-Scheduling's state: each GPU's accumulated busy time, the time of the
-// last call, and the placements of the jobs it left running then, which keep loading their
-// GPUs until the next call (kind "list-scheduling", version 1).
+// last call, and the GPUs of the jobs it left running then, which keep loading until the next
+// call, as one list (kind "list-scheduling", version 1; a state listing them per job, as
+// earlier versions wrote it, restores the same).
 func (l *ListScheduling) SaveState(w io.Writer) error {
 	return statejson.Encode(w, &listState{Header: statejson.Header{Kind: "list-scheduling", Version: stateVersion},
-		Load: l.load, Last: l.last, Previous: l.prev})
+		Load: l.load, Last: l.last, Previous: [][]topology.GPUID{l.busy.Slice()}})
 }
 
 // RestoreState replaces List-Scheduling's state by one SaveState wrote.
@@ -378,7 +379,13 @@ func (l *ListScheduling) RestoreState(r io.Reader) error {
 			return statejson.Errorf(kind, "a placement with a negative GPU id: %v", gpus)
 		}
 	}
-	l.load, l.last, l.prev = in.Load, in.Last, in.Previous
+	busy := topology.NewGPUSet(len(in.Load))
+	for _, gpus := range in.Previous {
+		for _, g := range gpus {
+			busy.Add(g)
+		}
+	}
+	l.load, l.last, l.busy = in.Load, in.Last, busy
 	return nil
 }
 
