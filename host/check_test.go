@@ -16,7 +16,8 @@ import (
 
 // mutant spoils some of chaos' valid decisions in one of the ways a wrong scheduler would:
 // a GPU given to two jobs (a kept one among them, in either order), a GPU out of the cluster
-// or unavailable, a placement of the wrong size, a job listed twice.
+// or unavailable, a placement of the wrong size, a job listed twice; half the time it shuffles
+// the list, otherwise the jobs kept stay first in the view's order (the runtime's fast path).
 type mutant struct {
 	chaos
 	spoiled int
@@ -45,7 +46,9 @@ func (m *mutant) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		run = append(run, run[j])
 	}
 	a.GPUs = gpus
-	m.rng.Shuffle(len(run), func(x, y int) { run[x], run[y] = run[y], run[x] })
+	if m.rng.IntN(2) == 0 { // else the kept jobs stay first, in the view's order
+		m.rng.Shuffle(len(run), func(x, y int) { run[x], run[y] = run[y], run[x] })
+	}
 	d.Run = run
 	m.d = d
 	return d, nil
@@ -78,8 +81,13 @@ func checkProperty(broken string) func(*rapid.T) {
 				}
 				n++
 			}
-			if rapid.IntRange(0, 3).Draw(t, "drain") == 0 {
+			switch rapid.IntRange(0, 3).Draw(t, "drain") {
+			case 0:
 				if err := rt.Drain(topology.GPUID(rapid.IntRange(0, c.NumGPUs()-1).Draw(t, "drained"))); err != nil {
+					t.Fatal(err)
+				}
+			case 1: // all back: calls without unavailable GPUs take the runtime's fast path
+				if err := rt.Return(rt.Unavailable().Slice()...); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -133,6 +141,14 @@ func TestPropertyCheck(t *testing.T) {
 func TestCheckCatchesAMissingOwnerTest(t *testing.T) {
 	if !teeth.Fails(checkProperty("owner")) {
 		t.Fatal("the check property does not catch a validator without the owner test")
+	}
+}
+
+// TestCheckCatchesAMissingPositionOwnerTest: a validator that lets a start take the GPU of a
+// job kept by position (the first assignments, in the view's order) is caught.
+func TestCheckCatchesAMissingPositionOwnerTest(t *testing.T) {
+	if !teeth.Fails(checkProperty("bypos")) {
+		t.Fatal("the check property does not catch a validator that forgets jobs kept by position")
 	}
 }
 

@@ -4,7 +4,8 @@ package host
 // "order" emits each migration's stop right before its start; "norollback" keeps the progress
 // an interruption should throw away; "delta" forgets jobs that left while
 // waiting in the view's delta; "held" keeps a stopped job's GPUs in the record of held GPUs; "owner" lets
-// a start take the GPU of a job the decision keeps.
+// a start take the GPU of a job the decision keeps; "bypos" only that of a job kept by position
+// (the runtime's fast path).
 func Break(r *Runtime, kind string) {
 	switch kind {
 	case "order":
@@ -17,6 +18,8 @@ func Break(r *Runtime, kind string) {
 		r.broken = brokenHeld
 	case "owner":
 		r.broken = brokenOwner
+	case "bypos":
+		r.broken = brokenByPos
 	default:
 		panic("host: unknown broken variant " + kind)
 	}

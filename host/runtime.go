@@ -218,6 +218,7 @@ const (
 	brokenDelta                 // the view's delta forgets jobs that left while waiting
 	brokenHeld                  // unlink keeps the job's GPUs in the held set
 	brokenOwner                 // check lets a start take the GPU of a kept job
+	brokenByPos                 // check lets a start take the GPU of a job kept by position
 )
 
 // forgetter is implemented by cost models that cache per-job state (gpusched.ModelCost).
@@ -264,18 +265,23 @@ type Runtime struct {
 	dirty      []*Entry
 	dirtyOut   []*Entry
 
-	epoch     uint32
-	hint      int // see find
-	gpuStamp  []uint32
-	held      topology.GPUSet // GPUs the running jobs hold, kept by link and unlink (View.SetHeld)
-	owner     []*Entry        // the running job on each GPU (nil: none), kept by link and unlink
-	hostCPU   []int           // CPU cores a decision gives each server's jobs (nil: not accounted)
-	hostMem   []float64       // host memory, likewise
-	hostStamp []uint32        // epoch of hostCPU/hostMem
-	scratch   []topology.GPUID
-	listed    []*Entry
-	preempted []*Entry
-	started   []*Entry
+	epoch    uint32
+	hint     int // see find
+	gpuStamp []uint32
+	held     topology.GPUSet // GPUs the running jobs hold, kept by link and unlink (View.SetHeld)
+	owner    []*Entry        // the running job on each GPU (nil: none), kept by link and unlink
+	keptAt   []uint32        // by position in running: epoch of the decision that kept the job there
+	runKeys  []runKey        // by position in running, as of the last view: what keeps are checked against
+	// runConstrained tells that a running job of the last view is constrained (its GPUs are
+	// then checked one by one even when kept).
+	runConstrained bool
+	hostCPU        []int     // CPU cores a decision gives each server's jobs (nil: not accounted)
+	hostMem        []float64 // host memory, likewise
+	hostStamp      []uint32  // epoch of hostCPU/hostMem
+	scratch        []topology.GPUID
+	listed         []*Entry
+	preempted      []*Entry
+	started        []*Entry
 
 	// broken selects a deliberately wrong variant, for tests that show their properties
 	// catch it (export_test.go); zero in every real use.

@@ -39,8 +39,12 @@ func (r *Runtime) buildView() {
 		v.Running = slices.Grow(v.Running[:old], n-old)
 	}
 	v.Running = v.Running[:n]
+	r.runKeys = slices.Grow(r.runKeys[:0], n)[:n]
+	r.runConstrained = false
 	for i, e := range r.running {
 		done, ex, att, _ := e.Progress(r.now)
+		r.runKeys[i] = runKey{id: e.id, gpus: unsafe.SliceData(e.gpus), n: int32(len(e.gpus)), plan: e.plan}
+		r.runConstrained = r.runConstrained || e.constrained
 		st := &v.Running[i]
 		if st.Job != &e.job {
 			st.Job = &e.job
@@ -143,6 +147,7 @@ func (r *Runtime) checkPass(d gpusched.Decision, full bool) (gpusched.JobID, boo
 	r.epoch++
 	if r.epoch == 0 { // wrapped: forget old stamps
 		clear(r.gpuStamp)
+		clear(r.keptAt)
 		for _, e := range r.ids {
 			e.listed = 0
 		}
@@ -155,12 +160,31 @@ func (r *Runtime) checkPass(d gpusched.Decision, full bool) (gpusched.JobID, boo
 	}
 	r.hint = 0
 	deferred := false
-	for _, a := range d.Run {
+	// The decision's first assignments usually keep the view's running jobs in the view's
+	// order, sharing their GPU slices: those are checked against the host's own record of the
+	// running jobs by position (runKeys) and stamped in keptAt, without touching their entries.
+	byPos := !full && r.nUnavail == 0 && r.hostCPU == nil && !r.runConstrained && len(r.runKeys) == len(r.running)
+	if len(r.keptAt) < len(r.running) {
+		r.keptAt = make([]uint32, max(len(r.running), 2*len(r.keptAt)))
+	}
+	kept := 0
+	for i, a := range d.Run {
+		if byPos {
+			if i < len(r.runKeys) {
+				k := &r.runKeys[i]
+				if int32(len(a.GPUs)) == k.n && k.n > 0 && unsafe.SliceData(a.GPUs) == k.gpus && int32(a.PlanChoice) == k.plan && a.Job == k.id {
+					r.keptAt[i] = r.epoch
+					kept++
+					continue
+				}
+			}
+			byPos = false // off the prefix: the rest go through find
+		}
 		e, ok := r.find(a.Job)
 		if !ok {
 			return a.Job, false
 		}
-		if (e.phase != phasePending && e.phase != phaseRunning) || e.listed == r.epoch {
+		if (e.phase != phasePending && e.phase != phaseRunning) || e.listed == r.epoch || (kept > 0 && r.keptByPos(e)) {
 			return a.Job, false
 		}
 		ngpus := int(e.ngpus)
@@ -207,7 +231,7 @@ func (r *Runtime) checkPass(d gpusched.Decision, full bool) (gpusched.JobID, boo
 			return "", false
 		}
 		e, ok := r.ids[je.Job]
-		if !ok || (e.phase != phasePending && e.phase != phaseRunning) || e.listed == r.epoch {
+		if !ok || (e.phase != phasePending && e.phase != phaseRunning) || e.listed == r.epoch || (kept > 0 && r.keptByPos(e)) {
 			return je.Job, false
 		}
 		e.listed = r.epoch
@@ -231,6 +255,16 @@ func (r *Runtime) checkPass(d gpusched.Decision, full bool) (gpusched.JobID, boo
 	return "", true
 }
 
+// keptByPos reports whether e is a running job that the decision being checked has already
+// kept by position.
+func (r *Runtime) keptByPos(e *Entry) bool {
+	if e.phase != phaseRunning {
+		return false
+	}
+	p := r.runningPos(e)
+	return p < len(r.running) && r.running[p] == e && r.keptAt[p] == r.epoch
+}
+
 // checkGPUs checks the GPUs listed for e: in the cluster, not listed before in this decision,
 // available, and ones e may use; with owner, also held by no job the decision keeps where it
 // runs. It stamps them with the epoch.
@@ -246,12 +280,21 @@ func (r *Runtime) checkGPUs(e *Entry, gpus []topology.GPUID, owner bool) bool {
 		if e.constrained && !e.job.Eligible(r.c.GPU(g)) {
 			return false
 		}
-		if o := r.owner[g]; owner && r.broken != brokenOwner && o != nil && o != e && o.listed == r.epoch && o.act == actKeep {
+		if o := r.owner[g]; owner && r.broken != brokenOwner && o != nil && o != e && (o.listed == r.epoch && o.act == actKeep || r.broken != brokenByPos && r.keptByPos(o)) {
 			return false
 		}
 		r.gpuStamp[g] = r.epoch
 	}
 	return true
+}
+
+// runKey is what the runtime checks a kept running job against, by position: its id, its
+// placement's storage and length, and its plan choice, as of the last view.
+type runKey struct {
+	id   gpusched.JobID
+	gpus *topology.GPUID
+	n    int32
+	plan int32
 }
 
 // sameGPUs reports whether a and b list the same GPUs in the same order; an assignment that
@@ -322,7 +365,10 @@ func (r *Runtime) apply(d gpusched.Decision) {
 	// Preempt running jobs the decision leaves out (or rejects); unplace migrating ones.
 	r.preempted = r.preempted[:0]
 	stopped := false
-	for _, e := range r.running {
+	for i, e := range r.running {
+		if r.keptAt[i] == r.epoch {
+			continue // kept by position (check): its entry is not even read
+		}
 		if e.listed == r.epoch && e.act != actReject {
 			if e.act == actMigrate {
 				e.settle(t, r.ck)
