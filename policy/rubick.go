@@ -330,6 +330,7 @@ type rubickJob struct {
 	gpus   []topology.GPUID
 	run    bool
 	order  float64
+	idx    int // position in Schedule's list of jobs
 }
 
 // Schedule implements gpusched.Scheduler.
@@ -398,6 +399,18 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		}
 		return cmp.Compare(a.st.Job.Arrival, b.st.Job.Arrival)
 	})
+	// The running jobs shrinkOne may shrink, in the order of jobs; a job started below joins
+	// them in its place. (Without them, shrinkOne costs nothing: a queue of jobs that are not
+	// reconfigurable no longer makes each call quadratic.)
+	for i, rj := range jobs {
+		rj.idx = i
+	}
+	var cands []*rubickJob
+	for _, rj := range jobs {
+		if r.shrinkable(rj) {
+			cands = append(cands, rj)
+		}
+	}
 	for _, rj := range wait {
 		maxLoss := math.Inf(1) // a guaranteed job takes what it needs
 		if !rj.st.Job.Guaranteed {
@@ -405,7 +418,7 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		}
 		g, k, ok := r.admit(c, free, h, rj)
 		for !ok {
-			if !r.shrinkOne(c, jobs, free, h, maxLoss) {
+			if !r.shrinkOne(c, cands, free, h, maxLoss) {
 				break
 			}
 			g, k, ok = r.admit(c, free, h, rj)
@@ -416,6 +429,10 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		rj.choice, rj.gpus, rj.run = k, g, true
 		free.RemoveAll(topology.SetOf(g...))
 		h.take(c, rj.st.Job.WithPlan(k), g, 1)
+		if r.shrinkable(rj) {
+			i, _ := slices.BinarySearchFunc(cands, rj.idx, func(x *rubickJob, p int) int { return cmp.Compare(x.idx, p) })
+			cands = slices.Insert(cands, i, rj)
+		}
 	}
 	// 3. Leftovers to those who gain most.
 	for free.Len() > 0 {
@@ -565,8 +582,15 @@ func (r *Rubick) entryChoice(rj *rubickJob) int {
 	return best
 }
 
-// shrinkOne shrinks one best-effort running job to a smaller plan, the one losing the least
-// normalised throughput per GPU freed (less than maxLoss), and reports whether it found one.
+// shrinkable reports whether rj is a running best-effort job that may still be reconfigured.
+func (r *Rubick) shrinkable(rj *rubickJob) bool {
+	j := rj.st.Job
+	return rj.run && !j.Guaranteed && j.Reconfigurable() && r.reconf[j.ID] < r.opt.MaxReconfigurations
+}
+
+// shrinkOne shrinks one of jobs, best-effort running jobs, to a smaller plan, the one losing
+// the least normalised throughput per GPU freed (less than maxLoss), and reports whether it
+// found one.
 func (r *Rubick) shrinkOne(c *topology.Cluster, jobs []*rubickJob, free topology.GPUSet, h *hostFree, maxLoss float64) bool {
 	var (
 		best     *rubickJob
@@ -576,7 +600,7 @@ func (r *Rubick) shrinkOne(c *topology.Cluster, jobs []*rubickJob, free topology
 	)
 	for _, rj := range jobs {
 		j := rj.st.Job
-		if !rj.run || j.Guaranteed || !j.Reconfigurable() || r.reconf[j.ID] >= r.opt.MaxReconfigurations {
+		if !r.shrinkable(rj) {
 			continue
 		}
 		nCur := j.GPUsFor(rj.choice)
