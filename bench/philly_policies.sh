@@ -1,7 +1,8 @@
 #!/bin/sh
-# The Philly comparison of BENCHMARKS.md ("policy", "Philly trace, 2,048 GPUs"): every policy
+# The Philly comparison of BENCHMARKS.md ("policy", "Philly trace, 2,048 GPUs"): the policies
 # on the shared Philly file replayed on 256 A100 servers at 5x and 8x its arrival rate
-# (about 52% and 84% offered load), twice: as published (-consolidate auto: only A-SRPT
+# (about 52% and 84% offered load), the twelve policies of the tables (Rubick, the PS policies
+# and asrpt-plan have their own workloads), twice: as published (-consolidate auto: only A-SRPT
 # migrates scattered jobs) and with consolidating migrations for every policy
 # (-consolidate on; A-SRPT's rows are the same in both). Prints both tables and writes
 # the CSV/JSON/plots under $OUT.
@@ -22,7 +23,8 @@ if [ ! -f "$TRACE" ]; then
 fi
 go build -o "$OUT/gpusched" ./cmd/gpusched
 echo "== as published (-consolidate auto)"
-"$OUT/gpusched" sweep -trace "$TRACE" -cluster a100:256 -loads "$LOADS" -policies all \
+"$OUT/gpusched" sweep -trace "$TRACE" -cluster a100:256 -loads "$LOADS" \
+	-policies fifo,sjf,srpt-oracle,tiresias,sjf-bco,gadget,first-fit,list-scheduling,random,asrpt,asrpt-backfill,asrpt-oracle \
 	-workers "$WORKERS" -progress off -consolidate auto -out "$OUT/auto"
 echo
 echo "== every baseline with consolidating migrations (-consolidate on)"
