@@ -126,6 +126,17 @@ type ViewDelta struct {
 	// ArrivalOrder tells that Pending is in non-decreasing order of Job.Arrival (the View
 	// asks for it; a host sets this when it guarantees it), so a scheduler need not check.
 	ArrivalOrder bool
+	// Transitions tells that Started and Stopped are filled: with it, a scheduler learns
+	// which of the previous view's jobs changed between waiting and running without comparing
+	// the two views' running jobs. Without it (a host that does not track them), both are
+	// empty and say nothing.
+	Transitions bool
+	// Started are the statuses, in this view's Running, of the jobs that waited in the
+	// previous view (Transitions).
+	Started []*JobStatus
+	// Stopped are the statuses, in this view's Pending, of the jobs that ran in the previous
+	// view (Transitions): preempted, interrupted or moved off GPUs taken away.
+	Stopped []*JobStatus
 }
 
 // Free returns the set of GPUs that no running job holds and that are not Unavailable: where

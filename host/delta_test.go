@@ -19,8 +19,18 @@ type mirror struct {
 	inner  gpusched.Scheduler
 	source any
 	seq    uint64
-	jobs   map[gpusched.JobID]bool
+	jobs   map[gpusched.JobID]bool // in the view: running?
 	err    error
+}
+
+// statusIn reports whether st is an element of l.
+func statusIn(st *gpusched.JobStatus, l []gpusched.JobStatus) bool {
+	for i := range l {
+		if &l[i] == st {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *mirror) Schedule(v gpusched.View) (gpusched.Decision, error) {
@@ -35,30 +45,40 @@ func (m *mirror) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		return gpusched.Decision{}, m.err
 	}
 	m.source, m.seq = d.Source, d.Seq
+	if !d.Transitions {
+		m.err = fmt.Errorf("call %d: the runtime's delta does not say Transitions", d.Seq)
+	}
 	for _, id := range d.Left {
-		if !m.jobs[id] {
+		if _, ok := m.jobs[id]; !ok {
 			m.err = fmt.Errorf("call %d: job %q left but was not in the view", d.Seq, id)
 		}
 		delete(m.jobs, id)
 	}
 	for _, st := range d.Arrived {
-		inView := false
-		for _, l := range [][]gpusched.JobStatus{v.Pending, v.Running} {
-			for i := range l {
-				inView = inView || &l[i] == st
-			}
-		}
-		if !inView || m.jobs[st.Job.ID] {
+		inView := statusIn(st, v.Pending) || statusIn(st, v.Running)
+		if _, was := m.jobs[st.Job.ID]; !inView || was {
 			m.err = fmt.Errorf("call %d: arrived job %q is not a status of the view, or was there already", d.Seq, st.Job.ID)
+		}
+		m.jobs[st.Job.ID] = st.GPUs != nil
+	}
+	for _, st := range d.Started {
+		if run, was := m.jobs[st.Job.ID]; !statusIn(st, v.Running) || !was || run {
+			m.err = fmt.Errorf("call %d: started job %q is not running in the view, or did not wait in the last", d.Seq, st.Job.ID)
 		}
 		m.jobs[st.Job.ID] = true
 	}
+	for _, st := range d.Stopped {
+		if run, was := m.jobs[st.Job.ID]; !statusIn(st, v.Pending) || !was || !run {
+			m.err = fmt.Errorf("call %d: stopped job %q is not waiting in the view, or did not run in the last", d.Seq, st.Job.ID)
+		}
+		m.jobs[st.Job.ID] = false
+	}
 	n := 0
-	for _, l := range [][]gpusched.JobStatus{v.Pending, v.Running} {
+	for k, l := range [][]gpusched.JobStatus{v.Pending, v.Running} {
 		for i := range l {
 			n++
-			if !m.jobs[l[i].Job.ID] {
-				m.err = fmt.Errorf("call %d: job %q in the view, not in the mirror", d.Seq, l[i].Job.ID)
+			if run, ok := m.jobs[l[i].Job.ID]; !ok || run != (k == 1) {
+				m.err = fmt.Errorf("call %d: job %q in the view (running: %v), not so in the mirror", d.Seq, l[i].Job.ID, k == 1)
 			}
 		}
 	}
@@ -77,8 +97,9 @@ func (m *mirror) Schedule(v gpusched.View) (gpusched.Decision, error) {
 }
 
 // deltaProperty: under random submissions (sometimes out of arrival order), finishes,
-// cancellations, random decisions with rejections (removed or parked) and cluster changes
-// (parked jobs come back), the set of jobs kept from the deltas equals every view's.
+// cancellations, interruptions, random decisions with rejections (removed or parked) and
+// cluster changes (parked jobs come back), the set of jobs kept from the deltas, and which of
+// them run, equal every view's.
 func deltaProperty(broken string) func(*rapid.T) {
 	return func(t *rapid.T) {
 		c, err := topology.Uniform(topology.T4(), rapid.IntRange(1, 3).Draw(t, "servers"))
@@ -115,6 +136,12 @@ func deltaProperty(broken string) func(*rapid.T) {
 					if err := rt.Cancel(e.ID(), now); err != nil {
 						t.Fatal(err)
 					}
+				case 2:
+					if e.Running() {
+						if err := rt.Interrupt(e.ID(), now); err != nil {
+							t.Fatal(err)
+						}
+					}
 				}
 			}
 			if rapid.IntRange(0, 4).Draw(t, "resize") == 0 {
@@ -135,6 +162,14 @@ func deltaProperty(broken string) func(*rapid.T) {
 
 func TestPropertyDelta(t *testing.T) {
 	rapid.Check(t, deltaProperty(""))
+}
+
+// TestDeltaCatchesForgottenStops: a runtime whose delta omits jobs that stopped running is
+// caught.
+func TestDeltaCatchesForgottenStops(t *testing.T) {
+	if !teeth.Fails(deltaProperty("transitions")) {
+		t.Fatal("the delta property does not catch a delta that forgets jobs that stopped")
+	}
 }
 
 // TestDeltaCatchesForgottenLeaves: a runtime whose delta omits jobs that left while waiting

@@ -44,6 +44,7 @@ type Entry struct {
 	// Hot fields, read at every call by check, find and the view, come first.
 	phase   phase
 	inView  bool // in the last view handed to the scheduler (see Runtime.delta)
+	viewRun bool // running in the last view handed to the scheduler
 	logged  bool // in Runtime.touched
 	act     act
 	dirty   bool // step cost must be recomputed (SetRate)

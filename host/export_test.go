@@ -2,10 +2,10 @@ package host
 
 // Break makes r a deliberately wrong variant, for tests that show their properties catch it:
 // "order" emits each migration's stop right before its start; "norollback" keeps the progress
-// an interruption should throw away; "delta" forgets jobs that left while
-// waiting in the view's delta; "held" keeps a stopped job's GPUs in the record of held GPUs; "owner" lets
-// a start take the GPU of a job the decision keeps; "bypos" only that of a job kept by position
-// (the runtime's fast path).
+// an interruption should throw away; "delta" forgets jobs that left while waiting in the
+// view's delta; "transitions" forgets jobs that stopped running in it; "held" keeps a stopped
+// job's GPUs in the record of held GPUs; "owner" lets a start take the GPU of a job the
+// decision keeps; "bypos" only that of a job kept by position (the runtime's fast path).
 func Break(r *Runtime, kind string) {
 	switch kind {
 	case "order":
@@ -14,6 +14,8 @@ func Break(r *Runtime, kind string) {
 		r.broken = brokenNoRollback
 	case "delta":
 		r.broken = brokenDelta
+	case "transitions":
+		r.broken = brokenTransitions
 	case "held":
 		r.broken = brokenHeld
 	case "owner":

@@ -216,6 +216,7 @@ const (
 	brokenOrder                 // each migration's stop comes right before its start
 	brokenNoRollback            // an interruption keeps the progress made since the checkpoint
 	brokenDelta                 // the view's delta forgets jobs that left while waiting
+	brokenTransitions           // the view's delta forgets jobs that stopped running
 	brokenHeld                  // unlink keeps the job's GPUs in the held set
 	brokenOwner                 // check lets a start take the GPU of a kept job
 	brokenByPos                 // check lets a start take the GPU of a job kept by position
@@ -479,7 +480,8 @@ func (r *Runtime) Submit(j gpusched.Job, limit float64) (*Entry, error) {
 	return e, nil
 }
 
-// touch logs that e entered or left the set of jobs in the view.
+// touch logs that e entered or left the set of jobs in the view, or changed between waiting
+// and running.
 func (r *Runtime) touch(e *Entry) {
 	if !e.logged {
 		e.logged = true
@@ -969,6 +971,7 @@ func (r *Runtime) interrupt(e *Entry) {
 	r.unlink(e)
 	r.busy -= int(e.ngpus)
 	e.phase = phasePending
+	r.touch(e)
 	e.gpus = e.gpus[:0]
 	e.step = 0
 	e.since = r.now

@@ -384,6 +384,7 @@ func (r *Runtime) apply(d gpusched.Decision) {
 		r.busy -= int(e.ngpus)
 		acts.Steps = append(acts.Steps, Action{Kind: Stop, Job: e.id, GPUs: r.keepGPUs(e.gpus), Rejected: e.act == actReject})
 		e.phase = phasePending
+		r.touch(e)
 		e.gpus = e.gpus[:0]
 		e.step = 0
 		e.since = t
@@ -415,6 +416,7 @@ func (r *Runtime) apply(d gpusched.Decision) {
 			// Running before place marks it dirty: markDirty's trim drops entries that are
 			// not running, and a job being started must keep its mark (it needs a rate).
 			e.phase = phaseRunning
+			r.touch(e)
 			r.place(e)
 			r.busy += int(e.ngpus)
 			if e.started {
@@ -639,10 +641,18 @@ func (r *Runtime) SetCluster(c *topology.Cluster, at float64) ([]Action, error) 
 	return r.acts.Steps, nil
 }
 
+// viewStatus returns the status of e, waiting or running, in the view just built.
+func (r *Runtime) viewStatus(e *Entry) *gpusched.JobStatus {
+	if e.phase == phasePending {
+		return &r.view.Pending[r.pendingPos(e)-r.plo]
+	}
+	return &r.view.Running[r.runningPos(e)]
+}
+
 // takeDelta returns the delta of the view just built (gpusched.ViewDelta) and starts the next:
-// the jobs logged since the last call whose membership of the view changed. Arrived statuses
-// point into the view, found by binary search (pending, by submission order) or in the
-// running jobs.
+// the jobs logged since the last call whose membership of the view changed, or that changed
+// between waiting and running (Transitions). Their statuses point into the view, found by
+// binary search (pending, by submission order) or in the running jobs.
 func (r *Runtime) takeDelta() *gpusched.ViewDelta {
 	r.viewSeq++
 	d := &r.delta
@@ -651,26 +661,33 @@ func (r *Runtime) takeDelta() *gpusched.ViewDelta {
 	clear(d.Arrived)
 	d.Arrived = d.Arrived[:0]
 	d.Left = d.Left[:0]
+	clear(d.Started)
+	clear(d.Stopped)
+	d.Started, d.Stopped = d.Started[:0], d.Stopped[:0]
 	d.ArrivalOrder = !r.unordered
+	d.Transitions = true
 	for _, e := range r.touched {
 		e.logged = false
 		member := e.phase == phasePending || e.phase == phaseRunning
+		running := e.phase == phaseRunning
 		switch {
 		case member && !e.inView:
-			var st *gpusched.JobStatus
-			if e.phase == phasePending {
-				st = &r.view.Pending[r.pendingPos(e)-r.plo]
-			} else {
-				st = &r.view.Running[r.runningPos(e)]
-			}
-			d.Arrived = append(d.Arrived, st)
+			d.Arrived = append(d.Arrived, r.viewStatus(e))
 		case !member && e.inView:
 			if r.broken == brokenDelta && e.gpus == nil && !e.started {
 				break
 			}
 			d.Left = append(d.Left, e.id)
+		case member && running && !e.viewRun:
+			d.Started = append(d.Started, r.viewStatus(e))
+		case member && !running && e.viewRun:
+			if r.broken == brokenTransitions {
+				break
+			}
+			d.Stopped = append(d.Stopped, r.viewStatus(e))
 		}
 		e.inView = member
+		e.viewRun = member && running
 	}
 	clear(r.touched)
 	r.touched = r.touched[:0]

@@ -113,7 +113,9 @@ func (c *cursor[K]) next() (K, bool) {
 // one it missed, another cluster, or a job that stopped without the policy's last decision
 // preempting it (its progress then is unknown without the view's status).
 //
-// The running jobs of two views are matched by the address of their Job (the view contract
+// A host whose deltas list the jobs that started and stopped (ViewDelta.Transitions) is
+// followed from those lists alone, in time independent of the number of running jobs too.
+// Otherwise the running jobs of two views are matched by the address of their Job (the view contract
 // keeps a job's description unchanged while the host holds it; hosts usually keep it in
 // place), each match confirmed by its JobID: cheaper than hashing ids. A host that moves a
 // running job's description only costs a rescan (the old address looks stopped without a
@@ -123,7 +125,8 @@ type waitFollow struct {
 	cluster *topology.Cluster
 	run     map[*gpusched.Job]gpusched.JobID // running jobs of the last view
 	next    map[*gpusched.Job]gpusched.JobID // scratch
-	valid   bool                             // run belongs to the last view
+	valid   bool                             // the policy's state follows the last view
+	runOK   bool                             // run holds the last view's running jobs
 	stopped map[gpusched.JobID]bool          // running jobs the last decision preempted
 }
 
@@ -144,6 +147,12 @@ func (f *waitFollow) follow(v *gpusched.View, ev waitEvents) (bool, error) {
 		return false, nil
 	}
 	f.valid = false // until this view is recorded
+	if d.Transitions {
+		return f.followTransitions(d, ev)
+	}
+	if !f.runOK {
+		return false, nil // the last view was followed from its transitions
+	}
 	var left map[gpusched.JobID]bool
 	if len(d.Left) > 0 {
 		left = make(map[gpusched.JobID]bool, len(d.Left))
@@ -190,6 +199,30 @@ func (f *waitFollow) follow(v *gpusched.View, ev waitEvents) (bool, error) {
 		}
 	}
 	f.run, f.next = f.next, f.run
+	f.valid, f.runOK = true, true
+	return true, nil
+}
+
+// followTransitions is follow over a delta that lists the jobs that started and stopped.
+func (f *waitFollow) followTransitions(d *gpusched.ViewDelta, ev waitEvents) (bool, error) {
+	for _, id := range d.Left {
+		ev.left(id)
+	}
+	for _, st := range d.Arrived {
+		if err := ev.arrived(st); err != nil {
+			return false, err
+		}
+	}
+	for _, st := range d.Started {
+		ev.started(st.Job.ID)
+	}
+	for _, st := range d.Stopped {
+		if !f.stopped[st.Job.ID] {
+			return false, nil // stopped without the last decision: its progress is the view's
+		}
+		ev.stopped(st.Job)
+	}
+	f.runOK = false
 	f.valid = true
 	return true, nil
 }
@@ -204,7 +237,7 @@ func (f *waitFollow) rescanned(v *gpusched.View) {
 	for i := range v.Running {
 		f.run[v.Running[i].Job] = v.Running[i].Job.ID
 	}
-	f.valid = true
+	f.valid, f.runOK = true, true
 }
 
 // decided records the running jobs a decision preempts.

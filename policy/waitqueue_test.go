@@ -214,14 +214,32 @@ func genWorkload(t *rapid.T) (*topology.Cluster, []trace.Record, map[gpusched.Jo
 	return c, kept, iters
 }
 
-// incrementalProp: through a whole simulation (host.Runtime's deltas), each engine under test
-// makes the decisions of its reference: every job's record is equal.
+// noTransitions hands its scheduler the host's views with deltas that do not list the jobs
+// that started and stopped (ViewDelta.Transitions), as a host that does not track them would.
+type noTransitions struct{ inner gpusched.Scheduler }
+
+func (n noTransitions) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if v.Delta != nil {
+		d := *v.Delta
+		d.Transitions, d.Started, d.Stopped = false, nil, nil
+		v.Delta = &d
+	}
+	return n.inner.Schedule(v)
+}
+
+// incrementalProp: through a whole simulation (host.Runtime's deltas, with or without the
+// jobs that started and stopped), each engine under test makes the decisions of its reference:
+// every job's record is equal.
 func incrementalProp(cases func(*rapid.T) []incrementalCase) func(*rapid.T) {
 	return func(t *rapid.T) {
 		c, recs, iters := genWorkload(t)
 		restore := rapid.SampledFrom([]float64{-1, 30}).Draw(t, "restore")
+		transitions := rapid.Bool().Draw(t, "transitions")
 		for _, tc := range cases(t) {
 			under, ref := tc.make(iters)
+			if !transitions {
+				under = noTransitions{under}
+			}
 			a, err := sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: under, RestoreTime: restore})
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
