@@ -169,7 +169,7 @@ func (s *SJF) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 			}
 			return s.enqueue(st.Job)
 		},
-		started: s.dequeue,
+		started: func(st *gpusched.JobStatus) error { s.dequeue(st.Job.ID); return nil },
 		stopped: func(j *gpusched.Job) { _ = s.enqueue(j) },
 	})
 	if err != nil {

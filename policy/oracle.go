@@ -65,6 +65,15 @@ type SRPTOracle struct {
 	pool    statusPool
 	waiting map[gpusched.JobID]oracleWait // the keys of the jobs in wait
 	stopKey map[gpusched.JobID]oracleWait // running jobs' keys should they wait (last call)
+	// runBound bounds from above every running job's rank (remaining GPU-time over weight,
+	// with the margin) while boundOK: ranks only fall while a job runs, so the bound is the
+	// largest rank computed at the last ranking of every running job, raised by the jobs that
+	// started since, ranked when they start.
+	runBound float64
+	boundOK  bool
+	runBuf   []ranked
+	keyBuf   []oracleKeyed
+	restBuf  []oracleKeyed
 }
 
 // oracleWait is a waiting job's place in the oracle's order: remaining GPU-time over weight,
@@ -82,6 +91,27 @@ func cmpOracleWait(a, b oracleWait) int {
 		return c
 	}
 	return cmp.Compare(a.job.ID, b.job.ID)
+}
+
+// oracleKeyed is a running job ranked by the oracle: its rank (remaining GPU-time over weight,
+// with the margin) and its key should it wait (without).
+type oracleKeyed struct {
+	ranked
+	key, wait float64
+}
+
+// cmpOracleKeyed orders running jobs: protected first, then by rank, then by arrival.
+func cmpOracleKeyed(a, b oracleKeyed) int {
+	if a.protected != b.protected {
+		if a.protected {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(a.key, b.key); c != 0 {
+		return c
+	}
+	return byArrival(a.st, b.st)
 }
 
 // NewSRPTOracle returns an SRPT oracle. Default placement: gpusched.Pack; default order: Backfill.
@@ -167,6 +197,16 @@ func (s *SRPTOracle) waitKey(v *gpusched.View, st *gpusched.JobStatus) (oracleWa
 	return oracleWait{job: st.Job, key: r / st.Job.EffectiveWeight()}, nil
 }
 
+// raise makes runBound cover running job st.
+func (s *SRPTOracle) raise(v *gpusched.View, st *gpusched.JobStatus) error {
+	r, err := s.remaining(v, st)
+	if err != nil {
+		return err
+	}
+	s.runBound = max(s.runBound, r*(1-s.margin)/st.Job.EffectiveWeight())
+	return nil
+}
+
 func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	ok, err := s.follow.follow(&v, waitEvents{
@@ -177,7 +217,7 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		},
 		arrived: func(st *gpusched.JobStatus) error {
 			if st.GPUs != nil {
-				return nil
+				return s.raise(&v, st)
 			}
 			k, err := s.waitKey(&v, st)
 			if err == nil {
@@ -185,7 +225,10 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 			}
 			return err
 		},
-		started: s.dequeue,
+		started: func(st *gpusched.JobStatus) error {
+			s.dequeue(st.Job.ID)
+			return s.raise(&v, st)
+		},
 		// A job the last decision preempted waits with the iterations it had done then.
 		stopped: func(j *gpusched.Job) {
 			if k, ok := s.stopKey[j.ID]; ok {
@@ -194,6 +237,7 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		},
 	})
 	if err == nil && (!ok || s.wait.Len() != len(v.Pending)) {
+		ok = false
 		forget(s.tau, &v)
 		s.wait.reset()
 		clear(s.waiting)
@@ -208,14 +252,17 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	}
 	if err != nil {
 		s.follow.reset()
+		s.boundOK = false
 		return gpusched.Decision{}, err
 	}
-	clear(s.stopKey)
-	type keyed struct {
-		ranked
-		key float64
+	if ok && s.boundOK && s.opt.MinRunTime <= 0 {
+		if d, fast, err := s.keepRunning(&v); fast || err != nil {
+			return d, err
+		}
 	}
-	all := make([]keyed, len(v.Running))
+	clear(s.stopKey)
+	all := s.keyBuf[:0]
+	held := 0
 	for i := range v.Running {
 		st := &v.Running[i]
 		r, err := s.remaining(&v, st)
@@ -224,26 +271,48 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 			return gpusched.Decision{}, err
 		}
 		w := st.Job.EffectiveWeight()
-		s.stopKey[st.Job.ID] = oracleWait{job: st.Job, key: r / w} // waitKey, should it be preempted
 		prot := s.opt.MinRunTime > 0 && v.Now-st.Since < s.opt.MinRunTime
-		all[i] = keyed{ranked{st: st, running: true, protected: prot}, r * (1 - s.margin) / w}
+		all = append(all, oracleKeyed{ranked{st: st, running: true, protected: prot}, r * (1 - s.margin) / w, r / w})
+		held += st.Job.GPUs
 	}
-	slices.SortStableFunc(all, func(a, b keyed) int {
-		if a.protected != b.protected {
-			if a.protected {
-				return -1
-			}
-			return 1
-		}
-		if c := cmp.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		return byArrival(a.st, b.st)
-	})
-	running := make([]ranked, len(all))
+	s.keyBuf = all
+	defer clear(all)
+	s.runBound, s.boundOK = 0, true
 	for i := range all {
-		running[i] = all[i].ranked
+		s.runBound = max(s.runBound, all[i].key)
 	}
+	// The running jobs that rank at most the first waiting job come before every waiting job
+	// and, when the running jobs fit in the available GPUs, are all chosen whatever their
+	// order among themselves: they keep the view's order and only the others are sorted (with
+	// MinRunTime, protection reorders them: all are sorted).
+	sorted := all
+	hc := s.wait.cursor()
+	if head, ok := hc.next(); held <= v.Available() && s.opt.MinRunTime <= 0 {
+		h := math.Inf(1)
+		if ok {
+			h = head.key
+		}
+		n, rest := 0, s.restBuf[:0]
+		for i := range all {
+			if all[i].key <= h {
+				all[n] = all[i]
+				n++
+			} else {
+				rest = append(rest, all[i])
+			}
+		}
+		copy(all[n:], rest)
+		s.restBuf = rest
+		clear(rest)
+		sorted = all[n:]
+	}
+	slices.SortStableFunc(sorted, cmpOracleKeyed)
+	running := s.runBuf[:0]
+	for i := range all {
+		running = append(running, all[i].ranked)
+	}
+	s.runBuf = running
+	defer clear(running)
 	cur := s.wait.cursor()
 	defer s.pool.reset()
 	var wkey float64
@@ -263,6 +332,19 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		s.follow.reset()
 		return gpusched.Decision{}, err
 	}
+	if len(sel.preempted) > 0 {
+		// A preempted job waits with its key of this call (the first waiting job ranks below
+		// it, so it is among the sorted ones).
+		out := make(map[gpusched.JobID]bool, len(sel.preempted))
+		for _, id := range sel.preempted {
+			out[id] = true
+		}
+		for i := range sorted {
+			if id := sorted[i].st.Job.ID; out[id] {
+				s.stopKey[id] = oracleWait{job: sorted[i].st.Job, key: sorted[i].wait}
+			}
+		}
+	}
 	s.follow.decided(sel.preempted)
 	if sel.waiting {
 		for _, r := range order {
@@ -272,6 +354,47 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 	}
 	return sel.decision, nil
+}
+
+// keepRunning is the decision when no waiting job ranks before a running one (every waiting
+// job's rank is at least runBound) and the running jobs fit in the available GPUs: then the
+// ranking keeps every running job and dispatches the waiting jobs in their order, whatever the
+// running jobs' ranks among themselves, so they are not ranked. It reports false when that
+// does not hold.
+func (s *SRPTOracle) keepRunning(v *gpusched.View) (gpusched.Decision, bool, error) {
+	cur := s.wait.cursor()
+	if head, ok := cur.next(); ok && !(s.runBound <= head.key) {
+		return gpusched.Decision{}, false, nil
+	}
+	running := s.runBuf[:0]
+	held := 0
+	for i := range v.Running {
+		running = append(running, ranked{st: &v.Running[i], running: true})
+		held += v.Running[i].Job.GPUs
+	}
+	s.runBuf = running
+	defer clear(running)
+	if held > v.Available() {
+		return gpusched.Decision{}, false, nil
+	}
+	cur = s.wait.cursor()
+	defer s.pool.reset()
+	next := func() (ranked, bool) {
+		w, ok := cur.next()
+		if !ok {
+			return ranked{}, false
+		}
+		return ranked{st: s.pool.get(w.job)}, true
+	}
+	before := func(int, *ranked) bool { return true }
+	sel, _, err := preemptMerged(v, running, next, before, s.backfill, false, placeOn(s.place, v.Cluster))
+	if err != nil {
+		s.follow.reset()
+		s.boundOK = false
+		return gpusched.Decision{}, true, err
+	}
+	s.follow.decided(sel.preempted)
+	return sel.decision, true, nil
 }
 
 // bestStepTime returns a job's time per iteration at its best placement: consolidated on an

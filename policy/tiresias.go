@@ -337,7 +337,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 			}
 			return nil
 		},
-		started: func(id gpusched.JobID) { t.dequeue(t.jobs[id]) },
+		started: func(st *gpusched.JobStatus) error { t.dequeue(t.jobs[st.Job.ID]); return nil },
 		// A job the last decision preempted waits with the service it had then, which its
 		// update as a running job counted: its queue is unchanged.
 		stopped: func(j *gpusched.Job) {

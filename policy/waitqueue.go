@@ -134,7 +134,7 @@ type waitFollow struct {
 type waitEvents struct {
 	left    func(id gpusched.JobID)
 	arrived func(st *gpusched.JobStatus) error // a job new to the view, waiting or running
-	started func(id gpusched.JobID)            // a waiting job that now runs
+	started func(st *gpusched.JobStatus) error // a waiting job that now runs
 	stopped func(j *gpusched.Job)              // a running job the last decision preempted
 }
 
@@ -181,7 +181,9 @@ func (f *waitFollow) follow(v *gpusched.View, ev waitEvents) (bool, error) {
 		if id, was := f.run[j]; was && id == j.ID {
 			still++
 		} else if !arrived[j.ID] {
-			ev.started(j.ID)
+			if err := ev.started(&v.Running[i]); err != nil {
+				return false, err
+			}
 		}
 	}
 	if still < len(f.run) {
@@ -214,7 +216,9 @@ func (f *waitFollow) followTransitions(d *gpusched.ViewDelta, ev waitEvents) (bo
 		}
 	}
 	for _, st := range d.Started {
-		ev.started(st.Job.ID)
+		if err := ev.started(st); err != nil {
+			return false, err
+		}
 	}
 	for _, st := range d.Stopped {
 		if !f.stopped[st.Job.ID] {
