@@ -16,7 +16,8 @@ import (
 
 // mutant spoils some of chaos' valid decisions in one of the ways a wrong scheduler would:
 // a GPU given to two jobs (a kept one among them, in either order), a GPU out of the cluster
-// or unavailable, a placement of the wrong size, a job listed twice; half the time it shuffles
+// or unavailable, a placement of the wrong size, a job listed twice (at the end, or first on a
+// copy of its GPUs); half the time it shuffles
 // the list, otherwise the jobs kept stay first in the view's order (the runtime's fast path).
 type mutant struct {
 	chaos
@@ -33,7 +34,12 @@ func (m *mutant) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	i, j := m.rng.IntN(len(run)), m.rng.IntN(len(run))
 	a := &run[i]
 	gpus := slices.Clone(a.GPUs)
-	switch k := m.rng.IntN(5); {
+	switch k := m.rng.IntN(6); {
+	case k == 4: // a job listed twice, first on a copy of its GPUs (the order of the rest kept)
+		run = slices.Insert(run, 0, gpusched.Assignment{Job: run[j].Job, GPUs: slices.Clone(run[j].GPUs), PlanChoice: run[j].PlanChoice})
+		if j == i {
+			a = &run[i+1]
+		}
 	case k == 0 && i != j: // one GPU of job j's placement given to job i as well
 		gpus[m.rng.IntN(len(gpus))] = run[j].GPUs[m.rng.IntN(len(run[j].GPUs))]
 	case k == 1:
@@ -149,6 +155,14 @@ func TestCheckCatchesAMissingOwnerTest(t *testing.T) {
 func TestCheckCatchesAMissingPositionOwnerTest(t *testing.T) {
 	if !teeth.Fails(checkProperty("bypos")) {
 		t.Fatal("the check property does not catch a validator that forgets jobs kept by position")
+	}
+}
+
+// TestCheckCatchesARelistedPositionKeep: a validator that keeps a job by position after it
+// was listed through the lookup is caught.
+func TestCheckCatchesARelistedPositionKeep(t *testing.T) {
+	if !teeth.Fails(checkProperty("relisted")) {
+		t.Fatal("the check property does not catch a validator that lets a job kept by position be listed before")
 	}
 }
 

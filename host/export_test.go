@@ -5,7 +5,8 @@ package host
 // an interruption should throw away; "delta" forgets jobs that left while waiting in the
 // view's delta; "transitions" forgets jobs that stopped running in it; "held" keeps a stopped
 // job's GPUs in the record of held GPUs; "owner" lets a start take the GPU of a job the
-// decision keeps; "bypos" only that of a job kept by position (the runtime's fast path).
+// decision keeps; "bypos" only that of a job kept by position (the runtime's fast path);
+// "relisted" keeps a job by position though the decision listed it before.
 func Break(r *Runtime, kind string) {
 	switch kind {
 	case "order":
@@ -22,6 +23,8 @@ func Break(r *Runtime, kind string) {
 		r.broken = brokenOwner
 	case "bypos":
 		r.broken = brokenByPos
+	case "relisted":
+		r.broken = brokenRelisted
 	default:
 		panic("host: unknown broken variant " + kind)
 	}

@@ -220,6 +220,7 @@ const (
 	brokenHeld                   // unlink keeps the job's GPUs in the held set
 	brokenOwner                  // check lets a start take the GPU of a kept job
 	brokenByPos                  // check lets a start take the GPU of a job kept by position
+	brokenRelisted               // check keeps a job by position though it was listed before
 )
 
 // forgetter is implemented by cost models that cache per-job state (gpusched.ModelCost).

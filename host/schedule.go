@@ -160,26 +160,29 @@ func (r *Runtime) checkPass(d gpusched.Decision, full bool) (gpusched.JobID, boo
 	}
 	r.hint = 0
 	deferred := false
-	// The decision's first assignments usually keep the view's running jobs in the view's
-	// order, sharing their GPU slices: those are checked against the host's own record of the
-	// running jobs by position (runKeys) and stamped in keptAt, without touching their entries.
+	// A decision usually keeps most of the view's running jobs in the view's order, sharing
+	// their GPU slices: those are checked against the host's own record of the running jobs
+	// by position (runKeys) and stamped in keptAt, without touching their entries. Such keeps
+	// are matched in order, each within a few positions of the last one matched; the other
+	// assignments go through find.
 	byPos := !full && r.nUnavail == 0 && r.hostCPU == nil && !r.runConstrained && len(r.runKeys) == len(r.running)
 	if len(r.keptAt) < len(r.running) {
 		r.keptAt = make([]uint32, max(len(r.running), 2*len(r.keptAt)))
 	}
-	kept := 0
-	for i, a := range d.Run {
+	kept, next, found := 0, 0, false
+	for _, a := range d.Run {
 		if byPos {
-			if i < len(r.runKeys) {
-				k := &r.runKeys[i]
-				if int32(len(a.GPUs)) == k.n && k.n > 0 && unsafe.SliceData(a.GPUs) == k.gpus && int32(a.PlanChoice) == k.plan && a.Job == k.id {
-					r.keptAt[i] = r.epoch
-					kept++
-					continue
+			if p, ok := r.keptPos(a, next); ok {
+				if found && r.running[p].listed == r.epoch && r.broken != brokenRelisted {
+					return a.Job, false // listed before, through find
 				}
+				r.keptAt[p] = r.epoch
+				kept++
+				next = p + 1
+				continue
 			}
-			byPos = false // off the prefix: the rest go through find
 		}
+		found = true
 		e, ok := r.find(a.Job)
 		if !ok {
 			return a.Job, false
@@ -253,6 +256,28 @@ func (r *Runtime) checkPass(d gpusched.Decision, full bool) (gpusched.JobID, boo
 		}
 	}
 	return "", true
+}
+
+// keepWindow is how many positions of the running jobs keptPos looks at: a decision that
+// leaves out (or lists elsewhere) up to keepWindow-1 running jobs between two keeps still has
+// the second kept by position.
+const keepWindow = 8
+
+// keptPos returns the position, from next on and within keepWindow of it, of the running job
+// that a keeps where it runs (the same job on the view's own GPU slice, same plan).
+func (r *Runtime) keptPos(a gpusched.Assignment, next int) (int, bool) {
+	n := int32(len(a.GPUs))
+	if n == 0 {
+		return 0, false
+	}
+	gpus := unsafe.SliceData(a.GPUs)
+	for p := next; p < min(next+keepWindow, len(r.runKeys)); p++ {
+		k := &r.runKeys[p]
+		if n == k.n && gpus == k.gpus && int32(a.PlanChoice) == k.plan && a.Job == k.id {
+			return p, true
+		}
+	}
+	return 0, false
 }
 
 // keptByPos reports whether e is a running job that the decision being checked has already
