@@ -203,6 +203,9 @@ type selection struct {
 	waiting bool
 	// preempted lists the running jobs the decision stops.
 	preempted []gpusched.JobID
+	// runs tells, for each job of the order preempt was given, whether the decision runs it
+	// (keeps it or starts it).
+	runs []bool
 }
 
 // preempt is the engine of the preemptive policies. order is the full priority order (running
@@ -243,13 +246,27 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 			blocked = true
 		}
 	}
-	free := c.AllGPUs()
-	free.RemoveAll(v.Unavailable)
-	var run []gpusched.Assignment
+	kept := 0
 	for i, r := range order {
 		if chosen[i] && r.running {
-			for _, g := range r.st.GPUs {
-				free.Remove(g)
+			kept++
+		}
+	}
+	var free topology.GPUSet
+	if kept == len(v.Running) {
+		// Every running job of the view keeps its GPUs (an order holds each at most once).
+		free = v.Free()
+	} else {
+		free = c.AllGPUs()
+		free.RemoveAll(v.Unavailable)
+	}
+	run := make([]gpusched.Assignment, 0, kept+4)
+	for i, r := range order {
+		if chosen[i] && r.running {
+			if kept != len(v.Running) {
+				for _, g := range r.st.GPUs {
+					free.Remove(g)
+				}
 			}
 			run = append(run, keep(r.st))
 		}
@@ -326,13 +343,16 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 		}
 	}
 	waiting := len(preempted) > 0
+	runs := started
 	for i, r := range order {
 		if !r.running && !started[i] {
 			waiting = true
-			break
+		}
+		if r.running && chosen[i] {
+			runs[i] = true
 		}
 	}
-	return selection{decision: gpusched.Decision{Run: run}, waiting: waiting, preempted: preempted}, nil
+	return selection{decision: gpusched.Decision{Run: run}, waiting: waiting, preempted: preempted, runs: runs}, nil
 }
 
 // byArrival orders job statuses by arrival time, then id.

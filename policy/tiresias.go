@@ -110,6 +110,11 @@ type Tiresias struct {
 	follow waitFollow
 	wait   *sortedList[tirWait]
 	pool   statusPool
+	// per-call buffers of the incremental engine
+	keyBuf, restBuf []tirKeyed
+	runBuf          []ranked
+	stateBuf        []*tirJob
+	waitBuf         []*tirJob
 	// with Options.Gittins: the job-size distribution
 	gittins *gittins
 }
@@ -362,22 +367,56 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 		t.follow.rescanned(&v)
 	}
-	all := make([]tirKeyed, len(v.Running))
+	all := t.keyBuf[:0]
+	held := 0
 	for i := range v.Running {
 		st := &v.Running[i]
 		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
 		s := t.update(v.Now, st, true)
 		t.dequeue(s)
-		all[i] = tirKeyed{ranked{st: st, running: true, protected: prot}, s, 0}
+		all = append(all, tirKeyed{ranked{st: st, running: true, protected: prot}, s, 0})
+		held += st.Job.GPUs
 	}
-	slices.SortStableFunc(all, tirCompare(false))
-	running := make([]ranked, len(all))
-	states := make([]*tirJob, len(all))
+	t.keyBuf = all
+	defer clear(all)
+	// The running jobs in a queue no later than the first waiting job's come before every
+	// waiting job and, when the running jobs fit in the available GPUs, are all chosen whatever
+	// their order among themselves: they keep the view's order and only the others are sorted
+	// (with MinRunTime, protection reorders them: all are sorted).
+	sorted := all
+	hc := t.wait.cursor()
+	if head, ok := hc.next(); held <= v.Available() && t.opt.MinRunTime <= 0 {
+		hq := math.MaxInt
+		if ok {
+			hq = head.queue
+		}
+		n, rest := 0, t.restBuf[:0]
+		for i := range all {
+			if all[i].s.queue <= hq {
+				all[n] = all[i]
+				n++
+			} else {
+				rest = append(rest, all[i])
+			}
+		}
+		copy(all[n:], rest)
+		t.restBuf = rest
+		clear(rest)
+		sorted = all[n:]
+	}
+	slices.SortStableFunc(sorted, tirCompare(false))
+	running := t.runBuf[:0]
+	states := t.stateBuf[:0]
 	for i := range all {
-		running[i], states[i] = all[i].ranked, all[i].s
+		running, states = append(running, all[i].ranked), append(states, all[i].s)
 	}
+	t.runBuf, t.stateBuf = running, states
+	defer clear(running)
+	defer clear(states)
 	cur := t.wait.cursor()
 	defer t.pool.reset()
+	wstates := t.waitBuf[:0] // the states of the waiting jobs next returned, in order
+	defer func() { clear(wstates); t.waitBuf = wstates[:0] }()
 	var ws *tirJob // the state of the waiting job next returned last
 	next := func() (ranked, bool) {
 		w, ok := cur.next()
@@ -386,6 +425,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 		// A waiting job's service is what it was when it was last seen (it has not run since).
 		ws = t.jobs[w.job.ID]
+		wstates = append(wstates, ws)
 		st := t.pool.get(w.job)
 		st.Attained, st.Executed = ws.att, ws.exec
 		return ranked{st: st}, true
@@ -400,7 +440,20 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	}
 	t.follow.decided(sel.preempted)
 	if sel.waiting {
-		sel.decision.WakeAt = t.wake(&v, order, t.statesOf(order), sel.decision)
+		// order merges the running jobs and the waiting jobs next returned, each in its own
+		// order: their states follow the same merge.
+		ss := make([]*tirJob, len(order))
+		ri, wi := 0, 0
+		for i := range order {
+			if order[i].running {
+				ss[i] = states[ri]
+				ri++
+			} else {
+				ss[i] = wstates[wi]
+				wi++
+			}
+		}
+		sel.decision.WakeAt = t.wake(&v, order, ss, sel.runs)
 	}
 	return sel.decision, nil
 }
@@ -440,32 +493,20 @@ func (t *Tiresias) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
 		return gpusched.Decision{}, err
 	}
 	if sel.waiting {
-		sel.decision.WakeAt = t.wake(&v, order, states, sel.decision)
+		sel.decision.WakeAt = t.wake(&v, order, states, sel.runs)
 	}
 	return sel.decision, nil
 }
 
-// statesOf returns the states of the jobs of an order.
-func (t *Tiresias) statesOf(order []ranked) []*tirJob {
-	states := make([]*tirJob, len(order))
-	for i := range order {
-		states[i] = t.jobs[order[i].st.Job.ID]
-	}
-	return states
-}
-
 // wake returns the next time the decision may change without an event: a running job's next
-// demotion, a waiting job's promotion, the end of a lease.
-func (t *Tiresias) wake(v *gpusched.View, rs []ranked, ss []*tirJob, d gpusched.Decision) float64 {
-	runs := make(map[gpusched.JobID]bool, len(d.Run))
-	for _, a := range d.Run {
-		runs[a.Job] = true
-	}
+// demotion, a waiting job's promotion, the end of a lease. runs tells which jobs of rs the
+// decision runs.
+func (t *Tiresias) wake(v *gpusched.View, rs []ranked, ss []*tirJob, runs []bool) float64 {
 	w := 0.0
 	for i, r := range rs {
 		s, st := ss[i], r.st
 		switch {
-		case runs[st.Job.ID]:
+		case runs[i]:
 			if s.queue < len(t.opt.Thresholds) {
 				att := t.attained(st) - s.baseAtt
 				w = minWake(w, v.Now+(t.opt.Thresholds[s.queue]-att)/t.rate(st.Job), v.Now)
