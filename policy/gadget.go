@@ -82,11 +82,38 @@ func (g *GADGET) Reservation(j *gpusched.Job, c *topology.Cluster) float64 {
 	if g.reserve != nil {
 		return g.reserve(j, c)
 	}
+	return g.share * minCapacity(c)
+}
+
+// minCapacity returns the smallest server network capacity of a cluster.
+func minCapacity(c *topology.Cluster) float64 {
 	capMin := math.Inf(1)
 	for s := 0; s < c.NumServers(); s++ {
 		capMin = min(capMin, serverCapacity(c, s))
 	}
-	return g.share * capMin
+	return capMin
+}
+
+// reserver returns Reservation for the jobs of one cluster, with the default's smallest
+// capacity found once.
+func (g *GADGET) reserver(c *topology.Cluster) func(j *gpusched.Job) (float64, error) {
+	def := math.NaN()
+	return func(j *gpusched.Job) (float64, error) {
+		var r float64
+		switch {
+		case g.reserve != nil:
+			r = g.reserve(j, c)
+		default:
+			if math.IsNaN(def) {
+				def = g.share * minCapacity(c)
+			}
+			r = def
+		}
+		if !finiteNonNeg(r) {
+			return 0, fmt.Errorf("%w: gadget: job %q reserves %v bytes/s", ErrInvalidOptions, j.ID, r)
+		}
+		return r, nil
+	}
 }
 
 func serverCapacity(c *topology.Cluster, s int) float64 {
@@ -97,18 +124,26 @@ func serverCapacity(c *topology.Cluster, s int) float64 {
 // Residual returns the bandwidth in bytes per second left on each server's network link once
 // the running jobs' reservations are taken.
 func (g *GADGET) Residual(v *gpusched.View) ([]float64, error) {
+	return g.residual(v, g.reserver(v.Cluster))
+}
+
+func (g *GADGET) residual(v *gpusched.View, reservation func(j *gpusched.Job) (float64, error)) ([]float64, error) {
 	c := v.Cluster
 	res := make([]float64, c.NumServers())
 	for s := range res {
 		res[s] = serverCapacity(c, s)
 	}
+	var servers []int
 	for i := range v.Running {
 		st := &v.Running[i]
-		servers := spanned(c, st.GPUs)
+		if !multiServer(c, st.GPUs) {
+			continue
+		}
+		servers = spannedInto(servers[:0], c, st.GPUs)
 		if len(servers) < 2 {
 			continue
 		}
-		r, err := g.reservation(st.Job, c)
+		r, err := reservation(st.Job)
 		if err != nil {
 			return nil, err
 		}
@@ -119,17 +154,31 @@ func (g *GADGET) Residual(v *gpusched.View) ([]float64, error) {
 	return res, nil
 }
 
-func (g *GADGET) reservation(j *gpusched.Job, c *topology.Cluster) (float64, error) {
-	r := g.Reservation(j, c)
-	if !finiteNonNeg(r) {
-		return 0, fmt.Errorf("%w: gadget: job %q reserves %v bytes/s", ErrInvalidOptions, j.ID, r)
+// multiServer reports whether a placement's GPUs (those in the cluster) lie on more than one
+// server.
+func multiServer(c *topology.Cluster, gpus []topology.GPUID) bool {
+	first := -1
+	for _, g := range gpus {
+		if int(g) < 0 || int(g) >= c.NumGPUs() {
+			continue
+		}
+		switch s := c.ServerOf(g); {
+		case first < 0:
+			first = s
+		case s != first:
+			return true
+		}
 	}
-	return r, nil
+	return false
 }
 
 // spanned returns the servers a placement uses, in increasing order.
 func spanned(c *topology.Cluster, gpus []topology.GPUID) []int {
-	var out []int
+	return spannedInto(nil, c, gpus)
+}
+
+// spannedInto is spanned, appending to out.
+func spannedInto(out []int, c *topology.Cluster, gpus []topology.GPUID) []int {
 	for _, g := range gpus {
 		if int(g) < 0 || int(g) >= c.NumGPUs() {
 			continue
@@ -150,14 +199,15 @@ func (g *GADGET) Schedule(v gpusched.View) (gpusched.Decision, error) {
 
 func (g *GADGET) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
-	res, err := g.Residual(&v)
+	c := v.Cluster
+	reservation := g.reserver(c)
+	res, err := g.residual(&v, reservation)
 	if err != nil {
 		return gpusched.Decision{}, err
 	}
-	c := v.Cluster
 	var embedErr error
 	d, err := dispatch(&v, arrivalOrder(&v), g.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
-		r, err := g.reservation(st.Job, c)
+		r, err := reservation(st.Job)
 		if err != nil {
 			embedErr = err
 			return nil, false
