@@ -13,7 +13,9 @@ import (
 type OracleOptions struct {
 	Options
 	// Iterations returns a job's true total number of iterations, as the host or experiment
-	// knows it (trace.Record.Iterations). Required. A NaN or negative answer is an error.
+	// knows it (trace.Record.Iterations). Required. A NaN or negative answer is an error. It is
+	// asked once per job while the job is in the system (a job that leaves and comes back, or a
+	// view the oracle cannot follow from the last, asks again).
 	Iterations func(id gpusched.JobID) float64
 	// Cost gives a job's time per iteration; the oracle sizes a job at its best placement (all
 	// GPUs free, consolidated by topology's Pack, idle links), once per job, so that a job's
@@ -58,7 +60,8 @@ type SRPTOracle struct {
 	place    gpusched.Placer
 	backfill bool
 	margin   float64
-	tau      map[gpusched.JobID]float64
+	tau      map[gpusched.JobID]float64 // time per iteration at the best placement (the state)
+	jobs     map[gpusched.JobID]*oracleJob
 	// the waiting jobs by remaining GPU-time over weight, kept from the host's deltas
 	follow  waitFollow
 	wait    *sortedList[oracleWait]
@@ -74,6 +77,7 @@ type SRPTOracle struct {
 	runBuf   []ranked
 	keyBuf   []oracleKeyed
 	restBuf  []oracleKeyed
+	lazy     lazyRun
 }
 
 // oracleWait is a waiting job's place in the oracle's order: remaining GPU-time over weight,
@@ -98,6 +102,8 @@ func cmpOracleWait(a, b oracleWait) int {
 type oracleKeyed struct {
 	ranked
 	key, wait float64
+	pos       int        // in the view's running jobs
+	o         *oracleJob // the oracle's record of the job
 }
 
 // cmpOracleKeyed orders running jobs: protected first, then by rank, then by arrival.
@@ -139,7 +145,7 @@ func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
 		opt.Cost = gpusched.DefaultCost()
 	}
 	return &SRPTOracle{gate: gate{cost: opt.Cost}, opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
-		tau: map[gpusched.JobID]float64{}, wait: newSortedList(cmpOracleWait), waiting: map[gpusched.JobID]oracleWait{},
+		tau: map[gpusched.JobID]float64{}, jobs: map[gpusched.JobID]*oracleJob{}, wait: newSortedList(cmpOracleWait), waiting: map[gpusched.JobID]oracleWait{},
 		stopKey: map[gpusched.JobID]oracleWait{}}, nil
 }
 
@@ -149,19 +155,44 @@ func (s *SRPTOracle) String() string { return name(s.opt.Name, "srpt-oracle") }
 // remaining returns the remaining GPU-time in GPU-seconds of a job in the view's state, as the
 // oracle ranks it.
 func (s *SRPTOracle) remaining(v *gpusched.View, st *gpusched.JobStatus) (float64, error) {
-	tau, ok := s.tau[st.Job.ID]
+	o, err := s.job(v, st.Job)
+	if err != nil {
+		return 0, err
+	}
+	return o.remaining(st), nil
+}
+
+// oracleJob is what the oracle keeps of a job while the job is in the system.
+type oracleJob struct {
+	gt   float64 // GPUs x time per iteration at the best placement
+	n    float64 // true iterations
+	hint int     // the job's place in the last sorting of running jobs that ranked it (a hint)
+}
+
+func (o *oracleJob) remaining(st *gpusched.JobStatus) float64 {
+	return o.gt * max(0, o.n-st.Iterations)
+}
+
+// job returns what the oracle keeps of job j, sizing it on first sight.
+func (s *SRPTOracle) job(v *gpusched.View, j *gpusched.Job) (*oracleJob, error) {
+	if o, ok := s.jobs[j.ID]; ok {
+		return o, nil
+	}
+	tau, ok := s.tau[j.ID]
 	if !ok {
 		var err error
-		if tau, err = bestStepTime(s.opt.Cost, v, st.Job); err != nil {
-			return 0, fmt.Errorf("srpt-oracle: %w", err)
+		if tau, err = bestStepTime(s.opt.Cost, v, j); err != nil {
+			return nil, fmt.Errorf("srpt-oracle: %w", err)
 		}
-		s.tau[st.Job.ID] = tau
+		s.tau[j.ID] = tau
 	}
-	n := s.opt.Iterations(st.Job.ID)
+	n := s.opt.Iterations(j.ID)
 	if math.IsNaN(n) || n < 0 {
-		return 0, fmt.Errorf("%w: srpt-oracle: job %q has %v true iterations", ErrInvalidOptions, st.Job.ID, n)
+		return nil, fmt.Errorf("%w: srpt-oracle: job %q has %v true iterations", ErrInvalidOptions, j.ID, n)
 	}
-	return float64(st.Job.GPUs) * max(0, n-st.Iterations) * tau, nil
+	o := &oracleJob{gt: float64(j.GPUs) * tau, n: n, hint: -1}
+	s.jobs[j.ID] = o
+	return o, nil
 }
 
 // Schedule ranks the jobs by remaining GPU-time and returns the greedy choice described in the
@@ -213,6 +244,7 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		left: func(id gpusched.JobID) {
 			s.dequeue(id)
 			delete(s.tau, id)
+			delete(s.jobs, id)
 			delete(s.stopKey, id)
 		},
 		arrived: func(st *gpusched.JobStatus) error {
@@ -239,6 +271,7 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	if err == nil && (!ok || s.wait.Len() != len(v.Pending)) {
 		ok = false
 		forget(s.tau, &v)
+		clear(s.jobs) // asks Iterations again
 		s.wait.reset()
 		clear(s.waiting)
 		for i := range v.Pending {
@@ -265,14 +298,15 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	held := 0
 	for i := range v.Running {
 		st := &v.Running[i]
-		r, err := s.remaining(&v, st)
+		o, err := s.job(&v, st.Job)
 		if err != nil {
 			s.follow.reset()
 			return gpusched.Decision{}, err
 		}
+		r := o.remaining(st)
 		w := st.Job.EffectiveWeight()
 		prot := s.opt.MinRunTime > 0 && v.Now-st.Since < s.opt.MinRunTime
-		all = append(all, oracleKeyed{ranked{st: st, running: true, protected: prot}, r * (1 - s.margin) / w, r / w})
+		all = append(all, oracleKeyed{ranked{st: st, running: true, protected: prot, pos: i}, r * (1 - s.margin) / w, r / w, i, o})
 		held += st.Job.GPUs
 	}
 	s.keyBuf = all
@@ -283,16 +317,17 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	}
 	// The running jobs that rank at most the first waiting job come before every waiting job
 	// and, when the running jobs fit in the available GPUs, are all chosen whatever their
-	// order among themselves: they keep the view's order and only the others are sorted (with
-	// MinRunTime, protection reorders them: all are sorted).
-	sorted := all
+	// order among themselves: they keep the view's order. The others are sorted only as far as
+	// the merge with the waiting jobs reaches (with MinRunTime, protection reorders them: all
+	// are sorted so).
+	n := 0
 	hc := s.wait.cursor()
 	if head, ok := hc.next(); held <= v.Available() && s.opt.MinRunTime <= 0 {
 		h := math.Inf(1)
 		if ok {
 			h = head.key
 		}
-		n, rest := 0, s.restBuf[:0]
+		rest := s.restBuf[:0]
 		for i := range all {
 			if all[i].key <= h {
 				all[n] = all[i]
@@ -304,15 +339,10 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		copy(all[n:], rest)
 		s.restBuf = rest
 		clear(rest)
-		sorted = all[n:]
 	}
-	slices.SortStableFunc(sorted, cmpOracleKeyed)
-	running := s.runBuf[:0]
-	for i := range all {
-		running = append(running, all[i].ranked)
-	}
-	s.runBuf = running
-	defer clear(running)
+	lr := &s.lazy
+	lr.reset(all, n)
+	defer lr.clear()
 	cur := s.wait.cursor()
 	defer s.pool.reset()
 	var wkey float64
@@ -325,23 +355,22 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		return ranked{st: s.pool.get(w.job)}, true
 	}
 	before := func(i int, _ *ranked) bool {
-		return all[i].protected || cmp.Compare(all[i].key, wkey) <= 0
+		return lr.out[i].protected || cmp.Compare(lr.keys[i], wkey) <= 0
 	}
-	sel, order, err := preemptMerged(&v, running, next, before, s.backfill, false, placeOn(s.place, v.Cluster))
+	sel, order, err := preemptMerged(&v, lr.seq(), next, before, s.backfill, false, placeOn(s.place, v.Cluster))
 	if err != nil {
 		s.follow.reset()
 		return gpusched.Decision{}, err
 	}
 	if len(sel.preempted) > 0 {
-		// A preempted job waits with its key of this call (the first waiting job ranks below
-		// it, so it is among the sorted ones).
+		// A preempted job waits with its key of this call.
 		out := make(map[gpusched.JobID]bool, len(sel.preempted))
 		for _, id := range sel.preempted {
 			out[id] = true
 		}
-		for i := range sorted {
-			if id := sorted[i].st.Job.ID; out[id] {
-				s.stopKey[id] = oracleWait{job: sorted[i].st.Job, key: sorted[i].wait}
+		for i := range all {
+			if id := all[i].st.Job.ID; out[id] {
+				s.stopKey[id] = oracleWait{job: all[i].st.Job, key: all[i].wait}
 			}
 		}
 	}
@@ -369,7 +398,7 @@ func (s *SRPTOracle) keepRunning(v *gpusched.View) (gpusched.Decision, bool, err
 	running := s.runBuf[:0]
 	held := 0
 	for i := range v.Running {
-		running = append(running, ranked{st: &v.Running[i], running: true})
+		running = append(running, ranked{st: &v.Running[i], running: true, pos: i})
 		held += v.Running[i].Job.GPUs
 	}
 	s.runBuf = running
@@ -387,7 +416,7 @@ func (s *SRPTOracle) keepRunning(v *gpusched.View) (gpusched.Decision, bool, err
 		return ranked{st: s.pool.get(w.job)}, true
 	}
 	before := func(int, *ranked) bool { return true }
-	sel, _, err := preemptMerged(v, running, next, before, s.backfill, false, placeOn(s.place, v.Cluster))
+	sel, _, err := preemptMerged(v, runSlice(running), next, before, s.backfill, false, placeOn(s.place, v.Cluster))
 	if err != nil {
 		s.follow.reset()
 		s.boundOK = false
@@ -412,4 +441,164 @@ func bestStepTime(cost gpusched.CostModel, v *gpusched.View, j *gpusched.Job) (f
 		return 0, fmt.Errorf("%w: job %q has time per iteration %v", gpusched.ErrInvalidJob, j.ID, sc.Time)
 	}
 	return sc.Time, nil
+}
+
+// lazyRun is the oracle's running jobs in its order as a runSeq, sorted only as far as
+// preemptMerged reads them: first the jobs given in order, then the others by cmpOracleKeyed,
+// popped one at a time from a heap; the jobs the merge never reaches follow in the view's order.
+type lazyRun struct {
+	all    []oracleKeyed // [0:n) in order; [n:m) a heap; [m:] popped, the last popped first
+	n, m   int
+	out    []ranked  // the jobs in order so far
+	keys   []float64 // their ranks
+	taken  []bool    // by position in the view's running jobs: in out
+	byPos  []ranked  // the jobs by position in the view's running jobs
+	sorted bool      // all[n:] is sorted
+	slot   []int
+	extra  []int
+	buf    []oracleKeyed
+	tail   []ranked
+}
+
+// reset starts the order over all, whose first n jobs are in order.
+func (l *lazyRun) reset(all []oracleKeyed, n int) {
+	l.all, l.n, l.m = all, n, len(all)
+	l.byPos = slices.Grow(l.byPos[:0], len(all))[:len(all)]
+	for i := range all {
+		l.byPos[all[i].pos] = all[i].ranked
+	}
+	l.sorted = false
+	l.out, l.keys = slices.Grow(l.out[:0], len(all)), l.keys[:0]
+	l.taken = slices.Grow(l.taken[:0], len(all))[:len(all)]
+	clear(l.taken)
+}
+
+// clear drops the pointers into the view.
+func (l *lazyRun) clear() {
+	clear(l.out)
+	clear(l.tail)
+	clear(l.byPos)
+	l.all = nil
+}
+
+func (l *lazyRun) at(i int) *ranked {
+	for len(l.out) <= i {
+		var e *oracleKeyed
+		if k := len(l.out); k < l.n {
+			e = &l.all[k]
+		} else {
+			if !l.sorted {
+				l.sort()
+				l.sorted = true
+			}
+			e = &l.all[k]
+		}
+		l.out, l.keys = append(l.out, e.ranked), append(l.keys, e.key)
+		l.taken[e.pos] = true
+	}
+	return &l.out[i]
+}
+
+func (l *lazyRun) seq() runSeq {
+	rs := runSeq{n: len(l.all), at: l.at, tail: func(i int) []ranked {
+		t := append(l.tail[:0], l.out[i:]...)
+		for p, r := range l.byPos {
+			if !l.taken[p] {
+				t = append(t, r)
+			}
+		}
+		l.tail = t
+		return t
+	}}
+	for i := range l.all {
+		if l.all[i].protected {
+			rs.protected += l.all[i].st.Job.GPUs
+		}
+	}
+	return rs
+}
+
+// siftDown restores the heap order of h (smallest first by cmp) below position i.
+func siftDown[T any](h []T, i int, cmp func(a, b T) int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if r := c + 1; r < len(h) && cmp(h[r], h[c]) < 0 {
+			c = r
+		}
+		if cmp(h[c], h[i]) >= 0 {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// sort sorts all[n:] by cmpOracleKeyed. Ranks change little between calls, so it starts from
+// the order of the last sort (each job's hint) and insertion-sorts, in time linear in the jobs
+// and the pairs that changed places (past a bound on moves it sorts afresh); the jobs without
+// a usable hint are sorted apart and merged in.
+func (l *lazyRun) sort() {
+	rest := l.all[l.n:]
+	slot := l.slot[:0]
+	for i := range rest {
+		if h := rest[i].o.hint; h >= 0 && h < 2*len(rest) {
+			for len(slot) <= h {
+				slot = append(slot, -1)
+			}
+			if slot[h] < 0 {
+				slot[h] = i
+				continue
+			}
+		}
+		l.extra = append(l.extra, i)
+	}
+	hinted := slices.Grow(l.buf[:0], len(rest))
+	for _, i := range slot {
+		if i >= 0 {
+			hinted = append(hinted, rest[i])
+		}
+	}
+	extra := hinted[len(hinted):]
+	for _, i := range l.extra {
+		extra = append(extra, rest[i])
+	}
+	if !insertionSortBounded(hinted, cmpOracleKeyed, 4*len(hinted)+64) {
+		slices.SortFunc(hinted, cmpOracleKeyed)
+	}
+	slices.SortFunc(extra, cmpOracleKeyed)
+	// Merge.
+	k, i, j := 0, 0, 0
+	for ; i < len(hinted) && j < len(extra); k++ {
+		if cmpOracleKeyed(extra[j], hinted[i]) < 0 {
+			rest[k] = extra[j]
+			j++
+		} else {
+			rest[k] = hinted[i]
+			i++
+		}
+	}
+	k += copy(rest[k:], hinted[i:])
+	copy(rest[k:], extra[j:])
+	for i := range rest {
+		rest[i].o.hint = i
+	}
+	clear(hinted[:len(rest)])
+	l.buf, l.slot, l.extra = hinted[:0], slot[:0], l.extra[:0]
+}
+
+// insertionSortBounded insertion-sorts s by cmp unless that takes more than limit moves; it
+// reports whether it sorted s (otherwise s holds the same elements, partly sorted).
+func insertionSortBounded[T any](s []T, cmp func(a, b T) int, limit int) bool {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && cmp(s[j], s[j-1]) < 0; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+			if limit--; limit < 0 {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -193,6 +193,10 @@ type ranked struct {
 	st        *gpusched.JobStatus
 	running   bool
 	protected bool // running and may not be preempted now
+	// pos is a running job's index in the view's Running, when the policy sets it (st is
+	// &View.Running[pos]): preempt then lists the jobs it keeps in the view's order, which hosts
+	// match without a lookup.
+	pos int
 }
 
 // selection is the outcome of a preemptive policy's choice.
@@ -261,6 +265,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 		free.RemoveAll(v.Unavailable)
 	}
 	run := make([]gpusched.Assignment, 0, kept+4)
+	isKeep := make([]bool, 0, kept+4) // run[i] keeps a running job
 	for i, r := range order {
 		if chosen[i] && r.running {
 			if kept != len(v.Running) {
@@ -268,7 +273,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 					free.Remove(g)
 				}
 			}
-			run = append(run, keep(r.st))
+			run, isKeep = append(run, keep(r.st)), append(isKeep, true)
 		}
 	}
 	started := make([]bool, len(order))
@@ -294,7 +299,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 			free.Remove(g)
 		}
 		started[i] = true
-		run = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus})
+		run, isKeep = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus}), append(isKeep, false)
 	}
 	// Keep the running jobs whose preemption would free GPUs that nobody takes.
 	var preempted []gpusched.JobID
@@ -314,7 +319,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 				free.Remove(g)
 			}
 			chosen[i] = true
-			run = append(run, keep(r.st))
+			run, isKeep = append(run, keep(r.st)), append(isKeep, true)
 			continue
 		}
 		preempted = append(preempted, r.st.Job.ID)
@@ -339,8 +344,11 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 				free.Remove(g)
 			}
 			chosen[i], started[i] = true, true
-			run = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus})
+			run, isKeep = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus}), append(isKeep, false)
 		}
+	}
+	if len(preempted) < len(v.Running) {
+		run = keepsInViewOrder(v, order, chosen, run, isKeep)
 	}
 	waiting := len(preempted) > 0
 	runs := started
@@ -355,7 +363,42 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 	return selection{decision: gpusched.Decision{Run: run}, waiting: waiting, preempted: preempted, runs: runs}, nil
 }
 
-// byArrival orders job statuses by arrival time, then id.
+// keepsInViewOrder returns the decision run (the keeps of the running jobs chosen in order,
+// and the starts) with the keeps first, in the view's order of running jobs, when every running
+// job of order knows its place in the view (ranked.pos); otherwise run as it is. The starts
+// keep their order.
+func keepsInViewOrder(v *gpusched.View, order []ranked, chosen []bool, run []gpusched.Assignment, isKeep []bool) []gpusched.Assignment {
+	at := make([]bool, len(v.Running))
+	kept := 0
+	for i := range order {
+		r := &order[i]
+		if !r.running {
+			continue
+		}
+		if r.pos < 0 || r.pos >= len(v.Running) || &v.Running[r.pos] != r.st {
+			return run
+		}
+		if chosen[i] {
+			at[r.pos] = true
+			kept++
+		}
+	}
+	out := make([]gpusched.Assignment, 0, len(run))
+	for p := range v.Running {
+		if at[p] {
+			out = append(out, keep(&v.Running[p]))
+		}
+	}
+	if len(out) != kept {
+		return run // a job listed twice
+	}
+	for i, a := range run {
+		if !isKeep[i] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
 func byArrival(a, b *gpusched.JobStatus) int {
 	if c := cmp.Compare(a.Job.Arrival, b.Job.Arrival); c != 0 {
 		return c

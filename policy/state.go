@@ -140,6 +140,7 @@ func (s *SRPTOracle) RestoreState(r io.Reader) error {
 		tau[id] = in.StepTimes[i]
 	}
 	s.tau = tau
+	clear(s.jobs)
 	s.follow.reset()
 	return nil
 }

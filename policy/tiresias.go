@@ -374,7 +374,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
 		s := t.update(v.Now, st, true)
 		t.dequeue(s)
-		all = append(all, tirKeyed{ranked{st: st, running: true, protected: prot}, s, 0})
+		all = append(all, tirKeyed{ranked{st: st, running: true, protected: prot, pos: i}, s, 0})
 		held += st.Job.GPUs
 	}
 	t.keyBuf = all
@@ -433,7 +433,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	before := func(i int, _ *ranked) bool {
 		return running[i].protected || states[i].queue <= ws.queue
 	}
-	sel, order, err := preemptMerged(&v, running, next, before, t.backfill, false, placeOn(t.place, v.Cluster))
+	sel, order, err := preemptMerged(&v, runSlice(running), next, before, t.backfill, false, placeOn(t.place, v.Cluster))
 	if err != nil {
 		t.follow.reset()
 		return gpusched.Decision{}, err
@@ -471,7 +471,7 @@ func (t *Tiresias) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
 	for i := range v.Running {
 		st := &v.Running[i]
 		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
-		all = append(all, tirKeyed{ranked{st: st, running: true, protected: prot}, t.update(v.Now, st, true), 0})
+		all = append(all, tirKeyed{ranked{st: st, running: true, protected: prot, pos: i}, t.update(v.Now, st, true), 0})
 	}
 	for i := range v.Pending {
 		st := &v.Pending[i]

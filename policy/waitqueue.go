@@ -261,23 +261,45 @@ func (f *waitFollow) reset() {
 	f.valid = false
 }
 
-// preemptMerged is preempt over the order that merges the running jobs (sorted, every one)
-// with the waiting jobs of a sorted list, in time independent of the queue's length: it
+// runSeq is the running jobs of a preemptive policy's order as preemptMerged reads them, so
+// that a policy may sort them only as far as the merge looks: at(i) is the i-th in order (asked
+// for i = 0, 1, 2, ... in turn, each possibly more than once), and tail(i), asked for at most
+// once after at(i-1), the jobs from the i-th on in any order. protected is the GPUs the
+// protected running jobs hold.
+type runSeq struct {
+	n         int
+	protected int
+	at        func(i int) *ranked
+	tail      func(i int) []ranked
+}
+
+// runSlice is the runSeq of running jobs already sorted.
+func runSlice(running []ranked) runSeq {
+	rs := runSeq{n: len(running), at: func(i int) *ranked { return &running[i] }, tail: func(i int) []ranked { return running[i:] }}
+	for i := range running {
+		if running[i].protected {
+			rs.protected += running[i].st.Job.GPUs
+		}
+	}
+	return rs
+}
+
+// preemptMerged is preempt over the order that merges the running jobs (in their order, every
+// one) with the waiting jobs of a sorted list, in time independent of the queue's length: it
 // takes waiting jobs from next only while one more could be chosen (GPUs left in the budget
 // and, in strict order, no waiting job blocked), then lets preempt decide on that prefix and
 // continues its backfilling over the rest of the queue only while GPUs are free. The decision
-// is the one preempt makes on the whole merged order. before(i, w) tells whether running job
-// running[i] goes before waiting job w. With all, every waiting job is taken (the returned order
-// is the whole merged order).
-func preemptMerged(v *gpusched.View, running []ranked, next func() (ranked, bool), before func(i int, w *ranked) bool,
+// is the one preempt makes on the whole merged order. before(i, w) tells whether the i-th
+// running job (rs.at(i), asked for first) goes before waiting job w. With all, every waiting job
+// is taken (the returned order is the whole merged order).
+//
+// The running jobs after the last waiting job taken come in the returned order as rs.tail gives
+// them when the budget is spent (preempt then chooses none of them but the protected, whatever
+// their order, and each keeps its GPUs exactly when nobody takes them), and in order otherwise.
+func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), before func(i int, w *ranked) bool,
 	backfill, all bool, place placeFunc) (selection, []ranked, error) {
-	budget := v.Available()
-	for i := range running {
-		if running[i].protected {
-			budget -= running[i].st.Job.GPUs
-		}
-	}
-	order := make([]ranked, 0, len(running)+16)
+	budget := v.Available() - rs.protected
+	order := make([]ranked, 0, rs.n+16)
 	blocked := false
 	choose := func(r *ranked) {
 		switch {
@@ -291,15 +313,17 @@ func preemptMerged(v *gpusched.View, running []ranked, next func() (ranked, bool
 	}
 	w, ok := next()
 	i := 0
-	for i < len(running) || ok {
+	for i < rs.n || ok {
 		if ok && !all && (budget <= 0 || blocked) {
 			break // no more waiting job can be chosen
 		}
-		if i < len(running) && (!ok || before(i, &w)) {
-			choose(&running[i])
-			order = append(order, running[i])
-			i++
-			continue
+		if i < rs.n {
+			if r := rs.at(i); !ok || before(i, &w) {
+				choose(r)
+				order = append(order, *r)
+				i++
+				continue
+			}
 		}
 		choose(&w)
 		order = append(order, w)
@@ -307,7 +331,15 @@ func preemptMerged(v *gpusched.View, running []ranked, next func() (ranked, bool
 	}
 	// The running jobs after the cut: in loop order after every waiting job taken, which they
 	// do not compete with (no budget is left, or only running jobs may still be chosen).
-	order = append(order, running[i:]...)
+	if i < rs.n {
+		if budget <= 0 {
+			order = append(order, rs.tail(i)...)
+		} else {
+			for ; i < rs.n; i++ {
+				order = append(order, *rs.at(i))
+			}
+		}
+	}
 	sel, err := preempt(v, order, backfill, place)
 	if err != nil || !ok {
 		return sel, order, err
