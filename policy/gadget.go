@@ -172,12 +172,7 @@ func multiServer(c *topology.Cluster, gpus []topology.GPUID) bool {
 	return false
 }
 
-// spanned returns the servers a placement uses, in increasing order.
-func spanned(c *topology.Cluster, gpus []topology.GPUID) []int {
-	return spannedInto(nil, c, gpus)
-}
-
-// spannedInto is spanned, appending to out.
+// spannedInto appends the servers a placement uses to out, in increasing order.
 func spannedInto(out []int, c *topology.Cluster, gpus []topology.GPUID) []int {
 	for _, g := range gpus {
 		if int(g) < 0 || int(g) >= c.NumGPUs() {

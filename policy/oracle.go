@@ -443,26 +443,26 @@ func bestStepTime(cost gpusched.CostModel, v *gpusched.View, j *gpusched.Job) (f
 	return sc.Time, nil
 }
 
-// lazyRun is the oracle's running jobs in its order as a runSeq, sorted only as far as
-// preemptMerged reads them: first the jobs given in order, then the others by cmpOracleKeyed,
-// popped one at a time from a heap; the jobs the merge never reaches follow in the view's order.
+// lazyRun is the oracle's running jobs in its order as a runSeq: first the jobs given in order,
+// then the others by cmpOracleKeyed, sorted only when preemptMerged reads past the first ones;
+// the jobs the merge never reaches follow in the view's order (runSeq.tail).
 type lazyRun struct {
-	all    []oracleKeyed // [0:n) in order; [n:m) a heap; [m:] popped, the last popped first
-	n, m   int
-	out    []ranked  // the jobs in order so far
-	keys   []float64 // their ranks
-	taken  []bool    // by position in the view's running jobs: in out
-	byPos  []ranked  // the jobs by position in the view's running jobs
-	sorted bool      // all[n:] is sorted
-	slot   []int
-	extra  []int
-	buf    []oracleKeyed
+	all    []oracleKeyed // [0:n) in order; [n:] sorted when first read
+	n      int
+	out    []ranked      // the jobs in order so far
+	keys   []float64     // their ranks
+	taken  []bool        // by position in the view's running jobs: in out
+	byPos  []ranked      // the jobs by position in the view's running jobs
+	sorted bool          // all[n:] is sorted
+	slot   []int         // sort's scratch: by hint, the job that holds it
+	extra  []int         // sort's scratch: the jobs without a usable hint
+	buf    []oracleKeyed // sort's scratch
 	tail   []ranked
 }
 
 // reset starts the order over all, whose first n jobs are in order.
 func (l *lazyRun) reset(all []oracleKeyed, n int) {
-	l.all, l.n, l.m = all, n, len(all)
+	l.all, l.n = all, n
 	l.byPos = slices.Grow(l.byPos[:0], len(all))[:len(all)]
 	for i := range all {
 		l.byPos[all[i].pos] = all[i].ranked
@@ -483,16 +483,12 @@ func (l *lazyRun) clear() {
 
 func (l *lazyRun) at(i int) *ranked {
 	for len(l.out) <= i {
-		var e *oracleKeyed
-		if k := len(l.out); k < l.n {
-			e = &l.all[k]
-		} else {
-			if !l.sorted {
-				l.sort()
-				l.sorted = true
-			}
-			e = &l.all[k]
+		k := len(l.out)
+		if k >= l.n && !l.sorted {
+			l.sort()
+			l.sorted = true
 		}
+		e := &l.all[k]
 		l.out, l.keys = append(l.out, e.ranked), append(l.keys, e.key)
 		l.taken[e.pos] = true
 	}
@@ -516,24 +512,6 @@ func (l *lazyRun) seq() runSeq {
 		}
 	}
 	return rs
-}
-
-// siftDown restores the heap order of h (smallest first by cmp) below position i.
-func siftDown[T any](h []T, i int, cmp func(a, b T) int) {
-	for {
-		c := 2*i + 1
-		if c >= len(h) {
-			return
-		}
-		if r := c + 1; r < len(h) && cmp(h[r], h[c]) < 0 {
-			c = r
-		}
-		if cmp(h[c], h[i]) >= 0 {
-			return
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
 }
 
 // sort sorts all[n:] by cmpOracleKeyed. Ranks change little between calls, so it starts from
