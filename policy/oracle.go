@@ -62,6 +62,7 @@ type SRPTOracle struct {
 	margin   float64
 	tau      map[gpusched.JobID]float64 // time per iteration at the best placement (the state)
 	jobs     map[gpusched.JobID]*oracleJob
+	byPos    posCache[oracleJob] // jobs' records by their place among the running jobs
 	// the waiting jobs by remaining GPU-time over weight, kept from the host's deltas
 	follow  waitFollow
 	wait    *sortedList[oracleWait]
@@ -167,6 +168,16 @@ type oracleJob struct {
 	gt   float64 // GPUs x time per iteration at the best placement
 	n    float64 // true iterations
 	hint int     // the job's place in the last sorting of running jobs that ranked it (a hint)
+	gone bool    // no longer in jobs
+}
+
+// forgetJobs drops the oracle's records of the jobs.
+func (s *SRPTOracle) forgetJobs() {
+	for _, o := range s.jobs {
+		o.gone = true
+	}
+	clear(s.jobs)
+	s.byPos.reset()
 }
 
 func (o *oracleJob) remaining(st *gpusched.JobStatus) float64 {
@@ -244,7 +255,10 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		left: func(id gpusched.JobID) {
 			s.dequeue(id)
 			delete(s.tau, id)
-			delete(s.jobs, id)
+			if o := s.jobs[id]; o != nil {
+				o.gone = true
+				delete(s.jobs, id)
+			}
 			delete(s.stopKey, id)
 		},
 		arrived: func(st *gpusched.JobStatus) error {
@@ -271,7 +285,7 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	if err == nil && (!ok || s.wait.Len() != len(v.Pending)) {
 		ok = false
 		forget(s.tau, &v)
-		clear(s.jobs) // asks Iterations again
+		s.forgetJobs() // asks Iterations again
 		s.wait.reset()
 		clear(s.waiting)
 		for i := range v.Pending {
@@ -296,19 +310,25 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	clear(s.stopKey)
 	all := s.keyBuf[:0]
 	held := 0
+	s.byPos.begin()
 	for i := range v.Running {
 		st := &v.Running[i]
-		o, err := s.job(&v, st.Job)
-		if err != nil {
-			s.follow.reset()
-			return gpusched.Decision{}, err
+		o := s.byPos.get(st.Job)
+		if o == nil || o.gone {
+			if o, err = s.job(&v, st.Job); err != nil {
+				s.follow.reset()
+				s.byPos.reset()
+				return gpusched.Decision{}, err
+			}
 		}
+		s.byPos.put(st.Job, o)
 		r := o.remaining(st)
 		w := st.Job.EffectiveWeight()
 		prot := s.opt.MinRunTime > 0 && v.Now-st.Since < s.opt.MinRunTime
 		all = append(all, oracleKeyed{ranked{st: st, running: true, protected: prot, pos: i}, r * (1 - s.margin) / w, r / w, i, o})
 		held += st.Job.GPUs
 	}
+	s.byPos.end()
 	s.keyBuf = all
 	defer clear(all)
 	s.runBound, s.boundOK = 0, true

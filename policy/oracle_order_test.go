@@ -132,3 +132,61 @@ func TestPreemptListsKeepsInViewOrder(t *testing.T) {
 		t.Errorf("preempted %v and %v, want [r0]", a.preempted, b.preempted)
 	}
 }
+
+// posCache finds the records of the running jobs that stay in order from walk to walk, misses
+// the new ones, and never returns another job's record, whatever the order.
+func TestPropertyPosCache(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		jobs := make([]*gpusched.Job, 12)
+		recs := make([]*int, len(jobs))
+		for i := range jobs {
+			jobs[i] = &gpusched.Job{ID: gpusched.JobID(fmt.Sprint(i))}
+			recs[i] = new(int)
+			*recs[i] = i
+		}
+		var c posCache[int]
+		var last []int
+		for range rapid.IntRange(1, 6).Draw(t, "walks") {
+			cur := rapid.SliceOfNDistinct(rapid.IntRange(0, len(jobs)-1), 0, len(jobs), rapid.ID[int]).Draw(t, "running")
+			if rapid.Bool().Draw(t, "keep order") {
+				// the last walk's jobs in their order, some gone, new ones after
+				kept := slices.DeleteFunc(slices.Clone(last), func(int) bool { return rapid.Bool().Draw(t, "gone") })
+				for _, j := range cur {
+					if !slices.Contains(kept, j) {
+						kept = append(kept, j)
+					}
+				}
+				cur = kept
+			}
+			c.begin()
+			for _, j := range cur {
+				r := c.get(jobs[j])
+				switch {
+				case r != nil && *r != j:
+					t.Fatalf("job %d got job %d's record", j, *r)
+				case r == nil && slices.Contains(last, j) && inOrder(last, cur, j):
+					t.Fatalf("job %d, in order since the last walk %v -> %v, missed", j, last, cur)
+				}
+				c.put(jobs[j], recs[j])
+			}
+			c.end()
+			last = cur
+		}
+	})
+}
+
+// inOrder reports whether the jobs of cur up to j were all in last, in last's order.
+func inOrder(last, cur []int, j int) bool {
+	prev := -1
+	for _, x := range cur {
+		i := slices.Index(last, x)
+		if i < 0 || i < prev {
+			return false // new, or out of order
+		}
+		prev = i
+		if x == j {
+			return true
+		}
+	}
+	return true
+}

@@ -140,7 +140,7 @@ func (s *SRPTOracle) RestoreState(r io.Reader) error {
 		tau[id] = in.StepTimes[i]
 	}
 	s.tau = tau
-	clear(s.jobs)
+	s.forgetJobs()
 	s.follow.reset()
 	return nil
 }
@@ -226,6 +226,7 @@ func (t *Tiresias) RestoreState(r io.Reader) error {
 		t.gittins.merge()
 	}
 	t.jobs = jobs
+	t.byPos.reset()
 	t.follow.reset()
 	return nil
 }

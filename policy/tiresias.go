@@ -106,6 +106,7 @@ type Tiresias struct {
 	place    gpusched.Placer
 	backfill bool
 	jobs     map[gpusched.JobID]*tirJob
+	byPos    posCache[tirJob] // jobs' states by their place among the running jobs
 	// the waiting jobs in priority order, kept from the host's deltas (PromoteKnob 0)
 	follow waitFollow
 	wait   *sortedList[tirWait]
@@ -151,6 +152,7 @@ type tirJob struct {
 	waiting   bool    // in Tiresias.wait, under key
 	key       tirWait // the job's key in Tiresias.wait
 	att, exec float64 // the job's Attained and Executed as last seen
+	gone      bool    // no longer in Tiresias.jobs
 }
 
 // NewTiresias returns a Tiresias scheduler. Default placement: gpusched.Pack; default order: Backfill.
@@ -260,6 +262,11 @@ func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *ti
 			s.entered = now
 		}
 	}
+	return t.refresh(now, st, running, s)
+}
+
+// refresh is update of a job whose state s is known.
+func (t *Tiresias) refresh(now float64, st *gpusched.JobStatus, running bool, s *tirJob) *tirJob {
 	s.att, s.exec = st.Attained, st.Executed
 	if running && math.IsNaN(s.firstRun) {
 		s.firstRun = st.Since
@@ -333,8 +340,11 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	ok, err := t.follow.follow(&v, waitEvents{
 		left: func(id gpusched.JobID) {
-			t.dequeue(t.jobs[id])
-			delete(t.jobs, id)
+			if s := t.jobs[id]; s != nil {
+				t.dequeue(s)
+				s.gone = true
+				delete(t.jobs, id)
+			}
 		},
 		arrived: func(st *gpusched.JobStatus) error {
 			if st.GPUs == nil {
@@ -357,6 +367,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	}
 	if !ok || t.wait.Len() != len(v.Pending) {
 		forget(t.jobs, &v)
+		t.byPos.reset()
 		for _, s := range t.jobs {
 			s.waiting = false
 		}
@@ -369,14 +380,22 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	}
 	all := t.keyBuf[:0]
 	held := 0
+	t.byPos.begin()
 	for i := range v.Running {
 		st := &v.Running[i]
 		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
-		s := t.update(v.Now, st, true)
+		var s *tirJob
+		if s = t.byPos.get(st.Job); s != nil && !s.gone {
+			s = t.refresh(v.Now, st, true, s)
+		} else {
+			s = t.update(v.Now, st, true)
+		}
+		t.byPos.put(st.Job, s)
 		t.dequeue(s)
 		all = append(all, tirKeyed{ranked{st: st, running: true, protected: prot, pos: i}, s, 0})
 		held += st.Job.GPUs
 	}
+	t.byPos.end()
 	t.keyBuf = all
 	defer clear(all)
 	// The running jobs in a queue no later than the first waiting job's come before every

@@ -446,3 +446,49 @@ func (p *statusPool) get(j *gpusched.Job) *gpusched.JobStatus {
 	p.n++
 	return st
 }
+
+// posCache finds a policy's record of each running job of a view without a map lookup when the
+// host lists its running jobs in the same relative order from view to view, new ones after
+// (host.Runtime does): it walks the last view's list alongside the current one. A job it does
+// not find there (the order changed, or the job is new) is a miss, for the caller's map.
+type posCache[T any] struct {
+	jobs, nextJobs []*gpusched.Job
+	vals, nextVals []*T
+	j              int
+}
+
+// begin starts a walk over a view's running jobs.
+func (c *posCache[T]) begin() {
+	c.nextJobs, c.nextVals, c.j = c.nextJobs[:0], c.nextVals[:0], 0
+}
+
+// get returns the record put for job in the last walk, if the walk finds it.
+func (c *posCache[T]) get(job *gpusched.Job) *T {
+	for ; c.j < len(c.jobs); c.j++ {
+		if c.jobs[c.j] == job {
+			c.j++
+			return c.vals[c.j-1]
+		}
+	}
+	return nil
+}
+
+// put records job's record for the next walk, in the view's order.
+func (c *posCache[T]) put(job *gpusched.Job, v *T) {
+	c.nextJobs, c.nextVals = append(c.nextJobs, job), append(c.nextVals, v)
+}
+
+// end finishes the walk: the next one follows this view.
+func (c *posCache[T]) end() {
+	clear(c.jobs)
+	clear(c.vals)
+	c.jobs, c.nextJobs = c.nextJobs, c.jobs[:0]
+	c.vals, c.nextVals = c.nextVals, c.vals[:0]
+}
+
+// reset forgets every record (the caller's records changed).
+func (c *posCache[T]) reset() {
+	clear(c.jobs)
+	clear(c.vals)
+	c.jobs, c.vals = c.jobs[:0], c.vals[:0]
+}
