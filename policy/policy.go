@@ -265,15 +265,21 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 		free.RemoveAll(v.Unavailable)
 	}
 	run := make([]gpusched.Assignment, 0, kept+4)
-	isKeep := make([]bool, 0, kept+4) // run[i] keeps a running job
-	for i, r := range order {
-		if chosen[i] && r.running {
-			if kept != len(v.Running) {
+	var isKeep []bool // run[i] keeps a running job (kept only when not every running job is kept)
+	if kept == len(v.Running) {
+		// The keeps in the view's order, which hosts match without a lookup.
+		for i := range v.Running {
+			run = append(run, keep(&v.Running[i]))
+		}
+	} else {
+		isKeep = make([]bool, 0, kept+4)
+		for i, r := range order {
+			if chosen[i] && r.running {
 				for _, g := range r.st.GPUs {
 					free.Remove(g)
 				}
+				run, isKeep = append(run, keep(r.st)), append(isKeep, true)
 			}
-			run, isKeep = append(run, keep(r.st)), append(isKeep, true)
 		}
 	}
 	started := make([]bool, len(order))
@@ -347,7 +353,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 			run, isKeep = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus}), append(isKeep, false)
 		}
 	}
-	if len(preempted) < len(v.Running) {
+	if kept != len(v.Running) && len(preempted) < len(v.Running) {
 		run = keepsInViewOrder(v, order, chosen, run, isKeep)
 	}
 	waiting := len(preempted) > 0
