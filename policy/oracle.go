@@ -529,6 +529,8 @@ func (l *lazyRun) seq() runSeq {
 	for i := range l.all {
 		if l.all[i].protected {
 			rs.protected += l.all[i].st.Job.GPUs
+		} else {
+			rs.held += l.all[i].st.Job.GPUs
 		}
 	}
 	return rs

@@ -265,10 +265,11 @@ func (f *waitFollow) reset() {
 // that a policy may sort them only as far as the merge looks: at(i) is the i-th in order (asked
 // for i = 0, 1, 2, ... in turn, each possibly more than once), and tail(i), asked for at most
 // once after at(i-1), the jobs from the i-th on in any order. protected is the GPUs the
-// protected running jobs hold.
+// protected running jobs hold, held those the others hold.
 type runSeq struct {
 	n         int
 	protected int
+	held      int
 	at        func(i int) *ranked
 	tail      func(i int) []ranked
 }
@@ -279,6 +280,8 @@ func runSlice(running []ranked) runSeq {
 	for i := range running {
 		if running[i].protected {
 			rs.protected += running[i].st.Job.GPUs
+		} else {
+			rs.held += running[i].st.Job.GPUs
 		}
 	}
 	return rs
@@ -295,7 +298,8 @@ func runSlice(running []ranked) runSeq {
 //
 // The running jobs after the last waiting job taken come in the returned order as rs.tail gives
 // them when the budget is spent (preempt then chooses none of them but the protected, whatever
-// their order, and each keeps its GPUs exactly when nobody takes them), and in order otherwise.
+// their order, and each keeps its GPUs exactly when nobody takes them) or when no waiting job
+// is left and they all fit in it (preempt chooses them all), and in order otherwise.
 func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), before func(i int, w *ranked) bool,
 	backfill, all bool, place placeFunc) (selection, []ranked, error) {
 	budget := v.Available() - rs.protected
@@ -313,13 +317,20 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 	}
 	w, ok := next()
 	i := 0
+	rest := rs.held // GPUs of the unprotected running jobs not yet in order
 	for i < rs.n || ok {
 		if ok && !all && (budget <= 0 || blocked) {
 			break // no more waiting job can be chosen
 		}
+		if !ok && rest <= budget {
+			break // every running job left is chosen, whatever their order
+		}
 		if i < rs.n {
 			if r := rs.at(i); !ok || before(i, &w) {
 				choose(r)
+				if !r.protected {
+					rest -= r.st.Job.GPUs
+				}
 				order = append(order, *r)
 				i++
 				continue
@@ -332,7 +343,7 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 	// The running jobs after the cut: in loop order after every waiting job taken, which they
 	// do not compete with (no budget is left, or only running jobs may still be chosen).
 	if i < rs.n {
-		if budget <= 0 {
+		if budget <= 0 || (!ok && rest <= budget) {
 			order = append(order, rs.tail(i)...)
 		} else {
 			for ; i < rs.n; i++ {
