@@ -79,6 +79,7 @@ type SRPTOracle struct {
 	keyBuf   []oracleKeyed
 	restBuf  []oracleKeyed
 	lazy     lazyRun
+	sc       scratch
 }
 
 // oracleWait is a waiting job's place in the oracle's order: remaining GPU-time over weight,
@@ -377,7 +378,7 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	before := func(i int, _ *ranked) bool {
 		return lr.out[i].protected || cmp.Compare(lr.keys[i], wkey) <= 0
 	}
-	sel, order, err := preemptMerged(&v, lr.seq(), next, before, s.backfill, false, placeOn(s.place, v.Cluster))
+	sel, order, err := preemptMerged(&v, lr.seq(), next, before, s.backfill, false, placeOn(s.place, v.Cluster), &s.sc)
 	if err != nil {
 		s.follow.reset()
 		return gpusched.Decision{}, err
@@ -436,7 +437,7 @@ func (s *SRPTOracle) keepRunning(v *gpusched.View) (gpusched.Decision, bool, err
 		return ranked{st: s.pool.get(w.job)}, true
 	}
 	before := func(int, *ranked) bool { return true }
-	sel, _, err := preemptMerged(v, runSlice(running), next, before, s.backfill, false, placeOn(s.place, v.Cluster))
+	sel, _, err := preemptMerged(v, runSlice(running), next, before, s.backfill, false, placeOn(s.place, v.Cluster), &s.sc)
 	if err != nil {
 		s.follow.reset()
 		s.boundOK = false

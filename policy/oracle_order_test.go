@@ -114,11 +114,11 @@ func TestPreemptListsKeepsInViewOrder(t *testing.T) {
 		return out
 	}
 	place := placeOn(gpusched.Pack, c)
-	a, err := preempt(&v, mk(true), true, place)
+	a, err := preempt(&v, mk(true), true, place, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := preempt(&v, mk(false), true, place)
+	b, err := preempt(&v, mk(false), true, place, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

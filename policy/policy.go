@@ -223,7 +223,10 @@ type selection struct {
 // With backfill a job whose demand does not fit is skipped and later ones may still be chosen;
 // in strict order no waiting job after it starts (running jobs after it are still kept while
 // they fit: the blocked job could not use their GPUs anyway).
-func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (selection, error) {
+//
+// sc, when not nil, lends its buffers: the selection's runs then lives in sc until the next
+// call with it.
+func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, sc *scratch) (selection, error) {
 	c := v.Cluster
 	budget := v.Available()
 	for _, r := range order {
@@ -231,7 +234,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 			budget -= r.st.Job.GPUs
 		}
 	}
-	chosen := make([]bool, len(order))
+	chosen := sc.bools(chosenFlags, len(order))
 	blocked := false
 	for i, r := range order {
 		if r.protected {
@@ -272,7 +275,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 			run = append(run, keep(&v.Running[i]))
 		}
 	} else {
-		isKeep = make([]bool, 0, kept+4)
+		isKeep = sc.bools(keepFlags, kept+4)[:0]
 		for i, r := range order {
 			if chosen[i] && r.running {
 				for _, g := range r.st.GPUs {
@@ -282,7 +285,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 			}
 		}
 	}
-	started := make([]bool, len(order))
+	started := sc.bools(startedFlags, len(order))
 	blocked = false
 	for i, r := range order {
 		if !chosen[i] || r.running {
@@ -354,7 +357,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 		}
 	}
 	if kept != len(v.Running) && len(preempted) < len(v.Running) {
-		run = keepsInViewOrder(v, order, chosen, run, isKeep)
+		run = keepsInViewOrder(v, order, chosen, run, isKeep, sc)
 	}
 	waiting := len(preempted) > 0
 	runs := started
@@ -369,12 +372,39 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc) (
 	return selection{decision: gpusched.Decision{Run: run}, waiting: waiting, preempted: preempted, runs: runs}, nil
 }
 
+// scratch lends a preemptive policy's engine (preempt, preemptMerged) buffers from call to
+// call. A nil *scratch lends fresh ones.
+type scratch struct {
+	order []ranked
+	flags [numFlags][]bool
+}
+
+// The flag buffers of a scratch.
+const (
+	chosenFlags = iota
+	startedFlags
+	keepFlags
+	atFlags
+	numFlags
+)
+
+// bools returns n false values in buffer k (grown as needed), or fresh ones when sc is nil.
+func (sc *scratch) bools(k, n int) []bool {
+	if sc == nil {
+		return make([]bool, n)
+	}
+	b := slices.Grow(sc.flags[k][:0], n)[:n]
+	clear(b)
+	sc.flags[k] = b
+	return b
+}
+
 // keepsInViewOrder returns the decision run (the keeps of the running jobs chosen in order,
 // and the starts) with the keeps first, in the view's order of running jobs, when every running
 // job of order knows its place in the view (ranked.pos); otherwise run as it is. The starts
 // keep their order.
-func keepsInViewOrder(v *gpusched.View, order []ranked, chosen []bool, run []gpusched.Assignment, isKeep []bool) []gpusched.Assignment {
-	at := make([]bool, len(v.Running))
+func keepsInViewOrder(v *gpusched.View, order []ranked, chosen []bool, run []gpusched.Assignment, isKeep []bool, sc *scratch) []gpusched.Assignment {
+	at := sc.bools(atFlags, len(v.Running))
 	kept := 0
 	for i := range order {
 		r := &order[i]

@@ -107,6 +107,7 @@ type Tiresias struct {
 	backfill bool
 	jobs     map[gpusched.JobID]*tirJob
 	byPos    posCache[tirJob] // jobs' states by their place among the running jobs
+	sc       scratch
 	// the waiting jobs in priority order, kept from the host's deltas (PromoteKnob 0)
 	follow waitFollow
 	wait   *sortedList[tirWait]
@@ -452,7 +453,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	before := func(i int, _ *ranked) bool {
 		return running[i].protected || states[i].queue <= ws.queue
 	}
-	sel, order, err := preemptMerged(&v, runSlice(running), next, before, t.backfill, false, placeOn(t.place, v.Cluster))
+	sel, order, err := preemptMerged(&v, runSlice(running), next, before, t.backfill, false, placeOn(t.place, v.Cluster), &t.sc)
 	if err != nil {
 		t.follow.reset()
 		return gpusched.Decision{}, err
@@ -507,7 +508,7 @@ func (t *Tiresias) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
 	for i := range all {
 		order[i], states[i] = all[i].ranked, all[i].s
 	}
-	sel, err := preempt(&v, order, t.backfill, placeOn(t.place, v.Cluster))
+	sel, err := preempt(&v, order, t.backfill, placeOn(t.place, v.Cluster), &t.sc)
 	if err != nil {
 		return gpusched.Decision{}, err
 	}

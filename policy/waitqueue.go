@@ -292,7 +292,8 @@ func runSlice(running []ranked) runSeq {
 // takes waiting jobs from next only while one more could be chosen (GPUs left in the budget
 // and, in strict order, no waiting job blocked), then lets preempt decide on that prefix and
 // continues its backfilling over the rest of the queue only while GPUs are free. The decision
-// is the one preempt makes on the whole merged order. before(i, w) tells whether the i-th
+// is the one preempt makes on the whole merged order; sc lends buffers as to preempt (the
+// returned order lives in it too). before(i, w) tells whether the i-th
 // running job (rs.at(i), asked for first) goes before waiting job w. With all, every waiting job
 // is taken (the returned order is the whole merged order).
 //
@@ -301,9 +302,16 @@ func runSlice(running []ranked) runSeq {
 // their order, and each keeps its GPUs exactly when nobody takes them) or when no waiting job
 // is left and they all fit in it (preempt chooses them all), and in order otherwise.
 func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), before func(i int, w *ranked) bool,
-	backfill, all bool, place placeFunc) (selection, []ranked, error) {
+	backfill, all bool, place placeFunc, sc *scratch) (selection, []ranked, error) {
 	budget := v.Available() - rs.protected
-	order := make([]ranked, 0, rs.n+16)
+	var order []ranked
+	if sc != nil {
+		clear(sc.order)
+		order = slices.Grow(sc.order[:0], rs.n+16)
+		defer func() { sc.order = order }() // cleared at the next call
+	} else {
+		order = make([]ranked, 0, rs.n+16)
+	}
 	blocked := false
 	choose := func(r *ranked) {
 		switch {
@@ -351,7 +359,7 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 			}
 		}
 	}
-	sel, err := preempt(v, order, backfill, place)
+	sel, err := preempt(v, order, backfill, place, sc)
 	if err != nil || !ok {
 		return sel, order, err
 	}

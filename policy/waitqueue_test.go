@@ -109,7 +109,7 @@ func (r refOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		for i := range all {
 			order[i] = all[i].ranked
 		}
-		sel, err := preempt(&v, order, s.backfill, placeOn(s.place, v.Cluster))
+		sel, err := preempt(&v, order, s.backfill, placeOn(s.place, v.Cluster), nil)
 		if err != nil {
 			return gpusched.Decision{}, err
 		}
