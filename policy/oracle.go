@@ -470,14 +470,12 @@ func bestStepTime(cost gpusched.CostModel, v *gpusched.View, j *gpusched.Job) (f
 type lazyRun struct {
 	all    []oracleKeyed // [0:n) in order; [n:] sorted when first read
 	n      int
-	out    []ranked      // the jobs in order so far
-	keys   []float64     // their ranks
-	taken  []bool        // by position in the view's running jobs: in out
-	byPos  []ranked      // the jobs by position in the view's running jobs
-	sorted bool          // all[n:] is sorted
-	slot   []int         // sort's scratch: by hint, the job that holds it
-	extra  []int         // sort's scratch: the jobs without a usable hint
-	buf    []oracleKeyed // sort's scratch
+	out    []ranked  // the jobs in order so far
+	keys   []float64 // their ranks
+	taken  []bool    // by position in the view's running jobs: in out
+	byPos  []ranked  // the jobs by position in the view's running jobs
+	sorted bool      // all[n:] is sorted
+	hs     hintSorter[oracleKeyed]
 	tail   []ranked
 }
 
@@ -537,15 +535,26 @@ func (l *lazyRun) seq() runSeq {
 	return rs
 }
 
-// sort sorts all[n:] by cmpOracleKeyed. Ranks change little between calls, so it starts from
-// the order of the last sort (each job's hint) and insertion-sorts, in time linear in the jobs
-// and the pairs that changed places (past a bound on moves it sorts afresh); the jobs without
-// a usable hint are sorted apart and merged in.
+// sort sorts all[n:] by cmpOracleKeyed, from each job's place in the last sort (hintSorter).
 func (l *lazyRun) sort() {
-	rest := l.all[l.n:]
-	slot := l.slot[:0]
-	for i := range rest {
-		if h := rest[i].o.hint; h >= 0 && h < 2*len(rest) {
+	l.hs.sort(l.all[l.n:], cmpOracleKeyed, func(e *oracleKeyed) *int { return &e.o.hint })
+}
+
+// hintSorter sorts slices whose order changes little from call to call: it starts from each
+// element's place in the last sort (its hint, which the caller keeps with the element) and
+// insertion-sorts, in time linear in the elements and the pairs that changed places (past a
+// bound on moves it sorts afresh); the elements without a usable hint (new, or claiming a place
+// another holds) are sorted apart and merged in. cmp must be a total order.
+type hintSorter[T any] struct {
+	slot  []int // by hint, the element that holds it
+	extra []int // the elements without a usable hint
+	buf   []T
+}
+
+func (hs *hintSorter[T]) sort(s []T, cmp func(a, b T) int, hint func(*T) *int) {
+	slot := hs.slot[:0]
+	for i := range s {
+		if h := *hint(&s[i]); h >= 0 && h < 2*len(s) {
 			for len(slot) <= h {
 				slot = append(slot, -1)
 			}
@@ -554,40 +563,40 @@ func (l *lazyRun) sort() {
 				continue
 			}
 		}
-		l.extra = append(l.extra, i)
+		hs.extra = append(hs.extra, i)
 	}
-	hinted := slices.Grow(l.buf[:0], len(rest))
+	hinted := slices.Grow(hs.buf[:0], len(s))
 	for _, i := range slot {
 		if i >= 0 {
-			hinted = append(hinted, rest[i])
+			hinted = append(hinted, s[i])
 		}
 	}
 	extra := hinted[len(hinted):]
-	for _, i := range l.extra {
-		extra = append(extra, rest[i])
+	for _, i := range hs.extra {
+		extra = append(extra, s[i])
 	}
-	if !insertionSortBounded(hinted, cmpOracleKeyed, 4*len(hinted)+64) {
-		slices.SortFunc(hinted, cmpOracleKeyed)
+	if !insertionSortBounded(hinted, cmp, 4*len(hinted)+64) {
+		slices.SortFunc(hinted, cmp)
 	}
-	slices.SortFunc(extra, cmpOracleKeyed)
+	slices.SortFunc(extra, cmp)
 	// Merge.
 	k, i, j := 0, 0, 0
 	for ; i < len(hinted) && j < len(extra); k++ {
-		if cmpOracleKeyed(extra[j], hinted[i]) < 0 {
-			rest[k] = extra[j]
+		if cmp(extra[j], hinted[i]) < 0 {
+			s[k] = extra[j]
 			j++
 		} else {
-			rest[k] = hinted[i]
+			s[k] = hinted[i]
 			i++
 		}
 	}
-	k += copy(rest[k:], hinted[i:])
-	copy(rest[k:], extra[j:])
-	for i := range rest {
-		rest[i].o.hint = i
+	k += copy(s[k:], hinted[i:])
+	copy(s[k:], extra[j:])
+	for i := range s {
+		*hint(&s[i]) = i
 	}
-	clear(hinted[:len(rest)])
-	l.buf, l.slot, l.extra = hinted[:0], slot[:0], l.extra[:0]
+	clear(hinted[:len(s)])
+	hs.buf, hs.slot, hs.extra = hinted[:0], slot[:0], hs.extra[:0]
 }
 
 // insertionSortBounded insertion-sorts s by cmp unless that takes more than limit moves; it

@@ -200,7 +200,7 @@ func (t *Tiresias) RestoreState(r io.Reader) error {
 	}
 	jobs := make(map[gpusched.JobID]*tirJob, len(in.IDs))
 	for i, id := range in.IDs {
-		j := &tirJob{queue: in.Queues[i], entered: in.Entered[i], baseAtt: in.BaseAttained[i], baseExec: in.BaseExecuted[i],
+		j := &tirJob{hint: -1, queue: in.Queues[i], entered: in.Entered[i], baseAtt: in.BaseAttained[i], baseExec: in.BaseExecuted[i],
 			firstRun: float64(in.FirstRun[i]), promotion: in.Promotions[i]}
 		switch {
 		case j.queue < 0 || j.queue > len(t.opt.Thresholds):

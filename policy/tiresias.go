@@ -108,6 +108,7 @@ type Tiresias struct {
 	jobs     map[gpusched.JobID]*tirJob
 	byPos    posCache[tirJob] // jobs' states by their place among the running jobs
 	sc       scratch
+	hs       hintSorter[tirKeyed]
 	// the waiting jobs in priority order, kept from the host's deltas (PromoteKnob 0)
 	follow waitFollow
 	wait   *sortedList[tirWait]
@@ -154,6 +155,7 @@ type tirJob struct {
 	key       tirWait // the job's key in Tiresias.wait
 	att, exec float64 // the job's Attained and Executed as last seen
 	gone      bool    // no longer in Tiresias.jobs
+	hint      int     // the job's place in the last sort of running jobs that ranked it
 }
 
 // NewTiresias returns a Tiresias scheduler. Default placement: gpusched.Pack; default order: Backfill.
@@ -253,7 +255,7 @@ func (t *Tiresias) queueOf(att float64) int {
 func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *tirJob {
 	s, ok := t.jobs[st.Job.ID]
 	if !ok {
-		s = &tirJob{entered: st.Job.Arrival, firstRun: math.NaN()}
+		s = &tirJob{entered: st.Job.Arrival, firstRun: math.NaN(), hint: -1}
 		if st.Started {
 			s.firstRun = st.FirstStart
 		}
@@ -424,7 +426,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		clear(rest)
 		sorted = all[n:]
 	}
-	slices.SortStableFunc(sorted, tirCompare(false))
+	t.hs.sort(sorted, tirCompare(false), func(e *tirKeyed) *int { return &e.s.hint })
 	running := t.runBuf[:0]
 	states := t.stateBuf[:0]
 	for i := range all {
