@@ -100,12 +100,11 @@ func cmpOracleWait(a, b oracleWait) int {
 }
 
 // oracleKeyed is a running job ranked by the oracle: its rank (remaining GPU-time over weight,
-// with the margin) and its key should it wait (without).
+// with the margin).
 type oracleKeyed struct {
 	ranked
-	key, wait float64
-	pos       int        // in the view's running jobs
-	o         *oracleJob // the oracle's record of the job
+	key float64
+	o   *oracleJob // the oracle's record of the job
 }
 
 // cmpOracleKeyed orders running jobs: protected first, then by rank, then by arrival.
@@ -312,6 +311,7 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	all := s.keyBuf[:0]
 	held := 0
 	s.byPos.begin()
+	bound := 0.0
 	for i := range v.Running {
 		st := &v.Running[i]
 		o := s.byPos.get(st.Job)
@@ -326,16 +326,15 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		r := o.remaining(st)
 		w := st.Job.EffectiveWeight()
 		prot := s.opt.MinRunTime > 0 && v.Now-st.Since < s.opt.MinRunTime
-		all = append(all, oracleKeyed{ranked{st: st, running: true, protected: prot, pos: i}, r * (1 - s.margin) / w, r / w, i, o})
+		k := r * (1 - s.margin) / w
+		bound = max(bound, k)
+		all = append(all, oracleKeyed{ranked{st: st, running: true, protected: prot, pos: i}, k, o})
 		held += st.Job.GPUs
 	}
 	s.byPos.end()
 	s.keyBuf = all
 	defer clear(all)
-	s.runBound, s.boundOK = 0, true
-	for i := range all {
-		s.runBound = max(s.runBound, all[i].key)
-	}
+	s.runBound, s.boundOK = bound, true
 	// The running jobs that rank at most the first waiting job come before every waiting job
 	// and, when the running jobs fit in the available GPUs, are all chosen whatever their
 	// order among themselves: they keep the view's order. The others are sorted only as far as
@@ -383,16 +382,10 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		s.follow.reset()
 		return gpusched.Decision{}, err
 	}
-	if len(sel.preempted) > 0 {
-		// A preempted job waits with its key of this call.
-		out := make(map[gpusched.JobID]bool, len(sel.preempted))
-		for _, id := range sel.preempted {
-			out[id] = true
-		}
-		for i := range all {
-			if id := all[i].st.Job.ID; out[id] {
-				s.stopKey[id] = oracleWait{job: all[i].st.Job, key: all[i].wait}
-			}
+	// A preempted job waits with its key of this call.
+	for _, st := range sel.stopped {
+		if o := s.jobs[st.Job.ID]; o != nil {
+			s.stopKey[st.Job.ID] = oracleWait{job: st.Job, key: o.remaining(st) / st.Job.EffectiveWeight()}
 		}
 	}
 	s.follow.decided(sel.preempted)

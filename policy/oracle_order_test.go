@@ -19,8 +19,8 @@ func drawKeyed(t *rapid.T) []oracleKeyed {
 	for i := range out {
 		j := &gpusched.Job{ID: gpusched.JobID(fmt.Sprintf("j%03d", i)), Arrival: float64(rapid.IntRange(0, 5).Draw(t, "arrival"))}
 		key := float64(rapid.IntRange(0, 20).Draw(t, "key"))
-		out[i] = oracleKeyed{ranked: ranked{st: &gpusched.JobStatus{Job: j}, running: true, protected: rapid.IntRange(0, 9).Draw(t, "p") == 0},
-			key: key, wait: key, pos: i, o: &oracleJob{hint: rapid.IntRange(-1, 2*n+1).Draw(t, "hint")}}
+		out[i] = oracleKeyed{ranked: ranked{st: &gpusched.JobStatus{Job: j}, running: true, protected: rapid.IntRange(0, 9).Draw(t, "p") == 0, pos: i},
+			key: key, o: &oracleJob{hint: rapid.IntRange(-1, 2*n+1).Draw(t, "hint")}}
 	}
 	return out
 }

@@ -207,6 +207,7 @@ type selection struct {
 	waiting bool
 	// preempted lists the running jobs the decision stops.
 	preempted []gpusched.JobID
+	stopped   []*gpusched.JobStatus // the statuses of the preempted jobs, in the same order
 	// runs tells, for each job of the order preempt was given, whether the decision runs it
 	// (keeps it or starts it).
 	runs []bool
@@ -312,6 +313,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 	}
 	// Keep the running jobs whose preemption would free GPUs that nobody takes.
 	var preempted []gpusched.JobID
+	var stopped []*gpusched.JobStatus
 	for i, r := range order {
 		if chosen[i] || !r.running {
 			continue
@@ -331,7 +333,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 			run, isKeep = append(run, keep(r.st)), append(isKeep, true)
 			continue
 		}
-		preempted = append(preempted, r.st.Job.ID)
+		preempted, stopped = append(preempted, r.st.Job.ID), append(stopped, r.st)
 	}
 	// Backfill what a failed placement left free.
 	if backfill {
@@ -369,7 +371,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 			runs[i] = true
 		}
 	}
-	return selection{decision: gpusched.Decision{Run: run}, waiting: waiting, preempted: preempted, runs: runs}, nil
+	return selection{decision: gpusched.Decision{Run: run}, waiting: waiting, preempted: preempted, stopped: stopped, runs: runs}, nil
 }
 
 // scratch lends a preemptive policy's engine (preempt, preemptMerged) buffers from call to
