@@ -375,7 +375,7 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		return ranked{st: s.pool.get(w.job)}, true
 	}
 	before := func(i int, _ *ranked) bool {
-		return lr.out[i].protected || cmp.Compare(lr.keys[i], wkey) <= 0
+		return lr.all[i].protected || cmp.Compare(lr.all[i].key, wkey) <= 0
 	}
 	sel, order, err := preemptMerged(&v, lr.seq(), next, before, s.backfill, false, placeOn(s.place, v.Cluster), &s.sc)
 	if err != nil {
@@ -459,61 +459,40 @@ func bestStepTime(cost gpusched.CostModel, v *gpusched.View, j *gpusched.Job) (f
 
 // lazyRun is the oracle's running jobs in its order as a runSeq: first the jobs given in order,
 // then the others by cmpOracleKeyed, sorted only when preemptMerged reads past the first ones;
-// the jobs the merge never reaches follow in the view's order (runSeq.tail).
+// the jobs the merge never reaches follow in the order they are in (runSeq.tail).
 type lazyRun struct {
 	all    []oracleKeyed // [0:n) in order; [n:] sorted when first read
 	n      int
-	out    []ranked  // the jobs in order so far
-	keys   []float64 // their ranks
-	taken  []bool    // by position in the view's running jobs: in out
-	byPos  []ranked  // the jobs by position in the view's running jobs
-	sorted bool      // all[n:] is sorted
+	sorted bool // all[n:] is sorted
 	hs     hintSorter[oracleKeyed]
 	tail   []ranked
 }
 
 // reset starts the order over all, whose first n jobs are in order.
 func (l *lazyRun) reset(all []oracleKeyed, n int) {
-	l.all, l.n = all, n
-	l.byPos = slices.Grow(l.byPos[:0], len(all))[:len(all)]
-	for i := range all {
-		l.byPos[all[i].pos] = all[i].ranked
-	}
-	l.sorted = false
-	l.out, l.keys = slices.Grow(l.out[:0], len(all)), l.keys[:0]
-	l.taken = slices.Grow(l.taken[:0], len(all))[:len(all)]
-	clear(l.taken)
+	l.all, l.n, l.sorted = all, n, false
 }
 
 // clear drops the pointers into the view.
 func (l *lazyRun) clear() {
-	clear(l.out)
 	clear(l.tail)
-	clear(l.byPos)
 	l.all = nil
 }
 
+// at returns the i-th job in order.
 func (l *lazyRun) at(i int) *ranked {
-	for len(l.out) <= i {
-		k := len(l.out)
-		if k >= l.n && !l.sorted {
-			l.sort()
-			l.sorted = true
-		}
-		e := &l.all[k]
-		l.out, l.keys = append(l.out, e.ranked), append(l.keys, e.key)
-		l.taken[e.pos] = true
+	if i >= l.n && !l.sorted {
+		l.sort()
+		l.sorted = true
 	}
-	return &l.out[i]
+	return &l.all[i].ranked
 }
 
 func (l *lazyRun) seq() runSeq {
 	rs := runSeq{n: len(l.all), at: l.at, tail: func(i int) []ranked {
-		t := append(l.tail[:0], l.out[i:]...)
-		for p, r := range l.byPos {
-			if !l.taken[p] {
-				t = append(t, r)
-			}
+		t := l.tail[:0]
+		for j := i; j < len(l.all); j++ {
+			t = append(t, l.all[j].ranked)
 		}
 		l.tail = t
 		return t
