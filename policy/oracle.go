@@ -77,8 +77,7 @@ type SRPTOracle struct {
 	boundOK  bool
 	runBuf   []ranked
 	keyBuf   []oracleKeyed
-	restBuf  []oracleKeyed
-	lazy     lazyRun
+	lazy     lazyRun[oracleKeyed]
 	sc       scratch
 }
 
@@ -147,7 +146,8 @@ func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
 	}
 	return &SRPTOracle{gate: gate{cost: opt.Cost}, opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
 		tau: map[gpusched.JobID]float64{}, jobs: map[gpusched.JobID]*oracleJob{}, wait: newSortedList(cmpOracleWait), waiting: map[gpusched.JobID]oracleWait{},
-		stopKey: map[gpusched.JobID]oracleWait{}}, nil
+		stopKey: map[gpusched.JobID]oracleWait{},
+		lazy:    lazyRun[oracleKeyed]{cmp: cmpOracleKeyed, hint: func(e *oracleKeyed) *int { return &e.o.hint }, rank: func(e *oracleKeyed) *ranked { return &e.ranked }}}, nil
 }
 
 // String returns "srpt-oracle" (or Options.Name).
@@ -337,9 +337,9 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	s.runBound, s.boundOK = bound, true
 	// The running jobs that rank at most the first waiting job come before every waiting job
 	// and, when the running jobs fit in the available GPUs, are all chosen whatever their
-	// order among themselves: they keep the view's order. The others are sorted only as far as
-	// the merge with the waiting jobs reaches (with MinRunTime, protection reorders them: all
-	// are sorted so).
+	// order among themselves: they are not sorted. The others are sorted only if the merge with
+	// the waiting jobs reaches them (with MinRunTime, protection reorders them: all are sorted
+	// then).
 	n := 0
 	hc := s.wait.cursor()
 	if head, ok := hc.next(); held <= v.Available() && s.opt.MinRunTime <= 0 {
@@ -347,18 +347,7 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		if ok {
 			h = head.key
 		}
-		rest := s.restBuf[:0]
-		for i := range all {
-			if all[i].key <= h {
-				all[n] = all[i]
-				n++
-			} else {
-				rest = append(rest, all[i])
-			}
-		}
-		copy(all[n:], rest)
-		s.restBuf = rest
-		clear(rest)
+		n = partitionFirst(all, func(e *oracleKeyed) bool { return e.key <= h })
 	}
 	lr := &s.lazy
 	lr.reset(all, n)
@@ -457,59 +446,71 @@ func bestStepTime(cost gpusched.CostModel, v *gpusched.View, j *gpusched.Job) (f
 	return sc.Time, nil
 }
 
-// lazyRun is the oracle's running jobs in its order as a runSeq: first the jobs given in order,
-// then the others by cmpOracleKeyed, sorted only when preemptMerged reads past the first ones;
-// the jobs the merge never reaches follow in the order they are in (runSeq.tail).
-type lazyRun struct {
-	all    []oracleKeyed // [0:n) in order; [n:] sorted when first read
+// lazyRun is a preemptive policy's running jobs in its order as a runSeq: first the n jobs
+// that come before every waiting job (in any order among themselves: when the running jobs fit,
+// they are all chosen), then the others by cmp, sorted (hintSorter) only when preemptMerged
+// reads past the first n; the jobs the merge never reaches follow as they lie (runSeq.tail).
+type lazyRun[T any] struct {
+	all    []T // [0:n) first; [n:] sorted when first read
 	n      int
 	sorted bool // all[n:] is sorted
-	hs     hintSorter[oracleKeyed]
+	cmp    func(a, b T) int
+	hint   func(*T) *int    // an element's place in the last sort
+	rank   func(*T) *ranked // an element's job
+	hs     hintSorter[T]
 	tail   []ranked
 }
 
-// reset starts the order over all, whose first n jobs are in order.
-func (l *lazyRun) reset(all []oracleKeyed, n int) {
+// reset starts the order over all, whose first n jobs come first.
+func (l *lazyRun[T]) reset(all []T, n int) {
 	l.all, l.n, l.sorted = all, n, false
 }
 
 // clear drops the pointers into the view.
-func (l *lazyRun) clear() {
+func (l *lazyRun[T]) clear() {
 	clear(l.tail)
 	l.all = nil
 }
 
 // at returns the i-th job in order.
-func (l *lazyRun) at(i int) *ranked {
+func (l *lazyRun[T]) at(i int) *ranked {
 	if i >= l.n && !l.sorted {
-		l.sort()
+		l.hs.sort(l.all[l.n:], l.cmp, l.hint)
 		l.sorted = true
 	}
-	return &l.all[i].ranked
+	return l.rank(&l.all[i])
 }
 
-func (l *lazyRun) seq() runSeq {
+func (l *lazyRun[T]) seq() runSeq {
 	rs := runSeq{n: len(l.all), at: l.at, tail: func(i int) []ranked {
 		t := l.tail[:0]
 		for j := i; j < len(l.all); j++ {
-			t = append(t, l.all[j].ranked)
+			t = append(t, *l.rank(&l.all[j]))
 		}
 		l.tail = t
 		return t
 	}}
 	for i := range l.all {
-		if l.all[i].protected {
-			rs.protected += l.all[i].st.Job.GPUs
+		if r := l.rank(&l.all[i]); r.protected {
+			rs.protected += r.st.Job.GPUs
 		} else {
-			rs.held += l.all[i].st.Job.GPUs
+			rs.held += r.st.Job.GPUs
 		}
 	}
 	return rs
 }
 
-// sort sorts all[n:] by cmpOracleKeyed, from each job's place in the last sort (hintSorter).
-func (l *lazyRun) sort() {
-	l.hs.sort(l.all[l.n:], cmpOracleKeyed, func(e *oracleKeyed) *int { return &e.o.hint })
+// partitionFirst moves the elements of all for which first holds to its front, in any order,
+// and returns their number.
+func partitionFirst[T any](all []T, first func(*T) bool) int {
+	n := 0
+	for i := range all {
+		if first(&all[i]) {
+			all[n], all[i] = all[i], all[n]
+			n++
+		}
+	}
+	return n
 }
 
 // hintSorter sorts slices whose order changes little from call to call: it starts from each

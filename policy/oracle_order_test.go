@@ -25,17 +25,15 @@ func drawKeyed(t *rapid.T) []oracleKeyed {
 	return out
 }
 
-// lazySortProp: the oracle's hinted sort of the running jobs after the first n orders them as
-// a fresh sort does, whatever the hints, and records each job's place as its next hint.
-func lazySortProp(sort func(l *lazyRun)) func(*rapid.T) {
+// hintedSortProp: the hinted sort of the running jobs after the first n orders them as a fresh
+// sort does, whatever the hints, and records each job's place as its next hint.
+func hintedSortProp(sort func(s []oracleKeyed)) func(*rapid.T) {
 	return func(t *rapid.T) {
 		all := drawKeyed(t)
 		n := rapid.IntRange(0, len(all)).Draw(t, "first")
 		want := slices.Clone(all)
 		slices.SortFunc(want[n:], cmpOracleKeyed)
-		var l lazyRun
-		l.reset(all, n)
-		sort(&l)
+		sort(all[n:])
 		for i := range all {
 			if all[i].st != want[i].st {
 				t.Fatalf("place %d: job %s, want %s", i, all[i].st.Job.ID, want[i].st.Job.ID)
@@ -50,19 +48,21 @@ func lazySortProp(sort func(l *lazyRun)) func(*rapid.T) {
 }
 
 func TestPropertyOracleHintedSort(t *testing.T) {
-	rapid.Check(t, lazySortProp((*lazyRun).sort))
+	var hs hintSorter[oracleKeyed]
+	rapid.Check(t, hintedSortProp(func(s []oracleKeyed) {
+		hs.sort(s, cmpOracleKeyed, func(e *oracleKeyed) *int { return &e.o.hint })
+	}))
 }
 
 // A hinted sort that trusts its hints (no insertion pass) is caught.
 func TestPropertyOracleHintedSortHasTeeth(t *testing.T) {
-	trusting := func(l *lazyRun) {
-		rest := l.all[l.n:]
-		slices.SortStableFunc(rest, func(a, b oracleKeyed) int { return a.o.hint - b.o.hint })
-		for i := range rest {
-			rest[i].o.hint = i
+	trusting := func(s []oracleKeyed) {
+		slices.SortStableFunc(s, func(a, b oracleKeyed) int { return a.o.hint - b.o.hint })
+		for i := range s {
+			s[i].o.hint = i
 		}
 	}
-	if !teeth.Fails(lazySortProp(trusting)) {
+	if !teeth.Fails(hintedSortProp(trusting)) {
 		t.Error("a sort that trusts stale hints was not caught")
 	}
 }

@@ -108,16 +108,14 @@ type Tiresias struct {
 	jobs     map[gpusched.JobID]*tirJob
 	byPos    posCache[tirJob] // jobs' states by their place among the running jobs
 	sc       scratch
-	hs       hintSorter[tirKeyed]
+	lazy     lazyRun[tirKeyed]
 	// the waiting jobs in priority order, kept from the host's deltas (PromoteKnob 0)
 	follow waitFollow
 	wait   *sortedList[tirWait]
 	pool   statusPool
 	// per-call buffers of the incremental engine
-	keyBuf, restBuf []tirKeyed
-	runBuf          []ranked
-	stateBuf        []*tirJob
-	waitBuf         []*tirJob
+	keyBuf  []tirKeyed
+	waitBuf []*tirJob
 	// with Options.Gittins: the job-size distribution
 	gittins *gittins
 }
@@ -183,7 +181,8 @@ func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
 		return nil, fmt.Errorf("%w: tiresias: MinRunTime %v is not finite", ErrInvalidOptions, opt.MinRunTime)
 	}
 	t := &Tiresias{opt: opt, place: opt.placer(), backfill: opt.backfill(true), jobs: map[gpusched.JobID]*tirJob{},
-		wait: newSortedList(cmpTirWait)}
+		wait: newSortedList(cmpTirWait),
+		lazy: lazyRun[tirKeyed]{cmp: tirCompare(false), hint: func(e *tirKeyed) *int { return &e.s.hint }, rank: func(e *tirKeyed) *ranked { return &e.ranked }}}
 	if opt.Gittins {
 		d := opt.GittinsDelta
 		if d == 0 && len(opt.Thresholds) > 0 {
@@ -403,38 +402,21 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	defer clear(all)
 	// The running jobs in a queue no later than the first waiting job's come before every
 	// waiting job and, when the running jobs fit in the available GPUs, are all chosen whatever
-	// their order among themselves: they keep the view's order and only the others are sorted
-	// (with MinRunTime, protection reorders them: all are sorted).
-	sorted := all
+	// their order among themselves: they are not sorted. The others are sorted only if the merge
+	// with the waiting jobs reaches them (with MinRunTime, protection reorders them: all are
+	// sorted then).
+	n := 0
 	hc := t.wait.cursor()
 	if head, ok := hc.next(); held <= v.Available() && t.opt.MinRunTime <= 0 {
 		hq := math.MaxInt
 		if ok {
 			hq = head.queue
 		}
-		n, rest := 0, t.restBuf[:0]
-		for i := range all {
-			if all[i].s.queue <= hq {
-				all[n] = all[i]
-				n++
-			} else {
-				rest = append(rest, all[i])
-			}
-		}
-		copy(all[n:], rest)
-		t.restBuf = rest
-		clear(rest)
-		sorted = all[n:]
+		n = partitionFirst(all, func(e *tirKeyed) bool { return e.s.queue <= hq })
 	}
-	t.hs.sort(sorted, tirCompare(false), func(e *tirKeyed) *int { return &e.s.hint })
-	running := t.runBuf[:0]
-	states := t.stateBuf[:0]
-	for i := range all {
-		running, states = append(running, all[i].ranked), append(states, all[i].s)
-	}
-	t.runBuf, t.stateBuf = running, states
-	defer clear(running)
-	defer clear(states)
+	lr := &t.lazy
+	lr.reset(all, n)
+	defer lr.clear()
 	cur := t.wait.cursor()
 	defer t.pool.reset()
 	wstates := t.waitBuf[:0] // the states of the waiting jobs next returned, in order
@@ -453,9 +435,9 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		return ranked{st: st}, true
 	}
 	before := func(i int, _ *ranked) bool {
-		return running[i].protected || states[i].queue <= ws.queue
+		return all[i].protected || all[i].s.queue <= ws.queue
 	}
-	sel, order, err := preemptMerged(&v, runSlice(running), next, before, t.backfill, false, placeOn(t.place, v.Cluster), &t.sc)
+	sel, order, err := preemptMerged(&v, lr.seq(), next, before, t.backfill, false, placeOn(t.place, v.Cluster), &t.sc)
 	if err != nil {
 		t.follow.reset()
 		return gpusched.Decision{}, err
@@ -468,7 +450,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		ri, wi := 0, 0
 		for i := range order {
 			if order[i].running {
-				ss[i] = states[ri]
+				ss[i] = all[ri].s
 				ri++
 			} else {
 				ss[i] = wstates[wi]
