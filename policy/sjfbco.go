@@ -70,7 +70,60 @@ type BCOPlanOptions struct {
 // when it leaves the queue; all are dropped when the cluster changes.
 type stepMemo struct {
 	cluster *topology.Cluster
-	jobs    map[gpusched.JobID]map[string]float64
+	jobs    map[gpusched.JobID]*jobMemo
+	// kind[s] numbers server s's ServerSpec among the cluster's distinct specs (see
+	// jobMemo.kind), kinds is their count; set on first use.
+	kind  []int32
+	kinds int
+}
+
+// jobMemo is what stepMemo keeps of one job.
+type jobMemo struct {
+	// exact: time per iteration by placement (key), idle links.
+	exact map[string]float64
+	// kind[k]: time per iteration on GPUs of one server of kind k with idle links (0: not
+	// known), for cost models under which that time depends only on the server's spec (see
+	// kindInvariant).
+	kind []float64
+	// pack: time per iteration on the job's consolidated placement (0: not known), and the
+	// servers it may use (nil: every server); both depend only on the job and the cluster.
+	pack   float64
+	ok     []bool
+	okDone bool
+}
+
+// newStepMemo returns an empty memo for cluster c.
+func newStepMemo(c *topology.Cluster) stepMemo {
+	return stepMemo{cluster: c, jobs: map[gpusched.JobID]*jobMemo{}}
+}
+
+// job returns job id's entries, made on first use.
+func (m *stepMemo) job(id gpusched.JobID) *jobMemo {
+	jm := m.jobs[id]
+	if jm == nil {
+		jm = &jobMemo{}
+		m.jobs[id] = jm
+	}
+	return jm
+}
+
+// kinds numbers the servers' specs once.
+func (m *stepMemo) kindsOf(c *topology.Cluster) []int32 {
+	if m.kind == nil {
+		ids := map[topology.ServerSpec]int32{}
+		m.kind = make([]int32, c.NumServers())
+		for s := range m.kind {
+			spec := c.Server(s).ServerSpec
+			k, ok := ids[spec]
+			if !ok {
+				k = int32(len(ids))
+				ids[spec] = k
+			}
+			m.kind[s] = k
+		}
+		m.kinds = len(ids)
+	}
+	return m.kind
 }
 
 // key encodes a placement.
@@ -161,29 +214,50 @@ func (o *BCOPlanOptions) defaults() error {
 // factor, and the estimate of contention at the planned start (a job's duration is not revised
 // when later-planned jobs overlap it).
 func PlanSJFBCO(c *topology.Cluster, jobs []BCOJob, busyUntil []float64, opt BCOPlanOptions) (*BCOPlan, error) {
+	return planWith(&bcoPlanner{}, c, jobs, busyUntil, opt)
+}
+
+// planWith is PlanSJFBCO on planner p (reset to the problem).
+func planWith(p *bcoPlanner, c *topology.Cluster, jobs []BCOJob, busyUntil []float64, opt BCOPlanOptions) (*BCOPlan, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: sjf-bco: no cluster", ErrInvalidOptions)
 	}
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
-	p, err := newBCOPlanner(c, jobs, busyUntil, opt)
-	if err != nil {
+	if err := p.reset(c, jobs, busyUntil, opt); err != nil {
 		return nil, err
 	}
 	return p.plan()
 }
 
-// bcoPlanner holds one planning problem.
+// bcoPlanner holds one planning problem. SJFBCO's online mode keeps one and resets it for
+// every plan, so that its buffers are reused.
 type bcoPlanner struct {
 	c      *topology.Cluster
 	opt    BCOPlanOptions
 	jobs   []BCOJob // smallest demand first
 	busy   []float64
 	t0     float64
-	minDur []float64 // duration at the best placement on idle links
-	ok     [][]bool  // per job, the servers it may use (nil: every server)
-	base   *planState
+	minDur []float64  // duration at the best placement on idle links
+	ok     [][]bool   // per job, the servers it may use (nil: every server)
+	jm     []*jobMemo // per job, its memo entries
+	kind   []int32    // per server, its kind (stepMemo.kind); nil when no job uses kinds
+	byKind []bool     // per job, whether its time on one server depends only on the kind
+	memo   *stepMemo  // opt.memo, or one of the planner's own
+	own    stepMemo   // the planner's memo when opt.memo is nil
+	single []int32    // per GPU, its server
+	// st is the state after the decisions of recs that end by their theta (see try), placed
+	// their entries; recs are the decisions of the last try, in planning order; rng is the
+	// range of theta of the decision being made.
+	st     planState
+	placed []bcoEntry
+	recs   []bcoRecord
+	rng    thetaRange
+	// scratch space of one decision
+	cand, best, pick []topology.GPUID
+	took             []int
+	servers          []serverLoad
 }
 
 type bcoEntry struct {
@@ -193,31 +267,42 @@ type bcoEntry struct {
 }
 
 func newBCOPlanner(c *topology.Cluster, jobs []BCOJob, busyUntil []float64, opt BCOPlanOptions) (*bcoPlanner, error) {
+	p := &bcoPlanner{}
+	if err := p.reset(c, jobs, busyUntil, opt); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// reset sets the planner to a new planning problem.
+func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float64, opt BCOPlanOptions) error {
 	n := c.NumGPUs()
-	busy := make([]float64, n)
+	busy := p.busy[:0]
 	if busyUntil != nil {
 		if len(busyUntil) != n {
-			return nil, fmt.Errorf("%w: sjf-bco: busyUntil has %d entries for %d GPUs", ErrInvalidOptions, len(busyUntil), n)
+			return fmt.Errorf("%w: sjf-bco: busyUntil has %d entries for %d GPUs", ErrInvalidOptions, len(busyUntil), n)
 		}
-		copy(busy, busyUntil)
+		busy = append(busy, busyUntil...)
+	} else {
+		busy = append(busy, make([]float64, n)...)
 	}
 	t0 := math.Inf(1)
 	for g, t := range busy {
 		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("%w: sjf-bco: GPU %d busy until %v", ErrInvalidOptions, g, t)
+			return fmt.Errorf("%w: sjf-bco: GPU %d busy until %v", ErrInvalidOptions, g, t)
 		}
 		t0 = min(t0, t)
 	}
-	js := slices.Clone(jobs)
+	js := append(p.jobs[:0], jobs...)
 	for _, bj := range js {
 		if bj.Job == nil {
-			return nil, fmt.Errorf("%w: sjf-bco: a job without a job", gpusched.ErrInvalidJob)
+			return fmt.Errorf("%w: sjf-bco: a job without a job", gpusched.ErrInvalidJob)
 		}
 		if bj.Job.GPUs < 1 || bj.Job.GPUs > n {
-			return nil, fmt.Errorf("%w: job %q needs %d GPUs, the cluster has %d", gpusched.ErrInvalidJob, bj.Job.ID, bj.Job.GPUs, n)
+			return fmt.Errorf("%w: job %q needs %d GPUs, the cluster has %d", gpusched.ErrInvalidJob, bj.Job.ID, bj.Job.GPUs, n)
 		}
 		if !finiteNonNeg(bj.Iterations) {
-			return nil, fmt.Errorf("%w: job %q has %v iterations", gpusched.ErrInvalidJob, bj.Job.ID, bj.Iterations)
+			return fmt.Errorf("%w: job %q has %v iterations", gpusched.ErrInvalidJob, bj.Job.ID, bj.Iterations)
 		}
 	}
 	slices.SortStableFunc(js, func(a, b BCOJob) int {
@@ -229,15 +314,54 @@ func newBCOPlanner(c *topology.Cluster, jobs []BCOJob, busyUntil []float64, opt 
 		}
 		return cmp.Compare(a.Job.ID, b.Job.ID)
 	})
-	p := &bcoPlanner{c: c, opt: opt, jobs: js, busy: busy, t0: t0, minDur: make([]float64, len(js)), ok: make([][]bool, len(js))}
-	all := c.AllGPUs()
+	if p.c != c {
+		p.single = p.single[:0]
+		for s := range c.NumServers() {
+			_, k := c.GPUsOf(s)
+			for range k {
+				p.single = append(p.single, int32(s))
+			}
+		}
+	}
+	p.c, p.opt, p.jobs, p.busy, p.t0 = c, opt, js, busy, t0
+	p.memo = opt.memo
+	if p.memo == nil || p.memo.cluster != c {
+		if p.own.cluster != c {
+			p.own = newStepMemo(c)
+		}
+		p.memo = &p.own
+	}
+	p.minDur = resize(p.minDur, len(js))
+	p.ok = resize(p.ok, len(js))
+	p.jm = resize(p.jm, len(js))
+	p.byKind = resize(p.byKind, len(js))
+	p.kind = nil
+	p.recs, p.placed = p.recs[:0], p.placed[:0]
+	p.st.init(c, busy)
+	_, kinds := opt.Cost.(planCost)
+	var all topology.GPUSet
 	for i, bj := range js {
+		jm := p.memo.job(bj.Job.ID)
+		p.jm[i] = jm
+		p.byKind[i] = kinds && bj.Job.PS == nil
+		if p.byKind[i] && p.kind == nil {
+			p.kind = p.memo.kindsOf(c)
+		}
+		if jm.okDone && jm.pack > 0 {
+			p.ok[i] = jm.ok
+			p.minDur[i] = bj.Iterations * jm.pack
+			continue
+		}
+		if all.Len() == 0 {
+			all = c.AllGPUs()
+		}
 		pool := all
+		p.ok[i] = nil
 		if bj.Job.Constrained() || !c.UniformGPUs() {
 			// Only the servers of the kind the job may use (and whose memory its plan fits).
 			pool = bj.Job.EligibleIn(c, all)
 			if pool.Len() < bj.Job.GPUs {
-				return nil, fmt.Errorf("%w: job %q needs %d GPUs, the cluster has %d it may use", gpusched.ErrTooLarge, bj.Job.ID, bj.Job.GPUs, pool.Len())
+				return fmt.Errorf("%w: job %q needs %d GPUs, the cluster has %d it may use", gpusched.ErrTooLarge, bj.Job.ID, bj.Job.GPUs, pool.Len())
 			}
 			p.ok[i] = make([]bool, c.NumServers())
 			for s := range p.ok[i] {
@@ -245,44 +369,74 @@ func newBCOPlanner(c *topology.Cluster, jobs []BCOJob, busyUntil []float64, opt 
 				p.ok[i][s] = pool.CountRange(first, k) > 0
 			}
 		}
+		jm.ok, jm.okDone = p.ok[i], true
 		gpus, _ := c.Pack(pool, bj.Job.GPUs)
-		d, err := p.duration(bj, gpus, nil)
+		t, err := p.stepTime(i, gpus, nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		p.minDur[i] = d
+		jm.pack = t
+		p.minDur[i] = bj.Iterations * t
 	}
-	return p, nil
+	return nil
+}
+
+// resize returns s with length n, reusing its array when it is large enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
 }
 
 // okServer reports whether job i (in planning order) may use server s.
 func (p *bcoPlanner) okServer(i, s int) bool { return p.ok[i] == nil || p.ok[i][s] }
 
-func (p *bcoPlanner) duration(bj BCOJob, gpus []topology.GPUID, load topology.LinkLoad) (float64, error) {
-	m := p.opt.memo
+// duration returns job i's duration on gpus (sorted) under load.
+func (p *bcoPlanner) duration(i int, gpus []topology.GPUID, load topology.LinkLoad) (float64, error) {
+	t, err := p.stepTime(i, gpus, load)
+	return p.jobs[i].Iterations * t, err
+}
+
+// stepTime returns job i's time per iteration on gpus (sorted) under load, from the memo
+// where it holds it (idle links only).
+func (p *bcoPlanner) stepTime(i int, gpus []topology.GPUID, load topology.LinkLoad) (float64, error) {
+	bj, jm := p.jobs[i], p.jm[i]
 	var k string
-	if m != nil && len(load) == 0 && m.cluster == p.c {
-		k = m.key(gpus)
-		if t, ok := m.jobs[bj.Job.ID][k]; ok {
-			return bj.Iterations * t, nil
+	kind := int32(-1)
+	if len(load) == 0 {
+		if s := p.single[gpus[0]]; p.byKind[i] && s == p.single[gpus[len(gpus)-1]] {
+			kind = p.kind[s]
+			if int(kind) < len(jm.kind) && jm.kind[kind] > 0 {
+				return jm.kind[kind], nil
+			}
+		} else {
+			k = p.memo.key(gpus)
+			if t, ok := jm.exact[k]; ok {
+				return t, nil
+			}
 		}
 	}
 	sc, err := p.opt.Cost.StepCost(bj.Job, p.c, gpus, load)
 	if err != nil {
 		return 0, fmt.Errorf("sjf-bco: %w", err)
 	}
-	if k != "" && sc.Time > 0 && !math.IsInf(sc.Time, 1) {
-		e := m.jobs[bj.Job.ID]
-		if e == nil {
-			e = map[string]float64{}
-			m.jobs[bj.Job.ID] = e
-		}
-		e[k] = sc.Time
-	}
 	if !(sc.Time > 0) || math.IsInf(sc.Time, 1) {
 		return 0, fmt.Errorf("%w: job %q has time per iteration %v", gpusched.ErrInvalidJob, bj.Job.ID, sc.Time)
 	}
-	return bj.Iterations * sc.Time, nil
+	switch {
+	case kind >= 0:
+		if len(jm.kind) == 0 {
+			jm.kind = make([]float64, p.memo.kinds)
+		}
+		jm.kind[kind] = sc.Time
+	case k != "":
+		if jm.exact == nil {
+			jm.exact = map[string]float64{}
+		}
+		jm.exact[k] = sc.Time
+	}
+	return sc.Time, nil
 }
 
 func (p *bcoPlanner) plan() (*BCOPlan, error) {
@@ -364,44 +518,128 @@ func (p *bcoPlanner) bisect(kappa int) (*BCOPlan, error) {
 }
 
 // try plans every job for kappa and theta; it reports false as soon as a job cannot end by theta.
+//
+// A job's placement depends on theta only through comparisons of values with theta (see
+// thetaRange): the planner records each job's decision with the range of theta over which
+// every such comparison comes out the same, and a later try (the next bisection step, or the
+// next kappa while it places the same jobs by the same method) replays the recorded decisions
+// as long as its theta lies in their ranges: the state each job sees is then the same, and so
+// is the decision, without evaluating the placements and costs again. The state is brought
+// back to the end of the replayed decisions by undoing the later ones.
 func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
-	st := p.newState()
-	plan := &BCOPlan{Kappa: kappa, Theta: theta, Makespan: p.t0, Jobs: make([]BCOPlacement, 0, len(p.jobs))}
-	placed := make([]bcoEntry, 0, len(p.jobs))
-	for i, bj := range p.jobs {
+	k := 0
+	for k < len(p.recs) {
+		r := &p.recs[k]
+		if r.large != (p.jobs[k].Job.GPUs > kappa) || !(r.lo <= theta && theta < r.hi) {
+			break
+		}
+		k++
+	}
+	if k < len(p.placed) {
+		p.st.undo(k)
+		p.placed = p.placed[:k]
+	}
+	if k > 0 && !p.recs[k-1].ok {
+		return nil, false, nil // the replayed decisions end with one that does not end by theta
+	}
+	p.recs = p.recs[:k]
+	for i := k; i < len(p.jobs); i++ {
+		large := p.jobs[i].Job.GPUs > kappa
 		var (
 			e   bcoEntry
 			ok  bool
 			err error
 		)
-		if bj.Job.GPUs <= kappa {
-			e, ok, err = p.faffp(st, placed, i, theta)
+		p.rng = thetaRange{lo: math.Inf(-1), hi: math.Inf(1)}
+		if large {
+			e, ok, err = p.lbsgf(i, theta)
 		} else {
-			e, ok, err = p.lbsgf(st, placed, i, theta)
+			e, ok, err = p.faffp(i, theta)
 		}
-		if err != nil || !ok {
+		if err != nil {
+			p.st.undo(0)
+			p.recs, p.placed = p.recs[:0], p.placed[:0]
 			return nil, false, err
 		}
-		st.assign(p.c, e.gpus, e.end)
-		e.links = p.c.Links(e.gpus)
-		placed = append(placed, e)
-		plan.Jobs = append(plan.Jobs, BCOPlacement{Job: bj.Job, GPUs: e.gpus, Start: e.start, End: e.end})
-		plan.Makespan = max(plan.Makespan, e.end)
+		if ok {
+			e.links = p.c.Links(e.gpus)
+		}
+		p.recs = append(p.recs, bcoRecord{e: e, ok: ok, large: large, thetaRange: p.rng})
+		if !ok {
+			return nil, false, nil
+		}
+		p.st.assign(p.single, e.gpus, e.end)
+		p.placed = append(p.placed, e)
+	}
+	plan := &BCOPlan{Kappa: kappa, Theta: theta, Makespan: p.t0, Jobs: make([]BCOPlacement, len(p.recs))}
+	for i, r := range p.recs {
+		plan.Jobs[i] = BCOPlacement{Job: p.jobs[i].Job, GPUs: r.e.gpus, Start: r.e.start, End: r.e.end}
+		plan.Makespan = max(plan.Makespan, r.e.end)
 	}
 	return plan, true, nil
 }
 
-// planState is the GPUs' busy-until times during one planning pass, with every server's GPUs
-// kept sorted by busy-until time (then id) and the servers' sums of busy-until times.
-type planState struct {
-	free   []float64
-	sorted [][]topology.GPUID
-	sum    []float64
-	// byMean lists the servers by mean busy-until time (least busy first), then index.
-	byMean []int
+// thetaRange is a range lo <= theta < hi of the threshold over which the comparisons made so
+// far with theta all come out the same.
+type thetaRange struct{ lo, hi float64 }
+
+// above reports whether x > theta and narrows the range to the thresholds for which the answer
+// is the same. (A NaN x empties the range.)
+func (r *thetaRange) above(x, theta float64) bool {
+	if x > theta {
+		r.hi = min(r.hi, x)
+		return true
+	}
+	r.lo = max(r.lo, x)
+	return false
 }
 
-func (st *planState) mean(s int) float64 { return st.sum[s] / float64(len(st.sorted[s])) }
+// bcoRecord is one job's decision in a try: its entry, whether it ends by theta, whether it
+// was placed as a large job (LBSGF), and the thresholds for which the decision is the same.
+type bcoRecord struct {
+	e     bcoEntry
+	ok    bool
+	large bool
+	thetaRange
+}
+
+// planState is the GPUs' busy-until times during one planning pass, with every server's GPUs
+// kept sorted by busy-until time (then id) and the servers' sums of busy-until times, and a log
+// to undo the assignments made since the initial state.
+type planState struct {
+	free []float64
+	ids  []topology.GPUID // every server's GPUs, server after server: see sorted
+	off  []int            // server s's GPUs are ids[off[s]:off[s+1]]
+	sum  []float64
+	// byMean lists the servers by mean busy-until time (least busy first), then index.
+	byMean []int
+	// The undo log: per assignment, where its entries of the logs below begin (marks), the
+	// GPUs' former busy-until times, the touched servers' former sums and GPU orders, and the
+	// positions in byMean they were taken from and put at.
+	marks   []undoMark
+	oldFree []gpuWas
+	oldSrv  []srvWas
+	oldIDs  []topology.GPUID
+	touched []int
+}
+
+type undoMark struct{ gpus, srvs, ids int }
+
+type gpuWas struct {
+	g    topology.GPUID
+	free float64
+}
+
+type srvWas struct {
+	s        int
+	sum      float64
+	from, to int // positions in byMean
+}
+
+// sorted returns server s's GPUs by busy-until time, then id.
+func (st *planState) sorted(s int) []topology.GPUID { return st.ids[st.off[s]:st.off[s+1]] }
+
+func (st *planState) mean(s int) float64 { return st.sum[s] / float64(st.off[s+1]-st.off[s]) }
 
 func (st *planState) meanLess(a, b int) int {
 	if c := cmp.Compare(st.mean(a), st.mean(b)); c != 0 {
@@ -410,63 +648,101 @@ func (st *planState) meanLess(a, b int) int {
 	return cmp.Compare(a, b)
 }
 
-// newState returns a fresh copy of the planning problem's initial state.
-func (p *bcoPlanner) newState() *planState {
-	if p.base == nil {
-		p.base = p.initialState()
-	}
-	b := p.base
-	st := &planState{free: slices.Clone(b.free), sum: slices.Clone(b.sum), byMean: slices.Clone(b.byMean),
-		sorted: make([][]topology.GPUID, len(b.sorted))}
-	flat := make([]topology.GPUID, 0, len(b.free))
-	for s, gs := range b.sorted {
-		flat = append(flat, gs...)
-		st.sorted[s] = flat[len(flat)-len(gs) : len(flat) : len(flat)]
-	}
-	return st
-}
-
-func (p *bcoPlanner) initialState() *planState {
-	st := &planState{free: slices.Clone(p.busy), sorted: make([][]topology.GPUID, p.c.NumServers()), sum: make([]float64, p.c.NumServers())}
-	for s := range st.sorted {
-		first, n := p.c.GPUsOf(s)
-		gs := make([]topology.GPUID, n)
+// init sets the state to the GPUs' initial busy-until times.
+func (st *planState) init(c *topology.Cluster, busy []float64) {
+	ns := c.NumServers()
+	st.free = append(st.free[:0], busy...)
+	st.ids = resize(st.ids, len(busy))
+	st.off = resize(st.off, ns+1)
+	st.sum = resize(st.sum, ns)
+	st.byMean = resize(st.byMean, ns)
+	st.off[0] = 0
+	for s := range ns {
+		first, n := c.GPUsOf(s)
+		st.off[s+1] = st.off[s] + n
+		st.sum[s] = 0
+		gs := st.sorted(s)
 		for i := range gs {
 			gs[i] = first + topology.GPUID(i)
 			st.sum[s] += st.free[gs[i]]
 		}
-		st.sorted[s] = gs
 		st.resort(s)
-		st.byMean = append(st.byMean, s)
+		st.byMean[s] = s
 	}
 	slices.SortFunc(st.byMean, st.meanLess)
-	return st
+	st.marks, st.oldFree, st.oldSrv, st.oldIDs = st.marks[:0], st.oldFree[:0], st.oldSrv[:0], st.oldIDs[:0]
 }
 
+// resort sorts server s's GPUs by busy-until time, then id (insertion sort: an assignment
+// moves a few GPUs of an ordered list).
 func (st *planState) resort(s int) {
-	slices.SortStableFunc(st.sorted[s], func(a, b topology.GPUID) int {
-		if c := cmp.Compare(st.free[a], st.free[b]); c != 0 {
-			return c
+	gs, free := st.sorted(s), st.free
+	for i := 1; i < len(gs); i++ {
+		x := gs[i]
+		j := i
+		for ; j > 0 && (free[gs[j-1]] > free[x] || (free[gs[j-1]] == free[x] && gs[j-1] > x)); j-- {
+			gs[j] = gs[j-1]
 		}
-		return cmp.Compare(a, b)
-	})
+		gs[j] = x
+	}
 }
 
-// assign makes gpus busy until end.
-func (st *planState) assign(c *topology.Cluster, gpus []topology.GPUID, end float64) {
-	touched := map[int]bool{}
+// assign makes gpus busy until end; server[g] is GPU g's server.
+func (st *planState) assign(server []int32, gpus []topology.GPUID, end float64) {
+	st.marks = append(st.marks, undoMark{gpus: len(st.oldFree), srvs: len(st.oldSrv), ids: len(st.oldIDs)})
+	st.touched = st.touched[:0]
 	for _, g := range gpus {
-		s := c.ServerOf(g)
+		s := int(server[g])
+		if !slices.Contains(st.touched, s) {
+			st.touched = append(st.touched, s)
+			st.oldSrv = append(st.oldSrv, srvWas{s: s, sum: st.sum[s]})
+			st.oldIDs = append(st.oldIDs, st.sorted(s)...)
+		}
+		st.oldFree = append(st.oldFree, gpuWas{g: g, free: st.free[g]})
 		st.sum[s] += end - st.free[g]
 		st.free[g] = end
-		touched[s] = true
 	}
-	for s := range touched {
+	// Every touched server leaves byMean before any goes back in its place: the list without
+	// them is ordered, so each finds its place by bisection and the order is the same whatever
+	// the order of the touched servers.
+	was := st.oldSrv[len(st.oldSrv)-len(st.touched):]
+	for i := range was {
+		s := was[i].s
 		st.resort(s)
-		i := slices.Index(st.byMean, s)
-		st.byMean = slices.Delete(st.byMean, i, i+1)
+		j := slices.Index(st.byMean, s)
+		st.byMean = slices.Delete(st.byMean, j, j+1)
+		was[i].from = j
+	}
+	for i := range was {
+		s := was[i].s
 		j, _ := slices.BinarySearchFunc(st.byMean, s, st.meanLess)
 		st.byMean = slices.Insert(st.byMean, j, s)
+		was[i].to = j
+	}
+}
+
+// undo takes back the assignments after the first n.
+func (st *planState) undo(n int) {
+	for len(st.marks) > n {
+		m := st.marks[len(st.marks)-1]
+		st.marks = st.marks[:len(st.marks)-1]
+		was := st.oldSrv[m.srvs:]
+		for i := len(was) - 1; i >= 0; i-- {
+			st.byMean = slices.Delete(st.byMean, was[i].to, was[i].to+1)
+		}
+		ids := st.oldIDs[m.ids:]
+		for i := len(was) - 1; i >= 0; i-- {
+			s := was[i].s
+			st.byMean = slices.Insert(st.byMean, was[i].from, s)
+			st.sum[s] = was[i].sum
+			gs := st.sorted(s)
+			copy(gs, ids[len(ids)-len(gs):])
+			ids = ids[:len(ids)-len(gs)]
+		}
+		for _, w := range st.oldFree[m.gpus:] {
+			st.free[w.g] = w.free
+		}
+		st.oldFree, st.oldSrv, st.oldIDs = st.oldFree[:m.gpus], st.oldSrv[:m.srvs], st.oldIDs[:m.ids]
 	}
 }
 
@@ -487,29 +763,38 @@ func loadAt(placed []bcoEntry, t float64) topology.LinkLoad {
 	return load
 }
 
-// finish completes a candidate: start when all GPUs are free, end after the job's duration.
-func (p *bcoPlanner) finish(free []float64, placed []bcoEntry, bj BCOJob, gpus []topology.GPUID) (bcoEntry, error) {
-	gpus = slices.Clone(gpus)
+// finish completes a candidate of job i: start when all its GPUs are free, end after the
+// job's duration. The entry's GPUs (sorted) are written to dst's array.
+func (p *bcoPlanner) finish(i int, gpus, dst []topology.GPUID) (bcoEntry, error) {
+	gpus = append(dst[:0], gpus...)
 	slices.Sort(gpus)
+	free := p.st.free
 	start := math.Inf(-1)
 	for _, g := range gpus {
 		start = max(start, free[g])
 	}
 	var load topology.LinkLoad
-	if s := p.c.ServerOf(gpus[0]); !p.c.Server(s).IntraShared && p.c.ServerOf(gpus[len(gpus)-1]) == s {
+	if s := p.single[gpus[0]]; !p.c.Server(int(s)).IntraShared && p.single[gpus[len(gpus)-1]] == s {
 		// One server with a non-blocking fabric: the job crosses no shared link.
 	} else {
-		load = loadAt(placed, start)
+		load = loadAt(p.placed, start)
 	}
-	d, err := p.duration(bj, gpus, load)
+	d, err := p.duration(i, gpus, load)
 	if err != nil {
 		return bcoEntry{}, err
 	}
 	return bcoEntry{gpus: gpus, start: start, end: start + d}, nil
 }
 
+// owned returns e with GPUs of its own (finish writes them to scratch space).
+func owned(e bcoEntry) bcoEntry {
+	e.gpus = slices.Clone(e.gpus)
+	return e
+}
+
 // faffp is fragment-aware first-fit packing.
-func (p *bcoPlanner) faffp(st *planState, placed []bcoEntry, i int, theta float64) (bcoEntry, bool, error) {
+func (p *bcoPlanner) faffp(i int, theta float64) (bcoEntry, bool, error) {
+	st := &p.st
 	bj, minDur := p.jobs[i], p.minDur[i]
 	g, free := bj.Job.GPUs, st.free
 	var best bcoEntry
@@ -523,10 +808,17 @@ func (p *bcoPlanner) faffp(st *planState, placed []bcoEntry, i int, theta float6
 		var bestHole int
 		var bestGap float64
 		consider := func(s int) error {
-			all := st.sorted[s]
-			e, err := p.finish(free, placed, bj, all[:g])
-			if err != nil || e.end > theta {
+			all := st.sorted(s)
+			e, err := p.finish(i, all[:g], p.cand)
+			if err != nil {
 				return err
+			}
+			p.cand = e.gpus
+			// A candidate ending after the best loses whatever theta is (the best ends by
+			// theta): only the others are compared with theta, so that the decision's range of
+			// theta (see try) is not narrowed by comparisons that cannot change it.
+			if (found && e.end > best.end) || p.rng.above(e.end, theta) {
+				return nil
 			}
 			hole, gap := 0, 0.0
 			for i, x := range all {
@@ -538,25 +830,29 @@ func (p *bcoPlanner) faffp(st *planState, placed []bcoEntry, i int, theta float6
 			}
 			if !found || e.end < best.end || (e.end == best.end && (hole < bestHole || (hole == bestHole && gap < bestGap))) {
 				best, bestHole, bestGap, found = e, hole, gap, true
+				p.cand, p.best = p.best, p.cand
 			}
 			return nil
 		}
 		first := math.Inf(1)
-		for s := range st.sorted {
-			if len(st.sorted[s]) >= g && p.okServer(i, s) {
-				first = min(first, free[st.sorted[s][g-1]])
+		ns := len(st.off) - 1
+		for s := range ns {
+			if gs := st.sorted(s); len(gs) >= g && p.okServer(i, s) {
+				first = min(first, free[gs[g-1]])
 			}
 		}
 		for pass := 0; pass < 2; pass++ {
-			for s := range st.sorted {
-				if len(st.sorted[s]) < g || !p.okServer(i, s) {
+			for s := range ns {
+				gs := st.sorted(s)
+				if len(gs) < g || !p.okServer(i, s) {
 					continue
 				}
-				start := free[st.sorted[s][g-1]]
+				start := free[gs[g-1]]
 				if (pass == 0) != (start == first) {
 					continue
 				}
-				if start+minDur > theta || (found && start+minDur > best.end) {
+				// (Once a candidate is found, ending by theta, the first test implies the second.)
+				if (found && start+minDur > best.end) || p.rng.above(start+minDur, theta) {
 					continue
 				}
 				if err := consider(s); err != nil {
@@ -565,65 +861,68 @@ func (p *bcoPlanner) faffp(st *planState, placed []bcoEntry, i int, theta float6
 			}
 		}
 		if found {
-			return best, true, nil
+			return owned(best), true, nil
 		}
 	} else {
 		// First fit: the first server with g GPUs that end the job by theta; on it, the g GPUs
 		// (consecutive in busy-until order) that leave the least idle time in front of the job.
 		bestGap := 0.0
-		for s := range st.sorted {
+		for s := range len(st.off) - 1 {
 			if !p.okServer(i, s) {
 				continue
 			}
-			all := st.sorted[s]
-			for i := 0; i+g <= len(all); i++ {
-				if free[all[i+g-1]]+minDur > theta {
+			all := st.sorted(s)
+			for i0 := 0; i0+g <= len(all); i0++ {
+				if p.rng.above(free[all[i0+g-1]]+minDur, theta) {
 					break // later windows start later still
 				}
-				e, err := p.finish(free, placed, bj, all[i:i+g])
+				e, err := p.finish(i, all[i0:i0+g], p.cand)
 				if err != nil {
 					return bcoEntry{}, false, err
 				}
-				if e.end > theta {
+				p.cand = e.gpus
+				if p.rng.above(e.end, theta) {
 					continue
 				}
 				gap := 0.0
-				for _, x := range all[i : i+g] {
+				for _, x := range all[i0 : i0+g] {
 					gap += e.start - free[x]
 				}
 				if !found || gap < bestGap || (gap == bestGap && e.end < best.end) {
 					best, bestGap, found = e, gap, true
+					p.cand, p.best = p.best, p.cand
 				}
 			}
 			if found {
-				return best, true, nil
+				return owned(best), true, nil
 			}
 		}
 	}
 	// Fewest servers: the largest first, the least busy first among equals.
-	servers := p.serversBy(st, func(a, b serverLoad) int {
+	servers := p.serversBy(func(a, b serverLoad) int {
 		if c := cmp.Compare(b.n, a.n); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.mean, b.mean)
 	})
-	var gpus []topology.GPUID
+	gpus := p.pick[:0]
 	for _, sl := range servers {
 		if !p.okServer(i, sl.s) {
 			continue
 		}
-		for _, x := range st.sorted[sl.s] {
+		for _, x := range st.sorted(sl.s) {
 			if len(gpus) == g {
 				break
 			}
 			gpus = append(gpus, x)
 		}
 	}
-	e, err := p.finish(free, placed, bj, gpus)
+	p.pick = gpus
+	e, err := p.finish(i, gpus, p.cand)
 	if err != nil {
 		return bcoEntry{}, false, err
 	}
-	return e, e.end <= theta, nil
+	return owned(e), !p.rng.above(e.end, theta), nil
 }
 
 type serverLoad struct {
@@ -631,11 +930,14 @@ type serverLoad struct {
 	mean float64
 }
 
-// serversBy returns the servers sorted by f, ties by index.
-func (p *bcoPlanner) serversBy(st *planState, f func(a, b serverLoad) int) []serverLoad {
-	out := make([]serverLoad, p.c.NumServers())
+// serversBy returns the servers sorted by f, ties by index. The slice is reused by the next
+// call.
+func (p *bcoPlanner) serversBy(f func(a, b serverLoad) int) []serverLoad {
+	st := &p.st
+	out := resize(p.servers, len(st.off)-1)
+	p.servers = out
 	for s := range out {
-		n := len(st.sorted[s])
+		n := st.off[s+1] - st.off[s]
 		out[s] = serverLoad{s: s, n: n, mean: st.sum[s] / float64(n)}
 	}
 	slices.SortFunc(out, func(a, b serverLoad) int {
@@ -648,11 +950,13 @@ func (p *bcoPlanner) serversBy(st *planState, f func(a, b serverLoad) int) []ser
 }
 
 // lbsgf is least-busy-server GPU first with spread factor lambda.
-func (p *bcoPlanner) lbsgf(st *planState, placed []bcoEntry, i int, theta float64) (bcoEntry, bool, error) {
-	bj := p.jobs[i]
-	g, free := bj.Job.GPUs, st.free
-	took := map[int]int{}
-	var gpus []topology.GPUID
+func (p *bcoPlanner) lbsgf(i int, theta float64) (bcoEntry, bool, error) {
+	st := &p.st
+	g := p.jobs[i].Job.GPUs
+	took := resize(p.took, len(st.off)-1)
+	clear(took)
+	p.took = took
+	gpus := p.pick[:0]
 	for _, s := range st.byMean {
 		if len(gpus) == g {
 			break
@@ -660,7 +964,7 @@ func (p *bcoPlanner) lbsgf(st *planState, placed []bcoEntry, i int, theta float6
 		if !p.okServer(i, s) {
 			continue
 		}
-		list := st.sorted[s]
+		list := st.sorted(s)
 		limit := min(len(list), max(1, int(math.Ceil(p.opt.Lambda*float64(len(list))))))
 		for took[s] < limit && len(gpus) < g {
 			gpus = append(gpus, list[took[s]])
@@ -668,20 +972,24 @@ func (p *bcoPlanner) lbsgf(st *planState, placed []bcoEntry, i int, theta float6
 		}
 	}
 	for _, s := range st.byMean {
+		if len(gpus) == g {
+			break
+		}
 		if !p.okServer(i, s) {
 			continue
 		}
-		list := st.sorted[s]
+		list := st.sorted(s)
 		for took[s] < len(list) && len(gpus) < g {
 			gpus = append(gpus, list[took[s]])
 			took[s]++
 		}
 	}
-	e, err := p.finish(free, placed, bj, gpus)
+	p.pick = gpus
+	e, err := p.finish(i, gpus, p.cand)
 	if err != nil {
 		return bcoEntry{}, false, err
 	}
-	return e, e.end <= theta, nil
+	return owned(e), !p.rng.above(e.end, theta), nil
 }
 
 // SJFBCOOptions configure SJF-BCO.
@@ -747,6 +1055,8 @@ type SJFBCO struct {
 	steps map[gpusched.JobID]*bcoStep
 	costs *topology.Cluster // the cluster steps were computed on
 	memo  stepMemo
+	// planner is reused by every plan for its buffers
+	planner bcoPlanner
 	// online mode with Replan > 0: the last plan, when it was made and on which cluster
 	plan   []BCOPlacement
 	planAt float64
@@ -836,7 +1146,7 @@ func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	popt := s.opt.BCOPlanOptions
 	popt.EarliestFit = true
 	popt.memo = &s.memo
-	plan, err := PlanSJFBCO(v.Cluster, jobs, busy, popt)
+	plan, err := planWith(&s.planner, v.Cluster, jobs, busy, popt)
 	if err != nil {
 		return gpusched.Decision{}, err
 	}
@@ -917,7 +1227,7 @@ func (s *SJFBCO) follow(v *gpusched.View) {
 	if s.steps == nil || s.costs != v.Cluster {
 		s.steps = map[gpusched.JobID]*bcoStep{}
 		s.costs = v.Cluster
-		s.memo = stepMemo{cluster: v.Cluster, jobs: map[gpusched.JobID]map[string]float64{}}
+		s.memo = newStepMemo(v.Cluster)
 	}
 	d, ok := s.sync.next(v)
 	if ok && d.ArrivalOrder {
