@@ -258,6 +258,8 @@ type bcoPlanner struct {
 	cand, best, pick []topology.GPUID
 	took             []int
 	servers          []serverLoad
+	// fresh (for tests) makes every try plan every job afresh, replaying nothing.
+	fresh bool
 }
 
 type bcoEntry struct {
@@ -527,6 +529,9 @@ func (p *bcoPlanner) bisect(kappa int) (*BCOPlan, error) {
 // is the decision, without evaluating the placements and costs again. The state is brought
 // back to the end of the replayed decisions by undoing the later ones.
 func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
+	if p.fresh {
+		p.recs = p.recs[:0]
+	}
 	k := 0
 	for k < len(p.recs) {
 		r := &p.recs[k]

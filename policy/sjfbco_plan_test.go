@@ -1,0 +1,167 @@
+package policy
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/topology"
+	"pgregory.net/rapid"
+)
+
+// opaqueCost hides the cost model's type from the planner, which then keys its memo on exact
+// placements only (as it does for a user's cost model).
+type opaqueCost struct{ gpusched.CostModel }
+
+// bcoPlanInstance draws a planning problem: a cluster of one or two kinds of server (possibly
+// with servers of different sizes), jobs with and without a model, some tied to a kind of GPU,
+// and GPUs busy until various times.
+func bcoPlanInstance(t *rapid.T) (*topology.Cluster, []BCOJob, []float64, BCOPlanOptions) {
+	specs := []topology.ServerSpec{topology.A100(), topology.H100(), topology.T4()}
+	kinds := rapid.IntRange(1, 2).Draw(t, "kinds")
+	var servers []topology.Server
+	for i := range rapid.IntRange(1, 6).Draw(t, "servers") {
+		spec := specs[rapid.IntRange(0, kinds-1).Draw(t, "kind")]
+		spec.GPUs = rapid.SampledFrom([]int{2, 4, 8}).Draw(t, "gpus")
+		spec.NICs = min(spec.NICs, spec.GPUs)
+		servers = append(servers, topology.Server{ID: fmt.Sprint("s", i), ServerSpec: spec})
+	}
+	c, err := topology.New("plan", servers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := []string{"resnet50", "bert-large"}
+	var jobs []BCOJob
+	for i := range rapid.IntRange(1, 14).Draw(t, "jobs") {
+		j := &gpusched.Job{ID: gpusched.JobID(fmt.Sprint("j", i)), Arrival: float64(rapid.IntRange(0, 3).Draw(t, "arrival")),
+			GPUs: rapid.IntRange(1, min(c.NumGPUs(), 12)).Draw(t, "demand"), StepTime: rapid.SampledFrom([]float64{0.1, 0.5, 1}).Draw(t, "step")}
+		switch rapid.IntRange(0, 2).Draw(t, "what") {
+		case 1:
+			j.Features.Numeric = map[string]float64{ModelBytesFeature: 1e8}
+		case 2:
+			m, err := graph.ZooModel(rapid.SampledFrom(models).Draw(t, "model"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			j.Model = m
+			j.Plan = graph.Plan{DP: j.GPUs, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 16 * j.GPUs}
+			if j.GPUs%2 == 0 && rapid.Bool().Draw(t, "tp") {
+				j.Plan.DP, j.Plan.TP, j.Plan.GlobalBatch = j.GPUs/2, 2, 8*j.GPUs
+			}
+		}
+		if kinds > 1 && rapid.IntRange(0, 3).Draw(t, "typed") == 0 {
+			j.GPUType = c.GPU(topology.GPUID(rapid.IntRange(0, c.NumGPUs()-1).Draw(t, "type"))).Type()
+		}
+		if n := j.EligibleIn(c, c.AllGPUs()).Len(); j.GPUs > n {
+			continue
+		}
+		jobs = append(jobs, BCOJob{Job: j, Iterations: float64(rapid.IntRange(1, 500).Draw(t, "iters"))})
+	}
+	var busy []float64
+	if rapid.Bool().Draw(t, "busy") {
+		busy = make([]float64, c.NumGPUs())
+		for g := range busy {
+			busy[g] = rapid.SampledFrom([]float64{0, 0, 3, 10, 40, 250}).Draw(t, "until")
+		}
+	}
+	opt := BCOPlanOptions{
+		EarliestFit: rapid.Bool().Draw(t, "earliest"),
+		Lambda:      rapid.SampledFrom([]float64{0.25, 0.5, 1}).Draw(t, "lambda"),
+		Tolerance:   rapid.SampledFrom([]float64{1e-3, 1e-6}).Draw(t, "tolerance"),
+	}
+	return c, jobs, busy, opt
+}
+
+// TestPropertySJFBCOPlanReplay: the planner's shortcuts (replaying the last try's decisions
+// within their range of theta, undoing assignments, the per-kind memo of the default cost)
+// give the plan that planning every try afresh, with the cost model's answers memoised by
+// exact placement only, gives.
+func TestPropertySJFBCOPlanReplay(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, jobs, busy, opt := bcoPlanInstance(t)
+		got, err := planWith(&bcoPlanner{}, c, jobs, busy, opt)
+		ref := opt
+		ref.Cost = opaqueCost{planCost{model: gpusched.DefaultCost()}}
+		want, werr := planWith(&bcoPlanner{fresh: true}, c, jobs, busy, ref)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("error %v, afresh %v", err, werr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("plan differs from the plan made afresh:\n%+v\n%+v", got, want)
+		}
+	})
+}
+
+// TestPropertySJFBCOPlanSequence: a planner reused for a sequence of problems (as SJFBCO's
+// online mode does, with its memo) plans each as a new planner does.
+func TestPropertySJFBCOPlanSequence(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, jobs, busy, opt := bcoPlanInstance(t)
+		memo := newStepMemo(c)
+		opt.memo = &memo
+		var p bcoPlanner
+		for k := range 3 {
+			sub := jobs[:rapid.IntRange(0, len(jobs)).Draw(t, "prefix")]
+			if busy != nil && k > 0 {
+				for g := range busy {
+					busy[g] += float64(k)
+				}
+			}
+			got, err := planWith(&p, c, sub, busy, opt)
+			fresh := opt
+			fresh.memo = nil
+			want, werr := planWith(&bcoPlanner{fresh: true}, c, sub, busy, fresh)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("plan %d: error %v, afresh %v", k, err, werr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("plan %d differs from a new planner's:\n%+v\n%+v", k, got, want)
+			}
+		}
+	})
+}
+
+// TestPropertyModelCostKindInvariant states what the per-kind memo relies on: under the default
+// cost, a job's time per iteration on GPUs of one server, with idle links, is the same on every
+// server of the same spec and every choice of its GPUs there.
+func TestPropertyModelCostKindInvariant(t *testing.T) {
+	cost := planCost{model: gpusched.DefaultCost()}
+	rapid.Check(t, func(t *rapid.T) {
+		c, jobs, _, _ := bcoPlanInstance(t)
+		for _, bj := range jobs {
+			times := map[topology.ServerSpec]float64{}
+			for s := range c.NumServers() {
+				first, n := c.GPUsOf(s)
+				if n < bj.Job.GPUs || !bj.Job.EligibleIn(c, c.AllGPUs()).Contains(first) {
+					continue
+				}
+				perm := rapid.Permutation(seq(n)).Draw(t, "perm")[:bj.Job.GPUs]
+				gpus := make([]topology.GPUID, len(perm))
+				for i, k := range perm {
+					gpus[i] = first + topology.GPUID(k)
+				}
+				slices.Sort(gpus)
+				sc, err := cost.StepCost(bj.Job, c, gpus, nil)
+				if err != nil {
+					continue
+				}
+				spec := c.Server(s).ServerSpec
+				if was, ok := times[spec]; ok && was != sc.Time {
+					t.Fatalf("job %s: %v s per iteration on %v, %v on another server of the same spec", bj.Job.ID, sc.Time, gpus, was)
+				}
+				times[spec] = sc.Time
+			}
+		}
+	})
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
