@@ -79,8 +79,9 @@ type stepMemo struct {
 
 // jobMemo is what stepMemo keeps of one job.
 type jobMemo struct {
-	// exact: time per iteration by placement (key), idle links.
-	exact map[string]float64
+	// exact: time per iteration by placement (appendGPUs), idle links; loaded: by placement and
+	// the load on its links (see loadedStepTime).
+	exact, loaded map[string]float64
 	// kind[k]: time per iteration on GPUs of one server of kind k with idle links (0: not
 	// known), for cost models under which that time depends only on the server's spec (see
 	// kindInvariant).
@@ -124,15 +125,6 @@ func (m *stepMemo) kindsOf(c *topology.Cluster) []int32 {
 		m.kinds = len(ids)
 	}
 	return m.kind
-}
-
-// key encodes a placement.
-func (m *stepMemo) key(gpus []topology.GPUID) string {
-	b := make([]byte, 0, 4*len(gpus))
-	for _, g := range gpus {
-		b = append(b, byte(g), byte(g>>8), byte(g>>16), byte(g>>24))
-	}
-	return string(b)
 }
 
 // drop forgets job id's entries.
@@ -247,6 +239,9 @@ type bcoPlanner struct {
 	memo   *stepMemo  // opt.memo, or one of the planner's own
 	own    stepMemo   // the planner's memo when opt.memo is nil
 	single []int32    // per GPU, its server
+	shared []bool     // per server, whether its fabric is shared (IntraShared)
+	key    []byte     // a memo key being built
+	cnt    []int      // loads on a candidate's links
 	// st is the state after the decisions of recs that end by their theta (see try), placed
 	// their entries; recs are the decisions of the last try, in planning order; rng is the
 	// range of theta of the decision being made.
@@ -317,8 +312,9 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 		return cmp.Compare(a.Job.ID, b.Job.ID)
 	})
 	if p.c != c {
-		p.single = p.single[:0]
+		p.single, p.shared = p.single[:0], p.shared[:0]
 		for s := range c.NumServers() {
+			p.shared = append(p.shared, c.Server(s).IntraShared)
 			_, k := c.GPUsOf(s)
 			for range k {
 				p.single = append(p.single, int32(s))
@@ -373,7 +369,7 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 		}
 		jm.ok, jm.okDone = p.ok[i], true
 		gpus, _ := c.Pack(pool, bj.Job.GPUs)
-		t, err := p.stepTime(i, gpus, nil)
+		t, err := p.stepTime(i, gpus)
 		if err != nil {
 			return err
 		}
@@ -394,51 +390,102 @@ func resize[T any](s []T, n int) []T {
 // okServer reports whether job i (in planning order) may use server s.
 func (p *bcoPlanner) okServer(i, s int) bool { return p.ok[i] == nil || p.ok[i][s] }
 
-// duration returns job i's duration on gpus (sorted) under load.
-func (p *bcoPlanner) duration(i int, gpus []topology.GPUID, load topology.LinkLoad) (float64, error) {
-	t, err := p.stepTime(i, gpus, load)
-	return p.jobs[i].Iterations * t, err
+// stepTime returns job i's time per iteration on gpus (sorted) with idle links, from the memo
+// where it holds it.
+func (p *bcoPlanner) stepTime(i int, gpus []topology.GPUID) (float64, error) {
+	jm := p.jm[i]
+	if s := p.single[gpus[0]]; p.byKind[i] && s == p.single[gpus[len(gpus)-1]] {
+		kind := p.kind[s]
+		if int(kind) < len(jm.kind) && jm.kind[kind] > 0 {
+			return jm.kind[kind], nil
+		}
+		t, err := p.cost(i, gpus, nil)
+		if err == nil {
+			if len(jm.kind) == 0 {
+				jm.kind = make([]float64, p.memo.kinds)
+			}
+			jm.kind[kind] = t
+		}
+		return t, err
+	}
+	p.key = appendGPUs(p.key[:0], gpus)
+	if t, ok := jm.exact[string(p.key)]; ok {
+		return t, nil
+	}
+	t, err := p.cost(i, gpus, nil)
+	if err == nil {
+		if jm.exact == nil {
+			jm.exact = map[string]float64{}
+		}
+		jm.exact[string(p.key)] = t
+	}
+	return t, err
 }
 
-// stepTime returns job i's time per iteration on gpus (sorted) under load, from the memo
-// where it holds it (idle links only).
-func (p *bcoPlanner) stepTime(i int, gpus []topology.GPUID, load topology.LinkLoad) (float64, error) {
-	bj, jm := p.jobs[i], p.jm[i]
-	var k string
-	kind := int32(-1)
-	if len(load) == 0 {
-		if s := p.single[gpus[0]]; p.byKind[i] && s == p.single[gpus[len(gpus)-1]] {
-			kind = p.kind[s]
-			if int(kind) < len(jm.kind) && jm.kind[kind] > 0 {
-				return jm.kind[kind], nil
-			}
-		} else {
-			k = p.memo.key(gpus)
-			if t, ok := jm.exact[k]; ok {
-				return t, nil
+// loadedStepTime returns job i's time per iteration on gpus (sorted), whose shared links are
+// links, under the load of the planned jobs running at time t (loadAt). Under the default cost
+// a job's time depends only on the load on its own links (its flows cross no other), so the
+// memo keeps it by placement and that load.
+func (p *bcoPlanner) loadedStepTime(i int, gpus []topology.GPUID, links []topology.Link, t float64) (float64, error) {
+	cnt := resize(p.cnt, len(links))
+	p.cnt = cnt
+	clear(cnt)
+	active := false
+	for k := range p.placed {
+		e := &p.placed[k]
+		if len(e.links) == 0 || !(e.start <= t && t < e.end) {
+			continue
+		}
+		active = true
+		for _, l := range e.links {
+			if k := slices.Index(links, l); k >= 0 {
+				cnt[k]++
 			}
 		}
 	}
-	sc, err := p.opt.Cost.StepCost(bj.Job, p.c, gpus, load)
+	if !active {
+		return p.stepTime(i, gpus) // loadAt is nil: idle links
+	}
+	if !p.byKind[i] {
+		return p.cost(i, gpus, loadAt(p.placed, t))
+	}
+	jm := p.jm[i]
+	p.key = appendGPUs(p.key[:0], gpus)
+	for _, n := range cnt {
+		p.key = append(p.key, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
+	}
+	if st, ok := jm.loaded[string(p.key)]; ok {
+		return st, nil
+	}
+	st, err := p.cost(i, gpus, loadAt(p.placed, t))
+	if err == nil {
+		if jm.loaded == nil {
+			jm.loaded = map[string]float64{}
+		}
+		jm.loaded[string(p.key)] = st
+	}
+	return st, err
+}
+
+// cost asks the cost model for job i's time per iteration on gpus under load.
+func (p *bcoPlanner) cost(i int, gpus []topology.GPUID, load topology.LinkLoad) (float64, error) {
+	j := p.jobs[i].Job
+	sc, err := p.opt.Cost.StepCost(j, p.c, gpus, load)
 	if err != nil {
 		return 0, fmt.Errorf("sjf-bco: %w", err)
 	}
 	if !(sc.Time > 0) || math.IsInf(sc.Time, 1) {
-		return 0, fmt.Errorf("%w: job %q has time per iteration %v", gpusched.ErrInvalidJob, bj.Job.ID, sc.Time)
-	}
-	switch {
-	case kind >= 0:
-		if len(jm.kind) == 0 {
-			jm.kind = make([]float64, p.memo.kinds)
-		}
-		jm.kind[kind] = sc.Time
-	case k != "":
-		if jm.exact == nil {
-			jm.exact = map[string]float64{}
-		}
-		jm.exact[k] = sc.Time
+		return 0, fmt.Errorf("%w: job %q has time per iteration %v", gpusched.ErrInvalidJob, j.ID, sc.Time)
 	}
 	return sc.Time, nil
+}
+
+// appendGPUs appends an encoding of gpus to b.
+func appendGPUs(b []byte, gpus []topology.GPUID) []byte {
+	for _, g := range gpus {
+		b = append(b, byte(g), byte(g>>8), byte(g>>16), byte(g>>24))
+	}
+	return b
 }
 
 func (p *bcoPlanner) plan() (*BCOPlan, error) {
@@ -565,9 +612,6 @@ func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
 			p.st.undo(0)
 			p.recs, p.placed = p.recs[:0], p.placed[:0]
 			return nil, false, err
-		}
-		if ok {
-			e.links = p.c.Links(e.gpus)
 		}
 		p.recs = append(p.recs, bcoRecord{e: e, ok: ok, large: large, thetaRange: p.rng})
 		if !ok {
@@ -778,17 +822,22 @@ func (p *bcoPlanner) finish(i int, gpus, dst []topology.GPUID) (bcoEntry, error)
 	for _, g := range gpus {
 		start = max(start, free[g])
 	}
-	var load topology.LinkLoad
-	if s := p.single[gpus[0]]; !p.c.Server(int(s)).IntraShared && p.single[gpus[len(gpus)-1]] == s {
+	var (
+		t     float64
+		err   error
+		links []topology.Link
+	)
+	if s := p.single[gpus[0]]; !p.shared[s] && p.single[gpus[len(gpus)-1]] == s {
 		// One server with a non-blocking fabric: the job crosses no shared link.
+		t, err = p.stepTime(i, gpus)
 	} else {
-		load = loadAt(p.placed, start)
+		links = p.c.Links(gpus)
+		t, err = p.loadedStepTime(i, gpus, links, start)
 	}
-	d, err := p.duration(i, gpus, load)
 	if err != nil {
 		return bcoEntry{}, err
 	}
-	return bcoEntry{gpus: gpus, start: start, end: start + d}, nil
+	return bcoEntry{gpus: gpus, start: start, end: start + p.jobs[i].Iterations*t, links: links}, nil
 }
 
 // owned returns e with GPUs of its own (finish writes them to scratch space).

@@ -16,20 +16,28 @@ import (
 // placements only (as it does for a user's cost model).
 type opaqueCost struct{ gpusched.CostModel }
 
-// bcoPlanInstance draws a planning problem: a cluster of one or two kinds of server (possibly
-// with servers of different sizes), jobs with and without a model, some tied to a kind of GPU,
-// and GPUs busy until various times.
+// bcoPlanInstance draws a planning problem: a cluster of up to three kinds of server (servers
+// of different sizes, a shared fabric, racks), jobs with and without a model, some tied to a
+// kind of GPU, and GPUs busy until various times.
 func bcoPlanInstance(t *rapid.T) (*topology.Cluster, []BCOJob, []float64, BCOPlanOptions) {
 	specs := []topology.ServerSpec{topology.A100(), topology.H100(), topology.T4()}
-	kinds := rapid.IntRange(1, 2).Draw(t, "kinds")
+	kinds := rapid.IntRange(1, len(specs)).Draw(t, "kinds")
+	var racks []topology.Rack
+	if rapid.Bool().Draw(t, "racks") {
+		racks = []topology.Rack{{ID: "r0", Oversubscription: 1}, {ID: "r1", Oversubscription: 2}}
+	}
 	var servers []topology.Server
 	for i := range rapid.IntRange(1, 6).Draw(t, "servers") {
 		spec := specs[rapid.IntRange(0, kinds-1).Draw(t, "kind")]
 		spec.GPUs = rapid.SampledFrom([]int{2, 4, 8}).Draw(t, "gpus")
 		spec.NICs = min(spec.NICs, spec.GPUs)
-		servers = append(servers, topology.Server{ID: fmt.Sprint("s", i), ServerSpec: spec})
+		sv := topology.Server{ID: fmt.Sprint("s", i), ServerSpec: spec}
+		if racks != nil {
+			sv.Rack = racks[rapid.IntRange(0, 1).Draw(t, "rack")].ID
+		}
+		servers = append(servers, sv)
 	}
-	c, err := topology.New("plan", servers, nil)
+	c, err := topology.New("plan", servers, racks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +60,7 @@ func bcoPlanInstance(t *rapid.T) (*topology.Cluster, []BCOJob, []float64, BCOPla
 				j.Plan.DP, j.Plan.TP, j.Plan.GlobalBatch = j.GPUs/2, 2, 8*j.GPUs
 			}
 		}
-		if kinds > 1 && rapid.IntRange(0, 3).Draw(t, "typed") == 0 {
+		if !c.UniformGPUs() && rapid.IntRange(0, 3).Draw(t, "typed") == 0 {
 			j.GPUType = c.GPU(topology.GPUID(rapid.IntRange(0, c.NumGPUs()-1).Draw(t, "type"))).Type()
 		}
 		if n := j.EligibleIn(c, c.AllGPUs()).Len(); j.GPUs > n {
@@ -164,4 +172,44 @@ func seq(n int) []int {
 		out[i] = i
 	}
 	return out
+}
+
+// TestPropertyPlanCostOwnLinks states what the planner's memo of loaded times relies on: under
+// the default cost, a job's time per iteration depends only on the load on its own links
+// (topology.Cluster.Links), not on the load elsewhere.
+func TestPropertyPlanCostOwnLinks(t *testing.T) {
+	cost := planCost{model: gpusched.DefaultCost()}
+	rapid.Check(t, func(t *rapid.T) {
+		c, jobs, _, _ := bcoPlanInstance(t)
+		var all []topology.Link
+		for s := range c.NumServers() {
+			all = append(all, topology.Link{Kind: topology.NICLink, Index: s}, topology.Link{Kind: topology.IntraLink, Index: s})
+		}
+		for r := range c.NumRacks() {
+			all = append(all, topology.Link{Kind: topology.UplinkLink, Index: r})
+		}
+		for _, bj := range jobs {
+			pool := bj.Job.EligibleIn(c, c.AllGPUs()).Slice()
+			perm := rapid.Permutation(pool).Draw(t, "gpus")[:bj.Job.GPUs]
+			gpus := slices.Clone(perm)
+			slices.Sort(gpus)
+			load := topology.LinkLoad{}
+			for _, l := range all {
+				if n := rapid.IntRange(0, 3).Draw(t, "load"); n > 0 {
+					load[l] = float64(n)
+				}
+			}
+			own := topology.LinkLoad{}
+			for _, l := range c.Links(gpus) {
+				if n, ok := load[l]; ok {
+					own[l] = n
+				}
+			}
+			a, err := cost.StepCost(bj.Job, c, gpus, load)
+			b, err2 := cost.StepCost(bj.Job, c, gpus, own)
+			if (err == nil) != (err2 == nil) || a.Time != b.Time {
+				t.Fatalf("job %s on %v: %v s (%v) under %v, %v s (%v) under the load on its links %v", bj.Job.ID, gpus, a.Time, err, load, b.Time, err2, own)
+			}
+		}
+	})
 }
