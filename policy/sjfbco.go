@@ -3,7 +3,6 @@ package policy
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 
@@ -1107,8 +1106,13 @@ type SJFBCO struct {
 	sync  deltaSync
 	queue bcoQueue
 	steps map[gpusched.JobID]*bcoStep
-	costs *topology.Cluster // the cluster steps were computed on
-	memo  stepMemo
+	// busyUntil's buffers: the GPUs' times, the flows per link (linkSlot), the running jobs'
+	// steps
+	busy    []float64
+	total   []int
+	running []*bcoStep
+	costs   *topology.Cluster // the cluster steps were computed on
+	memo    stepMemo
 	// planner is reused by every plan for its buffers
 	planner bcoPlanner
 	// online mode with Replan > 0: the last plan, when it was made and on which cluster
@@ -1398,15 +1402,18 @@ func (q *bcoQueue) smallest(n int) []*gpusched.Job {
 type bcoStep struct {
 	gpus  []topology.GPUID
 	links []topology.Link
-	load  topology.LinkLoad
+	// load[k]: the other jobs' flows on links[k] when time was computed; valid: time was.
+	load  []int
 	time  float64
+	valid bool
 }
 
 // busyUntil estimates when each GPU frees: now for free GPUs, the estimated end of the job on it
-// otherwise.
+// otherwise. The slice is reused by the next call.
 func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 	c := v.Cluster
-	busy := make([]float64, c.NumGPUs())
+	busy := resize(s.busy, c.NumGPUs())
+	s.busy = busy
 	for i := range busy {
 		busy[i] = v.Now
 	}
@@ -1418,40 +1425,63 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 		}
 		return true
 	})
-	links := make([][]topology.Link, len(v.Running))
-	total := topology.LinkLoad{}
+	// The flows on every link, counted densely (see linkSlot).
+	ns := c.NumServers()
+	total := resize(s.total, 2*ns+c.NumRacks())
+	s.total = total
+	clear(total)
+	steps := resize(s.running, len(v.Running))
+	s.running = steps
 	for i := range v.Running {
 		st := &v.Running[i]
-		if sc := s.steps[st.Job.ID]; sc != nil && slices.Equal(sc.gpus, st.GPUs) {
-			links[i] = sc.links
-		} else {
-			links[i] = c.Links(st.GPUs)
+		sc := s.steps[st.Job.ID]
+		if sc == nil || !slices.Equal(sc.gpus, st.GPUs) {
+			sc = &bcoStep{gpus: slices.Clone(st.GPUs), links: c.Links(st.GPUs)}
 		}
-		for _, l := range links[i] {
-			total[l]++
+		steps[i] = sc
+		for _, l := range sc.links {
+			total[linkSlot(l, ns)]++
 		}
 	}
 	for i := range v.Running {
-		st := &v.Running[i]
-		// The other jobs' flows on this job's links (a cost model reads only those).
-		var load topology.LinkLoad
-		for _, l := range links[i] {
-			if k := total[l] - 1; k > 0 {
-				if load == nil {
-					load = topology.LinkLoad{}
-				}
-				load[l] = k
+		st, sc := &v.Running[i], steps[i]
+		// The other jobs' flows on this job's links (a cost model reads only those): the
+		// cached time holds if they are as when it was computed.
+		same := sc.valid
+		for k, l := range sc.links {
+			n := total[linkSlot(l, ns)] - 1
+			if same && sc.load[k] != max(n, 0) {
+				same = false
 			}
 		}
-		t, err := s.stepTime(c, st, links[i], load)
-		if err != nil {
-			return nil, err
+		if !same {
+			var load topology.LinkLoad
+			sc.load = resize(sc.load, len(sc.links))
+			for k, l := range sc.links {
+				n := total[linkSlot(l, ns)] - 1
+				sc.load[k] = max(n, 0)
+				if n > 0 {
+					if load == nil {
+						load = topology.LinkLoad{}
+					}
+					load[l] = float64(n)
+				}
+			}
+			cost, err := s.opt.Cost.StepCost(st.Job, c, st.GPUs, load)
+			if err != nil {
+				sc.valid = false
+				return nil, fmt.Errorf("sjf-bco: %w", err)
+			}
+			sc.time, sc.valid = cost.Time, true
+			if s.steps != nil {
+				s.steps[st.Job.ID] = sc
+			}
 		}
 		n, err := s.estimate(st.Job)
 		if err != nil {
 			return nil, err
 		}
-		end := v.Now + max(n-st.Iterations, 1)*t
+		end := v.Now + max(n-st.Iterations, 1)*sc.time
 		for _, g := range st.GPUs {
 			if int(g) >= 0 && int(g) < len(busy) {
 				busy[g] = end
@@ -1461,23 +1491,16 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 	return busy, nil
 }
 
-// stepTime returns a running job's time per iteration on its GPUs under the given load of the
-// other jobs' flows, from the cache when the job was costed on the same GPUs under the same
-// load (a cost model's answer depends on nothing else; in the online mode the cache holds the
-// running jobs only while the host's deltas are followed).
-func (s *SJFBCO) stepTime(c *topology.Cluster, st *gpusched.JobStatus, links []topology.Link, load topology.LinkLoad) (float64, error) {
-	sc := s.steps[st.Job.ID]
-	if sc != nil && slices.Equal(sc.gpus, st.GPUs) && maps.Equal(sc.load, load) {
-		return sc.time, nil
+// linkSlot numbers a link of a cluster with ns servers densely: NICs, then fabrics, then
+// uplinks.
+func linkSlot(l topology.Link, ns int) int {
+	switch l.Kind {
+	case topology.NICLink:
+		return l.Index
+	case topology.IntraLink:
+		return ns + l.Index
 	}
-	cost, err := s.opt.Cost.StepCost(st.Job, c, st.GPUs, load)
-	if err != nil {
-		return 0, fmt.Errorf("sjf-bco: %w", err)
-	}
-	if s.steps != nil {
-		s.steps[st.Job.ID] = &bcoStep{gpus: slices.Clone(st.GPUs), links: links, load: maps.Clone(load), time: cost.Time}
-	}
-	return cost.Time, nil
+	return 2*ns + l.Index
 }
 
 // unavailableHorizon is how long, in seconds, SJF-BCO's planner treats an unavailable GPU as
