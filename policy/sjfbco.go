@@ -251,7 +251,9 @@ type bcoPlanner struct {
 	// scratch space of one decision
 	cand, best, pick []topology.GPUID
 	took             []int
-	servers          []serverLoad
+	starts           []serverStart
+	bySize           []int
+	sameSize         bool // every server has as many GPUs
 	// fresh (for tests) makes every try plan every job afresh, replaying nothing.
 	fresh bool
 }
@@ -311,9 +313,13 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 		return cmp.Compare(a.Job.ID, b.Job.ID)
 	})
 	if p.c != c {
-		p.single, p.shared = p.single[:0], p.shared[:0]
+		p.single, p.shared, p.sameSize = p.single[:0], p.shared[:0], true
 		for s := range c.NumServers() {
 			p.shared = append(p.shared, c.Server(s).IntraShared)
+			_, k0 := c.GPUsOf(0)
+			if _, k := c.GPUsOf(s); k != k0 {
+				p.sameSize = false
+			}
 			_, k := c.GPUsOf(s)
 			for range k {
 				p.single = append(p.single, int32(s))
@@ -661,6 +667,7 @@ type planState struct {
 	sum  []float64
 	// byMean lists the servers by mean busy-until time (least busy first), then index.
 	byMean []int
+	means  []float64 // init's scratch space
 	// The undo log: per assignment, where its entries of the logs below begin (marks), the
 	// GPUs' former busy-until times, the touched servers' former sums and GPU orders, and the
 	// positions in byMean they were taken from and put at.
@@ -688,6 +695,9 @@ type srvWas struct {
 func (st *planState) sorted(s int) []topology.GPUID { return st.ids[st.off[s]:st.off[s+1]] }
 
 func (st *planState) mean(s int) float64 { return st.sum[s] / float64(st.off[s+1]-st.off[s]) }
+
+// size returns server s's number of GPUs.
+func (st *planState) size(s int) int { return st.off[s+1] - st.off[s] }
 
 func (st *planState) meanLess(a, b int) int {
 	if c := cmp.Compare(st.mean(a), st.mean(b)); c != 0 {
@@ -717,7 +727,17 @@ func (st *planState) init(c *topology.Cluster, busy []float64) {
 		st.resort(s)
 		st.byMean[s] = s
 	}
-	slices.SortFunc(st.byMean, st.meanLess)
+	means := resize(st.means, ns)
+	st.means = means
+	for s := range means {
+		means[s] = st.mean(s)
+	}
+	slices.SortFunc(st.byMean, func(a, b int) int {
+		if c := cmp.Compare(means[a], means[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
 	st.marks, st.oldFree, st.oldSrv, st.oldIDs = st.marks[:0], st.oldFree[:0], st.oldSrv[:0], st.oldIDs[:0]
 }
 
@@ -887,20 +907,22 @@ func (p *bcoPlanner) faffp(i int, theta float64) (bcoEntry, bool, error) {
 			}
 			return nil
 		}
+		// The servers that can take the job, with the time its g earliest-free GPUs there
+		// are all free, in index order.
 		first := math.Inf(1)
-		ns := len(st.off) - 1
-		for s := range ns {
-			if gs := st.sorted(s); len(gs) >= g && p.okServer(i, s) {
-				first = min(first, free[gs[g-1]])
+		cands := p.starts[:0]
+		ok, ids, off := p.ok[i], st.ids, st.off
+		for s := range len(off) - 1 {
+			if off[s+1]-off[s] >= g && (ok == nil || ok[s]) {
+				start := free[ids[off[s]+g-1]]
+				cands = append(cands, serverStart{s: s, start: start})
+				first = min(first, start)
 			}
 		}
+		p.starts = cands
 		for pass := 0; pass < 2; pass++ {
-			for s := range ns {
-				gs := st.sorted(s)
-				if len(gs) < g || !p.okServer(i, s) {
-					continue
-				}
-				start := free[gs[g-1]]
+			for _, c := range cands {
+				start := c.start
 				if (pass == 0) != (start == first) {
 					continue
 				}
@@ -908,7 +930,7 @@ func (p *bcoPlanner) faffp(i int, theta float64) (bcoEntry, bool, error) {
 				if (found && start+minDur > best.end) || p.rng.above(start+minDur, theta) {
 					continue
 				}
-				if err := consider(s); err != nil {
+				if err := consider(c.s); err != nil {
 					return bcoEntry{}, false, err
 				}
 			}
@@ -951,19 +973,23 @@ func (p *bcoPlanner) faffp(i int, theta float64) (bcoEntry, bool, error) {
 			}
 		}
 	}
-	// Fewest servers: the largest first, the least busy first among equals.
-	servers := p.serversBy(func(a, b serverLoad) int {
-		if c := cmp.Compare(b.n, a.n); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.mean, b.mean)
-	})
+	// Fewest servers: the largest first, the least busy first among equals (then the lowest
+	// index): byMean's order, stably sorted by size.
+	servers := st.byMean
+	if !p.sameSize {
+		servers = append(p.bySize[:0], st.byMean...)
+		p.bySize = servers
+		slices.SortStableFunc(servers, func(a, b int) int { return cmp.Compare(st.size(b), st.size(a)) })
+	}
 	gpus := p.pick[:0]
-	for _, sl := range servers {
-		if !p.okServer(i, sl.s) {
+	for _, s := range servers {
+		if len(gpus) == g {
+			break
+		}
+		if !p.okServer(i, s) {
 			continue
 		}
-		for _, x := range st.sorted(sl.s) {
+		for _, x := range st.sorted(s) {
 			if len(gpus) == g {
 				break
 			}
@@ -978,28 +1004,10 @@ func (p *bcoPlanner) faffp(i int, theta float64) (bcoEntry, bool, error) {
 	return owned(e), !p.rng.above(e.end, theta), nil
 }
 
-type serverLoad struct {
-	s, n int
-	mean float64
-}
-
-// serversBy returns the servers sorted by f, ties by index. The slice is reused by the next
-// call.
-func (p *bcoPlanner) serversBy(f func(a, b serverLoad) int) []serverLoad {
-	st := &p.st
-	out := resize(p.servers, len(st.off)-1)
-	p.servers = out
-	for s := range out {
-		n := st.off[s+1] - st.off[s]
-		out[s] = serverLoad{s: s, n: n, mean: st.sum[s] / float64(n)}
-	}
-	slices.SortFunc(out, func(a, b serverLoad) int {
-		if c := f(a, b); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.s, b.s)
-	})
-	return out
+// serverStart is a server and the time a job could start there.
+type serverStart struct {
+	s     int
+	start float64
 }
 
 // lbsgf is least-busy-server GPU first with spread factor lambda.
@@ -1108,11 +1116,11 @@ type SJFBCO struct {
 	steps map[gpusched.JobID]*bcoStep
 	// busyUntil's buffers: the GPUs' times, the flows per link (linkSlot), the running jobs'
 	// steps
-	busy    []float64
-	total   []int
-	running []*bcoStep
-	costs   *topology.Cluster // the cluster steps were computed on
-	memo    stepMemo
+	busy                 []float64
+	total                []int
+	running, prevRunning []*bcoStep
+	costs                *topology.Cluster // the cluster steps were computed on
+	memo                 stepMemo
 	// planner is reused by every plan for its buffers
 	planner bcoPlanner
 	// online mode with Replan > 0: the last plan, when it was made and on which cluster
@@ -1284,6 +1292,7 @@ func (s *SJFBCO) followPlan(run []gpusched.Assignment, free topology.GPUSet) []g
 func (s *SJFBCO) follow(v *gpusched.View) {
 	if s.steps == nil || s.costs != v.Cluster {
 		s.steps = map[gpusched.JobID]*bcoStep{}
+		s.running, s.prevRunning = nil, nil
 		s.costs = v.Cluster
 		s.memo = newStepMemo(v.Cluster)
 	}
@@ -1406,6 +1415,12 @@ type bcoStep struct {
 	load  []int
 	time  float64
 	valid bool
+	// job is the job; pos its index in the view's running jobs at the last call; iters its
+	// estimated iterations (SJFBCO.estimate) once known.
+	job     *gpusched.Job
+	pos     int
+	iters   float64
+	itersOK bool
 }
 
 // busyUntil estimates when each GPU frees: now for free GPUs, the estimated end of the job on it
@@ -1430,14 +1445,25 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 	total := resize(s.total, 2*ns+c.NumRacks())
 	s.total = total
 	clear(total)
-	steps := resize(s.running, len(v.Running))
-	s.running = steps
+	// The running jobs keep their order from one view to the next (the host appends the jobs
+	// it starts): the last call's steps are matched in order, the map serving the others.
+	prev := s.running
+	steps := resize(s.prevRunning, len(v.Running))
+	s.running, s.prevRunning = steps, prev
+	next := 0
 	for i := range v.Running {
 		st := &v.Running[i]
-		sc := s.steps[st.Job.ID]
-		if sc == nil || !slices.Equal(sc.gpus, st.GPUs) {
-			sc = &bcoStep{gpus: slices.Clone(st.GPUs), links: c.Links(st.GPUs)}
+		var sc *bcoStep
+		if s.steps != nil && next < len(prev) && prev[next].job == st.Job {
+			sc = prev[next]
+			next++
+		} else if sc = s.steps[st.Job.ID]; sc != nil && sc.pos < len(prev) && prev[sc.pos] == sc {
+			next = sc.pos + 1
 		}
+		if sc == nil || !slices.Equal(sc.gpus, st.GPUs) {
+			sc = &bcoStep{gpus: slices.Clone(st.GPUs), links: c.Links(st.GPUs), job: st.Job}
+		}
+		sc.pos = i
 		steps[i] = sc
 		for _, l := range sc.links {
 			total[linkSlot(l, ns)]++
@@ -1477,11 +1503,14 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 				s.steps[st.Job.ID] = sc
 			}
 		}
-		n, err := s.estimate(st.Job)
-		if err != nil {
-			return nil, err
+		if !sc.itersOK {
+			n, err := s.estimate(st.Job)
+			if err != nil {
+				return nil, err
+			}
+			sc.iters, sc.itersOK = n, true
 		}
-		end := v.Now + max(n-st.Iterations, 1)*sc.time
+		end := v.Now + max(sc.iters-st.Iterations, 1)*sc.time
 		for _, g := range st.GPUs {
 			if int(g) >= 0 && int(g) < len(busy) {
 				busy[g] = end

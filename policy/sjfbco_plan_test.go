@@ -213,3 +213,97 @@ func TestPropertyPlanCostOwnLinks(t *testing.T) {
 		}
 	})
 }
+
+// TestPropertyPlanStateUndo: the planner's state after assignments and undos is the state of
+// a fresh pass with the remaining assignments made, byMean stays ordered by (mean busy-until
+// time, index), and byMean stably sorted by server size (the order of FA-FFP's fallback) is
+// the order by (size descending, mean, index).
+func TestPropertyPlanStateUndo(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, _, busy, _ := bcoPlanInstance(t)
+		if busy == nil {
+			busy = make([]float64, c.NumGPUs())
+		}
+		var p bcoPlanner
+		if err := p.reset(c, nil, busy, BCOPlanOptions{Cost: gpusched.FixedCost{}, Lambda: 0.5, Tolerance: 1e-3, MaxBisections: 60}); err != nil {
+			t.Fatal(err)
+		}
+		type op struct {
+			gpus []topology.GPUID
+			end  float64
+		}
+		var ops []op
+		for range rapid.IntRange(1, 12).Draw(t, "ops") {
+			if len(ops) > 0 && rapid.IntRange(0, 2).Draw(t, "undo") == 0 {
+				ops = ops[:rapid.IntRange(0, len(ops)-1).Draw(t, "to")]
+				p.st.undo(len(ops))
+			} else {
+				n := rapid.IntRange(1, c.NumGPUs()).Draw(t, "n")
+				gpus := rapid.Permutation(seq32(c.NumGPUs())).Draw(t, "gpus")[:n]
+				end := 0.0
+				for _, g := range gpus {
+					end = max(end, p.st.free[g])
+				}
+				end += rapid.SampledFrom([]float64{0, 1, 7.5, 100}).Draw(t, "d")
+				ops = append(ops, op{gpus, end})
+				p.st.assign(p.single, gpus, end)
+			}
+			var want planState
+			want.init(c, busy)
+			for _, o := range ops {
+				want.assign(p.single, o.gpus, o.end)
+			}
+			if !slices.Equal(p.st.free, want.free) || !slices.Equal(p.st.ids, want.ids) || !slices.Equal(p.st.sum, want.sum) || !slices.Equal(p.st.byMean, want.byMean) {
+				t.Fatalf("after %d assignments: state %v %v %v %v, afresh %v %v %v %v", len(ops),
+					p.st.free, p.st.ids, p.st.sum, p.st.byMean, want.free, want.ids, want.sum, want.byMean)
+			}
+			if !slices.IsSortedFunc(p.st.byMean, p.st.meanLess) {
+				t.Fatalf("byMean %v is not ordered", p.st.byMean)
+			}
+			for s := range c.NumServers() {
+				gs := p.st.sorted(s)
+				if !slices.IsSortedFunc(gs, func(a, b topology.GPUID) int {
+					if c := cmpFloat(p.st.free[a], p.st.free[b]); c != 0 {
+						return c
+					}
+					return int(a) - int(b)
+				}) {
+					t.Fatalf("server %d's GPUs %v are not ordered", s, gs)
+				}
+			}
+			bySize := slices.Clone(p.st.byMean)
+			slices.SortStableFunc(bySize, func(a, b int) int { return p.st.size(b) - p.st.size(a) })
+			explicit := seq(c.NumServers())
+			slices.SortFunc(explicit, func(a, b int) int {
+				if d := p.st.size(b) - p.st.size(a); d != 0 {
+					return d
+				}
+				if c := cmpFloat(p.st.mean(a), p.st.mean(b)); c != 0 {
+					return c
+				}
+				return a - b
+			})
+			if !slices.Equal(bySize, explicit) {
+				t.Fatalf("byMean by size %v, by (size, mean, index) %v", bySize, explicit)
+			}
+		}
+	})
+}
+
+func seq32(n int) []topology.GPUID {
+	out := make([]topology.GPUID, n)
+	for i := range out {
+		out[i] = topology.GPUID(i)
+	}
+	return out
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
