@@ -239,6 +239,7 @@ type bcoPlanner struct {
 	own    stepMemo   // the planner's memo when opt.memo is nil
 	single []int32    // per GPU, its server
 	shared []bool     // per server, whether its fabric is shared (IntraShared)
+	rack   []int      // per server, its rack (-1: none)
 	key    []byte     // a memo key being built
 	cnt    []int      // loads on a candidate's links
 	// st is the state after the decisions of recs that end by their theta (see try), placed
@@ -250,6 +251,8 @@ type bcoPlanner struct {
 	rng    thetaRange
 	// scratch space of one decision
 	cand, best, pick []topology.GPUID
+	linkBuf          []topology.Link
+	rackBuf          []int
 	took             []int
 	starts           []serverStart
 	bySize           []int
@@ -314,8 +317,10 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 	})
 	if p.c != c {
 		p.single, p.shared, p.sameSize = p.single[:0], p.shared[:0], true
+		p.rack = p.rack[:0]
 		for s := range c.NumServers() {
 			p.shared = append(p.shared, c.Server(s).IntraShared)
+			p.rack = append(p.rack, c.RackOf(s))
 			_, k0 := c.GPUsOf(0)
 			if _, k := c.GPUsOf(s); k != k0 {
 				p.sameSize = false
@@ -665,9 +670,11 @@ type planState struct {
 	ids  []topology.GPUID // every server's GPUs, server after server: see sorted
 	off  []int            // server s's GPUs are ids[off[s]:off[s+1]]
 	sum  []float64
-	// byMean lists the servers by mean busy-until time (least busy first), then index.
+	// byMean lists the servers by mean busy-until time (least busy first), then index; means
+	// holds the servers' means (sum / GPUs).
 	byMean []int
-	means  []float64 // init's scratch space
+	means  []float64
+	c      *topology.Cluster // the cluster of the last init
 	// The undo log: per assignment, where its entries of the logs below begin (marks), the
 	// GPUs' former busy-until times, the touched servers' former sums and GPU orders, and the
 	// positions in byMean they were taken from and put at.
@@ -694,7 +701,7 @@ type srvWas struct {
 // sorted returns server s's GPUs by busy-until time, then id.
 func (st *planState) sorted(s int) []topology.GPUID { return st.ids[st.off[s]:st.off[s+1]] }
 
-func (st *planState) mean(s int) float64 { return st.sum[s] / float64(st.off[s+1]-st.off[s]) }
+func (st *planState) mean(s int) float64 { return st.means[s] }
 
 // size returns server s's number of GPUs.
 func (st *planState) size(s int) int { return st.off[s+1] - st.off[s] }
@@ -706,38 +713,57 @@ func (st *planState) meanLess(a, b int) int {
 	return cmp.Compare(a, b)
 }
 
-// init sets the state to the GPUs' initial busy-until times.
+// init sets the state to the GPUs' initial busy-until times. On the cluster of the last
+// pass, it starts from that pass's initial orders (the busy-until times of consecutive plans
+// are much alike), which the sorts then only repair: the orders are total, so the result is
+// the same whatever the starting order.
 func (st *planState) init(c *topology.Cluster, busy []float64) {
 	ns := c.NumServers()
+	warm := st.c == c && len(st.off) == ns+1 && len(st.ids) == len(busy)
+	if warm {
+		st.undo(0)
+	} else {
+		st.c = c
+		st.ids = resize(st.ids, len(busy))
+		st.off = resize(st.off, ns+1)
+		st.byMean = resize(st.byMean, ns)
+		st.off[0] = 0
+		for s := range ns {
+			first, n := c.GPUsOf(s)
+			st.off[s+1] = st.off[s] + n
+			for i, gs := 0, st.sorted(s); i < n; i++ {
+				gs[i] = first + topology.GPUID(i)
+			}
+			st.byMean[s] = s
+		}
+	}
 	st.free = append(st.free[:0], busy...)
-	st.ids = resize(st.ids, len(busy))
-	st.off = resize(st.off, ns+1)
 	st.sum = resize(st.sum, ns)
-	st.byMean = resize(st.byMean, ns)
-	st.off[0] = 0
+	st.means = resize(st.means, ns)
 	for s := range ns {
 		first, n := c.GPUsOf(s)
-		st.off[s+1] = st.off[s] + n
-		st.sum[s] = 0
-		gs := st.sorted(s)
-		for i := range gs {
-			gs[i] = first + topology.GPUID(i)
-			st.sum[s] += st.free[gs[i]]
+		sum := 0.0
+		for _, t := range st.free[int(first) : int(first)+n] {
+			sum += t
 		}
+		st.sum[s] = sum
+		st.means[s] = sum / float64(n)
 		st.resort(s)
-		st.byMean[s] = s
 	}
-	means := resize(st.means, ns)
-	st.means = means
-	for s := range means {
-		means[s] = st.mean(s)
-	}
-	slices.SortFunc(st.byMean, func(a, b int) int {
-		if c := cmp.Compare(means[a], means[b]); c != 0 {
-			return c
+	// Insertion sort, bounded: a byMean far from the new order is sorted afresh.
+	bm, moves := st.byMean, 0
+	for i := 1; i < len(bm) && moves <= 8*len(bm); i++ {
+		x := bm[i]
+		j := i
+		for ; j > 0 && st.meanLess(bm[j-1], x) > 0; j-- {
+			bm[j] = bm[j-1]
 		}
-		return cmp.Compare(a, b)
-	})
+		bm[j] = x
+		moves += i - j
+	}
+	if moves > 8*len(bm) {
+		slices.SortFunc(bm, st.meanLess)
+	}
 	st.marks, st.oldFree, st.oldSrv, st.oldIDs = st.marks[:0], st.oldFree[:0], st.oldSrv[:0], st.oldIDs[:0]
 }
 
@@ -769,6 +795,9 @@ func (st *planState) assign(server []int32, gpus []topology.GPUID, end float64) 
 		st.oldFree = append(st.oldFree, gpuWas{g: g, free: st.free[g]})
 		st.sum[s] += end - st.free[g]
 		st.free[g] = end
+	}
+	for _, s := range st.touched {
+		st.means[s] = st.sum[s] / float64(st.size(s))
 	}
 	// Every touched server leaves byMean before any goes back in its place: the list without
 	// them is ordered, so each finds its place by bisection and the order is the same whatever
@@ -803,6 +832,7 @@ func (st *planState) undo(n int) {
 			s := was[i].s
 			st.byMean = slices.Insert(st.byMean, was[i].from, s)
 			st.sum[s] = was[i].sum
+			st.means[s] = was[i].sum / float64(st.size(s))
 			gs := st.sorted(s)
 			copy(gs, ids[len(ids)-len(gs):])
 			ids = ids[:len(ids)-len(gs)]
@@ -850,13 +880,56 @@ func (p *bcoPlanner) finish(i int, gpus, dst []topology.GPUID) (bcoEntry, error)
 		// One server with a non-blocking fabric: the job crosses no shared link.
 		t, err = p.stepTime(i, gpus)
 	} else {
-		links = p.c.Links(gpus)
+		links = p.linksOf(gpus)
 		t, err = p.loadedStepTime(i, gpus, links, start)
 	}
 	if err != nil {
 		return bcoEntry{}, err
 	}
 	return bcoEntry{gpus: gpus, start: start, end: start + p.jobs[i].Iterations*t, links: links}, nil
+}
+
+// linksOf is topology.Cluster.Links for sorted GPUs, without its maps: the servers of sorted
+// GPUs come in increasing order.
+func (p *bcoPlanner) linksOf(gpus []topology.GPUID) []topology.Link {
+	out := p.linkBuf[:0]
+	servers := 0
+	racks := p.rackBuf[:0]
+	for k := 0; k < len(gpus); {
+		s := p.single[gpus[k]]
+		n := 1
+		for k+n < len(gpus) && p.single[gpus[k+n]] == s {
+			n++
+		}
+		k += n
+		servers++
+		if n > 1 && p.shared[s] {
+			out = append(out, topology.Link{Kind: topology.IntraLink, Index: int(s)})
+		}
+		if r := p.rack[s]; !slices.Contains(racks, r) {
+			racks = append(racks, r)
+		}
+	}
+	if servers > 1 {
+		for k := 0; k < len(gpus); k++ {
+			if s := p.single[gpus[k]]; k == 0 || s != p.single[gpus[k-1]] {
+				out = append(out, topology.Link{Kind: topology.NICLink, Index: int(s)})
+			}
+		}
+	}
+	if len(racks) > 1 {
+		slices.Sort(racks)
+		for _, r := range racks {
+			if r >= 0 {
+				out = append(out, topology.Link{Kind: topology.UplinkLink, Index: r})
+			}
+		}
+	}
+	p.linkBuf, p.rackBuf = out, racks
+	if len(out) == 0 {
+		return nil
+	}
+	return slices.Clone(out)
 }
 
 // owned returns e with GPUs of its own (finish writes them to scratch space).

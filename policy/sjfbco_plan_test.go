@@ -287,6 +287,17 @@ func TestPropertyPlanStateUndo(t *testing.T) {
 				t.Fatalf("byMean by size %v, by (size, mean, index) %v", bySize, explicit)
 			}
 		}
+		// A new pass on the same cluster starts from the last pass's orders: same state.
+		for g := range busy {
+			busy[g] = rapid.SampledFrom([]float64{0, 2, 5, 40, 300}).Draw(t, "next")
+		}
+		p.st.init(c, busy)
+		var want planState
+		want.init(c, busy)
+		if !slices.Equal(p.st.free, want.free) || !slices.Equal(p.st.ids, want.ids) || !slices.Equal(p.st.sum, want.sum) || !slices.Equal(p.st.byMean, want.byMean) {
+			t.Fatalf("state of a second pass %v %v %v %v, afresh %v %v %v %v",
+				p.st.free, p.st.ids, p.st.sum, p.st.byMean, want.free, want.ids, want.sum, want.byMean)
+		}
 	})
 }
 
@@ -306,4 +317,22 @@ func cmpFloat(a, b float64) int {
 		return 1
 	}
 	return 0
+}
+
+// TestPropertyLinksOf: the planner's links of a sorted placement are the cluster's.
+func TestPropertyLinksOf(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, _, busy, opt := bcoPlanInstance(t)
+		var p bcoPlanner
+		opt.Cost = gpusched.FixedCost{}
+		if err := p.reset(c, nil, busy, opt); err != nil {
+			t.Fatal(err)
+		}
+		n := rapid.IntRange(1, c.NumGPUs()).Draw(t, "n")
+		gpus := rapid.Permutation(seq32(c.NumGPUs())).Draw(t, "gpus")[:n]
+		slices.Sort(gpus)
+		if got, want := p.linksOf(gpus), c.Links(gpus); !slices.Equal(got, want) {
+			t.Fatalf("links of %v: %v, cluster's %v", gpus, got, want)
+		}
+	})
 }
