@@ -242,12 +242,14 @@ type bcoPlanner struct {
 	rack   []int      // per server, its rack (-1: none)
 	key    []byte     // a memo key being built
 	cnt    []int      // loads on a candidate's links
-	// st is the state after the decisions of recs that end by their theta (see try), placed
-	// their entries; recs are the decisions of the last try, in planning order; rng is the
-	// range of theta of the decision being made.
+	// nodes are the recorded decisions (see try), root the first of the first decisions; st is
+	// the state after the decisions of path (node indices, in planning order), placed their
+	// entries; rng is the range of theta of the decision being made.
+	nodes  []bcoNode
+	root   int32
 	st     planState
+	path   []int32
 	placed []bcoEntry
-	recs   []bcoRecord
 	rng    thetaRange
 	// scratch space of one decision
 	cand, best, pick []topology.GPUID
@@ -344,7 +346,7 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 	p.jm = resize(p.jm, len(js))
 	p.byKind = resize(p.byKind, len(js))
 	p.kind = nil
-	p.recs, p.placed = p.recs[:0], p.placed[:0]
+	p.nodes, p.root, p.path, p.placed = p.nodes[:0], -1, p.path[:0], p.placed[:0]
 	p.st.init(c, busy)
 	_, kinds := opt.Cost.(planCost)
 	var all topology.GPUSet
@@ -579,63 +581,115 @@ func (p *bcoPlanner) bisect(kappa int) (*BCOPlan, error) {
 // try plans every job for kappa and theta; it reports false as soon as a job cannot end by theta.
 //
 // A job's placement depends on theta only through comparisons of values with theta (see
-// thetaRange): the planner records each job's decision with the range of theta over which
-// every such comparison comes out the same, and a later try (the next bisection step, or the
-// next kappa while it places the same jobs by the same method) replays the recorded decisions
-// as long as its theta lies in their ranges: the state each job sees is then the same, and so
-// is the decision, without evaluating the placements and costs again. The state is brought
-// back to the end of the replayed decisions by undoing the later ones.
+// thetaRange), and on kappa only through the method (FA-FFP or LBSGF): the planner records
+// each decision it makes with its method and the range of theta over which every such
+// comparison comes out the same, in a tree whose paths are the sequences of decisions of its
+// tries (a decision's children are the decisions made after it, for various thetas and
+// methods). A later try (the next bisection step, or the next kappa) follows the recorded
+// decisions whose method is its own and whose range holds its theta: the state each job sees
+// is then the same, and so is the decision, without evaluating placements and costs again. A
+// decision made afresh that is identical to a recorded one (for other thetas) joins it, so
+// that the decisions recorded after it serve again. The state follows the path by undoing
+// and making assignments.
 func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
 	if p.fresh {
-		p.recs = p.recs[:0]
+		p.resetTree()
 	}
-	k := 0
-	for k < len(p.recs) {
-		r := &p.recs[k]
-		if r.large != (p.jobs[k].Job.GPUs > kappa) || !(r.lo <= theta && theta < r.hi) {
-			break
-		}
-		k++
-	}
-	if k < len(p.placed) {
-		p.st.undo(k)
-		p.placed = p.placed[:k]
-	}
-	if k > 0 && !p.recs[k-1].ok {
-		return nil, false, nil // the replayed decisions end with one that does not end by theta
-	}
-	p.recs = p.recs[:k]
-	for i := k; i < len(p.jobs); i++ {
+	parent := int32(-1)
+	for i := range p.jobs {
 		large := p.jobs[i].Job.GPUs > kappa
-		var (
-			e   bcoEntry
-			ok  bool
-			err error
-		)
-		p.rng = thetaRange{lo: math.Inf(-1), hi: math.Inf(1)}
-		if large {
-			e, ok, err = p.lbsgf(i, theta)
-		} else {
-			e, ok, err = p.faffp(i, theta)
+		c := p.child(parent)
+		for ; c >= 0; c = p.nodes[c].next {
+			if r := &p.nodes[c].rec; r.large == large && r.lo <= theta && theta < r.hi {
+				break
+			}
 		}
-		if err != nil {
-			p.st.undo(0)
-			p.recs, p.placed = p.recs[:0], p.placed[:0]
-			return nil, false, err
+		if c < 0 {
+			p.undoTo(i)
+			var (
+				e   bcoEntry
+				ok  bool
+				err error
+			)
+			p.rng = thetaRange{lo: math.Inf(-1), hi: math.Inf(1)}
+			if large {
+				e, ok, err = p.lbsgf(i, theta)
+			} else {
+				e, ok, err = p.faffp(i, theta)
+			}
+			if err != nil {
+				p.resetTree()
+				return nil, false, err
+			}
+			r := bcoRecord{e: e, ok: ok, large: large, thetaRange: p.rng}
+			for c = p.child(parent); c >= 0; c = p.nodes[c].next {
+				if old := &p.nodes[c].rec; old.same(&r) {
+					if max(old.lo, r.lo) <= min(old.hi, r.hi) {
+						old.lo, old.hi = min(old.lo, r.lo), max(old.hi, r.hi) // ranges that meet
+					} else {
+						old.thetaRange = r.thetaRange
+					}
+					break
+				}
+			}
+			if c < 0 {
+				c = int32(len(p.nodes))
+				p.nodes = append(p.nodes, bcoNode{rec: r, child: -1, next: p.child(parent)})
+				if parent < 0 {
+					p.root = c
+				} else {
+					p.nodes[parent].child = c
+				}
+			}
 		}
-		p.recs = append(p.recs, bcoRecord{e: e, ok: ok, large: large, thetaRange: p.rng})
-		if !ok {
+		r := &p.nodes[c].rec
+		if !r.ok {
 			return nil, false, nil
 		}
-		p.st.assign(p.single, e.gpus, e.end)
-		p.placed = append(p.placed, e)
+		if i >= len(p.path) || p.path[i] != c {
+			p.undoTo(i)
+			p.st.assign(p.single, r.e.gpus, r.e.end)
+			p.placed = append(p.placed, r.e)
+			p.path = append(p.path, c)
+		}
+		parent = c
 	}
-	plan := &BCOPlan{Kappa: kappa, Theta: theta, Makespan: p.t0, Jobs: make([]BCOPlacement, len(p.recs))}
-	for i, r := range p.recs {
-		plan.Jobs[i] = BCOPlacement{Job: p.jobs[i].Job, GPUs: r.e.gpus, Start: r.e.start, End: r.e.end}
-		plan.Makespan = max(plan.Makespan, r.e.end)
+	plan := &BCOPlan{Kappa: kappa, Theta: theta, Makespan: p.t0, Jobs: make([]BCOPlacement, len(p.jobs))}
+	for i, c := range p.path {
+		e := &p.nodes[c].rec.e
+		plan.Jobs[i] = BCOPlacement{Job: p.jobs[i].Job, GPUs: e.gpus, Start: e.start, End: e.end}
+		plan.Makespan = max(plan.Makespan, e.end)
 	}
 	return plan, true, nil
+}
+
+// bcoNode is a decision in the planner's tree of decisions (see try): its record, its first
+// child and its next sibling (node indices, -1 for none).
+type bcoNode struct {
+	rec         bcoRecord
+	child, next int32
+}
+
+// child returns the first child of node n (-1: the first decision of every try).
+func (p *bcoPlanner) child(n int32) int32 {
+	if n < 0 {
+		return p.root
+	}
+	return p.nodes[n].child
+}
+
+// undoTo brings the state back to the first n decisions of the path.
+func (p *bcoPlanner) undoTo(n int) {
+	if n < len(p.path) {
+		p.st.undo(n)
+		p.path, p.placed = p.path[:n], p.placed[:n]
+	}
+}
+
+// resetTree forgets every recorded decision and brings the state back to the initial one.
+func (p *bcoPlanner) resetTree() {
+	p.undoTo(0)
+	p.nodes, p.root = p.nodes[:0], -1
 }
 
 // thetaRange is a range lo <= theta < hi of the threshold over which the comparisons made so
@@ -651,6 +705,11 @@ func (r *thetaRange) above(x, theta float64) bool {
 	}
 	r.lo = max(r.lo, x)
 	return false
+}
+
+// same reports whether two records hold the same decision (for possibly different thetas).
+func (r *bcoRecord) same(o *bcoRecord) bool {
+	return r.ok == o.ok && r.large == o.large && r.e.start == o.e.start && r.e.end == o.e.end && slices.Equal(r.e.gpus, o.e.gpus)
 }
 
 // bcoRecord is one job's decision in a try: its entry, whether it ends by theta, whether it
