@@ -249,6 +249,7 @@ type bcoPlanner struct {
 	root   int32
 	st     planState
 	path   []int32
+	snap   []int32 // bisect's best path
 	placed []bcoEntry
 	rng    thetaRange
 	// scratch space of one decision
@@ -257,9 +258,10 @@ type bcoPlanner struct {
 	rackBuf          []int
 	took             []int
 	starts           []serverStart
+	firsts           []int
 	bySize           []int
 	sameSize         bool // every server has as many GPUs
-	// fresh (for tests) makes every try plan every job afresh, replaying nothing.
+	// fresh (for tests) makes every try plan every job afresh, following no recorded decision.
 	fresh bool
 }
 
@@ -547,14 +549,17 @@ func (p *bcoPlanner) lowerBound() float64 {
 // bisect finds the least feasible theta for kappa (to the tolerance) and returns its plan.
 func (p *bcoPlanner) bisect(kappa int) (*BCOPlan, error) {
 	lo := p.lowerBound()
-	pl, ok, err := p.try(kappa, lo)
-	if err != nil || ok {
-		return pl, err
+	ok, err := p.tryPath(kappa, lo)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return p.planOf(kappa, lo, p.path), nil
 	}
 	hi := lo
 	for i := 0; ; i++ {
 		hi = p.t0 + 2*(hi-p.t0) + 1e-9
-		if pl, ok, err = p.try(kappa, hi); err != nil {
+		if ok, err = p.tryPath(kappa, hi); err != nil {
 			return nil, err
 		} else if ok {
 			break
@@ -563,22 +568,47 @@ func (p *bcoPlanner) bisect(kappa int) (*BCOPlan, error) {
 			return nil, fmt.Errorf("%w: sjf-bco: no feasible threshold found for kappa %d", ErrInvalidOptions, kappa)
 		}
 	}
+	// The plan of the least feasible theta so far is kept as its path of decisions.
+	best := append(p.snap[:0], p.path...)
 	for i := 0; i < p.opt.MaxBisections && hi-lo > p.opt.Tolerance*(hi-p.t0); i++ {
 		mid := lo + (hi-lo)/2
-		q, ok, err := p.try(kappa, mid)
+		ok, err := p.tryPath(kappa, mid)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			hi, pl = mid, q
+			hi = mid
+			best = append(best[:0], p.path...)
 		} else {
 			lo = mid
 		}
 	}
-	return pl, nil
+	p.snap = best
+	return p.planOf(kappa, hi, best), nil
 }
 
-// try plans every job for kappa and theta; it reports false as soon as a job cannot end by theta.
+// planOf returns the plan of a path of decisions (see try) for kappa and theta.
+func (p *bcoPlanner) planOf(kappa int, theta float64, path []int32) *BCOPlan {
+	plan := &BCOPlan{Kappa: kappa, Theta: theta, Makespan: p.t0, Jobs: make([]BCOPlacement, len(path))}
+	for i, c := range path {
+		e := &p.nodes[c].rec.e
+		plan.Jobs[i] = BCOPlacement{Job: p.jobs[i].Job, GPUs: e.gpus, Start: e.start, End: e.end}
+		plan.Makespan = max(plan.Makespan, e.end)
+	}
+	return plan
+}
+
+// try plans every job for kappa and theta and returns the plan; it reports false as soon as a
+// job cannot end by theta.
+func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
+	ok, err := p.tryPath(kappa, theta)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	return p.planOf(kappa, theta, p.path), true, nil
+}
+
+// tryPath is try, leaving the plan as the path of decisions (p.path).
 //
 // A job's placement depends on theta only through comparisons of values with theta (see
 // thetaRange), and on kappa only through the method (FA-FFP or LBSGF): the planner records
@@ -591,14 +621,14 @@ func (p *bcoPlanner) bisect(kappa int) (*BCOPlan, error) {
 // decision made afresh that is identical to a recorded one (for other thetas) joins it, so
 // that the decisions recorded after it serve again. The state follows the path by undoing
 // and making assignments.
-func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
-	if p.fresh {
-		p.resetTree()
-	}
+func (p *bcoPlanner) tryPath(kappa int, theta float64) (bool, error) {
 	parent := int32(-1)
 	for i := range p.jobs {
 		large := p.jobs[i].Job.GPUs > kappa
 		c := p.child(parent)
+		if p.fresh {
+			c = -1
+		}
 		for ; c >= 0; c = p.nodes[c].next {
 			if r := &p.nodes[c].rec; r.large == large && r.lo <= theta && theta < r.hi {
 				break
@@ -619,10 +649,14 @@ func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
 			}
 			if err != nil {
 				p.resetTree()
-				return nil, false, err
+				return false, err
 			}
 			r := bcoRecord{e: e, ok: ok, large: large, thetaRange: p.rng}
-			for c = p.child(parent); c >= 0; c = p.nodes[c].next {
+			c = p.child(parent)
+			if p.fresh {
+				c = -1
+			}
+			for ; c >= 0; c = p.nodes[c].next {
 				if old := &p.nodes[c].rec; old.same(&r) {
 					if max(old.lo, r.lo) <= min(old.hi, r.hi) {
 						old.lo, old.hi = min(old.lo, r.lo), max(old.hi, r.hi) // ranges that meet
@@ -644,7 +678,7 @@ func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
 		}
 		r := &p.nodes[c].rec
 		if !r.ok {
-			return nil, false, nil
+			return false, nil
 		}
 		if i >= len(p.path) || p.path[i] != c {
 			p.undoTo(i)
@@ -654,13 +688,7 @@ func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
 		}
 		parent = c
 	}
-	plan := &BCOPlan{Kappa: kappa, Theta: theta, Makespan: p.t0, Jobs: make([]BCOPlacement, len(p.jobs))}
-	for i, c := range p.path {
-		e := &p.nodes[c].rec.e
-		plan.Jobs[i] = BCOPlacement{Job: p.jobs[i].Job, GPUs: e.gpus, Start: e.start, End: e.end}
-		plan.Makespan = max(plan.Makespan, e.end)
-	}
-	return plan, true, nil
+	return true, nil
 }
 
 // bcoNode is a decision in the planner's tree of decisions (see try): its record, its first
@@ -1041,30 +1069,42 @@ func (p *bcoPlanner) faffp(i int, theta float64) (bcoEntry, bool, error) {
 		}
 		// The servers that can take the job, with the time its g earliest-free GPUs there
 		// are all free, in index order.
+		// (firsts: the servers where it starts earliest.)
 		first := math.Inf(1)
-		cands := p.starts[:0]
+		cands, firsts := p.starts[:0], p.firsts[:0]
 		ok, ids, off := p.ok[i], st.ids, st.off
 		for s := range len(off) - 1 {
 			if off[s+1]-off[s] >= g && (ok == nil || ok[s]) {
 				start := free[ids[off[s]+g-1]]
 				cands = append(cands, serverStart{s: s, start: start})
-				first = min(first, start)
+				if start < first {
+					first, firsts = start, firsts[:0]
+				}
+				if start == first {
+					firsts = append(firsts, s)
+				}
 			}
 		}
-		p.starts = cands
-		for pass := 0; pass < 2; pass++ {
-			for _, c := range cands {
-				start := c.start
-				if (pass == 0) != (start == first) {
-					continue
+		p.starts, p.firsts = cands, firsts
+		// (Once a candidate is found, ending by theta, the test against theta is implied by
+		// the test against the best.)
+		if len(firsts) > 0 && !p.rng.above(first+minDur, theta) {
+			for _, s := range firsts {
+				if found && first+minDur > best.end {
+					break
 				}
-				// (Once a candidate is found, ending by theta, the first test implies the second.)
-				if (found && start+minDur > best.end) || p.rng.above(start+minDur, theta) {
-					continue
-				}
-				if err := consider(c.s); err != nil {
+				if err := consider(s); err != nil {
 					return bcoEntry{}, false, err
 				}
+			}
+		}
+		for _, c := range cands {
+			start := c.start
+			if start == first || (found && start+minDur > best.end) || p.rng.above(start+minDur, theta) {
+				continue
+			}
+			if err := consider(c.s); err != nil {
+				return bcoEntry{}, false, err
 			}
 		}
 		if found {
