@@ -261,8 +261,9 @@ type bcoPlanner struct {
 	firsts           []int
 	bySize           []int
 	sameSize         bool // every server has as many GPUs
-	// fresh (for tests) makes every try plan every job afresh, following no recorded decision.
-	fresh bool
+	// fresh (for tests) makes every try plan every job afresh, following no recorded decision;
+	// linear (for tests) makes FA-FFP scan every server instead of using the start trees.
+	fresh, linear bool
 }
 
 type bcoEntry struct {
@@ -762,6 +763,8 @@ type planState struct {
 	byMean []int
 	means  []float64
 	c      *topology.Cluster // the cluster of the last init
+	// trees[g]: the servers' start times for g GPUs (see tree)
+	trees []startTree
 	// The undo log: per assignment, where its entries of the logs below begin (marks), the
 	// GPUs' former busy-until times, the touched servers' former sums and GPU orders, and the
 	// positions in byMean they were taken from and put at.
@@ -852,6 +855,9 @@ func (st *planState) init(c *topology.Cluster, busy []float64) {
 		slices.SortFunc(bm, st.meanLess)
 	}
 	st.marks, st.oldFree, st.oldSrv, st.oldIDs = st.marks[:0], st.oldFree[:0], st.oldSrv[:0], st.oldIDs[:0]
+	for g := range st.trees {
+		st.trees[g].built = false
+	}
 }
 
 // resort sorts server s's GPUs by busy-until time, then id (insertion sort: an assignment
@@ -893,6 +899,7 @@ func (st *planState) assign(server []int32, gpus []topology.GPUID, end float64) 
 	for i := range was {
 		s := was[i].s
 		st.resort(s)
+		st.retree(s)
 		j := slices.Index(st.byMean, s)
 		st.byMean = slices.Delete(st.byMean, j, j+1)
 		was[i].from = j
@@ -926,6 +933,9 @@ func (st *planState) undo(n int) {
 		}
 		for _, w := range st.oldFree[m.gpus:] {
 			st.free[w.g] = w.free
+		}
+		for i := range was {
+			st.retree(was[i].s)
 		}
 		st.oldFree, st.oldSrv, st.oldIDs = st.oldFree[:m.gpus], st.oldSrv[:m.srvs], st.oldIDs[:m.ids]
 	}
@@ -1067,43 +1077,42 @@ func (p *bcoPlanner) faffp(i int, theta float64) (bcoEntry, bool, error) {
 			}
 			return nil
 		}
-		// The servers that can take the job, with the time its g earliest-free GPUs there
-		// are all free, in index order.
-		// (firsts: the servers where it starts earliest.)
-		first := math.Inf(1)
-		cands, firsts := p.starts[:0], p.firsts[:0]
-		ok, ids, off := p.ok[i], st.ids, st.off
-		for s := range len(off) - 1 {
-			if off[s+1]-off[s] >= g && (ok == nil || ok[s]) {
-				start := free[ids[off[s]+g-1]]
-				cands = append(cands, serverStart{s: s, start: start})
-				if start < first {
-					first, firsts = start, firsts[:0]
+		searched := false
+		if p.ok[i] == nil && !p.linear {
+			// The servers' start times for g kept in a tree (startTree): the servers where
+			// the job starts earliest, then those that could beat the best end, are found
+			// without a scan. Once the first pass finds a candidate, the second pass only
+			// considers servers with start+minDur <= best end (the comparisons with theta it
+			// would make then come out as already recorded: they are left out); if the first
+			// pass was skipped (first+minDur > theta), every other server is skipped too and
+			// records nothing new. Otherwise the scan below runs.
+			tr := st.tree(g)
+			first := tr.min()
+			skipped := math.IsInf(first, 1) || p.rng.above(first+minDur, theta)
+			if !skipped {
+				for s := tr.next(0, first); s >= 0; s = tr.next(s+1, first) {
+					if found && first+minDur > best.end {
+						break
+					}
+					if err := consider(s); err != nil {
+						return bcoEntry{}, false, err
+					}
 				}
-				if start == first {
-					firsts = append(firsts, s)
+			}
+			if skipped || found {
+				for s := tr.next(0, below(best.end, minDur)); found && s >= 0; s = tr.next(s+1, below(best.end, minDur)) {
+					if start := tr.at(s); start == first || start+minDur > best.end {
+						continue
+					}
+					if err := consider(s); err != nil {
+						return bcoEntry{}, false, err
+					}
 				}
+				searched = true
 			}
 		}
-		p.starts, p.firsts = cands, firsts
-		// (Once a candidate is found, ending by theta, the test against theta is implied by
-		// the test against the best.)
-		if len(firsts) > 0 && !p.rng.above(first+minDur, theta) {
-			for _, s := range firsts {
-				if found && first+minDur > best.end {
-					break
-				}
-				if err := consider(s); err != nil {
-					return bcoEntry{}, false, err
-				}
-			}
-		}
-		for _, c := range cands {
-			start := c.start
-			if start == first || (found && start+minDur > best.end) || p.rng.above(start+minDur, theta) {
-				continue
-			}
-			if err := consider(c.s); err != nil {
+		if !searched {
+			if err := p.scan(i, theta, &found, &best, consider); err != nil {
 				return bcoEntry{}, false, err
 			}
 		}
@@ -1174,6 +1183,145 @@ func (p *bcoPlanner) faffp(i int, theta float64) (bcoEntry, bool, error) {
 		return bcoEntry{}, false, err
 	}
 	return owned(e), !p.rng.above(e.end, theta), nil
+}
+
+// scan is FA-FFP's earliest-fit search over every server that may take job i (in two passes:
+// the servers where it starts earliest, then the others), in index order.
+func (p *bcoPlanner) scan(i int, theta float64, found *bool, best *bcoEntry, consider func(s int) error) error {
+	st := &p.st
+	g, minDur, free := p.jobs[i].Job.GPUs, p.minDur[i], st.free
+	first := math.Inf(1)
+	cands, firsts := p.starts[:0], p.firsts[:0]
+	ok, ids, off := p.ok[i], st.ids, st.off
+	for s := range len(off) - 1 {
+		if off[s+1]-off[s] >= g && (ok == nil || ok[s]) {
+			start := free[ids[off[s]+g-1]]
+			cands = append(cands, serverStart{s: s, start: start})
+			if start < first {
+				first, firsts = start, firsts[:0]
+			}
+			if start == first {
+				firsts = append(firsts, s)
+			}
+		}
+	}
+	p.starts, p.firsts = cands, firsts
+	// (Once a candidate is found, ending by theta, the test against theta is implied by the
+	// test against the best.)
+	if len(firsts) > 0 && !p.rng.above(first+minDur, theta) {
+		for _, s := range firsts {
+			if *found && first+minDur > best.end {
+				break
+			}
+			if err := consider(s); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range cands {
+		start := c.start
+		if start == first || (*found && start+minDur > best.end) || p.rng.above(start+minDur, theta) {
+			continue
+		}
+		if err := consider(c.s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// below returns a bound on the starts x with x+d <= b (rounded): every such x is at most the
+// bound (b-d, widened by far more than the rounding errors of both sums).
+func below(b, d float64) float64 {
+	return b - d + (math.Abs(b)+math.Abs(d))*1e-15
+}
+
+// startTree holds, for one GPU demand g, every server's start time for a job of g GPUs (the
+// busy-until time of its g-th earliest-free GPU; +Inf where it has fewer GPUs) in a tree of
+// minima over the servers' indices.
+type startTree struct {
+	built bool
+	n     int       // servers
+	size  int       // leaves: a power of two >= n
+	t     []float64 // t[size+s]: server s; t[k] = min(t[2k], t[2k+1])
+}
+
+// tree returns the start tree for g, built on first use in this pass and kept up to date by
+// assign and undo.
+func (st *planState) tree(g int) *startTree {
+	for len(st.trees) <= g {
+		st.trees = append(st.trees, startTree{})
+	}
+	tr := &st.trees[g]
+	if !tr.built {
+		n := len(st.off) - 1
+		tr.n, tr.size = n, 1
+		for tr.size < n {
+			tr.size *= 2
+		}
+		tr.t = resize(tr.t, 2*tr.size)
+		for s := range tr.size {
+			tr.t[tr.size+s] = st.startOf(s, g)
+		}
+		for k := tr.size - 1; k >= 1; k-- {
+			tr.t[k] = min(tr.t[2*k], tr.t[2*k+1])
+		}
+		tr.built = true
+	}
+	return tr
+}
+
+// startOf returns server s's start time for g GPUs (+Inf where it has fewer).
+func (st *planState) startOf(s, g int) float64 {
+	if s >= len(st.off)-1 || st.size(s) < g {
+		return math.Inf(1)
+	}
+	return st.free[st.ids[st.off[s]+g-1]]
+}
+
+// retree brings server s up to date in every built tree.
+func (st *planState) retree(s int) {
+	for g := range st.trees {
+		if tr := &st.trees[g]; tr.built {
+			k := tr.size + s
+			tr.t[k] = st.startOf(s, g)
+			for k > 1 {
+				k /= 2
+				tr.t[k] = min(tr.t[2*k], tr.t[2*k+1])
+			}
+		}
+	}
+}
+
+func (tr *startTree) min() float64 { return tr.t[1] }
+
+func (tr *startTree) at(s int) float64 { return tr.t[tr.size+s] }
+
+// next returns the first server from index from whose start is at most x, or -1.
+func (tr *startTree) next(from int, x float64) int {
+	if from >= tr.n {
+		return -1
+	}
+	k := tr.size + from
+	for !(tr.t[k] <= x) {
+		for k&1 == 1 {
+			k /= 2
+		}
+		if k == 0 {
+			return -1
+		}
+		k++
+	}
+	for k < tr.size {
+		k *= 2
+		if !(tr.t[k] <= x) {
+			k++
+		}
+	}
+	if s := k - tr.size; s < tr.n {
+		return s
+	}
+	return -1
 }
 
 // serverStart is a server and the time a job could start there.

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -83,17 +84,17 @@ func bcoPlanInstance(t *rapid.T) (*topology.Cluster, []BCOJob, []float64, BCOPla
 	return c, jobs, busy, opt
 }
 
-// TestPropertySJFBCOPlanReplay: the planner's shortcuts (replaying the last try's decisions
-// within their range of theta, undoing assignments, the per-kind memo of the default cost)
-// give the plan that planning every try afresh, with the cost model's answers memoised by
-// exact placement only, gives.
+// TestPropertySJFBCOPlanReplay: the planner's shortcuts (following recorded decisions within
+// their range of theta, undoing assignments, the start trees, the per-kind and loaded memos of
+// the default cost) give the plan that planning every try afresh, scanning every server, with
+// the cost model's answers memoised by exact placement on idle links only, gives.
 func TestPropertySJFBCOPlanReplay(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c, jobs, busy, opt := bcoPlanInstance(t)
 		got, err := planWith(&bcoPlanner{}, c, jobs, busy, opt)
 		ref := opt
 		ref.Cost = opaqueCost{planCost{model: gpusched.DefaultCost()}}
-		want, werr := planWith(&bcoPlanner{fresh: true}, c, jobs, busy, ref)
+		want, werr := planWith(&bcoPlanner{fresh: true, linear: true}, c, jobs, busy, ref)
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("error %v, afresh %v", err, werr)
 		}
@@ -121,7 +122,7 @@ func TestPropertySJFBCOPlanSequence(t *testing.T) {
 			got, err := planWith(&p, c, sub, busy, opt)
 			fresh := opt
 			fresh.memo = nil
-			want, werr := planWith(&bcoPlanner{fresh: true}, c, sub, busy, fresh)
+			want, werr := planWith(&bcoPlanner{fresh: true, linear: true}, c, sub, busy, fresh)
 			if (err == nil) != (werr == nil) {
 				t.Fatalf("plan %d: error %v, afresh %v", k, err, werr)
 			}
@@ -233,6 +234,9 @@ func TestPropertyPlanStateUndo(t *testing.T) {
 			end  float64
 		}
 		var ops []op
+		for _, g := range rapid.SliceOfN(rapid.IntRange(1, 8), 0, 3).Draw(t, "trees") {
+			p.st.tree(g)
+		}
 		for range rapid.IntRange(1, 12).Draw(t, "ops") {
 			if len(ops) > 0 && rapid.IntRange(0, 2).Draw(t, "undo") == 0 {
 				ops = ops[:rapid.IntRange(0, len(ops)-1).Draw(t, "to")]
@@ -256,6 +260,34 @@ func TestPropertyPlanStateUndo(t *testing.T) {
 			if !slices.Equal(p.st.free, want.free) || !slices.Equal(p.st.ids, want.ids) || !slices.Equal(p.st.sum, want.sum) || !slices.Equal(p.st.byMean, want.byMean) {
 				t.Fatalf("after %d assignments: state %v %v %v %v, afresh %v %v %v %v", len(ops),
 					p.st.free, p.st.ids, p.st.sum, p.st.byMean, want.free, want.ids, want.sum, want.byMean)
+			}
+			for g := range p.st.trees {
+				tr := &p.st.trees[g]
+				if !tr.built {
+					continue
+				}
+				for s := range tr.size {
+					if got, want := tr.at(s), p.st.startOf(s, g); got != want {
+						t.Fatalf("tree %d: server %d starts at %v, state says %v", g, s, got, want)
+					}
+				}
+				for k := 1; k < tr.size; k++ {
+					if tr.t[k] != min(tr.t[2*k], tr.t[2*k+1]) {
+						t.Fatalf("tree %d: node %d is %v, its children %v and %v", g, k, tr.t[k], tr.t[2*k], tr.t[2*k+1])
+					}
+				}
+				from := rapid.IntRange(0, tr.n).Draw(t, "from")
+				x := rapid.SampledFrom([]float64{0, 3, 50, 1000, math.Inf(1)}).Draw(t, "x")
+				want := -1
+				for s := from; s < tr.n; s++ {
+					if tr.at(s) <= x {
+						want = s
+						break
+					}
+				}
+				if got := tr.next(from, x); got != want {
+					t.Fatalf("tree %d: next(%d, %v) = %d, want %d", g, from, x, got, want)
+				}
 			}
 			if !slices.IsSortedFunc(p.st.byMean, p.st.meanLess) {
 				t.Fatalf("byMean %v is not ordered", p.st.byMean)
@@ -333,6 +365,48 @@ func TestPropertyLinksOf(t *testing.T) {
 		slices.Sort(gpus)
 		if got, want := p.linksOf(gpus), c.Links(gpus); !slices.Equal(got, want) {
 			t.Fatalf("links of %v: %v, cluster's %v", gpus, got, want)
+		}
+	})
+}
+
+// serverSpeedCost is a cost model under which a job's time per iteration depends on the
+// server of its first GPU (so that a server where the job starts later may end it earlier).
+type serverSpeedCost struct{ factor []float64 }
+
+func (s serverSpeedCost) StepCost(j *gpusched.Job, c *topology.Cluster, gpus []topology.GPUID, _ topology.LinkLoad) (gpusched.StepCost, error) {
+	return gpusched.StepCost{Time: j.StepTime * s.factor[c.ServerOf(gpus[0])]}, nil
+}
+
+// TestPropertySJFBCOStartTrees: FA-FFP's earliest-fit search with the start trees chooses as a
+// scan of every server does, also when servers differ in speed (its second pass then finds
+// servers that start later and end earlier).
+func TestPropertySJFBCOStartTrees(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, jobs, busy, opt := bcoPlanInstance(t)
+		factor := make([]float64, c.NumServers())
+		for s := range factor {
+			factor[s] = rapid.SampledFrom([]float64{0.25, 0.5, 1, 1, 2}).Draw(t, "factor")
+		}
+		if busy == nil {
+			busy = make([]float64, c.NumGPUs())
+		}
+		for g := range busy {
+			busy[g] += float64(rapid.IntRange(0, 20).Draw(t, "jitter"))
+		}
+		for k := range jobs {
+			jobs[k].Job.GPUType = ""
+		}
+		opt.Cost, opt.EarliestFit = serverSpeedCost{factor}, true
+		if rapid.Bool().Draw(t, "allsmall") {
+			opt.Kappas = []int{c.NumGPUs()}
+		}
+		got, err := planWith(&bcoPlanner{}, c, jobs, busy, opt)
+		want, werr := planWith(&bcoPlanner{linear: true}, c, jobs, busy, opt)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("error %v, scanning %v", err, werr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("plan differs from the plan scanning every server:\n%+v\n%+v", got, want)
 		}
 	})
 }
