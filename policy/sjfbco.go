@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/topology"
@@ -896,6 +897,15 @@ func (st *planState) assign(server []int32, gpus []topology.GPUID, end float64) 
 	// them is ordered, so each finds its place by bisection and the order is the same whatever
 	// the order of the touched servers.
 	was := st.oldSrv[len(st.oldSrv)-len(st.touched):]
+	if len(was) == 1 {
+		// One server: it moves from its place to its new one, the servers between shift.
+		s := was[0].s
+		st.resort(s)
+		st.retree(s)
+		from := slices.Index(st.byMean, s)
+		was[0].from, was[0].to = from, st.move(from, st.placeOf(s, from))
+		return
+	}
 	for i := range was {
 		s := was[i].s
 		st.resort(s)
@@ -906,10 +916,49 @@ func (st *planState) assign(server []int32, gpus []topology.GPUID, end float64) 
 	}
 	for i := range was {
 		s := was[i].s
-		j, _ := slices.BinarySearchFunc(st.byMean, s, st.meanLess)
+		j := sort.Search(len(st.byMean), func(k int) bool { return !st.less(st.byMean[k], s) })
 		st.byMean = slices.Insert(st.byMean, j, s)
 		was[i].to = j
 	}
+}
+
+// less reports whether server a comes before server b in byMean.
+func (st *planState) less(a, b int) bool {
+	ma, mb := st.means[a], st.means[b]
+	return ma < mb || (ma == mb && a < b)
+}
+
+// placeOf returns server s's place in byMean without its entry at index from (the first
+// place whose server does not come before s).
+func (st *planState) placeOf(s, from int) int {
+	bm := st.byMean
+	lo, hi := 0, len(bm)-1
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		x := h
+		if h >= from {
+			x++
+		}
+		if st.less(bm[x], s) {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
+}
+
+// move moves byMean's entry at index from to index to, shifting those between; it returns to.
+func (st *planState) move(from, to int) int {
+	bm := st.byMean
+	s := bm[from]
+	if to >= from {
+		copy(bm[from:to], bm[from+1:to+1])
+	} else {
+		copy(bm[to+1:from+1], bm[to:from])
+	}
+	bm[to] = s
+	return to
 }
 
 // undo takes back the assignments after the first n.
@@ -918,13 +967,19 @@ func (st *planState) undo(n int) {
 		m := st.marks[len(st.marks)-1]
 		st.marks = st.marks[:len(st.marks)-1]
 		was := st.oldSrv[m.srvs:]
-		for i := len(was) - 1; i >= 0; i-- {
-			st.byMean = slices.Delete(st.byMean, was[i].to, was[i].to+1)
+		if len(was) == 1 {
+			st.move(was[0].to, was[0].from)
+		} else {
+			for i := len(was) - 1; i >= 0; i-- {
+				st.byMean = slices.Delete(st.byMean, was[i].to, was[i].to+1)
+			}
 		}
 		ids := st.oldIDs[m.ids:]
 		for i := len(was) - 1; i >= 0; i-- {
 			s := was[i].s
-			st.byMean = slices.Insert(st.byMean, was[i].from, s)
+			if len(was) > 1 {
+				st.byMean = slices.Insert(st.byMean, was[i].from, s)
+			}
 			st.sum[s] = was[i].sum
 			st.means[s] = was[i].sum / float64(st.size(s))
 			gs := st.sorted(s)
