@@ -251,6 +251,8 @@ type bcoPlanner struct {
 	st     planState
 	path   []int32
 	snap   []int32 // bisect's best path
+	lb     float64 // lowerBound, once lbOK
+	lbOK   bool
 	placed []bcoEntry
 	rng    thetaRange
 	// scratch space of one decision
@@ -351,6 +353,7 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 	p.byKind = resize(p.byKind, len(js))
 	p.kind = nil
 	p.nodes, p.root, p.path, p.placed = p.nodes[:0], -1, p.path[:0], p.placed[:0]
+	p.lbOK = false
 	p.st.init(c, busy)
 	_, kinds := opt.Cost.(planCost)
 	var all topology.GPUSet
@@ -535,8 +538,15 @@ func (p *bcoPlanner) plan() (*BCOPlan, error) {
 	return best, nil
 }
 
-// bounds returns a lower bound on the makespan of any plan.
+// lowerBound returns a lower bound on the makespan of any plan (computed once per problem).
 func (p *bcoPlanner) lowerBound() float64 {
+	if !p.lbOK {
+		p.lb, p.lbOK = p.computeLowerBound(), true
+	}
+	return p.lb
+}
+
+func (p *bcoPlanner) computeLowerBound() float64 {
 	lo, work := 0.0, 0.0
 	for i, bj := range p.jobs {
 		lo = max(lo, p.minDur[i])
@@ -1342,7 +1352,11 @@ func (st *planState) retree(s int) {
 			tr.t[k] = st.startOf(s, g)
 			for k > 1 {
 				k /= 2
-				tr.t[k] = min(tr.t[2*k], tr.t[2*k+1])
+				m := min(tr.t[2*k], tr.t[2*k+1])
+				if math.Float64bits(m) == math.Float64bits(tr.t[k]) {
+					break // the nodes above keep their minima
+				}
+				tr.t[k] = m
 			}
 		}
 	}
