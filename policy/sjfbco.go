@@ -251,10 +251,14 @@ type bcoPlanner struct {
 	st     planState
 	path   []int32
 	snap   []int32 // bisect's best path
+	winner []int32 // plan's best path
 	lb     float64 // lowerBound, once lbOK
 	lbOK   bool
-	placed []bcoEntry
-	rng    thetaRange
+	// arena and linkArena hold the GPUs and links of the recorded decisions (see owned)
+	arena     []topology.GPUID
+	linkArena []topology.Link
+	placed    []bcoEntry
+	rng       thetaRange
 	// scratch space of one decision
 	cand, best, pick []topology.GPUID
 	linkBuf          []topology.Link
@@ -353,6 +357,7 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 	p.byKind = resize(p.byKind, len(js))
 	p.kind = nil
 	p.nodes, p.root, p.path, p.placed = p.nodes[:0], -1, p.path[:0], p.placed[:0]
+	p.arena, p.linkArena = p.arena[:0], p.linkArena[:0]
 	p.lbOK = false
 	p.st.init(c, busy)
 	_, kinds := opt.Cost.(planCost)
@@ -520,22 +525,30 @@ func (p *bcoPlanner) plan() (*BCOPlan, error) {
 	}
 	slices.Sort(kappas)
 	kappas = slices.Compact(kappas)
-	var best *BCOPlan
-	bestSum := 0.0
+	found := false
+	var bestKappa int
+	var bestTheta, bestMakespan, bestSum float64
 	for _, k := range kappas {
-		pl, err := p.bisect(k)
+		theta, err := p.bisectPath(k)
 		if err != nil {
 			return nil, err
 		}
-		sum := 0.0
-		for _, j := range pl.Jobs {
-			sum += j.End
+		makespan, sum := p.t0, 0.0
+		for _, c := range p.snap {
+			end := p.nodes[c].rec.e.end
+			makespan = max(makespan, end)
+			sum += end
 		}
-		if best == nil || pl.Makespan < best.Makespan || (pl.Makespan == best.Makespan && sum < bestSum) {
-			best, bestSum = pl, sum
+		if !found || makespan < bestMakespan || (makespan == bestMakespan && sum < bestSum) {
+			found, bestKappa, bestTheta, bestMakespan, bestSum = true, k, theta, makespan, sum
+			p.winner = append(p.winner[:0], p.snap...)
 		}
 	}
-	return best, nil
+	plan := p.planOf(bestKappa, bestTheta, p.winner)
+	for i := range plan.Jobs {
+		plan.Jobs[i].GPUs = slices.Clone(plan.Jobs[i].GPUs)
+	}
+	return plan, nil
 }
 
 // lowerBound returns a lower bound on the makespan of any plan (computed once per problem).
@@ -560,43 +573,53 @@ func (p *bcoPlanner) computeLowerBound() float64 {
 
 // bisect finds the least feasible theta for kappa (to the tolerance) and returns its plan.
 func (p *bcoPlanner) bisect(kappa int) (*BCOPlan, error) {
-	lo := p.lowerBound()
-	ok, err := p.tryPath(kappa, lo)
+	theta, err := p.bisectPath(kappa)
 	if err != nil {
 		return nil, err
 	}
+	return p.planOf(kappa, theta, p.snap), nil
+}
+
+// bisectPath is bisect, leaving the plan as its path of decisions in p.snap and returning its
+// theta.
+func (p *bcoPlanner) bisectPath(kappa int) (float64, error) {
+	lo := p.lowerBound()
+	ok, err := p.tryPath(kappa, lo)
+	if err != nil {
+		return 0, err
+	}
 	if ok {
-		return p.planOf(kappa, lo, p.path), nil
+		p.snap = append(p.snap[:0], p.path...)
+		return lo, nil
 	}
 	hi := lo
 	for i := 0; ; i++ {
 		hi = p.t0 + 2*(hi-p.t0) + 1e-9
 		if ok, err = p.tryPath(kappa, hi); err != nil {
-			return nil, err
+			return 0, err
 		} else if ok {
 			break
 		}
 		if i > 200 {
-			return nil, fmt.Errorf("%w: sjf-bco: no feasible threshold found for kappa %d", ErrInvalidOptions, kappa)
+			return 0, fmt.Errorf("%w: sjf-bco: no feasible threshold found for kappa %d", ErrInvalidOptions, kappa)
 		}
 	}
 	// The plan of the least feasible theta so far is kept as its path of decisions.
-	best := append(p.snap[:0], p.path...)
+	p.snap = append(p.snap[:0], p.path...)
 	for i := 0; i < p.opt.MaxBisections && hi-lo > p.opt.Tolerance*(hi-p.t0); i++ {
 		mid := lo + (hi-lo)/2
 		ok, err := p.tryPath(kappa, mid)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		if ok {
 			hi = mid
-			best = append(best[:0], p.path...)
+			p.snap = append(p.snap[:0], p.path...)
 		} else {
 			lo = mid
 		}
 	}
-	p.snap = best
-	return p.planOf(kappa, hi, best), nil
+	return hi, nil
 }
 
 // planOf returns the plan of a path of decisions (see try) for kappa and theta.
@@ -1091,12 +1114,24 @@ func (p *bcoPlanner) linksOf(gpus []topology.GPUID) []topology.Link {
 	if len(out) == 0 {
 		return nil
 	}
-	return slices.Clone(out)
+	if cap(p.linkArena)-len(p.linkArena) < len(out) {
+		p.linkArena = make([]topology.Link, 0, max(1024, 2*len(out), cap(p.linkArena)))
+	}
+	n := len(p.linkArena)
+	p.linkArena = append(p.linkArena, out...)
+	return p.linkArena[n:len(p.linkArena):len(p.linkArena)]
 }
 
-// owned returns e with GPUs of its own (finish writes them to scratch space).
-func owned(e bcoEntry) bcoEntry {
-	e.gpus = slices.Clone(e.gpus)
+// owned returns e with GPUs of its own (finish writes them to scratch space), kept in the
+// planner's arena: they live as long as the problem's decisions (a plan given out copies them).
+func (p *bcoPlanner) owned(e bcoEntry) bcoEntry {
+	if cap(p.arena)-len(p.arena) < len(e.gpus) {
+		// A new block: the decisions recorded so far keep the old one.
+		p.arena = make([]topology.GPUID, 0, max(4096, 2*len(e.gpus), cap(p.arena)))
+	}
+	n := len(p.arena)
+	p.arena = append(p.arena, e.gpus...)
+	e.gpus = p.arena[n:len(p.arena):len(p.arena)]
 	return e
 }
 
@@ -1182,7 +1217,7 @@ func (p *bcoPlanner) faffp(i int, theta float64) (bcoEntry, bool, error) {
 			}
 		}
 		if found {
-			return owned(best), true, nil
+			return p.owned(best), true, nil
 		}
 	} else {
 		// First fit: the first server with g GPUs that end the job by theta; on it, the g GPUs
@@ -1215,7 +1250,7 @@ func (p *bcoPlanner) faffp(i int, theta float64) (bcoEntry, bool, error) {
 				}
 			}
 			if found {
-				return owned(best), true, nil
+				return p.owned(best), true, nil
 			}
 		}
 	}
@@ -1247,7 +1282,7 @@ func (p *bcoPlanner) faffp(i int, theta float64) (bcoEntry, bool, error) {
 	if err != nil {
 		return bcoEntry{}, false, err
 	}
-	return owned(e), !p.rng.above(e.end, theta), nil
+	return p.owned(e), !p.rng.above(e.end, theta), nil
 }
 
 // scan is FA-FFP's earliest-fit search over every server that may take job i (in two passes:
@@ -1439,7 +1474,7 @@ func (p *bcoPlanner) lbsgf(i int, theta float64) (bcoEntry, bool, error) {
 	if err != nil {
 		return bcoEntry{}, false, err
 	}
-	return owned(e), !p.rng.above(e.end, theta), nil
+	return p.owned(e), !p.rng.above(e.end, theta), nil
 }
 
 // SJFBCOOptions configure SJF-BCO.
@@ -1508,6 +1543,7 @@ type SJFBCO struct {
 	busy                 []float64
 	total                []int
 	running, prevRunning []*bcoStep
+	later                []int
 	costs                *topology.Cluster // the cluster steps were computed on
 	memo                 stepMemo
 	// planner is reused by every plan for its buffers
@@ -1839,7 +1875,9 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 	prev := s.running
 	steps := resize(s.prevRunning, len(v.Running))
 	s.running, s.prevRunning = steps, prev
-	next := 0
+	// Jobs without shared links and with a known time are done in this first pass; the
+	// others (later, in view order) once the flows on every link are counted.
+	next, later := 0, s.later[:0]
 	for i := range v.Running {
 		st := &v.Running[i]
 		var sc *bcoStep
@@ -1854,11 +1892,18 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 		}
 		sc.pos = i
 		steps[i] = sc
+		if len(sc.links) == 0 && sc.valid && sc.itersOK {
+			// No shared link (no load to wait for) and a known time: its end now.
+			s.writeEnd(busy, st, sc, v.Now)
+			continue
+		}
 		for _, l := range sc.links {
 			total[linkSlot(l, ns)]++
 		}
+		later = append(later, i)
 	}
-	for i := range v.Running {
+	s.later = later
+	for _, i := range later {
 		st, sc := &v.Running[i], steps[i]
 		// The other jobs' flows on this job's links (a cost model reads only those): the
 		// cached time holds if they are as when it was computed.
@@ -1899,14 +1944,19 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 			}
 			sc.iters, sc.itersOK = n, true
 		}
-		end := v.Now + max(sc.iters-st.Iterations, 1)*sc.time
-		for _, g := range st.GPUs {
-			if int(g) >= 0 && int(g) < len(busy) {
-				busy[g] = end
-			}
-		}
+		s.writeEnd(busy, st, sc, v.Now)
 	}
 	return busy, nil
+}
+
+// writeEnd marks a running job's GPUs busy until its estimated end.
+func (s *SJFBCO) writeEnd(busy []float64, st *gpusched.JobStatus, sc *bcoStep, now float64) {
+	end := now + max(sc.iters-st.Iterations, 1)*sc.time
+	for _, g := range st.GPUs {
+		if int(g) >= 0 && int(g) < len(busy) {
+			busy[g] = end
+		}
+	}
 }
 
 // linkSlot numbers a link of a cluster with ns servers densely: NICs, then fabrics, then
