@@ -301,10 +301,12 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 	}
 	t0 := math.Inf(1)
 	for g, t := range busy {
-		if math.IsNaN(t) || math.IsInf(t, 0) {
+		if t-t != 0 { // NaN or infinite
 			return fmt.Errorf("%w: sjf-bco: GPU %d busy until %v", ErrInvalidOptions, g, t)
 		}
-		t0 = min(t0, t)
+		if t < t0 || (t == 0 && t0 == 0 && math.Signbit(t)) { // min(t0, t), -0 below +0
+			t0 = t
+		}
 	}
 	js := append(p.jobs[:0], jobs...)
 	for _, bj := range js {
@@ -799,6 +801,9 @@ type planState struct {
 	c      *topology.Cluster // the cluster of the last init
 	// trees[g]: the servers' start times for g GPUs (see tree)
 	trees []startTree
+	// the orders of the last init, where the next starts
+	initIDs    []topology.GPUID
+	initByMean []int
 	// The undo log: per assignment, where its entries of the logs below begin (marks), the
 	// GPUs' former busy-until times, the touched servers' former sums and GPU orders, and the
 	// positions in byMean they were taken from and put at.
@@ -843,9 +848,10 @@ func (st *planState) meanLess(a, b int) int {
 // the same whatever the starting order.
 func (st *planState) init(c *topology.Cluster, busy []float64) {
 	ns := c.NumServers()
-	warm := st.c == c && len(st.off) == ns+1 && len(st.ids) == len(busy)
+	warm := st.c == c && len(st.off) == ns+1 && len(st.ids) == len(busy) && len(st.initIDs) == len(busy)
 	if warm {
-		st.undo(0)
+		copy(st.ids, st.initIDs)
+		copy(st.byMean, st.initByMean)
 	} else {
 		st.c = c
 		st.ids = resize(st.ids, len(busy))
@@ -892,6 +898,8 @@ func (st *planState) init(c *topology.Cluster, busy []float64) {
 	for g := range st.trees {
 		st.trees[g].built = false
 	}
+	st.initIDs = append(st.initIDs[:0], st.ids...)
+	st.initByMean = append(st.initByMean[:0], st.byMean...)
 }
 
 // resort sorts server s's GPUs by busy-until time, then id (insertion sort: an assignment
