@@ -799,8 +799,10 @@ type planState struct {
 	byMean []int
 	means  []float64
 	c      *topology.Cluster // the cluster of the last init
-	// trees[g]: the servers' start times for g GPUs (see tree)
-	trees []startTree
+	// trees[g]: the servers' start times for g GPUs (see tree); changed: the servers changed
+	// by assignments and undos in this pass, in order
+	trees   []startTree
+	changed []int32
 	// the orders of the last init, where the next starts
 	initIDs    []topology.GPUID
 	initByMean []int
@@ -898,6 +900,7 @@ func (st *planState) init(c *topology.Cluster, busy []float64) {
 	for g := range st.trees {
 		st.trees[g].built = false
 	}
+	st.changed = st.changed[:0]
 	st.initIDs = append(st.initIDs[:0], st.ids...)
 	st.initByMean = append(st.initByMean[:0], st.byMean...)
 }
@@ -1348,14 +1351,15 @@ func below(b, d float64) float64 {
 // busy-until time of its g-th earliest-free GPU; +Inf where it has fewer GPUs) in a tree of
 // minima over the servers' indices.
 type startTree struct {
-	built bool
-	n     int       // servers
-	size  int       // leaves: a power of two >= n
-	t     []float64 // t[size+s]: server s; t[k] = min(t[2k], t[2k+1])
+	built  bool
+	synced int       // the entries of planState.changed it reflects
+	n      int       // servers
+	size   int       // leaves: a power of two >= n
+	t      []float64 // t[size+s]: server s; t[k] = min(t[2k], t[2k+1])
 }
 
-// tree returns the start tree for g, built on first use in this pass and kept up to date by
-// assign and undo.
+// tree returns the start tree for g, built on first use in this pass and brought up to date
+// with the servers that assign and undo changed since its last use.
 func (st *planState) tree(g int) *startTree {
 	for len(st.trees) <= g {
 		st.trees = append(st.trees, startTree{})
@@ -1375,7 +1379,22 @@ func (st *planState) tree(g int) *startTree {
 			tr.t[k] = min(tr.t[2*k], tr.t[2*k+1])
 		}
 		tr.built = true
+		tr.synced = len(st.changed)
 	}
+	// Bring the servers changed since the last use up to date.
+	for _, s := range st.changed[tr.synced:] {
+		k := tr.size + int(s)
+		tr.t[k] = st.startOf(int(s), g)
+		for k > 1 {
+			k /= 2
+			m := min(tr.t[2*k], tr.t[2*k+1])
+			if math.Float64bits(m) == math.Float64bits(tr.t[k]) {
+				break // the nodes above keep their minima
+			}
+			tr.t[k] = m
+		}
+	}
+	tr.synced = len(st.changed)
 	return tr
 }
 
@@ -1387,23 +1406,8 @@ func (st *planState) startOf(s, g int) float64 {
 	return st.free[st.ids[st.off[s]+g-1]]
 }
 
-// retree brings server s up to date in every built tree.
-func (st *planState) retree(s int) {
-	for g := range st.trees {
-		if tr := &st.trees[g]; tr.built {
-			k := tr.size + s
-			tr.t[k] = st.startOf(s, g)
-			for k > 1 {
-				k /= 2
-				m := min(tr.t[2*k], tr.t[2*k+1])
-				if math.Float64bits(m) == math.Float64bits(tr.t[k]) {
-					break // the nodes above keep their minima
-				}
-				tr.t[k] = m
-			}
-		}
-	}
-}
+// retree notes that server s changed, for the trees to catch up when next used.
+func (st *planState) retree(s int) { st.changed = append(st.changed, int32(s)) }
 
 func (tr *startTree) min() float64 { return tr.t[1] }
 

@@ -262,10 +262,10 @@ func TestPropertyPlanStateUndo(t *testing.T) {
 					p.st.free, p.st.ids, p.st.sum, p.st.byMean, want.free, want.ids, want.sum, want.byMean)
 			}
 			for g := range p.st.trees {
-				tr := &p.st.trees[g]
-				if !tr.built {
+				if !p.st.trees[g].built {
 					continue
 				}
+				tr := p.st.tree(g) // brought up to date
 				for s := range tr.size {
 					if got, want := tr.at(s), p.st.startOf(s, g); got != want {
 						t.Fatalf("tree %d: server %d starts at %v, state says %v", g, s, got, want)
