@@ -231,18 +231,19 @@ type bcoPlanner struct {
 	jobs   []BCOJob // smallest demand first
 	busy   []float64
 	t0     float64
-	minDur []float64  // duration at the best placement on idle links
-	ok     [][]bool   // per job, the servers it may use (nil: every server)
-	jm     []*jobMemo // per job, its memo entries
-	kind   []int32    // per server, its kind (stepMemo.kind); nil when no job uses kinds
-	byKind []bool     // per job, whether its time on one server depends only on the kind
-	memo   *stepMemo  // opt.memo, or one of the planner's own
-	own    stepMemo   // the planner's memo when opt.memo is nil
-	single []int32    // per GPU, its server
-	shared []bool     // per server, whether its fabric is shared (IntraShared)
-	rack   []int      // per server, its rack (-1: none)
-	key    []byte     // a memo key being built
-	cnt    []int      // loads on a candidate's links
+	minDur []float64                // duration at the best placement on idle links
+	ok     [][]bool                 // per job, the servers it may use (nil: every server)
+	jm     []*jobMemo               // per job, its memo entries
+	kind   []int32                  // per server, its kind (stepMemo.kind); nil when no job uses kinds
+	byKind []bool                   // per job, whether its time on one server depends only on the kind
+	memo   *stepMemo                // opt.memo, or one of the planner's own
+	own    stepMemo                 // the planner's memo when opt.memo is nil
+	single []int32                  // per GPU, its server
+	shared []bool                   // per server, whether its fabric is shared (IntraShared)
+	rack   []int                    // per server, its rack (-1: none)
+	packs  map[int][]topology.GPUID // Pack of every GPU, by demand
+	key    []byte                   // a memo key being built
+	cnt    []int                    // loads on a candidate's links
 	// nodes are the recorded decisions (see try), root the first of the first decisions; st is
 	// the state after the decisions of path (node indices, in planning order), placed their
 	// entries; rng is the range of theta of the decision being made.
@@ -330,6 +331,7 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 		return cmp.Compare(a.Job.ID, b.Job.ID)
 	})
 	if p.c != c {
+		p.packs = nil
 		p.single, p.shared, p.sameSize = p.single[:0], p.shared[:0], true
 		p.rack = p.rack[:0]
 		for s := range c.NumServers() {
@@ -394,7 +396,19 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 			}
 		}
 		jm.ok, jm.okDone = p.ok[i], true
-		gpus, _ := c.Pack(pool, bj.Job.GPUs)
+		var gpus []topology.GPUID
+		if p.ok[i] == nil {
+			// Every GPU: the consolidated placement depends only on the demand.
+			if p.packs == nil {
+				p.packs = map[int][]topology.GPUID{}
+			}
+			if gpus = p.packs[bj.Job.GPUs]; gpus == nil {
+				gpus, _ = c.Pack(pool, bj.Job.GPUs)
+				p.packs[bj.Job.GPUs] = gpus
+			}
+		} else {
+			gpus, _ = c.Pack(pool, bj.Job.GPUs)
+		}
 		t, err := p.stepTime(i, gpus)
 		if err != nil {
 			return err
