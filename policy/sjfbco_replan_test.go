@@ -20,7 +20,19 @@ func TestPropertySJFBCOReplan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := runHost(in.c, in.jobs, s, 100*len(in.jobs)+100)
+		// Calls: a few per job and event, plus at most one wake-up per Replan while a job waits
+		// for a plan (the cadence asks to be woken when the next plan is due while a waiting job
+		// fits the free GPUs, even if that plan puts it behind a long job): bounded by the
+		// horizon, at most the last arrival plus the jobs' work run one after another (with
+		// room for slower placements).
+		horizon := 0.0
+		for _, j := range in.jobs {
+			horizon = max(horizon, j.job.Arrival)
+		}
+		for _, j := range in.jobs {
+			horizon += 4 * j.iters * j.job.StepTime
+		}
+		st, err := runHost(in.c, in.jobs, s, 100*len(in.jobs)+100+int(horizon/replan))
 		if err := checkRun(s, len(in.jobs), st, err, true); err != nil {
 			t.Fatal(err)
 		}
