@@ -60,7 +60,8 @@ type Options struct {
 	// Cost gives per-iteration times; a job's time per iteration at its best placement (all GPUs
 	// free, consolidated by Pack) sizes it. Default: gpusched.DefaultCost() (the model's cost
 	// for jobs with a model, Job.StepTime for the others). Pass the host's cost model so that
-	// A-SRPT sizes jobs as the host runs them.
+	// A-SRPT sizes jobs as the host runs them. With idle links it must be a function of its
+	// arguments (every CostModel of this module is): consolidation remembers its answers.
 	Cost gpusched.CostModel
 	// Placer places jobs on free GPUs, and proposes the targets of consolidating migrations.
 	// Default: a Partitioned placer (seed 1), which places jobs with a model by their worker
@@ -246,7 +247,7 @@ func New(opt Options) (*Scheduler, error) {
 		s.forget = append(s.forget, f)
 	}
 	if !opt.NoConsolidate {
-		if s.consol, err = consolidate.New(consolidate.Options{Cost: opt.Cost, RestoreTime: opt.RestoreTime, Remaining: s.remaining, Placer: opt.Placer, Best: s.best}); err != nil {
+		if s.consol, err = consolidate.New(consolidate.Options{Cost: opt.Cost, RestoreTime: opt.RestoreTime, Remaining: s.remaining, Placer: opt.Placer, Best: s.best, Memo: true}); err != nil {
 			return nil, fmt.Errorf("asrpt: %w", err)
 		}
 	}

@@ -13,10 +13,11 @@ import (
 // Partitioned is the topology-aware placer: a job with a model goes where partition.Place puts
 // its worker graph among the free GPUs it may use (Job.EligibleIn): as few servers and racks as
 // the free GPUs allow, tensor-parallel groups kept whole, the rest of the traffic partitioned to
-// stay inside servers. A job without a model, or
-// whose model and plan do not compile, is consolidated (gpusched.Pack). It compiles each job's
-// worker graph once, keyed by its JobID (and compiled again if the job's model or plan
-// changes); Forget drops it. It is safe for concurrent use.
+// stay inside servers. A job without a model, or whose model and plan do not compile, is
+// consolidated (gpusched.Pack). It compiles each job's worker graph once, keyed by its JobID
+// (and compiled again if the job's model or plan changes), and remembers how it partitioned
+// the graph for the server choices it met (partition.PlaceMemo), so that placing the job again
+// costs little; Forget drops both. It is safe for concurrent use.
 type Partitioned struct {
 	opts  partition.PlaceOptions
 	mu    sync.Mutex
@@ -29,6 +30,14 @@ type compiledGraph struct {
 	model *graph.Model
 	plan  graph.Plan
 	wg    *graph.WorkerGraph
+	memo  *placeMemo // placements of wg on the server choices met so far
+}
+
+// placeMemo is a job's partition.PlaceMemo, locked while in use: a job is placed again and
+// again (consolidation proposes a move at every decision), mostly on the same server choice.
+type placeMemo struct {
+	mu sync.Mutex
+	m  partition.PlaceMemo
 }
 
 // NewPartitioned returns a Partitioned placer with the given partitioner options.
@@ -47,6 +56,7 @@ func (p *Partitioned) Place(c *topology.Cluster, free topology.GPUSet, j *gpusch
 		cg = compiledGraph{model: j.Model, plan: j.Plan}
 		if comp, err := graph.Compile(j.Model, j.Plan); err == nil {
 			cg.wg = comp.WorkerGraph()
+			cg.memo = &placeMemo{}
 		}
 		p.cache[j.ID] = cg
 	}
@@ -54,7 +64,9 @@ func (p *Partitioned) Place(c *topology.Cluster, free topology.GPUSet, j *gpusch
 	if cg.wg == nil || len(cg.wg.Workers) != j.GPUs {
 		return gpusched.Pack(c, free, j)
 	}
-	pl, err := partition.Place(c, j.EligibleIn(c, free), cg.wg, p.opts)
+	cg.memo.mu.Lock()
+	pl, err := cg.memo.m.Place(c, j.EligibleIn(c, free), cg.wg, p.opts)
+	cg.memo.mu.Unlock()
 	if err != nil {
 		return nil, false
 	}

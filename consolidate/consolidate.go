@@ -46,6 +46,13 @@ type Options struct {
 	// spares a placement per candidate and call where moves cannot pay (for instance jobs
 	// whose time does not depend on their placement). Default: every candidate is tried.
 	Best func(st *gpusched.JobStatus) (stepTime float64, ok bool)
+	// Memo declares that Cost (with idle links) and Placer are functions of their arguments,
+	// as gpusched.Pack, gpusched.FixedCost, gpusched.ModelCost and asrpt.Partitioned are: a
+	// Consolidator then remembers, per job, its time on its current placement, the Placer's
+	// last proposal with the GPUs it was given, and the times of its last proposals, and asks
+	// again only when those arguments change. A scattered job that cannot move is otherwise
+	// placed and timed afresh at every call. It changes no decision, given that premise.
+	Memo bool
 }
 
 func (o Options) check() (Options, error) {
@@ -157,16 +164,10 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 		return nil, nil
 	}
 	// Keep those that are running jobs kept on exactly their GPUs.
-	clear(s.byID)
-	for i := range v.Running {
-		if j := v.Running[i].Job; j != nil {
-			s.byID[j.ID] = &v.Running[i]
-		}
-	}
 	cands := s.cands[:0]
 	for _, cd := range s.cands {
 		a := d.Run[cd.run]
-		if st, ok := s.byID[a.Job]; ok && slices.Equal(a.GPUs, st.GPUs) {
+		if st := s.running(v, a.Job); st != nil && slices.Equal(a.GPUs, st.GPUs) {
 			cd.st = st
 			cands = append(cands, cd)
 		}
@@ -194,6 +195,10 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 	})
 	s.count(c, free)
 	var moves []Move
+	if opt.Memo {
+		s.epoch++
+		defer s.prune(len(v.Running))
+	}
 	for _, cd := range cands {
 		st, spanned := cd.st, cd.spanned
 		if s.fewest(c, st.GPUs) >= spanned {
@@ -208,7 +213,11 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 		if !(rem > 0) {
 			continue
 		}
-		old, err := opt.Cost.StepCost(st.Job, c, st.GPUs, nil)
+		var m *jobMemo
+		if opt.Memo {
+			m = s.memoOf(c, st.Job)
+		}
+		old, err := m.oldCost(opt.Cost, c, st)
 		if err != nil {
 			return moves, fmt.Errorf("consolidate: job %q: %w", st.Job.ID, err)
 		}
@@ -221,7 +230,7 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 		for _, g := range st.GPUs {
 			pool.Add(g)
 		}
-		to, ok := opt.Placer(c, pool, st.Job)
+		to, ok := m.place(opt.Placer, c, pool, st)
 		if !ok || len(to) != len(st.GPUs) {
 			continue
 		}
@@ -235,7 +244,7 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 		if n, _ := s.spanned(c, to); n >= spanned {
 			continue
 		}
-		nu, err := opt.Cost.StepCost(st.Job, c, to, nil)
+		nu, err := m.newCost(opt.Cost, c, st.Job, to)
 		if err != nil {
 			return moves, fmt.Errorf("consolidate: job %q: %w", st.Job.ID, err)
 		}
@@ -249,6 +258,7 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 			free.Remove(g)
 		}
 		s.count(c, free)
+		to = slices.Clone(to) // the decision's own: the memo keeps its copy
 		d.Run[cd.run] = gpusched.Assignment{Job: st.Job.ID, GPUs: to}
 		moves = append(moves, Move{Job: st.Job.ID, From: st.GPUs, To: to, OldTime: old.Time, NewTime: nu.Time})
 	}
@@ -260,11 +270,16 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 type state struct {
 	cluster *topology.Cluster
 	maxPer  int
-	byID    map[gpusched.JobID]*gpusched.JobStatus
-	freeOn  []int // free GPUs per server
-	order   []int // servers by free GPUs, most first
-	own     []int // scratch: a job's GPUs per server
-	ownSrv  []int // scratch: servers the job uses
+	byID    map[gpusched.JobID]*gpusched.JobStatus // running jobs by id, when the cursor gives up
+	byIDOK  bool                                   // byID holds this call's running jobs
+	cursor  int                                    // where the search for a running job goes on
+	scanned int                                    // running jobs looked at in this call
+	memo    map[*gpusched.Job]*jobMemo             // with Options.Memo
+	epoch   uint64                                 // calls with Options.Memo
+	freeOn  []int                                  // free GPUs per server
+	order   []int                                  // servers by free GPUs, most first
+	own     []int                                  // scratch: a job's GPUs per server
+	ownSrv  []int                                  // scratch: servers the job uses
 	cands   []candidate
 }
 
@@ -295,6 +310,7 @@ func (s *state) prepare(c *topology.Cluster) {
 	if s.byID == nil {
 		s.byID = map[gpusched.JobID]*gpusched.JobStatus{}
 	}
+	s.byIDOK, s.cursor, s.scanned = false, 0, 0
 	if s.cluster == c {
 		return
 	}
@@ -369,4 +385,150 @@ func (s *state) fewest(c *topology.Cluster, gpus []topology.GPUID) int {
 		s.own[sv] = 0
 	}
 	return used
+}
+
+// running returns the running job of v with the given id, or nil. Decisions usually list the
+// jobs they keep in the view's order, so it searches on from where the last search ended, and
+// builds a map of the running jobs only once it has looked at twice as many as there are:
+// no hashing of every running job's id at every call.
+func (s *state) running(v *gpusched.View, id gpusched.JobID) *gpusched.JobStatus {
+	n := len(v.Running)
+	if !s.byIDOK && s.scanned <= 2*n {
+		for range n {
+			i := s.cursor
+			if s.cursor++; s.cursor == n {
+				s.cursor = 0
+			}
+			s.scanned++
+			if j := v.Running[i].Job; j != nil && j.ID == id {
+				return &v.Running[i]
+			}
+		}
+	}
+	if !s.byIDOK {
+		clear(s.byID)
+		for i := range v.Running {
+			if j := v.Running[i].Job; j != nil {
+				s.byID[j.ID] = &v.Running[i]
+			}
+		}
+		s.byIDOK = true
+	}
+	return s.byID[id]
+}
+
+// jobMemo is what a Consolidator with Options.Memo remembers of one job (a nil *jobMemo
+// remembers nothing): its time on the placement it had, and the Placer's last proposal and
+// the times of recent proposals.
+type jobMemo struct {
+	cluster *topology.Cluster
+	seen    uint64 // epoch of the last call that looked at the job
+
+	gpus    []topology.GPUID // the placement whose time is old
+	old     gpusched.StepCost
+	oldOK   bool
+	pool    topology.GPUSet // the GPUs the Placer was offered last, for a job on gpus
+	poolOK  bool
+	to      []topology.GPUID // what it proposed
+	placeOK bool
+	times   [memoTimes]proposalTime // times of recent proposals, the newest first
+}
+
+// memoTimes is how many proposals' times a jobMemo keeps.
+const memoTimes = 4
+
+type proposalTime struct {
+	gpus []topology.GPUID
+	cost gpusched.StepCost
+}
+
+// memoOf returns j's memo, forgetting it if it was for another cluster.
+func (s *state) memoOf(c *topology.Cluster, j *gpusched.Job) *jobMemo {
+	if s.memo == nil {
+		s.memo = map[*gpusched.Job]*jobMemo{}
+	}
+	m := s.memo[j]
+	if m == nil || m.cluster != c {
+		m = &jobMemo{cluster: c}
+		s.memo[j] = m
+	}
+	m.seen = s.epoch
+	return m
+}
+
+// prune forgets the memos of jobs no call has looked at lately, once they outnumber the
+// running jobs, so that the memo does not grow with the jobs that ever ran.
+func (s *state) prune(running int) {
+	if len(s.memo) <= 2*running+64 {
+		return
+	}
+	for j, m := range s.memo {
+		if s.epoch-m.seen > 16 {
+			delete(s.memo, j)
+		}
+	}
+}
+
+// oldCost is the job's time on its current GPUs.
+func (m *jobMemo) oldCost(cost gpusched.CostModel, c *topology.Cluster, st *gpusched.JobStatus) (gpusched.StepCost, error) {
+	if m != nil && m.oldOK && slices.Equal(m.gpus, st.GPUs) {
+		return m.old, nil
+	}
+	sc, err := cost.StepCost(st.Job, c, st.GPUs, nil)
+	if m != nil && err == nil {
+		if !slices.Equal(m.gpus, st.GPUs) {
+			m.gpus = append(m.gpus[:0], st.GPUs...)
+			m.poolOK = false // proposals were for the old placement
+		}
+		m.old, m.oldOK = sc, true
+	}
+	return sc, err
+}
+
+// place is the Placer's proposal for the job on pool. The result must not be kept: it may be
+// the memo's.
+func (m *jobMemo) place(placer gpusched.Placer, c *topology.Cluster, pool topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
+	if m == nil {
+		return placer(c, pool, st.Job)
+	}
+	if m.poolOK && m.oldOK && slices.Equal(m.gpus, st.GPUs) && sameSet(m.pool, pool) {
+		return m.to, m.placeOK
+	}
+	to, ok := placer(c, pool, st.Job)
+	m.pool = pool.Clone()
+	m.to = append(m.to[:0], to...)
+	m.placeOK, m.poolOK = ok, m.oldOK && slices.Equal(m.gpus, st.GPUs)
+	return m.to, ok
+}
+
+// newCost is the job's time on a proposed placement.
+func (m *jobMemo) newCost(cost gpusched.CostModel, c *topology.Cluster, j *gpusched.Job, to []topology.GPUID) (gpusched.StepCost, error) {
+	if m == nil {
+		return cost.StepCost(j, c, to, nil)
+	}
+	for i := range m.times {
+		if p := &m.times[i]; p.gpus != nil && slices.Equal(p.gpus, to) {
+			return p.cost, nil
+		}
+	}
+	sc, err := cost.StepCost(j, c, to, nil)
+	if err == nil {
+		last := m.times[memoTimes-1].gpus
+		copy(m.times[1:], m.times[:memoTimes-1])
+		m.times[0] = proposalTime{gpus: append(last[:0], to...), cost: sc}
+	}
+	return sc, err
+}
+
+// sameSet reports whether two sets hold the same GPUs.
+func sameSet(a, b topology.GPUSet) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	eq := true
+	a.Range(func(g topology.GPUID) bool {
+		eq = b.Contains(g)
+		return eq
+	})
+	return eq
 }

@@ -51,16 +51,134 @@ type Placement struct {
 // Errors: ErrInfeasible when free holds fewer GPUs than the job has workers; ErrInvalidGraph for
 // an empty or malformed worker graph.
 func Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opts PlaceOptions) (Placement, error) {
+	return place(c, free, wg, opts, nil)
+}
+
+// PlaceMemo places one job's worker graph as Place does, remembering which workers go to which
+// servers for the server choices it has met, so that placing the job again on servers of the
+// same shape costs no partitioning: only the choice of servers and the reading of the free
+// GPUs. A shape is what the assignment of workers depends on: the GPUs taken on each chosen
+// server in order, which of them share a rack, and those racks' oversubscription (not which
+// servers they are, nor which other GPUs are free). Schedulers that place the same job
+// again and again (a consolidation pass proposing a move at every decision) use one per job.
+// Its results are exactly Place's. The zero value is ready to use; it is not safe for
+// concurrent use.
+type PlaceMemo struct {
+	wg      *graph.WorkerGraph
+	c       *topology.Cluster
+	opts    PlaceOptions
+	valid   bool        // wg's edges were checked
+	entries []memoEntry // the most recently used last
+	counts  []int       // scratch: free GPUs per server
+	shape   memoShape   // scratch: the shape of the current server choice
+}
+
+// memoShape is what the assignment of units to chosen servers depends on besides the graph:
+// the unit size, the GPUs taken on each server, each server's rack as an index into the racks
+// in order of first use (-1: no rack), and those racks' oversubscription.
+type memoShape struct {
+	tp      int
+	takes   []int
+	racks   []int
+	oversub []float64
+}
+
+func (a *memoShape) equal(b *memoShape) bool {
+	return a.tp == b.tp && slices.Equal(a.takes, b.takes) && slices.Equal(a.racks, b.racks) && slices.Equal(a.oversub, b.oversub)
+}
+
+// set makes a the shape of a server choice.
+func (a *memoShape) set(c *topology.Cluster, tp int, servers, takes []int) {
+	a.tp = tp
+	a.takes = append(a.takes[:0], takes...)
+	a.racks, a.oversub = a.racks[:0], a.oversub[:0]
+	var ids []int // rack ids in order of first use: few
+	for _, s := range servers {
+		rk := c.RackOf(s)
+		if rk < 0 {
+			a.racks = append(a.racks, -1)
+			continue
+		}
+		i := slices.Index(ids, rk)
+		if i < 0 {
+			i = len(ids)
+			ids = append(ids, rk)
+			a.oversub = append(a.oversub, c.Rack(rk).Oversubscription)
+		}
+		a.racks = append(a.racks, i)
+	}
+}
+
+// memoEntry is the assignment of contracted vertices to servers (indices into the chosen
+// servers) that Place chose for one shape.
+type memoEntry struct {
+	shape memoShape
+	best  []int
+}
+
+// placeMemoSize is how many server choices a PlaceMemo remembers.
+const placeMemoSize = 8
+
+// Place is Place(c, free, wg, opts), reusing what earlier calls with the same cluster, graph and
+// options computed (a call with others starts afresh).
+func (m *PlaceMemo) Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opts PlaceOptions) (Placement, error) {
+	if m.wg != wg || m.c != c || m.opts != opts {
+		*m = PlaceMemo{wg: wg, c: c, opts: opts, counts: m.counts[:0]}
+	}
+	return place(c, free, wg, opts, m)
+}
+
+// lookup returns the remembered assignment for the shape of a server choice, if any, and
+// leaves that shape in m.shape.
+func (m *PlaceMemo) lookup(c *topology.Cluster, tp int, servers, takes []int) ([]int, bool) {
+	m.shape.set(c, tp, servers, takes)
+	for i := len(m.entries) - 1; i >= 0; i-- {
+		e := &m.entries[i]
+		if e.shape.equal(&m.shape) {
+			if i != len(m.entries)-1 { // most recently used last
+				hit := *e
+				copy(m.entries[i:], m.entries[i+1:])
+				m.entries[len(m.entries)-1] = hit
+			}
+			return m.entries[len(m.entries)-1].best, true
+		}
+	}
+	return nil, false
+}
+
+// store remembers the assignment for m.shape, forgetting the least recently used one when full.
+func (m *PlaceMemo) store(best []int) {
+	if len(m.entries) == placeMemoSize {
+		copy(m.entries, m.entries[1:])
+		m.entries = m.entries[:placeMemoSize-1]
+	}
+	sh := memoShape{tp: m.shape.tp, takes: slices.Clone(m.shape.takes), racks: slices.Clone(m.shape.racks), oversub: slices.Clone(m.shape.oversub)}
+	m.entries = append(m.entries, memoEntry{shape: sh, best: slices.Clone(best)})
+}
+
+// place is Place, with a memo when m is not nil.
+func place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opts PlaceOptions, m *PlaceMemo) (Placement, error) {
 	if wg == nil || len(wg.Workers) == 0 {
 		return Placement{}, fmt.Errorf("%w: empty worker graph", ErrInvalidGraph)
 	}
 	n := len(wg.Workers)
-	for _, e := range wg.Edges {
-		if e.U < 0 || e.V < 0 || e.U >= n || e.V >= n || e.U == e.V || !(e.Bytes >= 0) || math.IsInf(e.Bytes, 0) {
-			return Placement{}, fmt.Errorf("%w: worker edge (%d, %d) with %v bytes", ErrInvalidGraph, e.U, e.V, e.Bytes)
+	if m == nil || !m.valid {
+		for _, e := range wg.Edges {
+			if e.U < 0 || e.V < 0 || e.U >= n || e.V >= n || e.U == e.V || !(e.Bytes >= 0) || math.IsInf(e.Bytes, 0) {
+				return Placement{}, fmt.Errorf("%w: worker edge (%d, %d) with %v bytes", ErrInvalidGraph, e.U, e.V, e.Bytes)
+			}
+		}
+		if m != nil {
+			m.valid = true
 		}
 	}
-	counts := make([]int, c.NumServers())
+	var counts []int
+	if m != nil {
+		counts = slices.Grow(m.counts[:0], c.NumServers())[:c.NumServers()]
+		m.counts = counts
+	} else {
+		counts = make([]int, c.NumServers())
+	}
 	total := 0
 	for s := range counts {
 		first, k := c.GPUsOf(s)
@@ -86,52 +204,17 @@ func Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 			break
 		}
 	}
-	// Contract units: vertex r/tp holds workers r..r+tp-1 (ranks are (dp, pp, tp) with tp
-	// fastest, see graph.Plan, so a unit lies inside one TP group).
-	nv := n / tp
-	weights, scale := edgeWeights(wg)
-	b := NewBuilder(nv)
-	for v := 0; v < nv; v++ {
-		_ = b.SetVertexWeight(v, int64(tp))
+	var best []int
+	if m != nil {
+		best, _ = m.lookup(c, tp, servers, takes)
 	}
-	for i, e := range wg.Edges {
-		if u, v := e.U/tp, e.V/tp; u != v && weights[i] > 0 {
-			if err := b.AddEdge(u, v, weights[i]); err != nil {
-				return Placement{}, err
-			}
+	if best == nil {
+		var err error
+		if best, err = assignUnits(c, wg, servers, takes, tp, opts); err != nil {
+			return Placement{}, err
 		}
-	}
-	g, err := b.Build()
-	if err != nil {
-		return Placement{}, err
-	}
-	_ = scale
-	// Candidate 1: rank order.
-	seq := make([]int, nv) // vertex -> index into servers
-	{
-		v := 0
-		for i, t := range takes {
-			for k := 0; k < t/tp; k++ {
-				seq[v] = i
-				v++
-			}
-		}
-	}
-	best := seq
-	bestCost := placementCost(c, wg, servers, seq, tp)
-	// Candidate 2: partitioned (hierarchically over racks). Candidate 3: rank order over the
-	// servers in the order the partition first uses them, which can beat candidate 1 across
-	// racks (it keeps a rack's servers adjacent) and makes the kept placement never worse than
-	// rank order in its own server order.
-	if len(servers) > 1 {
-		if part, err := partitionOntoServers(c, g, servers, takes, tp, opts); err == nil {
-			if cost := placementCost(c, wg, servers, part, tp); cost < bestCost {
-				best, bestCost = part, cost
-			}
-			ranked := rankOrderAlong(part, takes, tp)
-			if cost := placementCost(c, wg, servers, ranked, tp); cost < bestCost {
-				best, bestCost = ranked, cost
-			}
+		if m != nil {
+			m.store(best)
 		}
 	}
 	// GPUs: each server's workers, in rank order, on its free GPUs in increasing order.
@@ -153,16 +236,20 @@ func Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 			}
 		}
 	}
-	used := map[int]bool{}
-	racks := map[int]bool{}
+	// Servers and racks spanned: few, so a linear scan beats a map.
+	usedS := make([]int, 0, len(servers))
+	var usedR []int
 	for _, gpu := range out.GPUs {
 		s := c.ServerOf(gpu)
-		used[s] = true
-		if rk := c.RackOf(s); rk >= 0 {
-			racks[rk] = true
+		if slices.Contains(usedS, s) {
+			continue
+		}
+		usedS = append(usedS, s)
+		if rk := c.RackOf(s); rk >= 0 && !slices.Contains(usedR, rk) {
+			usedR = append(usedR, rk)
 		}
 	}
-	out.Servers, out.Racks = len(used), len(racks)
+	out.Servers, out.Racks = len(usedS), len(usedR)
 	for _, e := range wg.Edges {
 		su, sv := c.ServerOf(out.GPUs[e.U]), c.ServerOf(out.GPUs[e.V])
 		if su != sv {
@@ -173,6 +260,61 @@ func Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 		}
 	}
 	return out, nil
+}
+
+// assignUnits maps the contracted vertices (units of tp workers) to the chosen servers: the
+// cheapest of rank order, the partition, and rank order along the partition's servers. It
+// returns indices into servers, one per unit.
+func assignUnits(c *topology.Cluster, wg *graph.WorkerGraph, servers, takes []int, tp int, opts PlaceOptions) ([]int, error) {
+	n := len(wg.Workers)
+	// Contract units: vertex r/tp holds workers r..r+tp-1 (ranks are (dp, pp, tp) with tp
+	// fastest, see graph.Plan, so a unit lies inside one TP group).
+	nv := n / tp
+	// Candidate 1: rank order.
+	seq := make([]int, nv) // vertex -> index into servers
+	{
+		v := 0
+		for i, t := range takes {
+			for k := 0; k < t/tp; k++ {
+				seq[v] = i
+				v++
+			}
+		}
+	}
+	best := seq
+	// Candidate 2: partitioned (hierarchically over racks). Candidate 3: rank order over the
+	// servers in the order the partition first uses them, which can beat candidate 1 across
+	// racks (it keeps a rack's servers adjacent) and makes the kept placement never worse than
+	// rank order in its own server order.
+	if len(servers) > 1 {
+		bestCost := placementCost(c, wg, servers, seq, tp)
+		weights, _ := edgeWeights(wg)
+		b := NewBuilder(nv)
+		for v := 0; v < nv; v++ {
+			_ = b.SetVertexWeight(v, int64(tp))
+		}
+		for i, e := range wg.Edges {
+			if u, v := e.U/tp, e.V/tp; u != v && weights[i] > 0 {
+				if err := b.AddEdge(u, v, weights[i]); err != nil {
+					return nil, err
+				}
+			}
+		}
+		g, err := b.Build()
+		if err != nil {
+			return nil, err
+		}
+		if part, err := partitionOntoServers(c, g, servers, takes, tp, opts); err == nil {
+			if cost := placementCost(c, wg, servers, part, tp); cost < bestCost {
+				best, bestCost = part, cost
+			}
+			ranked := rankOrderAlong(part, takes, tp)
+			if cost := placementCost(c, wg, servers, ranked, tp); cost < bestCost {
+				best = ranked
+			}
+		}
+	}
+	return best, nil
 }
 
 // rankOrderAlong returns the rank-order assignment of units (consecutive units on the same
