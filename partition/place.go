@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -54,106 +55,73 @@ func Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 	return place(c, free, wg, opts, nil)
 }
 
-// PlaceMemo places one job's worker graph as Place does, remembering which workers go to which
-// servers for the server choices it has met, so that placing the job again on servers of the
+// PlaceMemo places one worker graph as Place does, remembering which workers go to which
+// servers for the server choices it has met, so that placing the graph again on servers of the
 // same shape costs no partitioning: only the choice of servers and the reading of the free
-// GPUs. A shape is what the assignment of workers depends on: the GPUs taken on each chosen
-// server in order, which of them share a rack, and those racks' oversubscription (not which
-// servers they are, nor which other GPUs are free). Schedulers that place the same job
-// again and again (a consolidation pass proposing a move at every decision) use one per job.
-// Its results are exactly Place's. The zero value is ready to use; it is not safe for
-// concurrent use.
+// GPUs. A shape is what the assignment of workers depends on: the unit size, the GPUs taken on
+// each chosen server in order, which of them share a rack, and those racks' oversubscription
+// (not which servers they are, nor which other GPUs are free). Schedulers that place the same
+// job, or jobs of the same model and plan, again and again (a consolidation pass proposing a
+// move at every decision) share one per graph. Its results are exactly Place's. The zero
+// value is ready to use; it is not safe for concurrent use.
 type PlaceMemo struct {
 	wg      *graph.WorkerGraph
 	c       *topology.Cluster
 	opts    PlaceOptions
-	valid   bool        // wg's edges were checked
-	entries []memoEntry // the most recently used last
-	counts  []int       // scratch: free GPUs per server
-	shape   memoShape   // scratch: the shape of the current server choice
+	valid   bool             // wg's edges were checked
+	entries map[string][]int // shape -> assignment of units to chosen servers (indices)
+	counts  []int            // scratch: free GPUs per server
+	key     []byte           // scratch: the current shape, encoded
+	rackIDs []int            // scratch: racks of the current choice in order of first use
 }
 
-// memoShape is what the assignment of units to chosen servers depends on besides the graph:
-// the unit size, the GPUs taken on each server, each server's rack as an index into the racks
-// in order of first use (-1: no rack), and those racks' oversubscription.
-type memoShape struct {
-	tp      int
-	takes   []int
-	racks   []int
-	oversub []float64
-}
-
-func (a *memoShape) equal(b *memoShape) bool {
-	return a.tp == b.tp && slices.Equal(a.takes, b.takes) && slices.Equal(a.racks, b.racks) && slices.Equal(a.oversub, b.oversub)
-}
-
-// set makes a the shape of a server choice.
-func (a *memoShape) set(c *topology.Cluster, tp int, servers, takes []int) {
-	a.tp = tp
-	a.takes = append(a.takes[:0], takes...)
-	a.racks, a.oversub = a.racks[:0], a.oversub[:0]
-	var ids []int // rack ids in order of first use: few
-	for _, s := range servers {
-		rk := c.RackOf(s)
-		if rk < 0 {
-			a.racks = append(a.racks, -1)
-			continue
-		}
-		i := slices.Index(ids, rk)
-		if i < 0 {
-			i = len(ids)
-			ids = append(ids, rk)
-			a.oversub = append(a.oversub, c.Rack(rk).Oversubscription)
-		}
-		a.racks = append(a.racks, i)
-	}
-}
-
-// memoEntry is the assignment of contracted vertices to servers (indices into the chosen
-// servers) that Place chose for one shape.
-type memoEntry struct {
-	shape memoShape
-	best  []int
-}
-
-// placeMemoSize is how many server choices a PlaceMemo remembers.
-const placeMemoSize = 8
+// placeMemoSize is how many shapes a PlaceMemo remembers before it starts afresh.
+const placeMemoSize = 4096
 
 // Place is Place(c, free, wg, opts), reusing what earlier calls with the same cluster, graph and
 // options computed (a call with others starts afresh).
 func (m *PlaceMemo) Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opts PlaceOptions) (Placement, error) {
 	if m.wg != wg || m.c != c || m.opts != opts {
-		*m = PlaceMemo{wg: wg, c: c, opts: opts, counts: m.counts[:0]}
+		*m = PlaceMemo{wg: wg, c: c, opts: opts, counts: m.counts[:0], key: m.key[:0], rackIDs: m.rackIDs[:0]}
 	}
 	return place(c, free, wg, opts, m)
 }
 
-// lookup returns the remembered assignment for the shape of a server choice, if any, and
-// leaves that shape in m.shape.
-func (m *PlaceMemo) lookup(c *topology.Cluster, tp int, servers, takes []int) ([]int, bool) {
-	m.shape.set(c, tp, servers, takes)
-	for i := len(m.entries) - 1; i >= 0; i-- {
-		e := &m.entries[i]
-		if e.shape.equal(&m.shape) {
-			if i != len(m.entries)-1 { // most recently used last
-				hit := *e
-				copy(m.entries[i:], m.entries[i+1:])
-				m.entries[len(m.entries)-1] = hit
-			}
-			return m.entries[len(m.entries)-1].best, true
+// shapeKey encodes the shape of a server choice into m.key: tp, then per server the GPUs taken
+// and its rack as 1 + its index among the choice's racks in order of first use (0: none), then
+// those racks' oversubscription.
+func (m *PlaceMemo) shapeKey(c *topology.Cluster, tp int, servers, takes []int) {
+	k := binary.AppendUvarint(m.key[:0], uint64(tp))
+	m.rackIDs = m.rackIDs[:0]
+	for i, s := range servers {
+		k = binary.AppendUvarint(k, uint64(takes[i]))
+		rk := c.RackOf(s)
+		if rk < 0 {
+			k = append(k, 0)
+			continue
 		}
+		j := slices.Index(m.rackIDs, rk)
+		if j < 0 {
+			j = len(m.rackIDs)
+			m.rackIDs = append(m.rackIDs, rk)
+		}
+		k = binary.AppendUvarint(k, uint64(j+1))
 	}
-	return nil, false
+	for _, rk := range m.rackIDs {
+		k = binary.AppendUvarint(k, math.Float64bits(c.Rack(rk).Oversubscription))
+	}
+	m.key = k
 }
 
-// store remembers the assignment for m.shape, forgetting the least recently used one when full.
+// lookup returns the remembered assignment for the shape in m.key, if any.
+func (m *PlaceMemo) lookup() []int { return m.entries[string(m.key)] }
+
+// store remembers the assignment for the shape in m.key.
 func (m *PlaceMemo) store(best []int) {
-	if len(m.entries) == placeMemoSize {
-		copy(m.entries, m.entries[1:])
-		m.entries = m.entries[:placeMemoSize-1]
+	if m.entries == nil || len(m.entries) >= placeMemoSize {
+		m.entries = make(map[string][]int)
 	}
-	sh := memoShape{tp: m.shape.tp, takes: slices.Clone(m.shape.takes), racks: slices.Clone(m.shape.racks), oversub: slices.Clone(m.shape.oversub)}
-	m.entries = append(m.entries, memoEntry{shape: sh, best: slices.Clone(best)})
+	m.entries[string(m.key)] = slices.Clone(best)
 }
 
 // place is Place, with a memo when m is not nil.
@@ -206,7 +174,8 @@ func place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 	}
 	var best []int
 	if m != nil {
-		best, _ = m.lookup(c, tp, servers, takes)
+		m.shapeKey(c, tp, servers, takes)
+		best = m.lookup()
 	}
 	if best == nil {
 		var err error
