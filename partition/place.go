@@ -71,6 +71,7 @@ type PlaceMemo struct {
 	valid   bool             // wg's edges were checked
 	entries map[string][]int // shape -> assignment of units to chosen servers (indices)
 	counts  []int            // scratch: free GPUs per server
+	chooser serverChooser    // scratch
 	key     []byte           // scratch: the current shape, encoded
 	rackIDs []int            // scratch: racks of the current choice in order of first use
 }
@@ -82,7 +83,7 @@ const placeMemoSize = 4096
 // options computed (a call with others starts afresh).
 func (m *PlaceMemo) Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opts PlaceOptions) (Placement, error) {
 	if m.wg != wg || m.c != c || m.opts != opts {
-		*m = PlaceMemo{wg: wg, c: c, opts: opts, counts: m.counts[:0], key: m.key[:0], rackIDs: m.rackIDs[:0]}
+		*m = PlaceMemo{wg: wg, c: c, opts: opts, counts: m.counts[:0], key: m.key[:0], rackIDs: m.rackIDs[:0], chooser: m.chooser}
 	}
 	return place(c, free, wg, opts, m)
 }
@@ -141,11 +142,11 @@ func place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 		}
 	}
 	var counts []int
+	var ch *serverChooser
 	if m != nil {
-		counts = slices.Grow(m.counts[:0], c.NumServers())[:c.NumServers()]
-		m.counts = counts
+		counts, ch = growInts(&m.counts, c.NumServers()), &m.chooser
 	} else {
-		counts = make([]int, c.NumServers())
+		counts, ch = make([]int, c.NumServers()), &serverChooser{}
 	}
 	total := 0
 	for s := range counts {
@@ -168,7 +169,7 @@ func place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 			continue
 		}
 		var ok bool
-		if servers, takes, ok = chooseServers(c, counts, n, tp); ok {
+		if servers, takes, ok = ch.chooseServers(c, counts, n, tp); ok {
 			break
 		}
 	}
@@ -334,96 +335,141 @@ func edgeWeights(wg *graph.WorkerGraph) ([]int64, float64) {
 
 // chooseServers picks servers for n workers in units of tp GPUs: one server (best fit) if
 // possible, else the fewest servers, within one rack if one suffices. takes[i] GPUs are taken on
-// servers[i] (a multiple of tp), servers in increasing order.
-func chooseServers(c *topology.Cluster, counts []int, n, tp int) (servers, takes []int, ok bool) {
-	capOf := func(s int) int { return counts[s] / tp * tp }
+// servers[i] (a multiple of tp), servers in increasing order. The results are ch's scratch,
+// valid until its next call.
+func (ch *serverChooser) chooseServers(c *topology.Cluster, counts []int, n, tp int) (servers, takes []int, ok bool) {
+	caps := growInts(&ch.caps, len(counts))
 	best := -1
-	for s := range counts {
-		if k := capOf(s); k >= n && (best < 0 || k < capOf(best)) {
+	for s, k := range counts {
+		k = k / tp * tp
+		caps[s] = k
+		if k >= n && (best < 0 || k < caps[best]) {
 			best = s
 		}
 	}
 	if best >= 0 {
-		return []int{best}, []int{n}, true
+		ch.ss, ch.tt = append(ch.ss[:0], best), append(ch.tt[:0], n)
+		return ch.ss, ch.tt, true
 	}
-	plan := func(list []int) ([]int, []int, bool) {
-		slices.SortStableFunc(list, func(a, b int) int { return capOf(b) - capOf(a) })
-		var ss, tt []int
-		need := n
-		for i, s := range list {
-			if capOf(s) >= need {
+	// Servers with room, grouped by rack (slot 0: no rack; slot r+1: rack r), in index order
+	// within each: a counting sort, no map.
+	slots := c.NumRacks() + 1
+	off := growInts(&ch.off, slots+1)
+	clear(off)
+	for s, k := range caps {
+		if k > 0 {
+			off[c.RackOf(s)+2]++
+		}
+	}
+	for r := 1; r <= slots; r++ {
+		off[r] += off[r-1]
+	}
+	list := growInts(&ch.list, off[slots])
+	for s, k := range caps {
+		if k > 0 {
+			r := c.RackOf(s) + 1
+			list[off[r]] = s
+			off[r]++
+		}
+	}
+	copy(off[1:], off[:slots]) // back to starts: rack slot r holds list[off[r]:off[r+1]]
+	off[0] = 0
+	byCap := func(a, b int) int { return caps[b] - caps[a] }
+	// Within one rack: the fewest servers of any rack, the first rack (by id) on ties.
+	ss, tt := ch.ss[:0], ch.tt[:0]
+	found := false
+	racks := 0
+	for r := range slots {
+		members := list[off[r]:off[r+1]]
+		if len(members) == 0 {
+			continue
+		}
+		racks++
+		sorted := append(ch.tmp[:0], members...)
+		slices.SortStableFunc(sorted, byCap)
+		ch.tmp = sorted
+		ps, pt := ch.ps[:0], ch.pt[:0]
+		need, done := n, false
+		for i, s := range sorted {
+			if caps[s] >= need {
 				pick := s
-				for _, t := range list[i:] {
-					if capOf(t) >= need && capOf(t) < capOf(pick) {
+				for _, t := range sorted[i:] {
+					if caps[t] >= need && caps[t] < caps[pick] {
 						pick = t
 					}
 				}
-				return append(ss, pick), append(tt, need), true
-			}
-			if capOf(s) == 0 {
+				ps, pt, done = append(ps, pick), append(pt, need), true
 				break
 			}
-			ss, tt = append(ss, s), append(tt, capOf(s))
-			need -= capOf(s)
+			ps, pt = append(ps, s), append(pt, caps[s])
+			need -= caps[s]
 		}
-		return nil, nil, false
-	}
-	byRack := map[int][]int{}
-	for s := range counts {
-		if capOf(s) > 0 {
-			byRack[c.RackOf(s)] = append(byRack[c.RackOf(s)], s)
+		ch.ps, ch.pt = ps, pt
+		if done && (!found || len(ps) < len(ss)) {
+			ss, tt, found = append(ss[:0], ps...), append(tt[:0], pt...), true
 		}
 	}
-	rackIDs := make([]int, 0, len(byRack))
-	for r := range byRack {
-		rackIDs = append(rackIDs, r)
-	}
-	slices.Sort(rackIDs)
-	for _, r := range rackIDs {
-		if ss, tt, ok := plan(slices.Clone(byRack[r])); ok && (servers == nil || len(ss) < len(servers)) {
-			servers, takes = ss, tt
-		}
-	}
-	if servers == nil && len(rackIDs) > 1 {
+	if !found && racks > 1 {
 		// Across racks: racks with the most capacity first, servers by capacity within.
-		rackCap := map[int]int{}
-		for r, list := range byRack {
-			for _, s := range list {
-				rackCap[r] += capOf(s)
+		order := ch.order[:0]
+		rackCap := growInts(&ch.rackCap, slots)
+		for r := range slots {
+			rackCap[r] = 0
+			for _, s := range list[off[r]:off[r+1]] {
+				rackCap[r] += caps[s]
+			}
+			if off[r+1] > off[r] {
+				order = append(order, r)
 			}
 		}
-		slices.SortStableFunc(rackIDs, func(a, b int) int { return rackCap[b] - rackCap[a] })
-		var ss, tt []int
+		ch.order = order
+		slices.SortStableFunc(order, func(a, b int) int { return rackCap[b] - rackCap[a] })
+		ss, tt = ss[:0], tt[:0]
 		need := n
-		for _, r := range rackIDs {
-			list := slices.Clone(byRack[r])
-			slices.SortStableFunc(list, func(a, b int) int { return capOf(b) - capOf(a) })
-			for _, s := range list {
+		for _, r := range order {
+			sorted := append(ch.tmp[:0], list[off[r]:off[r+1]]...)
+			slices.SortStableFunc(sorted, byCap)
+			ch.tmp = sorted
+			for _, s := range sorted {
 				if need == 0 {
 					break
 				}
-				t := min(capOf(s), need)
+				t := min(caps[s], need)
 				ss, tt = append(ss, s), append(tt, t)
 				need -= t
 			}
 		}
-		if need == 0 {
-			servers, takes = ss, tt
-		}
+		found = need == 0
 	}
-	if servers == nil {
+	ch.ss, ch.tt = ss, tt
+	if !found {
 		return nil, nil, false
 	}
-	order := make([]int, len(servers))
-	for i := range order {
-		order[i] = i
+	// In increasing order of server (distinct servers: any sort gives the same result).
+	perm := growInts(&ch.perm, len(ss))
+	for i := range perm {
+		perm[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return servers[a] - servers[b] })
-	ss, tt := make([]int, len(order)), make([]int, len(order))
-	for i, o := range order {
-		ss[i], tt[i] = servers[o], takes[o]
+	slices.SortFunc(perm, func(a, b int) int { return ss[a] - ss[b] })
+	os, ot := growInts(&ch.os, len(ss)), growInts(&ch.ot, len(ss))
+	for i, o := range perm {
+		os[i], ot[i] = ss[o], tt[o]
 	}
-	return ss, tt, true
+	return os, ot, true
+}
+
+// serverChooser is chooseServers' scratch space.
+type serverChooser struct {
+	caps, off, list, tmp, ps, pt, ss, tt, order, rackCap, perm, os, ot []int
+}
+
+// growInts returns (*buf)[:n], reallocating when it is too short.
+func growInts(buf *[]int, n int) []int {
+	if cap(*buf) < n {
+		*buf = make([]int, n)
+	}
+	*buf = (*buf)[:n]
+	return *buf
 }
 
 // partitionOntoServers assigns the contracted vertices to servers (indices into servers): among
