@@ -146,6 +146,7 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 		return nil, nil
 	}
 	opt, s := &k.opt, &k.s
+	s.opt = opt
 	s.prepare(c)
 	// Assignments spread over more servers than they need: cheap to find, usually none.
 	s.cands = s.cands[:0]
@@ -162,6 +163,10 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 	}
 	if len(s.cands) == 0 || used >= c.NumGPUs() {
 		return nil, nil
+	}
+	if opt.Memo {
+		s.epoch++
+		defer s.prune(len(v.Running))
 	}
 	// Keep those that are running jobs kept on exactly their GPUs.
 	cands := s.cands[:0]
@@ -195,21 +200,12 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 	})
 	s.count(c, free)
 	var moves []Move
-	if opt.Memo {
-		s.epoch++
-		defer s.prune(len(v.Running))
-	}
 	for _, cd := range cands {
 		st, spanned := cd.st, cd.spanned
 		if s.fewest(c, st.GPUs) >= spanned {
 			continue // the free GPUs cannot put it on fewer servers
 		}
-		rem := st.Iterations
-		if opt.Remaining != nil {
-			if r, ok := opt.Remaining(st); ok && r >= 0 && !math.IsInf(r, 1) {
-				rem = r
-			}
-		}
+		rem := remaining(opt, st)
 		if !(rem > 0) {
 			continue
 		}
@@ -265,9 +261,21 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 	return moves, nil
 }
 
+// remaining is the job's remaining iterations by Options.Remaining, or the default.
+func remaining(opt *Options, st *gpusched.JobStatus) float64 {
+	rem := st.Iterations
+	if opt.Remaining != nil {
+		if r, ok := opt.Remaining(st); ok && r >= 0 && !math.IsInf(r, 1) {
+			rem = r
+		}
+	}
+	return rem
+}
+
 // state is Apply's per-cluster scratch: the largest server, the free GPUs per server and the
 // servers sorted by free GPUs.
 type state struct {
+	opt     *Options
 	cluster *topology.Cluster
 	maxPer  int
 	byID    map[gpusched.JobID]*gpusched.JobStatus // running jobs by id, when the cursor gives up
@@ -280,6 +288,7 @@ type state struct {
 	order   []int                                  // servers by free GPUs, most first
 	own     []int                                  // scratch: a job's GPUs per server
 	ownSrv  []int                                  // scratch: servers the job uses
+	bucket  []int                                  // scratch: count's counting sort
 	cands   []candidate
 }
 
@@ -288,12 +297,17 @@ type state struct {
 func (s *state) spanned(c *topology.Cluster, gpus []topology.GPUID) (int, bool) {
 	n, ok := 0, true
 	s.ownSrv = s.ownSrv[:0]
+	last := -1
 	for _, g := range gpus {
 		if g < 0 || int(g) >= c.NumGPUs() {
 			ok = false
 			continue
 		}
 		sv := c.ServerOf(g)
+		if sv == last {
+			continue // placements list a server's GPUs together: counted already
+		}
+		last = sv
 		if s.own[sv] == 0 {
 			s.ownSrv = append(s.ownSrv, sv)
 			n++
@@ -326,19 +340,27 @@ func (s *state) prepare(c *topology.Cluster) {
 	s.own = make([]int, n)
 }
 
-// count recomputes the free GPUs per server and the order of servers by them.
+// count recomputes the free GPUs per server and the order of servers by them (most free
+// first, then by index): a counting sort, as a server has at most maxPer free GPUs.
 func (s *state) count(c *topology.Cluster, free topology.GPUSet) {
+	if cap(s.bucket) < s.maxPer+2 {
+		s.bucket = make([]int, s.maxPer+2)
+	}
+	b := s.bucket[:s.maxPer+2]
+	clear(b)
 	for i := range s.freeOn {
 		first, k := c.GPUsOf(i)
-		s.freeOn[i] = free.CountRange(first, k)
-		s.order[i] = i
+		f := free.CountRange(first, k)
+		s.freeOn[i] = f
+		b[s.maxPer-f+1]++ // slot of f: servers with more free GPUs come first
 	}
-	slices.SortFunc(s.order, func(a, b int) int {
-		if s.freeOn[a] != s.freeOn[b] {
-			return s.freeOn[b] - s.freeOn[a]
-		}
-		return a - b
-	})
+	for i := 1; i < len(b); i++ {
+		b[i] += b[i-1]
+	}
+	for i, f := range s.freeOn {
+		s.order[b[s.maxPer-f]] = i
+		b[s.maxPer-f]++
+	}
 }
 
 // fewest returns the fewest servers that the free GPUs plus gpus could hold len(gpus)
