@@ -983,13 +983,15 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	}
 	var d gpusched.Decision
 	d.Run = make([]gpusched.Assignment, 0, len(v.Running)+4)
+	// The ids come from the marking walk's list (entry i is v.Running[i]'s), which spares
+	// loading every running job's description again.
+	ids := s.lastIDs[1]
 	for i := range v.Running {
-		js := &v.Running[i]
 		st := s.lastStates[1][i]
 		if st == nil || st.unfit || (displaced && st.displaced == s.epoch) || (preempted && st.preempted == s.epoch) {
 			continue
 		}
-		d.Run = append(d.Run, gpusched.Assignment{Job: js.Job.ID, GPUs: js.GPUs})
+		d.Run = append(d.Run, gpusched.Assignment{Job: ids[i], GPUs: v.Running[i].GPUs})
 	}
 	// start places the waiting (and displaced) jobs of s.order[from:to]; in strict order it
 	// stops at the first job that cannot start.

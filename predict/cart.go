@@ -211,6 +211,7 @@ type cartBuilder struct {
 	hcnt    [cartMaxBins]int32
 	hsum    [cartMaxBins]float64
 	ghist   []int32 // class counts per code (code*classes + class) for scanGini's large nodes
+	cls     []uint8 // class of each row in a byte (classes <= 256): an eighth of the cache lines
 	stack   []cartTask
 	leafBuf []int
 }
@@ -233,6 +234,10 @@ func newCartBuilder(b *binned, class []int, y []float64, classes int, p forestPa
 		right:  make([]int, classes),
 		keys:   make([]uint16, n),
 		ghist:  make([]int32, cartMaxBins*classes),
+		cls:    make([]uint8, n),
+	}
+	for i, c := range class {
+		bld.cls[i] = uint8(c)
 	}
 	if bld.p.maxDepth <= 0 {
 		bld.p.maxDepth = math.MaxInt
@@ -343,7 +348,7 @@ func (bld *cartBuilder) bestSplit(task cartTask, rng *rand.Rand) (feat, code int
 	} else {
 		clear(bld.counts)
 		for _, r := range rows {
-			bld.counts[bld.class[r]]++
+			bld.counts[bld.cls[r]]++
 		}
 		var sq int
 		for _, c := range bld.counts {
@@ -421,7 +426,7 @@ func (bld *cartBuilder) scanGiniSort(rows []int32, codes []uint8) (best float64,
 	keys := bld.keys[:m]
 	if m <= 64 {
 		for i, r := range rows {
-			k := uint16(codes[r])<<8 | uint16(bld.class[r])
+			k := uint16(codes[r])<<8 | uint16(bld.cls[r])
 			j := i
 			for ; j > 0 && keys[j-1] > k; j-- {
 				keys[j] = keys[j-1]
@@ -439,7 +444,7 @@ func (bld *cartBuilder) scanGiniSort(rows []int32, codes []uint8) (best float64,
 		}
 		for _, r := range rows {
 			c := codes[r]
-			keys[bk[c]] = uint16(c)<<8 | uint16(bld.class[r])
+			keys[bk[c]] = uint16(c)<<8 | uint16(bld.cls[r])
 			bk[c]++
 		}
 	}
@@ -478,7 +483,7 @@ func (bld *cartBuilder) scanGiniSort(rows []int32, codes []uint8) (best float64,
 // giniHistMin is the node size from which scanGini counts classes per code in a histogram
 // rather than sorting the rows: one pass over the rows and one over the codes' classes instead
 // of three passes over the rows.
-const giniHistMin = 2048
+const giniHistMin = 1024
 
 // scanGiniHist is scanGini for large nodes: it counts the rows per (code, class) and walks the
 // codes in increasing order, moving each code's class counts from right to left at once. The
@@ -494,7 +499,7 @@ func (bld *cartBuilder) scanGiniHist(rows []int32, codes []uint8) (best float64,
 	lo, hi := cartMaxBins, -1
 	for _, r := range rows {
 		c := int(codes[r])
-		h[c*k+bld.class[r]]++
+		h[c*k+int(bld.cls[r])]++
 		cnt[c]++
 		lo = min(lo, c)
 		hi = max(hi, c)
