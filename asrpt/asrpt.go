@@ -151,24 +151,25 @@ type forgetter interface{ Forget(j *gpusched.Job) }
 // Scheduler is the A-SRPT scheduler. It keeps the virtual single-machine SRPT instance across
 // calls, so it must see every event of one host in time order. It is not safe for concurrent use.
 type Scheduler struct {
-	opt      Options
-	cluster  *topology.Cluster
-	g0       float64 // GPUs of the first cluster seen: the unit of virtual sizes
-	queue    *srpt.Queue
-	placer   *Partitioned // the default placer, told when jobs leave
-	forget   []forgetter  // caches told when jobs leave
-	jobs     map[gpusched.JobID]*jobState
-	rejected map[gpusched.JobID]*rejection
-	byKey    []*jobState // key -> state (nil when gone)
-	marks    []presence  // key -> where the latest view listed the job
-	free     []int       // free keys
-	vdone    []*jobState // virtually completed jobs still present, by virtual completion
-	live     []*jobState // jobs in the virtual queue that have not left, in queue order
-	unfit    int         // live jobs too large for the current cluster
-	epoch    uint64
-	now      float64
-	consol   *consolidate.Consolidator // nil with NoConsolidate
-	moves    int
+	opt       Options
+	cluster   *topology.Cluster
+	g0        float64 // GPUs of the first cluster seen: the unit of virtual sizes
+	queue     *srpt.Queue
+	placer    *Partitioned // the default placer, told when jobs leave
+	forget    []forgetter  // caches told when jobs leave
+	jobs      map[gpusched.JobID]*jobState
+	rejected  map[gpusched.JobID]*rejection
+	byKey     []*jobState // key -> state (nil when gone)
+	marks     []presence  // key -> where the latest view listed the job
+	free      []int       // free keys
+	vdone     []*jobState // virtually completed jobs still present, by virtual completion
+	vdoneGone int         // entries of vdone that have left (compacted away when most have)
+	live      []*jobState // jobs in the virtual queue that have not left, in queue order
+	unfit     int         // live jobs too large for the current cluster
+	epoch     uint64
+	now       float64
+	consol    *consolidate.Consolidator // nil with NoConsolidate
+	moves     int
 
 	// reversed flips the priority order: a deliberately wrong variant for tests.
 	reversed bool
@@ -334,6 +335,7 @@ func (s *Scheduler) drop(st *jobState) {
 	s.marks[st.key].gone = true
 	if st.vdone {
 		st.gone = true
+		s.vdoneGone++
 		s.release(st) // it stays in s.vdone, marked gone, until the list is compacted
 		return
 	}
@@ -669,14 +671,9 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 		return full || budget >= 0
 	}
 	// Compact the virtual-done list when it is mostly ghosts.
-	live := 0
-	for _, st := range s.vdone {
-		if !st.gone {
-			live++
-		}
-	}
-	if live < len(s.vdone)/2 {
+	if live := len(s.vdone) - s.vdoneGone; live < len(s.vdone)/2 {
 		s.vdone = slices.DeleteFunc(s.vdone, func(st *jobState) bool { return st.gone })
+		s.vdoneGone = 0
 	}
 	vorder := s.vdone
 	if s.patience > 0 {
@@ -719,39 +716,25 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		rkey := float64(st.job.GPUs) * max(st.iters-done, 0) * st.tau / st.weight
 		s.fresh = append(s.fresh, freshJob{rkey, st.vfinish, st.key, st})
 	}
+	// The fresh jobs, first in the previous call's order, then those new to the list: the
+	// keys change little between calls (only running jobs' remaining work shrinks), so the
+	// insertion sort below does little work. The comparison is a total order, so the result
+	// does not depend on the starting order. The overdue jobs are taken in the same walk over
+	// the virtually finished list, in its order.
+	for _, st := range prev {
+		fresh(st)
+	}
 	for _, st := range s.vdone {
 		if st.gone || s.marks[st.key].seen != s.epoch || st.unfit {
 			continue
 		}
 		if s.now-st.vfinish >= s.patience*st.iters*st.tau {
 			s.vorder = append(s.vorder, st)
+			continue
 		}
-	}
-	// The fresh jobs, first in the previous call's order, then those new to the list: the
-	// keys change little between calls (only running jobs' remaining work shrinks), so the
-	// sort below, which adapts to presorted input, does little work. The comparison is a
-	// total order, so the result does not depend on the starting order.
-	for _, st := range prev {
 		fresh(st)
 	}
-	for _, st := range s.vdone {
-		fresh(st)
-	}
-	slices.SortFunc(s.fresh, func(a, b freshJob) int {
-		switch {
-		case a.rkey != b.rkey:
-			if a.rkey < b.rkey {
-				return -1
-			}
-			return 1
-		case a.vfinish != b.vfinish:
-			if a.vfinish < b.vfinish {
-				return -1
-			}
-			return 1
-		}
-		return a.key - b.key
-	})
+	sortFresh(s.fresh)
 	for _, f := range s.fresh {
 		s.vorder = append(s.vorder, f.st)
 	}
@@ -759,6 +742,46 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		st.vrank = i
 	}
 	return s.vorder
+}
+
+// sortFresh sorts fresh jobs by their keys. The input is usually almost sorted (the previous
+// call's order, a few new jobs at the end), so it sorts by insertion, in time linear in the
+// jobs plus the moves; past a budget of moves it sorts the rest in O(n log n).
+func sortFresh(f []freshJob) {
+	budget := 8*len(f) + 64
+	for i := 1; i < len(f); i++ {
+		x := f[i]
+		j := i
+		for j > 0 && freshLess(&x, &f[j-1]) {
+			f[j] = f[j-1]
+			j--
+		}
+		f[j] = x
+		if budget -= i - j; budget < 0 {
+			slices.SortFunc(f, func(a, b freshJob) int {
+				switch {
+				case freshLess(&a, &b):
+					return -1
+				case freshLess(&b, &a):
+					return 1
+				}
+				return 0
+			})
+			return
+		}
+	}
+}
+
+// freshLess orders fresh jobs by predicted remaining GPU-time over weight, then virtual
+// completion, then key: a total order.
+func freshLess(a, b *freshJob) bool {
+	if a.rkey != b.rkey {
+		return a.rkey < b.rkey
+	}
+	if a.vfinish != b.vfinish {
+		return a.vfinish < b.vfinish
+	}
+	return a.key < b.key
 }
 
 // freshJob is a virtually finished job that is not yet overdue, with its sort keys: predicted

@@ -449,6 +449,15 @@ func (s *Scheduler) checkMirror() error {
 	if !slices.Equal(got, want) {
 		return fmt.Errorf("live mirror %v, queue order without ghosts %v", got, want)
 	}
+	gone := 0
+	for _, st := range s.vdone {
+		if st.gone {
+			gone++
+		}
+	}
+	if gone != s.vdoneGone {
+		return fmt.Errorf("%d virtually finished jobs have left, counted %d", gone, s.vdoneGone)
+	}
 	return nil
 }
 

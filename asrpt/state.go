@@ -255,7 +255,7 @@ func (s *Scheduler) RestoreState(r io.Reader) error {
 	}
 	s.cluster, s.g0, s.queue, s.moves = n.cluster, n.g0, n.queue, n.moves
 	s.jobs, s.rejected, s.byKey, s.free = n.jobs, n.rejected, n.byKey, n.free
-	s.vdone, s.live, s.unfit = n.vdone, n.live, n.unfit
+	s.vdone, s.live, s.unfit, s.vdoneGone = n.vdone, n.live, n.unfit, 0
 	s.now = n.queue.Now()
 	s.sizing = nil
 	s.marks = make([]presence, len(s.byKey))
