@@ -374,7 +374,6 @@ func (ch *serverChooser) chooseServers(c *topology.Cluster, counts []int, n, tp 
 	}
 	copy(off[1:], off[:slots]) // back to starts: rack slot r holds list[off[r]:off[r+1]]
 	off[0] = 0
-	byCap := func(a, b int) int { return caps[b] - caps[a] }
 	// Within one rack: the fewest servers of any rack, the first rack (by id) on ties.
 	ss, tt := ch.ss[:0], ch.tt[:0]
 	found := false
@@ -385,9 +384,7 @@ func (ch *serverChooser) chooseServers(c *topology.Cluster, counts []int, n, tp 
 			continue
 		}
 		racks++
-		sorted := append(ch.tmp[:0], members...)
-		slices.SortStableFunc(sorted, byCap)
-		ch.tmp = sorted
+		sorted := ch.byCapDesc(members, caps)
 		ps, pt := ch.ps[:0], ch.pt[:0]
 		need, done := n, false
 		for i, s := range sorted {
@@ -427,9 +424,7 @@ func (ch *serverChooser) chooseServers(c *topology.Cluster, counts []int, n, tp 
 		ss, tt = ss[:0], tt[:0]
 		need := n
 		for _, r := range order {
-			sorted := append(ch.tmp[:0], list[off[r]:off[r+1]]...)
-			slices.SortStableFunc(sorted, byCap)
-			ch.tmp = sorted
+			sorted := ch.byCapDesc(list[off[r]:off[r+1]], caps)
 			for _, s := range sorted {
 				if need == 0 {
 					break
@@ -458,9 +453,40 @@ func (ch *serverChooser) chooseServers(c *topology.Cluster, counts []int, n, tp 
 	return os, ot, true
 }
 
+// byCapDesc returns servers (in increasing order) sorted by capacity, largest first, ties in
+// their given order: a stable sort, by counting when capacities are small (GPUs per server).
+// The result is ch.tmp, valid until the next call.
+func (ch *serverChooser) byCapDesc(servers, caps []int) []int {
+	out := growInts(&ch.tmp, len(servers))
+	top := 0
+	for _, s := range servers {
+		top = max(top, caps[s])
+	}
+	if top > 4096 {
+		copy(out, servers)
+		slices.SortStableFunc(out, func(a, b int) int { return caps[b] - caps[a] })
+		return out
+	}
+	// Slot top-k holds capacity k: largest first.
+	start := growInts(&ch.bucket, top+2)
+	clear(start)
+	for _, s := range servers {
+		start[top-caps[s]+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	for _, s := range servers {
+		k := top - caps[s]
+		out[start[k]] = s
+		start[k]++
+	}
+	return out
+}
+
 // serverChooser is chooseServers' scratch space.
 type serverChooser struct {
-	caps, off, list, tmp, ps, pt, ss, tt, order, rackCap, perm, os, ot []int
+	caps, off, list, tmp, ps, pt, ss, tt, order, rackCap, perm, os, ot, bucket []int
 }
 
 // growInts returns (*buf)[:n], reallocating when it is too short.
