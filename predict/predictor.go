@@ -698,6 +698,14 @@ func (p *Predictor) estimate(job *gpusched.Job, done float64) Estimate {
 	sc := p.scratch()
 	defer p.bufs.Put(sc)
 	d, first := p.distribution(job, sc)
+	if done == 0 {
+		// Unconditioned: the estimate is the first one (a floor of 0 whatever the margin).
+		e := summarize(&d, 0, 0)
+		if first {
+			p.rememberFirst(job.ID, e)
+		}
+		return e
+	}
 	if first {
 		p.rememberFirst(job.ID, summarize(&d, 0, 0))
 	}
