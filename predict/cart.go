@@ -473,6 +473,10 @@ func (bld *cartBuilder) scanGiniSort(rows []int32, m int, codes []uint8) (best f
 			lo = min(lo, c)
 			hi = max(hi, c)
 		}
+		if lo == hi { // one code: no split between distinct codes
+			clear(bk[lo : hi+2])
+			return math.Inf(1), 0, false
+		}
 		for c := lo + 1; c <= hi; c++ {
 			bk[c] += bk[c-1]
 		}
@@ -542,6 +546,11 @@ func (bld *cartBuilder) scanGiniHist(rows []int32, m int, codes []uint8) (best f
 		cnt[c] += w
 		lo = min(lo, c)
 		hi = max(hi, c)
+	}
+	if lo == hi { // one code: no split between distinct codes
+		clear(h[lo*k : (lo+1)*k])
+		cnt[lo] = 0
+		return math.Inf(1), 0, false
 	}
 	left, right := bld.left, bld.right
 	clear(left)
