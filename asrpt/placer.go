@@ -19,12 +19,13 @@ import (
 // of the same *graph.Model and plan share the worker graph), keyed by JobID (and compiled again
 // if a job's model or plan changes), and remembers how it partitioned each graph for the server
 // choices it met (partition.PlaceMemo), so that placing a job again costs little; Forget drops
-// a job, and the graph with its last job. It is safe for concurrent use.
+// a job (and a bounded number of graphs outlive their jobs). It is safe for concurrent use.
 type Partitioned struct {
 	opts   partition.PlaceOptions
 	mu     sync.Mutex
 	cache  map[gpusched.JobID]compiledGraph
 	graphs map[graphKey]*sharedGraph
+	idle   int // graphs no job uses
 }
 
 // compiledGraph is a job's model and plan, and their worker graph.
@@ -89,6 +90,9 @@ func (p *Partitioned) Place(c *topology.Cluster, free topology.GPUSet, j *gpusch
 func (p *Partitioned) acquire(m *graph.Model, plan graph.Plan) *sharedGraph {
 	key := graphKey{model: m, plan: fmt.Sprintf("%#v", plan)}
 	g := p.graphs[key]
+	if g != nil && g.refs <= 0 {
+		p.idle--
+	}
 	if g == nil {
 		g = &sharedGraph{key: key}
 		if comp, err := graph.Compile(m, plan); err == nil {
@@ -100,15 +104,28 @@ func (p *Partitioned) acquire(m *graph.Model, plan graph.Plan) *sharedGraph {
 	return g
 }
 
-// release drops a job's use of a shared graph. p.mu is held.
+// release drops a job's use of a shared graph. A graph no job uses is kept for the next job of
+// its model and plan (jobs of a model come and go: compiling it again for each costs more than
+// keeping it), until such graphs outnumber the placer's jobs and keptGraphs: then they go.
+// p.mu is held.
 func (p *Partitioned) release(g *sharedGraph) {
-	if g.refs--; g.refs <= 0 {
-		delete(p.graphs, g.key)
+	if g.refs--; g.refs > 0 {
+		return
+	}
+	if p.idle++; p.idle > len(p.cache)+keptGraphs {
+		for k, h := range p.graphs {
+			if h.refs <= 0 {
+				delete(p.graphs, k)
+			}
+		}
+		p.idle = 0
 	}
 }
 
-// Forget drops the cached worker graph of a job that left (the graph itself once no job uses
-// it).
+// keptGraphs is how many worker graphs that no job uses a Partitioned keeps beyond its jobs.
+const keptGraphs = 256
+
+// Forget drops the cached worker graph of a job that left (see release for the graph itself).
 func (p *Partitioned) Forget(j *gpusched.Job) {
 	p.mu.Lock()
 	if cg, ok := p.cache[j.ID]; ok {
