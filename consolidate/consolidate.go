@@ -168,18 +168,6 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 		s.epoch++
 		defer s.prune(len(v.Running))
 	}
-	// Keep those that are running jobs kept on exactly their GPUs.
-	cands := s.cands[:0]
-	for _, cd := range s.cands {
-		a := d.Run[cd.run]
-		if st := s.running(v, a.Job); st != nil && slices.Equal(a.GPUs, st.GPUs) {
-			cd.st = st
-			cands = append(cands, cd)
-		}
-	}
-	if len(cands) == 0 {
-		return nil, nil
-	}
 	free := c.AllGPUs()
 	free.RemoveAll(v.Unavailable)
 	for _, a := range d.Run {
@@ -192,73 +180,125 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 	if free.Len() == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(cands, func(a, b candidate) int {
+	s.count(c, free)
+	// Until a move changes them, every candidate sees these free GPUs, so one that they cannot
+	// put on fewer servers is skipped wherever it comes in the order: only the others are
+	// matched with their running jobs and sorted. After a move, the walk goes on over every
+	// candidate that comes after it.
+	surv := s.surv[:0]
+	for _, cd := range s.cands {
+		if s.fewest(c, d.Run[cd.run].GPUs) < cd.spanned {
+			surv = append(surv, cd)
+		}
+	}
+	s.surv = surv
+	cands := s.kept(v, d, surv, &s.order1, candidate{run: -1})
+	var moves []Move
+	full := false
+	for i := 0; i < len(cands); i++ {
+		cd := cands[i]
+		moved, err := k.try(v, d, cd, &free, &moves)
+		if err != nil {
+			return moves, err
+		}
+		if moved && !full {
+			full = true
+			all := s.kept(v, d, s.cands, &s.order2, cd) // cd has moved: it is kept as it was
+
+			i = slices.IndexFunc(all, func(x candidate) bool { return x.run == cd.run })
+			cands = all
+		}
+	}
+	return moves, nil
+}
+
+// kept returns the candidates of list that the decision keeps on exactly their running job's
+// GPUs, with their job's status, most spread first (then by id), in *buf. The candidate moved
+// (run >= 0) is taken as matched, with its status: the decision holds its new GPUs.
+func (s *state) kept(v *gpusched.View, d *gpusched.Decision, list []candidate, buf *[]candidate, moved candidate) []candidate {
+	out := (*buf)[:0]
+	for _, cd := range list {
+		if cd.run == moved.run {
+			out = append(out, moved)
+			continue
+		}
+		a := d.Run[cd.run]
+		if st := s.running(v, a.Job); st != nil && slices.Equal(a.GPUs, st.GPUs) {
+			cd.st = st
+			out = append(out, cd)
+		}
+	}
+	slices.SortFunc(out, func(a, b candidate) int {
 		if a.excess != b.excess {
 			return b.excess - a.excess
 		}
 		return cmp.Compare(a.st.Job.ID, b.st.Job.ID)
 	})
-	s.count(c, free)
-	var moves []Move
-	for _, cd := range cands {
-		st, spanned := cd.st, cd.spanned
-		if s.fewest(c, st.GPUs) >= spanned {
-			continue // the free GPUs cannot put it on fewer servers
-		}
-		rem := remaining(opt, st)
-		if !(rem > 0) {
-			continue
-		}
-		var m *jobMemo
-		if opt.Memo {
-			m = s.memoOf(c, st.Job)
-		}
-		old, err := m.oldCost(opt.Cost, c, st)
-		if err != nil {
-			return moves, fmt.Errorf("consolidate: job %q: %w", st.Job.ID, err)
-		}
-		if opt.Best != nil {
-			if best, ok := opt.Best(st); ok && (!(best < old.Time) || rem*(old.Time-best) < opt.Payback*opt.RestoreTime) {
-				continue // no placement can pay for the move
-			}
-		}
-		pool := free.Clone()
-		for _, g := range st.GPUs {
-			pool.Add(g)
-		}
-		to, ok := m.place(opt.Placer, c, pool, st)
-		if !ok || len(to) != len(st.GPUs) {
-			continue
-		}
-		seen := topology.NewGPUSet(c.NumGPUs())
-		for _, g := range to {
-			if c.Check(g) != nil || !pool.Contains(g) || seen.Contains(g) {
-				return moves, fmt.Errorf("%w: placer put job %q on GPU %d, which is neither free nor its own", ErrInvalidOptions, st.Job.ID, g)
-			}
-			seen.Add(g)
-		}
-		if n, _ := s.spanned(c, to); n >= spanned {
-			continue
-		}
-		nu, err := m.newCost(opt.Cost, c, st.Job, to)
-		if err != nil {
-			return moves, fmt.Errorf("consolidate: job %q: %w", st.Job.ID, err)
-		}
-		if !(nu.Time < old.Time) || rem*(old.Time-nu.Time) < opt.Payback*opt.RestoreTime {
-			continue
-		}
-		for _, g := range st.GPUs {
-			free.Add(g)
-		}
-		for _, g := range to {
-			free.Remove(g)
-		}
-		s.count(c, free)
-		to = slices.Clone(to) // the decision's own: the memo keeps its copy
-		d.Run[cd.run] = gpusched.Assignment{Job: st.Job.ID, GPUs: to}
-		moves = append(moves, Move{Job: st.Job.ID, From: st.GPUs, To: to, OldTime: old.Time, NewTime: nu.Time})
+	*buf = out
+	return out
+}
+
+// try moves one candidate if the rule allows, updating free, the decision and moves, and
+// reports whether it moved.
+func (k *Consolidator) try(v *gpusched.View, d *gpusched.Decision, cd candidate, free *topology.GPUSet, moves *[]Move) (bool, error) {
+	opt, s, c := &k.opt, &k.s, v.Cluster
+	st, spanned := cd.st, cd.spanned
+	if s.fewest(c, st.GPUs) >= spanned {
+		return false, nil // the free GPUs cannot put it on fewer servers
 	}
-	return moves, nil
+	rem := remaining(opt, st)
+	if !(rem > 0) {
+		return false, nil
+	}
+	var m *jobMemo
+	if opt.Memo {
+		m = s.memoOf(c, st.Job)
+	}
+	old, err := m.oldCost(opt.Cost, c, st)
+	if err != nil {
+		return false, fmt.Errorf("consolidate: job %q: %w", st.Job.ID, err)
+	}
+	if opt.Best != nil {
+		if best, ok := opt.Best(st); ok && (!(best < old.Time) || rem*(old.Time-best) < opt.Payback*opt.RestoreTime) {
+			return false, nil // no placement can pay for the move
+		}
+	}
+	pool := free.Clone()
+	for _, g := range st.GPUs {
+		pool.Add(g)
+	}
+	to, ok := m.place(opt.Placer, c, pool, st)
+	if !ok || len(to) != len(st.GPUs) {
+		return false, nil
+	}
+	seen := topology.NewGPUSet(c.NumGPUs())
+	for _, g := range to {
+		if c.Check(g) != nil || !pool.Contains(g) || seen.Contains(g) {
+			return false, fmt.Errorf("%w: placer put job %q on GPU %d, which is neither free nor its own", ErrInvalidOptions, st.Job.ID, g)
+		}
+		seen.Add(g)
+	}
+	if n, _ := s.spanned(c, to); n >= spanned {
+		return false, nil
+	}
+	nu, err := m.newCost(opt.Cost, c, st.Job, to)
+	if err != nil {
+		return false, fmt.Errorf("consolidate: job %q: %w", st.Job.ID, err)
+	}
+	if !(nu.Time < old.Time) || rem*(old.Time-nu.Time) < opt.Payback*opt.RestoreTime {
+		return false, nil
+	}
+	for _, g := range st.GPUs {
+		free.Add(g)
+	}
+	for _, g := range to {
+		free.Remove(g)
+	}
+	s.count(c, *free)
+	to = slices.Clone(to) // the decision's own: the memo keeps its copy
+	d.Run[cd.run] = gpusched.Assignment{Job: st.Job.ID, GPUs: to}
+	*moves = append(*moves, Move{Job: st.Job.ID, From: st.GPUs, To: to, OldTime: old.Time, NewTime: nu.Time})
+	return true, nil
 }
 
 // remaining is the job's remaining iterations by Options.Remaining, or the default.
@@ -290,6 +330,9 @@ type state struct {
 	ownSrv  []int                                  // scratch: servers the job uses
 	bucket  []int                                  // scratch: count's counting sort
 	cands   []candidate
+	surv    []candidate // scratch: candidates the free GPUs might put on fewer servers
+	order1  []candidate // scratch: those kept in place, in order
+	order2  []candidate // scratch: every candidate kept in place, in order (after a move)
 }
 
 // spanned returns the number of servers gpus spans, and false if a GPU is not in the
