@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/topology"
@@ -223,7 +224,11 @@ func (s *state) kept(v *gpusched.View, d *gpusched.Decision, list []candidate, b
 			continue
 		}
 		a := d.Run[cd.run]
-		if st := s.running(v, a.Job); st != nil && slices.Equal(a.GPUs, st.GPUs) {
+		st := s.sharing(v, a)
+		if st == nil {
+			st = s.running(v, a.Job)
+		}
+		if st != nil && slices.Equal(a.GPUs, st.GPUs) {
 			cd.st = st
 			out = append(out, cd)
 		}
@@ -315,24 +320,26 @@ func remaining(opt *Options, st *gpusched.JobStatus) float64 {
 // state is Apply's per-cluster scratch: the largest server, the free GPUs per server and the
 // servers sorted by free GPUs.
 type state struct {
-	opt     *Options
-	cluster *topology.Cluster
-	maxPer  int
-	byID    map[gpusched.JobID]*gpusched.JobStatus // running jobs by id, when the cursor gives up
-	byIDOK  bool                                   // byID holds this call's running jobs
-	cursor  int                                    // where the search for a running job goes on
-	scanned int                                    // running jobs looked at in this call
-	memo    map[*gpusched.Job]*jobMemo             // with Options.Memo
-	epoch   uint64                                 // calls with Options.Memo
-	freeOn  []int                                  // free GPUs per server
-	order   []int                                  // servers by free GPUs, most first
-	own     []int                                  // scratch: a job's GPUs per server
-	ownSrv  []int                                  // scratch: servers the job uses
-	bucket  []int                                  // scratch: count's counting sort
-	cands   []candidate
-	surv    []candidate // scratch: candidates the free GPUs might put on fewer servers
-	order1  []candidate // scratch: those kept in place, in order
-	order2  []candidate // scratch: every candidate kept in place, in order (after a move)
+	opt      *Options
+	cluster  *topology.Cluster
+	maxPer   int
+	byID     map[gpusched.JobID]*gpusched.JobStatus // running jobs by id, when the cursor gives up
+	byIDOK   bool                                   // byID holds this call's running jobs
+	cursor   int                                    // where the search for a running job goes on
+	pcursor  int                                    // where the search by GPU slice goes on
+	pscanned int                                    // running jobs compared by GPU slice in this call
+	scanned  int                                    // running jobs looked at in this call
+	memo     map[*gpusched.Job]*jobMemo             // with Options.Memo
+	epoch    uint64                                 // calls with Options.Memo
+	freeOn   []int                                  // free GPUs per server
+	order    []int                                  // servers by free GPUs, most first
+	own      []int                                  // scratch: a job's GPUs per server
+	ownSrv   []int                                  // scratch: servers the job uses
+	bucket   []int                                  // scratch: count's counting sort
+	cands    []candidate
+	surv     []candidate // scratch: candidates the free GPUs might put on fewer servers
+	order1   []candidate // scratch: those kept in place, in order
+	order2   []candidate // scratch: every candidate kept in place, in order (after a move)
 }
 
 // spanned returns the number of servers gpus spans, and false if a GPU is not in the
@@ -367,7 +374,7 @@ func (s *state) prepare(c *topology.Cluster) {
 	if s.byID == nil {
 		s.byID = map[gpusched.JobID]*gpusched.JobStatus{}
 	}
-	s.byIDOK, s.cursor, s.scanned = false, 0, 0
+	s.byIDOK, s.cursor, s.scanned, s.pcursor, s.pscanned = false, 0, 0, 0, 0
 	if s.cluster == c {
 		return
 	}
@@ -450,6 +457,32 @@ func (s *state) fewest(c *topology.Cluster, gpus []topology.GPUID) int {
 		s.own[sv] = 0
 	}
 	return used
+}
+
+// sharing returns the running job of v that a keeps by sharing its GPU slice (as decisions that
+// copy the view's placements do), or nil if none is found within a walk over the running jobs
+// per call from where the last one ended: comparing slice addresses loads no job's
+// description, as comparing ids would.
+func (s *state) sharing(v *gpusched.View, a gpusched.Assignment) *gpusched.JobStatus {
+	n := len(v.Running)
+	if len(a.GPUs) == 0 {
+		return nil
+	}
+	p := unsafe.SliceData(a.GPUs)
+	for s.pscanned < n {
+		i := s.pcursor
+		if s.pcursor++; s.pcursor == n {
+			s.pcursor = 0
+		}
+		s.pscanned++
+		if st := &v.Running[i]; unsafe.SliceData(st.GPUs) == p && len(st.GPUs) == len(a.GPUs) {
+			if st.Job != nil && st.Job.ID == a.Job {
+				return st
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // running returns the running job of v with the given id, or nil. Decisions usually list the

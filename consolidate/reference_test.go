@@ -154,9 +154,19 @@ func TestApplyMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, _ := New(opt)
+		share := rapid.Bool().Draw(t, "share") // the decision keeps the view's GPU slices
 		for round := range 3 {
 			d1 := gpusched.Decision{Run: slices.Clone(d0.Run)}
 			d2 := gpusched.Decision{Run: slices.Clone(d0.Run)}
+			if share {
+				for i, a := range d2.Run {
+					for j := range v.Running {
+						if v.Running[j].Job.ID == a.Job {
+							d2.Run[i].GPUs = v.Running[j].GPUs
+						}
+					}
+				}
+			}
 			wm, werr := want.applyReference(v, &d1)
 			gm, gerr := got.Apply(v, &d2)
 			if (werr == nil) != (gerr == nil) || fmt.Sprint(wm) != fmt.Sprint(gm) || fmt.Sprint(d1.Run) != fmt.Sprint(d2.Run) {
