@@ -111,6 +111,7 @@ type Options struct {
 type jobState struct {
 	key       int
 	job       *gpusched.Job // the job as the latest view describes it (refreshed every call)
+	gpus      int           // job.GPUs, kept here so that walks over the order load no Job
 	iters     float64       // predicted total iterations (revised on overrun)
 	tau       float64       // seconds per iteration at the best placement
 	weight    float64       // the job's effective weight
@@ -543,7 +544,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 						}
 					}
 				}
-				st.job = js.Job
+				st.job, st.gpus = js.Job, js.Job.GPUs
 			}
 			m.seen, m.running, m.idx = s.epoch, running, int32(i)
 			if s.unfit > 0 && st.unfit {
@@ -667,7 +668,7 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 			return true
 		}
 		s.order = append(s.order, st)
-		budget -= st.job.GPUs
+		budget -= st.gpus
 		return full || budget >= 0
 	}
 	// Compact the virtual-done list when it is mostly ghosts.
@@ -713,7 +714,7 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 			done = v.Pending[m.idx].Iterations
 		}
 		st.fresh = s.epoch
-		rkey := float64(st.job.GPUs) * max(st.iters-done, 0) * st.tau / st.weight
+		rkey := float64(st.gpus) * max(st.iters-done, 0) * st.tau / st.weight
 		s.fresh = append(s.fresh, freshJob{rkey, st.vfinish, st.key, st})
 	}
 	// The fresh jobs, first in the previous call's order, then those new to the list: the
@@ -837,7 +838,7 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job) (*jobState, *gpu
 	if !(n > 0) || math.IsInf(n, 0) {
 		return nil, &gpusched.JobError{Job: j.ID, Err: fmt.Errorf("asrpt: predicted iterations %v of job %q must be positive and finite", n, j.ID)}
 	}
-	st := &jobState{key: s.newKey(), job: j, iters: n, tau: sc.Time, weight: j.EffectiveWeight()}
+	st := &jobState{key: s.newKey(), job: j, gpus: j.GPUs, iters: n, tau: sc.Time, weight: j.EffectiveWeight()}
 	size := float64(j.GPUs) * n * sc.Time / s.g0
 	if err := s.queue.AddWeighted(st.key, size, st.weight); err != nil {
 		s.release(st)
@@ -929,14 +930,14 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	need := 0 // GPUs the prefix's waiting (and displaced) jobs need
 	prefixLen := 0
 	for _, st := range s.order {
-		if st.job.GPUs > budget {
+		if st.gpus > budget {
 			break
 		}
-		budget -= st.job.GPUs
+		budget -= st.gpus
 		st.prefix = s.epoch
 		prefixLen++
 		if !holds(st) {
-			need += st.job.GPUs
+			need += st.gpus
 		}
 	}
 	wake := math.Inf(1)
@@ -981,13 +982,13 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			if holds(st) {
 				continue
 			}
-			if target+st.job.GPUs > avail {
+			if target+st.gpus > avail {
 				if !s.opt.Backfill {
 					break
 				}
 				continue
 			}
-			target += st.job.GPUs
+			target += st.gpus
 		}
 		for _, vc := range s.victims {
 			if target <= free.Len() {

@@ -458,6 +458,11 @@ func (s *Scheduler) checkMirror() error {
 	if gone != s.vdoneGone {
 		return fmt.Errorf("%d virtually finished jobs have left, counted %d", gone, s.vdoneGone)
 	}
+	for id, st := range s.jobs {
+		if st.gpus != st.job.GPUs {
+			return fmt.Errorf("job %q: %d GPUs kept, its description says %d", id, st.gpus, st.job.GPUs)
+		}
+	}
 	return nil
 }
 

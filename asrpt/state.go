@@ -353,7 +353,7 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 		}
 		jobs[i] = gpusched.Job{ID: id, GPUs: js.GPUs[i]}
 		st := &states[i]
-		*st = jobState{key: js.Keys[i], iters: js.Iterations[i], tau: js.StepTimes[i], weight: js.Weights[i], job: &jobs[i]}
+		*st = jobState{key: js.Keys[i], iters: js.Iterations[i], tau: js.StepTimes[i], weight: js.Weights[i], job: &jobs[i], gpus: js.GPUs[i]}
 		n.jobs[id] = st
 		n.byKey[st.key] = st
 	}
