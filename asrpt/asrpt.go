@@ -175,13 +175,10 @@ type Scheduler struct {
 	// reversed flips the priority order: a deliberately wrong variant for tests.
 	reversed bool
 
-	// the lists of the latest view (0: pending, 1: running): lastStates[w][i] is the state of
-	// its list w, entry i (nil for a rejected job); and scratch for building the next ones
-	lastIDs, scratchIDs       [2][]gpusched.JobID
-	lastJobs, scratchJobs     [2][]*gpusched.Job
-	lastKeys, scratchKeys     [2][]int32
-	lastStates, scratchStates [2][]*jobState
-	sizing                    map[sizingKey][][]topology.GPUID // candidate sizing placements
+	// the lists of the latest view (0: pending, 1: running): last[w][i] describes entry i of
+	// its list w; and scratch for building the next ones
+	last, scratch [2][]viewEntry
+	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
 
 	patience float64 // Options.Patience resolved: 0 for none
 
@@ -193,6 +190,15 @@ type Scheduler struct {
 	order     []*jobState
 	doneBuf   []srpt.Completed
 	rejectBuf []*gpusched.JobError
+}
+
+// viewEntry is what the marking walk learned of one entry of a view's list: the job's id and
+// description, and its state and key (nil and -1 for a job that admission refused).
+type viewEntry struct {
+	id  gpusched.JobID
+	job *gpusched.Job
+	st  *jobState
+	key int32
 }
 
 // sizingKey identifies the jobs that share sizing candidates: same GPU count and constraints.
@@ -463,8 +469,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		if running {
 			w = 1
 		}
-		prevIDs, prevJobs, prevKeys, prevStates := s.lastIDs[w], s.lastJobs[w], s.lastKeys[w], s.lastStates[w]
-		curIDs, curJobs, curKeys, curStates := s.scratchIDs[w][:0], s.scratchJobs[w][:0], s.scratchKeys[w][:0], s.scratchStates[w][:0]
+		prev, cur := s.last[w], s.scratch[w][:0]
 		k := 0
 		for i := range list {
 			js := &list[i]
@@ -479,10 +484,10 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			key := int32(-1)
 			var id gpusched.JobID
 			same := false // js.Job is the Job the state holds
-			for d := 0; d < 4 && k+d < len(prevJobs); d++ {
-				if prevJobs[k+d] == js.Job {
-					id, same = prevIDs[k+d], true
-					if c, ck := prevStates[k+d], prevKeys[k+d]; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
+			for d := 0; d < 4 && k+d < len(prev); d++ {
+				if e := &prev[k+d]; e.job == js.Job {
+					id, same = e.id, true
+					if c, ck := e.st, e.key; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
 						st, key = c, ck
 					}
 					k += d + 1
@@ -491,9 +496,9 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			}
 			if !same {
 				id = js.Job.ID
-				for d := 0; d < 4 && k+d < len(prevIDs); d++ {
-					if prevIDs[k+d] == id {
-						if c, ck := prevStates[k+d], prevKeys[k+d]; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
+				for d := 0; d < 4 && k+d < len(prev); d++ {
+					if e := &prev[k+d]; e.id == id {
+						if c, ck := e.st, e.key; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
 							st, key = c, ck
 						}
 						k += d + 1
@@ -512,14 +517,14 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 					}
 					r.seen = s.epoch
 					s.rejectBuf = append(s.rejectBuf, r.err)
-					curIDs, curJobs, curKeys, curStates = append(curIDs, id), append(curJobs, js.Job), append(curKeys, -1), append(curStates, nil)
+					cur = append(cur, viewEntry{id: id, job: js.Job, key: -1})
 					continue
 				}
 				var jerr *gpusched.JobError
 				if st, jerr = s.admit(v.Cluster, js.Job); jerr != nil {
 					s.rejected[id] = &rejection{err: jerr, seen: s.epoch}
 					s.rejectBuf = append(s.rejectBuf, jerr)
-					curIDs, curJobs, curKeys, curStates = append(curIDs, id), append(curJobs, js.Job), append(curKeys, -1), append(curStates, nil)
+					cur = append(cur, viewEntry{id: id, job: js.Job, key: -1})
 					continue
 				}
 			}
@@ -550,13 +555,10 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			if s.unfit > 0 && st.unfit {
 				s.rejectBuf = append(s.rejectBuf, s.unfitError(st))
 			}
-			curIDs, curJobs, curKeys, curStates = append(curIDs, id), append(curJobs, js.Job), append(curKeys, key), append(curStates, st)
+			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key})
 			seen++
 		}
-		s.lastIDs[w], s.scratchIDs[w] = curIDs, prevIDs
-		s.lastJobs[w], s.scratchJobs[w] = curJobs, prevJobs
-		s.lastKeys[w], s.scratchKeys[w] = curKeys, prevKeys
-		s.lastStates[w], s.scratchStates[w] = curStates, prevStates
+		s.last[w], s.scratch[w] = cur, prev
 		return nil
 	}
 	if err := mark(v.Running, true); err != nil {
@@ -590,7 +592,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if !s.opt.NoReestimate {
 		for i := range v.Running {
 			js := &v.Running[i]
-			st := s.lastStates[1][i]
+			st := s.last[1][i].st
 			if st == nil {
 				continue
 			}
@@ -905,7 +907,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	displaced := false
 	if v.Unavailable.Len() > 0 {
 		for i := range v.Running {
-			st := s.lastStates[1][i]
+			st := s.last[1][i].st
 			if st == nil {
 				continue
 			}
@@ -946,7 +948,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		// Preempt running jobs outside the prefix, lowest priority first.
 		s.victims = s.victims[:0]
 		for i := range v.Running {
-			if st := s.lastStates[1][i]; st != nil && st.prefix != s.epoch && holds(st) {
+			if st := s.last[1][i].st; st != nil && st.prefix != s.epoch && holds(st) {
 				s.victims = append(s.victims, victim{st, 0})
 			}
 		}
@@ -1009,13 +1011,13 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	d.Run = make([]gpusched.Assignment, 0, len(v.Running)+4)
 	// The ids come from the marking walk's list (entry i is v.Running[i]'s), which spares
 	// loading every running job's description again.
-	ids := s.lastIDs[1]
+	last := s.last[1]
 	for i := range v.Running {
-		st := s.lastStates[1][i]
+		st := last[i].st
 		if st == nil || st.unfit || (displaced && st.displaced == s.epoch) || (preempted && st.preempted == s.epoch) {
 			continue
 		}
-		d.Run = append(d.Run, gpusched.Assignment{Job: ids[i], GPUs: v.Running[i].GPUs})
+		d.Run = append(d.Run, gpusched.Assignment{Job: last[i].id, GPUs: v.Running[i].GPUs})
 	}
 	// start places the waiting (and displaced) jobs of s.order[from:to]; in strict order it
 	// stops at the first job that cannot start.

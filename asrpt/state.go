@@ -264,7 +264,7 @@ func (s *Scheduler) RestoreState(r io.Reader) error {
 			s.marks[k].gone = true
 		}
 	}
-	s.lastIDs, s.lastJobs, s.lastKeys, s.lastStates = [2][]gpusched.JobID{}, [2][]*gpusched.Job{}, [2][]int32{}, [2][]*jobState{}
+	s.last = [2][]viewEntry{}
 	return nil
 }
 
