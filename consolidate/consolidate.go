@@ -173,9 +173,7 @@ func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, er
 	free.RemoveAll(v.Unavailable)
 	for _, a := range d.Run {
 		for _, g := range a.GPUs {
-			if c.Check(g) == nil {
-				free.Remove(g)
-			}
+			free.Remove(g) // an id outside the cluster is not in free: nothing to remove
 		}
 	}
 	if free.Len() == 0 {

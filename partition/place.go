@@ -341,7 +341,9 @@ func (ch *serverChooser) chooseServers(c *topology.Cluster, counts []int, n, tp 
 	caps := growInts(&ch.caps, len(counts))
 	best := -1
 	for s, k := range counts {
-		k = k / tp * tp
+		if tp > 1 {
+			k = k / tp * tp
+		}
 		caps[s] = k
 		if k >= n && (best < 0 || k < caps[best]) {
 			best = s
