@@ -274,12 +274,16 @@ func (k *Consolidator) try(v *gpusched.View, d *gpusched.Decision, cd candidate,
 	if !ok || len(to) != len(st.GPUs) {
 		return false, nil
 	}
-	seen := topology.NewGPUSet(c.NumGPUs())
+	// Every GPU of the proposal must be in the pool, once: checked by taking each out of a
+	// copy of the pool (the pool itself may be the memo's now).
+	seen := &s.seen
+	seen.RemoveAll(*seen)
+	seen.AddAll(pool)
 	for _, g := range to {
-		if c.Check(g) != nil || !pool.Contains(g) || seen.Contains(g) {
+		if c.Check(g) != nil || !seen.Contains(g) {
 			return false, fmt.Errorf("%w: placer put job %q on GPU %d, which is neither free nor its own", ErrInvalidOptions, st.Job.ID, g)
 		}
-		seen.Add(g)
+		seen.Remove(g)
 	}
 	if n, _ := s.spanned(c, to); n >= spanned {
 		return false, nil
@@ -334,6 +338,7 @@ type state struct {
 	own      []int                                  // scratch: a job's GPUs per server
 	ownSrv   []int                                  // scratch: servers the job uses
 	bucket   []int                                  // scratch: count's counting sort
+	seen     topology.GPUSet                        // scratch: the pool less a proposal's GPUs
 	cands    []candidate
 	surv     []candidate // scratch: candidates the free GPUs might put on fewer servers
 	order1   []candidate // scratch: those kept in place, in order
@@ -591,7 +596,7 @@ func (m *jobMemo) place(placer gpusched.Placer, c *topology.Cluster, pool topolo
 		return m.to, m.placeOK
 	}
 	to, ok := placer(c, pool, st.Job)
-	m.pool = pool.Clone()
+	m.pool = pool // the caller's own copy, not changed after the call
 	m.to = append(m.to[:0], to...)
 	m.placeOK, m.poolOK = ok, m.oldOK && slices.Equal(m.gpus, st.GPUs)
 	return m.to, ok
