@@ -74,6 +74,11 @@ type PlaceMemo struct {
 	chooser serverChooser    // scratch
 	key     []byte           // scratch: the current shape, encoded
 	rackIDs []int            // scratch: racks of the current choice in order of first use
+	// counts holds the free GPUs per server of last, the free set of the last call (when
+	// counted), with total their sum; diff is scratch.
+	last, diff topology.GPUSet
+	counted    bool
+	total      int
 }
 
 // placeMemoSize is how many shapes a PlaceMemo remembers before it starts afresh.
@@ -114,6 +119,57 @@ func (m *PlaceMemo) shapeKey(c *topology.Cluster, tp int, servers, takes []int) 
 	m.key = k
 }
 
+// countFree returns the free GPUs per server (and sets m.total), updated from the last call's
+// for the GPUs whose state changed when few did, else counted afresh.
+func (m *PlaceMemo) countFree(c *topology.Cluster, free topology.GPUSet) []int {
+	counts := growInts(&m.counts, c.NumServers())
+	d := &m.diff
+	if m.counted {
+		// GPUs no longer free, then GPUs newly free.
+		d.RemoveAll(*d)
+		d.AddAll(m.last)
+		d.RemoveAll(free)
+		gone := d.Len()
+		if gone <= maxFreeDiff {
+			d.Range(func(g topology.GPUID) bool {
+				if int(g) < c.NumGPUs() {
+					counts[c.ServerOf(g)]--
+					m.total--
+				}
+				return true
+			})
+			d.RemoveAll(*d)
+			d.AddAll(free)
+			d.RemoveAll(m.last)
+			if d.Len() <= maxFreeDiff {
+				d.Range(func(g topology.GPUID) bool {
+					if int(g) < c.NumGPUs() {
+						counts[c.ServerOf(g)]++
+						m.total++
+					}
+					return true
+				})
+				m.last.RemoveAll(m.last)
+				m.last.AddAll(free)
+				return counts
+			}
+		}
+	}
+	m.total = 0
+	for s := range counts {
+		first, k := c.GPUsOf(s)
+		counts[s] = free.CountRange(first, k)
+		m.total += counts[s]
+	}
+	m.last = free.Clone()
+	m.counted = true
+	return counts
+}
+
+// maxFreeDiff is how many GPUs may change state between two calls of a PlaceMemo for it to
+// update its counts of free GPUs rather than count them afresh.
+const maxFreeDiff = 64
+
 // lookup returns the remembered assignment for the shape in m.key, if any.
 func (m *PlaceMemo) lookup() []int { return m.entries[string(m.key)] }
 
@@ -143,16 +199,16 @@ func place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 	}
 	var counts []int
 	var ch *serverChooser
+	total := 0
 	if m != nil {
-		counts, ch = growInts(&m.counts, c.NumServers()), &m.chooser
+		counts, total, ch = m.countFree(c, free), m.total, &m.chooser
 	} else {
 		counts, ch = make([]int, c.NumServers()), &serverChooser{}
-	}
-	total := 0
-	for s := range counts {
-		first, k := c.GPUsOf(s)
-		counts[s] = free.CountRange(first, k)
-		total += counts[s]
+		for s := range counts {
+			first, k := c.GPUsOf(s)
+			counts[s] = free.CountRange(first, k)
+			total += counts[s]
+		}
 	}
 	if total < n {
 		return Placement{}, fmt.Errorf("%w: %d workers, %d free GPUs", ErrInfeasible, n, total)
@@ -357,25 +413,37 @@ func (ch *serverChooser) chooseServers(c *topology.Cluster, counts []int, n, tp 
 	// within each: a counting sort, no map.
 	slots := c.NumRacks() + 1
 	off := growInts(&ch.off, slots+1)
-	clear(off)
-	for s, k := range caps {
-		if k > 0 {
-			off[c.RackOf(s)+2]++
+	var list []int
+	if slots == 1 { // no racks: one slot, the servers with room in index order
+		list = ch.list[:0]
+		for s, k := range caps {
+			if k > 0 {
+				list = append(list, s)
+			}
 		}
-	}
-	for r := 1; r <= slots; r++ {
-		off[r] += off[r-1]
-	}
-	list := growInts(&ch.list, off[slots])
-	for s, k := range caps {
-		if k > 0 {
-			r := c.RackOf(s) + 1
-			list[off[r]] = s
-			off[r]++
+		ch.list = list
+		off[0], off[1] = 0, len(list)
+	} else {
+		clear(off)
+		for s, k := range caps {
+			if k > 0 {
+				off[c.RackOf(s)+2]++
+			}
 		}
+		for r := 1; r <= slots; r++ {
+			off[r] += off[r-1]
+		}
+		list = growInts(&ch.list, off[slots])
+		for s, k := range caps {
+			if k > 0 {
+				r := c.RackOf(s) + 1
+				list[off[r]] = s
+				off[r]++
+			}
+		}
+		copy(off[1:], off[:slots]) // back to starts: rack slot r holds list[off[r]:off[r+1]]
+		off[0] = 0
 	}
-	copy(off[1:], off[:slots]) // back to starts: rack slot r holds list[off[r]:off[r+1]]
-	off[0] = 0
 	// Within one rack: the fewest servers of any rack, the first rack (by id) on ties.
 	ss, tt := ch.ss[:0], ch.tt[:0]
 	found := false
