@@ -109,22 +109,25 @@ type Options struct {
 }
 
 type jobState struct {
-	key       int
+	// The fields the walks over the order read at every call come first, in the first cache
+	// line of the 128 bytes (a size class, so lines are aligned): key to unfit.
+	key     int
+	gpus    int     // job.GPUs, kept here so that walks over the order load no Job
+	iters   float64 // predicted total iterations (revised on overrun)
+	tau     float64 // seconds per iteration at the best placement
+	weight  float64 // the job's effective weight
+	vfinish float64 // virtual completion time when vdone
+	fresh   uint64  // epoch of the last call that took the job as fresh (with patience)
+	vdone   bool    // completed on the virtual machine
+	gone    bool    // left the host; a ghost in the virtual queue until it completes there
+	unfit   bool    // the current cluster has fewer GPUs than it needs of its kind
+
+	prefix    uint64        // epoch of the last call that put the job in the priority prefix
+	vrank     int           // position in the virtually finished part of the order (with patience)
+	displaced uint64        // epoch of the last call in which it ran on an unavailable GPU
 	job       *gpusched.Job // the job as the latest view describes it (refreshed every call)
-	gpus      int           // job.GPUs, kept here so that walks over the order load no Job
-	iters     float64       // predicted total iterations (revised on overrun)
-	tau       float64       // seconds per iteration at the best placement
-	weight    float64       // the job's effective weight
-	vdone     bool          // completed on the virtual machine
-	vfinish   float64       // virtual completion time when vdone
-	gone      bool          // left the host; a ghost in the virtual queue until it completes there
-	unfit     bool          // the current cluster has fewer GPUs than it needs of its kind
 	rem, rel  float64       // virtual remaining work and release, as the queue holds them (live jobs)
 	vkey      float64       // the queue's priority key: rem / weight
-	displaced uint64        // epoch of the last call in which it ran on an unavailable GPU
-	vrank     int           // position in the virtually finished part of the order (with patience)
-	fresh     uint64        // epoch of the last call that took the job as fresh (with patience)
-	prefix    uint64        // epoch of the last call that put the job in the priority prefix
 	preempted uint64        // epoch of the last call that preempted the job
 }
 
