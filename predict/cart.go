@@ -348,15 +348,23 @@ func (bld *cartBuilder) makeLeaf(t *cartTree, task cartTask) {
 func (bld *cartBuilder) bestSplit(task cartTask, rng *rand.Rand) (feat, code int, ok bool) {
 	rows := bld.idx[task.lo:task.hi]
 	variance := bld.p.split == SplitVariance
+	minLeaf := bld.p.minLeaf
+	if task.depth >= bld.p.maxDepth {
+		return 0, 0, false
+	}
 	m := len(rows) // rows with their weights (all 1 with the variance criterion)
 	if !variance {
+		// The node's class counts and weight in one pass (kept for the scans below).
+		clear(bld.counts)
 		m = 0
 		for _, r := range rows {
-			m += int(bld.wt[r])
+			w := int(bld.wt[r])
+			bld.counts[bld.cls[r]] += w
+			m += w
 		}
 	}
-	minLeaf := bld.p.minLeaf
-	if m < 2*minLeaf || task.depth >= bld.p.maxDepth {
+	if m < 2*minLeaf {
+		clear(bld.counts)
 		return 0, 0, false
 	}
 	// Node impurity; a pure node is a leaf.
@@ -374,10 +382,6 @@ func (bld *cartBuilder) bestSplit(task cartTask, rng *rand.Rand) (feat, code int
 			return 0, 0, false
 		}
 	} else {
-		clear(bld.counts)
-		for _, r := range rows {
-			bld.counts[bld.cls[r]] += int(bld.wt[r])
-		}
 		var sq int
 		for _, c := range bld.counts {
 			sq += c * c
