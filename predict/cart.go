@@ -210,10 +210,11 @@ type cartBuilder struct {
 	bucket  [cartMaxBins + 1]int32
 	hcnt    [cartMaxBins]int32
 	hsum    [cartMaxBins]float64
-	ghist   []int32 // class counts per code (code*classes + class) for scanGini's large nodes
-	cls     []uint8 // class of each row in a byte (classes <= 256): an eighth of the cache lines
-	wt      []int32 // wt[r]: how many times row r is in the current tree's bootstrap sample
-	kw      []int32 // scratch: the weights of scanGiniSort's sorted keys
+	ghist   []int32  // class counts per code (code*classes + class) for scanGini's large nodes
+	cls     []uint8  // class of each row in a byte (classes <= 256): an eighth of the cache lines
+	wt      []int32  // wt[r]: how many times row r is in the current tree's bootstrap sample
+	kw      []int32  // scratch: the weights of scanGiniSort's sorted keys
+	pkeys   []uint32 // scratch: scanGiniPacked's keys
 	stack   []cartTask
 	leafBuf []int
 }
@@ -239,6 +240,7 @@ func newCartBuilder(b *binned, class []int, y []float64, classes int, p forestPa
 		cls:    make([]uint8, n),
 		wt:     make([]int32, n),
 		kw:     make([]int32, n),
+		pkeys:  make([]uint32, n),
 	}
 	for i, c := range class {
 		bld.cls[i] = uint8(c)
@@ -445,10 +447,87 @@ func (bld *cartBuilder) sortByCode(rows []int32, codes []uint8) []int32 {
 // the rows' (code, class) pairs packed in 16 bits: by insertion for small nodes, by counting
 // otherwise.
 func (bld *cartBuilder) scanGini(rows []int32, m int, codes []uint8) (best float64, code int, ok bool) {
-	if len(rows) >= giniHistMin {
+	switch {
+	case len(rows) >= giniHistMin:
 		return bld.scanGiniHist(rows, m, codes)
+	case len(bld.class) <= math.MaxUint16:
+		return bld.scanGiniPacked(rows, m, codes)
 	}
 	return bld.scanGiniSort(rows, m, codes)
+}
+
+// scanGiniPacked is scanGiniSort with each row's code, class and weight packed in one 32-bit
+// key (code in the top byte, class in the next, weight in the low 16 bits: a row is drawn at
+// most as many times as there are rows, here at most 65,535): one array to sort and scan
+// instead of two.
+func (bld *cartBuilder) scanGiniPacked(rows []int32, m int, codes []uint8) (best float64, code int, ok bool) {
+	md := len(rows)
+	minLeaf := bld.p.minLeaf
+	keys := bld.pkeys[:md]
+	if md <= 64 {
+		for i, r := range rows {
+			k := uint32(codes[r])<<24 | uint32(bld.cls[r])<<16 | uint32(bld.wt[r])
+			j := i
+			for ; j > 0 && keys[j-1] > k; j-- {
+				keys[j] = keys[j-1]
+			}
+			keys[j] = k
+		}
+	} else {
+		bk := &bld.bucket
+		lo, hi := cartMaxBins, 0
+		for _, r := range rows {
+			c := int(codes[r])
+			bk[c+1]++
+			lo = min(lo, c)
+			hi = max(hi, c)
+		}
+		if lo == hi { // one code: no split between distinct codes
+			clear(bk[lo : hi+2])
+			return math.Inf(1), 0, false
+		}
+		for c := lo + 1; c <= hi; c++ {
+			bk[c] += bk[c-1]
+		}
+		for _, r := range rows {
+			c := codes[r]
+			keys[bk[c]] = uint32(c)<<24 | uint32(bld.cls[r])<<16 | uint32(bld.wt[r])
+			bk[c]++
+		}
+		clear(bk[lo : hi+2])
+	}
+	left, right := bld.left, bld.right
+	clear(left)
+	copy(right, bld.counts)
+	var sqL int
+	sqR := bld.nodeSq
+	best = math.Inf(1)
+	nl := 0
+	for i := 0; i < md-1; i++ {
+		k := keys[i]
+		c := int(k >> 16 & 0xff)
+		w := int(k & 0xffff)
+		sqL += (2*left[c] + w) * w
+		left[c] += w
+		sqR -= (2*right[c] - w) * w
+		right[c] -= w
+		nl += w
+		if nl < minLeaf {
+			continue
+		}
+		if m-nl < minLeaf {
+			break
+		}
+		if keys[i+1]>>24 == k>>24 {
+			continue
+		}
+		nr := m - nl
+		g := float64(nl) - float64(sqL)/float64(nl) + float64(nr) - float64(sqR)/float64(nr)
+		if g < best {
+			best, code, ok = g, int(k>>24), true
+		}
+	}
+	return best, code, ok
 }
 
 // scanGiniSort is scanGini by sorting the rows' (code, class) pairs.

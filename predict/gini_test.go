@@ -6,8 +6,8 @@ import (
 )
 
 // TestScanGiniWeightsAndHist: on random nodes with few or many codes and classes, a node
-// whose rows carry weights (a bootstrap's repeated draws held once) gets, from both the
-// sorting and the histogram scan, the same split with the same score to the bit as the node
+// whose rows carry weights (a bootstrap's repeated draws held once) gets, from the sorting,
+// the packed and the histogram scan, the same split with the same score to the bit as the node
 // holding every copy with weight 1; and each scan leaves its scratch clean for the next call.
 func TestScanGiniWeightsAndHist(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -64,9 +64,10 @@ func TestScanGiniWeightsAndHist(t *testing.T) {
 		for range 2 { // twice: the first calls must leave their scratch clean
 			sb, sc, sok := bld.scanGiniSort(rows, m, codes)
 			hb, hc, hok := bld.scanGiniHist(rows, m, codes)
-			if sb != wb || sc != wc || sok != wok || hb != wb || hc != wc || hok != wok {
-				t.Fatalf("trial %d (%d rows, %d copies, %d classes, %d codes, minLeaf %d): weighted sort %v %d %v, weighted hist %v %d %v, copies %v %d %v",
-					trial, len(rows), em, classes, ncodes, minLeaf, sb, sc, sok, hb, hc, hok, wb, wc, wok)
+			pb, pc, pok := bld.scanGiniPacked(rows, m, codes)
+			if sb != wb || sc != wc || sok != wok || hb != wb || hc != wc || hok != wok || pb != wb || pc != wc || pok != wok {
+				t.Fatalf("trial %d (%d rows, %d copies, %d classes, %d codes, minLeaf %d): weighted sort %v %d %v, weighted hist %v %d %v, packed %v %d %v, copies %v %d %v",
+					trial, len(rows), em, classes, ncodes, minLeaf, sb, sc, sok, hb, hc, hok, pb, pc, pok, wb, wc, wok)
 			}
 		}
 	}
