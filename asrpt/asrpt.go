@@ -60,7 +60,8 @@ type Options struct {
 	// Cost gives per-iteration times; a job's time per iteration at its best placement (all GPUs
 	// free, consolidated by Pack) sizes it. Default: gpusched.DefaultCost() (the model's cost
 	// for jobs with a model, Job.StepTime for the others). Pass the host's cost model so that
-	// A-SRPT sizes jobs as the host runs them.
+	// A-SRPT sizes jobs as the host runs them. With idle links it must be a function of its
+	// arguments (every CostModel of this module is): consolidation remembers its answers.
 	Cost gpusched.CostModel
 	// Placer places jobs on free GPUs, and proposes the targets of consolidating migrations.
 	// Default: a Partitioned placer (seed 1), which places jobs with a model by their worker
@@ -108,21 +109,25 @@ type Options struct {
 }
 
 type jobState struct {
-	key       int
+	// The fields the walks over the order read at every call come first, in the first cache
+	// line of the 128 bytes (a size class, so lines are aligned): key to unfit.
+	key     int
+	gpus    int     // job.GPUs, kept here so that walks over the order load no Job
+	iters   float64 // predicted total iterations (revised on overrun)
+	tau     float64 // seconds per iteration at the best placement
+	weight  float64 // the job's effective weight
+	vfinish float64 // virtual completion time when vdone
+	fresh   uint64  // epoch of the last call that took the job as fresh (with patience)
+	vdone   bool    // completed on the virtual machine
+	gone    bool    // left the host; a ghost in the virtual queue until it completes there
+	unfit   bool    // the current cluster has fewer GPUs than it needs of its kind
+
+	prefix    uint64        // epoch of the last call that put the job in the priority prefix
+	vrank     int           // position in the virtually finished part of the order (with patience)
+	displaced uint64        // epoch of the last call in which it ran on an unavailable GPU
 	job       *gpusched.Job // the job as the latest view describes it (refreshed every call)
-	iters     float64       // predicted total iterations (revised on overrun)
-	tau       float64       // seconds per iteration at the best placement
-	weight    float64       // the job's effective weight
-	vdone     bool          // completed on the virtual machine
-	vfinish   float64       // virtual completion time when vdone
-	gone      bool          // left the host; a ghost in the virtual queue until it completes there
-	unfit     bool          // the current cluster has fewer GPUs than it needs of its kind
 	rem, rel  float64       // virtual remaining work and release, as the queue holds them (live jobs)
 	vkey      float64       // the queue's priority key: rem / weight
-	displaced uint64        // epoch of the last call in which it ran on an unavailable GPU
-	vrank     int           // position in the virtually finished part of the order (with patience)
-	fresh     uint64        // epoch of the last call that took the job as fresh (with patience)
-	prefix    uint64        // epoch of the last call that put the job in the priority prefix
 	preempted uint64        // epoch of the last call that preempted the job
 }
 
@@ -150,35 +155,33 @@ type forgetter interface{ Forget(j *gpusched.Job) }
 // Scheduler is the A-SRPT scheduler. It keeps the virtual single-machine SRPT instance across
 // calls, so it must see every event of one host in time order. It is not safe for concurrent use.
 type Scheduler struct {
-	opt      Options
-	cluster  *topology.Cluster
-	g0       float64 // GPUs of the first cluster seen: the unit of virtual sizes
-	queue    *srpt.Queue
-	placer   *Partitioned // the default placer, told when jobs leave
-	forget   []forgetter  // caches told when jobs leave
-	jobs     map[gpusched.JobID]*jobState
-	rejected map[gpusched.JobID]*rejection
-	byKey    []*jobState // key -> state (nil when gone)
-	marks    []presence  // key -> where the latest view listed the job
-	free     []int       // free keys
-	vdone    []*jobState // virtually completed jobs still present, by virtual completion
-	live     []*jobState // jobs in the virtual queue that have not left, in queue order
-	unfit    int         // live jobs too large for the current cluster
-	epoch    uint64
-	now      float64
-	consol   *consolidate.Consolidator // nil with NoConsolidate
-	moves    int
+	opt       Options
+	cluster   *topology.Cluster
+	g0        float64 // GPUs of the first cluster seen: the unit of virtual sizes
+	queue     *srpt.Queue
+	placer    *Partitioned // the default placer, told when jobs leave
+	forget    []forgetter  // caches told when jobs leave
+	jobs      map[gpusched.JobID]*jobState
+	rejected  map[gpusched.JobID]*rejection
+	byKey     []*jobState // key -> state (nil when gone)
+	marks     []presence  // key -> where the latest view listed the job
+	free      []int       // free keys
+	vdone     []*jobState // virtually completed jobs still present, by virtual completion
+	vdoneGone int         // entries of vdone that have left (compacted away when most have)
+	live      []*jobState // jobs in the virtual queue that have not left, in queue order
+	unfit     int         // live jobs too large for the current cluster
+	epoch     uint64
+	now       float64
+	consol    *consolidate.Consolidator // nil with NoConsolidate
+	moves     int
 
 	// reversed flips the priority order: a deliberately wrong variant for tests.
 	reversed bool
 
-	// the lists of the latest view (0: pending, 1: running): lastStates[w][i] is the state of
-	// its list w, entry i (nil for a rejected job); and scratch for building the next ones
-	lastIDs, scratchIDs       [2][]gpusched.JobID
-	lastJobs, scratchJobs     [2][]*gpusched.Job
-	lastKeys, scratchKeys     [2][]int32
-	lastStates, scratchStates [2][]*jobState
-	sizing                    map[sizingKey][][]topology.GPUID // candidate sizing placements
+	// the lists of the latest view (0: pending, 1: running): last[w][i] describes entry i of
+	// its list w; and scratch for building the next ones
+	last, scratch [2][]viewEntry
+	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
 
 	patience float64 // Options.Patience resolved: 0 for none
 
@@ -190,6 +193,15 @@ type Scheduler struct {
 	order     []*jobState
 	doneBuf   []srpt.Completed
 	rejectBuf []*gpusched.JobError
+}
+
+// viewEntry is what the marking walk learned of one entry of a view's list: the job's id and
+// description, and its state and key (nil and -1 for a job that admission refused).
+type viewEntry struct {
+	id  gpusched.JobID
+	job *gpusched.Job
+	st  *jobState
+	key int32
 }
 
 // sizingKey identifies the jobs that share sizing candidates: same GPU count and constraints.
@@ -246,7 +258,7 @@ func New(opt Options) (*Scheduler, error) {
 		s.forget = append(s.forget, f)
 	}
 	if !opt.NoConsolidate {
-		if s.consol, err = consolidate.New(consolidate.Options{Cost: opt.Cost, RestoreTime: opt.RestoreTime, Remaining: s.remaining, Placer: opt.Placer, Best: s.best}); err != nil {
+		if s.consol, err = consolidate.New(consolidate.Options{Cost: opt.Cost, RestoreTime: opt.RestoreTime, Remaining: s.remaining, Placer: opt.Placer, Best: s.best, Memo: true}); err != nil {
 			return nil, fmt.Errorf("asrpt: %w", err)
 		}
 	}
@@ -333,6 +345,7 @@ func (s *Scheduler) drop(st *jobState) {
 	s.marks[st.key].gone = true
 	if st.vdone {
 		st.gone = true
+		s.vdoneGone++
 		s.release(st) // it stays in s.vdone, marked gone, until the list is compacted
 		return
 	}
@@ -459,8 +472,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		if running {
 			w = 1
 		}
-		prevIDs, prevJobs, prevKeys, prevStates := s.lastIDs[w], s.lastJobs[w], s.lastKeys[w], s.lastStates[w]
-		curIDs, curJobs, curKeys, curStates := s.scratchIDs[w][:0], s.scratchJobs[w][:0], s.scratchKeys[w][:0], s.scratchStates[w][:0]
+		prev, cur := s.last[w], s.scratch[w][:0]
 		k := 0
 		for i := range list {
 			js := &list[i]
@@ -475,10 +487,10 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			key := int32(-1)
 			var id gpusched.JobID
 			same := false // js.Job is the Job the state holds
-			for d := 0; d < 4 && k+d < len(prevJobs); d++ {
-				if prevJobs[k+d] == js.Job {
-					id, same = prevIDs[k+d], true
-					if c, ck := prevStates[k+d], prevKeys[k+d]; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
+			for d := 0; d < 4 && k+d < len(prev); d++ {
+				if e := &prev[k+d]; e.job == js.Job {
+					id, same = e.id, true
+					if c, ck := e.st, e.key; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
 						st, key = c, ck
 					}
 					k += d + 1
@@ -487,9 +499,9 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			}
 			if !same {
 				id = js.Job.ID
-				for d := 0; d < 4 && k+d < len(prevIDs); d++ {
-					if prevIDs[k+d] == id {
-						if c, ck := prevStates[k+d], prevKeys[k+d]; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
+				for d := 0; d < 4 && k+d < len(prev); d++ {
+					if e := &prev[k+d]; e.id == id {
+						if c, ck := e.st, e.key; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
 							st, key = c, ck
 						}
 						k += d + 1
@@ -508,14 +520,14 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 					}
 					r.seen = s.epoch
 					s.rejectBuf = append(s.rejectBuf, r.err)
-					curIDs, curJobs, curKeys, curStates = append(curIDs, id), append(curJobs, js.Job), append(curKeys, -1), append(curStates, nil)
+					cur = append(cur, viewEntry{id: id, job: js.Job, key: -1})
 					continue
 				}
 				var jerr *gpusched.JobError
 				if st, jerr = s.admit(v.Cluster, js.Job); jerr != nil {
 					s.rejected[id] = &rejection{err: jerr, seen: s.epoch}
 					s.rejectBuf = append(s.rejectBuf, jerr)
-					curIDs, curJobs, curKeys, curStates = append(curIDs, id), append(curJobs, js.Job), append(curKeys, -1), append(curStates, nil)
+					cur = append(cur, viewEntry{id: id, job: js.Job, key: -1})
 					continue
 				}
 			}
@@ -540,19 +552,16 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 						}
 					}
 				}
-				st.job = js.Job
+				st.job, st.gpus = js.Job, js.Job.GPUs
 			}
 			m.seen, m.running, m.idx = s.epoch, running, int32(i)
 			if s.unfit > 0 && st.unfit {
 				s.rejectBuf = append(s.rejectBuf, s.unfitError(st))
 			}
-			curIDs, curJobs, curKeys, curStates = append(curIDs, id), append(curJobs, js.Job), append(curKeys, key), append(curStates, st)
+			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key})
 			seen++
 		}
-		s.lastIDs[w], s.scratchIDs[w] = curIDs, prevIDs
-		s.lastJobs[w], s.scratchJobs[w] = curJobs, prevJobs
-		s.lastKeys[w], s.scratchKeys[w] = curKeys, prevKeys
-		s.lastStates[w], s.scratchStates[w] = curStates, prevStates
+		s.last[w], s.scratch[w] = cur, prev
 		return nil
 	}
 	if err := mark(v.Running, true); err != nil {
@@ -586,7 +595,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if !s.opt.NoReestimate {
 		for i := range v.Running {
 			js := &v.Running[i]
-			st := s.lastStates[1][i]
+			st := s.last[1][i].st
 			if st == nil {
 				continue
 			}
@@ -664,18 +673,13 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 			return true
 		}
 		s.order = append(s.order, st)
-		budget -= st.job.GPUs
+		budget -= st.gpus
 		return full || budget >= 0
 	}
 	// Compact the virtual-done list when it is mostly ghosts.
-	live := 0
-	for _, st := range s.vdone {
-		if !st.gone {
-			live++
-		}
-	}
-	if live < len(s.vdone)/2 {
+	if live := len(s.vdone) - s.vdoneGone; live < len(s.vdone)/2 {
 		s.vdone = slices.DeleteFunc(s.vdone, func(st *jobState) bool { return st.gone })
+		s.vdoneGone = 0
 	}
 	vorder := s.vdone
 	if s.patience > 0 {
@@ -715,8 +719,16 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 			done = v.Pending[m.idx].Iterations
 		}
 		st.fresh = s.epoch
-		rkey := float64(st.job.GPUs) * max(st.iters-done, 0) * st.tau / st.weight
+		rkey := float64(st.gpus) * max(st.iters-done, 0) * st.tau / st.weight
 		s.fresh = append(s.fresh, freshJob{rkey, st.vfinish, st.key, st})
+	}
+	// The fresh jobs, first in the previous call's order, then those new to the list: the
+	// keys change little between calls (only running jobs' remaining work shrinks), so the
+	// insertion sort below does little work. The comparison is a total order, so the result
+	// does not depend on the starting order. The overdue jobs are taken in the same walk over
+	// the virtually finished list, in its order.
+	for _, st := range prev {
+		fresh(st)
 	}
 	for _, st := range s.vdone {
 		if st.gone || s.marks[st.key].seen != s.epoch || st.unfit {
@@ -724,33 +736,11 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		}
 		if s.now-st.vfinish >= s.patience*st.iters*st.tau {
 			s.vorder = append(s.vorder, st)
+			continue
 		}
-	}
-	// The fresh jobs, first in the previous call's order, then those new to the list: the
-	// keys change little between calls (only running jobs' remaining work shrinks), so the
-	// sort below, which adapts to presorted input, does little work. The comparison is a
-	// total order, so the result does not depend on the starting order.
-	for _, st := range prev {
 		fresh(st)
 	}
-	for _, st := range s.vdone {
-		fresh(st)
-	}
-	slices.SortFunc(s.fresh, func(a, b freshJob) int {
-		switch {
-		case a.rkey != b.rkey:
-			if a.rkey < b.rkey {
-				return -1
-			}
-			return 1
-		case a.vfinish != b.vfinish:
-			if a.vfinish < b.vfinish {
-				return -1
-			}
-			return 1
-		}
-		return a.key - b.key
-	})
+	sortFresh(s.fresh)
 	for _, f := range s.fresh {
 		s.vorder = append(s.vorder, f.st)
 	}
@@ -758,6 +748,46 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		st.vrank = i
 	}
 	return s.vorder
+}
+
+// sortFresh sorts fresh jobs by their keys. The input is usually almost sorted (the previous
+// call's order, a few new jobs at the end), so it sorts by insertion, in time linear in the
+// jobs plus the moves; past a budget of moves it sorts the rest in O(n log n).
+func sortFresh(f []freshJob) {
+	budget := 8*len(f) + 64
+	for i := 1; i < len(f); i++ {
+		x := f[i]
+		j := i
+		for j > 0 && freshLess(&x, &f[j-1]) {
+			f[j] = f[j-1]
+			j--
+		}
+		f[j] = x
+		if budget -= i - j; budget < 0 {
+			slices.SortFunc(f, func(a, b freshJob) int {
+				switch {
+				case freshLess(&a, &b):
+					return -1
+				case freshLess(&b, &a):
+					return 1
+				}
+				return 0
+			})
+			return
+		}
+	}
+}
+
+// freshLess orders fresh jobs by predicted remaining GPU-time over weight, then virtual
+// completion, then key: a total order.
+func freshLess(a, b *freshJob) bool {
+	if a.rkey != b.rkey {
+		return a.rkey < b.rkey
+	}
+	if a.vfinish != b.vfinish {
+		return a.vfinish < b.vfinish
+	}
+	return a.key < b.key
 }
 
 // freshJob is a virtually finished job that is not yet overdue, with its sort keys: predicted
@@ -813,7 +843,7 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job) (*jobState, *gpu
 	if !(n > 0) || math.IsInf(n, 0) {
 		return nil, &gpusched.JobError{Job: j.ID, Err: fmt.Errorf("asrpt: predicted iterations %v of job %q must be positive and finite", n, j.ID)}
 	}
-	st := &jobState{key: s.newKey(), job: j, iters: n, tau: sc.Time, weight: j.EffectiveWeight()}
+	st := &jobState{key: s.newKey(), job: j, gpus: j.GPUs, iters: n, tau: sc.Time, weight: j.EffectiveWeight()}
 	size := float64(j.GPUs) * n * sc.Time / s.g0
 	if err := s.queue.AddWeighted(st.key, size, st.weight); err != nil {
 		s.release(st)
@@ -880,7 +910,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	displaced := false
 	if v.Unavailable.Len() > 0 {
 		for i := range v.Running {
-			st := s.lastStates[1][i]
+			st := s.last[1][i].st
 			if st == nil {
 				continue
 			}
@@ -905,14 +935,14 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	need := 0 // GPUs the prefix's waiting (and displaced) jobs need
 	prefixLen := 0
 	for _, st := range s.order {
-		if st.job.GPUs > budget {
+		if st.gpus > budget {
 			break
 		}
-		budget -= st.job.GPUs
+		budget -= st.gpus
 		st.prefix = s.epoch
 		prefixLen++
 		if !holds(st) {
-			need += st.job.GPUs
+			need += st.gpus
 		}
 	}
 	wake := math.Inf(1)
@@ -921,7 +951,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		// Preempt running jobs outside the prefix, lowest priority first.
 		s.victims = s.victims[:0]
 		for i := range v.Running {
-			if st := s.lastStates[1][i]; st != nil && st.prefix != s.epoch && holds(st) {
+			if st := s.last[1][i].st; st != nil && st.prefix != s.epoch && holds(st) {
 				s.victims = append(s.victims, victim{st, 0})
 			}
 		}
@@ -957,13 +987,13 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			if holds(st) {
 				continue
 			}
-			if target+st.job.GPUs > avail {
+			if target+st.gpus > avail {
 				if !s.opt.Backfill {
 					break
 				}
 				continue
 			}
-			target += st.job.GPUs
+			target += st.gpus
 		}
 		for _, vc := range s.victims {
 			if target <= free.Len() {
@@ -982,13 +1012,15 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	}
 	var d gpusched.Decision
 	d.Run = make([]gpusched.Assignment, 0, len(v.Running)+4)
+	// The ids come from the marking walk's list (entry i is v.Running[i]'s), which spares
+	// loading every running job's description again.
+	last := s.last[1]
 	for i := range v.Running {
-		js := &v.Running[i]
-		st := s.lastStates[1][i]
+		st := last[i].st
 		if st == nil || st.unfit || (displaced && st.displaced == s.epoch) || (preempted && st.preempted == s.epoch) {
 			continue
 		}
-		d.Run = append(d.Run, gpusched.Assignment{Job: js.Job.ID, GPUs: js.GPUs})
+		d.Run = append(d.Run, gpusched.Assignment{Job: last[i].id, GPUs: v.Running[i].GPUs})
 	}
 	// start places the waiting (and displaced) jobs of s.order[from:to]; in strict order it
 	// stops at the first job that cannot start.

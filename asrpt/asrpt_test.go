@@ -449,6 +449,20 @@ func (s *Scheduler) checkMirror() error {
 	if !slices.Equal(got, want) {
 		return fmt.Errorf("live mirror %v, queue order without ghosts %v", got, want)
 	}
+	gone := 0
+	for _, st := range s.vdone {
+		if st.gone {
+			gone++
+		}
+	}
+	if gone != s.vdoneGone {
+		return fmt.Errorf("%d virtually finished jobs have left, counted %d", gone, s.vdoneGone)
+	}
+	for id, st := range s.jobs {
+		if st.gpus != st.job.GPUs {
+			return fmt.Errorf("job %q: %d GPUs kept, its description says %d", id, st.gpus, st.job.GPUs)
+		}
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package asrpt
 
 import (
+	"fmt"
 	"reflect"
 	"sync"
 
@@ -13,27 +14,47 @@ import (
 // Partitioned is the topology-aware placer: a job with a model goes where partition.Place puts
 // its worker graph among the free GPUs it may use (Job.EligibleIn): as few servers and racks as
 // the free GPUs allow, tensor-parallel groups kept whole, the rest of the traffic partitioned to
-// stay inside servers. A job without a model, or
-// whose model and plan do not compile, is consolidated (gpusched.Pack). It compiles each job's
-// worker graph once, keyed by its JobID (and compiled again if the job's model or plan
-// changes); Forget drops it. It is safe for concurrent use.
+// stay inside servers. A job without a model, or whose model and plan do not compile, is
+// consolidated (gpusched.Pack). It compiles each model and plan once while jobs use them (jobs
+// of the same *graph.Model and plan share the worker graph), keyed by JobID (and compiled again
+// if a job's model or plan changes), and remembers how it partitioned each graph for the server
+// choices it met (partition.PlaceMemo), so that placing a job again costs little; Forget drops
+// a job (and a bounded number of graphs outlive their jobs). It is safe for concurrent use.
 type Partitioned struct {
-	opts  partition.PlaceOptions
-	mu    sync.Mutex
-	cache map[gpusched.JobID]compiledGraph
+	opts   partition.PlaceOptions
+	mu     sync.Mutex
+	cache  map[gpusched.JobID]compiledGraph
+	graphs map[graphKey]*sharedGraph
+	idle   int // graphs no job uses
 }
 
-// compiledGraph is a job's worker graph, with the model and plan it was compiled from (a nil
-// graph when they do not compile).
+// compiledGraph is a job's model and plan, and their worker graph.
 type compiledGraph struct {
 	model *graph.Model
 	plan  graph.Plan
-	wg    *graph.WorkerGraph
+	g     *sharedGraph
+}
+
+// graphKey identifies a worker graph: the model (by address: a model does not change) and
+// the plan (every field, formatted).
+type graphKey struct {
+	model *graph.Model
+	plan  string
+}
+
+// sharedGraph is the worker graph of a model and plan (nil when they do not compile), with the
+// jobs that use it and its placement memo, locked while in use.
+type sharedGraph struct {
+	key  graphKey
+	wg   *graph.WorkerGraph
+	refs int
+	mu   sync.Mutex
+	memo partition.PlaceMemo
 }
 
 // NewPartitioned returns a Partitioned placer with the given partitioner options.
 func NewPartitioned(opts partition.PlaceOptions) *Partitioned {
-	return &Partitioned{opts: opts, cache: map[gpusched.JobID]compiledGraph{}}
+	return &Partitioned{opts: opts, cache: map[gpusched.JobID]compiledGraph{}, graphs: map[graphKey]*sharedGraph{}}
 }
 
 // Place is a gpusched.Placer.
@@ -44,27 +65,73 @@ func (p *Partitioned) Place(c *topology.Cluster, free topology.GPUSet, j *gpusch
 	p.mu.Lock()
 	cg, ok := p.cache[j.ID]
 	if !ok || cg.model != j.Model || !reflect.DeepEqual(cg.plan, j.Plan) {
-		cg = compiledGraph{model: j.Model, plan: j.Plan}
-		if comp, err := graph.Compile(j.Model, j.Plan); err == nil {
-			cg.wg = comp.WorkerGraph()
+		if ok {
+			p.release(cg.g)
 		}
+		cg = compiledGraph{model: j.Model, plan: j.Plan, g: p.acquire(j.Model, j.Plan)}
 		p.cache[j.ID] = cg
 	}
 	p.mu.Unlock()
-	if cg.wg == nil || len(cg.wg.Workers) != j.GPUs {
+	g := cg.g
+	if g.wg == nil || len(g.wg.Workers) != j.GPUs {
 		return gpusched.Pack(c, free, j)
 	}
-	pl, err := partition.Place(c, j.EligibleIn(c, free), cg.wg, p.opts)
+	g.mu.Lock()
+	pl, err := g.memo.Place(c, j.EligibleIn(c, free), g.wg, p.opts)
+	g.mu.Unlock()
 	if err != nil {
 		return nil, false
 	}
 	return pl.GPUs, true
 }
 
-// Forget drops the cached worker graph of a job that left.
+// acquire returns the shared worker graph of a model and plan, compiling it if no job uses it
+// yet. p.mu is held.
+func (p *Partitioned) acquire(m *graph.Model, plan graph.Plan) *sharedGraph {
+	key := graphKey{model: m, plan: fmt.Sprintf("%#v", plan)}
+	g := p.graphs[key]
+	if g != nil && g.refs <= 0 {
+		p.idle--
+	}
+	if g == nil {
+		g = &sharedGraph{key: key}
+		if comp, err := graph.Compile(m, plan); err == nil {
+			g.wg = comp.WorkerGraph()
+		}
+		p.graphs[key] = g
+	}
+	g.refs++
+	return g
+}
+
+// release drops a job's use of a shared graph. A graph no job uses is kept for the next job of
+// its model and plan (jobs of a model come and go: compiling it again for each costs more than
+// keeping it), until such graphs outnumber the placer's jobs and keptGraphs: then they go.
+// p.mu is held.
+func (p *Partitioned) release(g *sharedGraph) {
+	if g.refs--; g.refs > 0 {
+		return
+	}
+	if p.idle++; p.idle > len(p.cache)+keptGraphs {
+		for k, h := range p.graphs {
+			if h.refs <= 0 {
+				delete(p.graphs, k)
+			}
+		}
+		p.idle = 0
+	}
+}
+
+// keptGraphs is how many worker graphs that no job uses a Partitioned keeps beyond its jobs.
+const keptGraphs = 256
+
+// Forget drops the cached worker graph of a job that left (see release for the graph itself).
 func (p *Partitioned) Forget(j *gpusched.Job) {
 	p.mu.Lock()
-	delete(p.cache, j.ID)
+	if cg, ok := p.cache[j.ID]; ok {
+		p.release(cg.g)
+		delete(p.cache, j.ID)
+	}
 	p.mu.Unlock()
 }
 

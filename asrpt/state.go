@@ -255,7 +255,7 @@ func (s *Scheduler) RestoreState(r io.Reader) error {
 	}
 	s.cluster, s.g0, s.queue, s.moves = n.cluster, n.g0, n.queue, n.moves
 	s.jobs, s.rejected, s.byKey, s.free = n.jobs, n.rejected, n.byKey, n.free
-	s.vdone, s.live, s.unfit = n.vdone, n.live, n.unfit
+	s.vdone, s.live, s.unfit, s.vdoneGone = n.vdone, n.live, n.unfit, 0
 	s.now = n.queue.Now()
 	s.sizing = nil
 	s.marks = make([]presence, len(s.byKey))
@@ -264,7 +264,7 @@ func (s *Scheduler) RestoreState(r io.Reader) error {
 			s.marks[k].gone = true
 		}
 	}
-	s.lastIDs, s.lastJobs, s.lastKeys, s.lastStates = [2][]gpusched.JobID{}, [2][]*gpusched.Job{}, [2][]int32{}, [2][]*jobState{}
+	s.last = [2][]viewEntry{}
 	return nil
 }
 
@@ -353,7 +353,7 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 		}
 		jobs[i] = gpusched.Job{ID: id, GPUs: js.GPUs[i]}
 		st := &states[i]
-		*st = jobState{key: js.Keys[i], iters: js.Iterations[i], tau: js.StepTimes[i], weight: js.Weights[i], job: &jobs[i]}
+		*st = jobState{key: js.Keys[i], iters: js.Iterations[i], tau: js.StepTimes[i], weight: js.Weights[i], job: &jobs[i], gpus: js.GPUs[i]}
 		n.jobs[id] = st
 		n.byKey[st.key] = st
 	}

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -51,21 +52,163 @@ type Placement struct {
 // Errors: ErrInfeasible when free holds fewer GPUs than the job has workers; ErrInvalidGraph for
 // an empty or malformed worker graph.
 func Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opts PlaceOptions) (Placement, error) {
+	return place(c, free, wg, opts, nil)
+}
+
+// PlaceMemo places one worker graph as Place does, remembering which workers go to which
+// servers for the server choices it has met, so that placing the graph again on servers of the
+// same shape costs no partitioning: only the choice of servers and the reading of the free
+// GPUs. A shape is what the assignment of workers depends on: the unit size, the GPUs taken on
+// each chosen server in order, which of them share a rack, and those racks' oversubscription
+// (not which servers they are, nor which other GPUs are free). Schedulers that place the same
+// job, or jobs of the same model and plan, again and again (a consolidation pass proposing a
+// move at every decision) share one per graph. Its results are exactly Place's. The zero
+// value is ready to use; it is not safe for concurrent use.
+type PlaceMemo struct {
+	wg      *graph.WorkerGraph
+	c       *topology.Cluster
+	opts    PlaceOptions
+	valid   bool             // wg's edges were checked
+	entries map[string][]int // shape -> assignment of units to chosen servers (indices)
+	counts  []int            // scratch: free GPUs per server
+	chooser serverChooser    // scratch
+	key     []byte           // scratch: the current shape, encoded
+	rackIDs []int            // scratch: racks of the current choice in order of first use
+	// counts holds the free GPUs per server of last, the free set of the last call (when
+	// counted), with total their sum; diff is scratch.
+	last, diff topology.GPUSet
+	counted    bool
+	total      int
+}
+
+// placeMemoSize is how many shapes a PlaceMemo remembers before it starts afresh.
+const placeMemoSize = 4096
+
+// Place is Place(c, free, wg, opts), reusing what earlier calls with the same cluster, graph and
+// options computed (a call with others starts afresh).
+func (m *PlaceMemo) Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opts PlaceOptions) (Placement, error) {
+	if m.wg != wg || m.c != c || m.opts != opts {
+		*m = PlaceMemo{wg: wg, c: c, opts: opts, counts: m.counts[:0], key: m.key[:0], rackIDs: m.rackIDs[:0], chooser: m.chooser}
+	}
+	return place(c, free, wg, opts, m)
+}
+
+// shapeKey encodes the shape of a server choice into m.key: tp, then per server the GPUs taken
+// and its rack as 1 + its index among the choice's racks in order of first use (0: none), then
+// those racks' oversubscription.
+func (m *PlaceMemo) shapeKey(c *topology.Cluster, tp int, servers, takes []int) {
+	k := binary.AppendUvarint(m.key[:0], uint64(tp))
+	m.rackIDs = m.rackIDs[:0]
+	for i, s := range servers {
+		k = binary.AppendUvarint(k, uint64(takes[i]))
+		rk := c.RackOf(s)
+		if rk < 0 {
+			k = append(k, 0)
+			continue
+		}
+		j := slices.Index(m.rackIDs, rk)
+		if j < 0 {
+			j = len(m.rackIDs)
+			m.rackIDs = append(m.rackIDs, rk)
+		}
+		k = binary.AppendUvarint(k, uint64(j+1))
+	}
+	for _, rk := range m.rackIDs {
+		k = binary.AppendUvarint(k, math.Float64bits(c.Rack(rk).Oversubscription))
+	}
+	m.key = k
+}
+
+// countFree returns the free GPUs per server (and sets m.total), updated from the last call's
+// for the GPUs whose state changed when few did, else counted afresh.
+func (m *PlaceMemo) countFree(c *topology.Cluster, free topology.GPUSet) []int {
+	counts := growInts(&m.counts, c.NumServers())
+	d := &m.diff
+	if m.counted {
+		// GPUs no longer free, then GPUs newly free.
+		d.RemoveAll(*d)
+		d.AddAll(m.last)
+		d.RemoveAll(free)
+		gone := d.Len()
+		if gone <= maxFreeDiff {
+			d.Range(func(g topology.GPUID) bool {
+				if int(g) < c.NumGPUs() {
+					counts[c.ServerOf(g)]--
+					m.total--
+				}
+				return true
+			})
+			d.RemoveAll(*d)
+			d.AddAll(free)
+			d.RemoveAll(m.last)
+			if d.Len() <= maxFreeDiff {
+				d.Range(func(g topology.GPUID) bool {
+					if int(g) < c.NumGPUs() {
+						counts[c.ServerOf(g)]++
+						m.total++
+					}
+					return true
+				})
+				m.last.RemoveAll(m.last)
+				m.last.AddAll(free)
+				return counts
+			}
+		}
+	}
+	m.total = 0
+	for s := range counts {
+		first, k := c.GPUsOf(s)
+		counts[s] = free.CountRange(first, k)
+		m.total += counts[s]
+	}
+	m.last = free.Clone()
+	m.counted = true
+	return counts
+}
+
+// maxFreeDiff is how many GPUs may change state between two calls of a PlaceMemo for it to
+// update its counts of free GPUs rather than count them afresh.
+const maxFreeDiff = 64
+
+// lookup returns the remembered assignment for the shape in m.key, if any.
+func (m *PlaceMemo) lookup() []int { return m.entries[string(m.key)] }
+
+// store remembers the assignment for the shape in m.key.
+func (m *PlaceMemo) store(best []int) {
+	if m.entries == nil || len(m.entries) >= placeMemoSize {
+		m.entries = make(map[string][]int)
+	}
+	m.entries[string(m.key)] = slices.Clone(best)
+}
+
+// place is Place, with a memo when m is not nil.
+func place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opts PlaceOptions, m *PlaceMemo) (Placement, error) {
 	if wg == nil || len(wg.Workers) == 0 {
 		return Placement{}, fmt.Errorf("%w: empty worker graph", ErrInvalidGraph)
 	}
 	n := len(wg.Workers)
-	for _, e := range wg.Edges {
-		if e.U < 0 || e.V < 0 || e.U >= n || e.V >= n || e.U == e.V || !(e.Bytes >= 0) || math.IsInf(e.Bytes, 0) {
-			return Placement{}, fmt.Errorf("%w: worker edge (%d, %d) with %v bytes", ErrInvalidGraph, e.U, e.V, e.Bytes)
+	if m == nil || !m.valid {
+		for _, e := range wg.Edges {
+			if e.U < 0 || e.V < 0 || e.U >= n || e.V >= n || e.U == e.V || !(e.Bytes >= 0) || math.IsInf(e.Bytes, 0) {
+				return Placement{}, fmt.Errorf("%w: worker edge (%d, %d) with %v bytes", ErrInvalidGraph, e.U, e.V, e.Bytes)
+			}
+		}
+		if m != nil {
+			m.valid = true
 		}
 	}
-	counts := make([]int, c.NumServers())
+	var counts []int
+	var ch *serverChooser
 	total := 0
-	for s := range counts {
-		first, k := c.GPUsOf(s)
-		counts[s] = free.CountRange(first, k)
-		total += counts[s]
+	if m != nil {
+		counts, total, ch = m.countFree(c, free), m.total, &m.chooser
+	} else {
+		counts, ch = make([]int, c.NumServers()), &serverChooser{}
+		for s := range counts {
+			first, k := c.GPUsOf(s)
+			counts[s] = free.CountRange(first, k)
+			total += counts[s]
+		}
 	}
 	if total < n {
 		return Placement{}, fmt.Errorf("%w: %d workers, %d free GPUs", ErrInfeasible, n, total)
@@ -82,56 +225,22 @@ func Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 			continue
 		}
 		var ok bool
-		if servers, takes, ok = chooseServers(c, counts, n, tp); ok {
+		if servers, takes, ok = ch.chooseServers(c, counts, n, tp); ok {
 			break
 		}
 	}
-	// Contract units: vertex r/tp holds workers r..r+tp-1 (ranks are (dp, pp, tp) with tp
-	// fastest, see graph.Plan, so a unit lies inside one TP group).
-	nv := n / tp
-	weights, scale := edgeWeights(wg)
-	b := NewBuilder(nv)
-	for v := 0; v < nv; v++ {
-		_ = b.SetVertexWeight(v, int64(tp))
+	var best []int
+	if m != nil {
+		m.shapeKey(c, tp, servers, takes)
+		best = m.lookup()
 	}
-	for i, e := range wg.Edges {
-		if u, v := e.U/tp, e.V/tp; u != v && weights[i] > 0 {
-			if err := b.AddEdge(u, v, weights[i]); err != nil {
-				return Placement{}, err
-			}
+	if best == nil {
+		var err error
+		if best, err = assignUnits(c, wg, servers, takes, tp, opts); err != nil {
+			return Placement{}, err
 		}
-	}
-	g, err := b.Build()
-	if err != nil {
-		return Placement{}, err
-	}
-	_ = scale
-	// Candidate 1: rank order.
-	seq := make([]int, nv) // vertex -> index into servers
-	{
-		v := 0
-		for i, t := range takes {
-			for k := 0; k < t/tp; k++ {
-				seq[v] = i
-				v++
-			}
-		}
-	}
-	best := seq
-	bestCost := placementCost(c, wg, servers, seq, tp)
-	// Candidate 2: partitioned (hierarchically over racks). Candidate 3: rank order over the
-	// servers in the order the partition first uses them, which can beat candidate 1 across
-	// racks (it keeps a rack's servers adjacent) and makes the kept placement never worse than
-	// rank order in its own server order.
-	if len(servers) > 1 {
-		if part, err := partitionOntoServers(c, g, servers, takes, tp, opts); err == nil {
-			if cost := placementCost(c, wg, servers, part, tp); cost < bestCost {
-				best, bestCost = part, cost
-			}
-			ranked := rankOrderAlong(part, takes, tp)
-			if cost := placementCost(c, wg, servers, ranked, tp); cost < bestCost {
-				best, bestCost = ranked, cost
-			}
+		if m != nil {
+			m.store(best)
 		}
 	}
 	// GPUs: each server's workers, in rank order, on its free GPUs in increasing order.
@@ -153,16 +262,20 @@ func Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 			}
 		}
 	}
-	used := map[int]bool{}
-	racks := map[int]bool{}
+	// Servers and racks spanned: few, so a linear scan beats a map.
+	usedS := make([]int, 0, len(servers))
+	var usedR []int
 	for _, gpu := range out.GPUs {
 		s := c.ServerOf(gpu)
-		used[s] = true
-		if rk := c.RackOf(s); rk >= 0 {
-			racks[rk] = true
+		if slices.Contains(usedS, s) {
+			continue
+		}
+		usedS = append(usedS, s)
+		if rk := c.RackOf(s); rk >= 0 && !slices.Contains(usedR, rk) {
+			usedR = append(usedR, rk)
 		}
 	}
-	out.Servers, out.Racks = len(used), len(racks)
+	out.Servers, out.Racks = len(usedS), len(usedR)
 	for _, e := range wg.Edges {
 		su, sv := c.ServerOf(out.GPUs[e.U]), c.ServerOf(out.GPUs[e.V])
 		if su != sv {
@@ -173,6 +286,61 @@ func Place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 		}
 	}
 	return out, nil
+}
+
+// assignUnits maps the contracted vertices (units of tp workers) to the chosen servers: the
+// cheapest of rank order, the partition, and rank order along the partition's servers. It
+// returns indices into servers, one per unit.
+func assignUnits(c *topology.Cluster, wg *graph.WorkerGraph, servers, takes []int, tp int, opts PlaceOptions) ([]int, error) {
+	n := len(wg.Workers)
+	// Contract units: vertex r/tp holds workers r..r+tp-1 (ranks are (dp, pp, tp) with tp
+	// fastest, see graph.Plan, so a unit lies inside one TP group).
+	nv := n / tp
+	// Candidate 1: rank order.
+	seq := make([]int, nv) // vertex -> index into servers
+	{
+		v := 0
+		for i, t := range takes {
+			for k := 0; k < t/tp; k++ {
+				seq[v] = i
+				v++
+			}
+		}
+	}
+	best := seq
+	// Candidate 2: partitioned (hierarchically over racks). Candidate 3: rank order over the
+	// servers in the order the partition first uses them, which can beat candidate 1 across
+	// racks (it keeps a rack's servers adjacent) and makes the kept placement never worse than
+	// rank order in its own server order.
+	if len(servers) > 1 {
+		bestCost := placementCost(c, wg, servers, seq, tp)
+		weights, _ := edgeWeights(wg)
+		b := NewBuilder(nv)
+		for v := 0; v < nv; v++ {
+			_ = b.SetVertexWeight(v, int64(tp))
+		}
+		for i, e := range wg.Edges {
+			if u, v := e.U/tp, e.V/tp; u != v && weights[i] > 0 {
+				if err := b.AddEdge(u, v, weights[i]); err != nil {
+					return nil, err
+				}
+			}
+		}
+		g, err := b.Build()
+		if err != nil {
+			return nil, err
+		}
+		if part, err := partitionOntoServers(c, g, servers, takes, tp, opts); err == nil {
+			if cost := placementCost(c, wg, servers, part, tp); cost < bestCost {
+				best, bestCost = part, cost
+			}
+			ranked := rankOrderAlong(part, takes, tp)
+			if cost := placementCost(c, wg, servers, ranked, tp); cost < bestCost {
+				best = ranked
+			}
+		}
+	}
+	return best, nil
 }
 
 // rankOrderAlong returns the rank-order assignment of units (consecutive units on the same
@@ -223,96 +391,181 @@ func edgeWeights(wg *graph.WorkerGraph) ([]int64, float64) {
 
 // chooseServers picks servers for n workers in units of tp GPUs: one server (best fit) if
 // possible, else the fewest servers, within one rack if one suffices. takes[i] GPUs are taken on
-// servers[i] (a multiple of tp), servers in increasing order.
-func chooseServers(c *topology.Cluster, counts []int, n, tp int) (servers, takes []int, ok bool) {
-	capOf := func(s int) int { return counts[s] / tp * tp }
+// servers[i] (a multiple of tp), servers in increasing order. The results are ch's scratch,
+// valid until its next call.
+func (ch *serverChooser) chooseServers(c *topology.Cluster, counts []int, n, tp int) (servers, takes []int, ok bool) {
+	caps := growInts(&ch.caps, len(counts))
 	best := -1
-	for s := range counts {
-		if k := capOf(s); k >= n && (best < 0 || k < capOf(best)) {
+	for s, k := range counts {
+		if tp > 1 {
+			k = k / tp * tp
+		}
+		caps[s] = k
+		if k >= n && (best < 0 || k < caps[best]) {
 			best = s
 		}
 	}
 	if best >= 0 {
-		return []int{best}, []int{n}, true
+		ch.ss, ch.tt = append(ch.ss[:0], best), append(ch.tt[:0], n)
+		return ch.ss, ch.tt, true
 	}
-	plan := func(list []int) ([]int, []int, bool) {
-		slices.SortStableFunc(list, func(a, b int) int { return capOf(b) - capOf(a) })
-		var ss, tt []int
-		need := n
-		for i, s := range list {
-			if capOf(s) >= need {
+	// Servers with room, grouped by rack (slot 0: no rack; slot r+1: rack r), in index order
+	// within each: a counting sort, no map.
+	slots := c.NumRacks() + 1
+	off := growInts(&ch.off, slots+1)
+	var list []int
+	if slots == 1 { // no racks: one slot, the servers with room in index order
+		list = ch.list[:0]
+		for s, k := range caps {
+			if k > 0 {
+				list = append(list, s)
+			}
+		}
+		ch.list = list
+		off[0], off[1] = 0, len(list)
+	} else {
+		clear(off)
+		for s, k := range caps {
+			if k > 0 {
+				off[c.RackOf(s)+2]++
+			}
+		}
+		for r := 1; r <= slots; r++ {
+			off[r] += off[r-1]
+		}
+		list = growInts(&ch.list, off[slots])
+		for s, k := range caps {
+			if k > 0 {
+				r := c.RackOf(s) + 1
+				list[off[r]] = s
+				off[r]++
+			}
+		}
+		copy(off[1:], off[:slots]) // back to starts: rack slot r holds list[off[r]:off[r+1]]
+		off[0] = 0
+	}
+	// Within one rack: the fewest servers of any rack, the first rack (by id) on ties.
+	ss, tt := ch.ss[:0], ch.tt[:0]
+	found := false
+	racks := 0
+	for r := range slots {
+		members := list[off[r]:off[r+1]]
+		if len(members) == 0 {
+			continue
+		}
+		racks++
+		sorted := ch.byCapDesc(members, caps)
+		ps, pt := ch.ps[:0], ch.pt[:0]
+		need, done := n, false
+		for i, s := range sorted {
+			if caps[s] >= need {
 				pick := s
-				for _, t := range list[i:] {
-					if capOf(t) >= need && capOf(t) < capOf(pick) {
+				for _, t := range sorted[i:] {
+					if caps[t] >= need && caps[t] < caps[pick] {
 						pick = t
 					}
 				}
-				return append(ss, pick), append(tt, need), true
-			}
-			if capOf(s) == 0 {
+				ps, pt, done = append(ps, pick), append(pt, need), true
 				break
 			}
-			ss, tt = append(ss, s), append(tt, capOf(s))
-			need -= capOf(s)
+			ps, pt = append(ps, s), append(pt, caps[s])
+			need -= caps[s]
 		}
-		return nil, nil, false
-	}
-	byRack := map[int][]int{}
-	for s := range counts {
-		if capOf(s) > 0 {
-			byRack[c.RackOf(s)] = append(byRack[c.RackOf(s)], s)
+		ch.ps, ch.pt = ps, pt
+		if done && (!found || len(ps) < len(ss)) {
+			ss, tt, found = append(ss[:0], ps...), append(tt[:0], pt...), true
 		}
 	}
-	rackIDs := make([]int, 0, len(byRack))
-	for r := range byRack {
-		rackIDs = append(rackIDs, r)
-	}
-	slices.Sort(rackIDs)
-	for _, r := range rackIDs {
-		if ss, tt, ok := plan(slices.Clone(byRack[r])); ok && (servers == nil || len(ss) < len(servers)) {
-			servers, takes = ss, tt
-		}
-	}
-	if servers == nil && len(rackIDs) > 1 {
+	if !found && racks > 1 {
 		// Across racks: racks with the most capacity first, servers by capacity within.
-		rackCap := map[int]int{}
-		for r, list := range byRack {
-			for _, s := range list {
-				rackCap[r] += capOf(s)
+		order := ch.order[:0]
+		rackCap := growInts(&ch.rackCap, slots)
+		for r := range slots {
+			rackCap[r] = 0
+			for _, s := range list[off[r]:off[r+1]] {
+				rackCap[r] += caps[s]
+			}
+			if off[r+1] > off[r] {
+				order = append(order, r)
 			}
 		}
-		slices.SortStableFunc(rackIDs, func(a, b int) int { return rackCap[b] - rackCap[a] })
-		var ss, tt []int
+		ch.order = order
+		slices.SortStableFunc(order, func(a, b int) int { return rackCap[b] - rackCap[a] })
+		ss, tt = ss[:0], tt[:0]
 		need := n
-		for _, r := range rackIDs {
-			list := slices.Clone(byRack[r])
-			slices.SortStableFunc(list, func(a, b int) int { return capOf(b) - capOf(a) })
-			for _, s := range list {
+		for _, r := range order {
+			sorted := ch.byCapDesc(list[off[r]:off[r+1]], caps)
+			for _, s := range sorted {
 				if need == 0 {
 					break
 				}
-				t := min(capOf(s), need)
+				t := min(caps[s], need)
 				ss, tt = append(ss, s), append(tt, t)
 				need -= t
 			}
 		}
-		if need == 0 {
-			servers, takes = ss, tt
-		}
+		found = need == 0
 	}
-	if servers == nil {
+	ch.ss, ch.tt = ss, tt
+	if !found {
 		return nil, nil, false
 	}
-	order := make([]int, len(servers))
-	for i := range order {
-		order[i] = i
+	// In increasing order of server (distinct servers: any sort gives the same result).
+	perm := growInts(&ch.perm, len(ss))
+	for i := range perm {
+		perm[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return servers[a] - servers[b] })
-	ss, tt := make([]int, len(order)), make([]int, len(order))
-	for i, o := range order {
-		ss[i], tt[i] = servers[o], takes[o]
+	slices.SortFunc(perm, func(a, b int) int { return ss[a] - ss[b] })
+	os, ot := growInts(&ch.os, len(ss)), growInts(&ch.ot, len(ss))
+	for i, o := range perm {
+		os[i], ot[i] = ss[o], tt[o]
 	}
-	return ss, tt, true
+	return os, ot, true
+}
+
+// byCapDesc returns servers (in increasing order) sorted by capacity, largest first, ties in
+// their given order: a stable sort, by counting when capacities are small (GPUs per server).
+// The result is ch.tmp, valid until the next call.
+func (ch *serverChooser) byCapDesc(servers, caps []int) []int {
+	out := growInts(&ch.tmp, len(servers))
+	top := 0
+	for _, s := range servers {
+		top = max(top, caps[s])
+	}
+	if top > 4096 {
+		copy(out, servers)
+		slices.SortStableFunc(out, func(a, b int) int { return caps[b] - caps[a] })
+		return out
+	}
+	// Slot top-k holds capacity k: largest first.
+	start := growInts(&ch.bucket, top+2)
+	clear(start)
+	for _, s := range servers {
+		start[top-caps[s]+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	for _, s := range servers {
+		k := top - caps[s]
+		out[start[k]] = s
+		start[k]++
+	}
+	return out
+}
+
+// serverChooser is chooseServers' scratch space.
+type serverChooser struct {
+	caps, off, list, tmp, ps, pt, ss, tt, order, rackCap, perm, os, ot, bucket []int
+}
+
+// growInts returns (*buf)[:n], reallocating when it is too short.
+func growInts(buf *[]int, n int) []int {
+	if cap(*buf) < n {
+		*buf = make([]int, n)
+	}
+	*buf = (*buf)[:n]
+	return *buf
 }
 
 // partitionOntoServers assigns the contracted vertices to servers (indices into servers): among

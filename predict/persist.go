@@ -571,7 +571,7 @@ func (st *stateJSON) restore() (*Predictor, error) {
 func optionsEqual(a, b Options) bool { return a == b }
 
 func (mj *modelJSON) restore(rowsOf func(string, []uint64) ([]row, error)) (*model, error) {
-	m := &model{ticket: mj.Ticket}
+	m := &model{ticket: mj.Ticket, id: nextModelID.Add(1)}
 	var err error
 	if m.rows, err = rowsOf("model.rows", mj.Rows); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	gpusched "github.com/gpusched/gpusched"
 )
@@ -279,7 +280,12 @@ type model struct {
 	clf    classifier
 	rows   []row
 	ticket uint64
+	id     uint64 // unique among the models of the process (nextModelID), for memos
 }
+
+// nextModelID numbers models, so that a memo can tell which one it came from without keeping
+// it alive.
+var nextModelID atomic.Uint64
 
 // Predictor predicts the iterations of training jobs and learns from finished ones.
 //
@@ -350,6 +356,12 @@ func (p *Predictor) resetCalibration() {
 type pendingJob struct {
 	hist  History
 	first Estimate // the first unconditioned estimate (Source < 0: none yet)
+	// votes are the forest's vote fractions for the job with hist, from the model numbered
+	// vmodel (0: none): the job's features and History do not change, so until the forest is
+	// retrained a re-estimate (Conditional) or the job's PIT at its completion (ObserveOutcome)
+	// reuses them instead of encoding the job and walking every tree again.
+	votes  []float64
+	vmodel uint64
 }
 
 // Options returns the predictor's options with the defaults filled in.
@@ -511,7 +523,11 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 	}
 	// The PIT under the distribution the predictor would give the job now, uncalibrated.
 	sc := p.scratch()
-	d, src, gen := p.rawDistribution(job, h, sc)
+	var memo *pendingJob
+	if known {
+		memo = &pj
+	}
+	d, src, gen, _ := p.rawDistribution(job, h, sc, memo)
 	out.PIT = d.pit(iterations)
 	p.bufs.Put(sc)
 
@@ -682,6 +698,14 @@ func (p *Predictor) estimate(job *gpusched.Job, done float64) Estimate {
 	sc := p.scratch()
 	defer p.bufs.Put(sc)
 	d, first := p.distribution(job, sc)
+	if done == 0 {
+		// Unconditioned: the estimate is the first one (a floor of 0 whatever the margin).
+		e := summarize(&d, 0, 0)
+		if first {
+			p.rememberFirst(job.ID, e)
+		}
+		return e
+	}
 	if first {
 		p.rememberFirst(job.ID, summarize(&d, 0, 0))
 	}
@@ -720,7 +744,14 @@ func (p *Predictor) distribution(job *gpusched.Job, sc *scratch) (d Distribution
 	if own {
 		sc = &scratch{grid: make([]float64, calLevels+1)}
 	}
-	d, src, _ := p.rawDistribution(job, h, sc)
+	var memo *pendingJob
+	if known {
+		memo = &pj
+	}
+	d, src, _, vm := p.rawDistribution(job, h, sc, memo)
+	if vm != 0 && job.ID != "" {
+		p.rememberVotes(job.ID, sc.votes, vm)
+	}
 	p.mu.RLock()
 	if c := p.cal[src]; c != nil {
 		d.g = c.grid(&job.Features, sc.grid)
@@ -730,8 +761,11 @@ func (p *Predictor) distribution(job *gpusched.Job, sc *scratch) (d Distribution
 }
 
 // rawDistribution returns the uncalibrated distribution of a job with History h, built in
-// sc's space, its source and the generation of the predictor's state it comes from.
-func (p *Predictor) rawDistribution(job *gpusched.Job, h History, sc *scratch) (Distribution, Source, uint64) {
+// sc's space, its source and the generation of the predictor's state it comes from. With a
+// memo (what is remembered of the job, h being its History) whose votes come from the current
+// forest, it uses them; if it had to vote afresh, it returns the forest's model id (the votes
+// are in sc.votes), else 0.
+func (p *Predictor) rawDistribution(job *gpusched.Job, h History, sc *scratch, memo *pendingJob) (Distribution, Source, uint64, uint64) {
 	var fb dist
 	src := SourcePrior
 	p.mu.RLock()
@@ -747,22 +781,40 @@ func (p *Predictor) rawDistribution(job *gpusched.Job, h History, sc *scratch) (
 	}
 	p.mu.RUnlock()
 	s := math.Log1p(p.opts.Tail)
+	fresh := uint64(0)
 	if m != nil {
-		sc.x = m.enc.Encode(job, h, sc.x)
-		if cap(sc.votes) < m.bins.classes() {
-			sc.votes = make([]float64, m.bins.classes())
+		votes := sc.votes
+		if memo != nil && memo.vmodel == m.id && m.id != 0 && len(memo.votes) == m.bins.classes() {
+			votes = memo.votes
+		} else {
+			sc.x = m.enc.Encode(job, h, sc.x)
+			if cap(sc.votes) < m.bins.classes() {
+				sc.votes = make([]float64, m.bins.classes())
+			}
+			sc.votes = m.clf.vote(sc.x, sc.votes[:m.bins.classes()])
+			votes, fresh = sc.votes, m.id
 		}
-		sc.votes = m.clf.vote(sc.x, sc.votes[:m.bins.classes()])
-		fd := dist{pts: m.bins.points, w: sc.votes, pre: m.bins.pre}
+		fd := dist{pts: m.bins.points, w: votes, pre: m.bins.pre}
 		if d, ok := newDistribution(&fd, s, nil, SourceForest, &sc.d); ok {
 			sc.d = d
-			return d, SourceForest, gen
+			return d, SourceForest, gen, fresh
 		}
 		fb, src = p.prior, SourcePrior // a forest whose trees could not vote
 	}
 	d, _ := newDistribution(&fb, s, nil, src, &sc.d) // never empty
 	sc.d = d
-	return d, src, gen
+	return d, src, gen, fresh
+}
+
+// rememberVotes keeps the forest's votes for a remembered job (see pendingJob.votes).
+func (p *Predictor) rememberVotes(id gpusched.JobID, votes []float64, model uint64) {
+	p.cacheMu.Lock()
+	defer p.cacheMu.Unlock()
+	if pj, ok := p.pending[id]; ok {
+		pj.votes = append(pj.votes[:0:0], votes...)
+		pj.vmodel = model
+		p.pending[id] = pj
+	}
 }
 
 // Encode returns the vector the current forest sees for job (with its remembered History, as
@@ -926,7 +978,7 @@ func (o *Options) train(rows []row, ticket uint64) *model {
 	default:
 		clf = trainCART(X, class, y, bins.classes(), fp)
 	}
-	return &model{enc: enc, bins: bins, clf: clf, rows: rows, ticket: ticket}
+	return &model{enc: enc, bins: bins, clf: clf, rows: rows, ticket: ticket, id: nextModelID.Add(1)}
 }
 
 // splitmix is the SplitMix64 finaliser, to derive well-mixed seeds.
