@@ -783,7 +783,7 @@ func (p *Predictor) rawDistribution(job *gpusched.Job, h History, sc *scratch, m
 	s := math.Log1p(p.opts.Tail)
 	fresh := uint64(0)
 	if m != nil {
-		votes := sc.votes
+		var votes []float64
 		if memo != nil && memo.vmodel == m.id && m.id != 0 && len(memo.votes) == m.bins.classes() {
 			votes = memo.votes
 		} else {
