@@ -19,7 +19,10 @@
 //   - gangs bind all or nothing (no gang partly bound for more than 10 s of wall time:
 //     Permit lets a gang bind only whole, and its pods then bind within milliseconds);
 //   - no node is over-committed (at every tick of the agent);
-//   - every job runs on the nodes, with the GPUs per node, the decision gave it;
+//   - every job runs on the nodes, with the GPUs per node, the decision gave it (after the
+//     restart, a gang bound by the killed scheduler's last decision, which it did not live to
+//     save, may run elsewhere than the restarted one decides until that one evicts it: at most
+//     10 s of wall time; milliseconds in practice);
 //   - every job a decision stopped while it ran (preemptions, migrations) had its pods
 //     evicted, ran again and finished, and the workload has such jobs;
 //   - the scheduler killed when 40% of the jobs are done, and started again, restores its

@@ -71,6 +71,14 @@ type env struct {
 	firstAt      map[gpusched.JobID]float64 // first start (planner time)
 	finishedSeen map[gpusched.JobID]bool    // finishes the planner recorded
 	problems     []string
+	restarted    bool // the scheduler was killed and started again
+}
+
+// restartedOnce reports whether the scheduler was killed and started again.
+func (e *env) restartedOnce() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.restarted
 }
 
 func (e *env) fail(format string, args ...any) {
@@ -296,6 +304,9 @@ func TestEndToEnd(t *testing.T) {
 		}
 		if !restarted && e.ag.done('j') >= len(work)*2/5 {
 			restarted = true
+			e.mu.Lock()
+			e.restarted = true
+			e.mu.Unlock()
 			t.Logf("t=%.0f: %d of %d jobs done: killing the scheduler", e.clock.Seconds(), e.ag.done('j'), len(work))
 			stop()
 			stop, pl = e.startScheduler(pl)
