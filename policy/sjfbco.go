@@ -1579,9 +1579,12 @@ type SJFBCO struct {
 	planAt float64
 	planOn *topology.Cluster
 	// batch mode
-	batch   []BCOPlacement
-	done    []bool
-	planned *topology.Cluster // the cluster the batch was planned on
+	batch []BCOPlacement
+	done  []bool
+	// checkBatch: batch was restored from saved state, which holds ids and GPUs only, and is
+	// checked against the jobs of the next view before it is followed.
+	checkBatch bool
+	planned    *topology.Cluster // the cluster the batch was planned on
 }
 
 // NewSJFBCO returns an SJF-BCO scheduler.
@@ -2012,6 +2015,19 @@ func (s *SJFBCO) scheduleBatch(v *gpusched.View) (gpusched.Decision, error) {
 	pending := make(map[gpusched.JobID]*gpusched.JobStatus, len(v.Pending))
 	for i := range v.Pending {
 		pending[v.Pending[i].Job.ID] = &v.Pending[i]
+	}
+	if s.checkBatch {
+		// A restored plan is followed only if every planned job that still waits fits its
+		// planned GPUs (their number, distinct, in the cluster, of a kind it may use);
+		// otherwise the policy plans afresh.
+		s.checkBatch = false
+		every := v.Cluster.AllGPUs()
+		for _, pl := range s.batch {
+			if st, waits := pending[pl.Job.ID]; waits && checkPlacement(st.Job, pl.GPUs, st.Job.EligibleIn(v.Cluster, every)) != nil {
+				s.batch, s.done = nil, nil
+				break
+			}
+		}
 	}
 	// A planned job is done once it no longer waits (it started, or left).
 	all := true

@@ -339,6 +339,7 @@ func (s *SJFBCO) RestoreState(r io.Reader) error {
 	}
 	if s.opt.Batch && plan != nil && (in.Following == nil || *in.Following) {
 		s.batch, s.done = plan.Jobs, make([]bool, len(plan.Jobs))
+		s.checkBatch = true
 	}
 	return nil
 }
