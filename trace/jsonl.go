@@ -128,6 +128,9 @@ func jsonlRow(b []byte, seen map[gpusched.JobID]int) (Record, error) {
 	if len(rec.Job.Features.Categorical) == 0 {
 		rec.Job.Features.Categorical = nil
 	}
+	if len(rec.Job.Plans) == 0 {
+		rec.Job.Plans = nil // "plans": [] is no plans, as an absent list
+	}
 	if prev, dup := seen[rec.Job.ID]; dup {
 		return Record{}, fmt.Errorf("job %q already defined on line %d", rec.Job.ID, prev)
 	}
