@@ -278,13 +278,18 @@ type runSeq struct {
 func runSlice(running []ranked) runSeq {
 	rs := runSeq{n: len(running), at: func(i int) *ranked { return &running[i] }, tail: func(i int) []ranked { return running[i:] }}
 	for i := range running {
-		if running[i].protected {
-			rs.protected += running[i].st.Job.GPUs
-		} else {
-			rs.held += running[i].st.Job.GPUs
-		}
+		rs.count(&running[i])
 	}
 	return rs
+}
+
+// count adds a running job's GPUs to protected or held.
+func (rs *runSeq) count(r *ranked) {
+	if r.protected {
+		rs.protected += r.st.Job.GPUs
+	} else {
+		rs.held += r.st.Job.GPUs
+	}
 }
 
 // preemptMerged is preempt over the order that merges the running jobs (in their order, every
@@ -510,4 +515,140 @@ func (c *posCache[T]) reset() {
 	clear(c.jobs)
 	clear(c.vals)
 	c.jobs, c.vals = c.jobs[:0], c.vals[:0]
+}
+
+// lazyRun is a preemptive policy's running jobs in its order as a runSeq: first the n jobs
+// that come before every waiting job (in any order among themselves: when the running jobs fit,
+// they are all chosen), then the others by cmp, sorted (hintSorter) only when preemptMerged
+// reads past the first n; the jobs the merge never reaches follow as they lie (runSeq.tail).
+type lazyRun[T any] struct {
+	all    []T // [0:n) first; [n:] sorted when first read
+	n      int
+	sorted bool // all[n:] is sorted
+	cmp    func(a, b T) int
+	hint   func(*T) *int    // an element's place in the last sort
+	rank   func(*T) *ranked // an element's job
+	hs     hintSorter[T]
+	tail   []ranked
+}
+
+// reset starts the order over all, whose first n jobs come first.
+func (l *lazyRun[T]) reset(all []T, n int) {
+	l.all, l.n, l.sorted = all, n, false
+}
+
+// clear drops the pointers into the view.
+func (l *lazyRun[T]) clear() {
+	clear(l.tail)
+	l.all = nil
+}
+
+// at returns the i-th job in order.
+func (l *lazyRun[T]) at(i int) *ranked {
+	if i >= l.n && !l.sorted {
+		l.hs.sort(l.all[l.n:], l.cmp, l.hint)
+		l.sorted = true
+	}
+	return l.rank(&l.all[i])
+}
+
+func (l *lazyRun[T]) seq() runSeq {
+	rs := runSeq{n: len(l.all), at: l.at, tail: func(i int) []ranked {
+		t := l.tail[:0]
+		for j := i; j < len(l.all); j++ {
+			t = append(t, *l.rank(&l.all[j]))
+		}
+		l.tail = t
+		return t
+	}}
+	for i := range l.all {
+		rs.count(l.rank(&l.all[i]))
+	}
+	return rs
+}
+
+// partitionFirst moves the elements of all for which first holds to its front, in any order,
+// and returns their number.
+func partitionFirst[T any](all []T, first func(*T) bool) int {
+	n := 0
+	for i := range all {
+		if first(&all[i]) {
+			all[n], all[i] = all[i], all[n]
+			n++
+		}
+	}
+	return n
+}
+
+// hintSorter sorts slices whose order changes little from call to call: it starts from each
+// element's place in the last sort (its hint, which the caller keeps with the element) and
+// insertion-sorts, in time linear in the elements and the pairs that changed places (past a
+// bound on moves it sorts afresh); the elements without a usable hint (new, or claiming a place
+// another holds) are sorted apart and merged in. cmp must be a total order.
+type hintSorter[T any] struct {
+	slot  []int // by hint, the element that holds it
+	extra []int // the elements without a usable hint
+	buf   []T
+}
+
+func (hs *hintSorter[T]) sort(s []T, cmp func(a, b T) int, hint func(*T) *int) {
+	slot := hs.slot[:0]
+	for i := range s {
+		if h := *hint(&s[i]); h >= 0 && h < 2*len(s) {
+			for len(slot) <= h {
+				slot = append(slot, -1)
+			}
+			if slot[h] < 0 {
+				slot[h] = i
+				continue
+			}
+		}
+		hs.extra = append(hs.extra, i)
+	}
+	hinted := slices.Grow(hs.buf[:0], len(s))
+	for _, i := range slot {
+		if i >= 0 {
+			hinted = append(hinted, s[i])
+		}
+	}
+	extra := hinted[len(hinted):]
+	for _, i := range hs.extra {
+		extra = append(extra, s[i])
+	}
+	if !insertionSortBounded(hinted, cmp, 4*len(hinted)+64) {
+		slices.SortFunc(hinted, cmp)
+	}
+	slices.SortFunc(extra, cmp)
+	// Merge.
+	k, i, j := 0, 0, 0
+	for ; i < len(hinted) && j < len(extra); k++ {
+		if cmp(extra[j], hinted[i]) < 0 {
+			s[k] = extra[j]
+			j++
+		} else {
+			s[k] = hinted[i]
+			i++
+		}
+	}
+	k += copy(s[k:], hinted[i:])
+	copy(s[k:], extra[j:])
+	for i := range s {
+		*hint(&s[i]) = i
+	}
+	clear(hinted[:len(s)])
+	hs.buf, hs.slot, hs.extra = hinted[:0], slot[:0], hs.extra[:0]
+}
+
+// insertionSortBounded insertion-sorts s by cmp unless that takes more than limit moves; it
+// reports whether it sorted s (otherwise s holds the same elements, partly sorted).
+func insertionSortBounded[T any](s []T, cmp func(a, b T) int, limit int) bool {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && cmp(s[j], s[j-1]) < 0; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+			if limit--; limit < 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
