@@ -49,7 +49,9 @@
 // and pay the restore time when they start again. Jobs checkpoint every Config.Checkpoint
 // seconds of each placement and whenever they are preempted or migrated (0: only then). The
 // progress thrown away is counted as lost GPU-time (GPUs x productive seconds since the
-// checkpoint), per job and in the summary, with each job's restarts.
+// checkpoint), per job and in the summary, with each job's restarts. A run whose random
+// failures leave some job no chance to keep any progress (it lost MaxLostAttempts starts in
+// a row, with no checkpoint in between) stops with ErrNoProgress naming the job.
 //
 // Preemption and migration are not free: a job started again after a preemption, or
 // migrated, holds its GPUs but makes no progress for Config.RestoreTime seconds (default

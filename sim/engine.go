@@ -20,9 +20,13 @@ type jobState struct {
 	ver    uint32      // completion-event version: heap entries with another version are stale
 	left   bool        // finished or rejected: rec is final
 	killed bool
-	iters  float64 // true length, known only to the simulator
-	job    *gpusched.Job
-	rec    JobRecord
+	// lost counts the failures in a row that stopped the job while its progress as of its
+	// last checkpoint stayed kept (ErrNoProgress); kept is that progress, in iterations.
+	lost  int
+	kept  float64
+	iters float64 // true length, known only to the simulator
+	job   *gpusched.Job
+	rec   JobRecord
 }
 
 // heapEntry is a completion event: job idx finishes at time t if its version is still ver.
@@ -233,7 +237,7 @@ func (e *engine) run() error {
 		}
 		// Failures and repairs at t.
 		if e.fail != nil {
-			if err := e.fail.apply(t, e.rt); err != nil {
+			if err := e.fail.apply(t, e.rt, e.interrupted); err != nil {
 				return err
 			}
 		}
@@ -286,6 +290,29 @@ func (e *engine) arrive(idx int32) error {
 	}
 	en.Tag = idx
 	j.en = en
+	return nil
+}
+
+// interrupted counts, for each job a server failure has just stopped, the failures in a row
+// that left it no more progress than the one before, and gives up with ErrNoProgress when one
+// job has lost MaxLostAttempts starts in a row to random failures.
+func (e *engine) interrupted(stops []host.Action) error {
+	for _, a := range stops {
+		en, ok := e.rt.Job(a.Job)
+		if !ok {
+			continue
+		}
+		j := &e.jobs[en.Tag]
+		if done := en.Iterations(); done > j.kept {
+			j.kept, j.lost = done, 0
+		}
+		j.lost++
+		if j.lost >= MaxLostAttempts && e.cfg.Failures.MTBF > 0 {
+			return fmt.Errorf("%w: job %q lost its progress to %d server failures in a row (the last at t=%.0f s): it kept %.6g of %.6g iterations; "+
+				"with servers failing every %g s on average (MTBF) it cannot be expected to reach its next checkpoint or its end: checkpoint more often (Config.Checkpoint) or raise the MTBF (scheduler %s)",
+				ErrNoProgress, j.job.ID, j.lost, e.now, j.kept, j.iters, e.cfg.Failures.MTBF, e.name)
+		}
+	}
 	return nil
 }
 

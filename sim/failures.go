@@ -342,8 +342,9 @@ func (f *failures) next() float64 {
 }
 
 // apply carries out the failures and repairs due at time t: a server that fails has its
-// GPUs failed in the runtime (the jobs on them are interrupted); a repaired one returns them.
-func (f *failures) apply(t float64, rt *host.Runtime) error {
+// GPUs failed in the runtime (the jobs on them are interrupted, and stopped is told of them);
+// a repaired one returns them.
+func (f *failures) apply(t float64, rt *host.Runtime, stopped func([]host.Action) error) error {
 	for len(f.heap) > 0 && f.heap[0].t <= t {
 		ev := f.pop()
 		s := ev.server
@@ -364,8 +365,12 @@ func (f *failures) apply(t float64, rt *host.Runtime) error {
 						_ = rt.Checkpoint(e.ID(), t)
 					}
 				}
-				if _, err := rt.Fail(t, gpus...); err != nil {
+				stops, err := rt.Fail(t, gpus...)
+				if err != nil {
 					return fmt.Errorf("sim: internal error: %w", err)
+				}
+				if err := stopped(stops); err != nil {
+					return err
 				}
 				if f.broken == brokenEarlyRepair {
 					_ = rt.Return(gpus...)

@@ -302,3 +302,45 @@ func FuzzReadOutages(f *testing.F) {
 		}
 	})
 }
+
+// TestNoProgress: with random failures far more frequent than a job can run without one and
+// no checkpoints, every start of the job loses all it did; the run stops with ErrNoProgress
+// naming the job after MaxLostAttempts lost starts, instead of simulating failures until
+// memory runs out. MaxEvents is only a guard that turns a missing check into a failed test
+// rather than a hang. With checkpoints frequent enough the same run ends, and a finite
+// failure trace, however hostile, is never given up on.
+func TestNoProgress(t *testing.T) {
+	c := cluster(t, topology.T4(), 1)
+	cfg := sim.Config{Cluster: c, Scheduler: fifo{}, Jobs: []trace.Record{rec("long", 0, 1, 1, 36000)},
+		RestoreTime: 5, MaxEvents: 20 * sim.MaxLostAttempts,
+		Failures: sim.Failures{MTBF: 60, MTTR: 1, Seed: 1}}
+	_, err := sim.Run(cfg)
+	if !errors.Is(err, sim.ErrNoProgress) || !strings.Contains(err.Error(), `job "long" lost its progress to 1000 server failures in a row`) {
+		t.Fatalf("no checkpoints: got %v, want ErrNoProgress naming the job", err)
+	}
+
+	cfg.Checkpoint, cfg.Jobs = 10, []trace.Record{rec("long", 0, 1, 1, 3600)}
+	res, err := sim.Run(cfg)
+	if err != nil {
+		t.Fatalf("checkpoints every 10 s: %v", err)
+	}
+	if res.Summary.ServerFailures < 10 {
+		t.Errorf("checkpoints every 10 s: %d failures, want a run that failures kept interrupting", res.Summary.ServerFailures)
+	}
+
+	// 1,500 outages 50 s apart, each 1 s long, hit a job that needs 100 s: it loses every
+	// start until the trace ends, then finishes.
+	var outs []sim.Outage
+	for k := range 1500 {
+		outs = append(outs, sim.Outage{Server: c.Server(0).ID, Down: float64(50 * (k + 1)), Up: float64(50*(k+1) + 1)})
+	}
+	cfg = sim.Config{Cluster: c, Scheduler: fifo{}, Jobs: []trace.Record{rec("a", 0, 1, 1, 100)}, RestoreTime: -1,
+		Failures: sim.Failures{Outages: outs}}
+	res, err = sim.Run(cfg)
+	if err != nil {
+		t.Fatalf("a finite failure trace: %v", err)
+	}
+	if j := res.Jobs[0]; j.Restarts != 1500 || j.Finish != 75001+100 {
+		t.Errorf("a finite failure trace: %d restarts, finish at %v s; want 1500 and 75101", j.Restarts, j.Finish)
+	}
+}

@@ -53,7 +53,26 @@ var (
 	// ErrLimit reports that Config.MaxTime or Config.MaxEvents was reached before every job
 	// finished, or that an event would fall past Horizon.
 	ErrLimit = errors.New("sim: limit reached")
+	// ErrNoProgress reports a run with random failures (Failures.MTBF) that cannot be expected
+	// to end: a job lost everything it did since its last checkpoint to MaxLostAttempts
+	// failures in a row, never keeping any progress in between (see MaxLostAttempts).
+	ErrNoProgress = errors.New("sim: no progress")
 )
+
+// MaxLostAttempts is how many times in a row a job may lose its progress to a random server
+// failure (Failures.MTBF) before Run gives up with ErrNoProgress. A job's attempt is the time
+// from its start to the failure that stops it; the attempt is lost when the job keeps none of
+// what it did: it had not finished, and its progress as of its last checkpoint (Config.
+// Checkpoint, or a preemption or migration by the scheduler) had not grown since the previous
+// failure that stopped it. Run returns only once every job has finished, so one job that
+// cannot keep any progress keeps the run going until the failures' log and the timeline
+// exhaust memory (with MTBF 1 min and no checkpoints, a job that needs an hour on one server
+// runs uninterrupted with probability e^-60 per start). The threshold is a probability:
+// a job with even a 1% chance per start of reaching its next checkpoint or its end loses
+// 1,000 starts in a row with probability 0.99^1000 < 5e-5, and a run that needs more than a
+// hundred restarts per job is no longer a study of the scheduler. Failures from a list
+// (Failures.Outages) alone always end, and are never given up on.
+const MaxLostAttempts = 1000
 
 // Config describes one simulation. Cluster, Jobs and Scheduler are required; the other
 // fields have documented defaults.

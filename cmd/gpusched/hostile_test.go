@@ -124,6 +124,8 @@ func TestHostileInputs(t *testing.T) {
 		{"sweep holds too many jobs", []string{"sweep", "-seeds", "1-100", "-jobs", "1000000"}, 2, "sweep: 100 seeds x 4 loads x 1000000 jobs = 400000000 jobs held at once"},
 		{"unknown flag", sim1("-bogus"), 2, "flag provided but not defined: -bogus"},
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"failures no job outlives", sim1("-failures", "mtbf=1m,mttr=1s"), 1, `sim: no progress: job "ph0000004" lost its progress to 1000 server failures in a row`},
+		{"failures no job outlives, compare", []string{"compare", "-policies", "tiresias,asrpt", "-progress", "off", "-failures", "mtbf=1m,mttr=1s"}, 1, "(give -checkpoint an interval well under the -failures mtbf, or a larger mtbf)"},
 		{"missing trace", sim1("-trace", filepath.Join(dir, "nope.csv")), 1, "no such file"},
 		{"help", []string{"simulate", "-h"}, 0, ""},
 	}

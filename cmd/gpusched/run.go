@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -136,7 +137,11 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 	})
 	if oc.err != nil {
 		done.Add(int64(len(j.records) - last))
-		oc.err = fmt.Errorf("policy %s: %w", j.policy.Name, oc.err)
+		hint := ""
+		if errors.Is(oc.err, sim.ErrNoProgress) {
+			hint = " (give -checkpoint an interval well under the -failures mtbf, or a larger mtbf)"
+		}
+		oc.err = fmt.Errorf("policy %s: %w%s", j.policy.Name, oc.err, hint)
 	}
 	oc.wall = time.Since(start)
 	return oc
