@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -245,4 +247,71 @@ func startBinOnly(r *sim.Result, n int) (queue, util plotter.XYs) {
 		util = append(util, plotter.XY{X: (float64(k) + 0.5) * width / 3600, Y: us[k] / width})
 	}
 	return queue, util
+}
+
+// TestMergeHostile runs merge on manifests no sweep writes: counts that once made it panic
+// (makeslice: len out of range) or allocate gigabytes before noticing the shards were missing,
+// a 689 KB error listing 99,999 missing shards, a policy name that would put the run's files
+// outside -out, and a manifest that is not a file. Each is an error naming the problem, the
+// list of missing shards is capped, and a manifest claiming ten million cells costs no more
+// memory than its own runs.
+func TestMergeHostile(t *testing.T) {
+	dir := t.TempDir()
+	manifest := func(name string, shard, shards, cells int, runs string) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		body := fmt.Sprintf(`{"format":%q,"config":"sweep","shard":%d,"shards":%d,"cells":%d,"header":"h\n","runs":[%s]}`, shardFormat, shard, shards, cells, runs)
+		if err := os.WriteFile(filepath.Join(d, manifestName(shard, max(shards, 1))), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	runsOf := func(shard, shards, n int, policy string) string {
+		var rs []string
+		for k := range n {
+			rs = append(rs, fmt.Sprintf(`{"cell":%d,"policy":%q,"load":0.5,"seed":1,"stem":"x"}`, shard+k*shards, policy))
+		}
+		return strings.Join(rs, ",")
+	}
+	notFile := filepath.Join(dir, "notfile")
+	if err := os.MkdirAll(filepath.Join(notFile, manifestName(0, 1)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		dir  string
+		msg  string
+	}{
+		{"shards 1e12", manifest("a", 0, 1e12, 5, ""), "shard 0 of 1000000000000, 5 cells: not a shard (want 1 to 100000 shards)"},
+		{"shards 100001", manifest("b", 0, maxShards+1, 0, ""), "not a shard (want 1 to 100000 shards)"},
+		{"cells 1e18 with no runs", manifest("c", 0, 1, 1e18, ""), "shard 0 of 1 of a sweep of 1000000000000000000 cells has 0 runs, want 1000000000000000000"},
+		{"cells -1", manifest("d", 0, 1, -1, ""), "-1 cells: not a shard"},
+		{"one shard of 100000", manifest("e", 0, maxShards, 0, ""), "merge: shards 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 99989 more of 100000 are missing"},
+		{"ten million cells, one shard of them", manifest("f", 0, maxShards, 1e7, runsOf(0, maxShards, 100, "fifo")), "and 99989 more of 100000 are missing"},
+		{"a path for a policy", manifest("g", 0, 1, 1, runsOf(0, 1, 1, "../../escape")), `cell 0: unknown policy "../../escape"`},
+		{"a manifest that is a directory", notFile, "not a regular file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var stdout, stderr bytes.Buffer
+			status := mainStatus([]string{"merge", "-out", filepath.Join(dir, "out"), tc.dir}, &stdout, &stderr)
+			runtime.ReadMemStats(&after)
+			if status != 1 || !strings.Contains(stderr.String(), tc.msg) {
+				t.Errorf("exit status %d, want 1 with %q\nstderr: %.2000s", status, tc.msg, stderr.String())
+			}
+			if stdout.Len() > 0 || stderr.Len() > 1000 {
+				t.Errorf("%d bytes on stdout, %d on stderr", stdout.Len(), stderr.Len())
+			}
+			if a := after.TotalAlloc - before.TotalAlloc; a > 64<<20 {
+				t.Errorf("allocated %d MB", a>>20)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "escape.jobs.csv")); err == nil {
+		t.Error("merge wrote a run's file outside -out")
+	}
 }

@@ -216,11 +216,40 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// readManifest reads one shard manifest, naming the file in errors.
+// maxManifestBytes bounds the size of a shard manifest that merge reads (a manifest holds
+// about 2 kB per cell).
+const maxManifestBytes = 1 << 30
+
+// maxMissingListed is how many missing shards merge names in its error before it counts the
+// rest.
+const maxMissingListed = 10
+
+// readManifest reads one shard manifest, naming the file in errors. It reads only regular
+// files of at most maxManifestBytes, and checks the manifest's shape before merge allocates
+// anything from it: a shard count from 1 to maxShards, its index below it, and as many runs as
+// the shard has cells (cellsOf).
 func readManifest(name string) (*shardManifest, error) {
-	b, err := os.ReadFile(name)
+	f, err := os.Open(name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("merge: %s: not a regular file (%v)", name, fi.Mode().Type())
+	}
+	if fi.Size() > maxManifestBytes {
+		return nil, fmt.Errorf("merge: %s: %d bytes, more than a manifest's %d", name, fi.Size(), maxManifestBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("merge: %s: %w", name, err)
+	}
+	if len(b) > maxManifestBytes {
+		return nil, fmt.Errorf("merge: %s: more than a manifest's %d bytes", name, maxManifestBytes)
 	}
 	var m shardManifest
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -229,20 +258,31 @@ func readManifest(name string) (*shardManifest, error) {
 	if m.Format != shardFormat {
 		return nil, fmt.Errorf("merge: %s: format %q, want %q", name, m.Format, shardFormat)
 	}
-	if m.Shards < 1 || m.Shard < 0 || m.Shard >= m.Shards || m.Cells < 0 {
-		return nil, fmt.Errorf("merge: %s: shard %d of %d, %d cells: not a shard", name, m.Shard, m.Shards, m.Cells)
+	if m.Shards < 1 || m.Shards > maxShards || m.Shard < 0 || m.Shard >= m.Shards || m.Cells < 0 {
+		return nil, fmt.Errorf("merge: %s: shard %d of %d, %d cells: not a shard (want 1 to %d shards)", name, m.Shard, m.Shards, m.Cells, maxShards)
+	}
+	if want := cellsOf(m.Cells, m.Shard, m.Shards); len(m.Runs) != want {
+		return nil, fmt.Errorf("merge: %s: shard %d of %d of a sweep of %d cells has %d runs, want %d", name, m.Shard, m.Shards, m.Cells, len(m.Runs), want)
 	}
 	return &m, nil
 }
 
+// cellsOf returns the number of cells that shard i of n runs in a sweep of cells cells: the k
+// in [0, cells) with k mod n = i.
+func cellsOf(cells, i, n int) int {
+	if i >= cells {
+		return 0
+	}
+	return (cells-i-1)/n + 1
+}
+
 // mergeManifests checks the manifests and returns the outcomes in cell order, the directory
-// of each, and the shards' total wall time and largest worker count.
+// of each, and the shards' total wall time and largest worker count. It allocates for the
+// cells only once every shard is there, each with its share of the cells (readManifest), so
+// that the cells it allocates are the runs it has read.
 func mergeManifests(ms []*shardManifest, dirs []string) ([]outcome, []string, float64, int, error) {
 	first := ms[0]
-	seen := make([]bool, first.Shards)
-	outs := make([]outcome, first.Cells)
-	runDir := make([]string, first.Cells)
-	have := make([]bool, first.Cells)
+	seen := make([]bool, first.Shards) // readManifest bounded Shards
 	secs, workers := 0.0, 0
 	for k, m := range ms {
 		if m.Config != first.Config || m.Shards != first.Shards || m.Cells != first.Cells || m.Header != first.Header {
@@ -256,9 +296,34 @@ func mergeManifests(ms []*shardManifest, dirs []string) ([]outcome, []string, fl
 		seen[m.Shard] = true
 		secs += m.Seconds
 		workers = max(workers, m.Workers)
+	}
+	if len(ms) < first.Shards {
+		var missing []string
+		for i, ok := range seen {
+			if !ok && len(missing) < maxMissingListed {
+				missing = append(missing, strconv.Itoa(i))
+			}
+		}
+		more := ""
+		if n := first.Shards - len(ms); n > len(missing) {
+			more = fmt.Sprintf(" and %d more", n-len(missing))
+		}
+		return nil, nil, 0, 0, fmt.Errorf("merge: shards %s%s of %d are missing", strings.Join(missing, ", "), more, first.Shards)
+	}
+	known := map[string]bool{}
+	for _, name := range policyNames() {
+		known[name] = true
+	}
+	outs := make([]outcome, first.Cells)
+	runDir := make([]string, first.Cells)
+	have := make([]bool, first.Cells)
+	for k, m := range ms {
 		for _, r := range m.Runs {
 			if r.Cell < 0 || r.Cell >= m.Cells || r.Cell%m.Shards != m.Shard || have[r.Cell] {
 				return nil, nil, 0, 0, fmt.Errorf("merge: %s: cell %d does not belong to shard %d of %d, or appears twice", dirs[k], r.Cell, m.Shard, m.Shards)
+			}
+			if !known[r.Policy] { // the policy names the run's files: no path may hide in it
+				return nil, nil, 0, 0, fmt.Errorf("merge: %s: cell %d: unknown policy %.40q", dirs[k], r.Cell, r.Policy)
 			}
 			have[r.Cell] = true
 			res := &sim.Result{Summary: r.Summary}
@@ -266,15 +331,6 @@ func mergeManifests(ms []*shardManifest, dirs []string) ([]outcome, []string, fl
 				bound: float64(r.Bound)}, res: res, wall: time.Duration(r.WallSec * float64(time.Second))}
 			runDir[r.Cell] = dirs[k]
 		}
-	}
-	var missing []string
-	for i, ok := range seen {
-		if !ok {
-			missing = append(missing, strconv.Itoa(i))
-		}
-	}
-	if len(missing) > 0 {
-		return nil, nil, 0, 0, fmt.Errorf("merge: shards %s of %d are missing", strings.Join(missing, ", "), first.Shards)
 	}
 	for c, ok := range have {
 		if !ok {
@@ -287,13 +343,27 @@ func mergeManifests(ms []*shardManifest, dirs []string) ([]outcome, []string, fl
 // copyRunFiles copies a run's files from a shard directory to dir.
 func copyRunFiles(from, dir, stem string) error {
 	for _, ext := range runFileExts {
-		b, err := os.ReadFile(filepath.Join(from, stem+ext))
-		if err != nil {
+		if err := copyFile(filepath.Join(from, stem+ext), filepath.Join(dir, stem+ext)); err != nil {
 			return fmt.Errorf("merge: %w", err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, stem+ext), b, 0o644); err != nil {
-			return err
 		}
 	}
 	return nil
+}
+
+// copyFile copies the regular file src to dst, streaming.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if fi, err := in.Stat(); err != nil {
+		return err
+	} else if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file (%v)", src, fi.Mode().Type())
+	}
+	return writeFile(dst, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
 }
