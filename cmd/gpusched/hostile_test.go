@@ -83,6 +83,7 @@ func TestHostileInputs(t *testing.T) {
 		{"-rate pushes arrivals past 100 years", sim1("-trace", f["ok.jsonl"], "-rate", "1e-6"), 1, "-rate 1e-06: the last job would arrive at 1e+10 s"},
 		{"-prediction-error gamma:2", sim1("-prediction-error", "gamma:2"), 2, `-prediction-error "gamma:2": predict: bad prediction-error model "gamma:2": unknown kind "gamma"`},
 		{"-prediction-error over:0.5", sim1("-prediction-error", "over:0.5"), 2, "over mu 0.5 must be in [1, 1e+06]"},
+		{"-prediction-error on no oracle", sim1("-prediction-error", "over:2"), 2, "-prediction-error applies to the policies that see true sizes (srpt-oracle, sjf-bco, smd, asrpt-oracle), none of which is selected"},
 		{"-prediction-error lognormal:NaN", sim1("-prediction-error", "lognormal:NaN"), 2, "lognormal sigma NaN"},
 		{"-restore -1s", sim1("-restore", "-1s"), 2, "-restore -1s: want a duration from 0 (no cost) to 24h0m0s"},
 		{"-restore 1000h", sim1("-restore", "1000h"), 2, "-restore 1000h0m0s"},

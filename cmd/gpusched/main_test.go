@@ -255,7 +255,7 @@ func TestPredictionErrorFlag(t *testing.T) {
 		return ""
 	}
 	exact, adv := run("none"), run("adversarial:16")
-	if !strings.Contains(adv, "prediction error: the oracles (asrpt-oracle, srpt-oracle, sjf-bco) see sizes with adversarial error (within a factor 16)") || strings.Contains(exact, "prediction error") {
+	if !strings.Contains(adv, "prediction error: the oracles (srpt-oracle, sjf-bco, smd, asrpt-oracle) see sizes with adversarial error (within a factor 16)") || strings.Contains(exact, "prediction error") {
 		t.Errorf("header:\n%s\n%s", exact, adv)
 	}
 	if row(exact, "srpt-oracle") == row(adv, "srpt-oracle") {
@@ -263,5 +263,33 @@ func TestPredictionErrorFlag(t *testing.T) {
 	}
 	if row(exact, "tiresias") != row(adv, "tiresias") {
 		t.Errorf("tiresias changed by the oracles' error:\n%s\n%s", row(exact, "tiresias"), row(adv, "tiresias"))
+	}
+}
+
+// TestOraclePolicies: the policies -prediction-error applies to (oraclePolicies, which the
+// flag's check, its help and the header name) are exactly those whose constructor reads the
+// true sizes (policyEnv.truth), and the flag is an error when none of them is selected.
+func TestOraclePolicies(t *testing.T) {
+	c, err := parseCluster("a100:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oracles []string
+	for _, p := range policies() {
+		saw := false
+		if _, err := p.New(policyEnv{Cluster: c, Cost: gpusched.DefaultCost(), Seed: 1, sawTruth: &saw}); err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if saw {
+			oracles = append(oracles, p.Name)
+		}
+	}
+	if !slices.Equal(oracles, oraclePolicies) {
+		t.Errorf("policies that read the true sizes: %v; oraclePolicies: %v", oracles, oraclePolicies)
+	}
+	var stdout, stderr bytes.Buffer
+	if st := mainStatus([]string{"compare", "-policies", "fifo,tiresias", "-prediction-error", "over:2"}, &stdout, &stderr); st != 2 ||
+		!strings.Contains(stderr.String(), "-prediction-error applies to the policies that see true sizes (srpt-oracle, sjf-bco, smd, asrpt-oracle), none of which is selected") {
+		t.Errorf("-prediction-error without an oracle: status %d\n%s", st, stderr.String())
 	}
 }

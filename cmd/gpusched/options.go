@@ -96,7 +96,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.failures, "failures", "", failuresHelp)
 	fs.DurationVar(&o.checkpoint, "checkpoint", 0, fmt.Sprintf("interval at which running jobs checkpoint; a job whose server fails restarts from its last checkpoint (0: only at preemption or migration; at most %v)", maxCheckpoint))
 	fs.StringVar(&o.perfPath, "perf", "", "calibration (JSON, from gpusched perf fit) of the performance model; default: the shipped constants of each GPU type")
-	fs.StringVar(&o.predErr, "prediction-error", "none", "error injected into the sizes the oracle policies (asrpt-oracle, srpt-oracle, sjf-bco) see: none, loguniform:MU, lognormal:SIGMA, under:MU, over:MU or adversarial:MU (order reversed within MU), [,seed=N] (default -seed)")
+	fs.StringVar(&o.predErr, "prediction-error", "none", "error injected into the sizes the oracle policies (srpt-oracle, sjf-bco, smd, asrpt-oracle; an error with none of them selected) see: none, loguniform:MU, lognormal:SIGMA, under:MU, over:MU or adversarial:MU (order reversed within MU), [,seed=N] (default -seed)")
 	fs.StringVar(&o.tirThresh, "tiresias-thresholds", "3250,7200", "tiresias: queue thresholds, increasing (K make K+1 queues)")
 	fs.Float64Var(&o.tirPromote, "tiresias-promote", 0, "tiresias: promotion knob, wait/executed time sending a job to queue 0 (0: off)")
 	fs.StringVar(&o.tirService, "tiresias-service", "gpu-time", "tiresias: service as gpu-time (2D-LAS) or time (LAS)")

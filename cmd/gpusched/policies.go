@@ -31,11 +31,16 @@ type policyEnv struct {
 	Tiresias policy.TiresiasOptions
 	// BCOReplan is sjf-bco's least time in seconds between two plans (-sjf-bco-replan).
 	BCOReplan float64
+	// sawTruth, when not nil, is set by truth: the policy is an oracle (TestOraclePolicies).
+	sawTruth *bool
 }
 
 // truth returns the iterations the oracles see: the workload's true iterations, with the
 // injected PredictionError. For oracles only.
 func (e policyEnv) truth() map[gpusched.JobID]float64 {
+	if e.sawTruth != nil {
+		*e.sawTruth = true
+	}
 	m := make(map[gpusched.JobID]float64, len(e.Jobs))
 	for _, r := range e.Jobs {
 		m[r.Job.ID] = r.Iterations

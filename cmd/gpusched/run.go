@@ -252,6 +252,10 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 	})
 }
 
+// oraclePolicies are the policies that see the jobs' true sizes (policyEnv.truth), and so
+// the error -prediction-error injects into them; TestOraclePolicies keeps the list true.
+var oraclePolicies = []string{"srpt-oracle", "sjf-bco", "smd", "asrpt-oracle"}
+
 // setup selects the policies and builds the cluster, the first steps of compare and sweep.
 func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 	specs, err := selectPolicies(o.policies)
@@ -267,6 +271,9 @@ func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 	}
 	if o.set["sjf-bco-replan"] && !slices.ContainsFunc(specs, func(p policySpec) bool { return p.Name == "sjf-bco" }) {
 		return nil, nil, usagef("-sjf-bco-replan applies to the sjf-bco policy, which is not selected")
+	}
+	if o.set["prediction-error"] && !slices.ContainsFunc(specs, func(p policySpec) bool { return slices.Contains(oraclePolicies, p.Name) }) {
+		return nil, nil, usagef("-prediction-error applies to the policies that see true sizes (%s), none of which is selected", strings.Join(oraclePolicies, ", "))
 	}
 	c, err := o.loadCluster()
 	if err != nil {
@@ -373,8 +380,8 @@ func clusterLine(w io.Writer, c *topology.Cluster, o *options) {
 	fmt.Fprintf(w, "cluster: %s, %d GPUs on %d servers (%s); restore cost %s; consolidating migrations: %s\n",
 		c.Name(), c.NumGPUs(), c.NumServers(), c.GPU(0).Model, restore, consol)
 	if o.perr.Kind != predict.NoError {
-		fmt.Fprintf(w, "prediction error: the oracles (asrpt-oracle, srpt-oracle, sjf-bco) see sizes with %s error (within a factor %g)\n",
-			o.perr.Kind, o.perr.Bound())
+		fmt.Fprintf(w, "prediction error: the oracles (%s) see sizes with %s error (within a factor %g)\n",
+			strings.Join(oraclePolicies, ", "), o.perr.Kind, o.perr.Bound())
 	}
 	if o.failures != "" {
 		ck := "only at preemption"
