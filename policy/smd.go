@@ -351,21 +351,35 @@ func satAdd(a, b int) int {
 // cores) used; memory, not a dimension of the table, is carried along the best path to each
 // cell and checked against the total (exact whenever memory does not bind). It returns the item
 // index of each job, or nil when the table finds no selection (the greedy then runs).
+//
+// The table spans only the GPUs and cores the jobs can use together (the sums of their
+// largest items', within the capacities): cells beyond are unreachable. Cells are visited in
+// order of GPUs, then cores, whatever the table's width, so the choices, ties included, are
+// those of the table over the whole capacities. (Jobs that ask for no cores, as every job
+// without host resources, make the table one column wide instead of one per core of the
+// cluster: a800 clusters have 96 cores per server.)
 func smdExact(sel []smdJob, capG, capC int, capM float64) []int {
+	maxG, maxC := 0, 0
+	for _, jb := range sel {
+		g, c := 0, 0
+		for _, it := range jb.items {
+			g, c = max(g, it.gpus), max(c, it.cpus)
+		}
+		maxG, maxC = satAdd(maxG, g), satAdd(maxC, c)
+	}
+	capG, capC = min(capG, maxG), min(capC, maxC)
 	W := (capG + 1) * (capC + 1)
 	inf := math.Inf(1)
-	cur := make([]float64, W)
-	memUsed := make([]float64, W)
+	cur, memUsed := make([]float64, W), make([]float64, W)
+	nxt, nmem := make([]float64, W), make([]float64, W)
 	for i := range cur {
 		cur[i] = inf
 	}
 	cur[0] = 0
 	choice := make([][]int16, len(sel))
 	for jn, jb := range sel {
-		nxt := make([]float64, W)
-		nmem := make([]float64, W)
 		for i := range nxt {
-			nxt[i] = inf
+			nxt[i], nmem[i] = inf, 0
 		}
 		ch := make([]int16, W)
 		for st, v := range cur {
@@ -385,7 +399,8 @@ func smdExact(sel []smdJob, capG, capC int, capM float64) []int {
 				}
 			}
 		}
-		cur, memUsed = nxt, nmem
+		cur, nxt = nxt, cur
+		memUsed, nmem = nmem, memUsed
 		choice[jn] = ch
 	}
 	best := -1

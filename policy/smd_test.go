@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/gpusched/gpusched/internal/teeth"
@@ -151,4 +152,126 @@ func TestSMDLagrangeIsABound(t *testing.T) {
 			t.Fatalf("Lagrangian bound %g above the optimum %g", lb, want)
 		}
 	})
+}
+
+// smdExactFull is smdExact before its table was narrowed to the GPUs and cores the jobs can
+// use: the table over the whole capacities (TestSMDExactSameChoices's reference).
+func smdExactFull(sel []smdJob, capG, capC int, capM float64) []int {
+	W := (capG + 1) * (capC + 1)
+	inf := math.Inf(1)
+	cur := make([]float64, W)
+	memUsed := make([]float64, W)
+	for i := range cur {
+		cur[i] = inf
+	}
+	cur[0] = 0
+	choice := make([][]int16, len(sel))
+	for jn, jb := range sel {
+		nxt := make([]float64, W)
+		nmem := make([]float64, W)
+		for i := range nxt {
+			nxt[i] = inf
+		}
+		ch := make([]int16, W)
+		for st, v := range cur {
+			if v == inf {
+				continue
+			}
+			g, c := st/(capC+1), st%(capC+1)
+			for k, it := range jb.items {
+				g2, c2 := g+it.gpus, c+it.cpus
+				m2 := memUsed[st] + it.mem
+				if g2 > capG || c2 > capC || m2 > capM*(1+1e-12) {
+					continue
+				}
+				s2 := g2*(capC+1) + c2
+				if v+it.ratio < nxt[s2] {
+					nxt[s2], nmem[s2], ch[s2] = v+it.ratio, m2, int16(k)
+				}
+			}
+		}
+		cur, memUsed = nxt, nmem
+		choice[jn] = ch
+	}
+	best := -1
+	for st, v := range cur {
+		if v < inf && (best < 0 || v < cur[best]) {
+			best = st
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	pick := make([]int, len(sel))
+	st := best
+	for jn := len(sel) - 1; jn >= 0; jn-- {
+		k := int(choice[jn][st])
+		pick[jn] = k
+		it := sel[jn].items[k]
+		g, c := st/(capC+1)-it.gpus, st%(capC+1)-it.cpus
+		st = g*(capC+1) + c
+	}
+	return pick
+}
+
+// sameChoicesProp: solve picks exactly the items the table over the whole capacities picks,
+// ties and memory included, with capacities far beyond what the jobs use (a800 servers' 96
+// cores for jobs that ask for none) as well as binding ones. Larger items mostly have smaller
+// ratios (more GPUs, less time), and ratios take a few values, so that the best selections
+// fill the capacities and ties are common.
+func sameChoicesProp(solve func([]smdJob, int, int, float64) []int) func(*rapid.T) {
+	return func(t *rapid.T) {
+		n := rapid.IntRange(1, 6).Draw(t, "jobs")
+		sel := make([]smdJob, n)
+		noCores := rapid.Bool().Draw(t, "no-cores")
+		for i := range sel {
+			for range rapid.IntRange(1, 4).Draw(t, "items") {
+				it := smdItem{gpus: rapid.IntRange(0, 4).Draw(t, "g"), mem: float64(rapid.IntRange(0, 3).Draw(t, "m"))}
+				if !noCores {
+					it.cpus = rapid.IntRange(0, 6).Draw(t, "c")
+				}
+				it.ratio = float64(12 - it.gpus - it.cpus/2 + rapid.IntRange(0, 2).Draw(t, "r"))
+				sel[i].items = append(sel[i].items, it)
+			}
+		}
+		capG := rapid.IntRange(0, 40).Draw(t, "capG")
+		capC := rapid.SampledFrom([]int{0, 3, 10, 768}).Draw(t, "capC")
+		capM := rapid.SampledFrom([]float64{2, 6, math.Inf(1)}).Draw(t, "capM")
+		got, want := solve(sel, capG, capC, capM), smdExactFull(sel, capG, capC, capM)
+		if len(got) != len(want) {
+			t.Fatalf("picks %v, want %v", got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("picks %v, want %v", got, want)
+			}
+		}
+	}
+}
+
+// TestSMDExactSameChoices: narrowing the table changes no choice; a table one GPU short, and
+// one that visits the jobs in reverse order (other ties), are caught.
+func TestSMDExactSameChoices(t *testing.T) {
+	rapid.Check(t, sameChoicesProp(smdExact))
+	short := func(sel []smdJob, capG, capC int, capM float64) []int {
+		sum := 0
+		for _, jb := range sel {
+			g := 0
+			for _, it := range jb.items {
+				g = max(g, it.gpus)
+			}
+			sum += g
+		}
+		return smdExact(sel, max(0, min(capG, sum)-1), capC, capM)
+	}
+	reversed := func(sel []smdJob, capG, capC int, capM float64) []int {
+		rev := slices.Clone(sel)
+		slices.Reverse(rev)
+		pick := smdExact(rev, capG, capC, capM)
+		slices.Reverse(pick)
+		return pick
+	}
+	if !teeth.Fails(sameChoicesProp(short)) || !teeth.Fails(sameChoicesProp(reversed)) {
+		t.Fatal("the property misses a table one GPU short or other ties")
+	}
 }
