@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/srpt"
 	"github.com/gpusched/gpusched/trace"
 )
 
@@ -291,5 +292,30 @@ func TestOraclePolicies(t *testing.T) {
 	if st := mainStatus([]string{"compare", "-policies", "fifo,tiresias", "-prediction-error", "over:2"}, &stdout, &stderr); st != 2 ||
 		!strings.Contains(stderr.String(), "-prediction-error applies to the policies that see true sizes (srpt-oracle, sjf-bco, smd, asrpt-oracle), none of which is selected") {
 		t.Errorf("-prediction-error without an oracle: status %d\n%s", st, stderr.String())
+	}
+}
+
+// TestRealisedLoad: compare prints the load the synthetic jobs realise beside the nominal
+// -load, and warns on stderr when the two are far apart, as with a few hundred heavy-tailed
+// Philly-like jobs (loads then give alike tables); with 2,000 jobs it does not warn.
+func TestRealisedLoad(t *testing.T) {
+	run := func(jobs string) (string, string) {
+		var stdout, stderr bytes.Buffer
+		if st := mainStatus([]string{"simulate", "-policy", "fifo", "-cost", "fixed", "-progress", "off", "-jobs", jobs}, &stdout, &stderr); st != 0 {
+			t.Fatalf("-jobs %s: status %d\n%s", jobs, st, stderr.String())
+		}
+		return stdout.String(), stderr.String()
+	}
+	out, errs := run("300")
+	if !strings.Contains(out, "load: 0.9 nominal (-load), 0.372 realised") || !strings.Contains(errs, "warning: -load 0.9 is nominal: these 300 jobs offer 0.372") {
+		t.Errorf("-jobs 300:\n%s\n%s", out, errs)
+	}
+	out, errs = run("2000")
+	if !strings.Contains(out, "load: 0.9 nominal (-load), 0.787 realised") || errs != "" {
+		t.Errorf("-jobs 2000:\n%s\n%s", out, errs)
+	}
+	jobs := []srpt.GangJob{{Release: 0, GPUs: 2, ProcTime: 10}, {Release: 5, GPUs: 4, ProcTime: 15}}
+	if got := realisedLoad(jobs, 8); got != (2*10+4*15)/(8*20.0) {
+		t.Errorf("realisedLoad = %v, want %v", got, (2*10+4*15)/(8*20.0))
 	}
 }
