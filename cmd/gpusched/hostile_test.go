@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"math"
 	"os"
 	"path/filepath"
@@ -314,5 +315,46 @@ func TestMergeHostile(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "escape.jobs.csv")); err == nil {
 		t.Error("merge wrote a run's file outside -out")
+	}
+}
+
+// TestPlotPanels: the over-time figures leave no blank tile but in their last row (one
+// policy: one panel, not one beside two blanks), every panel labels its y axis, and the 16
+// policies of a comparison get 16 distinct colours.
+func TestPlotPanels(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		rows, cols := gridShape(n)
+		if rows*cols < n || rows*cols-n >= cols || cols > n {
+			t.Errorf("%d panels: %d x %d", n, rows, cols)
+		}
+	}
+	if r, c := gridShape(16); r != 4 || c != 4 {
+		t.Errorf("16 panels: %d x %d, want 4 x 4", r, c)
+	}
+	var outs []outcome
+	for _, p := range policies() {
+		res := &sim.Result{GPUs: 8, Jobs: []sim.JobRecord{{ID: "a", JCT: 10}, {ID: "b", JCT: 100}},
+			Timeline: []sim.Sample{{Time: 0, BusyGPUs: 4, Queued: 1}, {Time: 3600, BusyGPUs: 8}, {Time: 7200}}}
+		outs = append(outs, outcome{runJob: runJob{policy: p}, res: res})
+	}
+	if len(outs) != 16 {
+		t.Fatalf("%d policies, want 16 (update this test and the docs)", len(outs))
+	}
+	_, queues, utils, err := comparePlots(outs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(queues, utils...) {
+		if p.Y.Label.Text == "" || p.X.Label.Text == "" {
+			t.Errorf("panel %q: x label %q, y label %q", p.Title.Text, p.X.Label.Text, p.Y.Label.Text)
+		}
+	}
+	seen := map[color.Color]int{}
+	for i := range outs {
+		c := seriesColor(i)
+		if j, dup := seen[c]; dup {
+			t.Errorf("policies %d and %d share colour %v", j, i, c)
+		}
+		seen[c] = i
 	}
 }

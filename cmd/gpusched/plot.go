@@ -38,11 +38,40 @@ func savePlot(p *plot.Plot, dir, name string) error {
 	return nil
 }
 
-// styleLine gives series i a colour, and a dash pattern once the colours wrap.
+// palette holds the series colours: 20 colours far apart (after Kelly's colours of maximum
+// contrast, white and the palest left out, the most legible first), so that the 16 policies of a
+// comparison get 16 distinct colours.
+var palette = []color.RGBA{
+	{0xbe, 0x00, 0x32, 0xff}, // red
+	{0x00, 0x67, 0xa5, 0xff}, // blue
+	{0x00, 0x88, 0x56, 0xff}, // green
+	{0xf3, 0x84, 0x00, 0xff}, // orange
+	{0x87, 0x56, 0x92, 0xff}, // purple
+	{0x22, 0x22, 0x22, 0xff}, // black
+	{0xa1, 0xca, 0xf1, 0xff}, // light blue
+	{0x88, 0x2d, 0x17, 0xff}, // reddish brown
+	{0x8d, 0xb6, 0x00, 0xff}, // yellow green
+	{0xe6, 0x8f, 0xac, 0xff}, // purplish pink
+	{0x84, 0x84, 0x82, 0xff}, // grey
+	{0x60, 0x4e, 0x97, 0xff}, // violet
+	{0xf6, 0xa6, 0x00, 0xff}, // orange yellow
+	{0xb3, 0x44, 0x6c, 0xff}, // purplish red
+	{0x2b, 0x3d, 0x26, 0xff}, // olive green
+	{0xe2, 0x58, 0x22, 0xff}, // reddish orange
+	{0xc2, 0xb2, 0x80, 0xff}, // buff
+	{0x65, 0x45, 0x22, 0xff}, // yellowish brown
+	{0xf9, 0x93, 0x79, 0xff}, // yellowish pink
+	{0xdc, 0xd3, 0x00, 0xff}, // greenish yellow
+}
+
+// seriesColor returns the colour of series i: palette's, wrapping.
+func seriesColor(i int) color.Color { return palette[i%len(palette)] }
+
+// styleLine gives series i its colour, and a dash pattern once the colours wrap.
 func styleLine(l *plotter.Line, i int) {
-	l.Color = plotutil.Color(i)
+	l.Color = seriesColor(i)
 	l.Width = vg.Points(1.5)
-	if n := len(plotutil.DefaultColors); i >= n {
+	if n := len(palette); i >= n {
 		l.Dashes = plotutil.Dashes(1 + (i/n-1)%(len(plotutil.DefaultDashes)-1))
 	}
 }
@@ -60,19 +89,34 @@ func newPlot(title, x, y string) *plot.Plot {
 // utilisation over time as one panel per policy (shared axes), so that curves that would
 // overlap stay readable.
 func plotCompare(dir string, outs []outcome) error {
-	cdf := newPlot("Job completion time CDF", "job completion time (s, log scale)", "fraction of jobs")
+	cdf, queues, utils, err := comparePlots(outs)
+	if err != nil {
+		return err
+	}
+	if err := savePlot(cdf, dir, "jct_cdf"); err != nil {
+		return err
+	}
+	if err := saveGrid(queues, "Jobs waiting over time (mean per bin)", dir, "queue"); err != nil {
+		return err
+	}
+	return saveGrid(utils, "GPU utilisation over time: busy GPUs / GPUs (mean per bin)", dir, "utilisation")
+}
+
+// comparePlots builds plotCompare's plots: the CDF, and the queue and utilisation panels, one
+// per policy, each with its axes labelled.
+func comparePlots(outs []outcome) (cdf *plot.Plot, queues, utils []*plot.Plot, err error) {
+	cdf = newPlot("Job completion time CDF", "job completion time (s, log scale)", "fraction of jobs")
 	cdf.X.Scale = plot.LogScale{}
 	cdf.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	cdf.Y.Min, cdf.Y.Max = 0, 1
 	cdf.Legend.Top, cdf.Legend.Left = true, true
 	cdf.Legend.XOffs = vg.Points(8)
-	var queues, utils []*plot.Plot
 	maxQ, maxT := 1.0, 0.0
 	for i, oc := range outs {
 		name := oc.policy.Name
 		l, err := plotter.NewLine(jctCDF(oc.res, cdfPoints))
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 		styleLine(l, i)
 		cdf.Add(l)
@@ -84,13 +128,14 @@ func plotCompare(dir string, outs []outcome) error {
 			maxT = max(maxT, p.X)
 		}
 		for _, x := range []struct {
-			xy   plotter.XYs
-			list *[]*plot.Plot
-		}{{q, &queues}, {u, &utils}} {
-			p := newPlot(name, "time (hours)", "")
+			xy    plotter.XYs
+			label string
+			list  *[]*plot.Plot
+		}{{q, "jobs waiting", &queues}, {u, "busy GPUs / GPUs", &utils}} {
+			p := newPlot(name, "time (hours)", x.label)
 			ln, err := plotter.NewLine(x.xy)
 			if err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 			styleLine(ln, i)
 			p.Add(ln)
@@ -105,20 +150,25 @@ func plotCompare(dir string, outs []outcome) error {
 		p.Y.Min, p.Y.Max = 0, 1.05
 		p.X.Min, p.X.Max = 0, maxT
 	}
-	if err := savePlot(cdf, dir, "jct_cdf"); err != nil {
-		return err
+	return cdf, queues, utils, nil
+}
+
+// gridShape returns the rows and columns of a figure of n panels: no more columns than
+// panels, three a row, or four when that leaves fewer blank tiles in the last row (16
+// policies: 4 x 4).
+func gridShape(n int) (rows, cols int) {
+	n = max(n, 1)
+	cols = min(3, n)
+	if blank := func(c int) int { return (c - n%c) % c }; n > 4 && blank(4) < blank(3) {
+		cols = 4
 	}
-	if err := saveGrid(queues, "Jobs waiting over time (mean per bin)", dir, "queue"); err != nil {
-		return err
-	}
-	return saveGrid(utils, "GPU utilisation over time: busy GPUs / GPUs (mean per bin)", dir, "utilisation")
+	return (n + cols - 1) / cols, cols
 }
 
 // saveGrid writes the plots as panels of one figure, three per row, under a title, as
 // dir/name.png and dir/name.svg.
 func saveGrid(plots []*plot.Plot, title, dir, name string) error {
-	const cols = 3
-	rows := (len(plots) + cols - 1) / cols
+	rows, cols := gridShape(len(plots))
 	grid := make([][]*plot.Plot, rows)
 	for i := range grid {
 		grid[i] = make([]*plot.Plot, cols)
@@ -126,7 +176,7 @@ func saveGrid(plots []*plot.Plot, title, dir, name string) error {
 	for i, p := range plots {
 		grid[i/cols][i%cols] = p
 	}
-	w, h := 12*vg.Inch, vg.Length(rows)*2.6*vg.Inch+0.5*vg.Inch
+	w, h := max(vg.Length(cols)*4*vg.Inch, 7*vg.Inch), vg.Length(rows)*2.6*vg.Inch+0.5*vg.Inch
 	draw := func(c vg.CanvasSizer) {
 		dc := vgdraw.New(c)
 		head := vgdraw.Crop(dc, 0, 0, dc.Max.Y-dc.Min.Y-0.45*vg.Inch, 0)
