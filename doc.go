@@ -19,15 +19,23 @@
 //
 // # Packages and how data flows
 //
-//	topology   servers, GPUs, links; transfer and collective times
-//	graph      a DNN as a layer DAG, parallel plans, worker graphs, per-iteration time
-//	partition  balanced graph partitioning; placing a job's workers on free GPUs
-//	predict    random-forest prediction of a recurring job's iterations
-//	srpt       exact single-machine SRPT, lower bounds, tiny-instance optima
-//	asrpt      the A-SRPT scheduler
-//	policy     baselines: FIFO, SJF, SRPT-oracle, Tiresias, SJF-BCO, GADGET
-//	sim        discrete-event simulator: replays a workload through a Scheduler
-//	trace      trace readers and synthetic workloads
+//	topology     servers, GPUs, links; transfer and collective times
+//	graph        a DNN as a layer DAG, parallel plans, worker graphs, per-iteration time
+//	perf         measured step times; fitting graph's constants to them
+//	partition    balanced graph partitioning; placing a job's workers on free GPUs
+//	predict      random-forest prediction of a recurring job's iterations
+//	srpt         exact single-machine SRPT, lower bounds, tiny-instance optima
+//	asrpt        the A-SRPT scheduler
+//	consolidate  migrations onto fewer servers, added to any Scheduler (Wrap)
+//	policy       the baseline schedulers (below)
+//	ps           parameter-server jobs' per-iteration cost
+//	host         the bookkeeping every host needs: jobs, views, validation, safe-order actions
+//	sim          discrete-event simulator: replays a workload through a Scheduler (on host)
+//	trace        trace readers and synthetic workloads
+//
+// The command gpusched (cmd/gpusched) simulates, compares and plots the policies; the
+// directories examples, bench and kube (a separate module: a kube-scheduler plugin) hold
+// runnable examples, benchmark scripts and the Kubernetes integration.
 //
 // A trace (package trace) yields jobs with their true lengths. The simulator keeps the true
 // lengths to itself, builds a View at every arrival, completion and requested wake-up, calls the
@@ -35,6 +43,27 @@
 // model (package graph over package topology) gives for its placement, and reports metrics.
 // A-SRPT predicts each job's iterations (predict), keeps a virtual single-machine SRPT schedule
 // (srpt) and places jobs in that order with the partitioner (partition).
+//
+// # Policies
+//
+// The 16 policies that "gpusched compare" runs, by the names it prints:
+//
+//	fifo             policy.FIFO: first come, first served
+//	sjf              policy.SJF: shortest predicted GPU-time first
+//	srpt-oracle      policy.SRPTOracle: preemptive SRPT with true sizes
+//	tiresias         policy.Tiresias: discretized 2D-LAS (NSDI'19)
+//	sjf-bco          policy.SJFBCO: SJF with bandwidth-contention-aware placement (MobiHoc'22)
+//	gadget           policy.GADGET: greedy ring embedding (INFOCOM'22)
+//	first-fit        policy.FirstFit: first fit, backfilling
+//	list-scheduling  policy.ListScheduling: Graham's list scheduling
+//	random           policy.Random: random order and placement, seeded
+//	rubick           policy.Rubick: plans and resources by sensitivity curves (MLSys'25)
+//	ps-locality      policy.PSLocality: locality-aware parameter-server placement (TNSE'22)
+//	smd              policy.SMD: sum-of-ratios knapsacks per interval (INFOCOM'21)
+//	asrpt            asrpt.New with asrpt.Forest: A-SRPT, learned iterations
+//	asrpt-backfill   asrpt.New, Options.Backfill: A-SRPT backfilling
+//	asrpt-plan       asrpt.NewPlanChoice: A-SRPT choosing a reconfigurable job's plan
+//	asrpt-oracle     asrpt.New with asrpt.Oracle: A-SRPT with true iterations
 //
 // Times are float64 seconds on the host's clock, bandwidths bytes per second, sizes bytes.
 package gpusched
