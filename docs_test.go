@@ -2,10 +2,16 @@ package gpusched_test
 
 import (
 	"bufio"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -116,5 +122,254 @@ func TestBenchmarkReferencesExist(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// libraryPackages returns the packages of the module a user imports, by directory (the root
+// excluded): every top-level directory with Go files but bench, cmd, examples, internal, kube
+// (a module of its own) and testdata.
+func libraryPackages(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || strings.HasPrefix(name, ".") || slices.Contains([]string{"bench", "cmd", "examples", "internal", "kube", "testdata"}, name) {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(name, "*.go"))
+		if slices.ContainsFunc(files, func(f string) bool { return !strings.HasSuffix(f, "_test.go") }) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// cliPolicies returns the names of the policies "gpusched compare" runs, in its order, from
+// its registry (cmd/gpusched/policies.go).
+func cliPolicies(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("cmd/gpusched/policies.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range regexp.MustCompile(`(?m)^\t\t\{"([a-z0-9-]+)", "`).FindAllStringSubmatch(string(b), -1) {
+		out = append(out, m[1])
+	}
+	if len(out) < 10 {
+		t.Fatalf("read %d policies from cmd/gpusched/policies.go: its registry changed shape", len(out))
+	}
+	return out
+}
+
+// exportedNames returns the exported top-level identifiers of the package in dir.
+func exportedNames(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range af.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					names[d.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						names[s.Name.Name] = true
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							names[n.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	return names
+}
+
+// docFacts is what the docs must agree on with the code.
+type docFacts struct {
+	packages []string                   // libraryPackages
+	policies []string                   // cliPolicies
+	exported map[string]map[string]bool // exportedNames of policy and asrpt
+}
+
+// countWords are the number words the docs may count policies with.
+var countWords = map[string]int{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+	"nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+	"seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20}
+
+// docBlock returns the lines of the tab-indented block after the heading "// # "+heading in
+// a doc comment, up to the next heading.
+func docBlock(doc, heading string) []string {
+	_, rest, ok := strings.Cut(doc, "// # "+heading+"\n")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(rest, "\n") {
+		if strings.HasPrefix(line, "// # ") {
+			break
+		}
+		if strings.HasPrefix(line, "//\t") {
+			out = append(out, strings.TrimPrefix(line, "//\t"))
+		}
+	}
+	return out
+}
+
+// docMismatches returns where the root package doc (doc.go), the README and package
+// policy's doc disagree with the code on the packages and the policies: each list must name
+// exactly the library's packages (the README's table adds the root and cmd/gpusched), the
+// root doc's policy block exactly the policies gpusched compare runs, in its order, with the
+// count it states and identifiers that exist, policy's table every policy of package policy
+// with its constructor, and every count of policies in the README must be the real one.
+func docMismatches(rootDoc, readme, policyDoc string, f docFacts) []string {
+	var bad []string
+	// Packages in doc.go.
+	var docPkgs []string
+	for _, line := range docBlock(rootDoc, "Packages and how data flows") {
+		if name, _, ok := strings.Cut(line, " "); ok {
+			docPkgs = append(docPkgs, name)
+		}
+	}
+	if a, b := sorted(docPkgs), sorted(f.packages); !slices.Equal(a, b) {
+		bad = append(bad, fmt.Sprintf("doc.go lists packages %v; the module has %v", a, b))
+	}
+	// Packages in the README's table.
+	_, table, _ := strings.Cut(readme, "\n## Packages\n")
+	table, _, _ = strings.Cut(table, "\n## ")
+	var rows []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z/]+)`").FindAllStringSubmatch(table, -1) {
+		rows = append(rows, m[1])
+	}
+	if a, b := sorted(rows), sorted(append(slices.Clone(f.packages), "gpusched", "cmd/gpusched")); !slices.Equal(a, b) {
+		bad = append(bad, fmt.Sprintf("README's package table has %v; the module has %v", a, b))
+	}
+	// Policies in doc.go.
+	var docPols []string
+	for _, line := range docBlock(rootDoc, "Policies") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		docPols = append(docPols, fields[0])
+		for _, m := range regexp.MustCompile(`\b(policy|asrpt)\.([A-Z]\w*)`).FindAllStringSubmatch(line, -1) {
+			if !f.exported[m[1]][m[2]] {
+				bad = append(bad, fmt.Sprintf("doc.go: policy %s names %s.%s, which does not exist", fields[0], m[1], m[2]))
+			}
+		}
+	}
+	if !slices.Equal(docPols, f.policies) {
+		bad = append(bad, fmt.Sprintf("doc.go lists policies %v; gpusched compare runs %v", docPols, f.policies))
+	}
+	if m := regexp.MustCompile(`The (\d+) policies`).FindStringSubmatch(rootDoc); m == nil || m[1] != strconv.Itoa(len(f.policies)) {
+		bad = append(bad, fmt.Sprintf("doc.go does not say \"The %d policies\"", len(f.policies)))
+	}
+	// Policies of package policy in its doc's table.
+	for _, line := range docBlock(rootDoc, "Policies") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || !strings.HasPrefix(fields[1], "policy.") {
+			continue
+		}
+		m := regexp.MustCompile(`(?m)^//\t` + regexp.QuoteMeta(fields[0]) + `\s+(New\w+)\s`).FindStringSubmatch(policyDoc)
+		if m == nil || !f.exported["policy"][m[1]] {
+			bad = append(bad, fmt.Sprintf("policy/doc.go's table has no row for %s with a constructor that exists", fields[0]))
+		}
+	}
+	// Policies in the README: each named, every count right.
+	for _, p := range f.policies {
+		if !strings.Contains(readme, "`"+p+"`") {
+			bad = append(bad, fmt.Sprintf("README does not name policy `%s`", p))
+		}
+	}
+	for _, m := range regexp.MustCompile(`(?i)\b(\d+|[a-z]+)\s+policies\b`).FindAllStringSubmatch(readme, -1) {
+		n, isWord := countWords[strings.ToLower(m[1])]
+		if !isWord {
+			var err error
+			if n, err = strconv.Atoi(m[1]); err != nil {
+				continue // "oracle policies", "PS policies"
+			}
+		}
+		if n != len(f.policies) {
+			bad = append(bad, fmt.Sprintf("README says %q; there are %d", m[0], len(f.policies)))
+		}
+	}
+	return bad
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// TestDocsMatchCode: the root package doc, the README and package policy's doc name the
+// packages and the policies that exist (the root doc once listed 9 packages and 6 policies of
+// 14 and 16, the README twelve policies); and the check catches a doc that drops a package, a
+// policy, or names a type that does not exist.
+func TestDocsMatchCode(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	rootDoc, readme, policyDoc := read("doc.go"), read("README.md"), read("policy/doc.go")
+	f := docFacts{packages: libraryPackages(t), policies: cliPolicies(t),
+		exported: map[string]map[string]bool{"policy": exportedNames(t, "policy"), "asrpt": exportedNames(t, "asrpt")}}
+	for _, m := range docMismatches(rootDoc, readme, policyDoc, f) {
+		t.Error(m)
+	}
+	for name, mutate := range map[string]func() (string, string, string){
+		"a package dropped": func() (string, string, string) {
+			return strings.Replace(rootDoc, "//\tconsolidate ", "//\tx", 1), readme, policyDoc
+		},
+		"a policy dropped": func() (string, string, string) {
+			return strings.Replace(rootDoc, "//\tsmd ", "//\t", 1), readme, policyDoc
+		},
+		"a type misnamed": func() (string, string, string) {
+			return strings.Replace(rootDoc, "policy.SMD:", "policy.SMDX:", 1), readme, policyDoc
+		},
+		"a stale README count": func() (string, string, string) { return rootDoc, readme + "\nunder twelve policies\n", policyDoc },
+		"a README row dropped": func() (string, string, string) {
+			return rootDoc, strings.Replace(readme, "| `ps` |", "| ps |", 1), policyDoc
+		},
+		"a policy row dropped": func() (string, string, string) {
+			return rootDoc, readme, strings.Replace(policyDoc, "//\tsmd ", "//\tsmdx ", 1)
+		},
+		"a README policy gone": func() (string, string, string) {
+			return rootDoc, strings.ReplaceAll(readme, "`asrpt-plan`", "asrpt-plan"), policyDoc
+		},
+		"another package added": func() (string, string, string) { return rootDoc, readme, policyDoc },
+	} {
+		g := f
+		if name == "another package added" {
+			g.packages = append(slices.Clone(f.packages), "newpkg")
+		}
+		r, rm, pd := mutate()
+		if len(docMismatches(r, rm, pd, g)) == 0 {
+			t.Errorf("the check misses %s", name)
+		}
 	}
 }

@@ -15,6 +15,8 @@
 //	list-scheduling  NewListScheduling    SJF-BCO paper's baseline (Graham)        no        backfill
 //	random           NewRandom            SJF-BCO paper's baseline                 no        backfill
 //	rubick           NewRubick            Zhang et al., MLSys'25 (arXiv 2408.08586) plans     slope, guaranteed first
+//	ps-locality      NewPSLocality        Yu et al., TNSE'22 (arXiv 2108.02917)    no        arrival (backfill)
+//	smd              NewSMD               Yu et al., INFOCOM'21 (arXiv 2105.13855) yes       least remaining time, per interval
 //
 // Each type's documentation states its source, how this implementation adapts it to online
 // arrivals and to a real placement, and where the paper's text was not available and a choice

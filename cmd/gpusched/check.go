@@ -103,6 +103,10 @@ func parseFlags(fs *flag.FlagSet, o *options, args []string) error {
 	return o.check(fs)
 }
 
+// traceFormats are the formats of -format, each read by loadWorkload; the -trace help and
+// the README name each (TestTraceFormatsDocumented).
+var traceFormats = []string{"philly", "pollux", "rubick", "tiresias", "jsonl"}
+
 // check validates the shared flags after parsing: each within its bounds, none given where
 // it does not apply. It creates the -out directory, so that a run never ends, after its
 // simulations, on a directory it cannot write.
@@ -168,7 +172,7 @@ func (o *options) check(fs *flag.FlagSet) error {
 		{"progress", o.progress, []string{"auto", "on", "off"}},
 		{"consolidate", o.consolidate, []string{"auto", "on", "off"}},
 		{"cost", o.cost, []string{"model", "fixed"}},
-		{"format", o.format, []string{"auto", "philly", "pollux", "rubick", "tiresias", "jsonl"}},
+		{"format", o.format, append([]string{"auto"}, traceFormats...)},
 	} {
 		if !slices.Contains(f.want, f.value) {
 			return usagef("-%s %q: want %s", f.name, f.value, strings.Join(f.want, ", "))

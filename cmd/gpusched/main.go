@@ -15,9 +15,11 @@
 //
 //	go run ./cmd/gpusched compare
 //
-// Inputs: -trace FILE reads a workload (Philly CSV, Pollux/Sia CSV or the library's JSON
-// lines; by extension and header, or -format), otherwise a synthetic Philly-like workload is
-// generated (-jobs, -load, -seed). -cluster a100:32 picks a preset (a100, a800, h100, t4) and a
+// Inputs: -trace FILE reads a workload (Philly CSV, Pollux/Sia CSV, the Rubick artifact's
+// CSV, the Tiresias simulator's job CSV or the library's JSON lines; by extension and header,
+// or -format philly|pollux|rubick|tiresias|jsonl), otherwise a synthetic Philly-like workload
+// is generated (-jobs, -load, -seed; the header prints the load its jobs realise beside the
+// nominal -load, and warns when they are far apart). -cluster a100:32 picks a preset (a100, a800, h100, t4) and a
 // server count, optionally racks: h100:64:16:2 is 64 servers, 16 per rack, 2:1 uplinks;
 // -cluster-json FILE reads topology's JSON form. Philly-like jobs get zoo models and parallel
 // plans timed on that cluster by package graph (placement and shared links matter); -cost

@@ -319,3 +319,41 @@ func TestRealisedLoad(t *testing.T) {
 		t.Errorf("realisedLoad = %v, want %v", got, (2*10+4*15)/(8*20.0))
 	}
 }
+
+// TestTraceFormatsDocumented: every -format the reader accepts has a reader, and is named in
+// the -trace help and in the README's -format list (Rubick's and Tiresias' were once missing).
+func TestTraceFormatsDocumented(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	mainStatus([]string{"simulate", "-h"}, &stdout, &stderr)
+	help := stderr.String()
+	i := strings.Index(help, "  -trace string")
+	if i < 0 {
+		t.Fatalf("no -trace in the help:\n%s", help)
+	}
+	traceHelp := help[i:]
+	traceHelp, _, _ = strings.Cut(traceHelp[3:], "\n  -")
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{"philly": "Philly", "pollux": "Pollux", "rubick": "Rubick", "tiresias": "Tiresias", "jsonl": "JSON lines"}
+	for _, f := range traceFormats {
+		name, ok := names[f]
+		if !ok {
+			t.Errorf("format %s: name it in the -trace help and the README, then here", f)
+			continue
+		}
+		if !strings.Contains(strings.Join(strings.Fields(traceHelp), " "), name) {
+			t.Errorf("the -trace help does not name %s:\n%s", name, traceHelp)
+		}
+		if !strings.Contains(string(readme), "-format philly|pollux|rubick|tiresias|jsonl") || !strings.Contains(strings.ReplaceAll(strings.Join(strings.Fields(string(readme)), " "), "JSON-lines", "JSON lines"), name) {
+			t.Errorf("README does not name format %s (%s)", f, name)
+		}
+		if traceReaders[f] == nil {
+			t.Errorf("format %s has no reader", f)
+		}
+	}
+	if len(traceReaders) != len(traceFormats) {
+		t.Errorf("%d readers for %d formats", len(traceReaders), len(traceFormats))
+	}
+}

@@ -75,7 +75,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	o := &options{}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.tracePath, "trace", "", "workload file: Philly CSV, Pollux/Sia CSV or JSON lines (default: a synthetic Philly-like workload)")
+	fs.StringVar(&o.tracePath, "trace", "", "workload file: Philly CSV, Pollux/Sia CSV, Rubick CSV, Tiresias job CSV or JSON lines, detected from the extension and header or given by -format (default: a synthetic Philly-like workload)")
 	fs.StringVar(&o.format, "format", "auto", "format of -trace: auto, philly, pollux, rubick, tiresias (the Tiresias simulator's job CSV) or jsonl")
 	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed trace rows (they are counted and listed on stderr) instead of failing")
 	fs.IntVar(&o.jobs, "jobs", defaultJobs, fmt.Sprintf("jobs of the synthetic workload (1 to %d)", maxJobs))
@@ -253,11 +253,7 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 	if o.cost == "model" {
 		opts.Cluster = c
 	}
-	read := map[string]func(io.Reader, string, trace.ReadOptions) (*trace.Trace, error){
-		"philly": trace.ReadPhilly, "pollux": trace.ReadPollux, "jsonl": trace.ReadJSONL, "rubick": trace.ReadRubick,
-		"tiresias": trace.ReadTiresias,
-	}[format]
-	tr, err := read(in, name, opts)
+	tr, err := traceReaders[format](in, name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -271,6 +267,12 @@ func (o *options) loadWorkload(c *topology.Cluster, load float64, seed uint64) (
 	}
 	return &workload{name: fmt.Sprintf("%s (%s, %d jobs)", name, format, len(tr.Records)), records: tr.Records,
 		skipped: tr.Skipped, problems: tr.Problems}, nil
+}
+
+// traceReaders are the readers of the trace formats (traceFormats).
+var traceReaders = map[string]func(io.Reader, string, trace.ReadOptions) (*trace.Trace, error){
+	"philly": trace.ReadPhilly, "pollux": trace.ReadPollux, "jsonl": trace.ReadJSONL, "rubick": trace.ReadRubick,
+	"tiresias": trace.ReadTiresias,
 }
 
 // detectFormat guesses a trace's format from its extension and first line (after a
