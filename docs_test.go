@@ -373,3 +373,29 @@ func TestDocsMatchCode(t *testing.T) {
 		}
 	}
 }
+
+// TestExamplesListed: every example directory is in the README with the command that runs
+// it: "go run ./examples/NAME" for a command, "go test ./examples/NAME" for a package of
+// tests (two examples were once never mentioned).
+func TestExamplesListed(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir("examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		verb := "go test"
+		if b, err := os.ReadFile(filepath.Join("examples", e.Name(), "main.go")); err == nil && strings.Contains(string(b), "package main") {
+			verb = "go run"
+		}
+		if want := "`" + verb + " ./examples/" + e.Name(); !strings.Contains(string(readme), want) {
+			t.Errorf("README does not say how to run examples/%s (%s`)", e.Name(), want)
+		}
+	}
+}
