@@ -47,45 +47,9 @@ func (a heapEntry) less(b heapEntry) bool {
 // invalidation through the job versions.
 type eventHeap []heapEntry
 
-func (h *eventHeap) push(e heapEntry) {
-	*h = append(*h, e)
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s[i].less(s[p]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
+func (h *eventHeap) push(e heapEntry) { heapPush((*[]heapEntry)(h), e) }
 
-func (h *eventHeap) pop() heapEntry {
-	s := *h
-	top := s[0]
-	n := len(s) - 1
-	s[0] = s[n]
-	s = s[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && s[r].less(s[l]) {
-			m = r
-		}
-		if !s[m].less(s[i]) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
-}
+func (h *eventHeap) pop() heapEntry { return heapPop((*[]heapEntry)(h)) }
 
 // engine is the state of one Run: the event loop over the runtime's bookkeeping.
 type engine struct {

@@ -294,44 +294,10 @@ func newFailures(f Failures, c *topology.Cluster, start float64, broken brokenKi
 func (f *failures) push(ev failEvent) {
 	f.seq++
 	ev.seq = f.seq
-	f.heap = append(f.heap, ev)
-	h := f.heap
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h[i].less(h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
+	heapPush(&f.heap, ev)
 }
 
-func (f *failures) pop() failEvent {
-	h := f.heap
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && h[r].less(h[l]) {
-			m = r
-		}
-		if !h[m].less(h[i]) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	f.heap = h
-	return top
-}
+func (f *failures) pop() failEvent { return heapPop(&f.heap) }
 
 // next returns the time of the next failure or repair (+Inf: none).
 func (f *failures) next() float64 {

@@ -338,45 +338,41 @@ var jobsHeader = []string{"id", "arrival", "start", "finish", "jct", "queue_dela
 // rejected, guaranteed, guarantee_ratio (seconds, GPU-seconds, bytes; rejected is the reason,
 // empty for a job that finished).
 func (r *Result) WriteCSV(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	cw := csv.NewWriter(bw)
-	if err := cw.Write(jobsHeader); err != nil {
-		return err
-	}
 	row := make([]string, len(jobsHeader))
-	for _, j := range r.Jobs {
-		row = append(row[:0], string(j.ID), ftoa(j.Arrival), ftoa(j.Start), ftoa(j.Finish), ftoa(j.JCT),
+	return writeCSV(w, jobsHeader, len(r.Jobs), func(i int) []string {
+		j := &r.Jobs[i]
+		return append(row[:0], string(j.ID), ftoa(j.Arrival), ftoa(j.Start), ftoa(j.Finish), ftoa(j.JCT),
 			ftoa(j.QueueDelay), ftoa(j.Wait), strconv.Itoa(j.GPUs), strconv.Itoa(j.ServersSpanned),
 			strconv.Itoa(j.Preemptions), strconv.Itoa(j.Migrations), ftoa(j.Iterations), ftoa(j.RunTime),
 			ftoa(j.Productive), ftoa(j.GPUTime), ftoa(j.CrossServerBytes), strconv.FormatBool(j.Killed),
 			strconv.Itoa(j.Restarts), ftoa(j.LostGPUTime), j.Rejected,
 			strconv.FormatBool(j.Guaranteed), ftoa(j.GuaranteeRatio))
-		if err := cw.Write(row); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return err
-	}
-	return bw.Flush()
+	})
 }
 
 // WriteTimelineCSV writes the timeline as CSV with a header row: time, busy_gpus, queued,
 // running, utilisation (busy GPUs over the cluster's GPUs).
 func (r *Result) WriteTimelineCSV(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	cw := csv.NewWriter(bw)
-	if err := cw.Write([]string{"time", "busy_gpus", "queued", "running", "utilisation"}); err != nil {
-		return err
-	}
-	for _, s := range r.Timeline {
+	return writeCSV(w, []string{"time", "busy_gpus", "queued", "running", "utilisation"}, len(r.Timeline), func(i int) []string {
+		s := r.Timeline[i]
 		u := 0.0
 		if r.GPUs > 0 {
 			u = float64(s.BusyGPUs) / float64(r.GPUs)
 		}
-		if err := cw.Write([]string{ftoa(s.Time), strconv.Itoa(s.BusyGPUs), strconv.Itoa(s.Queued),
-			strconv.Itoa(s.Running), ftoa(u)}); err != nil {
+		return []string{ftoa(s.Time), strconv.Itoa(s.BusyGPUs), strconv.Itoa(s.Queued), strconv.Itoa(s.Running), ftoa(u)}
+	})
+}
+
+// writeCSV writes the header and rows 0 to n-1 (row returns each; it may reuse its slice) to
+// w as CSV, buffered.
+func writeCSV(w io.Writer, header []string, n int, row func(i int) []string) error {
+	bw := bufio.NewWriter(w)
+	cw := csv.NewWriter(bw)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	for i := range n {
+		if err := cw.Write(row(i)); err != nil {
 			return err
 		}
 	}
