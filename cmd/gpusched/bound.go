@@ -108,15 +108,6 @@ func meanJCTBound(jobs []srpt.GangJob, gpus int) (float64, error) {
 	return b.BestFlow() / float64(len(jobs)), nil
 }
 
-// workloadBound is boundSizes then meanJCTBound on c's GPUs.
-func workloadBound(recs []trace.Record, c *topology.Cluster, cost gpusched.CostModel) (float64, error) {
-	jobs, err := boundSizes(recs, c, cost)
-	if err != nil {
-		return 0, err
-	}
-	return meanJCTBound(jobs, c.NumGPUs())
-}
-
 // scaledBound is the bound of jobs with arrivals divided by rate (as scaleArrivals does).
 func scaledBound(jobs []srpt.GangJob, rate float64, gpus int) (float64, error) {
 	scaled := make([]srpt.GangJob, len(jobs))

@@ -357,3 +357,15 @@ func TestTraceFormatsDocumented(t *testing.T) {
 		t.Errorf("%d readers for %d formats", len(traceReaders), len(traceFormats))
 	}
 }
+
+// TestSweepRealisedLoad: a sweep of few synthetic jobs warns, once, that its loads are
+// nominal.
+func TestSweepRealisedLoad(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if st := mainStatus([]string{"sweep", "-jobs", "300", "-cost", "fixed", "-policies", "fifo", "-loads", "0.5,0.9", "-progress", "off"}, &stdout, &stderr); st != 0 {
+		t.Fatalf("status %d\n%s", st, stderr.String())
+	}
+	if got := stderr.String(); strings.Count(got, "warning") != 1 || !strings.Contains(got, "-loads are nominal: 2 of 2 workloads realise a load more than 1.5x away (load 0.5, seed 1: 0.324)") {
+		t.Errorf("stderr:\n%s", got)
+	}
+}

@@ -222,6 +222,7 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 	var jobs []runJob
 	var base *workload
 	var sizes []srpt.GangJob // the base workload's bound instance (traces)
+	far, example := 0, ""    // synthetic workloads whose realised load is far from the nominal
 	for k, seed := range seeds {
 		if o.tracePath != "" { // read once per seed (the seed drives the mapping), scale per load
 			if base, err = o.loadWorkload(c, 1, seed); err != nil {
@@ -253,8 +254,17 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 				if err := checkFits(recs, c); err != nil {
 					return err
 				}
-				if bound, err = workloadBound(recs, c, o.costModel()); err != nil {
+				sizes, err := boundSizes(recs, c, o.costModel())
+				if err != nil {
 					return err
+				}
+				if bound, err = meanJCTBound(sizes, c.NumGPUs()); err != nil {
+					return err
+				}
+				if r := realisedLoad(sizes, c.NumGPUs()); !(r >= load/loadSlack && r <= load*loadSlack) {
+					if far++; far == 1 {
+						example = fmt.Sprintf("load %g, seed %d: %.3g", load, seed, r)
+					}
 				}
 			} else {
 				recs = scaleArrivals(base.records, load)
@@ -273,6 +283,11 @@ func sweep(o *options, loads []float64, seeds []uint64, stdout, stderr io.Writer
 				jobs = append(jobs, runJob{policy: p, cluster: c, records: recs, seed: seed, load: load, sweep: true, fail: o.failures != "", bound: bound})
 			}
 		}
+	}
+	if far > 0 {
+		fmt.Fprintf(stderr, "gpusched: warning: -loads are nominal: %d of %d workloads realise a load more than %gx away (%s); "+
+			"Philly-like durations are heavy-tailed, so a few jobs rarely offer the load asked for: give more -jobs\n",
+			far, len(seeds)*len(loads), loadSlack, example)
 	}
 	return simulate(o, jobs, true, stdout, stderr, func(out io.Writer) {
 		if o.tracePath == "" {
