@@ -350,17 +350,23 @@ func copyRunFiles(from, dir, stem string) error {
 	return nil
 }
 
-// copyFile copies the regular file src to dst, streaming.
+// copyFile copies the regular file src to dst, streaming; nothing when they are the same
+// file (merge -out into a shard's own directory).
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	if fi, err := in.Stat(); err != nil {
+	fi, err := in.Stat()
+	if err != nil {
 		return err
-	} else if !fi.Mode().IsRegular() {
+	}
+	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s: not a regular file (%v)", src, fi.Mode().Type())
+	}
+	if di, err := os.Stat(dst); err == nil && os.SameFile(fi, di) {
+		return nil
 	}
 	return writeFile(dst, func(w io.Writer) error {
 		_, err := io.Copy(w, in)

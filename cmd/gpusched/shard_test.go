@@ -79,6 +79,21 @@ func TestShardMergeEqualsUnsharded(t *testing.T) {
 			t.Errorf("%s differs", filepath.Base(n))
 		}
 	}
+	// Merging into a shard's own directory leaves its runs' files whole (a copy onto itself
+	// must not truncate them).
+	if _, err := runCmd(t, "merge", "-out", shardDirs[0], shardDirs[0], shardDirs[1], shardDirs[2]); err != nil {
+		t.Fatal(err)
+	}
+	own, _ := filepath.Glob(filepath.Join(shardDirs[0], "*.jobs.csv"))
+	for _, n := range own {
+		a, err := os.ReadFile(filepath.Join(dir, "whole", filepath.Base(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(n); !bytes.Equal(a, b) {
+			t.Errorf("merge -out into shard 0's directory changed %s (%d bytes, want %d)", filepath.Base(n), len(b), len(a))
+		}
+	}
 	// The shards hold every cell once: a missing shard, a shard twice and a shard of another
 	// sweep are errors naming them.
 	if _, err := runCmd(t, "merge", shardDirs[0], shardDirs[2]); err == nil || !strings.Contains(err.Error(), "shards 1 of 3 are missing") {
