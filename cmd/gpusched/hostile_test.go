@@ -259,12 +259,13 @@ func startBinOnly(r *sim.Result, n int) (queue, util plotter.XYs) {
 // memory than its own runs.
 func TestMergeHostile(t *testing.T) {
 	dir := t.TempDir()
+	header := "h\\n"
 	manifest := func(name string, shard, shards, cells int, runs string) string {
 		d := filepath.Join(dir, name)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		body := fmt.Sprintf(`{"format":%q,"config":"sweep","shard":%d,"shards":%d,"cells":%d,"header":"h\n","runs":[%s]}`, shardFormat, shard, shards, cells, runs)
+		body := fmt.Sprintf(`{"format":%q,"config":"sweep","shard":%d,"shards":%d,"cells":%d,"header":"%s","runs":[%s]}`, shardFormat, shard, shards, cells, header, runs)
 		if err := os.WriteFile(filepath.Join(d, manifestName(shard, max(shards, 1))), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -277,6 +278,9 @@ func TestMergeHostile(t *testing.T) {
 		}
 		return strings.Join(rs, ",")
 	}
+	header = strings.Repeat("h", 1<<20)
+	bigHeader := manifest("h", 0, 1, 0, "")
+	header = "h\\n"
 	notFile := filepath.Join(dir, "notfile")
 	if err := os.MkdirAll(filepath.Join(notFile, manifestName(0, 1)), 0o755); err != nil {
 		t.Fatal(err)
@@ -294,6 +298,7 @@ func TestMergeHostile(t *testing.T) {
 		{"ten million cells, one shard of them", manifest("f", 0, maxShards, 1e7, runsOf(0, maxShards, 100, "fifo")), "and 99989 more of 100000 are missing"},
 		{"a path for a policy", manifest("g", 0, 1, 1, runsOf(0, 1, 1, "../../escape")), `cell 0: unknown policy "../../escape"`},
 		{"a manifest that is a directory", notFile, "not a regular file"},
+		{"a header of 1 MB", bigHeader, "a header of 1048576 bytes, more than 65536"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

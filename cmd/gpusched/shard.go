@@ -220,6 +220,10 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 // about 2 kB per cell).
 const maxManifestBytes = 1 << 30
 
+// maxManifestHeader bounds the header a manifest carries (merge prints it; a sweep's is a
+// few lines).
+const maxManifestHeader = 1 << 16
+
 // maxMissingListed is how many missing shards merge names in its error before it counts the
 // rest.
 const maxMissingListed = 10
@@ -260,6 +264,9 @@ func readManifest(name string) (*shardManifest, error) {
 	}
 	if m.Shards < 1 || m.Shards > maxShards || m.Shard < 0 || m.Shard >= m.Shards || m.Cells < 0 {
 		return nil, fmt.Errorf("merge: %s: shard %d of %d, %d cells: not a shard (want 1 to %d shards)", name, m.Shard, m.Shards, m.Cells, maxShards)
+	}
+	if len(m.Header) > maxManifestHeader {
+		return nil, fmt.Errorf("merge: %s: a header of %d bytes, more than %d", name, len(m.Header), maxManifestHeader)
 	}
 	if want := cellsOf(m.Cells, m.Shard, m.Shards); len(m.Runs) != want {
 		return nil, fmt.Errorf("merge: %s: shard %d of %d of a sweep of %d cells has %d runs, want %d", name, m.Shard, m.Shards, m.Cells, len(m.Runs), want)
