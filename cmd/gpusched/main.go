@@ -40,10 +40,15 @@
 // policy's mean JCT over it ("x bound": how far from optimal it is at most); summary.csv and
 // summary.json carry them as jct_lower_bound and jct_ratio_to_bound.
 //
-// Outputs: a table on stdout; with -out DIR, per run the job records (CSV), the timeline
-// (CSV) and the whole result (JSON), a summary (CSV and JSON), and plots as PNG and SVG: the
-// JCT CDF per policy, queue length and GPU utilisation over time (and, for sweeps, mean JCT
-// against load). A progress bar is drawn on stderr when stderr is a terminal.
+// Outputs: a table on stdout (the README's "Reading the tables" defines every column); with
+// -out DIR, per run the job records (CSV), the timeline (CSV) and the whole result (JSON), a
+// summary (CSV and JSON), and plots as PNG and SVG: the JCT CDF per policy, and queue length
+// and GPU utilisation over time, one panel per policy (for sweeps, mean JCT against load
+// instead). A progress bar is drawn on stderr when stderr is a terminal.
+//
+// With -failures mtbf=..., a run in which some job keeps losing all its progress (1,000
+// failures in a row stop it before it reaches a checkpoint or its end, sim.MaxLostAttempts)
+// stops with an error naming the job, instead of simulating failures for ever.
 //
 // Bounds (judgement calls, also in each flag's help): -jobs 1 to 1,000,000; -cluster 1 to
 // 2^20 servers (as the JSON form) with 1 or more servers per rack and an oversubscription of
