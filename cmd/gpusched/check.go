@@ -184,6 +184,9 @@ func (o *options) check(fs *flag.FlagSet) error {
 	if o.bcoReplan < 0 || o.bcoReplan > maxBCOReplan {
 		return usagef("-sjf-bco-replan %v: want 0 to %v", o.bcoReplan, maxBCOReplan)
 	}
+	if set["perf"] && o.cost == "fixed" && synthetic {
+		return usagef("-perf applies to jobs timed by the performance model; with -cost fixed the synthetic jobs have fixed step times")
+	}
 	if set["trace-gpu"] && o.cost != "model" {
 		return usagef("-trace-gpu applies to -cost model (jobs timed by the performance model), not -cost %s", o.cost)
 	}

@@ -120,6 +120,7 @@ func TestHostileInputs(t *testing.T) {
 		{"-trace-gpu without -trace", sim1("-trace-gpu", "t4"), 2, "-trace-gpu applies to a -trace workload"},
 		{"-trace-gpu with -cost fixed", sim1("-trace", f["cr.csv"], "-cost", "fixed", "-trace-gpu", "t4"), 2, "-trace-gpu applies to -cost model"},
 		{"-trace-gpu the cluster lacks", sim1("-trace", f["cr.csv"], "-cluster", "t4:2", "-trace-gpu", "h100"), 2, "-trace-gpu h100: cluster 2x4-t4 has no GPU of that type (it has t4)"},
+		{"-perf with -cost fixed", sim1("-cost", "fixed", "-perf", f["ok.jsonl"]), 2, "-perf applies to jobs timed by the performance model; with -cost fixed the synthetic jobs have fixed step times"},
 		{"-cost bogus", sim1("-cost", "free"), 2, `-cost "free": want model, fixed`},
 		{"-loads 1e300", []string{"sweep", "-loads", "1e300"}, 2, `-loads "1e300": "1e300" is not a number from 0.001 to 100`},
 		{"sweep -load", []string{"sweep", "-load", "0.5"}, 2, "sweep: -load does not apply"},

@@ -56,7 +56,9 @@
 // mtbf 1m to 100 years and mttr 1s to 1 year; -checkpoint 0 to 30 days; -workers 1 to 1024; -seeds at most 10,000 seeds, and a sweep holds at most 10 million jobs at once. Traces are bounded by package trace: run times up to 10 years, arrivals within
 // 100 years (a Philly timestamp more than 50 years from the file's median is malformed).
 // Flags that do not apply are errors, not ignored: -jobs and -load with -trace, -rate,
-// -format and -lenient without it. -out is created and checked before any simulation runs.
+// -format, -lenient and -trace-gpu without it; -checkpoint without -failures; -tiresias-*,
+// -sjf-bco-replan and -prediction-error without a policy they act on; -perf with the
+// synthetic workload under -cost fixed. -out is created and checked before any simulation runs.
 // With -lenient, the skipped rows are listed on stderr (the first 20).
 //
 // Exit status: 0 on success, 2 when the command line cannot run (an unknown command or
