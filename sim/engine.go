@@ -68,7 +68,8 @@ type engine struct {
 	now     float64
 	fail    *failures // nil without failures
 
-	left      int // jobs finished or rejected
+	left      int  // jobs finished or rejected
+	again     bool // the last decision rejected jobs: call the scheduler again at the same time
 	timeline  []Sample
 	events    int
 	firstArr  float64
@@ -153,6 +154,9 @@ func (e *engine) run() error {
 		}
 		if e.wake > 0 && e.wake < t {
 			t = e.wake
+		}
+		if e.again && e.now < t {
+			t = e.now // jobs were rejected: the scheduler sees the view without them at once
 		}
 		if math.IsInf(t, 1) && e.fail != nil && e.fail.down > 0 {
 			t = e.fail.next() // only a repair can unblock the queue
@@ -355,6 +359,7 @@ func (e *engine) schedule() error {
 	for _, je := range acts.Rejected {
 		e.leave(e.ids[je.Job])
 	}
+	e.again = len(acts.Rejected) > 0
 	e.wake = acts.WakeAt
 	return nil
 }
