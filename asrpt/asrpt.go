@@ -106,7 +106,32 @@ type Options struct {
 	Patience float64
 	// Name names the scheduler in reports. Default "asrpt".
 	Name string
+	// Gittins sizes a job by its Gittins rank under the Estimator's predictive distribution
+	// when the Estimator is Distributional, instead of by its point estimate: see GittinsRank
+	// and the package documentation, "Predictions as distributions". Off by default: measured
+	// on the workload families it did not pay (BENCHMARKS.md).
+	Gittins bool
+	// NoMigrate tells A-SRPT that the host cannot move a running job (no checkpoint it can
+	// restore elsewhere): A-SRPT then never emits a migration (no consolidation, whatever
+	// NoConsolidate says; a job on GPUs that became unavailable is preempted, not moved) and,
+	// since a job started scattered stays scattered until it ends, the conversion starts a
+	// multi-GPU job only on a compact placement (see CompactSlack and the package
+	// documentation, "Hosts that cannot migrate").
+	NoMigrate bool
+	// NoCompact turns the compact conversion off: a multi-GPU job then starts on whatever
+	// placement the Placer finds on the free GPUs, however scattered (the conversion before
+	// the compact one). With NoMigrate the compact conversion is always on.
+	NoCompact bool
+	// CompactSlack is how much slower per iteration than at its best placement a multi-GPU
+	// job's placement may be for the compact conversion to start it at once: a placement at
+	// most (1 + CompactSlack) times the best time is compact. Zero selects
+	// DefaultCompactSlack; negative means exactly the best time.
+	CompactSlack float64
 }
+
+// DefaultCompactSlack is the default Options.CompactSlack: placements within 10% of a job's
+// best time per iteration are compact.
+const DefaultCompactSlack = 0.1
 
 type jobState struct {
 	// The fields the walks over the order read at every call come first, in the first cache
@@ -129,6 +154,9 @@ type jobState struct {
 	rem, rel  float64       // virtual remaining work and release, as the queue holds them (live jobs)
 	vkey      float64       // the queue's priority key: rem / weight
 	preempted uint64        // epoch of the last call that preempted the job
+	// waitFrom is the time since which the compact conversion has kept the job waiting for a
+	// compact placement (NaN: it is not waiting for one).
+	waitFrom float64
 }
 
 // rejection is a job that admission refused, remembered so that it is not retried at every
@@ -183,7 +211,10 @@ type Scheduler struct {
 	last, scratch [2][]viewEntry
 	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
 
-	patience float64 // Options.Patience resolved: 0 for none
+	patience float64        // Options.Patience resolved: 0 for none
+	compact  bool           // the compact conversion (on unless Options.NoCompact)
+	dist     Distributional // the Estimator's distributions (nil: point sizes)
+	slack    float64        // Options.CompactSlack resolved
 
 	// scratch
 	fresh     []freshJob
@@ -234,6 +265,9 @@ func New(opt Options) (*Scheduler, error) {
 	if !(opt.ReestimateMargin >= 0) || math.IsInf(opt.ReestimateMargin, 0) {
 		return nil, fmt.Errorf("asrpt: ReestimateMargin %v must be finite and >= 0", opt.ReestimateMargin)
 	}
+	if math.IsNaN(opt.CompactSlack) || math.IsInf(opt.CompactSlack, 0) {
+		return nil, fmt.Errorf("asrpt: CompactSlack %v must be finite", opt.CompactSlack)
+	}
 	if math.IsNaN(opt.Patience) || math.IsInf(opt.Patience, 0) {
 		return nil, fmt.Errorf("asrpt: Patience %v must be finite", opt.Patience)
 	}
@@ -251,13 +285,23 @@ func New(opt Options) (*Scheduler, error) {
 	case opt.Patience > 0:
 		s.patience = opt.Patience
 	}
+	s.compact = !opt.NoCompact || opt.NoMigrate
+	if d, ok := opt.Estimator.(Distributional); ok && opt.Gittins {
+		s.dist = d
+	}
+	switch {
+	case opt.CompactSlack == 0:
+		s.slack = DefaultCompactSlack
+	case opt.CompactSlack > 0:
+		s.slack = opt.CompactSlack
+	}
 	if own != nil {
 		s.forget = append(s.forget, own)
 	}
 	if f, ok := opt.Cost.(forgetter); ok {
 		s.forget = append(s.forget, f)
 	}
-	if !opt.NoConsolidate {
+	if !opt.NoConsolidate && !opt.NoMigrate {
 		if s.consol, err = consolidate.New(consolidate.Options{Cost: opt.Cost, RestoreTime: opt.RestoreTime, Remaining: s.remaining, Placer: opt.Placer, Best: s.best, Memo: true}); err != nil {
 			return nil, fmt.Errorf("asrpt: %w", err)
 		}
@@ -836,15 +880,12 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job) (*jobState, *gpu
 	if err != nil {
 		return nil, gpusched.Reject(j.ID, err)
 	}
-	n, err := s.opt.Estimator.Estimate(j, 0)
+	n, rank, err := s.predictNew(j)
 	if err != nil {
-		return nil, &gpusched.JobError{Job: j.ID, Err: fmt.Errorf("asrpt: predicting job %q: %w", j.ID, err)}
+		return nil, &gpusched.JobError{Job: j.ID, Err: err}
 	}
-	if !(n > 0) || math.IsInf(n, 0) {
-		return nil, &gpusched.JobError{Job: j.ID, Err: fmt.Errorf("asrpt: predicted iterations %v of job %q must be positive and finite", n, j.ID)}
-	}
-	st := &jobState{key: s.newKey(), job: j, gpus: j.GPUs, iters: n, tau: sc.Time, weight: j.EffectiveWeight()}
-	size := float64(j.GPUs) * n * sc.Time / s.g0
+	st := &jobState{key: s.newKey(), job: j, gpus: j.GPUs, iters: n, tau: sc.Time, weight: j.EffectiveWeight(), waitFrom: math.NaN()}
+	size := float64(j.GPUs) * rank * sc.Time / s.g0
 	if err := s.queue.AddWeighted(st.key, size, st.weight); err != nil {
 		s.release(st)
 		return nil, &gpusched.JobError{Job: j.ID, Err: fmt.Errorf("asrpt: job %q: %w", j.ID, err)}
@@ -859,6 +900,28 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job) (*jobState, *gpu
 // reestimate revises the prediction of a job that has done `done` >= its predicted iterations;
 // the extra predicted work joins the virtual queue in SRPT order.
 func (s *Scheduler) reestimate(st *jobState, done float64) error {
+	if n, rank, ok := s.gittins(st.job, done); ok {
+		st.iters = n
+		size := float64(st.job.GPUs) * rank * st.tau / s.g0
+		if st.vdone {
+			if i := slices.Index(s.vdone, st); i >= 0 {
+				s.vdone = slices.Delete(s.vdone, i, i+1)
+			}
+			st.vdone = false
+			if err := s.queue.AddWeighted(st.key, size, st.weight); err != nil {
+				return fmt.Errorf("asrpt: re-queueing job %q: %w", st.job.ID, err)
+			}
+			st.rel = s.queue.Now()
+			s.liveInsert(st)
+			return nil
+		}
+		s.liveRemove(st)
+		if err := s.queue.Update(st.key, size); err != nil {
+			return fmt.Errorf("asrpt: re-sizing job %q: %w", st.job.ID, err)
+		}
+		s.liveInsert(st)
+		return nil
+	}
 	n, err := s.opt.Estimator.Estimate(st.job, done)
 	if err != nil || !(n > done) || math.IsInf(n, 0) {
 		// No usable conditional estimate: assume it needs as much again as it has done.
@@ -1012,21 +1075,41 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	}
 	var d gpusched.Decision
 	d.Run = make([]gpusched.Assignment, 0, len(v.Running)+4)
-	// The ids come from the marking walk's list (entry i is v.Running[i]'s), which spares
-	// loading every running job's description again.
-	last := s.last[1]
-	for i := range v.Running {
-		st := last[i].st
-		if st == nil || st.unfit || (displaced && st.displaced == s.epoch) || (preempted && st.preempted == s.epoch) {
-			continue
+	// kept lists the running jobs the decision keeps where they are. The ids come from the
+	// marking walk's list (entry i is v.Running[i]'s), which spares loading every running job's
+	// description again. The compact conversion may preempt more jobs while it starts the
+	// prefix, so it lists them after the starts.
+	kept := func() {
+		last := s.last[1]
+		for i := range v.Running {
+			st := last[i].st
+			if st == nil || st.unfit || (displaced && st.displaced == s.epoch) || (preempted && st.preempted == s.epoch) {
+				continue
+			}
+			d.Run = append(d.Run, gpusched.Assignment{Job: last[i].id, GPUs: v.Running[i].GPUs})
 		}
-		d.Run = append(d.Run, gpusched.Assignment{Job: last[i].id, GPUs: v.Running[i].GPUs})
+	}
+	var starts []gpusched.Assignment
+	if !s.compact {
+		kept()
 	}
 	// start places the waiting (and displaced) jobs of s.order[from:to]; in strict order it
 	// stops at the first job that cannot start.
 	start := func(from, to int) error {
 		for _, st := range s.order[from:to] {
 			if holds(st) {
+				continue
+			}
+			if preempted && st.preempted == s.epoch {
+				// Preempted for a compact placement of a job ahead of it: started again at the
+				// next call, never moved within one decision.
+				wake = math.Min(wake, v.Now+MinWake)
+				continue
+			}
+			if s.opt.NoMigrate && displaced && st.displaced == s.epoch {
+				// Preempted now and started again at the next call (a second or more later):
+				// never moved within one decision.
+				wake = math.Min(wake, v.Now+MinWake)
 				continue
 			}
 			if st.job.GPUs > free.Len() {
@@ -1042,18 +1125,39 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 				}
 				continue
 			}
+			if s.compact && st.gpus > 1 {
+				var more, wait bool
+				var err error
+				if gpus, more, wait, err = s.compactPlace(&v, st, gpus, &free, from == 0); err != nil {
+					return err
+				}
+				preempted = preempted || more
+				if wait {
+					continue
+				}
+			}
 			for _, g := range gpus {
 				if !free.Contains(g) {
 					return fmt.Errorf("asrpt: placer put job %q on GPU %d, which is not free", st.job.ID, g)
 				}
 				free.Remove(g)
 			}
-			d.Run = append(d.Run, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
+			st.waitFrom = math.NaN()
+			if s.compact {
+				starts = append(starts, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
+			} else {
+				d.Run = append(d.Run, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
+			}
 		}
 		return nil
 	}
 	if err := start(0, prefixLen); err != nil {
 		return gpusched.Decision{}, 0, err
+	}
+	if s.compact {
+		kept()
+		d.Run = append(d.Run, starts...)
+		starts = starts[:0]
 	}
 	// Consolidate before backfilling, or backfilled jobs take the GPUs a scattered job needs.
 	if s.consol != nil {
@@ -1075,6 +1179,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		if err := start(prefixLen, len(s.order)); err != nil {
 			return gpusched.Decision{}, 0, err
 		}
+		d.Run = append(d.Run, starts...)
 	}
 	return d, wake, nil
 }
@@ -1107,4 +1212,88 @@ func PatientRatio(G, gmax int, mu, theta float64) float64 {
 		return math.NaN()
 	}
 	return 1 + theta*mu + mu*mu*Beta(G, gmax)
+}
+
+// compactPlace is the compact conversion's check of a multi-GPU job's placement gpus on the
+// free GPUs (see "Hosts that cannot migrate" in the package documentation). A placement at
+// most 1 + slack times slower per iteration than the job's best is taken as it is. Otherwise,
+// if mayPreempt, running jobs of lower priority (past MinRunTime) whose GPUs would make a
+// compact placement are preempted for it: they are marked, their GPUs join free, and
+// preempted is true (a preempted job of the prefix starts again at the next call). Failing that the job waits
+// (wait true) for a compact placement, but never longer than the time the slower placement
+// would cost it over its predicted remaining iterations (the ski-rental rule: waiting never
+// costs more than twice what starting at once would); then it starts on gpus.
+func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, gpus []topology.GPUID, free *topology.GPUSet, mayPreempt bool) (place []topology.GPUID, preempted, wait bool, err error) {
+	slow, ok := s.slowdown(v.Cluster, st, gpus)
+	if !ok || slow <= 1+s.slack {
+		return gpus, false, false, nil
+	}
+	if mayPreempt && !s.opt.NoPreemption {
+		gpus = slices.Clone(gpus)
+		pool := free.Clone()
+		s.victims = s.victims[:0]
+		mine := s.rank(st)
+		for i := range v.Running {
+			vs := s.last[1][i].st
+			if vs == nil || vs.preempted == s.epoch || vs.displaced == s.epoch || vs.unfit ||
+				v.Running[i].Since+s.opt.MinRunTime > v.Now || (vs.prefix == s.epoch && s.rank(vs) <= mine) {
+				continue
+			}
+			s.victims = append(s.victims, victim{vs, i})
+			for _, g := range v.Running[i].GPUs {
+				pool.Add(g)
+			}
+		}
+		if len(s.victims) > 0 {
+			if to, ok := s.opt.Placer(v.Cluster, pool, st.job); ok && len(to) == st.gpus {
+				if sl, ok := s.slowdown(v.Cluster, st, to); ok && sl <= 1+s.slack {
+					for _, vc := range s.victims {
+						js := &v.Running[vc.rank]
+						if !overlaps(js.GPUs, to) {
+							continue
+						}
+						vc.st.preempted = s.epoch
+						preempted = true
+						for _, g := range js.GPUs {
+							free.Add(g)
+						}
+					}
+					return to, preempted, false, nil
+				}
+			}
+		}
+	}
+	if math.IsNaN(st.waitFrom) {
+		st.waitFrom = s.now
+	}
+	done := 0.0
+	if m := s.marks[st.key]; !m.running {
+		done = v.Pending[m.idx].Iterations
+	}
+	if s.now-st.waitFrom < (slow-1)*max(st.iters-done, 0)*st.tau {
+		return nil, false, true, nil
+	}
+	return gpus, false, false, nil
+}
+
+// slowdown is the job's time per iteration on gpus over its time at its best placement.
+func (s *Scheduler) slowdown(c *topology.Cluster, st *jobState, gpus []topology.GPUID) (float64, bool) {
+	if !(st.tau > 0) {
+		return 0, false
+	}
+	sc, err := s.opt.Cost.StepCost(st.job, c, gpus, nil)
+	if err != nil || !(sc.Time > 0) {
+		return 0, false
+	}
+	return sc.Time / st.tau, true
+}
+
+// overlaps reports whether the two GPU lists share a GPU.
+func overlaps(a, b []topology.GPUID) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
 }

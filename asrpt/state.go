@@ -34,6 +34,7 @@ const (
 //	  "jobs": {"ids": ["j1", "j4"], "keys": [1, 4], "gpus": [4, 1],
 //	           "iterations": [1200, 90], "step_times": [0.25, 1.5], "weights": [2, 1]},
 //	  "constraints": [{"key": 4, "gpu_type": "a100", "min_gpu_memory": 4e10}],
+//	  "compact_waits": [{"key": 1, "since": 790}], // jobs waiting for a compact placement since
 //	  "virtually_done": {"keys": [1], "finish": [702.5]},  // in the order of virtual completion
 //	  "ghosts": [3],             // keys of jobs that left before their virtual completion
 //	  "rejected": [{"id": "bad", "reason": "too-large", "error": "gpusched: ..."}],
@@ -52,6 +53,7 @@ type savedState struct {
 	FreeKeys      []int             `json:"free_keys"`
 	Jobs          savedJobs         `json:"jobs"`
 	Constraints   []savedConstraint `json:"constraints,omitempty"`
+	CompactWaits  []savedWait       `json:"compact_waits,omitempty"`
 	VirtuallyDone savedDone         `json:"virtually_done"`
 	Ghosts        []int             `json:"ghosts"`
 	Rejected      []savedRejection  `json:"rejected"`
@@ -75,6 +77,13 @@ type savedConstraint struct {
 	Key          int     `json:"key"`
 	GPUType      string  `json:"gpu_type,omitempty"`
 	MinGPUMemory float64 `json:"min_gpu_memory,omitempty"`
+}
+
+// savedWait is a job that the compact conversion keeps waiting for a compact placement, and
+// since when (seconds).
+type savedWait struct {
+	Key   int     `json:"key"`
+	Since float64 `json:"since"`
 }
 
 // savedDone are the virtually completed jobs (keys) with their virtual completion times, in
@@ -181,6 +190,9 @@ func (s *Scheduler) SaveState(w io.Writer) error {
 			j.Weights = append(j.Weights, st.weight)
 			if st.job.Constrained() {
 				out.Constraints = append(out.Constraints, savedConstraint{Key: st.key, GPUType: st.job.GPUType, MinGPUMemory: st.job.MinGPUMemory})
+			}
+			if !math.IsNaN(st.waitFrom) {
+				out.CompactWaits = append(out.CompactWaits, savedWait{Key: st.key, Since: st.waitFrom})
 			}
 		}
 	}
@@ -353,7 +365,7 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 		}
 		jobs[i] = gpusched.Job{ID: id, GPUs: js.GPUs[i]}
 		st := &states[i]
-		*st = jobState{key: js.Keys[i], iters: js.Iterations[i], tau: js.StepTimes[i], weight: js.Weights[i], job: &jobs[i], gpus: js.GPUs[i]}
+		*st = jobState{key: js.Keys[i], iters: js.Iterations[i], tau: js.StepTimes[i], weight: js.Weights[i], job: &jobs[i], gpus: js.GPUs[i], waitFrom: math.NaN()}
 		n.jobs[id] = st
 		n.byKey[st.key] = st
 	}
@@ -371,6 +383,19 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 			return bad("constraints: job %q has none", j.ID)
 		}
 		j.GPUType, j.MinGPUMemory = c.GPUType, c.MinGPUMemory
+	}
+	for _, w := range in.CompactWaits {
+		if w.Key < 0 || w.Key >= in.Keys || n.byKey[w.Key] == nil {
+			return bad("compact waits: key %d is not a job", w.Key)
+		}
+		st := n.byKey[w.Key]
+		switch {
+		case !math.IsNaN(st.waitFrom):
+			return bad("compact waits: job %q is listed twice", st.job.ID)
+		case math.IsNaN(w.Since) || math.IsInf(w.Since, 0):
+			return bad("compact waits: job %q: since %v", st.job.ID, w.Since)
+		}
+		st.waitFrom = w.Since
 	}
 	for i := range states {
 		// A job is unfit exactly when the cluster has too few GPUs of its kind.

@@ -90,7 +90,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.workers, "workers", min(runtime.NumCPU(), maxWorkers), fmt.Sprintf("simulations run in parallel (1 to %d)", maxWorkers))
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on or off")
 	fs.IntVar(&o.maxEvents, "max-events", 0, "stop a simulation after this many scheduler calls (0: no limit)")
-	fs.StringVar(&o.consolidate, "consolidate", "auto", "migrations that move scattered running jobs onto fewer servers (package consolidate): auto (the policy's own choice: A-SRPT does, the published baselines do not), on (every policy) or off (none)")
+	fs.StringVar(&o.consolidate, "consolidate", "off", "migrations that move scattered running jobs onto fewer servers (package consolidate): off (no policy migrates: a host that cannot; A-SRPT then places multi-GPU jobs compactly), on (every policy, consolidate.Wrap around those that do not by themselves) or auto (the policy's own choice: A-SRPT does, the published baselines do not: unequal means, said in the table's header)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (for go tool pprof)")
 	fs.IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, fmt.Sprintf("garbage collector target while simulating, as GOGC sets it (%d to %d; Go's default is 100): the default spends about twice the memory of 100 for a quarter less CPU; without this flag a GOGC environment variable wins", minGCPercent, maxGCPercent))
 	fs.StringVar(&o.failures, "failures", "", failuresHelp)

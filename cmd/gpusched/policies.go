@@ -136,7 +136,7 @@ func policies() []policySpec {
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate})
+				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate})
 			}, true},
 		{"asrpt-backfill", "A-SRPT with the random-forest predictor, backfilling lower-priority jobs into GPUs the priority prefix leaves free",
 			func(env policyEnv) (gpusched.Scheduler, error) {
@@ -144,7 +144,7 @@ func policies() []policySpec {
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate})
+				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate})
 			}, true},
 		{"asrpt-plan", "A-SRPT choosing at admission the plan of least GPU-time per iteration among a reconfigurable job's plans (asrpt.PlanChoice)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
@@ -152,12 +152,12 @@ func policies() []policySpec {
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.NewPlanChoice(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate})
+				return asrpt.NewPlanChoice(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate})
 			}, true},
 		{"asrpt-oracle", "A-SRPT with exact iteration counts (asrpt.Oracle)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()
-				return asrpt.New(asrpt.Options{Cost: env.Cost, Name: "asrpt-oracle", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate,
+				return asrpt.New(asrpt.Options{Cost: env.Cost, Name: "asrpt-oracle", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate,
 					Estimator: asrpt.Oracle(func(id gpusched.JobID) (float64, bool) {
 						n, ok := truth[id]
 						return n, ok

@@ -424,7 +424,7 @@ func clusterLine(w io.Writer, c *topology.Cluster, o *options) {
 	if o.restore > 0 {
 		restore = o.restore.String()
 	}
-	consol := map[string]string{"auto": "A-SRPT only", "on": "every policy", "off": "none"}[o.consolidate]
+	consol := map[string]string{"auto": "A-SRPT only (NOT the same means for every policy)", "on": "every policy", "off": "none (no policy migrates)"}[o.consolidate]
 	fmt.Fprintf(w, "cluster: %s, %d GPUs on %d servers (%s); restore cost %s; consolidating migrations: %s\n",
 		c.Name(), c.NumGPUs(), c.NumServers(), c.GPU(0).Model, restore, consol)
 	if o.perr.Kind != predict.NoError {
