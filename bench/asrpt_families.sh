@@ -1,65 +1,79 @@
 #!/bin/sh
-# The A-SRPT regression benchmark of BENCHMARKS.md ("A-SRPT across workload families"): A-SRPT
-# with exact sizes (asrpt-oracle) and with its online forest (asrpt, asrpt-backfill) against the
-# baselines on workload families it was not tuned on, with each policy's mean JCT relative to
-# the best policy of the cell and the GPU-hours left idle while a job that fitted waited.
+# The A-SRPT regression benchmark of BENCHMARKS.md ("A-SRPT across workload families, equal
+# means"): A-SRPT with exact sizes (asrpt-oracle) and with its online forest (asrpt) against the
+# baselines on workload families, every cell run twice with the same means for every policy:
+# migrations off for all (-consolidate off) and on for all (-consolidate on).
 #
 # Families (FAMILIES, comma-separated; default all but philly-full):
-#   synthetic        the built-in generator, 2,000 jobs on a100:8, offered load 0.7, 0.9, 1.2
+#   synthetic        the built-in generator, 2,000 jobs on a100:8, offered load 0.7, 0.9, 1.2,
+#                    seeds SEEDS (default 1 2 3)
 #   philly-vc        five virtual clusters of the shared Philly file (b436b2, 103959, 0e4a51,
 #                    7f04ca, e13805: 11,889 jobs, 163 GPUs busy on average) at 1x on a100:24
-#                    and a100:32: overloaded. DefaultPatience was chosen on the a100:24 cell.
+#                    and a100:32: overloaded
 #   philly-vc-other  the other virtual clusters (6214e9, 11cb48, ed69ec: 58,454 jobs, 55 GPUs
-#                    busy on average) at 1x on a100:6 and a100:8: not used to choose anything
-#   philly-full      the whole file on a100:256 (2,048 GPUs) at 1x, 5x, 8x and on a100:32 at 1x
-#                    (slow: SJF-BCO alone takes minutes per cell)
+#                    busy on average) at 1x on a100:6 and a100:8: overloaded
+#   philly-full      the whole file on a100:256 (2,048 GPUs) at 5x and 8x (slow)
 #   pollux           Pollux-style workloads (trace.GeneratePolluxWorkload, 160 jobs, seeds 1-4)
 #                    on t4:16 at 1x, 4x and 8x their arrival rate
-#   rubick           the four Rubick workloads on the Rubick testbed, where gpusched reads them
-#                    (-format rubick); skipped otherwise
+#   rubick           the three Rubick workloads on the Rubick testbed (a800:8)
 #
 # Usage: bench/asrpt_families.sh [OUTDIR]
-#   POLICIES  default asrpt-oracle,asrpt,asrpt-backfill,srpt-oracle,sjf-bco,sjf,tiresias,fifo
+#   POLICIES  default asrpt-oracle,asrpt,srpt-oracle,sjf-bco,sjf,tiresias,fifo
+#   MODES     default "off on" (the -consolidate values; every policy gets the same)
 #   WORKERS   simulations in parallel (default 2)
-# Prints, per cell, every policy's mean JCT, its ratio to the cell's best and the idle GPU-hours
-# while jobs waited, then one line per cell with asrpt-oracle's and asrpt's ratios.
+# Prints, per cell and mode, every policy's mean JCT, its ratio to the cell's best, migrations
+# per job and checkpoint bytes moved; then one table per mode with, per cell: the best policy,
+# asrpt-oracle / best, asrpt / asrpt-oracle, asrpt / tiresias and the lower bound on mean JCT.
 set -eu
 cd "$(dirname "$0")/.."
 TRACE=../shared/data/philly/philly.csv
 RUBICK=../shared/data/rubick/workloads
 OUT=${1:-/tmp/gpusched-families}
-POLICIES=${POLICIES:-asrpt-oracle,asrpt,asrpt-backfill,srpt-oracle,sjf-bco,sjf,tiresias,fifo}
+POLICIES=${POLICIES:-asrpt-oracle,asrpt,srpt-oracle,sjf-bco,sjf,tiresias,fifo}
 FAMILIES=${FAMILIES:-synthetic,philly-vc,philly-vc-other,pollux,rubick}
+MODES=${MODES:-off on}
+SEEDS=${SEEDS:-1 2 3}
 WORKERS=${WORKERS:-2}
 mkdir -p "$OUT"
 BIN="$OUT/gpusched"
 go build -o "$BIN" ./cmd/gpusched
 go build -o "$OUT/workloads" ./bench/workloads
-: > "$OUT/cells.txt"
+for m in $MODES; do : > "$OUT/cells-$m.txt"; done
 
-# cell NAME ARGS...: one comparison, its table, and its line in cells.txt.
+# cell NAME ARGS...: one comparison per mode, its table, and its line in cells-MODE.txt.
 cell() {
 	name=$1
 	shift
-	echo "== $name"
-	/usr/bin/time -f "   (%U s user CPU, %e s wall)" "$BIN" compare "$@" -policies "$POLICIES" \
-		-workers "$WORKERS" -progress off -out "$OUT/$name" > "$OUT/$name.txt"
-	# summary.csv: policy $1, jobs $4, avg_jct $5, idle_while_waiting $22.
-	awk -F, -v cell="$name" 'NR > 1 { p[NR] = $1; j[NR] = $5; idle[NR] = $22; if (best == "" || $5 < best) best = $5 }
-		END {
-			for (i = 2; i <= NR; i++) {
-				printf "   %-16s %10.2f h  x%.3f  idle %8.0f GPU-h\n", p[i], j[i] / 3600, j[i] / best, idle[i] / 3600
-				r[p[i]] = j[i] / best
+	for m in $MODES; do
+		echo "== $name (migrations $m for every policy)"
+		"$BIN" compare "$@" -policies "$POLICIES" -consolidate "$m" \
+			-workers "$WORKERS" -progress off -out "$OUT/$name-$m" > "$OUT/$name-$m.txt"
+		awk -F, -v cell="$name" -v cells="$OUT/cells-$m.txt" '
+			NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+			{
+				p[NR] = $1; j[NR] = $col["avg_jct"]; mig[NR] = $col["migrations_per_job"]
+				mb[NR] = $col["migration_bytes"]; bound = $col["jct_lower_bound"]
+				if (best == "" || j[NR] < best) { best = j[NR]; bestp = $1 }
 			}
-			printf "%s asrpt-oracle x%.3f asrpt x%.3f asrpt-backfill x%.3f\n", cell, r["asrpt-oracle"], r["asrpt"], r["asrpt-backfill"] >> "'"$OUT/cells.txt"'"
-		}' "$OUT/$name/summary.csv"
+			END {
+				for (i = 2; i <= NR; i++) {
+					printf "   %-14s %10.2f h  x%.3f  migrate/job %.3f  moved %.3g TB\n", p[i], j[i] / 3600, j[i] / best, mig[i], mb[i] / 1e12
+					r[p[i]] = j[i]
+				}
+				printf "   lower bound %10.2f h\n", bound / 3600
+				ao = r["asrpt-oracle"]; a = r["asrpt"]; t = r["tiresias"]
+				printf "%-26s %-12s %9.2f  %7.3f  %7.3f  %7.3f  %9.2f\n", cell, bestp, best / 3600, (ao ? ao / best : 0), (ao && a ? a / ao : 0), (t && a ? a / t : 0), bound / 3600 >> cells
+			}' "$OUT/$name-$m/summary.csv"
+	done
 }
 
 has() { case ",$FAMILIES," in *",$1,"*) return 0 ;; esac; return 1; }
 
 if has synthetic; then
 	for load in 0.7 0.9 1.2; do
-		cell "synthetic-$load" -jobs 2000 -load "$load" -cluster a100:8 -seed 1
+		for seed in $SEEDS; do
+			cell "synthetic-$load-s$seed" -jobs 2000 -load "$load" -cluster a100:8 -seed "$seed"
+		done
 	done
 fi
 
@@ -79,10 +93,9 @@ else
 		done
 	fi
 	if has philly-full; then
-		for rate in 1 5 8; do
+		for rate in 5 8; do
 			cell "philly-full-${rate}x" -trace "$TRACE" -cluster a100:256 -rate "$rate"
 		done
-		cell "philly-full-1x-a100:32" -trace "$TRACE" -cluster a100:32
 	fi
 	if has pollux; then
 		for seed in 1 2 3 4; do
@@ -95,16 +108,21 @@ else
 fi
 
 if has rubick; then
-	if [ -d "$RUBICK" ] && "$BIN" compare -h 2>&1 | grep -q rubick; then
+	if [ -d "$RUBICK" ]; then
 		for w in workload-base workload-bp workload-mt; do
 			cell "rubick-$w" -trace "$RUBICK/$w.csv" -format rubick -cluster a800:8 -restore 260s
 		done
 	else
-		echo "skipping the Rubick family: gpusched does not read -format rubick yet, or $RUBICK is absent"
+		echo "skipping the Rubick family: $RUBICK is absent"
 	fi
 fi
 
-echo
-echo "== mean JCT relative to the best policy of each cell"
-cat "$OUT/cells.txt"
+for m in $MODES; do
+	echo
+	echo "== migrations $m for every policy: mean JCT (h) of the best policy; ratios; lower bound (h)"
+	printf "%-26s %-12s %9s  %7s  %7s  %7s  %9s\n" cell best "best h" "ao/best" "a/ao" "a/tir" "bound h"
+	cat "$OUT/cells-$m.txt"
+	awk '{ if ($4 > mao) mao = $4; if ($5 > ma) ma = $5; if ($6 > mt) mt = $6 }
+		END { printf "worst: asrpt-oracle/best %.3f, asrpt/asrpt-oracle %.3f, asrpt/tiresias %.3f\n", mao, ma, mt }' "$OUT/cells-$m.txt"
+done
 echo "outputs in $OUT"

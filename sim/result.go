@@ -71,6 +71,9 @@ type JobRecord struct {
 	// CrossServerBytes is the bytes the job sent between servers: its iterations on each
 	// placement times that placement's StepCost.CrossServerBytes.
 	CrossServerBytes float64 `json:"cross_server_bytes"`
+	// MigrationBytes is the training state the job's migrations moved: its migrations times
+	// CheckpointBytes of the job (0 for a job without a model, whose state is unknown).
+	MigrationBytes float64 `json:"migration_bytes,omitempty"`
 	// Killed is copied from the trace record: the job was cancelled rather than finished.
 	Killed bool `json:"killed,omitempty"`
 	// Restarts counts how often a server failure stopped the job (it restarted from its last
@@ -127,6 +130,8 @@ type Summary struct {
 	MigrationsPerJob  float64 `json:"migrations_per_job"`
 	// CrossServerBytes is the total bytes sent between servers.
 	CrossServerBytes float64 `json:"cross_server_bytes"`
+	// MigrationBytes is the total training state moved by migrations (JobRecord.MigrationBytes).
+	MigrationBytes float64 `json:"migration_bytes"`
 	// Events is the number of Schedule calls.
 	Events int `json:"events"`
 	// ServerFailures is the number of server failures during the run (Config.Failures).
@@ -176,6 +181,7 @@ func (e *engine) record(idx int32) JobRecord {
 		Preemptions: st.Preemptions, Migrations: st.Migrations,
 		Iterations: st.Iterations, RunTime: st.Executed, Productive: st.Productive, GPUTime: st.Attained,
 		CrossServerBytes: st.CrossServerBytes, Killed: j.killed,
+		MigrationBytes: float64(st.Migrations) * CheckpointBytes(j.job),
 		Restarts: st.Interruptions, LostGPUTime: st.LostGPUTime,
 		Guaranteed: j.job.Guaranteed,
 	}
@@ -248,6 +254,7 @@ func Summarize(jobs []JobRecord, gpus int) Summary {
 	for _, j := range jobs {
 		s.BusyGPUSeconds += j.GPUTime
 		s.CrossServerBytes += j.CrossServerBytes
+		s.MigrationBytes += j.MigrationBytes
 		s.LostGPUTime += j.LostGPUTime
 		pre += float64(j.Preemptions)
 		mig += float64(j.Migrations)
@@ -390,4 +397,15 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// CheckpointBytes is the training state a migration of job j moves, in bytes: 16 bytes per
+// parameter of its model (half-precision weights and gradients, a single-precision master
+// copy and Adam's two moments: the mixed-precision accounting of Rajbhandari et al., "ZeRO",
+// SC'20), and 0 for a job without a model.
+func CheckpointBytes(j *gpusched.Job) float64 {
+	if j == nil || j.Model == nil {
+		return 0
+	}
+	return 16 * j.Model.Params()
 }

@@ -613,7 +613,7 @@ func writeSummaryCSV(w io.Writer, rows []summaryRow) error {
 	cw.Write([]string{"policy", "load", "seed", "jobs", "avg_jct", "median_jct", "p95_jct", "p99_jct", "makespan",
 		"avg_queue_delay", "avg_wait", "utilisation", "busy_gpu_seconds", "preemptions_per_job", "migrations_per_job",
 		"cross_server_bytes", "events", "rejected", "server_failures", "restarts_per_job", "lost_gpu_time", "idle_while_waiting",
-		"guaranteed", "guarantee_attainment", "avg_guarantee_ratio", "jct_lower_bound", "jct_ratio_to_bound", "wall_seconds"})
+		"guaranteed", "guarantee_attainment", "avg_guarantee_ratio", "migration_bytes", "jct_lower_bound", "jct_ratio_to_bound", "wall_seconds"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range rows {
 		s := r.Summary
@@ -621,7 +621,7 @@ func writeSummaryCSV(w io.Writer, rows []summaryRow) error {
 			f(s.P95JCT), f(s.P99JCT), f(s.Makespan), f(s.AvgQueueDelay), f(s.AvgWait), f(s.Utilisation), f(s.BusyGPUSeconds),
 			f(s.PreemptionsPerJob), f(s.MigrationsPerJob), f(s.CrossServerBytes), strconv.Itoa(s.Events),
 			strconv.Itoa(s.Rejected), strconv.Itoa(s.ServerFailures), f(s.RestartsPerJob), f(s.LostGPUTime), f(s.IdleWhileWaiting),
-			strconv.Itoa(s.Guaranteed), f(s.GuaranteeAttainment), f(s.AvgGuaranteeRatio), f(float64(r.Bound)), f(float64(r.Ratio)), f(r.WallSec)})
+			strconv.Itoa(s.Guaranteed), f(s.GuaranteeAttainment), f(s.AvgGuaranteeRatio), f(s.MigrationBytes), f(float64(r.Bound)), f(float64(r.Ratio)), f(r.WallSec)})
 	}
 	cw.Flush()
 	return cw.Error()
