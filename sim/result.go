@@ -182,7 +182,7 @@ func (e *engine) record(idx int32) JobRecord {
 		Iterations: st.Iterations, RunTime: st.Executed, Productive: st.Productive, GPUTime: st.Attained,
 		CrossServerBytes: st.CrossServerBytes, Killed: j.killed,
 		MigrationBytes: float64(st.Migrations) * CheckpointBytes(j.job),
-		Restarts: st.Interruptions, LostGPUTime: st.LostGPUTime,
+		Restarts:       st.Interruptions, LostGPUTime: st.LostGPUTime,
 		Guaranteed: j.job.Guaranteed,
 	}
 	if je := j.en.Rejection(); je != nil {
