@@ -111,6 +111,14 @@ type Options struct {
 	// and the package documentation, "Predictions as distributions". Off by default: measured
 	// on the workload families it did not pay (BENCHMARKS.md).
 	Gittins bool
+	// Strikes is how many times a job must have run past its prediction (each time
+	// re-estimated) before A-SRPT stops trusting its priority: such a job no longer preempts
+	// running jobs for its GPUs, and in strict order it no longer holds up the jobs behind it
+	// when it cannot start; it starts when GPUs are free. It keeps jobs the predictor keeps
+	// under-predicting (long jobs, which report last) from preempting each other in turn at
+	// every re-estimation (see the package documentation, "Wrong predictions"). Zero selects
+	// DefaultStrikes; negative means never (every re-estimated job keeps its full rights).
+	Strikes int
 	// NoMigrate tells A-SRPT that the host cannot move a running job (no checkpoint it can
 	// restore elsewhere): A-SRPT then never emits a migration (no consolidation, whatever
 	// NoConsolidate says; a job on GPUs that became unavailable is preempted, not moved) and,
@@ -128,6 +136,9 @@ type Options struct {
 	// DefaultCompactSlack; negative means exactly the best time.
 	CompactSlack float64
 }
+
+// DefaultStrikes is the default Options.Strikes: a job re-estimated twice no longer preempts.
+const DefaultStrikes = 2
 
 // DefaultCompactSlack is the default Options.CompactSlack: placements within 10% of a job's
 // best time per iteration are compact.
@@ -157,6 +168,7 @@ type jobState struct {
 	// waitFrom is the time since which the compact conversion has kept the job waiting for a
 	// compact placement (NaN: it is not waiting for one).
 	waitFrom float64
+	overruns int // re-estimations so far (see Options.Strikes)
 }
 
 // rejection is a job that admission refused, remembered so that it is not retried at every
@@ -215,6 +227,7 @@ type Scheduler struct {
 	compact  bool           // the compact conversion (on unless Options.NoCompact)
 	dist     Distributional // the Estimator's distributions (nil: point sizes)
 	slack    float64        // Options.CompactSlack resolved
+	strikes  int            // Options.Strikes resolved: 0 for never
 
 	// scratch
 	fresh     []freshJob
@@ -288,6 +301,12 @@ func New(opt Options) (*Scheduler, error) {
 	s.compact = !opt.NoCompact || opt.NoMigrate
 	if d, ok := opt.Estimator.(Distributional); ok && opt.Gittins {
 		s.dist = d
+	}
+	switch {
+	case opt.Strikes == 0:
+		s.strikes = DefaultStrikes
+	case opt.Strikes > 0:
+		s.strikes = opt.Strikes
 	}
 	switch {
 	case opt.CompactSlack == 0:
@@ -900,6 +919,7 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job) (*jobState, *gpu
 // reestimate revises the prediction of a job that has done `done` >= its predicted iterations;
 // the extra predicted work joins the virtual queue in SRPT order.
 func (s *Scheduler) reestimate(st *jobState, done float64) error {
+	st.overruns++
 	if n, rank, ok := s.gittins(st.job, done); ok {
 		st.iters = n
 		size := float64(st.job.GPUs) * rank * st.tau / s.g0
@@ -964,6 +984,7 @@ func (s *Scheduler) reestimate(st *jobState, done float64) error {
 // the prefix and fits, and preempted otherwise. It returns the earliest time a blocked
 // preemption becomes allowed (+Inf if none).
 func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, error) {
+	calm := func(st *jobState) bool { return s.strikes > 0 && st.overruns >= s.strikes }
 	s.orderPrefix(&v, G, s.opt.Backfill || s.reversed)
 	if s.reversed {
 		s.orderPrefix(&v, G, true)
@@ -1047,7 +1068,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		}
 		target := 0
 		for _, st := range s.order[:prefixLen] {
-			if holds(st) {
+			if holds(st) || calm(st) {
 				continue
 			}
 			if target+st.gpus > avail {
@@ -1113,14 +1134,14 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 				continue
 			}
 			if st.job.GPUs > free.Len() {
-				if !s.opt.Backfill {
+				if !s.opt.Backfill && !calm(st) {
 					return nil // strict order: nobody overtakes a waiting prefix job
 				}
 				continue
 			}
 			gpus, ok := s.opt.Placer(v.Cluster, free, st.job)
 			if !ok || len(gpus) != st.job.GPUs {
-				if !s.opt.Backfill {
+				if !s.opt.Backfill && !calm(st) {
 					return nil
 				}
 				continue

@@ -69,6 +69,8 @@ type savedJobs struct {
 	Iterations []float64        `json:"iterations"`
 	StepTimes  []float64        `json:"step_times"`
 	Weights    []float64        `json:"weights"`
+	// Overruns counts each job's re-estimations (Options.Strikes); absent when all are 0.
+	Overruns []int `json:"overruns,omitempty"`
 }
 
 // savedConstraint is the GPU type and memory a job requires, so that A-SRPT can tell whether
@@ -188,6 +190,7 @@ func (s *Scheduler) SaveState(w io.Writer) error {
 			j.Iterations = append(j.Iterations, st.iters)
 			j.StepTimes = append(j.StepTimes, st.tau)
 			j.Weights = append(j.Weights, st.weight)
+			j.Overruns = append(j.Overruns, st.overruns)
 			if st.job.Constrained() {
 				out.Constraints = append(out.Constraints, savedConstraint{Key: st.key, GPUType: st.job.GPUType, MinGPUMemory: st.job.MinGPUMemory})
 			}
@@ -195,6 +198,9 @@ func (s *Scheduler) SaveState(w io.Writer) error {
 				out.CompactWaits = append(out.CompactWaits, savedWait{Key: st.key, Since: st.waitFrom})
 			}
 		}
+	}
+	if !slices.ContainsFunc(out.Jobs.Overruns, func(n int) bool { return n != 0 }) {
+		out.Jobs.Overruns = nil
 	}
 	for _, st := range s.vdone {
 		if !st.gone {
@@ -310,6 +316,8 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 	case len(js.Keys) != nj || len(js.GPUs) != nj || len(js.Iterations) != nj || len(js.StepTimes) != nj || len(js.Weights) != nj:
 		return bad("job columns of different lengths: %d ids, %d keys, %d GPU counts, %d predictions, %d step times, %d weights",
 			nj, len(js.Keys), len(js.GPUs), len(js.Iterations), len(js.StepTimes), len(js.Weights))
+	case js.Overruns != nil && len(js.Overruns) != nj:
+		return bad("job columns of different lengths: %d ids, %d re-estimation counts", nj, len(js.Overruns))
 	case len(done.Keys) != len(done.Finish):
 		return bad("virtually done list: %d keys, %d completion times", len(done.Keys), len(done.Finish))
 	case in.Cluster == nil && in.G0 != 0:
@@ -366,6 +374,12 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 		jobs[i] = gpusched.Job{ID: id, GPUs: js.GPUs[i]}
 		st := &states[i]
 		*st = jobState{key: js.Keys[i], iters: js.Iterations[i], tau: js.StepTimes[i], weight: js.Weights[i], job: &jobs[i], gpus: js.GPUs[i], waitFrom: math.NaN()}
+		if js.Overruns != nil {
+			if js.Overruns[i] < 0 {
+				return bad("job %q: %d re-estimations", id, js.Overruns[i])
+			}
+			st.overruns = js.Overruns[i]
+		}
 		n.jobs[id] = st
 		n.byKey[st.key] = st
 	}
