@@ -170,6 +170,13 @@ type Accuracy struct {
 	MAPE float64 `json:"mape"`
 	// Worst is the largest of those relative errors.
 	Worst float64 `json:"worst"`
+	// Median is their median.
+	Median float64 `json:"median"`
+	// PlacementSpearman is the rank correlation of predicted and measured step times across the
+	// placements measured at one per-replica batch with one kind of plan (tensor and pipeline
+	// degrees, ZeRO, offload, checkpointing alike; any number of GPUs), averaged over the groups
+	// of at least three placements, weighted by their counts; NaN when none.
+	PlacementSpearman float64 `json:"placement_spearman"`
 	// Spearman is the rank correlation of predicted and measured step times across the
 	// configurations of each global batch size (plans and placements), averaged over the batch
 	// sizes with at least three configurations, weighted by their counts; NaN when none.
@@ -204,7 +211,7 @@ func Score(cases []*Case, pred []float64) Accuracy {
 	var a Accuracy
 	a.Rows = len(cases)
 	if len(cases) == 0 {
-		a.MAPE, a.Worst, a.Spearman, a.Regret = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		a.MAPE, a.Worst, a.Spearman, a.Regret, a.Median, a.PlacementSpearman = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		return a
 	}
 	for i, c := range cases {
@@ -213,6 +220,17 @@ func Score(cases []*Case, pred []float64) Accuracy {
 		a.Worst = math.Max(a.Worst, e)
 	}
 	a.MAPE /= float64(len(cases))
+	errs := make([]float64, len(cases))
+	for i, c := range cases {
+		errs[i] = math.Abs(pred[i]-c.Row.StepTime) / c.Row.StepTime
+	}
+	slices.Sort(errs)
+	if n := len(errs); n%2 == 1 {
+		a.Median = errs[n/2]
+	} else {
+		a.Median = (errs[n/2-1] + errs[n/2]) / 2
+	}
+	a.PlacementSpearman = placementSpearman(cases, pred)
 	// Spearman per global batch.
 	byBatch := map[int][]int{}
 	for i, c := range cases {
@@ -294,6 +312,36 @@ func Score(cases []*Case, pred []float64) Accuracy {
 	return a
 }
 
+// placementSpearman is Accuracy.PlacementSpearman.
+func placementSpearman(cases []*Case, pred []float64) float64 {
+	type key struct {
+		local, tp, pp, zero int
+		offload, ckpt       bool
+	}
+	groups := map[key][]int{}
+	for i, c := range cases {
+		p := c.Row.Plan
+		k := key{p.GlobalBatch / max(p.DP, 1), p.TP, p.PP, p.ZeRO, p.Offload, p.Checkpointing}
+		groups[k] = append(groups[k], i)
+	}
+	sum, n := 0.0, 0
+	for _, idx := range groups {
+		if len(idx) < 3 {
+			continue
+		}
+		x, y := make([]float64, len(idx)), make([]float64, len(idx))
+		for k, i := range idx {
+			x[k], y[k] = pred[i], cases[i].Row.StepTime
+		}
+		sum += float64(len(idx)) * Spearman(x, y)
+		n += len(idx)
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
 // Spearman returns Spearman's rank correlation of x and y (equal lengths): the Pearson
 // correlation of their ranks, ties getting the average of the ranks they span. It returns 0
 // when either has no spread or fewer than two values, and NaN for unequal lengths.
@@ -362,8 +410,13 @@ type ModelReport struct {
 	Profiles []int `json:"profiles"`
 	// Factors holds the model's factors refined on the profiles.
 	Factors graph.ModelFactors `json:"factors"`
+	// CV is the leave-one-profile-out error of the refinement on the profiles (see RefineCV).
+	CV CrossValidation `json:"cv"`
 	// Refined is the accuracy over the model's other rows with the refined factors.
 	Refined Accuracy `json:"refined"`
+	// PriorRest is the accuracy over the same rows (all but the profiles) with the constants
+	// alone (k = 0): what the refinement must not be worse than.
+	PriorRest Accuracy `json:"prior_rest"`
 	// All is the accuracy over every row of the model, profiles included, with the refined
 	// factors: the ranking a scheduler choosing among plans and placements would see.
 	All Accuracy `json:"all"`
@@ -372,7 +425,7 @@ type ModelReport struct {
 // Evaluate runs the out-of-sample evaluation of every model of the cases: for each GPU family
 // and each model of it, the family's hardware constants are fitted on its other models
 // (FitHardware from prior), the model is predicted with them alone (k = 0, every row), then
-// its factors are refined (Refine) on k profiles chosen by SelectProfiles and the rest of its
+// its factors are refined (RefineCV, from factors of 1) on k profiles chosen by SelectProfiles and the rest of its
 // rows are predicted. A family with one model is fitted on that model itself for the k = 0
 // figures, which are then in sample. Models are reported in order of first appearance.
 func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, error) {
@@ -428,10 +481,17 @@ func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, erro
 					rest = append(rest, c)
 				}
 			}
-			if rep.Factors, err = Refine(prof, hf.Efficiency); err != nil {
+			if rep.Factors, rep.CV, err = RefineCV(prof, hf.Efficiency, graph.ModelFactors{}); err != nil {
 				return nil, err
 			}
-			pred = pred[:0]
+			restPrior := make([]float64, 0, len(rest))
+			for i := range mine {
+				if !chosen[i] {
+					restPrior = append(restPrior, pred[i])
+				}
+			}
+			rep.PriorRest = Score(rest, restPrior)
+			pred = make([]float64, 0, len(rest))
 			for _, c := range rest {
 				b, err := c.Placed.Time(hf.Efficiency, rep.Factors)
 				if err != nil {

@@ -91,13 +91,15 @@ type problem struct {
 	fitHW   bool
 	fixed   []graph.ModelFactors // per model when factors are not fitted
 	fitF    bool
-	factor0 [][nFactors]float64  // per model, the prior of its coordinates
-	ohScale []float64            // per model, seconds per unit of its overhead coordinate
-	robust  bool                 // Cauchy loss (see robustScale) instead of squares
-	jobs    []*graph.Placed      // per case
-	fbuf    []graph.ModelFactors // per case, scratch
-	tbuf    []float64            // per case, scratch
-	evals   int
+	factor0 [][nFactors]float64 // per model, the prior of its coordinates
+	ohScale []float64           // per model, seconds per unit of its overhead coordinate
+	robust  bool                // Cauchy loss (see robustScale) instead of squares
+	// strength multiplies the factors' priors (FactorPrior, CommPrior); 0 means 1.
+	strength float64
+	jobs     []*graph.Placed      // per case
+	fbuf     []graph.ModelFactors // per case, scratch
+	tbuf     []float64            // per case, scratch
+	evals    int
 }
 
 // robustScale is the scale of the Cauchy loss of a joint hardware fit, in log error: errors
@@ -188,12 +190,16 @@ func (p *problem) loss(x []float64) float64 {
 		}
 	}
 	if p.fitF {
+		st := p.strength
+		if st == 0 {
+			st = 1
+		}
 		for m := range p.models {
 			for j := 0; j < nFactors; j++ {
 				d := x[k] - p.factor0[m][j]
-				w := FactorPrior
+				w := FactorPrior * st
 				if j == commSlot {
-					w = CommPrior
+					w = CommPrior * st
 				}
 				l += w * d * d
 				k++
@@ -373,16 +379,39 @@ func FitHardware(cases []*Case, prior graph.Efficiency, layouts bool) (HardwareF
 	return best, nil
 }
 
-// Refine fits one model's factors (graph.ModelFactors) to k measured configurations of it
-// (cases, all of one model and GPU family) with the hardware constants fixed: the sum of
-// squared log errors of the step times plus FactorPrior x (log factor)^2 per factor, so that
-// with few rows the factors stay near 1 (k = 0 gives 1: the hardware constants alone). It uses
-// gonum's Nelder-Mead and L-BFGS, is deterministic, and takes milliseconds for tens of rows.
+// Refine fits one model's factors (graph.ModelFactors) to k measured configurations of it with
+// the hardware constants fixed, from factors of 1: RefineFrom with the zero prior.
 func Refine(cases []*Case, eff graph.Efficiency) (graph.ModelFactors, error) {
-	if len(cases) == 0 {
-		return graph.ModelFactors{}, nil
+	return RefineFrom(cases, eff, graph.ModelFactors{})
+}
+
+// RefineOverheadScale is the scale, in seconds, of a model's own overhead in a refinement: an
+// overhead of RefineOverheadScale away from the prior's costs as much as a factor of e. It is
+// absolute, so that slow profiles (ZeRO-Offload runs of seconds) do not license an overhead of
+// seconds on the model's fast plans.
+const RefineOverheadScale = 0.05
+
+// RefineFrom fits one model's factors to measured configurations of it (cases, all of one
+// model and GPU family) with the hardware constants fixed, as a regularised update of prior
+// (the factors a calibration already holds for the model; the zero value means factors of 1
+// and no overhead): the sum of squared log errors of the step times plus FactorPrior x
+// (log(f / prior f))^2 per factor (CommPrior for the communication factor) and FactorPrior x
+// ((overhead - prior overhead) / RefineOverheadScale)^2, starting from prior. With no rows it
+// returns prior. It uses gonum's L-BFGS and Nelder-Mead, is deterministic, and takes
+// milliseconds for tens of rows.
+func RefineFrom(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (graph.ModelFactors, error) {
+	return refine(cases, eff, prior, 1)
+}
+
+// refine is RefineFrom with the priors' strength multiplied by strength (math.Inf(1): prior).
+func refine(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors, strength float64) (graph.ModelFactors, error) {
+	if len(cases) == 0 || math.IsInf(strength, 1) {
+		return prior, nil
 	}
 	if err := eff.Validate(); err != nil {
+		return graph.ModelFactors{}, err
+	}
+	if err := prior.Validate(); err != nil {
 		return graph.ModelFactors{}, err
 	}
 	name := cases[0].Model.Name()
@@ -392,13 +421,28 @@ func Refine(cases []*Case, eff graph.Efficiency) (graph.ModelFactors, error) {
 		}
 	}
 	p := &problem{cases: cases, modelOf: make([]int, len(cases)), models: []string{name}, base: eff, fitF: true,
-		factor0: make([][nFactors]float64, 1), weight: make([]float64, len(cases))}
-	p.ohScale = overheadScales(cases, p.modelOf, 1)
+		factor0: make([][nFactors]float64, 1), weight: make([]float64, len(cases)), strength: strength}
+	p.ohScale = []float64{RefineOverheadScale}
+	p.factor0[0] = priorCoords(prior, RefineOverheadScale)
 	for i := range p.weight {
 		p.weight[i] = 1
 	}
 	_, fs := p.decode(minimize(p.loss, p.start()))
 	return fs[0], nil
+}
+
+// priorCoords returns the fit coordinates of factors (zero factors mean 1).
+func priorCoords(f graph.ModelFactors, ohScale float64) [nFactors]float64 {
+	l := func(v float64) float64 {
+		if v == 0 {
+			return 0
+		}
+		return math.Log(v)
+	}
+	var c [nFactors]float64
+	c[0], c[1], c[2], c[4] = l(f.Compute), l(f.Comm), l(f.Optimizer), l(f.Parallel)
+	c[overheadSlot] = f.Overhead / ohScale
+	return c
 }
 
 // overheadScales returns, per model, overheadScale x the median measured step time of its
@@ -414,4 +458,127 @@ func overheadScales(cases []*Case, of []int, models int) []float64 {
 		out[m] = overheadScale * t[len(t)/2]
 	}
 	return out
+}
+
+// CrossValidation is how well a model's refinement predicts rows it was not refined on.
+type CrossValidation struct {
+	// Method is "leave-one-out" (every row predicted by the factors refined on the others) or
+	// "5-fold" (for more than MaxLeaveOneOut rows: rows i, i+5, ... held out together).
+	Method string `json:"method"`
+	// MAPE is the mean relative error of the held-out rows' step times; NaN for fewer than two
+	// rows.
+	MAPE float64 `json:"mape"`
+	// Worst is the largest of those errors; NaN for fewer than two rows.
+	Worst float64 `json:"worst"`
+	// Strength is the multiplier of the factors' priors the refinement used: chosen among
+	// RefineStrengths by the leave-one-out error when there are 2 to MaxLeaveOneOut rows, 1
+	// otherwise; +Inf means the prior's factors were kept (no refinement predicted the
+	// held-out rows better).
+	Strength float64 `json:"strength"`
+	// PriorMAPE is the mean relative error of the rows with the prior's factors.
+	PriorMAPE float64 `json:"prior_mape"`
+}
+
+// CVWarn is the cross-validated error above which a refinement deserves a warning: the
+// factors fitted to a model's profiles do not predict its other profiles to 15%.
+const CVWarn = 0.15
+
+// MaxLeaveOneOut is the most rows for which RefineCV holds out one row at a time and chooses
+// the priors' strength; above it, the rows are plenty, the strength is 1 and the error is
+// 5-fold.
+const MaxLeaveOneOut = 20
+
+// RefineStrengths are the multipliers of the factors' priors RefineCV chooses among, strongest
+// first (+Inf keeps the prior's factors).
+var RefineStrengths = []float64{math.Inf(1), 16, 4, 1, 0.25}
+
+// RefineCV refines a model's factors on its rows (cases) as a regularised update of prior
+// (RefineFrom), choosing how strongly the prior holds by leave-one-profile-out: with 2 to
+// MaxLeaveOneOut rows, for each strength of RefineStrengths every row is predicted with the
+// factors refined on the others, and the strength with the least mean relative error wins
+// (ties to the stronger prior, so the prior's factors are kept unless refinement predicts
+// held-out profiles better). It returns the factors refined on every row at that strength and
+// the cross-validated error.
+func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (graph.ModelFactors, CrossValidation, error) {
+	cv := CrossValidation{Method: "leave-one-out", MAPE: math.NaN(), Worst: math.NaN(), Strength: 1, PriorMAPE: math.NaN()}
+	if len(cases) == 0 {
+		return prior, cv, nil
+	}
+	if err := eff.Validate(); err != nil {
+		return graph.ModelFactors{}, cv, err
+	}
+	predErr := func(c *Case, f graph.ModelFactors) (float64, error) {
+		b, err := c.Placed.Time(eff, f)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", c.Row.where(), err)
+		}
+		return math.Abs(b.Total/c.Row.StepTime - 1), nil
+	}
+	pm := 0.0
+	for _, c := range cases {
+		e, err := predErr(c, prior)
+		if err != nil {
+			return graph.ModelFactors{}, cv, err
+		}
+		pm += e
+	}
+	cv.PriorMAPE = pm / float64(len(cases))
+	// heldOut returns the errors of the rows held out fold by fold.
+	heldOut := func(strength float64, folds int) ([]float64, error) {
+		errs := make([]float64, len(cases))
+		for k := 0; k < folds; k++ {
+			var train, test []int
+			for i := range cases {
+				if i%folds == k {
+					test = append(test, i)
+				} else {
+					train = append(train, i)
+				}
+			}
+			sub := make([]*Case, len(train))
+			for j, i := range train {
+				sub[j] = cases[i]
+			}
+			f, err := refine(sub, eff, prior, strength)
+			if err != nil {
+				return nil, err
+			}
+			for _, i := range test {
+				if errs[i], err = predErr(cases[i], f); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return errs, nil
+	}
+	summary := func(errs []float64) (mape, worst float64) {
+		for _, e := range errs {
+			mape += e
+			worst = math.Max(worst, e)
+		}
+		return mape / float64(len(errs)), worst
+	}
+	switch n := len(cases); {
+	case n < 2:
+	case n <= MaxLeaveOneOut:
+		best := math.Inf(1)
+		for _, st := range RefineStrengths {
+			errs, err := heldOut(st, n)
+			if err != nil {
+				return graph.ModelFactors{}, cv, err
+			}
+			if m, w := summary(errs); m < best-1e-9 {
+				best, cv.MAPE, cv.Worst, cv.Strength = m, m, w, st
+			}
+		}
+	default:
+		cv.Method = "5-fold"
+		errs, err := heldOut(1, 5)
+		if err != nil {
+			return graph.ModelFactors{}, cv, err
+		}
+		cv.MAPE, cv.Worst = summary(errs)
+	}
+	f, err := refine(cases, eff, prior, cv.Strength)
+	return f, cv, err
 }

@@ -107,13 +107,14 @@ func run(dir string, k int) error {
 	fmt.Println("step time; Spearman over the configurations of one global batch; regret of the predicted-fastest")
 	fmt.Println("configuration per (GPUs, batch), worst group (\"all\": every row with the refined factors).")
 	fmt.Println()
-	fmt.Println("| GPU | model | rows | k=0 MAPE | k=0 worst | k=0 Spearman | k=0 regret | profiles (lines) | k=5 MAPE (other rows) | k=5 worst | all: Spearman | all: regret | factors (compute, comm, optimizer, parallel, overhead s) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| GPU | model | rows | k=0 MAPE | k=0 worst | k=0 Spearman | k=0 placement Spearman | k=0 regret | profiles (lines) | leave-one-profile-out (prior strength) | k=0 on the other rows: MAPE, median | k=5 MAPE (other rows) | k=5 median | k=5 worst | all: Spearman | all: placement Spearman | all: regret | factors (compute, comm, optimizer, parallel, overhead s) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range reps {
 		f := r.Factors
-		fmt.Printf("| %s | %s | %d | %s | %s | %s | %s | %v | %s | %s | %s | %s | %.2f, %.2f, %.2f, %.2f, %.3g |\n",
-			r.Family, r.Model, r.Prior.Rows, pct(r.Prior.MAPE), pct(r.Prior.Worst), f2(r.Prior.Spearman), pct(r.Prior.Regret), r.Profiles,
-			pct(r.Refined.MAPE), pct(r.Refined.Worst), f2(r.All.Spearman), pct(r.All.Regret), f.Compute, f.Comm, f.Optimizer, f.Parallel, f.Overhead)
+		fmt.Printf("| %s | %s | %d | %s | %s | %s | %s | %s | %v | %s (%g) | %s, %s | %s | %s | %s | %s | %s | %s | %.2f, %.2f, %.2f, %.2f, %.3g |\n",
+			r.Family, r.Model, r.Prior.Rows, pct(r.Prior.MAPE), pct(r.Prior.Worst), f2(r.Prior.Spearman), f2(r.Prior.PlacementSpearman), pct(r.Prior.Regret), r.Profiles,
+			pct(r.CV.MAPE), r.CV.Strength, pct(r.PriorRest.MAPE), pct(r.PriorRest.Median),
+			pct(r.Refined.MAPE), pct(r.Refined.Median), pct(r.Refined.Worst), f2(r.All.Spearman), f2(r.All.PlacementSpearman), pct(r.All.Regret), f.Compute, f.Comm, f.Optimizer, f.Parallel, f.Overhead)
 	}
 	fmt.Printf("\n(evaluation: %.1f s for %d models)\n\n", evalTime.Seconds(), len(reps))
 

@@ -145,13 +145,22 @@ func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(report, "kept: %s\n", k)
 	}
 	tw := tabwriter.NewWriter(report, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tgpu\trows\tcompute\tcomm\toptimizer\tparallel\toverhead (s)\terror in sample")
+	fmt.Fprintln(tw, "model\tgpu\trows\tcompute\tcomm\toptimizer\tparallel\toverhead (s)\terror in sample\theld-out error (worst)\tprior strength")
 	for _, m := range rep.Models {
 		f := m.Factors
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3g\t%.3g\t%.3g\t%.3g\t%.3g\t%.1f%%\n", m.Model, m.Family, m.Rows, f.Compute, f.Comm, f.Optimizer, f.Parallel, f.Overhead, 100*m.MAPE)
+		cv := "-"
+		if !math.IsNaN(m.CV.MAPE) {
+			cv = fmt.Sprintf("%.1f%% (%.1f%%, %s)", 100*m.CV.MAPE, 100*m.CV.Worst, m.CV.Method)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3g\t%.3g\t%.3g\t%.3g\t%.3g\t%.1f%%\t%s\t%g\n", m.Model, m.Family, m.Rows, f.Compute, f.Comm, f.Optimizer, f.Parallel, f.Overhead, 100*m.MAPE, cv, m.CV.Strength)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, m := range rep.Models {
+		if w := m.Warning(); w != "" {
+			fmt.Fprintln(stderr, w)
+		}
 	}
 	if *out != "-" {
 		fmt.Fprintf(report, "wrote %s\n", *out)
