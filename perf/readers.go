@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -142,7 +141,7 @@ func ReadPollux(r io.Reader, name, dataset string) ([]Row, error) {
 // ReadPolluxFile reads a Pollux placements file; its base name without extension is the
 // dataset (see ReadPollux).
 func ReadPolluxFile(path string) ([]Row, error) {
-	f, err := os.Open(path)
+	f, err := openMeasurements(path)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +300,7 @@ func ReadRubick(r io.Reader, name, app string) ([]Row, error) {
 // ReadRubickFile reads a Rubick placements file; its base name without extension is the
 // application (see ReadRubick).
 func ReadRubickFile(path string) ([]Row, error) {
-	f, err := os.Open(path)
+	f, err := openMeasurements(path)
 	if err != nil {
 		return nil, err
 	}
@@ -399,12 +398,12 @@ func ReadRubickProfile(config, data io.Reader, configName, dataName, app string)
 // ReadRubickProfileDir reads config.csv and data.csv of a Rubick profile directory; its base
 // name is the application (see ReadRubickProfile).
 func ReadRubickProfileDir(dir string) ([]Row, error) {
-	c, err := os.Open(filepath.Join(dir, "config.csv"))
+	c, err := openMeasurements(filepath.Join(dir, "config.csv"))
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	d, err := os.Open(filepath.Join(dir, "data.csv"))
+	d, err := openMeasurements(filepath.Join(dir, "data.csv"))
 	if err != nil {
 		return nil, err
 	}

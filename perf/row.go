@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -395,7 +394,7 @@ func precisionName(d float64) string {
 
 // ReadFile reads a measurement file (see Read).
 func ReadFile(path string) ([]Row, error) {
-	f, err := os.Open(path)
+	f, err := openMeasurements(path)
 	if err != nil {
 		return nil, err
 	}

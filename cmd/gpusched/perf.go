@@ -213,14 +213,27 @@ func cmdPerfPredict(args []string, stdout, stderr io.Writer) error {
 	return w.Flush()
 }
 
-// readCalibration reads a calibration file.
+// maxCalibrationFile bounds a calibration file.
+const maxCalibrationFile = 64 << 20
+
+// readCalibration reads a calibration file: a regular file of at most maxCalibrationFile bytes.
 func readCalibration(path string) (*graph.Calibration, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return graph.ReadCalibration(f, path)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if st.Size() > maxCalibrationFile {
+		return nil, fmt.Errorf("%s has %d bytes, more than %d", path, st.Size(), maxCalibrationFile)
+	}
+	return graph.ReadCalibration(io.LimitReader(f, maxCalibrationFile), path)
 }
 
 // readMeasurements reads and prepares every -in.
@@ -247,6 +260,9 @@ func readMeasurementFile(path, format string) ([]perf.Row, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
+	}
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file or a directory", path)
 	}
 	if format == "auto" {
 		format = "csv"
