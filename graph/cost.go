@@ -403,6 +403,28 @@ func TimeAll(jobs []*Placed, eff Efficiency, factors []ModelFactors, out []float
 	return nil
 }
 
+// BreakdownAll is TimeAll with the whole breakdown: out[i] is the iteration time of jobs[i]
+// with the constants eff and the factors factors[i], by cause (see Placed.Time).
+func BreakdownAll(jobs []*Placed, eff Efficiency, factors []ModelFactors, out []Breakdown) error {
+	if len(factors) != len(jobs) || len(out) != len(jobs) {
+		return fmt.Errorf("%w: %d jobs, %d factors, %d outputs", ErrInvalidOptions, len(jobs), len(factors), len(out))
+	}
+	if err := eff.Validate(); err != nil {
+		return err
+	}
+	var last ModelFactors
+	for i, p := range jobs {
+		if f := factors[i]; i == 0 || f != last {
+			if err := f.Validate(); err != nil {
+				return err
+			}
+			last = f
+		}
+		out[i] = p.c.timing(p.geo, eff, factors[i])
+	}
+	return nil
+}
+
 // TimeWith returns the iteration time with the constants and factors o resolves to for the
 // placed job (o.Load is ignored: the load was fixed by Place).
 func (p *Placed) TimeWith(o Options) (Breakdown, error) {

@@ -99,8 +99,20 @@ type problem struct {
 	jobs     []*graph.Placed      // per case
 	fbuf     []graph.ModelFactors // per case, scratch
 	tbuf     []float64            // per case, scratch
+	bbuf     []graph.Breakdown    // per case, scratch (when some case has a measured sync time)
+	hasSync  bool                 // some case has a measured sync time
 	evals    int
 }
+
+// SyncWeight weighs a row's measured synchronisation time (Row.SyncTime, where it is measured)
+// against its step time in the fits: the squared log error of the predicted exposed
+// synchronisation (graph.Breakdown.DP) counts SyncWeight times a step time's. With it the
+// fits split a step between compute and communication as measured, instead of trading one
+// for the other.
+const SyncWeight = 0.5
+
+// syncFloor is the floor of a synchronisation time in the sync term, as a fraction of the step.
+const syncFloor = 0.05
 
 // robustScale is the scale of the Cauchy loss of a joint hardware fit, in log error: errors
 // well under 20% count as squares, far larger ones much less.
@@ -163,8 +175,31 @@ func (p *problem) loss(x []float64) float64 {
 	for i := range p.cases {
 		p.fbuf[i] = fs[p.modelOf[i]]
 	}
-	if graph.TimeAll(p.jobs, e, p.fbuf, p.tbuf) != nil {
+	if p.bbuf == nil {
+		for _, c := range p.cases {
+			p.hasSync = p.hasSync || !math.IsNaN(c.Row.SyncTime)
+		}
+		if p.hasSync {
+			p.bbuf = make([]graph.Breakdown, len(p.cases))
+		}
+	}
+	if p.hasSync {
+		if graph.BreakdownAll(p.jobs, e, p.fbuf, p.bbuf) != nil {
+			return math.Inf(1)
+		}
+		for i := range p.bbuf {
+			p.tbuf[i] = p.bbuf[i].Total
+		}
+	} else if graph.TimeAll(p.jobs, e, p.fbuf, p.tbuf) != nil {
 		return math.Inf(1)
+	}
+	// Cauchy loss when robust: like r^2 for small errors, growing only logarithmically for the
+	// large ones that no constant can explain, so they do not drag the others.
+	penalty := func(r float64) float64 {
+		if p.robust {
+			return robustScale * robustScale * math.Log1p(r*r/(robustScale*robustScale))
+		}
+		return r * r
 	}
 	l := 0.0
 	for i, c := range p.cases {
@@ -174,11 +209,16 @@ func (p *problem) loss(x []float64) float64 {
 		}
 		r := math.Log(t / c.Row.StepTime)
 		if p.robust {
-			// Cauchy loss: like r^2 for small errors, growing only logarithmically for the
-			// large ones that no constant can explain, so they do not drag the others.
 			l += p.weight[i] * robustScale * robustScale * math.Log1p(r*r/(robustScale*robustScale))
 		} else {
 			l += p.weight[i] * r * r
+		}
+		if s := c.Row.SyncTime; p.hasSync && !math.IsNaN(s) {
+			// The measured synchronisation against the predicted exposed one (Breakdown.DP),
+			// each with a floor of syncFloor of the step, so that syncs of a few
+			// milliseconds, mostly noise, weigh little.
+			fl := syncFloor * c.Row.StepTime
+			l += SyncWeight * p.weight[i] * penalty(math.Log((p.bbuf[i].DP+fl)/(s+fl)))
 		}
 	}
 	k := 0
@@ -581,4 +621,24 @@ func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (gr
 	}
 	f, err := refine(cases, eff, prior, cv.Strength)
 	return f, cv, err
+}
+
+// ConstantsDiffer returns the names of the constants among fitted (HardwareFit.Fitted) in which
+// got and want differ by more than tol relatively, and "ring_layout" when their ring layouts
+// differ.
+func ConstantsDiffer(got, want graph.Efficiency, fitted []string, tol float64) []string {
+	var out []string
+	for _, name := range fitted {
+		for _, ps := range hardwareParams {
+			if ps.name == name {
+				if g, w := *ps.get(&got), *ps.get(&want); math.Abs(g-w) > tol*math.Abs(w) {
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	if got.RingLayout != want.RingLayout {
+		out = append(out, "ring_layout")
+	}
+	return out
 }
