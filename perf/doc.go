@@ -44,8 +44,18 @@
 //	gpu*            the GPU type, as a topology preset: t4, a800, a100, h100
 //	placement*      GPUs per server, one digit per server: 4, 22, 1111, 88888888
 //	dp, tp, pp      the parallel degrees (default tp = pp = 1, dp = GPUs / (tp x pp))
-//	micro_batches   micro-batches per replica and iteration (default 1): pipelining, or
-//	                gradient accumulation without it
+//	micro_batches   micro-batches each replica runs per iteration, one after another (default
+//	                1: the replica's whole batch at once): a pipeline's micro-batches, or the
+//	                steps of gradient accumulation without one
+//	grad_accum      the same count under its frameworks' name (DeepSpeed's
+//	                gradient_accumulation_steps; Megatron-LM's global batch / (micro-batch
+//	                size x dp)); given with micro_batches, the two must agree
+//	micro_batch_size samples per micro-batch (Megatron-LM's --micro-batch-size, DeepSpeed's
+//	                train_micro_batch_size_per_gpu): the replica's batch / micro_batch_size
+//	                micro-batches; it must divide the replica's batch and agree with the others
+//	                The count matters: each micro-batch pays the per-layer overheads and a
+//	                pipeline's bubble shrinks with more of them. Say what was run: nothing
+//	                infers it (the Rubick reader takes RubickApp.MicroBatchSize).
 //	global_batch*   samples per iteration over all replicas, or
 //	local_batch*    samples per replica and iteration (one of the two is required)
 //	zero            ZeRO stage 0-3 (default 0)

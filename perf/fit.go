@@ -642,3 +642,76 @@ func ConstantsDiffer(got, want graph.Efficiency, fitted []string, tol float64) [
 	}
 	return out
 }
+
+// WithMicroBatchSize returns rows with the plans of their tensor- or pipeline-parallel rows
+// re-derived for micro-batches of s samples (0: one micro-batch per replica; s is cut to the
+// replica's batch), for data that do not record it (the Rubick artifact's). Rows without
+// tensor or pipeline parallelism are returned as they are. Errors wrap ErrBadRow.
+func WithMicroBatchSize(rows []Row, s int) ([]Row, error) {
+	if s < 0 {
+		return nil, fmt.Errorf("%w: micro-batch size %d", ErrBadRow, s)
+	}
+	out := slices.Clone(rows)
+	for i := range out {
+		p := &out[i].Plan
+		if p.TP <= 1 && p.PP <= 1 {
+			continue
+		}
+		local := p.GlobalBatch / max(p.DP, 1)
+		p.MicroBatches = 1
+		if s > 0 && s < local {
+			if local%s != 0 {
+				return nil, fmt.Errorf("%w: %s: micro-batches of %d samples do not divide the %d samples of a replica", ErrBadRow, out[i].where(), s, local)
+			}
+			p.MicroBatches = local / s
+		}
+	}
+	return out, nil
+}
+
+// FitMicroBatchSize chooses, among candidates (0 meaning one micro-batch per replica), the
+// micro-batch size of a model's tensor- and pipeline-parallel runs that its profiles (rows, of
+// one model) bear out best: for each, the plans are re-derived (WithMicroBatchSize), the model's
+// factors refined from prior (RefineCV) and scored by their cross-validated error (in-sample
+// for fewer than three rows); ties go to the earlier candidate. It returns the size and the
+// prepared cases.
+func FitMicroBatchSize(rows []Row, eff graph.Efficiency, prior graph.ModelFactors, candidates []int) (int, []*Case, error) {
+	if len(candidates) == 0 {
+		candidates = []int{0}
+	}
+	best, bestErr := -1, math.Inf(1)
+	var bestCases []*Case
+	for _, s := range candidates {
+		rs, err := WithMicroBatchSize(rows, s)
+		if err != nil {
+			continue // a size that does not divide some replica's batch is not a candidate
+		}
+		cases, err := Prepare(rs)
+		if err != nil {
+			return 0, nil, err
+		}
+		f, cv, err := RefineCV(cases, eff, prior)
+		if err != nil {
+			return 0, nil, err
+		}
+		score := cv.MAPE
+		if len(cases) < 3 || math.IsNaN(score) {
+			score = 0
+			for _, c := range cases {
+				b, err := c.Placed.Time(eff, f)
+				if err != nil {
+					return 0, nil, err
+				}
+				score += math.Abs(b.Total/c.Row.StepTime - 1)
+			}
+			score /= float64(len(cases))
+		}
+		if score < bestErr-1e-9 {
+			best, bestErr, bestCases = s, score, cases
+		}
+	}
+	if best < 0 {
+		return 0, nil, fmt.Errorf("%w: no candidate micro-batch size %v divides the replicas' batches", ErrBadRow, candidates)
+	}
+	return best, bestCases, nil
+}

@@ -276,3 +276,39 @@ func TestRefineCV(t *testing.T) {
 		t.Errorf("noisy rows: %+v, warning %q", cv, mf.Warning())
 	}
 }
+
+// TestFitMicroBatchSize: the micro-batch size of pipelined runs is an input (RubickApp,
+// WithMicroBatchSize) and can be chosen from profiles: rows made with micro-batches of one
+// sample are read back as such.
+func TestFitMicroBatchSize(t *testing.T) {
+	eff, _ := graph.HardwareConstants("a800")
+	cases := synthetic(t, "bert-large", eff, graph.ModelFactors{})
+	var rows []Row
+	for _, c := range cases {
+		if c.Row.Plan.TP > 1 || c.Row.Plan.PP > 1 {
+			rows = append(rows, c.Row)
+		}
+	}
+	perSample, err := WithMicroBatchSize(rows, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := perSample[1].Plan; p.MicroBatches != p.GlobalBatch/p.DP {
+		t.Fatalf("micro-batches of one sample: %v", p)
+	}
+	made, err := Prepare(perSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range made {
+		b, _ := c.Placed.Time(eff, graph.ModelFactors{})
+		rows[i].StepTime = b.Total
+	}
+	s, got, err := FitMicroBatchSize(rows, eff, graph.ModelFactors{}, []int{0, 1, 2, 4})
+	if err != nil || s != 1 || len(got) != len(rows) {
+		t.Errorf("chose %d (%v), want 1", s, err)
+	}
+	if _, err := WithMicroBatchSize(rows, 3); !errors.Is(err, ErrBadRow) {
+		t.Errorf("3 samples per micro-batch of 16: %v", err)
+	}
+}

@@ -68,17 +68,26 @@ func (i *inputs) Set(v string) error {
 	return nil
 }
 
-func perfFlags(name string, stderr io.Writer) (*flag.FlagSet, *inputs, *string) {
+// measurementFlags are the flags that say how to read measurements.
+type measurementFlags struct {
+	in             inputs
+	format         string
+	microBatchSize int
+}
+
+func perfFlags(name string, stderr io.Writer) (*flag.FlagSet, *measurementFlags) {
 	fs := flag.NewFlagSet("perf "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	in := &inputs{}
-	fs.Var(in, "in", "measurements: a measurement CSV, a Pollux or Rubick placements CSV, or a Rubick profile directory (repeatable)")
-	format := fs.String("format", "auto", "format of every -in: auto, csv, pollux, rubick or rubick-profile")
-	return fs, in, format
+	m := &measurementFlags{}
+	fs.Var(&m.in, "in", "measurements: a measurement CSV, a Pollux or Rubick placements CSV, or a Rubick profile directory (repeatable)")
+	fs.StringVar(&m.format, "format", "auto", "format of every -in: auto, csv, pollux, rubick or rubick-profile")
+	fs.IntVar(&m.microBatchSize, "micro-batch-size", 0, "samples per micro-batch of the tensor/pipeline-parallel runs of Rubick placements files, which do not record it (0: one micro-batch per replica, as the Rubick artifact's model reads them); a measurement CSV says it in its micro_batches, grad_accum or micro_batch_size column")
+	return fs, m
 }
 
 func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
-	fs, in, format := perfFlags("fit", stderr)
+	fs, mf := perfFlags("fit", stderr)
+	in := &mf.in
 	out := fs.String("out", "", "write the calibration (JSON) to this file; - for stdout")
 	hardware := fs.String("hardware", "auto", "fit the GPU types' constants: auto (when two or more models and 30 rows of the type are measured), always, or keep (the shipped or -prior constants)")
 	prior := fs.String("prior", "", "a calibration (JSON) to start from instead of the shipped constants")
@@ -112,7 +121,7 @@ func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
 		}
 		opt.Prior = cal
 	}
-	cases, err := readMeasurements(*in, *format)
+	cases, err := readMeasurements(mf)
 	if err != nil {
 		return fmt.Errorf("perf fit: %w", err)
 	}
@@ -169,7 +178,7 @@ func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
 }
 
 func cmdPerfPredict(args []string, stdout, stderr io.Writer) error {
-	fs, in, format := perfFlags("predict", stderr)
+	fs, mf := perfFlags("predict", stderr)
 	calPath := fs.String("perf", "", "the calibration (JSON) from perf fit; without it the shipped constants alone")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gpusched perf predict [-perf perf.json] -in rows.csv\n\nflags:")
@@ -188,7 +197,7 @@ func cmdPerfPredict(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("perf predict: -perf: %w", err)
 		}
 	}
-	cases, err := readMeasurements(*in, *format)
+	cases, err := readMeasurements(mf)
 	if err != nil {
 		return fmt.Errorf("perf predict: %w", err)
 	}
@@ -237,13 +246,17 @@ func readCalibration(path string) (*graph.Calibration, error) {
 }
 
 // readMeasurements reads and prepares every -in.
-func readMeasurements(paths []string, format string) ([]*perf.Case, error) {
+func readMeasurements(mf *measurementFlags) ([]*perf.Case, error) {
+	paths, format := mf.in, mf.format
+	if mf.microBatchSize < 0 {
+		return nil, fmt.Errorf("-micro-batch-size %d: want 0 or more", mf.microBatchSize)
+	}
 	if len(paths) == 0 {
 		return nil, errors.New("no measurements: give -in FILE")
 	}
 	var rows []perf.Row
 	for _, p := range paths {
-		r, err := readMeasurementFile(p, format)
+		r, err := readMeasurementFile(p, format, mf.microBatchSize)
 		if err != nil {
 			return nil, err
 		}
@@ -256,7 +269,7 @@ func readMeasurements(paths []string, format string) ([]*perf.Case, error) {
 }
 
 // readMeasurementFile reads one -in in the given or detected format.
-func readMeasurementFile(path, format string) ([]perf.Row, error) {
+func readMeasurementFile(path, format string, microBatchSize int) ([]perf.Row, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -290,7 +303,7 @@ func readMeasurementFile(path, format string) ([]perf.Row, error) {
 	case "pollux":
 		return perf.ReadPolluxFile(path)
 	case "rubick":
-		return perf.ReadRubickFile(path)
+		return perf.ReadRubickFileMicro(path, microBatchSize)
 	case "rubick-profile":
 		return perf.ReadRubickProfileDir(path)
 	}
