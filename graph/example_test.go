@@ -81,7 +81,7 @@ func ExampleCompile() {
 	// Output:
 	// dp=8 tp=1 pp=1 mb=1 batch=8: 255.5 GB per GPU, fits: false
 	// dp=1 tp=8 pp=2 mb=8 batch=8: 19.2 GB per GPU, fits: true
-	// graph: invalid plan: tp 3 does not divide the 40 attention heads of model "gpt3-13b"
+	// graph: invalid plan: tp 3 does not divide the 40 attention heads of model "gpt3-13b" (uneven_heads allows it)
 }
 
 // The worker graph has one vertex per worker and the bytes per iteration on each edge: what a

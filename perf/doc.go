@@ -62,6 +62,8 @@
 //	offload         1 for ZeRO-Offload (the optimizer on the host; needs zero >= 1)
 //	cpu_threads     CPU threads per GPU of the host optimizer under offload
 //	checkpointing   1 for activation checkpointing
+//	uneven_heads    1 when tp does not divide the attention heads and the framework split
+//	                them unevenly (T5-3B's 32 heads on 3 GPUs; graph.Plan.UnevenHeads)
 //	rank_order      tp-pp-dp (gpusched's, the default) or tp-dp-pp (Megatron-LM's): how the
 //	                plan's ranks map onto the placement's GPUs, numbered server by server
 //	step_time*      measured seconds per iteration, > 0

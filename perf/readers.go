@@ -207,7 +207,7 @@ const RubickOffloadThreads = 4
 //     (Megatron-LM, the artifact's throughput_3D(pp, tp, ...)), ranks in Megatron-LM's order,
 //     with micro-batches of app.MicroBatchSize samples; by default (0) one micro-batch of the
 //     whole per-replica batch, as the artifact's throughput model takes it (mbsz = local_bsz //
-//     dp), which the shared measurements bear out (BENCHMARKS.md), though Megatron-LM runs
+//     dp), which the shared measurements bear out (bench/perf_model.sh), though Megatron-LM runs
 //     elsewhere used one sample per micro-batch: FitMicroBatchSize chooses from profiles.
 //
 // Accumulation takes the fewest micro-batches (dividing the per-GPU batch) with which the

@@ -108,7 +108,7 @@ func (r Row) where() string {
 
 // Columns of the measurement CSV, in the order Write uses.
 var columns = []string{"model", "precision", "seq_len", "gpu", "placement", "dp", "tp", "pp", "micro_batches", "grad_accum",
-	"micro_batch_size", "global_batch", "local_batch", "zero", "offload", "cpu_threads", "checkpointing", "rank_order", "step_time", "sync_time", "compute_time", "tag"}
+	"micro_batch_size", "global_batch", "local_batch", "zero", "offload", "cpu_threads", "checkpointing", "uneven_heads", "rank_order", "step_time", "sync_time", "compute_time", "tag"}
 
 // maxLineBytes bounds one line of a measurement file.
 const maxLineBytes = 1 << 16
@@ -366,6 +366,9 @@ func parseRow(fields []string, col map[string]int, name string, line int) (Row, 
 	if p.Checkpointing, err = boolField("checkpointing"); err != nil {
 		return Row{}, err
 	}
+	if p.UnevenHeads, err = boolField("uneven_heads"); err != nil {
+		return Row{}, err
+	}
 	if o, ok := get("rank_order"); ok {
 		found := false
 		for i, n := range rankOrderNames {
@@ -461,7 +464,7 @@ func Write(w io.Writer, rows []Row) error {
 		}
 		rec := []string{r.Model, precisionName(r.DTypeBytes), seq, r.GPU, r.Placement, strconv.Itoa(p.DP), strconv.Itoa(p.TP), strconv.Itoa(p.PP),
 			strconv.Itoa(p.MicroBatches), strconv.Itoa(p.MicroBatches), mbs, strconv.Itoa(p.GlobalBatch), "", strconv.Itoa(p.ZeRO), b01(p.Offload), threads, b01(p.Checkpointing),
-			r.Order.String(), opt(r.StepTime), opt(r.SyncTime), opt(r.ComputeTime), r.Tag}
+			b01(p.UnevenHeads), r.Order.String(), opt(r.StepTime), opt(r.SyncTime), opt(r.ComputeTime), r.Tag}
 		for _, f := range rec {
 			if strings.ContainsAny(f, ",\n\r") {
 				return fmt.Errorf("%w: %s: field %q has a comma or a line break", ErrBadRow, r.where(), truncate(f))

@@ -230,3 +230,18 @@ func TestMicroBatchColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestUnevenHeadsColumn: T5-3B on 3 GPUs of tensor parallelism is expressible in the CSV.
+func TestUnevenHeadsColumn(t *testing.T) {
+	const head = "model,gpu,placement,tp,global_batch,uneven_heads,step_time\n"
+	rows, err := Read(strings.NewReader(head+"t5-3b,a800,3,3,4,1,1\nt5-3b,a800,3,3,4,0,1\n"), "x.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Prepare(rows[:1]); err != nil {
+		t.Errorf("uneven heads: %v", err)
+	}
+	if _, err := Prepare(rows[1:]); !errors.Is(err, graph.ErrInvalidPlan) || !strings.Contains(err.Error(), "x.csv:3: plan") {
+		t.Errorf("even heads: %v", err)
+	}
+}
