@@ -327,12 +327,13 @@ func ReadRubickApp(r io.Reader, name string, a RubickApp) ([]Row, error) {
 // ReadRubickFile reads a Rubick placements file; its base name without extension is the
 // application (see ReadRubick).
 func ReadRubickFile(path string) ([]Row, error) {
-	return ReadRubickFileMicro(path, 0)
+	return ReadRubickFileMicro(path, -1)
 }
 
 // ReadRubickFileMicro reads a Rubick placements file as ReadRubickFile does, its tensor- and
 // pipeline-parallel runs with micro-batches of microBatchSize samples (RubickApp.MicroBatchSize;
-// 0: one micro-batch per replica, as the artifact's throughput model reads them).
+// 0: one micro-batch per replica, as the artifact's throughput model reads them; negative: the
+// application's own, RubickApps).
 func ReadRubickFileMicro(path string, microBatchSize int) ([]Row, error) {
 	f, err := openMeasurements(path)
 	if err != nil {
@@ -344,7 +345,9 @@ func ReadRubickFileMicro(path string, microBatchSize int) ([]Row, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s: Rubick application %q (want bert, gpt2, llama7, t5 or vit)", ErrUnknown, path, app)
 	}
-	a.MicroBatchSize = microBatchSize
+	if microBatchSize >= 0 {
+		a.MicroBatchSize = microBatchSize
+	}
 	return ReadRubickApp(f, path, a)
 }
 

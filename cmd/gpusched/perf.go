@@ -81,7 +81,7 @@ func perfFlags(name string, stderr io.Writer) (*flag.FlagSet, *measurementFlags)
 	m := &measurementFlags{}
 	fs.Var(&m.in, "in", "measurements: a measurement CSV, a Pollux or Rubick placements CSV, or a Rubick profile directory (repeatable)")
 	fs.StringVar(&m.format, "format", "auto", "format of every -in: auto, csv, pollux, rubick or rubick-profile")
-	fs.IntVar(&m.microBatchSize, "micro-batch-size", 0, "samples per micro-batch of the tensor/pipeline-parallel runs of Rubick placements files, which do not record it (0: one micro-batch per replica, as the Rubick artifact's model reads them); a measurement CSV says it in its micro_batches, grad_accum or micro_batch_size column")
+	fs.IntVar(&m.microBatchSize, "micro-batch-size", -1, "samples per micro-batch of the tensor/pipeline-parallel runs of Rubick placements files, which do not record it: -1 the application's (perf.RubickApps), 0 one micro-batch per replica (the Rubick artifact's throughput model), N > 0 N samples; a measurement CSV says it in its micro_batches, grad_accum or micro_batch_size column")
 	return fs, m
 }
 
@@ -248,8 +248,8 @@ func readCalibration(path string) (*graph.Calibration, error) {
 // readMeasurements reads and prepares every -in.
 func readMeasurements(mf *measurementFlags) ([]*perf.Case, error) {
 	paths, format := mf.in, mf.format
-	if mf.microBatchSize < 0 {
-		return nil, fmt.Errorf("-micro-batch-size %d: want 0 or more", mf.microBatchSize)
+	if mf.microBatchSize < -1 {
+		return nil, fmt.Errorf("-micro-batch-size %d: want -1 (the application's), 0 or more", mf.microBatchSize)
 	}
 	if len(paths) == 0 {
 		return nil, errors.New("no measurements: give -in FILE")
