@@ -22,9 +22,17 @@
 //     held near 1 by a prior, so that the constants describe what the models share.
 //     graph.HardwareConstants ships the constants fitted on ../shared/data.
 //   - graph.ModelFactors, a model's own coefficients (compute, communication, optimizer,
-//     tensor/pipeline-parallel compute factors and an overhead of its own). Refine fits them to
-//     k measured configurations of the model with the hardware constants fixed, under a prior
-//     that keeps them near 1 when k is small (k = 0: the constants alone).
+//     tensor/pipeline-parallel compute factors and an overhead of its own). RefineFrom fits
+//     them to k measured configurations of the model with the hardware constants fixed, as a
+//     regularised update of the factors a prior calibration holds for it (factors of 1 when
+//     none; k = 0: the prior alone), the overhead held near the prior's on an absolute scale
+//     (RefineOverheadScale). RefineCV chooses how strongly the prior holds by
+//     leave-one-profile-out and reports that error; Fit (and `gpusched perf fit`) reports it
+//     per model and warns above CVWarn (15%).
+//
+// Where a row has a measured sync_time, the fits weigh it against the predicted exposed
+// synchronisation (SyncWeight), so that a step is split between compute and communication as
+// measured.
 //
 // Fit does both for a set of measurements and returns a graph.Calibration, which
 // graph.Options.Calibration, gpusched.NewCalibratedCost and `gpusched -perf FILE` take. The
