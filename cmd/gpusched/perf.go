@@ -161,7 +161,17 @@ func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
 		if !math.IsNaN(m.CV.MAPE) {
 			cv = fmt.Sprintf("%.1f%% (%.1f%%, %s)", 100*m.CV.MAPE, 100*m.CV.Worst, m.CV.Method)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3g\t%.3g\t%.3g\t%.3g\t%.3g\t%.1f%%\t%s\t%g\n", m.Model, m.Family, m.Rows, f.Compute, f.Comm, f.Optimizer, f.Parallel, f.Overhead, 100*m.MAPE, cv, m.CV.Strength)
+		one := func(v float64) float64 { // a zero factor means 1
+			if v == 0 {
+				return 1
+			}
+			return v
+		}
+		strength := fmt.Sprintf("%g", m.CV.Strength)
+		if math.IsInf(m.CV.Strength, 1) {
+			strength = "prior kept"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3g\t%.3g\t%.3g\t%.3g\t%.3g\t%.1f%%\t%s\t%s\n", m.Model, m.Family, m.Rows, one(f.Compute), one(f.Comm), one(f.Optimizer), one(f.Parallel), f.Overhead, 100*m.MAPE, cv, strength)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
