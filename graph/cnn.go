@@ -195,18 +195,20 @@ func inceptionV3(d float64) []Layer {
 // assumed by the deepspeech2-small zoo model.
 const DeepSpeech2Frames = 1000
 
-// deepSpeech2Small is a small DeepSpeech2 (Amodei et al. 2016, "Deep Speech 2: End-to-End Speech
-// Recognition in English and Mandarin", sections 3.1-3.5): two 2D convolutions over a
-// 161-bin spectrogram (32 channels, 41x11 kernels with stride 2x2, then 21x11 with stride
-// 2x1, as in Table 4's two-layer 2D row), three bidirectional GRU layers of 800 units whose
-// directions are summed, and a fully connected layer to 29 characters for CTC. The paper's
-// models are larger (up to 11 layers); this "small" size is the project's choice, about 25.8 M
+// deepSpeech2Small is DeepSpeech2 (Amodei et al. 2016, "Deep Speech 2: End-to-End Speech
+// Recognition in English and Mandarin", sections 3.1-3.5) as the Pollux artifact trained it
+// (petuum/adaptdl benchmark/models/deepspeech2: model.py and train.py's defaults): two 2D
+// convolutions with batch norm over a 161-bin spectrogram (20 ms windows at 16 kHz; 32
+// channels, 41x11 kernels with stride 2x2, then 21x11 with stride 2x1), five bidirectional GRU
+// layers of 800 units whose directions are summed (batch norm on the input of all but the
+// first), and batch norm then a bias-free linear layer to 29 characters for CTC: about 41.2 M
 // parameters. GRU parameters per direction: 3 x (in x H + H x H + 2H), the cuDNN/PyTorch form.
 func deepSpeech2Small(d float64) []Layer {
 	const (
 		freq1, freq2 = 81, 41 // (161 - 41 + 2*20)/2 + 1, (81 - 21 + 2*10)/2 + 1
 		hidden       = 800
 		chars        = 29
+		rnnLayers    = 5
 	)
 	t1 := DeepSpeech2Frames / 2 // time steps after the first (time-stride 2) convolution
 	layers := []Layer{
@@ -214,29 +216,37 @@ func deepSpeech2Small(d float64) []Layer {
 		cnnLayer("conv2", d, float64(32*freq2*t1), bnConv(32, 32, 21, 11, freq2, t1)),
 	}
 	in := 32 * freq2
-	for i := 0; i < 3; i++ {
+	for i := 0; i < rnnLayers; i++ {
 		perDir := 3 * (float64(in*hidden) + float64(hidden*hidden))
+		norm := 0.0
+		if i > 0 {
+			norm = 2 * float64(in) // the input's batch norm
+		}
 		layers = append(layers, Layer{
 			Name:            "gru" + strconv.Itoa(i+1),
 			FLOPs:           2 * 2 * perDir * float64(t1), // two directions, 2 FLOPs per multiply-add
-			ParamBytes:      d * 2 * (perDir + 6*hidden),
+			ParamBytes:      d * (2*(perDir+6*hidden) + norm),
 			ActivationBytes: d * float64(hidden*t1),
 			MemoryBytes:     d * 2 * 4 * float64(hidden*t1), // 3 gates and the state, per direction
 			TPAllReduces:    1,
 		})
 		in = hidden
 	}
-	layers = append(layers, cnnLayer("fc", d, float64(chars*t1), conv{cin: hidden, cout: chars, kh: 1, kw: 1, hout: 1, wout: t1, bias: true}))
+	fc := cnnLayer("fc", d, float64(chars*t1), conv{cin: hidden, cout: chars, kh: 1, kw: 1, hout: 1, wout: t1})
+	fc.ParamBytes += d * 2 * hidden // the batch norm before it
+	layers = append(layers, fc)
 	return layers
 }
 
 // ncf is Neural Collaborative Filtering's NeuMF (He et al. 2017, "Neural Collaborative
 // Filtering", section 3.4: a GMF branch and an MLP branch over user and item embeddings, joined
-// by a linear prediction layer), at the sizes of the MLPerf reference on MovieLens-20M:
-// 138,493 users, 26,744 items, 64 GMF factors, MLP layers 256-256-128-64 (user and item MLP
-// embeddings of 128 each). About 31.8 M parameters, almost all in the embedding tables.
+// by a linear prediction layer) as the Pollux artifact trained it (petuum/adaptdl
+// benchmark/models/ncf: NeuMF-end on MovieLens-1M, main.py's defaults): 6,040 users, 3,706
+// items, 32 predictive factors, 3 MLP layers (embeddings of 32 x 2^2 = 128 per user and item,
+// then 256-128-64-32), a prediction layer over 32 + 32: about 1.60 M parameters, 97% in the
+// embedding tables.
 func ncf(d float64) ([]Layer, []Edge) {
-	const users, items, gmf, mlpEmb = 138493, 26744, 64, 128
+	const users, items, gmf, mlpEmb = 6040, 3706, 32, 128
 	emb := func(name string, rows int) Layer {
 		return Layer{
 			Name:            name,
@@ -249,10 +259,10 @@ func ncf(d float64) ([]Layer, []Edge) {
 		emb("user_embedding", users),
 		emb("item_embedding", items),
 		{Name: "gmf", FLOPs: gmf, ActivationBytes: d * gmf, MemoryBytes: d * 2 * gmf},
-		cnnLayer("mlp1", d, 256, linear(2*mlpEmb, 256)),
-		cnnLayer("mlp2", d, 128, linear(256, 128)),
-		cnnLayer("mlp3", d, 64, linear(128, 64)),
-		cnnLayer("predict", d, 1, linear(gmf+64, 1)),
+		cnnLayer("mlp1", d, 128, linear(2*mlpEmb, 128)),
+		cnnLayer("mlp2", d, 64, linear(128, 64)),
+		cnnLayer("mlp3", d, 32, linear(64, 32)),
+		cnnLayer("predict", d, 1, linear(gmf+32, 1)),
 	}
 	edges := []Edge{
 		{"user_embedding", "gmf"}, {"item_embedding", "gmf"},

@@ -46,6 +46,7 @@ type Compiled struct {
 	computeMul float64 // forward+backward (+recompute) in units of one forward pass
 	tpPasses   float64 // TP all-reduce passes per micro-batch: forward, backward (, recompute)
 	dpFactor   float64 // DP volume relative to one all-reduce: 1.5 under ZeRO-3
+	tpDiv      float64 // the busiest tensor-parallel rank holds 1/tpDiv of a layer: TP, or heads / ceil(heads / TP) when uneven
 }
 
 // Compile validates plan against model (see Plan.Validate), splits the layers into stages
@@ -71,6 +72,10 @@ func Compile(model *Model, plan Plan) (*Compiled, error) {
 		computeMul: 3,
 		tpPasses:   2,
 		dpFactor:   1,
+		tpDiv:      float64(plan.TP),
+	}
+	if h := model.Heads(); h > 0 && h%plan.TP != 0 { // UnevenHeads (Validate)
+		c.tpDiv = float64(h) / float64((h+plan.TP-1)/plan.TP)
 	}
 	if plan.Checkpointing {
 		c.computeMul, c.tpPasses = 4, 3
@@ -147,7 +152,7 @@ func (c *Compiled) StageMemory(s int) Memory {
 	p := c.plan
 	st := c.stages[s]
 	d := c.model.DTypeBytes()
-	params := st.ParamBytes / float64(p.TP)
+	params := st.ParamBytes / c.tpDiv
 	n := params / d
 	optPer := 8.0 // fp32 first and second moments
 	if d < 4 {
@@ -169,9 +174,9 @@ func (c *Compiled) StageMemory(s int) Memory {
 	}
 	inflight := float64(min(p.MicroBatches, p.PP-s))
 	if p.Checkpointing {
-		mem.Activations = inflight*c.mb*st.CheckpointBytes + c.mb*st.PeakLayerMemory/float64(p.TP)
+		mem.Activations = inflight*c.mb*st.CheckpointBytes + c.mb*st.PeakLayerMemory/c.tpDiv
 	} else {
-		mem.Activations = inflight * c.mb * st.MemoryBytes / float64(p.TP)
+		mem.Activations = inflight * c.mb * st.MemoryBytes / c.tpDiv
 	}
 	mem.Total = mem.Params + mem.Grads + mem.Optimizer + mem.Activations
 	return mem

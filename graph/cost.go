@@ -403,6 +403,28 @@ func TimeAll(jobs []*Placed, eff Efficiency, factors []ModelFactors, out []float
 	return nil
 }
 
+// BreakdownAll is TimeAll with the whole breakdown: out[i] is the iteration time of jobs[i]
+// with the constants eff and the factors factors[i], by cause (see Placed.Time).
+func BreakdownAll(jobs []*Placed, eff Efficiency, factors []ModelFactors, out []Breakdown) error {
+	if len(factors) != len(jobs) || len(out) != len(jobs) {
+		return fmt.Errorf("%w: %d jobs, %d factors, %d outputs", ErrInvalidOptions, len(jobs), len(factors), len(out))
+	}
+	if err := eff.Validate(); err != nil {
+		return err
+	}
+	var last ModelFactors
+	for i, p := range jobs {
+		if f := factors[i]; i == 0 || f != last {
+			if err := f.Validate(); err != nil {
+				return err
+			}
+			last = f
+		}
+		out[i] = p.c.timing(p.geo, eff, factors[i])
+	}
+	return nil
+}
+
 // TimeWith returns the iteration time with the constants and factors o resolves to for the
 // placed job (o.Load is ignored: the load was fixed by Place).
 func (p *Placed) TimeWith(o Options) (Breakdown, error) {
@@ -891,7 +913,7 @@ func (c *Compiled) timing(geo *geometry, eff Efficiency, f ModelFactors) Breakdo
 	prevBnd := 0.0 // the slowest transfer across boundary s-1
 	for s := range c.stages {
 		st := &c.stages[s]
-		fwd := fc * (c.mb*st.FLOPs/float64(TP)/(geo.peak[s]*compute) + float64(st.End-st.First)*eff.LayerOverhead)
+		fwd := fc * (c.mb*st.FLOPs/c.tpDiv/(geo.peak[s]*compute) + float64(st.End-st.First)*eff.LayerOverhead)
 		tp := 0.0
 		bytes, count := c.tpPasses*c.mb*st.TPAllReduceBytes, c.tpPasses*float64(st.TPAllReduces)
 		for _, r := range geo.tp[geo.tpOff[s]:geo.tpOff[s+1]] {
@@ -900,7 +922,7 @@ func (c *Compiled) timing(geo *geometry, eff Efficiency, f ModelFactors) Breakdo
 		tp *= f.Comm
 		pp := prevBnd // backward send to s-1
 		if s+1 < PP {
-			bytes := c.mb * st.SendBytes / float64(TP)
+			bytes := c.mb * st.SendBytes / c.tpDiv
 			next := 0.0
 			for _, l := range geo.pp[geo.ppOff[s]:geo.ppOff[s+1]] {
 				next = max(next, l.send(bytes, eff))
@@ -910,7 +932,7 @@ func (c *Compiled) timing(geo *geometry, eff Efficiency, f ModelFactors) Breakdo
 			prevBnd = next
 		}
 		dp := 0.0
-		bytes = c.dpFactor * st.ParamBytes / float64(TP)
+		bytes = c.dpFactor * st.ParamBytes / c.tpDiv
 		for _, r := range geo.dp[geo.dpOff[s]:geo.dpOff[s+1]] {
 			dp = max(dp, r.allReduce(bytes, c.dpFactor, eff))
 		}
@@ -942,7 +964,7 @@ func (c *Compiled) timing(geo *geometry, eff Efficiency, f ModelFactors) Breakdo
 // shardParams returns the parameters one worker of stage s updates in the optimizer step: its
 // tensor-parallel share of the stage, divided among the replicas from ZeRO-1 on.
 func (c *Compiled) shardParams(s int) float64 {
-	n := c.stages[s].ParamBytes / c.model.DTypeBytes() / float64(c.plan.TP)
+	n := c.stages[s].ParamBytes / c.model.DTypeBytes() / c.tpDiv
 	if c.plan.ZeRO >= 1 {
 		n /= float64(c.plan.DP)
 	}
@@ -964,7 +986,7 @@ func (c *Compiled) optimizerTime(geo *geometry, eff Efficiency) float64 {
 	if eff.HostBandwidth > 0 {
 		whole := 0.0 // the worker's parameters, which come back whole
 		for s := range c.stages {
-			whole = max(whole, c.stages[s].ParamBytes/float64(c.plan.TP))
+			whole = max(whole, c.stages[s].ParamBytes/c.tpDiv)
 		}
 		t += (c.model.DTypeBytes()*shard + whole) / eff.HostBandwidth
 	}

@@ -81,7 +81,7 @@ func ExampleCompile() {
 	// Output:
 	// dp=8 tp=1 pp=1 mb=1 batch=8: 255.5 GB per GPU, fits: false
 	// dp=1 tp=8 pp=2 mb=8 batch=8: 19.2 GB per GPU, fits: true
-	// graph: invalid plan: tp 3 does not divide the 40 attention heads of model "gpt3-13b"
+	// graph: invalid plan: tp 3 does not divide the 40 attention heads of model "gpt3-13b" (uneven_heads allows it)
 }
 
 // The worker graph has one vertex per worker and the bytes per iteration on each edge: what a
@@ -162,7 +162,7 @@ func ExampleHardwareConstants() {
 	// h100  fitted false compute 0.177 of peak
 	// t4    fitted true  compute 0.177 of peak
 	// A800-SXM4-80GB: 0.23 s per iteration
-	// T4-16GB: 4.05 s per iteration
+	// T4-16GB: 3.97 s per iteration
 }
 
 // The ring layout says how a ring's hops use the paths between servers. Under the default,
@@ -189,6 +189,6 @@ func ExampleRingLayout() {
 		fmt.Println()
 	}
 	// Output:
-	// server-grouped     22   0.66 s  1111 0.66 s  11   0.36 s  111  0.56 s
-	// half-duplex-pairs  22   1.57 s  1111 0.66 s  11   0.97 s  111  0.56 s
+	// server-grouped     22   0.73 s  1111 0.73 s  11   0.41 s  111  0.62 s
+	// half-duplex-pairs  22   1.71 s  1111 0.73 s  11   1.06 s  111  0.62 s
 }

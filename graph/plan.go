@@ -42,6 +42,12 @@ type Plan struct {
 	// CPUThreads is the number of CPU threads each worker's host-side optimizer uses under
 	// Offload; 0 means 1.
 	CPUThreads int `json:"cpu_threads,omitempty"`
+	// UnevenHeads lets TP not divide the model's attention heads: the ranks of a tensor-parallel
+	// group hold ceil or floor of heads / TP heads each (and the same share of the other
+	// weights), as frameworks that shard heads unevenly run it (T5-3B's 32 heads on 3 GPUs),
+	// and the busiest rank, with ceil(heads / TP), times the step. TP must not exceed the heads.
+	// Without it a TP that does not divide the heads is invalid, as Megatron-LM has it.
+	UnevenHeads bool `json:"uneven_heads,omitempty"`
 	// Stages optionally fixes the pipeline split: the number of consecutive layers (in pipeline
 	// order) of each stage, PP entries each at least 1, summing to the model's layers. Empty
 	// means a split that balances the stages' forward FLOPs (see BalancedStages).
@@ -83,6 +89,9 @@ func (p Plan) String() string {
 	}
 	if p.Checkpointing {
 		b.WriteString(" ckpt")
+	}
+	if p.UnevenHeads {
+		b.WriteString(" uneven-heads")
 	}
 	if len(p.Stages) > 0 {
 		fmt.Fprintf(&b, " stages=%v", p.Stages)
@@ -161,7 +170,7 @@ const maxCPUThreads = 1 << 12
 // Validate checks the plan against a model and returns an error wrapping ErrInvalidPlan that
 // names the offending field: a degree, MicroBatches or GlobalBatch below one (or absurdly
 // large), DP x MicroBatches not dividing GlobalBatch, more stages than layers, TP not dividing
-// the model's attention heads, a ZeRO stage outside 0-3, Offload without ZeRO, a negative or
+// the model's attention heads (unless UnevenHeads, and then TP above them), a ZeRO stage outside 0-3, Offload without ZeRO, a negative or
 // absurd CPUThreads, or Stages of the wrong length or sum.
 // Memory is checked separately (Compiled.CheckMemory) because it depends on the GPU.
 func (p Plan) Validate(m *Model) error {
@@ -187,7 +196,12 @@ func (p Plan) Validate(m *Model) error {
 		return fmt.Errorf("%w: pp %d stages outnumber the %d layers of model %q", ErrInvalidPlan, p.PP, m.NumLayers(), m.Name())
 	}
 	if h := m.Heads(); h > 0 && h%p.TP != 0 {
-		return fmt.Errorf("%w: tp %d does not divide the %d attention heads of model %q", ErrInvalidPlan, p.TP, h, m.Name())
+		if !p.UnevenHeads {
+			return fmt.Errorf("%w: tp %d does not divide the %d attention heads of model %q (uneven_heads allows it)", ErrInvalidPlan, p.TP, h, m.Name())
+		}
+		if p.TP > h {
+			return fmt.Errorf("%w: tp %d is more than the %d attention heads of model %q", ErrInvalidPlan, p.TP, h, m.Name())
+		}
 	}
 	if p.ZeRO < 0 || p.ZeRO > 3 {
 		return fmt.Errorf("%w: zero stage %d must be 0, 1, 2 or 3", ErrInvalidPlan, p.ZeRO)

@@ -65,26 +65,51 @@ type TransformerConfig struct {
 	MicroBatch int `json:"micro_batch,omitempty"`
 }
 
+// Bounds of a TransformerConfig, far above any model trained (GPT-3 175B: 96 layers, width
+// 12,288, feed-forward 49,152; contexts of a million tokens), so that a mistyped or hostile size
+// is refused with a clear error instead of building billions of layers.
+const (
+	// MaxTransformerLayers bounds Layers + DecoderLayers.
+	MaxTransformerLayers = 1 << 14
+	// MaxSeqLen bounds SeqLen, DecoderSeqLen and MaxPositions, in tokens.
+	MaxSeqLen = 1 << 24
+	// maxWidth bounds Hidden, Heads, HeadDim, Heads x HeadDim and FFN.
+	maxWidth = 1 << 20
+	// maxVocab bounds Vocab, TokenTypes and HeadOutputs.
+	maxVocab = 1 << 26
+)
+
 // Transformer builds the layer graph of a transformer: layers "embedding", "block0" ...
 // (or "encoder0" ... and "decoder0" ... for an encoder-decoder model) and "head", chained, with
 // the encoder's last block feeding every decoder block. It returns an error wrapping
-// ErrInvalidModel naming the offending field when a size is not positive or the heads do not
-// divide the hidden size (without an explicit HeadDim).
+// ErrInvalidModel naming the offending field when a size is not positive or above its bound
+// (MaxTransformerLayers, MaxSeqLen, ...) or the heads do not divide the hidden size (without an
+// explicit HeadDim).
 func Transformer(cfg TransformerConfig) (*Model, error) {
 	c := cfg
 	for _, f := range []struct {
-		name string
-		v    int
-		min  int
+		name     string
+		v        int
+		min, max int
 	}{
-		{"layers", c.Layers, 1}, {"hidden", c.Hidden, 1}, {"heads", c.Heads, 1}, {"seq_len", c.SeqLen, 1},
-		{"vocab", c.Vocab, 1}, {"decoder_layers", c.DecoderLayers, 0}, {"head_dim", c.HeadDim, 0},
-		{"ffn", c.FFN, 0}, {"decoder_seq_len", c.DecoderSeqLen, 0}, {"max_positions", c.MaxPositions, 0},
-		{"token_types", c.TokenTypes, 0}, {"head_outputs", c.HeadOutputs, 0}, {"micro_batch", c.MicroBatch, 0},
+		{"layers", c.Layers, 1, MaxTransformerLayers}, {"hidden", c.Hidden, 1, maxWidth}, {"heads", c.Heads, 1, maxWidth},
+		{"seq_len", c.SeqLen, 1, MaxSeqLen}, {"vocab", c.Vocab, 1, maxVocab}, {"decoder_layers", c.DecoderLayers, 0, MaxTransformerLayers},
+		{"head_dim", c.HeadDim, 0, maxWidth}, {"ffn", c.FFN, 0, maxWidth}, {"decoder_seq_len", c.DecoderSeqLen, 0, MaxSeqLen},
+		{"max_positions", c.MaxPositions, 0, MaxSeqLen}, {"token_types", c.TokenTypes, 0, maxVocab},
+		{"head_outputs", c.HeadOutputs, 0, maxVocab}, {"micro_batch", c.MicroBatch, 0, 1 << 24},
 	} {
 		if f.v < f.min {
 			return nil, fmt.Errorf("%w: transformer %q: %s %d must be at least %d", ErrInvalidModel, c.Name, f.name, f.v, f.min)
 		}
+		if f.v > f.max {
+			return nil, fmt.Errorf("%w: transformer %q: %s %d is more than %d: no model trained has that many", ErrInvalidModel, c.Name, f.name, f.v, f.max)
+		}
+	}
+	if c.Layers+c.DecoderLayers > MaxTransformerLayers {
+		return nil, fmt.Errorf("%w: transformer %q: %d encoder and %d decoder layers are more than %d", ErrInvalidModel, c.Name, c.Layers, c.DecoderLayers, MaxTransformerLayers)
+	}
+	if c.HeadDim != 0 && c.Heads*c.HeadDim > maxWidth {
+		return nil, fmt.Errorf("%w: transformer %q: heads %d x head_dim %d is more than %d", ErrInvalidModel, c.Name, c.Heads, c.HeadDim, maxWidth)
 	}
 	if c.DTypeBytes == 0 {
 		c.DTypeBytes = 2

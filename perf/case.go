@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +91,9 @@ func Prepare(rows []Row) ([]*Case, error) {
 		if len(gpus) != r.Plan.Workers() {
 			return nil, fmt.Errorf("%w: %s: plan %v has %d workers but placement %q has %d GPUs", ErrBadRow, r.where(), r.Plan, r.Plan.Workers(), r.Placement, len(gpus))
 		}
+		if err := fits(c, cl); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrBadRow, r.where(), err)
+		}
 		pl, err := c.Place(cl, order(r, gpus), nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: placement: %w", r.where(), err)
@@ -98,6 +102,78 @@ func Prepare(rows []Row) ([]*Case, error) {
 	}
 	return out, nil
 }
+
+// fits refuses a plan whose GPUs cannot even hold their share of the model's parameters: a
+// model that no GPU of the type could train with that plan. (Memory beyond the parameters,
+// which the graph package estimates, is not checked: measured runs exceed the estimate.)
+func fits(c *graph.Compiled, cl *topology.Cluster) error {
+	gpu := cl.GPU(0)
+	if m := c.Memory(); !(m.Params <= gpu.MemoryBytes) {
+		return fmt.Errorf("model %q with plan %v holds %.3g GB of parameters per GPU, more than the %.3g GB of one %s: it cannot run",
+			c.Model().Name(), c.Plan(), m.Params/1e9, gpu.MemoryBytes/1e9, gpu.Model)
+	}
+	return nil
+}
+
+// readLimited reads a regular file of at most limit bytes: devices, pipes and directories
+// are refused, and a file that grows past the limit while read is cut off and refused.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return data, nil
+}
+
+// openRegular opens a regular file for reading, and refuses anything else (a device such as
+// /dev/zero, a pipe, a directory), which could be read forever.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is %w (%v)", path, errNotRegular, st.Mode().Type())
+	}
+	return f, nil
+}
+
+// maxMeasurementFile bounds a measurement file.
+const maxMeasurementFile = 1 << 28
+
+// openMeasurements opens a measurement file: a regular file of at most maxMeasurementFile
+// bytes (errors wrap ErrBadRow).
+func openMeasurements(path string) (*os.File, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		if errors.Is(err, errNotRegular) {
+			return nil, fmt.Errorf("%w: %v", ErrBadRow, err)
+		}
+		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.Size() > maxMeasurementFile {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s has %d bytes, more than %d", ErrBadRow, path, st.Size(), maxMeasurementFile)
+	}
+	return f, nil
+}
+
+// errNotRegular reports a path that is not a regular file.
+var errNotRegular = errors.New("not a regular file")
 
 // isFile tells a model reference that names a JSON file from a zoo name.
 func isFile(ref string) bool {
@@ -115,14 +191,7 @@ func loadModel(r Row, dir string) (*graph.Model, error) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
 		}
-		st, err := os.Stat(path)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: model %q: %v", ErrUnknown, r.where(), truncate(r.Model), err)
-		}
-		if st.Size() > maxModelFile {
-			return nil, fmt.Errorf("%w: %s: model %q: file of %d bytes is larger than %d", ErrBadRow, r.where(), truncate(r.Model), st.Size(), maxModelFile)
-		}
-		data, err := os.ReadFile(path)
+		data, err := readLimited(path, maxModelFile)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: model %q: %v", ErrUnknown, r.where(), truncate(r.Model), err)
 		}

@@ -22,9 +22,17 @@
 //     held near 1 by a prior, so that the constants describe what the models share.
 //     graph.HardwareConstants ships the constants fitted on ../shared/data.
 //   - graph.ModelFactors, a model's own coefficients (compute, communication, optimizer,
-//     tensor/pipeline-parallel compute factors and an overhead of its own). Refine fits them to
-//     k measured configurations of the model with the hardware constants fixed, under a prior
-//     that keeps them near 1 when k is small (k = 0: the constants alone).
+//     tensor/pipeline-parallel compute factors and an overhead of its own). RefineFrom fits
+//     them to k measured configurations of the model with the hardware constants fixed, as a
+//     regularised update of the factors a prior calibration holds for it (factors of 1 when
+//     none; k = 0: the prior alone), the overhead held near the prior's on an absolute scale
+//     (RefineOverheadScale). RefineCV chooses how strongly the prior holds by
+//     leave-one-profile-out and reports that error; Fit (and `gpusched perf fit`) reports it
+//     per model and warns above CVWarn (15%).
+//
+// Where a row has a measured sync_time, the fits weigh it against the predicted exposed
+// synchronisation (SyncWeight), so that a step is split between compute and communication as
+// measured.
 //
 // Fit does both for a set of measurements and returns a graph.Calibration, which
 // graph.Options.Calibration, gpusched.NewCalibratedCost and `gpusched -perf FILE` take. The
@@ -44,14 +52,26 @@
 //	gpu*            the GPU type, as a topology preset: t4, a800, a100, h100
 //	placement*      GPUs per server, one digit per server: 4, 22, 1111, 88888888
 //	dp, tp, pp      the parallel degrees (default tp = pp = 1, dp = GPUs / (tp x pp))
-//	micro_batches   micro-batches per replica and iteration (default 1): pipelining, or
-//	                gradient accumulation without it
+//	micro_batches   micro-batches each replica runs per iteration, one after another (default
+//	                1: the replica's whole batch at once): a pipeline's micro-batches, or the
+//	                steps of gradient accumulation without one
+//	grad_accum      the same count under its frameworks' name (DeepSpeed's
+//	                gradient_accumulation_steps; Megatron-LM's global batch / (micro-batch
+//	                size x dp)); given with micro_batches, the two must agree
+//	micro_batch_size samples per micro-batch (Megatron-LM's --micro-batch-size, DeepSpeed's
+//	                train_micro_batch_size_per_gpu): the replica's batch / micro_batch_size
+//	                micro-batches; it must divide the replica's batch and agree with the others
+//	                The count matters: each micro-batch pays the per-layer overheads and a
+//	                pipeline's bubble shrinks with more of them. Say what was run: nothing
+//	                infers it (the Rubick reader takes RubickApp.MicroBatchSize).
 //	global_batch*   samples per iteration over all replicas, or
 //	local_batch*    samples per replica and iteration (one of the two is required)
 //	zero            ZeRO stage 0-3 (default 0)
 //	offload         1 for ZeRO-Offload (the optimizer on the host; needs zero >= 1)
 //	cpu_threads     CPU threads per GPU of the host optimizer under offload
 //	checkpointing   1 for activation checkpointing
+//	uneven_heads    1 when tp does not divide the attention heads and the framework split
+//	                them unevenly (T5-3B's 32 heads on 3 GPUs; graph.Plan.UnevenHeads)
 //	rank_order      tp-pp-dp (gpusched's, the default) or tp-dp-pp (Megatron-LM's): how the
 //	                plan's ranks map onto the placement's GPUs, numbered server by server
 //	step_time*      measured seconds per iteration, > 0

@@ -75,8 +75,8 @@ func casesOf(t *testing.T, lines ...string) []*Case {
 }
 
 // TestSelectProfiles checks the rule by hand: each kind's cheapest case (kinds by count), the
-// cheapest multi-server case at the smallest batch, the main kind's largest single-server case,
-// then more of each kind by size with varied batches.
+// cheapest multi-server case at the smallest batch, the main kind's largest single-server case
+// and widest multi-server case, then more of each kind by size with varied batches.
 func TestSelectProfiles(t *testing.T) {
 	cases := casesOf(t,
 		"ga 8 0 0 0 1 1",        // 0 dp
@@ -93,10 +93,10 @@ func TestSelectProfiles(t *testing.T) {
 	)
 	// Kinds by count: dp (5), dp+zero2+offload (2), dp+zero2 (2), dp+ckpt (1), 3d (1). The
 	// cheapest zero2 case spans servers already, so no multi-server pick is added; then the
-	// main kind's largest single-server case (0), then round robin: dp "2", offload "4", zero2
-	// "11111111", dp "11", dp "44".
+	// main kind's largest single-server case (0) and its widest multi-server case ("44", 2),
+	// then round robin: dp "2", offload "4", zero2 "11111111", dp "11".
 	got := SelectProfiles(cases, 11)
-	want := []int{1, 6, 9, 7, 8, 0, 3, 5, 10, 4, 2}
+	want := []int{1, 6, 9, 7, 8, 0, 2, 3, 5, 10, 4}
 	if !slices.Equal(got, want) {
 		t.Errorf("order %v, want %v", got, want)
 	}

@@ -91,14 +91,28 @@ type problem struct {
 	fitHW   bool
 	fixed   []graph.ModelFactors // per model when factors are not fitted
 	fitF    bool
-	factor0 [][nFactors]float64  // per model, the prior of its coordinates
-	ohScale []float64            // per model, seconds per unit of its overhead coordinate
-	robust  bool                 // Cauchy loss (see robustScale) instead of squares
-	jobs    []*graph.Placed      // per case
-	fbuf    []graph.ModelFactors // per case, scratch
-	tbuf    []float64            // per case, scratch
-	evals   int
+	factor0 [][nFactors]float64 // per model, the prior of its coordinates
+	ohScale []float64           // per model, seconds per unit of its overhead coordinate
+	robust  bool                // Cauchy loss (see robustScale) instead of squares
+	// strength multiplies the factors' priors (FactorPrior, CommPrior); 0 means 1.
+	strength float64
+	jobs     []*graph.Placed      // per case
+	fbuf     []graph.ModelFactors // per case, scratch
+	tbuf     []float64            // per case, scratch
+	bbuf     []graph.Breakdown    // per case, scratch (when some case has a measured sync time)
+	hasSync  bool                 // some case has a measured sync time
+	evals    int
 }
+
+// SyncWeight weighs a row's measured synchronisation time (Row.SyncTime, where it is measured)
+// against its step time in the fits: the squared log error of the predicted exposed
+// synchronisation (graph.Breakdown.DP) counts SyncWeight times a step time's. With it the
+// fits split a step between compute and communication as measured, instead of trading one
+// for the other.
+const SyncWeight = 0.5
+
+// syncFloor is the floor of a synchronisation time in the sync term, as a fraction of the step.
+const syncFloor = 0.05
 
 // robustScale is the scale of the Cauchy loss of a joint hardware fit, in log error: errors
 // well under 20% count as squares, far larger ones much less.
@@ -161,8 +175,31 @@ func (p *problem) loss(x []float64) float64 {
 	for i := range p.cases {
 		p.fbuf[i] = fs[p.modelOf[i]]
 	}
-	if graph.TimeAll(p.jobs, e, p.fbuf, p.tbuf) != nil {
+	if p.bbuf == nil {
+		for _, c := range p.cases {
+			p.hasSync = p.hasSync || !math.IsNaN(c.Row.SyncTime)
+		}
+		if p.hasSync {
+			p.bbuf = make([]graph.Breakdown, len(p.cases))
+		}
+	}
+	if p.hasSync {
+		if graph.BreakdownAll(p.jobs, e, p.fbuf, p.bbuf) != nil {
+			return math.Inf(1)
+		}
+		for i := range p.bbuf {
+			p.tbuf[i] = p.bbuf[i].Total
+		}
+	} else if graph.TimeAll(p.jobs, e, p.fbuf, p.tbuf) != nil {
 		return math.Inf(1)
+	}
+	// Cauchy loss when robust: like r^2 for small errors, growing only logarithmically for the
+	// large ones that no constant can explain, so they do not drag the others.
+	penalty := func(r float64) float64 {
+		if p.robust {
+			return robustScale * robustScale * math.Log1p(r*r/(robustScale*robustScale))
+		}
+		return r * r
 	}
 	l := 0.0
 	for i, c := range p.cases {
@@ -172,11 +209,16 @@ func (p *problem) loss(x []float64) float64 {
 		}
 		r := math.Log(t / c.Row.StepTime)
 		if p.robust {
-			// Cauchy loss: like r^2 for small errors, growing only logarithmically for the
-			// large ones that no constant can explain, so they do not drag the others.
 			l += p.weight[i] * robustScale * robustScale * math.Log1p(r*r/(robustScale*robustScale))
 		} else {
 			l += p.weight[i] * r * r
+		}
+		if s := c.Row.SyncTime; p.hasSync && !math.IsNaN(s) {
+			// The measured synchronisation against the predicted exposed one (Breakdown.DP),
+			// each with a floor of syncFloor of the step, so that syncs of a few
+			// milliseconds, mostly noise, weigh little.
+			fl := syncFloor * c.Row.StepTime
+			l += SyncWeight * p.weight[i] * penalty(math.Log((p.bbuf[i].DP+fl)/(s+fl)))
 		}
 	}
 	k := 0
@@ -188,12 +230,16 @@ func (p *problem) loss(x []float64) float64 {
 		}
 	}
 	if p.fitF {
+		st := p.strength
+		if st == 0 {
+			st = 1
+		}
 		for m := range p.models {
 			for j := 0; j < nFactors; j++ {
 				d := x[k] - p.factor0[m][j]
-				w := FactorPrior
+				w := FactorPrior * st
 				if j == commSlot {
-					w = CommPrior
+					w = CommPrior * st
 				}
 				l += w * d * d
 				k++
@@ -373,16 +419,39 @@ func FitHardware(cases []*Case, prior graph.Efficiency, layouts bool) (HardwareF
 	return best, nil
 }
 
-// Refine fits one model's factors (graph.ModelFactors) to k measured configurations of it
-// (cases, all of one model and GPU family) with the hardware constants fixed: the sum of
-// squared log errors of the step times plus FactorPrior x (log factor)^2 per factor, so that
-// with few rows the factors stay near 1 (k = 0 gives 1: the hardware constants alone). It uses
-// gonum's Nelder-Mead and L-BFGS, is deterministic, and takes milliseconds for tens of rows.
+// Refine fits one model's factors (graph.ModelFactors) to k measured configurations of it with
+// the hardware constants fixed, from factors of 1: RefineFrom with the zero prior.
 func Refine(cases []*Case, eff graph.Efficiency) (graph.ModelFactors, error) {
-	if len(cases) == 0 {
-		return graph.ModelFactors{}, nil
+	return RefineFrom(cases, eff, graph.ModelFactors{})
+}
+
+// RefineOverheadScale is the scale, in seconds, of a model's own overhead in a refinement: an
+// overhead of RefineOverheadScale away from the prior's costs as much as a factor of e. It is
+// absolute, so that slow profiles (ZeRO-Offload runs of seconds) do not license an overhead of
+// seconds on the model's fast plans.
+const RefineOverheadScale = 0.05
+
+// RefineFrom fits one model's factors to measured configurations of it (cases, all of one
+// model and GPU family) with the hardware constants fixed, as a regularised update of prior
+// (the factors a calibration already holds for the model; the zero value means factors of 1
+// and no overhead): the sum of squared log errors of the step times plus FactorPrior x
+// (log(f / prior f))^2 per factor (CommPrior for the communication factor) and FactorPrior x
+// ((overhead - prior overhead) / RefineOverheadScale)^2, starting from prior. With no rows it
+// returns prior. It uses gonum's L-BFGS and Nelder-Mead, is deterministic, and takes
+// milliseconds for tens of rows.
+func RefineFrom(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (graph.ModelFactors, error) {
+	return refine(cases, eff, prior, 1)
+}
+
+// refine is RefineFrom with the priors' strength multiplied by strength (math.Inf(1): prior).
+func refine(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors, strength float64) (graph.ModelFactors, error) {
+	if len(cases) == 0 || math.IsInf(strength, 1) {
+		return prior, nil
 	}
 	if err := eff.Validate(); err != nil {
+		return graph.ModelFactors{}, err
+	}
+	if err := prior.Validate(); err != nil {
 		return graph.ModelFactors{}, err
 	}
 	name := cases[0].Model.Name()
@@ -392,13 +461,28 @@ func Refine(cases []*Case, eff graph.Efficiency) (graph.ModelFactors, error) {
 		}
 	}
 	p := &problem{cases: cases, modelOf: make([]int, len(cases)), models: []string{name}, base: eff, fitF: true,
-		factor0: make([][nFactors]float64, 1), weight: make([]float64, len(cases))}
-	p.ohScale = overheadScales(cases, p.modelOf, 1)
+		factor0: make([][nFactors]float64, 1), weight: make([]float64, len(cases)), strength: strength}
+	p.ohScale = []float64{RefineOverheadScale}
+	p.factor0[0] = priorCoords(prior, RefineOverheadScale)
 	for i := range p.weight {
 		p.weight[i] = 1
 	}
 	_, fs := p.decode(minimize(p.loss, p.start()))
 	return fs[0], nil
+}
+
+// priorCoords returns the fit coordinates of factors (zero factors mean 1).
+func priorCoords(f graph.ModelFactors, ohScale float64) [nFactors]float64 {
+	l := func(v float64) float64 {
+		if v == 0 {
+			return 0
+		}
+		return math.Log(v)
+	}
+	var c [nFactors]float64
+	c[0], c[1], c[2], c[4] = l(f.Compute), l(f.Comm), l(f.Optimizer), l(f.Parallel)
+	c[overheadSlot] = f.Overhead / ohScale
+	return c
 }
 
 // overheadScales returns, per model, overheadScale x the median measured step time of its
@@ -414,4 +498,220 @@ func overheadScales(cases []*Case, of []int, models int) []float64 {
 		out[m] = overheadScale * t[len(t)/2]
 	}
 	return out
+}
+
+// CrossValidation is how well a model's refinement predicts rows it was not refined on.
+type CrossValidation struct {
+	// Method is "leave-one-out" (every row predicted by the factors refined on the others) or
+	// "5-fold" (for more than MaxLeaveOneOut rows: rows i, i+5, ... held out together).
+	Method string `json:"method"`
+	// MAPE is the mean relative error of the held-out rows' step times; NaN for fewer than two
+	// rows.
+	MAPE float64 `json:"mape"`
+	// Worst is the largest of those errors; NaN for fewer than two rows.
+	Worst float64 `json:"worst"`
+	// Strength is the multiplier of the factors' priors the refinement used: chosen among
+	// RefineStrengths by the leave-one-out error when there are 2 to MaxLeaveOneOut rows, 1
+	// otherwise; +Inf means the prior's factors were kept (no refinement predicted the
+	// held-out rows better).
+	Strength float64 `json:"strength"`
+	// PriorMAPE is the mean relative error of the rows with the prior's factors.
+	PriorMAPE float64 `json:"prior_mape"`
+}
+
+// CVWarn is the cross-validated error above which a refinement deserves a warning: the
+// factors fitted to a model's profiles do not predict its other profiles to 15%.
+const CVWarn = 0.15
+
+// MaxLeaveOneOut is the most rows for which RefineCV holds out one row at a time and chooses
+// the priors' strength; above it, the rows are plenty, the strength is 1 and the error is
+// 5-fold.
+const MaxLeaveOneOut = 20
+
+// RefineStrengths are the multipliers of the factors' priors RefineCV chooses among, strongest
+// first (+Inf keeps the prior's factors).
+var RefineStrengths = []float64{math.Inf(1), 16, 4, 1, 0.25}
+
+// RefineCV refines a model's factors on its rows (cases) as a regularised update of prior
+// (RefineFrom), choosing how strongly the prior holds by leave-one-profile-out: with 2 to
+// MaxLeaveOneOut rows, for each strength of RefineStrengths every row is predicted with the
+// factors refined on the others, and the strength with the least mean relative error wins
+// (ties to the stronger prior, so the prior's factors are kept unless refinement predicts
+// held-out profiles better). It returns the factors refined on every row at that strength and
+// the cross-validated error.
+func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (graph.ModelFactors, CrossValidation, error) {
+	cv := CrossValidation{Method: "leave-one-out", MAPE: math.NaN(), Worst: math.NaN(), Strength: 1, PriorMAPE: math.NaN()}
+	if len(cases) == 0 {
+		return prior, cv, nil
+	}
+	if err := eff.Validate(); err != nil {
+		return graph.ModelFactors{}, cv, err
+	}
+	predErr := func(c *Case, f graph.ModelFactors) (float64, error) {
+		b, err := c.Placed.Time(eff, f)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", c.Row.where(), err)
+		}
+		return math.Abs(b.Total/c.Row.StepTime - 1), nil
+	}
+	pm := 0.0
+	for _, c := range cases {
+		e, err := predErr(c, prior)
+		if err != nil {
+			return graph.ModelFactors{}, cv, err
+		}
+		pm += e
+	}
+	cv.PriorMAPE = pm / float64(len(cases))
+	// heldOut returns the errors of the rows held out fold by fold.
+	heldOut := func(strength float64, folds int) ([]float64, error) {
+		errs := make([]float64, len(cases))
+		for k := 0; k < folds; k++ {
+			var train, test []int
+			for i := range cases {
+				if i%folds == k {
+					test = append(test, i)
+				} else {
+					train = append(train, i)
+				}
+			}
+			sub := make([]*Case, len(train))
+			for j, i := range train {
+				sub[j] = cases[i]
+			}
+			f, err := refine(sub, eff, prior, strength)
+			if err != nil {
+				return nil, err
+			}
+			for _, i := range test {
+				if errs[i], err = predErr(cases[i], f); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return errs, nil
+	}
+	summary := func(errs []float64) (mape, worst float64) {
+		for _, e := range errs {
+			mape += e
+			worst = math.Max(worst, e)
+		}
+		return mape / float64(len(errs)), worst
+	}
+	switch n := len(cases); {
+	case n < 2:
+	case n <= MaxLeaveOneOut:
+		best := math.Inf(1)
+		for _, st := range RefineStrengths {
+			errs, err := heldOut(st, n)
+			if err != nil {
+				return graph.ModelFactors{}, cv, err
+			}
+			if m, w := summary(errs); m < best-1e-9 {
+				best, cv.MAPE, cv.Worst, cv.Strength = m, m, w, st
+			}
+		}
+	default:
+		cv.Method = "5-fold"
+		errs, err := heldOut(1, 5)
+		if err != nil {
+			return graph.ModelFactors{}, cv, err
+		}
+		cv.MAPE, cv.Worst = summary(errs)
+	}
+	f, err := refine(cases, eff, prior, cv.Strength)
+	return f, cv, err
+}
+
+// ConstantsDiffer returns the names of the constants among fitted (HardwareFit.Fitted) in which
+// got and want differ by more than tol relatively, and "ring_layout" when their ring layouts
+// differ.
+func ConstantsDiffer(got, want graph.Efficiency, fitted []string, tol float64) []string {
+	var out []string
+	for _, name := range fitted {
+		for _, ps := range hardwareParams {
+			if ps.name == name {
+				if g, w := *ps.get(&got), *ps.get(&want); math.Abs(g-w) > tol*math.Abs(w) {
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	if got.RingLayout != want.RingLayout {
+		out = append(out, "ring_layout")
+	}
+	return out
+}
+
+// WithMicroBatchSize returns rows with the plans of their tensor- or pipeline-parallel rows
+// re-derived for micro-batches of s samples (0: one micro-batch per replica; s is cut to the
+// replica's batch), for data that do not record it (the Rubick artifact's). Rows without
+// tensor or pipeline parallelism are returned as they are. Errors wrap ErrBadRow.
+func WithMicroBatchSize(rows []Row, s int) ([]Row, error) {
+	if s < 0 {
+		return nil, fmt.Errorf("%w: micro-batch size %d", ErrBadRow, s)
+	}
+	out := slices.Clone(rows)
+	for i := range out {
+		p := &out[i].Plan
+		if p.TP <= 1 && p.PP <= 1 {
+			continue
+		}
+		local := p.GlobalBatch / max(p.DP, 1)
+		p.MicroBatches = 1
+		if s > 0 && s < local {
+			if local%s != 0 {
+				return nil, fmt.Errorf("%w: %s: micro-batches of %d samples do not divide the %d samples of a replica", ErrBadRow, out[i].where(), s, local)
+			}
+			p.MicroBatches = local / s
+		}
+	}
+	return out, nil
+}
+
+// FitMicroBatchSize chooses, among candidates (0 meaning one micro-batch per replica), the
+// micro-batch size of a model's tensor- and pipeline-parallel runs that its profiles (rows, of
+// one model) bear out best: for each, the plans are re-derived (WithMicroBatchSize), the model's
+// factors refined from prior (RefineCV) and scored by their cross-validated error (in-sample
+// for fewer than three rows); ties go to the earlier candidate. It returns the size and the
+// prepared cases.
+func FitMicroBatchSize(rows []Row, eff graph.Efficiency, prior graph.ModelFactors, candidates []int) (int, []*Case, error) {
+	if len(candidates) == 0 {
+		candidates = []int{0}
+	}
+	best, bestErr := -1, math.Inf(1)
+	var bestCases []*Case
+	for _, s := range candidates {
+		rs, err := WithMicroBatchSize(rows, s)
+		if err != nil {
+			continue // a size that does not divide some replica's batch is not a candidate
+		}
+		cases, err := Prepare(rs)
+		if err != nil {
+			return 0, nil, err
+		}
+		f, cv, err := RefineCV(cases, eff, prior)
+		if err != nil {
+			return 0, nil, err
+		}
+		score := cv.MAPE
+		if len(cases) < 3 || math.IsNaN(score) {
+			score = 0
+			for _, c := range cases {
+				b, err := c.Placed.Time(eff, f)
+				if err != nil {
+					return 0, nil, err
+				}
+				score += math.Abs(b.Total/c.Row.StepTime - 1)
+			}
+			score /= float64(len(cases))
+		}
+		if score < bestErr-1e-9 {
+			best, bestErr, bestCases = s, score, cases
+		}
+	}
+	if best < 0 {
+		return 0, nil, fmt.Errorf("%w: no candidate micro-batch size %v divides the replicas' batches", ErrBadRow, candidates)
+	}
+	return best, bestCases, nil
 }

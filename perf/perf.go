@@ -28,8 +28,10 @@ const MinHardwareRows = 30
 type FitOptions struct {
 	// Hardware says whether to fit the hardware constants (default HardwareAuto).
 	Hardware HardwareMode
-	// Prior gives the constants to start from and keep when not fitting; nil means the
-	// shipped ones (graph.HardwareConstants).
+	// Prior gives the constants to keep when not fitting and to start from when fitting, and
+	// each model's factors to refine from (RefineCV); nil, or a GPU type it has no constants
+	// for, means the shipped constants (graph.HardwareConstants) are kept and a fit starts from
+	// the textbook ones (graph.DefaultEfficiency), as the shipped ones were made.
 	Prior *graph.Calibration
 }
 
@@ -55,12 +57,27 @@ type ModelFit struct {
 	Factors graph.ModelFactors `json:"factors"`
 	// MAPE is the mean relative error of its step times with the fitted calibration, in sample.
 	MAPE float64 `json:"mape"`
+	// CV is the refinement's error on rows it was not refined on (leave-one-profile-out up to
+	// MaxLeaveOneOut rows, else 5-fold; see RefineCV).
+	CV CrossValidation `json:"cv"`
+	// Prior holds the factors the refinement started from and was held near: the prior
+	// calibration's for the model (FitOptions.Prior), else none (factors of 1).
+	Prior graph.ModelFactors `json:"prior"`
+}
+
+// Warning returns a warning when the model's cross-validated error exceeds CVWarn, else "".
+func (m ModelFit) Warning() string {
+	if !(m.CV.MAPE > CVWarn) {
+		return ""
+	}
+	return fmt.Sprintf("warning: %s on %s: the factors refined on its other rows predict each row to %.1f%% on average (%s, worst %.1f%%), above %.0f%%: the model's behaviour is not captured; measure more kinds of plans, or check the rows",
+		m.Model, m.Family, 100*m.CV.MAPE, m.CV.Method, 100*m.CV.Worst, 100*CVWarn)
 }
 
 // Fit calibrates the performance model to measured cases: for each GPU type, its hardware
 // constants (FitHardware, when opt.Hardware says so), then for each model its factors with
-// those constants (Refine, on all its rows; a model measured on two GPU types is refined on
-// the first). The calibration holds the constants of every GPU type measured (fitted or kept)
+// those constants (RefineCV on all its rows, from the factors opt.Prior holds for it, with
+// its cross-validated error; a model measured on two GPU types is refined on the first). The calibration holds the constants of every GPU type measured (fitted or kept)
 // and the factors of every model. Errors wrap ErrTooFewRows (no rows; or HardwareAlways with too
 // few) or ErrBadRow.
 func Fit(cases []*Case, opt FitOptions) (*graph.Calibration, FitReport, error) {
@@ -96,7 +113,15 @@ func Fit(cases []*Case, opt FitOptions) (*graph.Calibration, FitReport, error) {
 			rep.Kept = append(rep.Kept, fmt.Sprintf("%s: kept as asked", fam))
 		}
 		if fit {
-			hf, err := FitHardware(fc, prior, true)
+			start := prior
+			if opt.Prior == nil || !opt.Prior.HasHardware(fam) {
+				// The shipped constants are what FitHardware makes of ../shared/data from the
+				// textbook ones: fitting from the same start reproduces them from the same rows
+				// (TestFitReproducesShipped), where starting from the shipped constants
+				// themselves lands, in this non-convex fit, on a nearby optimum.
+				start = graph.DefaultEfficiency()
+			}
+			hf, err := FitHardware(fc, start, true)
 			if err != nil {
 				return nil, rep, err
 			}
@@ -114,7 +139,8 @@ func Fit(cases []*Case, opt FitOptions) (*graph.Calibration, FitReport, error) {
 			}
 		}
 		fam := mine[0].Family()
-		f, err := Refine(mine, cal.Hardware[fam])
+		prior := opt.Prior.Factors(name)
+		f, cv, err := RefineCV(mine, cal.Hardware[fam], prior)
 		if err != nil {
 			return nil, rep, err
 		}
@@ -127,7 +153,7 @@ func Fit(cases []*Case, opt FitOptions) (*graph.Calibration, FitReport, error) {
 			}
 			mape += math.Abs(b.Total/c.Row.StepTime - 1)
 		}
-		rep.Models = append(rep.Models, ModelFit{Model: name, Family: fam, Rows: len(mine), Factors: f, MAPE: mape / float64(len(mine))})
+		rep.Models = append(rep.Models, ModelFit{Model: name, Family: fam, Rows: len(mine), Factors: f, MAPE: mape / float64(len(mine)), CV: cv, Prior: prior})
 	}
 	if err := cal.Validate(); err != nil {
 		return nil, rep, err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -142,7 +141,7 @@ func ReadPollux(r io.Reader, name, dataset string) ([]Row, error) {
 // ReadPolluxFile reads a Pollux placements file; its base name without extension is the
 // dataset (see ReadPollux).
 func ReadPolluxFile(path string) ([]Row, error) {
-	f, err := os.Open(path)
+	f, err := openMeasurements(path)
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +162,12 @@ type RubickApp struct {
 	// OffloadCheckpointing tells that its ZeRO-Offload runs recompute activations ("ZeRO-Offload
 	// + GC" in validate_<app>.py with a recomputation factor).
 	OffloadCheckpointing bool
+	// MicroBatchSize is the samples per micro-batch of its tensor/pipeline-parallel (Megatron-LM)
+	// runs: 0 runs each replica's whole batch as one micro-batch (the artifact's throughput
+	// model: mbsz = local_bsz // dp); s > 0 runs local_bsz / s micro-batches of s samples
+	// (Megatron-LM's --micro-batch-size). The measurements do not record it: it is an input,
+	// which FitMicroBatchSize can choose from a model's profiles.
+	MicroBatchSize int
 }
 
 // RubickApps maps the application names of ../shared/data/rubick to their jobs: bert ->
@@ -199,9 +204,11 @@ const RubickOffloadThreads = 4
 //   - "zero-dp": ZeRO-2 data parallel (DeepSpeed), accumulation where needed;
 //   - "zero-offload": ZeRO-2 with the optimizer on the host, RubickOffloadThreads threads per GPU;
 //   - a three-digit code "PTD": PP pipeline stages, TP-way tensor parallelism, DP replicas
-//     (Megatron-LM, the artifact's throughput_3D(pp, tp, ...)), one micro-batch of the whole
-//     per-replica batch (as the artifact's throughput model takes it: mbsz = local_bsz // dp),
-//     ranks in Megatron-LM's order.
+//     (Megatron-LM, the artifact's throughput_3D(pp, tp, ...)), ranks in Megatron-LM's order,
+//     with micro-batches of app.MicroBatchSize samples; by default (0) one micro-batch of the
+//     whole per-replica batch, as the artifact's throughput model takes it (mbsz = local_bsz //
+//     dp), which the shared measurements bear out (bench/perf_model.sh), though Megatron-LM runs
+//     elsewhere used one sample per micro-batch: FitMicroBatchSize chooses from profiles.
 //
 // Accumulation takes the fewest micro-batches (dividing the per-GPU batch) with which the
 // plan fits an A800's memory by graph's memory model (Compiled.CheckMemory); if none does, the
@@ -227,6 +234,16 @@ func RubickPlan(code string, gpus int, app RubickApp, m *graph.Model, gpu topolo
 		}
 		if app.GlobalBatch%p.DP != 0 {
 			return graph.Plan{}, 0, fmt.Errorf("exec_plan %q: dp %d does not divide the batch %d", code, p.DP, app.GlobalBatch)
+		}
+		if s := app.MicroBatchSize; s > 0 {
+			local := app.GlobalBatch / p.DP
+			if s > local {
+				s = local
+			}
+			if local%s != 0 {
+				return graph.Plan{}, 0, fmt.Errorf("exec_plan %q: micro-batches of %d samples do not divide the %d samples of a replica", code, s, local)
+			}
+			p.MicroBatches = local / s
 		}
 		return p, RankTPDPPP, nil
 	}
@@ -266,6 +283,15 @@ func ReadRubick(r io.Reader, name, app string) ([]Row, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s: Rubick application %q (want bert, gpt2, llama7, t5 or vit)", ErrUnknown, name, app)
 	}
+	return ReadRubickApp(r, name, a)
+}
+
+// ReadRubickApp is ReadRubick with the application described by a (its model, batch and the
+// micro-batch size of its tensor/pipeline-parallel runs, which the files do not record).
+func ReadRubickApp(r io.Reader, name string, a RubickApp) ([]Row, error) {
+	if a.GlobalBatch < 1 || a.MicroBatchSize < 0 {
+		return nil, fmt.Errorf("%w: %s: application batch %d and micro-batch size %d must be positive", ErrBadRow, name, a.GlobalBatch, a.MicroBatchSize)
+	}
 	m, err := graph.ZooModel(a.Model)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -301,12 +327,28 @@ func ReadRubick(r io.Reader, name, app string) ([]Row, error) {
 // ReadRubickFile reads a Rubick placements file; its base name without extension is the
 // application (see ReadRubick).
 func ReadRubickFile(path string) ([]Row, error) {
-	f, err := os.Open(path)
+	return ReadRubickFileMicro(path, -1)
+}
+
+// ReadRubickFileMicro reads a Rubick placements file as ReadRubickFile does, its tensor- and
+// pipeline-parallel runs with micro-batches of microBatchSize samples (RubickApp.MicroBatchSize;
+// 0: one micro-batch per replica, as the artifact's throughput model reads them; negative: the
+// application's own, RubickApps).
+func ReadRubickFileMicro(path string, microBatchSize int) ([]Row, error) {
+	f, err := openMeasurements(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadRubick(f, path, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	app := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	a, ok := RubickApps()[app]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s: Rubick application %q (want bert, gpt2, llama7, t5 or vit)", ErrUnknown, path, app)
+	}
+	if microBatchSize >= 0 {
+		a.MicroBatchSize = microBatchSize
+	}
+	return ReadRubickApp(f, path, a)
 }
 
 // ReadRubickProfile reads the profiling runs of one application of the Rubick artifact
@@ -399,12 +441,12 @@ func ReadRubickProfile(config, data io.Reader, configName, dataName, app string)
 // ReadRubickProfileDir reads config.csv and data.csv of a Rubick profile directory; its base
 // name is the application (see ReadRubickProfile).
 func ReadRubickProfileDir(dir string) ([]Row, error) {
-	c, err := os.Open(filepath.Join(dir, "config.csv"))
+	c, err := openMeasurements(filepath.Join(dir, "config.csv"))
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	d, err := os.Open(filepath.Join(dir, "data.csv"))
+	d, err := openMeasurements(filepath.Join(dir, "data.csv"))
 	if err != nil {
 		return nil, err
 	}

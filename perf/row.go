@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -108,8 +107,8 @@ func (r Row) where() string {
 }
 
 // Columns of the measurement CSV, in the order Write uses.
-var columns = []string{"model", "precision", "seq_len", "gpu", "placement", "dp", "tp", "pp", "micro_batches",
-	"global_batch", "local_batch", "zero", "offload", "cpu_threads", "checkpointing", "rank_order", "step_time", "sync_time", "compute_time", "tag"}
+var columns = []string{"model", "precision", "seq_len", "gpu", "placement", "dp", "tp", "pp", "micro_batches", "grad_accum",
+	"micro_batch_size", "global_batch", "local_batch", "zero", "offload", "cpu_threads", "checkpointing", "uneven_heads", "rank_order", "step_time", "sync_time", "compute_time", "tag"}
 
 // maxLineBytes bounds one line of a measurement file.
 const maxLineBytes = 1 << 16
@@ -302,8 +301,22 @@ func parseRow(fields []string, col map[string]int, name string, line int) (Row, 
 		return Row{}, fmt.Errorf("%w: %s:%d: dp %d x tp %d x pp %d = %d workers but placement %q has %d GPUs",
 			ErrBadRow, name, line, p.DP, p.TP, p.PP, p.DP*p.TP*p.PP, r.Placement, gpus)
 	}
-	if p.MicroBatches, err = intField("micro_batches", 1, 1, 1<<20); err != nil {
+	if p.MicroBatches, err = intField("micro_batches", 0, 1, 1<<20); err != nil {
 		return Row{}, err
+	}
+	accum, err := intField("grad_accum", 0, 1, 1<<20)
+	if err != nil {
+		return Row{}, err
+	}
+	mbs, err := intField("micro_batch_size", 0, 1, 1<<30)
+	if err != nil {
+		return Row{}, err
+	}
+	switch {
+	case p.MicroBatches != 0 && accum != 0 && p.MicroBatches != accum:
+		return Row{}, fmt.Errorf("%w: %s:%d: micro_batches %d and grad_accum %d differ: both count the micro-batches a replica runs per iteration", ErrBadRow, name, line, p.MicroBatches, accum)
+	case p.MicroBatches == 0:
+		p.MicroBatches = accum
 	}
 	global, err := intField("global_batch", 0, 1, 1<<30)
 	if err != nil {
@@ -322,6 +335,19 @@ func parseRow(fields []string, col map[string]int, name string, line int) (Row, 
 		global = local * p.DP
 	}
 	p.GlobalBatch = global
+	if mbs != 0 {
+		local := global / p.DP
+		if global%p.DP != 0 || local%mbs != 0 {
+			return Row{}, fmt.Errorf("%w: %s:%d: micro_batch_size %d does not divide the %d samples of a replica (global_batch %d / dp %d)", ErrBadRow, name, line, mbs, local, global, p.DP)
+		}
+		if p.MicroBatches != 0 && p.MicroBatches != local/mbs {
+			return Row{}, fmt.Errorf("%w: %s:%d: micro_batch_size %d gives %d micro-batches of the %d samples of a replica, not %d", ErrBadRow, name, line, mbs, local/mbs, local, p.MicroBatches)
+		}
+		p.MicroBatches = local / mbs
+	}
+	if p.MicroBatches == 0 {
+		p.MicroBatches = 1
+	}
 	if global%(p.DP*p.MicroBatches) != 0 {
 		return Row{}, fmt.Errorf("%w: %s:%d: global_batch %d is not a multiple of dp %d x micro_batches %d", ErrBadRow, name, line, global, p.DP, p.MicroBatches)
 	}
@@ -338,6 +364,9 @@ func parseRow(fields []string, col map[string]int, name string, line int) (Row, 
 		return Row{}, err
 	}
 	if p.Checkpointing, err = boolField("checkpointing"); err != nil {
+		return Row{}, err
+	}
+	if p.UnevenHeads, err = boolField("uneven_heads"); err != nil {
 		return Row{}, err
 	}
 	if o, ok := get("rank_order"); ok {
@@ -395,7 +424,7 @@ func precisionName(d float64) string {
 
 // ReadFile reads a measurement file (see Read).
 func ReadFile(path string) ([]Row, error) {
-	f, err := os.Open(path)
+	f, err := openMeasurements(path)
 	if err != nil {
 		return nil, err
 	}
@@ -429,9 +458,13 @@ func Write(w io.Writer, rows []Row) error {
 		if p.CPUThreads != 0 {
 			threads = strconv.Itoa(p.CPUThreads)
 		}
+		mbs := ""
+		if d := p.DP * p.MicroBatches; d > 0 && p.GlobalBatch%d == 0 {
+			mbs = strconv.Itoa(p.GlobalBatch / d)
+		}
 		rec := []string{r.Model, precisionName(r.DTypeBytes), seq, r.GPU, r.Placement, strconv.Itoa(p.DP), strconv.Itoa(p.TP), strconv.Itoa(p.PP),
-			strconv.Itoa(p.MicroBatches), strconv.Itoa(p.GlobalBatch), "", strconv.Itoa(p.ZeRO), b01(p.Offload), threads, b01(p.Checkpointing),
-			r.Order.String(), opt(r.StepTime), opt(r.SyncTime), opt(r.ComputeTime), r.Tag}
+			strconv.Itoa(p.MicroBatches), strconv.Itoa(p.MicroBatches), mbs, strconv.Itoa(p.GlobalBatch), "", strconv.Itoa(p.ZeRO), b01(p.Offload), threads, b01(p.Checkpointing),
+			b01(p.UnevenHeads), r.Order.String(), opt(r.StepTime), opt(r.SyncTime), opt(r.ComputeTime), r.Tag}
 		for _, f := range rec {
 			if strings.ContainsAny(f, ",\n\r") {
 				return fmt.Errorf("%w: %s: field %q has a comma or a line break", ErrBadRow, r.where(), truncate(f))

@@ -189,3 +189,59 @@ func TestRankOrder(t *testing.T) {
 		t.Error("canonical order copies")
 	}
 }
+
+// TestMicroBatchColumns: micro_batches, grad_accum and micro_batch_size are explicit, agree, and
+// round-trip through Write.
+func TestMicroBatchColumns(t *testing.T) {
+	const head = "model,gpu,placement,pp,global_batch,micro_batches,grad_accum,micro_batch_size,step_time\n"
+	for _, c := range []struct {
+		row  string
+		want int
+		err  string
+	}{
+		{"gpt2-1.5b,a800,8,4,32,,,,1", 1, ""},
+		{"gpt2-1.5b,a800,8,4,32,8,,,1", 8, ""},
+		{"gpt2-1.5b,a800,8,4,32,,8,,1", 8, ""},
+		{"gpt2-1.5b,a800,8,4,32,,,2,1", 8, ""}, // dp 2: 16 samples a replica, 2 per micro-batch
+		{"gpt2-1.5b,a800,8,4,32,8,8,2,1", 8, ""},
+		{"gpt2-1.5b,a800,8,4,32,4,8,,1", 0, "x.csv:2: micro_batches 4 and grad_accum 8 differ"},
+		{"gpt2-1.5b,a800,8,4,32,,,3,1", 0, "x.csv:2: micro_batch_size 3 does not divide the 16 samples"},
+		{"gpt2-1.5b,a800,8,4,32,4,,2,1", 0, "x.csv:2: micro_batch_size 2 gives 8 micro-batches"},
+		{"gpt2-1.5b,a800,8,4,32,,0,,1", 0, "x.csv:2: grad_accum \"0\""},
+	} {
+		rows, err := Read(strings.NewReader(head+c.row+"\n"), "x.csv")
+		if c.err != "" {
+			if !errors.Is(err, ErrBadRow) || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v, want %q", c.row, err, c.err)
+			}
+			continue
+		}
+		if err != nil || rows[0].Plan.MicroBatches != c.want {
+			t.Errorf("%s: %v %v, want %d micro-batches", c.row, rows, err, c.want)
+			continue
+		}
+		var b strings.Builder
+		if err := Write(&b, rows); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Read(strings.NewReader(b.String()), "y.csv")
+		if err != nil || back[0].Plan.String() != rows[0].Plan.String() {
+			t.Errorf("%s: round trip %v %v", c.row, back, err)
+		}
+	}
+}
+
+// TestUnevenHeadsColumn: T5-3B on 3 GPUs of tensor parallelism is expressible in the CSV.
+func TestUnevenHeadsColumn(t *testing.T) {
+	const head = "model,gpu,placement,tp,global_batch,uneven_heads,step_time\n"
+	rows, err := Read(strings.NewReader(head+"t5-3b,a800,3,3,4,1,1\nt5-3b,a800,3,3,4,0,1\n"), "x.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Prepare(rows[:1]); err != nil {
+		t.Errorf("uneven heads: %v", err)
+	}
+	if _, err := Prepare(rows[1:]); !errors.Is(err, graph.ErrInvalidPlan) || !strings.Contains(err.Error(), "x.csv:3: plan") {
+		t.Errorf("even heads: %v", err)
+	}
+}

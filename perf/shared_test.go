@@ -143,3 +143,39 @@ func TestSyncRankCeiling(t *testing.T) {
 		}
 	}
 }
+
+// TestFitReproducesShipped: Fit, as `gpusched perf fit` runs it (default options), on the shared
+// data of each GPU type gives the constants graph ships for it (issue #30, cause 6).
+func TestFitReproducesShipped(t *testing.T) {
+	skipSlow(t)
+	t4, a800 := loadShared(t)
+	for _, set := range [][]*Case{a800, t4} {
+		cal, rep, err := Fit(set, FitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Hardware) != 1 {
+			t.Fatalf("fitted %d GPU types, want 1 (kept: %v)", len(rep.Hardware), rep.Kept)
+		}
+		fam := rep.Hardware[0].Family
+		got, shipped := cal.Hardware[fam], graph.ShippedHardware()
+		var want graph.Efficiency
+		for _, h := range shipped {
+			if h.Family == fam {
+				want = h.Efficiency
+			}
+		}
+		if got.RingLayout != want.RingLayout {
+			t.Errorf("%s: ring layout %v, shipped %v", fam, got.RingLayout, want.RingLayout)
+		}
+		for _, name := range rep.Hardware[0].Fitted {
+			for _, ps := range hardwareParams {
+				if ps.name == name {
+					if g, s := *ps.get(&got), *ps.get(&want); math.Abs(g/s-1) > 0.01 {
+						t.Errorf("%s %s: perf fit gives %.4g, shipped %.4g", fam, name, g, s)
+					}
+				}
+			}
+		}
+	}
+}

@@ -68,17 +68,26 @@ func (i *inputs) Set(v string) error {
 	return nil
 }
 
-func perfFlags(name string, stderr io.Writer) (*flag.FlagSet, *inputs, *string) {
+// measurementFlags are the flags that say how to read measurements.
+type measurementFlags struct {
+	in             inputs
+	format         string
+	microBatchSize int
+}
+
+func perfFlags(name string, stderr io.Writer) (*flag.FlagSet, *measurementFlags) {
 	fs := flag.NewFlagSet("perf "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	in := &inputs{}
-	fs.Var(in, "in", "measurements: a measurement CSV, a Pollux or Rubick placements CSV, or a Rubick profile directory (repeatable)")
-	format := fs.String("format", "auto", "format of every -in: auto, csv, pollux, rubick or rubick-profile")
-	return fs, in, format
+	m := &measurementFlags{}
+	fs.Var(&m.in, "in", "measurements: a measurement CSV, a Pollux or Rubick placements CSV, or a Rubick profile directory (repeatable)")
+	fs.StringVar(&m.format, "format", "auto", "format of every -in: auto, csv, pollux, rubick or rubick-profile")
+	fs.IntVar(&m.microBatchSize, "micro-batch-size", -1, "samples per micro-batch of the tensor/pipeline-parallel runs of Rubick placements files, which do not record it: -1 the application's (perf.RubickApps), 0 one micro-batch per replica (the Rubick artifact's throughput model), N > 0 N samples; a measurement CSV says it in its micro_batches, grad_accum or micro_batch_size column")
+	return fs, m
 }
 
 func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
-	fs, in, format := perfFlags("fit", stderr)
+	fs, mf := perfFlags("fit", stderr)
+	in := &mf.in
 	out := fs.String("out", "", "write the calibration (JSON) to this file; - for stdout")
 	hardware := fs.String("hardware", "auto", "fit the GPU types' constants: auto (when two or more models and 30 rows of the type are measured), always, or keep (the shipped or -prior constants)")
 	prior := fs.String("prior", "", "a calibration (JSON) to start from instead of the shipped constants")
@@ -112,7 +121,7 @@ func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
 		}
 		opt.Prior = cal
 	}
-	cases, err := readMeasurements(*in, *format)
+	cases, err := readMeasurements(mf)
 	if err != nil {
 		return fmt.Errorf("perf fit: %w", err)
 	}
@@ -145,13 +154,32 @@ func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(report, "kept: %s\n", k)
 	}
 	tw := tabwriter.NewWriter(report, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tgpu\trows\tcompute\tcomm\toptimizer\tparallel\toverhead (s)\terror in sample")
+	fmt.Fprintln(tw, "model\tgpu\trows\tcompute\tcomm\toptimizer\tparallel\toverhead (s)\terror in sample\theld-out error (worst)\tprior strength")
 	for _, m := range rep.Models {
 		f := m.Factors
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3g\t%.3g\t%.3g\t%.3g\t%.3g\t%.1f%%\n", m.Model, m.Family, m.Rows, f.Compute, f.Comm, f.Optimizer, f.Parallel, f.Overhead, 100*m.MAPE)
+		cv := "-"
+		if !math.IsNaN(m.CV.MAPE) {
+			cv = fmt.Sprintf("%.1f%% (%.1f%%, %s)", 100*m.CV.MAPE, 100*m.CV.Worst, m.CV.Method)
+		}
+		one := func(v float64) float64 { // a zero factor means 1
+			if v == 0 {
+				return 1
+			}
+			return v
+		}
+		strength := fmt.Sprintf("%g", m.CV.Strength)
+		if math.IsInf(m.CV.Strength, 1) {
+			strength = "prior kept"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3g\t%.3g\t%.3g\t%.3g\t%.3g\t%.1f%%\t%s\t%s\n", m.Model, m.Family, m.Rows, one(f.Compute), one(f.Comm), one(f.Optimizer), one(f.Parallel), f.Overhead, 100*m.MAPE, cv, strength)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, m := range rep.Models {
+		if w := m.Warning(); w != "" {
+			fmt.Fprintln(stderr, w)
+		}
 	}
 	if *out != "-" {
 		fmt.Fprintf(report, "wrote %s\n", *out)
@@ -160,7 +188,7 @@ func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
 }
 
 func cmdPerfPredict(args []string, stdout, stderr io.Writer) error {
-	fs, in, format := perfFlags("predict", stderr)
+	fs, mf := perfFlags("predict", stderr)
 	calPath := fs.String("perf", "", "the calibration (JSON) from perf fit; without it the shipped constants alone")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gpusched perf predict [-perf perf.json] -in rows.csv\n\nflags:")
@@ -179,7 +207,7 @@ func cmdPerfPredict(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("perf predict: -perf: %w", err)
 		}
 	}
-	cases, err := readMeasurements(*in, *format)
+	cases, err := readMeasurements(mf)
 	if err != nil {
 		return fmt.Errorf("perf predict: %w", err)
 	}
@@ -204,24 +232,41 @@ func cmdPerfPredict(args []string, stdout, stderr io.Writer) error {
 	return w.Flush()
 }
 
-// readCalibration reads a calibration file.
+// maxCalibrationFile bounds a calibration file.
+const maxCalibrationFile = 64 << 20
+
+// readCalibration reads a calibration file: a regular file of at most maxCalibrationFile bytes.
 func readCalibration(path string) (*graph.Calibration, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return graph.ReadCalibration(f, path)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if st.Size() > maxCalibrationFile {
+		return nil, fmt.Errorf("%s has %d bytes, more than %d", path, st.Size(), maxCalibrationFile)
+	}
+	return graph.ReadCalibration(io.LimitReader(f, maxCalibrationFile), path)
 }
 
 // readMeasurements reads and prepares every -in.
-func readMeasurements(paths []string, format string) ([]*perf.Case, error) {
+func readMeasurements(mf *measurementFlags) ([]*perf.Case, error) {
+	paths, format := mf.in, mf.format
+	if mf.microBatchSize < -1 {
+		return nil, fmt.Errorf("-micro-batch-size %d: want -1 (the application's), 0 or more", mf.microBatchSize)
+	}
 	if len(paths) == 0 {
 		return nil, errors.New("no measurements: give -in FILE")
 	}
 	var rows []perf.Row
 	for _, p := range paths {
-		r, err := readMeasurementFile(p, format)
+		r, err := readMeasurementFile(p, format, mf.microBatchSize)
 		if err != nil {
 			return nil, err
 		}
@@ -234,10 +279,13 @@ func readMeasurements(paths []string, format string) ([]*perf.Case, error) {
 }
 
 // readMeasurementFile reads one -in in the given or detected format.
-func readMeasurementFile(path, format string) ([]perf.Row, error) {
+func readMeasurementFile(path, format string, microBatchSize int) ([]perf.Row, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
+	}
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file or a directory", path)
 	}
 	if format == "auto" {
 		format = "csv"
@@ -265,7 +313,7 @@ func readMeasurementFile(path, format string) ([]perf.Row, error) {
 	case "pollux":
 		return perf.ReadPolluxFile(path)
 	case "rubick":
-		return perf.ReadRubickFile(path)
+		return perf.ReadRubickFileMicro(path, microBatchSize)
 	case "rubick-profile":
 		return perf.ReadRubickProfileDir(path)
 	}
