@@ -32,7 +32,10 @@
 //     outside the prefix are preempted, lowest priority first, only as far as needed, and never
 //     before they have run MinRunTime since they started or resumed (the rule against
 //     thrashing). In strict order (the default) nothing else starts; with Backfill, lower-priority
-//     jobs start on whatever the prefix leaves free.
+//     jobs start on whatever the prefix leaves free. The compact conversion (the default; see
+//     "Hosts that cannot migrate") starts a multi-GPU job only on a placement within
+//     CompactSlack of its best time per iteration, preempting lower-priority jobs for one if
+//     needed, and otherwise lets it wait a bounded time for one.
 //  5. Adaptation: a running job that reaches its predicted iterations is re-estimated (the
 //     Estimator's conditional estimate given the iterations done), and the extra predicted work
 //     joins the virtual queue in SRPT order, so an overrunning job's priority falls instead of
@@ -43,7 +46,10 @@
 //     order least-attained-service would give it. This is A-SRPT's hedge against wrong
 //     predictions (see "Wrong predictions" below). The Scheduler asks to be woken (Decision.WakeAt) when a running job
 //     will reach its prediction at its observed pace. Finished jobs teach the Estimator
-//     (Learner) through the host's completion report (gpusched.CompletionObserver).
+//     (Learner) through the host's completion report (gpusched.CompletionObserver). A job
+//     re-estimated Options.Strikes times (default 2) has shown that its predictions cannot be
+//     trusted: it keeps its place in the order but no longer preempts running jobs, and in
+//     strict order no longer holds up the jobs behind it; it starts on free GPUs.
 //  6. Consolidation (Options.NoConsolidate turns it off): a job resumed on leftover GPUs may be
 //     scattered over many servers and run several times slower than at its best placement. After
 //     each decision, a running job the decision keeps in place moves onto fewer servers when
@@ -167,6 +173,68 @@
 // priority to the end and over-predicted short jobs wait behind it. Re-estimation costs nothing
 // when predictions are right (it never fires) and is not covered by the theorems: no bound is
 // claimed for it, only these measurements.
+//
+// Re-estimation has a failure of its own: jobs the estimator keeps under-predicting (long
+// jobs, which report last, so the forest learns of them last) overrun in turn, and each
+// re-estimation hands the GPUs to another of them: on the synthetic workload with seed 2 the
+// largest jobs were preempted 65-150 times each, and A-SRPT with its forest fell behind
+// Tiresias. Options.Strikes ends it: after two re-estimations a job no longer preempts (it
+// takes free GPUs as they come), which is what Tiresias' last queue does (first come, first
+// served among long jobs). Like re-estimation it never fires with exact predictions.
+//
+// # Hosts that cannot migrate
+//
+// A host tells A-SRPT that it cannot move a running job with Options.NoMigrate (most
+// Kubernetes clusters without checkpoint/restore; `gpusched compare -consolidate off`). A-SRPT
+// then never emits a migration: no consolidation, and a job on GPUs that became unavailable is
+// preempted and started again at the next call (A-SRPT asks for it MinWake later) instead of
+// being moved within one decision. A job started scattered then stays scattered to its end, so
+// where it starts matters most; the compact conversion (on by default, and always with
+// NoMigrate) decides it. A multi-GPU prefix job whose placement on the free GPUs is more than
+// 1 + CompactSlack times slower per iteration than its best is not started there at once:
+//
+//  1. if running jobs of lower priority hold GPUs that, with the free ones, make a compact
+//     placement, those whose GPUs it uses are preempted and the job starts compactly;
+//  2. otherwise it waits for a compact placement, and other jobs go on starting;
+//  3. but never longer than (sigma - 1) p^_j, where sigma is the slow-down of the placement it
+//     could have taken and p^_j its predicted remaining processing time: the extra time that
+//     placement would have cost it. Then it starts on whatever is free.
+//
+// Rule 3 is the ski-rental rule: compared with starting at once on the slower placement, the
+// job's completion is delayed by at most what that placement would have cost it, so the
+// compact conversion at most doubles a job's loss to placement, and avoids it whenever a
+// compact placement turns up in time. Without it, on five Philly virtual clusters overloaded on
+// 192 GPUs, three quarters of A-SRPT's multi-GPU jobs ran scattered and needed 2.2 times the
+// GPU-hours SJF-BCO's placement needed; mean JCT with exact sizes was 55.7 h against SJF-BCO's
+// 34.4 h; with it 15.7 h (BENCHMARKS.md, "A-SRPT across workload families, equal means").
+//
+// What the theorems say about it. Under their model (placement-independent running times)
+// every placement is compact, so the compact conversion never waits or preempts for
+// compactness: it is the analysed conversion, and Theorems 1 and 2 hold unchanged with or
+// without migrations (under that model consolidation never moves a job either). With
+// NoMigrate on a changing cluster, a displaced job restarts at the next call instead of at
+// once, adding at most MinWake to its completion per displacement. For placement-dependent
+// running times no ratio to OPT is claimed, with or without migrations: rule 3 bounds each
+// job's extra delay as above, and the jobs preempted in rule 1 are of lower priority, which
+// Claim 2 allows.
+//
+// # Predictions as distributions
+//
+// An Estimator that also gives a job's predictive distribution (Distributional: Forest does,
+// from package predict's calibrated forest) can size jobs by their Gittins rank
+// (Options.Gittins): the rank of a job that has done a iterations is
+// min over b of E[min(X, b) - a | X > a] / P(X <= b | X > a) (GittinsRank), the expected work
+// it still needs per unit of probability of finishing within its next quantum; A-SRPT puts
+// g_j tau_j times the rank in the virtual queue and re-ranks the job when it reaches the end of
+// its quantum b. For a job whose distribution is one point n the rank is n - a, so A-SRPT with
+// an exact Oracle is unchanged. What holds: with NoReestimate the rank at arrival r_j is a
+// fixed number per job, and Theorems 1 and 2 hold with p^_j = tau_j r_j, with mu the factor
+// within which tau_j r_j lies of the true p_j. Measured, it did not pay, and it is off by
+// default: on the workload families the calibrated distributions miss the longest jobs (on the
+// synthetic workload, seed 2, the 80% intervals held none of the largest 2% of jobs, whose
+// lengths were 30-1,000 times the predicted median), because long jobs report last and the
+// forest and its calibration learn only from jobs that finished; the Gittins order then ranks
+// those jobs as the point order does. What paid is the conversion's side: Strikes.
 //
 // # Weights, rejected jobs and a changing cluster
 //
