@@ -119,6 +119,11 @@ type Options struct {
 	// every re-estimation (see the package documentation, "Wrong predictions"). Zero selects
 	// DefaultStrikes; negative means never (every re-estimated job keeps its full rights).
 	Strikes int
+	// StrikeRunTime is the least time in seconds a job with strikes (see Strikes) runs after
+	// it starts or resumes before A-SRPT may preempt it again: such a job starts only on free
+	// GPUs, as the lowest priority, so without it the next arrival would stop it again at once.
+	// Zero selects DefaultStrikeRunTime; negative means none (MinRunTime still applies).
+	StrikeRunTime float64
 	// NoMigrate tells A-SRPT that the host cannot move a running job (no checkpoint it can
 	// restore elsewhere): A-SRPT then never emits a migration (no consolidation, whatever
 	// NoConsolidate says; a job on GPUs that became unavailable is preempted, not moved) and,
@@ -139,6 +144,10 @@ type Options struct {
 
 // DefaultStrikes is the default Options.Strikes: a job re-estimated twice no longer preempts.
 const DefaultStrikes = 2
+
+// DefaultStrikeRunTime is the default Options.StrikeRunTime: 600 s, twenty times package sim's
+// default restore cost.
+const DefaultStrikeRunTime = 600.0
 
 // DefaultCompactSlack is the default Options.CompactSlack: placements within 10% of a job's
 // best time per iteration are compact.
@@ -223,11 +232,12 @@ type Scheduler struct {
 	last, scratch [2][]viewEntry
 	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
 
-	patience float64        // Options.Patience resolved: 0 for none
-	compact  bool           // the compact conversion (on unless Options.NoCompact)
-	dist     Distributional // the Estimator's distributions (nil: point sizes)
-	slack    float64        // Options.CompactSlack resolved
-	strikes  int            // Options.Strikes resolved: 0 for never
+	patience  float64        // Options.Patience resolved: 0 for none
+	compact   bool           // the compact conversion (on unless Options.NoCompact)
+	dist      Distributional // the Estimator's distributions (nil: point sizes)
+	slack     float64        // Options.CompactSlack resolved
+	strikes   int            // Options.Strikes resolved: 0 for never
+	strikeRun float64        // Options.StrikeRunTime resolved
 
 	// scratch
 	fresh     []freshJob
@@ -278,6 +288,9 @@ func New(opt Options) (*Scheduler, error) {
 	if !(opt.ReestimateMargin >= 0) || math.IsInf(opt.ReestimateMargin, 0) {
 		return nil, fmt.Errorf("asrpt: ReestimateMargin %v must be finite and >= 0", opt.ReestimateMargin)
 	}
+	if math.IsNaN(opt.StrikeRunTime) || math.IsInf(opt.StrikeRunTime, 0) {
+		return nil, fmt.Errorf("asrpt: StrikeRunTime %v must be finite", opt.StrikeRunTime)
+	}
 	if math.IsNaN(opt.CompactSlack) || math.IsInf(opt.CompactSlack, 0) {
 		return nil, fmt.Errorf("asrpt: CompactSlack %v must be finite", opt.CompactSlack)
 	}
@@ -307,6 +320,12 @@ func New(opt Options) (*Scheduler, error) {
 		s.strikes = DefaultStrikes
 	case opt.Strikes > 0:
 		s.strikes = opt.Strikes
+	}
+	switch {
+	case opt.StrikeRunTime == 0:
+		s.strikeRun = DefaultStrikeRunTime
+	case opt.StrikeRunTime > 0:
+		s.strikeRun = opt.StrikeRunTime
 	}
 	switch {
 	case opt.CompactSlack == 0:
@@ -1060,7 +1079,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		avail := free.Len()
 		for _, vc := range s.victims {
 			js := &v.Running[s.marks[vc.st.key].idx]
-			if allowed := js.Since + s.opt.MinRunTime; allowed > v.Now {
+			if allowed := js.Since + s.minRun(vc.st); allowed > v.Now {
 				wake = math.Min(wake, allowed)
 				continue
 			}
@@ -1084,7 +1103,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 				break
 			}
 			js := &v.Running[s.marks[vc.st.key].idx]
-			if js.Since+s.opt.MinRunTime > v.Now {
+			if js.Since+s.minRun(vc.st) > v.Now {
 				continue
 			}
 			vc.st.preempted = s.epoch
@@ -1257,7 +1276,7 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, gpus []topology
 		for i := range v.Running {
 			vs := s.last[1][i].st
 			if vs == nil || vs.preempted == s.epoch || vs.displaced == s.epoch || vs.unfit ||
-				v.Running[i].Since+s.opt.MinRunTime > v.Now || (vs.prefix == s.epoch && s.rank(vs) <= mine) {
+				v.Running[i].Since+s.minRun(vs) > v.Now || (vs.prefix == s.epoch && s.rank(vs) <= mine) {
 				continue
 			}
 			s.victims = append(s.victims, victim{vs, i})
@@ -1317,4 +1336,14 @@ func overlaps(a, b []topology.GPUID) bool {
 		}
 	}
 	return false
+}
+
+// minRun is the least time in seconds a running job runs after it starts or resumes before
+// A-SRPT may preempt it: MinRunTime, and at least StrikeRunTime for a job with strikes (see
+// Options.Strikes).
+func (s *Scheduler) minRun(st *jobState) float64 {
+	if s.strikes > 0 && st.overruns >= s.strikes {
+		return max(s.opt.MinRunTime, s.strikeRun)
+	}
+	return s.opt.MinRunTime
 }

@@ -180,7 +180,9 @@
 // largest jobs were preempted 65-150 times each, and A-SRPT with its forest fell behind
 // Tiresias. Options.Strikes ends it: after two re-estimations a job no longer preempts (it
 // takes free GPUs as they come), which is what Tiresias' last queue does (first come, first
-// served among long jobs). Like re-estimation it never fires with exact predictions.
+// served among long jobs). Such a job starts only on free GPUs, as the lowest priority, so the
+// next arrival would stop it again at once: once started it runs at least StrikeRunTime (600 s)
+// before it may be preempted. Like re-estimation neither fires with exact predictions.
 //
 // # Hosts that cannot migrate
 //
