@@ -232,12 +232,14 @@ type Scheduler struct {
 	last, scratch [2][]viewEntry
 	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
 
-	patience  float64        // Options.Patience resolved: 0 for none
-	compact   bool           // the compact conversion (on unless Options.NoCompact)
-	dist      Distributional // the Estimator's distributions (nil: point sizes)
-	slack     float64        // Options.CompactSlack resolved
-	strikes   int            // Options.Strikes resolved: 0 for never
-	strikeRun float64        // Options.StrikeRunTime resolved
+	patience   float64        // Options.Patience resolved: 0 for none
+	compact    bool           // the compact conversion (on unless Options.NoCompact)
+	dist       Distributional // the Estimator's distributions (nil: point sizes)
+	slack      float64        // Options.CompactSlack resolved
+	strikes    int            // Options.Strikes resolved: 0 for never
+	strikeRun  float64        // Options.StrikeRunTime resolved
+	fixedPlain bool           // the cost model times jobs without a model the same on every placement
+	startBuf   []gpusched.Assignment
 
 	// scratch
 	fresh     []freshJob
@@ -312,6 +314,10 @@ func New(opt Options) (*Scheduler, error) {
 		s.patience = opt.Patience
 	}
 	s.compact = !opt.NoCompact || opt.NoMigrate
+	switch opt.Cost.(type) {
+	case *gpusched.ModelCost, gpusched.FixedCost, *gpusched.FixedCost:
+		s.fixedPlain = true // jobs without a model take their StepTime wherever they run
+	}
 	if d, ok := opt.Estimator.(Distributional); ok && opt.Gittins {
 		s.dist = d
 	}
@@ -1129,7 +1135,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			d.Run = append(d.Run, gpusched.Assignment{Job: last[i].id, GPUs: v.Running[i].GPUs})
 		}
 	}
-	var starts []gpusched.Assignment
+	starts := s.startBuf[:0]
 	if !s.compact {
 		kept()
 	}
@@ -1221,6 +1227,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		}
 		d.Run = append(d.Run, starts...)
 	}
+	s.startBuf = starts[:0]
 	return d, wake, nil
 }
 
@@ -1318,8 +1325,8 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, gpus []topology
 
 // slowdown is the job's time per iteration on gpus over its time at its best placement.
 func (s *Scheduler) slowdown(c *topology.Cluster, st *jobState, gpus []topology.GPUID) (float64, bool) {
-	if !(st.tau > 0) {
-		return 0, false
+	if !(st.tau > 0) || (st.job.Model == nil && s.fixedPlain) {
+		return 0, false // placement-independent: every placement is compact
 	}
 	sc, err := s.opt.Cost.StepCost(st.job, c, gpus, nil)
 	if err != nil || !(sc.Time > 0) {
