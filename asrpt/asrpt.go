@@ -177,7 +177,8 @@ type jobState struct {
 	// waitFrom is the time since which the compact conversion has kept the job waiting for a
 	// compact placement (NaN: it is not waiting for one).
 	waitFrom float64
-	overruns int // re-estimations so far (see Options.Strikes)
+	overruns int          // re-estimations so far (see Options.Strikes)
+	cm       *compactMemo // the compact conversion\'s memo while the job waits (nil: none)
 }
 
 // rejection is a job that admission refused, remembered so that it is not retried at every
@@ -240,6 +241,11 @@ type Scheduler struct {
 	strikeRun  float64        // Options.StrikeRunTime resolved
 	fixedPlain bool           // the cost model times jobs without a model the same on every placement
 	startBuf   []gpusched.Assignment
+	cands      []candidate // the compact conversion's preemptable jobs this call
+	candK      int
+	candEpoch  uint64
+	candGPUs   topology.GPUSet
+	poolBuf    topology.GPUSet
 
 	// scratch
 	fresh     []freshJob
@@ -1142,7 +1148,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	// start places the waiting (and displaced) jobs of s.order[from:to]; in strict order it
 	// stops at the first job that cannot start.
 	start := func(from, to int) error {
-		for _, st := range s.order[from:to] {
+		for i, st := range s.order[from:to] {
 			if holds(st) {
 				continue
 			}
@@ -1174,7 +1180,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			if s.compact && st.gpus > 1 {
 				var more, wait bool
 				var err error
-				if gpus, more, wait, err = s.compactPlace(&v, st, gpus, &free, from == 0); err != nil {
+				if gpus, more, wait, err = s.compactPlace(&v, st, from+i, prefixLen, gpus, &free, from == 0); err != nil {
 					return err
 				}
 				preempted = preempted || more
@@ -1270,43 +1276,58 @@ func PatientRatio(G, gmax int, mu, theta float64) float64 {
 // (wait true) for a compact placement, but never longer than the time the slower placement
 // would cost it over its predicted remaining iterations (the ski-rental rule: waiting never
 // costs more than twice what starting at once would); then it starts on gpus.
-func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, gpus []topology.GPUID, free *topology.GPUSet, mayPreempt bool) (place []topology.GPUID, preempted, wait bool, err error) {
-	slow, ok := s.slowdown(v.Cluster, st, gpus)
-	if !ok || slow <= 1+s.slack {
+func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen int, gpus []topology.GPUID, free *topology.GPUSet, mayPreempt bool) (place []topology.GPUID, preempted, wait bool, err error) {
+	m := st.cm
+	if m == nil {
+		m = &compactMemo{}
+		st.cm = m
+	}
+	// The job's time on a placement changes only with the placement: a job that waits is
+	// offered the same one call after call.
+	if !m.okSlow || !slices.Equal(m.gpus, gpus) {
+		m.slow, m.okSlow = s.slowdown(v.Cluster, st, gpus)
+		m.gpus = append(m.gpus[:0], gpus...)
+		m.okSlow = true
+	}
+	slow := m.slow
+	if !(slow > 1+s.slack) {
 		return gpus, false, false, nil
 	}
 	if mayPreempt && !s.opt.NoPreemption {
-		gpus = slices.Clone(gpus)
-		pool := free.Clone()
-		s.victims = s.victims[:0]
-		mine := s.rank(st)
-		for i := range v.Running {
-			vs := s.last[1][i].st
-			if vs == nil || vs.preempted == s.epoch || vs.displaced == s.epoch || vs.unfit ||
-				v.Running[i].Since+s.minRun(vs) > v.Now || (vs.prefix == s.epoch && s.rank(vs) <= mine) {
-				continue
-			}
-			s.victims = append(s.victims, victim{vs, i})
-			for _, g := range v.Running[i].GPUs {
-				pool.Add(g)
-			}
-		}
-		if len(s.victims) > 0 {
-			if to, ok := s.opt.Placer(v.Cluster, pool, st.job); ok && len(to) == st.gpus {
-				if sl, ok := s.slowdown(v.Cluster, st, to); ok && sl <= 1+s.slack {
-					for _, vc := range s.victims {
-						js := &v.Running[vc.rank]
-						if !overlaps(js.GPUs, to) {
-							continue
-						}
-						vc.st.preempted = s.epoch
-						preempted = true
-						for _, g := range js.GPUs {
-							free.Add(g)
-						}
+		s.compactCandidates(v, prefixLen, pos)
+		if s.candK > 0 {
+			pool := &s.poolBuf
+			pool.SetTo(*free)
+			pool.AddAll(s.candGPUs)
+			// The placer's proposal on the pool and its time change only with the pool and the
+			// free GPUs (a pure function of them: decisions do not depend on the memo).
+			if !m.okPool || !m.pool.Equal(*pool) || !m.free.Equal(*free) {
+				m.to, m.toOK = nil, false
+				if to, ok := s.opt.Placer(v.Cluster, *pool, st.job); ok && len(to) == st.gpus {
+					if sl, ok := s.slowdown(v.Cluster, st, to); ok && sl <= 1+s.slack {
+						m.to, m.toOK = append(m.to[:0], to...), true
 					}
-					return to, preempted, false, nil
 				}
+				m.pool.SetTo(*pool)
+				m.free.SetTo(*free)
+				m.okPool = true
+			}
+			if m.toOK {
+				to := slices.Clone(m.to)
+				for _, c := range s.cands[:s.candK] {
+					js := &v.Running[c.rank]
+					if c.st.preempted == s.epoch || !overlaps(js.GPUs, to) {
+						continue
+					}
+					c.st.preempted = s.epoch
+					preempted = true
+					for _, g := range js.GPUs {
+						free.Add(g)
+						s.candGPUs.Remove(g) // free now: a start may take them
+					}
+				}
+				m.okPool = false // free changed
+				return to, preempted, false, nil
 			}
 		}
 	}
@@ -1314,13 +1335,75 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, gpus []topology
 		st.waitFrom = s.now
 	}
 	done := 0.0
-	if m := s.marks[st.key]; !m.running {
-		done = v.Pending[m.idx].Iterations
+	if mk := s.marks[st.key]; !mk.running {
+		done = v.Pending[mk.idx].Iterations
 	}
 	if s.now-st.waitFrom < (slow-1)*max(st.iters-done, 0)*st.tau {
 		return nil, false, true, nil
 	}
 	return gpus, false, false, nil
+}
+
+// compactMemo is what the compact conversion last computed for a waiting job: its slow-down on
+// the placement it was offered, and the placer's compact proposal on the pool of free and
+// preemptable GPUs (to, when toOK) with the free GPUs and pool it was made on.
+type compactMemo struct {
+	gpus       []topology.GPUID
+	slow       float64
+	okSlow     bool
+	free, pool topology.GPUSet
+	to         []topology.GPUID
+	toOK       bool
+	okPool     bool
+}
+
+// candidate is a running job that the compact conversion may preempt, with its index in the
+// view's Running list and its rank in the priority order.
+type candidate struct {
+	st    *jobState
+	rank  int // index in v.Running
+	order int // position in the priority order (math.MaxInt: outside the prefix)
+}
+
+// compactCandidates keeps, for the current call, the running jobs that the compact conversion
+// may preempt for the job at position mine of the priority order (s.order): those past their
+// protection (MinRunTime, StrikeRunTime) and of lower priority, as s.cands[:s.candK] (from the
+// lowest priority up: first the running jobs outside the prefix, then the prefix's from its
+// end), with their GPUs in s.candGPUs. It is built once per call and shrinks as the calls come
+// for jobs further down the order (the prefix is started in priority order).
+func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
+	if s.candEpoch != s.epoch {
+		s.candEpoch = s.epoch
+		s.cands = s.cands[:0]
+		s.candGPUs = topology.GPUSet{}
+		eligible := func(vs *jobState) bool {
+			m := s.marks[vs.key]
+			return m.running && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
+				v.Running[m.idx].Since+s.minRun(vs) <= v.Now
+		}
+		for i := range v.Running {
+			if vs := s.last[1][i].st; vs != nil && vs.prefix != s.epoch && eligible(vs) {
+				s.cands = append(s.cands, candidate{vs, i, math.MaxInt})
+			}
+		}
+		for k := prefixLen - 1; k >= 0; k-- {
+			if vs := s.order[k]; eligible(vs) {
+				s.cands = append(s.cands, candidate{vs, int(s.marks[vs.key].idx), k})
+			}
+		}
+		s.candK = len(s.cands)
+		for _, c := range s.cands {
+			for _, g := range v.Running[c.rank].GPUs {
+				s.candGPUs.Add(g)
+			}
+		}
+	}
+	for s.candK > 0 && s.cands[s.candK-1].order <= mine {
+		s.candK--
+		for _, g := range v.Running[s.cands[s.candK].rank].GPUs {
+			s.candGPUs.Remove(g)
+		}
+	}
 }
 
 // slowdown is the job's time per iteration on gpus over its time at its best placement.

@@ -176,3 +176,27 @@ func (s GPUSet) String() string {
 	b.WriteByte('}')
 	return b.String()
 }
+
+// Equal reports whether s and t hold the same GPUs.
+func (s GPUSet) Equal(t GPUSet) bool {
+	a, b := s.words, t.words
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	for i, w := range b {
+		if a[i] != w {
+			return false
+		}
+	}
+	for _, w := range a[len(b):] {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// SetTo makes s hold exactly the GPUs of t, reusing s's storage.
+func (s *GPUSet) SetTo(t GPUSet) {
+	s.words = append(s.words[:0], t.words...)
+}

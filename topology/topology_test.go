@@ -427,3 +427,25 @@ func TestGPUSpecTypeAndIs(t *testing.T) {
 		}
 	}
 }
+
+func TestGPUSetEqualAndSetTo(t *testing.T) {
+	a, b := NewGPUSet(10), NewGPUSet(300)
+	a.Add(3)
+	b.Add(3)
+	if !a.Equal(b) || !b.Equal(a) {
+		t.Fatalf("%v and %v: not equal", a, b)
+	}
+	b.Add(200)
+	if a.Equal(b) || b.Equal(a) {
+		t.Fatalf("%v and %v: equal", a, b)
+	}
+	var c GPUSet
+	c.SetTo(b)
+	if !c.Equal(b) {
+		t.Fatalf("SetTo: %v, want %v", c, b)
+	}
+	b.Remove(200)
+	if c.Equal(b) {
+		t.Fatal("SetTo shares storage")
+	}
+}
