@@ -449,13 +449,18 @@ func (r *Runtime) clock(at float64, what string) error {
 // progress extrapolated from a rate (SetRate) may reach: the job's length, when the host
 // knows it (the simulator does; a real host passes 0). Submit checks the job's form
 // (Job.Validate without a cluster: a job too large for the cluster is the scheduler's to
-// reject, and may run once the cluster grows) and that its id is new.
+// reject, and may run once the cluster grows) and that its id is new. Every refusal is a
+// *gpusched.JobError naming the job, wrapping the reason (gpusched.ErrInvalidJob,
+// gpusched.ErrNoCost, ErrDuplicateJob, or gpusched.ErrInvalidJob for a limit that is NaN).
 func (r *Runtime) Submit(j gpusched.Job, limit float64) (*Entry, error) {
 	if err := j.Validate(nil); err != nil {
-		return nil, err
+		return nil, gpusched.Reject(j.ID, err)
 	}
 	if _, dup := r.ids[j.ID]; dup {
-		return nil, fmt.Errorf("%w: job %q", ErrDuplicateJob, j.ID)
+		return nil, &gpusched.JobError{Job: j.ID, Err: fmt.Errorf("%w: job %q", ErrDuplicateJob, j.ID)}
+	}
+	if math.IsNaN(limit) {
+		return nil, &gpusched.JobError{Job: j.ID, Err: fmt.Errorf("%w: job %q: iteration limit is NaN", gpusched.ErrInvalidJob, j.ID)}
 	}
 	if !(limit > 0) {
 		limit = math.Inf(1)

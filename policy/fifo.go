@@ -33,6 +33,9 @@ func (f *FIFO) String() string { return f.name }
 
 // Schedule keeps every running job and starts waiting jobs in arrival order.
 func (f *FIFO) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := f.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	return f.gate.decide(v, f.schedule)
 }
 
@@ -120,6 +123,9 @@ func (s *SJF) String() string { return s.name }
 
 // Schedule keeps every running job and starts waiting jobs smallest predicted size first.
 func (s *SJF) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := s.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	return s.gate.decide(v, s.schedule)
 }
 

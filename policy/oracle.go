@@ -213,6 +213,9 @@ func (s *SRPTOracle) job(v *gpusched.View, j *gpusched.Job) (*oracleJob, error) 
 // looks only at the jobs that arrived and left, the running jobs (ranked afresh), and the head
 // of its order while a waiting job could still start; without one it ranks every job.
 func (s *SRPTOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := s.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	return s.gate.decide(v, s.schedule)
 }
 
@@ -428,19 +431,13 @@ func (s *SRPTOracle) keepRunning(v *gpusched.View) (gpusched.Decision, bool, err
 	return sel.decision, true, nil
 }
 
-// bestStepTime returns a job's time per iteration at its best placement: consolidated on an
-// idle cluster.
+// bestStepTime returns a job's time per iteration at its best placement on an idle cluster
+// (gpusched.BestPlacement: consolidated, on the GPUs the job may use and whose memory its plan
+// fits; on a cluster of one kind of GPU, the job packed over all of them).
 func bestStepTime(cost gpusched.CostModel, v *gpusched.View, j *gpusched.Job) (float64, error) {
-	gpus, ok := v.Cluster.Pack(v.Cluster.AllGPUs(), j.GPUs)
-	if !ok {
-		return 0, fmt.Errorf("%w: job %q needs %d GPUs, the cluster has %d", gpusched.ErrInvalidJob, j.ID, j.GPUs, v.Cluster.NumGPUs())
-	}
-	sc, err := cost.StepCost(j, v.Cluster, gpus, nil)
+	_, sc, err := gpusched.BestPlacement(j, v.Cluster, cost)
 	if err != nil {
 		return 0, err
-	}
-	if !(sc.Time > 0) || math.IsInf(sc.Time, 1) {
-		return 0, fmt.Errorf("%w: job %q has time per iteration %v", gpusched.ErrInvalidJob, j.ID, sc.Time)
 	}
 	return sc.Time, nil
 }

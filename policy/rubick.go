@@ -132,6 +132,9 @@ func (r *Rubick) String() string { return r.name }
 
 // JobCompleted forgets a job that left.
 func (r *Rubick) JobCompleted(c gpusched.Completion) {
+	if !observed(r.ready, c) {
+		return
+	}
 	delete(r.curves, c.Job.ID)
 	delete(r.reconf, c.Job.ID)
 }
@@ -149,6 +152,13 @@ func (r *Rubick) Throughput(j *gpusched.Job, c *topology.Cluster) ([]float64, er
 func (r *Rubick) curve(j *gpusched.Job, c *topology.Cluster) (*rubickCurve, error) {
 	if cu, ok := r.curves[j.ID]; ok {
 		return cu, nil
+	}
+	// The job's own form (a GPU count, finite features, a cost); its other plan options are
+	// checked one by one below, an unrunnable one counting as no throughput.
+	own := *j
+	own.Plans = nil
+	if err := own.Validate(nil); err != nil {
+		return nil, err
 	}
 	cu := &rubickCurve{tput: make([]float64, j.Choices())}
 	all := c.AllGPUs()
@@ -335,6 +345,12 @@ type rubickJob struct {
 
 // Schedule implements gpusched.Scheduler.
 func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := r.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
+	if err := checkView(&v); err != nil {
+		return gpusched.Decision{}, err
+	}
 	c := v.Cluster
 	var d gpusched.Decision
 	free := v.Free()

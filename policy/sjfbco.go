@@ -1630,6 +1630,9 @@ func (s *SJFBCO) estimate(j *gpusched.Job) (float64, error) {
 
 // Schedule keeps every running job and starts the jobs the plan starts now.
 func (s *SJFBCO) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := s.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	return s.gate.decide(v, s.schedule)
 }
 
