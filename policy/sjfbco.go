@@ -134,6 +134,10 @@ func (m *stepMemo) drop(id gpusched.JobID) { delete(m.jobs, id) }
 // StepTime is ignored when it has a model, as gpusched.Job documents), BCOCost{} for the others.
 type planCost struct{ model *gpusched.ModelCost }
 
+// Forget drops what the model-aware cost compiled for a job that left (gpusched.ModelCost
+// caches each job), so that SJF-BCO's memory stays bounded by the jobs in the system.
+func (p planCost) Forget(j *gpusched.Job) { p.model.Forget(j) }
+
 func (p planCost) StepCost(j *gpusched.Job, c *topology.Cluster, gpus []topology.GPUID, load topology.LinkLoad) (gpusched.StepCost, error) {
 	if j.Model == nil {
 		return BCOCost{}.StepCost(j, c, gpus, load)

@@ -111,6 +111,9 @@ func NewSMD(opt SMDOptions) (*SMD, error) {
 	}
 	s := &SMD{name: name(opt.Name, "smd"), cost: opt.Cost, interval: opt.Interval, iters: opt.Iterations,
 		exact: opt.ExactStates, lpVars: opt.LPVariables, steps: make(map[gpusched.JobID][]smdItem)}
+	if f, ok := opt.Cost.(costForgetter); ok {
+		s.gate.forget = f // SMD admits by structure and times with the cost: forget leavers
+	}
 	return s, nil
 }
 
