@@ -212,15 +212,16 @@ type Segment struct {
 type brokenKind uint8
 
 const (
-	brokenNone        brokenKind = iota
-	brokenOrder                  // each migration's stop comes right before its start
-	brokenNoRollback             // an interruption keeps the progress made since the checkpoint
-	brokenDelta                  // the view's delta forgets jobs that left while waiting
-	brokenTransitions            // the view's delta forgets jobs that stopped running
-	brokenHeld                   // unlink keeps the job's GPUs in the held set
-	brokenOwner                  // check lets a start take the GPU of a kept job
-	brokenByPos                  // check lets a start take the GPU of a job kept by position
-	brokenRelisted               // check keeps a job by position though it was listed before
+	brokenNone              brokenKind = iota
+	brokenOrder                        // each migration's stop comes right before its start
+	brokenNoRollback                   // an interruption keeps the progress made since the checkpoint
+	brokenDelta                        // the view's delta forgets jobs that left while waiting
+	brokenTransitions                  // the view's delta forgets jobs that stopped running
+	brokenHeld                         // unlink keeps the job's GPUs in the held set
+	brokenOwner                        // check lets a start take the GPU of a kept job
+	brokenByPos                        // check lets a start take the GPU of a job kept by position
+	brokenRelisted                     // check keeps a job by position though it was listed before
+	brokenRestoreCheckpoint            // a restored running job takes its progress as its last checkpoint
 )
 
 // forgetter is implemented by cost models that cache per-job state (gpusched.ModelCost).

@@ -1,0 +1,426 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/internal/statejson"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// The runtime's saved state (Runtime.SaveState): kind "host-runtime", version 1.
+const (
+	stateKind    = "host-runtime"
+	stateVersion = 1
+)
+
+// savedRuntime is the JSON form of a Runtime's books and its scheduler's state.
+type savedRuntime struct {
+	statejson.Header
+	Now        float64 `json:"now"`
+	Seq        uint64  `json:"seq"`
+	LastArrive float64 `json:"last_arrive"`
+	Unordered  bool    `json:"unordered,omitempty"`
+	// Cluster is the cluster of the time (topology's JSON form).
+	Cluster     *topology.Cluster `json:"cluster"`
+	Unavailable []topology.GPUID  `json:"unavailable,omitempty"`
+	// Models are the jobs' models, each written once however many jobs share it.
+	Models []*graph.Model `json:"models,omitempty"`
+	// Jobs are the jobs held (waiting, running, parked) in submission order.
+	Jobs []savedEntry `json:"jobs"`
+	// Parked are the submission numbers of the parked jobs, in the order they were parked.
+	Parked []uint64 `json:"parked,omitempty"`
+	// Ended are the jobs that left and whose completion waits for delivery, in order.
+	Ended []savedEntry `json:"ended,omitempty"`
+	// Scheduler is what the scheduler's SaveState wrote (absent unless it is Stateful).
+	Scheduler json.RawMessage `json:"scheduler,omitempty"`
+}
+
+// savedEntry is the JSON form of one Entry: every field that outlives a call.
+type savedEntry struct {
+	Job   gpusched.Job     `json:"job"`             // Model is nil here: see Model
+	Model int              `json:"model,omitempty"` // 1 + index in savedRuntime.Models; 0: none
+	Phase phase            `json:"phase"`
+	Seq   uint64           `json:"seq"`
+	Tag   int32            `json:"tag,omitempty"`
+	GPUs  []topology.GPUID `json:"gpus,omitempty"`
+	Plan  int32            `json:"plan,omitempty"`
+	Dirty bool             `json:"dirty,omitempty"`
+
+	Started  bool            `json:"started,omitempty"`
+	Killed   bool            `json:"killed,omitempty"`
+	Preempt  int             `json:"preemptions,omitempty"`
+	Interr   int             `json:"interruptions,omitempty"`
+	Migrate  int             `json:"migrations,omitempty"`
+	MaxSpan  int             `json:"max_span,omitempty"`
+	Rejected *savedRejection `json:"rejected,omitempty"`
+
+	SegAt      float64         `json:"seg_at"`
+	Done       float64         `json:"done"`
+	Executed   float64         `json:"executed"`
+	Attained   float64         `json:"attained"`
+	RestoreEnd float64         `json:"restore_end"`
+	Step       float64         `json:"step"`
+	Limit      statejson.Float `json:"limit"`
+	FirstStart float64         `json:"first_start"`
+	Since      float64         `json:"since"`
+	Productive float64         `json:"productive"`
+	Bytes      float64         `json:"bytes"`
+	XBytes     float64         `json:"xbytes"`
+	PlacedAt   float64         `json:"placed_at"`
+	SegStart   float64         `json:"seg_start"`
+	CkAt       float64         `json:"ck_at"`
+	CkDone     float64         `json:"ck_done"`
+	CkProd     float64         `json:"ck_prod"`
+	LostIters  float64         `json:"lost_iters"`
+	LostProd   float64         `json:"lost_prod"`
+	LostGPU    float64         `json:"lost_gpu"`
+	Ended      float64         `json:"ended"`
+}
+
+// savedRejection is a decision's rejection of a job: its message, and whether it wrapped
+// gpusched.ErrTooLarge (the reason a job is parked).
+type savedRejection struct {
+	Message  string `json:"message"`
+	TooLarge bool   `json:"too_large,omitempty"`
+}
+
+// restoredError is a rejection read back from saved state: its message, wrapping
+// gpusched.ErrTooLarge when the original did.
+type restoredError struct {
+	msg  string
+	wrap error
+}
+
+func (e *restoredError) Error() string { return e.msg }
+func (e *restoredError) Unwrap() error { return e.wrap }
+
+// SaveState writes the runtime as one unit, so that a host that restarts (or a replica that
+// takes over) rebuilds it with Restore and carries on exactly: every job it holds with its
+// status, progress and the anchors its progress is extrapolated from, its last checkpoint,
+// preemptions, interruptions and counters; the parked jobs; the jobs that left and whose
+// completion waits for delivery; the cluster and its unavailable GPUs; the clock; and, when
+// the scheduler is a gpusched.Stateful, the scheduler's own state. Every later view of the
+// restored runtime is the one the old runtime would have shown, so a restored scheduler
+// decides as the old one would have (the host needs no Resume calls).
+//
+// The state is self-describing, versioned JSON (kind "host-runtime", version 1; see
+// gpusched.Stateful); numbers are written in the shortest form that reads back to the same
+// bits. The placement intervals of Options.RecordSegments are not saved. Call it between
+// calls, typically after carrying out the actions of each Schedule call; it changes nothing.
+func (r *Runtime) SaveState(w io.Writer) error {
+	r.compactRunning()
+	out := savedRuntime{
+		Header: statejson.Header{Kind: stateKind, Version: stateVersion},
+		Now:    r.now, Seq: r.seq, LastArrive: r.lastArrive, Unordered: r.unordered,
+		Cluster: r.c,
+	}
+	r.unavailable.Range(func(g topology.GPUID) bool {
+		out.Unavailable = append(out.Unavailable, g)
+		return true
+	})
+	models := map[*graph.Model]int{}
+	held := make([]*Entry, 0, len(r.ids))
+	for _, e := range r.ids {
+		held = append(held, e)
+	}
+	slices.SortFunc(held, cmpSeq)
+	out.Jobs = make([]savedEntry, len(held))
+	for i, e := range held {
+		out.Jobs[i] = e.saved(&out, models)
+	}
+	for _, e := range r.parked {
+		out.Parked = append(out.Parked, e.seq)
+	}
+	for _, e := range r.ended {
+		out.Ended = append(out.Ended, e.saved(&out, models))
+	}
+	if st, ok := r.sched.(gpusched.Stateful); ok {
+		var buf bytes.Buffer
+		if err := st.SaveState(&buf); err != nil {
+			return fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
+		}
+		out.Scheduler = json.RawMessage(bytes.TrimSpace(buf.Bytes()))
+	}
+	return statejson.Encode(w, &out)
+}
+
+// saved returns e's JSON form, adding its model to out.Models.
+func (e *Entry) saved(out *savedRuntime, models map[*graph.Model]int) savedEntry {
+	s := savedEntry{
+		Job: e.job, Phase: e.phase, Seq: e.seq, Tag: e.Tag, Plan: e.plan, Dirty: e.dirty,
+		Started: e.started, Killed: e.killed, Preempt: e.preempt, Interr: e.interr, Migrate: e.migrate, MaxSpan: e.maxSpan,
+		SegAt: e.segAt, Done: e.done, Executed: e.executed, Attained: e.attained, RestoreEnd: e.restoreEnd,
+		Step: e.step, Limit: statejson.Float(e.limit), FirstStart: e.firstStart, Since: e.since,
+		Productive: e.productive, Bytes: e.bytes, XBytes: e.xbytes, PlacedAt: e.placedAt, SegStart: e.segStart,
+		CkAt: e.ckAt, CkDone: e.ckDone, CkProd: e.ckProd, LostIters: e.lostIters, LostProd: e.lostProd, LostGPU: e.lostGPU,
+		Ended: e.ended,
+	}
+	if e.phase == phaseRunning {
+		s.GPUs = slices.Clone(e.gpus)
+	}
+	if m := e.job.Model; m != nil {
+		k, ok := models[m]
+		if !ok {
+			out.Models = append(out.Models, m)
+			k = len(out.Models)
+			models[m] = k
+		}
+		s.Job.Model, s.Model = nil, k
+	}
+	if e.rejected != nil {
+		s.Rejected = &savedRejection{Message: e.rejected.Error(), TooLarge: errors.Is(e.rejected, gpusched.ErrTooLarge)}
+	}
+	return s
+}
+
+// RestoreState replaces the runtime's books and its scheduler's state by what SaveState
+// wrote (see SaveState), keeping the runtime's Options. The runtime takes the saved cluster
+// (keeping its own *topology.Cluster when the two are equal); a host whose cluster changed
+// while it was down calls SetCluster next. Data that is malformed, of another kind or
+// version, or inconsistent (a job twice, a running job on GPUs that do not exist or that
+// another job holds, progress that is not finite, saved scheduler state for a scheduler that
+// is not Stateful or none for one that is) is refused with an error wrapping
+// gpusched.ErrBadState; the scheduler's own RestoreState error is returned as it is. Either
+// way the runtime and its scheduler are left as they were.
+func (r *Runtime) RestoreState(rd io.Reader) error {
+	var in savedRuntime
+	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
+		return err
+	}
+	return r.restoreFrom(&in)
+}
+
+// Restore returns a runtime built with opt (as New) whose books and scheduler state are read
+// from what Runtime.SaveState wrote: the restart of a host in one call. opt.Scheduler must be
+// built with the options the saved runtime's scheduler had. opt.Cluster may be nil: the
+// runtime takes the saved cluster either way (see RestoreState).
+func Restore(opt Options, rd io.Reader) (*Runtime, error) {
+	var in savedRuntime
+	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
+		return nil, err
+	}
+	if in.Cluster == nil {
+		return nil, statejson.Errorf(stateKind, "no cluster")
+	}
+	if opt.Cluster == nil {
+		opt.Cluster = in.Cluster
+	}
+	r, err := New(opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.restoreFrom(&in); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// restoreFrom checks in, restores the scheduler, and replaces r's books by in's.
+func (r *Runtime) restoreFrom(in *savedRuntime) error {
+	bad := func(format string, args ...any) error { return statejson.Errorf(stateKind, format, args...) }
+	c := in.Cluster
+	if c == nil {
+		return bad("no cluster")
+	}
+	if c.Equal(r.c) {
+		c = r.c
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	if !finite(in.Now) || !finite(in.LastArrive) {
+		return bad("clock %v or last arrival %v is not finite", in.Now, in.LastArrive)
+	}
+	n, err := New(Options{Cluster: c, Scheduler: r.opt.Scheduler})
+	if err != nil {
+		return bad("%v", err)
+	}
+	n.opt, n.restore, n.reconf, n.ck, n.forget = r.opt, r.restore, r.reconf, r.ck, r.forget
+	n.opt.Cluster = c
+	n.broken = r.broken
+	n.now, n.seq, n.lastArrive, n.unordered = in.Now, in.Seq, in.LastArrive, in.Unordered
+	for _, g := range in.Unavailable {
+		if err := c.Check(g); err != nil {
+			return bad("unavailable GPU: %v", err)
+		}
+		if !n.unavailable.Contains(g) {
+			n.unavailable.Add(g)
+			n.nUnavail++
+		}
+	}
+	build := func(s *savedEntry, what string) (*Entry, error) {
+		e := n.newEntry()
+		if err := s.fill(e, in.Models); err != nil {
+			return nil, bad("%s job %q: %v", what, s.Job.ID, err)
+		}
+		return e, nil
+	}
+	bySeq := make(map[uint64]*Entry, len(in.Jobs))
+	var last uint64
+	for i := range in.Jobs {
+		s := &in.Jobs[i]
+		e, err := build(s, "held")
+		if err != nil {
+			return err
+		}
+		switch {
+		case e.seq <= last || e.seq > in.Seq:
+			return bad("job %q: submission number %d out of order (previous %d, last given %d)", e.id, e.seq, last, in.Seq)
+		case n.ids[e.id] != nil:
+			return bad("job %q held twice", e.id)
+		}
+		if n.broken == brokenRestoreCheckpoint && e.phase == phaseRunning {
+			e.checkpoint()
+		}
+		last = e.seq
+		n.ids[e.id] = e
+		bySeq[e.seq] = e
+		switch e.phase {
+		case phasePending:
+			n.pushPendingTail(e)
+			n.touch(e)
+		case phaseRunning:
+			for _, g := range e.gpus {
+				if err := c.Check(g); err != nil {
+					return bad("running job %q: %v", e.id, err)
+				}
+				if o := n.owner[g]; o != nil {
+					return bad("running job %q on GPU %d, which job %q holds", e.id, g, o.id)
+				}
+				n.owner[g] = e // link sets it again
+			}
+			n.busy += int(e.ngpus)
+			n.running = append(n.running, e)
+			n.link(e)
+			n.touch(e)
+		case phaseParked:
+		default:
+			return bad("job %q in phase %d", e.id, e.phase)
+		}
+	}
+	for _, seq := range in.Parked {
+		e := bySeq[seq]
+		if e == nil || e.phase != phaseParked || slices.Contains(n.parked, e) {
+			return bad("parked job number %d is not a parked job, or listed twice", seq)
+		}
+		n.parked = append(n.parked, e)
+	}
+	if len(n.parked) != len(in.Jobs)-len(n.running)-(n.phi-n.plo) {
+		return bad("%d parked jobs listed, %d held", len(n.parked), len(in.Jobs)-len(n.running)-(n.phi-n.plo))
+	}
+	for i := range in.Ended {
+		s := &in.Ended[i]
+		e, err := build(s, "ended")
+		if err != nil {
+			return err
+		}
+		if e.phase != phaseDone {
+			return bad("ended job %q in phase %d", e.id, e.phase)
+		}
+		n.ended = append(n.ended, e)
+	}
+	// The dirty marks are the saved ones (link marked every running job).
+	for _, e := range n.dirty {
+		e.dirty = false
+	}
+	clear(n.dirty)
+	n.dirty = n.dirty[:0]
+	for i := range in.Jobs {
+		if in.Jobs[i].Dirty {
+			if e := bySeq[in.Jobs[i].Seq]; e.phase == phaseRunning {
+				n.markDirty(e)
+			}
+		}
+	}
+	st, stateful := r.sched.(gpusched.Stateful)
+	switch {
+	case stateful && len(in.Scheduler) == 0:
+		return bad("no state for scheduler %s, which keeps state", r.name)
+	case !stateful && len(in.Scheduler) != 0:
+		return bad("state for scheduler %s, which keeps none", r.name)
+	case stateful:
+		if err := st.RestoreState(bytes.NewReader(in.Scheduler)); err != nil {
+			return fmt.Errorf("host: restoring scheduler %s: %w", r.name, err)
+		}
+	}
+	*r = *n
+	return nil
+}
+
+// fill sets e from s, checking what the runtime relies on.
+func (s *savedEntry) fill(e *Entry, models []*graph.Model) error {
+	j := s.Job
+	if s.Model != 0 {
+		if s.Model < 0 || s.Model > len(models) || models[s.Model-1] == nil {
+			return fmt.Errorf("model %d of %d", s.Model, len(models))
+		}
+		j.Model = models[s.Model-1]
+	}
+	if err := j.Validate(nil); err != nil {
+		return err
+	}
+	for _, v := range []float64{s.SegAt, s.Done, s.Executed, s.Attained, s.RestoreEnd, s.Step, s.FirstStart, s.Since,
+		s.Productive, s.Bytes, s.XBytes, s.PlacedAt, s.SegStart, s.CkAt, s.CkDone, s.CkProd, s.LostIters, s.LostProd, s.LostGPU, s.Ended} {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("a number that is not finite and >= 0: %v", v)
+		}
+	}
+	if !(s.Limit > 0) {
+		return fmt.Errorf("iteration limit %v", float64(s.Limit))
+	}
+	if s.Preempt < 0 || s.Interr < 0 || s.Migrate < 0 || s.MaxSpan < 0 {
+		return fmt.Errorf("negative counts")
+	}
+	if s.Plan < 0 || int(s.Plan) >= j.Choices() {
+		return fmt.Errorf("plan choice %d of %d", s.Plan, j.Choices())
+	}
+	running := s.Phase == phaseRunning
+	if n := j.GPUsFor(int(s.Plan)); running && len(s.GPUs) != n || !running && len(s.GPUs) != 0 {
+		return fmt.Errorf("%d GPUs in phase %d (needs %d)", len(s.GPUs), s.Phase, n)
+	}
+	if running && hasDuplicate(s.GPUs) {
+		return fmt.Errorf("a GPU listed twice in %v", s.GPUs)
+	}
+	*e = Entry{
+		Tag: s.Tag, phase: s.Phase, started: s.Started, constrained: j.Constrained(), plan: s.Plan,
+		preempt: s.Preempt, interr: s.Interr, id: j.ID, seq: s.Seq,
+		segAt: s.SegAt, done: s.Done, executed: s.Executed, attained: s.Attained, restoreEnd: s.RestoreEnd,
+		step: s.Step, limit: float64(s.Limit), firstStart: s.FirstStart, since: s.Since,
+		productive: s.Productive, bytes: s.Bytes, xbytes: s.XBytes, migrate: s.Migrate, maxSpan: s.MaxSpan,
+		placedAt: s.PlacedAt, segStart: s.SegStart, ckAt: s.CkAt, ckDone: s.CkDone, ckProd: s.CkProd,
+		lostIters: s.LostIters, lostProd: s.LostProd, lostGPU: s.LostGPU, ended: s.Ended, killed: s.Killed,
+		job: j,
+	}
+	e.ngpus = int32(j.GPUsFor(int(s.Plan)))
+	if running {
+		e.gpus = slices.Clone(s.GPUs)
+	}
+	if s.Rejected != nil {
+		re := &restoredError{msg: s.Rejected.Message}
+		if s.Rejected.TooLarge {
+			re.wrap = gpusched.ErrTooLarge
+		}
+		e.rejected = &gpusched.JobError{Job: j.ID, Err: re}
+	}
+	return nil
+}
+
+func hasDuplicate(gpus []topology.GPUID) bool {
+	seen := make(map[topology.GPUID]struct{}, len(gpus))
+	for _, g := range gpus {
+		if _, ok := seen[g]; ok {
+			return true
+		}
+		seen[g] = struct{}{}
+	}
+	return false
+}
+
+// compile-time check: the runtime saves and restores as one unit.
+var _ gpusched.Stateful = (*Runtime)(nil)
