@@ -380,6 +380,11 @@ func (r *Runtime) adopt(c *topology.Cluster) {
 	}
 }
 
+// WakeAt returns the wake-up time the last Schedule call asked for (Actions.WakeAt; 0 for
+// none). It is saved with the runtime (SaveState), so that a restarted host knows when to
+// call next.
+func (r *Runtime) WakeAt() float64 { return r.acts.WakeAt }
+
 // Now returns the runtime's clock: the latest time it was given, in seconds.
 func (r *Runtime) Now() float64 { return r.now }
 

@@ -28,6 +28,8 @@ type savedRuntime struct {
 	Seq        uint64  `json:"seq"`
 	LastArrive float64 `json:"last_arrive"`
 	Unordered  bool    `json:"unordered,omitempty"`
+	// WakeAt is the wake-up time the last Schedule call asked for (0: none).
+	WakeAt float64 `json:"wake_at,omitempty"`
 	// Cluster is the cluster of the time (topology's JSON form).
 	Cluster     *topology.Cluster `json:"cluster"`
 	Unavailable []topology.GPUID  `json:"unavailable,omitempty"`
@@ -106,7 +108,8 @@ func (e *restoredError) Unwrap() error { return e.wrap }
 // takes over) rebuilds it with Restore and carries on exactly: every job it holds with its
 // status, progress and the anchors its progress is extrapolated from, its last checkpoint,
 // preemptions, interruptions and counters; the parked jobs; the jobs that left and whose
-// completion waits for delivery; the cluster and its unavailable GPUs; the clock; and, when
+// completion waits for delivery; the cluster and its unavailable GPUs; the clock and the last
+// wake-up request (WakeAt); and, when
 // the scheduler is a gpusched.Stateful, the scheduler's own state. Every later view of the
 // restored runtime is the one the old runtime would have shown, so a restored scheduler
 // decides as the old one would have (the host needs no Resume calls).
@@ -119,7 +122,7 @@ func (r *Runtime) SaveState(w io.Writer) error {
 	r.compactRunning()
 	out := savedRuntime{
 		Header: statejson.Header{Kind: stateKind, Version: stateVersion},
-		Now:    r.now, Seq: r.seq, LastArrive: r.lastArrive, Unordered: r.unordered,
+		Now:    r.now, Seq: r.seq, LastArrive: r.lastArrive, Unordered: r.unordered, WakeAt: r.acts.WakeAt,
 		Cluster: r.c,
 	}
 	r.unavailable.Range(func(g topology.GPUID) bool {
@@ -234,8 +237,8 @@ func (r *Runtime) restoreFrom(in *savedRuntime) error {
 		c = r.c
 	}
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	if !finite(in.Now) || !finite(in.LastArrive) {
-		return bad("clock %v or last arrival %v is not finite", in.Now, in.LastArrive)
+	if !finite(in.Now) || !finite(in.LastArrive) || !finite(in.WakeAt) {
+		return bad("clock %v, last arrival %v or wake-up %v is not finite", in.Now, in.LastArrive, in.WakeAt)
 	}
 	n, err := New(Options{Cluster: c, Scheduler: r.opt.Scheduler})
 	if err != nil {
@@ -245,6 +248,7 @@ func (r *Runtime) restoreFrom(in *savedRuntime) error {
 	n.opt.Cluster = c
 	n.broken = r.broken
 	n.now, n.seq, n.lastArrive, n.unordered = in.Now, in.Seq, in.LastArrive, in.Unordered
+	n.acts.WakeAt = in.WakeAt
 	for _, g := range in.Unavailable {
 		if err := c.Check(g); err != nil {
 			return bad("unavailable GPU: %v", err)
