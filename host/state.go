@@ -45,7 +45,7 @@ type savedRuntime struct {
 	Scheduler json.RawMessage `json:"scheduler,omitempty"`
 }
 
-// savedEntry is the JSON form of one Entry: every field that outlives a call.
+// savedEntry is the JSON form of one Entry: every field that outlives a call (zeros omitted).
 type savedEntry struct {
 	Job   gpusched.Job     `json:"job"`             // Model is nil here: see Model
 	Model int              `json:"model,omitempty"` // 1 + index in savedRuntime.Models; 0: none
@@ -64,27 +64,27 @@ type savedEntry struct {
 	MaxSpan  int             `json:"max_span,omitempty"`
 	Rejected *savedRejection `json:"rejected,omitempty"`
 
-	SegAt      float64         `json:"seg_at"`
-	Done       float64         `json:"done"`
-	Executed   float64         `json:"executed"`
-	Attained   float64         `json:"attained"`
-	RestoreEnd float64         `json:"restore_end"`
-	Step       float64         `json:"step"`
+	SegAt      float64         `json:"seg_at,omitempty"`
+	Done       float64         `json:"done,omitempty"`
+	Executed   float64         `json:"executed,omitempty"`
+	Attained   float64         `json:"attained,omitempty"`
+	RestoreEnd float64         `json:"restore_end,omitempty"`
+	Step       float64         `json:"step,omitempty"`
 	Limit      statejson.Float `json:"limit"`
-	FirstStart float64         `json:"first_start"`
-	Since      float64         `json:"since"`
-	Productive float64         `json:"productive"`
-	Bytes      float64         `json:"bytes"`
-	XBytes     float64         `json:"xbytes"`
-	PlacedAt   float64         `json:"placed_at"`
-	SegStart   float64         `json:"seg_start"`
-	CkAt       float64         `json:"ck_at"`
-	CkDone     float64         `json:"ck_done"`
-	CkProd     float64         `json:"ck_prod"`
-	LostIters  float64         `json:"lost_iters"`
-	LostProd   float64         `json:"lost_prod"`
-	LostGPU    float64         `json:"lost_gpu"`
-	Ended      float64         `json:"ended"`
+	FirstStart float64         `json:"first_start,omitempty"`
+	Since      float64         `json:"since,omitempty"`
+	Productive float64         `json:"productive,omitempty"`
+	Bytes      float64         `json:"bytes,omitempty"`
+	XBytes     float64         `json:"xbytes,omitempty"`
+	PlacedAt   float64         `json:"placed_at,omitempty"`
+	SegStart   float64         `json:"seg_start,omitempty"`
+	CkAt       float64         `json:"ck_at,omitempty"`
+	CkDone     float64         `json:"ck_done,omitempty"`
+	CkProd     float64         `json:"ck_prod,omitempty"`
+	LostIters  float64         `json:"lost_iters,omitempty"`
+	LostProd   float64         `json:"lost_prod,omitempty"`
+	LostGPU    float64         `json:"lost_gpu,omitempty"`
+	Ended      float64         `json:"ended,omitempty"`
 }
 
 // savedRejection is a decision's rejection of a job: its message, and whether it wrapped
