@@ -368,6 +368,13 @@ func (r *Runtime) restoreFrom(in *savedRuntime) error {
 			return fmt.Errorf("host: restoring scheduler %s: %w", r.name, err)
 		}
 	}
+	if r.forget != nil { // the old books' jobs that the new ones lack leave the cost model
+		for id, e := range r.ids {
+			if _, ok := n.ids[id]; !ok {
+				r.forget.Forget(&e.job)
+			}
+		}
+	}
 	*r = *n
 	return nil
 }
