@@ -108,8 +108,7 @@
 // few seconds) and, on start or on becoming leader, builds its scheduler with the same options
 // and calls Restore: every later view, and so every decision, is the one the old runtime and
 // scheduler would have given, bit for bit (tested with random kills for every stateful policy
-// of packages policy and asrpt, except A-SRPT with its learned forest, whose re-estimates can
-// still differ after a restore). Resume remains for a host that rebuilds its books from what
+// of packages policy and asrpt, A-SRPT with its learned forest included). Resume remains for a host that rebuilds its books from what
 // the cluster shows; it takes each job's progress at the restart as its last checkpoint.
 //
 // # Slow observers off the host's path

@@ -170,17 +170,11 @@ func statefulPolicies() []leakPolicy {
 // the last Runtime.SaveState (and a scheduler built as before) carries out the same actions as
 // the host that was never killed: the same starts, stops, migrations, rejections and
 // completions at the same times, through failures (with checkpoints every 3 s), drains,
-// parked jobs and jobs larger than the cluster, for every stateful policy.
+// parked jobs and jobs larger than the cluster, for every stateful policy (A-SRPT with its
+// learned forest included).
 func TestRestartWithRandomKills(t *testing.T) {
 	for _, p := range statefulPolicies() {
 		t.Run(p.name, func(t *testing.T) {
-			if p.name == "asrpt" {
-				// The runtime's views after a restore are bit-identical (asrpt-oracle passes),
-				// but A-SRPT's conditional re-estimate with its forest differs after
-				// RestoreState (seen: 8.968 vs 8.938 iterations for the same job and progress):
-				// state that predict or asrpt does not save. Not fixed here (issue 31).
-				t.Skip("A-SRPT with a forest: its re-estimates differ after a restore (issue 31, open)")
-			}
 			rapid.Check(t, restartProp(t, p, host.Restore, 40))
 		})
 	}
