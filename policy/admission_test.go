@@ -85,8 +85,8 @@ func TestOneBadJobIsRejectedAlone(t *testing.T) {
 
 // TestOracleOnAMixedCluster: a job whose plan fits only the 80 GB GPUs of a cluster that also
 // has T4s is sized on those; the oracle packed it on any GPUs, found it out of memory on the
-// T4s and failed every call. (Rubick and SMD still size a job on a placement over all GPUs,
-// and reject such a job on such a cluster: not fixed yet.)
+// T4s and failed every call; Rubick timed it there too and rejected it. (SMD, a policy of
+// GPU counts, times a job on the cluster's first GPUs and still rejects it: not fixed.)
 func TestOracleOnAMixedCluster(t *testing.T) {
 	var servers []topology.Server
 	for i, spec := range []topology.ServerSpec{topology.T4(), topology.A100()} {
@@ -106,7 +106,11 @@ func TestOracleOnAMixedCluster(t *testing.T) {
 	}
 	small := job("small", 2, 0, 1)
 	iters := map[gpusched.JobID]float64{"big": 100, "small": 50}
-	for _, s := range allSchedulers(t, iters) {
+	rub, err := NewRubick(RubickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append(allSchedulers(t, iters), rub) {
 		d := decide(t, s, gpusched.View{Now: 1, Cluster: c, Pending: []gpusched.JobStatus{waiting(big), waiting(small)}})
 		if got := runs(d); !slices.Equal(got, []string{"big", "small"}) {
 			t.Errorf("%v runs %v (rejects %v), want both", s, got, d.Rejected)
