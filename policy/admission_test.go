@@ -182,3 +182,27 @@ func TestZeroAndNilPolicies(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestOracleRejectsAJobWithBadTruthAlone: a job for which Iterations answers NaN or a negative
+// number is rejected alone (ErrInvalidJob, naming it), and the other jobs run; the call
+// failed before.
+func TestOracleRejectsAJobWithBadTruthAlone(t *testing.T) {
+	iters := map[gpusched.JobID]float64{"good": 10, "nan": math.NaN(), "negative": -1}
+	o := oracle(t, iters, OracleOptions{})
+	v := gpusched.View{Now: 1, Cluster: cluster(t, 8), Pending: []gpusched.JobStatus{
+		waiting(job("nan", 1, 0, 1)), waiting(job("good", 2, 0, 1)), waiting(job("negative", 1, 0, 1))}}
+	d := decide(t, o, v)
+	if got := runs(d); !slices.Equal(got, []string{"good"}) {
+		t.Errorf("runs %v, want [good]", got)
+	}
+	rejected := map[gpusched.JobID]bool{}
+	for _, je := range d.Rejected {
+		if !errors.Is(je, gpusched.ErrInvalidJob) {
+			t.Errorf("rejection %v does not wrap ErrInvalidJob", je)
+		}
+		rejected[je.Job] = true
+	}
+	if !rejected["nan"] || !rejected["negative"] || len(rejected) != 2 {
+		t.Errorf("rejects %v, want nan and negative", d.Rejected)
+	}
+}

@@ -31,7 +31,10 @@ type gate struct {
 	cost gpusched.CostModel // the policy's sizing cost; nil: structural checks only
 	// forget, if set, is told of the jobs that leave instead of cost (a policy that times jobs
 	// with a caching cost model but admits them by structure alone).
-	forget  costForgetter
+	forget costForgetter
+	// admit, if set, is the policy's own test of a job that passed the others (the oracle's
+	// true iterations): an error rejects the job alone.
+	admit   func(j *gpusched.Job, c *topology.Cluster) error
 	cluster *topology.Cluster
 	verdict map[gpusched.JobID]verdict
 	out     gpusched.View // scratch for the filtered view
@@ -207,6 +210,11 @@ func (g *gate) check(j *gpusched.Job, c *topology.Cluster) *gpusched.JobError {
 	if g.cost != nil {
 		if err := gpusched.Admit(j, c, g.cost); err != nil {
 			return gpusched.Reject(j.ID, err)
+		}
+		if g.admit != nil {
+			if err := g.admit(j, c); err != nil {
+				return gpusched.Reject(j.ID, err)
+			}
 		}
 		return nil
 	}

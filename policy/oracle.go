@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // OracleOptions configure the SRPT oracle.
@@ -143,10 +144,17 @@ func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
 	if opt.Cost == nil {
 		opt.Cost = gpusched.DefaultCost()
 	}
-	return &SRPTOracle{gate: gate{cost: opt.Cost}, opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
+	s := &SRPTOracle{gate: gate{cost: opt.Cost}, opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
 		tau: map[gpusched.JobID]float64{}, jobs: map[gpusched.JobID]*oracleJob{}, wait: newSortedList(cmpOracleWait), waiting: map[gpusched.JobID]oracleWait{},
 		stopKey: map[gpusched.JobID]oracleWait{},
-		lazy:    lazyRun[oracleKeyed]{cmp: cmpOracleKeyed, hint: func(e *oracleKeyed) *int { return &e.o.hint }, rank: func(e *oracleKeyed) *ranked { return &e.ranked }}}, nil
+		lazy:    lazyRun[oracleKeyed]{cmp: cmpOracleKeyed, hint: func(e *oracleKeyed) *int { return &e.o.hint }, rank: func(e *oracleKeyed) *ranked { return &e.ranked }}}
+	// A job whose true iterations are NaN or negative is rejected alone; sizing it at
+	// admission fixes what the oracle keeps of it (Iterations is asked once, as before).
+	s.gate.admit = func(j *gpusched.Job, c *topology.Cluster) error {
+		_, err := s.job(&gpusched.View{Cluster: c}, j)
+		return err
+	}
+	return s, nil
 }
 
 // String returns "srpt-oracle" (or Options.Name).
@@ -198,7 +206,7 @@ func (s *SRPTOracle) job(v *gpusched.View, j *gpusched.Job) (*oracleJob, error) 
 	}
 	n := s.opt.Iterations(j.ID)
 	if math.IsNaN(n) || n < 0 {
-		return nil, fmt.Errorf("%w: srpt-oracle: job %q has %v true iterations", ErrInvalidOptions, j.ID, n)
+		return nil, fmt.Errorf("%w: %w: srpt-oracle: job %q has %v true iterations", gpusched.ErrInvalidJob, ErrInvalidOptions, j.ID, n)
 	}
 	o := &oracleJob{gt: float64(j.GPUs) * tau, n: n, hint: -1}
 	s.jobs[j.ID] = o
