@@ -206,3 +206,33 @@ func TestOracleRejectsAJobWithBadTruthAlone(t *testing.T) {
 		t.Errorf("rejects %v, want nan and negative", d.Rejected)
 	}
 }
+
+// TestBadEstimatesAreRejectedAlone: a job whose size (SJF) or estimate (SJF-BCO) is NaN is
+// rejected alone, naming it, and the other jobs run; the call failed before.
+func TestBadEstimatesAreRejectedAlone(t *testing.T) {
+	bad := func(j *gpusched.Job) float64 {
+		if j.ID == "bad" {
+			return math.NaN()
+		}
+		return 10
+	}
+	sjf, err := NewSJF(SJFOptions{Size: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bco, err := NewSJFBCO(SJFBCOOptions{Iterations: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []gpusched.Scheduler{sjf, bco} {
+		v := gpusched.View{Now: 1, Cluster: cluster(t, 8), Pending: []gpusched.JobStatus{
+			waiting(job("bad", 1, 0, 1)), waiting(job("good", 2, 0, 1))}}
+		d := decide(t, s, v)
+		if got := runs(d); !slices.Equal(got, []string{"good"}) {
+			t.Errorf("%v runs %v, want [good]", s, got)
+		}
+		if len(d.Rejected) != 1 || d.Rejected[0].Job != "bad" || !errors.Is(d.Rejected[0], gpusched.ErrInvalidJob) {
+			t.Errorf("%v rejects %v, want bad with ErrInvalidJob", s, d.Rejected)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // FIFO starts jobs in order of arrival and never preempts. By default it keeps that order
@@ -114,8 +115,15 @@ func NewSJF(opt SJFOptions) (*SJF, error) {
 	if size == nil {
 		size = DefaultSize
 	}
-	return &SJF{name: name(opt.Name, "sjf"), place: opt.placer(), backfill: opt.backfill(true), size: size,
-		sizes: map[gpusched.JobID]float64{}, wait: newSortedList(cmpSJFWait), waiting: map[gpusched.JobID]sjfWait{}}, nil
+	s := &SJF{name: name(opt.Name, "sjf"), place: opt.placer(), backfill: opt.backfill(true), size: size,
+		sizes: map[gpusched.JobID]float64{}, wait: newSortedList(cmpSJFWait), waiting: map[gpusched.JobID]sjfWait{}}
+	// A job whose size is NaN is rejected alone; its size is fixed at admission (Size is
+	// still asked once per job).
+	s.gate.admit = func(j *gpusched.Job, _ *topology.Cluster) error {
+		_, err := s.key(j)
+		return err
+	}
+	return s, nil
 }
 
 // String returns "sjf" (or Options.Name).
@@ -135,7 +143,7 @@ func (s *SJF) key(j *gpusched.Job) (sjfWait, error) {
 	if !ok {
 		z = s.size(j)
 		if math.IsNaN(z) {
-			return sjfWait{}, fmt.Errorf("%w: sjf: size of job %q is NaN", ErrInvalidOptions, j.ID)
+			return sjfWait{}, fmt.Errorf("%w: %w: sjf: size of job %q is NaN", gpusched.ErrInvalidJob, ErrInvalidOptions, j.ID)
 		}
 		z /= j.EffectiveWeight()
 		s.sizes[j.ID] = z

@@ -33,7 +33,7 @@ type gate struct {
 	// with a caching cost model but admits them by structure alone).
 	forget costForgetter
 	// admit, if set, is the policy's own test of a job that passed the others (the oracle's
-	// true iterations): an error rejects the job alone.
+	// true iterations, SJF's size, SJF-BCO's estimate): an error rejects the job alone.
 	admit   func(j *gpusched.Job, c *topology.Cluster) error
 	cluster *topology.Cluster
 	verdict map[gpusched.JobID]verdict
@@ -207,23 +207,20 @@ func (g *gate) apply(v *gpusched.View, d *gpusched.ViewDelta) (bool, error) {
 
 // check is the admission test of one job on cluster c.
 func (g *gate) check(j *gpusched.Job, c *topology.Cluster) *gpusched.JobError {
+	var err error
 	if g.cost != nil {
-		if err := gpusched.Admit(j, c, g.cost); err != nil {
-			return gpusched.Reject(j.ID, err)
+		err = gpusched.Admit(j, c, g.cost)
+	} else {
+		err = j.Validate(c)
+		if err == nil {
+			err = gpusched.Fits(j, c)
 		}
-		if g.admit != nil {
-			if err := g.admit(j, c); err != nil {
-				return gpusched.Reject(j.ID, err)
-			}
+		if err == nil {
+			err = gpusched.FitsMemory(j, c)
 		}
-		return nil
 	}
-	err := j.Validate(c)
-	if err == nil {
-		err = gpusched.Fits(j, c)
-	}
-	if err == nil {
-		err = gpusched.FitsMemory(j, c)
+	if err == nil && g.admit != nil {
+		err = g.admit(j, c)
 	}
 	if err != nil {
 		return gpusched.Reject(j.ID, err)

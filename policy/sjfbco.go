@@ -1608,7 +1608,14 @@ func NewSJFBCO(opt SJFBCOOptions) (*SJFBCO, error) {
 	if !finiteNonNeg(opt.Replan) {
 		return nil, fmt.Errorf("%w: sjf-bco: Replan %v", ErrInvalidOptions, opt.Replan)
 	}
-	return &SJFBCO{gate: gate{cost: opt.Cost}, opt: opt, backfill: opt.Order != Strict, iters: map[gpusched.JobID]float64{}}, nil
+	s := &SJFBCO{gate: gate{cost: opt.Cost}, opt: opt, backfill: opt.Order != Strict, iters: map[gpusched.JobID]float64{}}
+	// A job estimated at NaN, infinite or negative iterations is rejected alone; its estimate
+	// is fixed at admission (Iterations is still asked once per job).
+	s.gate.admit = func(j *gpusched.Job, _ *topology.Cluster) error {
+		_, err := s.estimate(j)
+		return err
+	}
+	return s, nil
 }
 
 // String returns "sjf-bco" (or SJFBCOOptions.Name).
@@ -1626,7 +1633,7 @@ func (s *SJFBCO) estimate(j *gpusched.Job) (float64, error) {
 		n = s.opt.Iterations(j)
 	}
 	if !finiteNonNeg(n) {
-		return 0, fmt.Errorf("%w: sjf-bco: job %q is estimated at %v iterations", ErrInvalidOptions, j.ID, n)
+		return 0, fmt.Errorf("%w: %w: sjf-bco: job %q is estimated at %v iterations", gpusched.ErrInvalidJob, ErrInvalidOptions, j.ID, n)
 	}
 	s.iters[j.ID] = n
 	return n, nil
