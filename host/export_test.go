@@ -50,7 +50,11 @@ func RestoreBroken(opt Options, rd io.Reader, kind string) (*Runtime, error) {
 		return nil, err
 	}
 	if opt.Cluster == nil {
-		opt.Cluster = in.Cluster
+		c, err := in.cluster(nil)
+		if err != nil {
+			return nil, err
+		}
+		opt.Cluster = c
 	}
 	r, err := New(opt)
 	if err != nil {

@@ -30,9 +30,9 @@ type savedRuntime struct {
 	Unordered  bool    `json:"unordered,omitempty"`
 	// WakeAt is the wake-up time the last Schedule call asked for (0: none).
 	WakeAt float64 `json:"wake_at,omitempty"`
-	// Cluster is the cluster of the time (topology's JSON form).
-	Cluster     *topology.Cluster `json:"cluster"`
-	Unavailable []topology.GPUID  `json:"unavailable,omitempty"`
+	// Cluster is the cluster of the time (topology's JSON form, compact).
+	Cluster     json.RawMessage  `json:"cluster"`
+	Unavailable []topology.GPUID `json:"unavailable,omitempty"`
 	// Models are the jobs' models, each written once however many jobs share it.
 	Models []*graph.Model `json:"models,omitempty"`
 	// Jobs are the jobs held (waiting, running, parked) in submission order, written as
@@ -127,8 +127,12 @@ func (r *Runtime) SaveState(w io.Writer) error {
 	out := savedRuntime{
 		Header: statejson.Header{Kind: stateKind, Version: stateVersion},
 		Now:    r.now, Seq: r.seq, LastArrive: r.lastArrive, Unordered: r.unordered, WakeAt: r.acts.WakeAt,
-		Cluster: r.c,
 	}
+	cj, err := json.Marshal(r.c)
+	if err != nil {
+		return fmt.Errorf("host: saving the cluster: %w", err)
+	}
+	out.Cluster = cj
 	r.unavailable.Range(func(g topology.GPUID) bool {
 		out.Unavailable = append(out.Unavailable, g)
 		return true
@@ -218,11 +222,12 @@ func Restore(opt Options, rd io.Reader) (*Runtime, error) {
 	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
 		return nil, err
 	}
-	if in.Cluster == nil {
-		return nil, statejson.Errorf(stateKind, "no cluster")
-	}
 	if opt.Cluster == nil {
-		opt.Cluster = in.Cluster
+		c, err := in.cluster(nil)
+		if err != nil {
+			return nil, err
+		}
+		opt.Cluster = c
 	}
 	r, err := New(opt)
 	if err != nil {
@@ -232,6 +237,27 @@ func Restore(opt Options, rd io.Reader) (*Runtime, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// cluster returns the saved cluster: cur when the saved one is the same (its JSON form is
+// compared, which costs a fraction of parsing it), otherwise the parsed one.
+func (in *savedRuntime) cluster(cur *topology.Cluster) (*topology.Cluster, error) {
+	if len(in.Cluster) == 0 || bytes.Equal(in.Cluster, []byte("null")) {
+		return nil, statejson.Errorf(stateKind, "no cluster")
+	}
+	if cur != nil {
+		if cj, err := json.Marshal(cur); err == nil && bytes.Equal(cj, in.Cluster) {
+			return cur, nil
+		}
+	}
+	c, err := topology.Parse(in.Cluster)
+	if err != nil {
+		return nil, statejson.Errorf(stateKind, "cluster: %v", err)
+	}
+	if c.Equal(cur) {
+		return cur, nil
+	}
+	return c, nil
 }
 
 // restoreFrom checks in, restores the scheduler, and replaces r's books by in's.
@@ -244,12 +270,9 @@ func (r *Runtime) restoreFrom(in *savedRuntime) error {
 	if in.Ended, err = in.EndedCols.entries(); err != nil {
 		return bad("ended jobs: %v", err)
 	}
-	c := in.Cluster
-	if c == nil {
-		return bad("no cluster")
-	}
-	if c.Equal(r.c) {
-		c = r.c
+	c, err := in.cluster(r.c)
+	if err != nil {
+		return err
 	}
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	if !finite(in.Now) || !finite(in.LastArrive) || !finite(in.WakeAt) {
