@@ -303,6 +303,8 @@ type Runtime struct {
 	acts       Actions
 	stopBuf    []topology.GPUID // copies of the GPUs that stops release
 	segments   []Segment
+
+	clusterJSON []byte // the cluster's compact JSON form, made at the first SaveState after adopt
 }
 
 // New returns a Runtime for the cluster and scheduler of opt.
@@ -357,6 +359,7 @@ func SchedulerName(s gpusched.Scheduler) string {
 // be unlinked.
 func (r *Runtime) adopt(c *topology.Cluster) {
 	r.c = c
+	r.clusterJSON = nil
 	r.view.Cluster = c
 	r.linkStride = max(c.NumServers(), c.NumRacks()) + 1
 	r.linkJobs = make([][]*Entry, 3*r.linkStride)

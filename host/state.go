@@ -128,7 +128,7 @@ func (r *Runtime) SaveState(w io.Writer) error {
 		Header: statejson.Header{Kind: stateKind, Version: stateVersion},
 		Now:    r.now, Seq: r.seq, LastArrive: r.lastArrive, Unordered: r.unordered, WakeAt: r.acts.WakeAt,
 	}
-	cj, err := json.Marshal(r.c)
+	cj, err := r.clusterForm()
 	if err != nil {
 		return fmt.Errorf("host: saving the cluster: %w", err)
 	}
@@ -239,23 +239,38 @@ func Restore(opt Options, rd io.Reader) (*Runtime, error) {
 	return r, nil
 }
 
-// cluster returns the saved cluster: cur when the saved one is the same (its JSON form is
-// compared, which costs a fraction of parsing it), otherwise the parsed one.
-func (in *savedRuntime) cluster(cur *topology.Cluster) (*topology.Cluster, error) {
+// clusterForm returns the cluster's compact JSON form, made once per cluster (the cluster
+// does not change; SetCluster replaces it).
+func (r *Runtime) clusterForm() ([]byte, error) {
+	if r.clusterJSON == nil {
+		b, err := json.Marshal(r.c)
+		if err != nil {
+			return nil, err
+		}
+		r.clusterJSON = b
+	}
+	return r.clusterJSON, nil
+}
+
+// cluster returns the saved cluster: cur's when the saved one is the same (their JSON forms
+// are compared, which costs a fraction of parsing it), otherwise the parsed one.
+func (in *savedRuntime) cluster(cur *Runtime) (*topology.Cluster, error) {
 	if len(in.Cluster) == 0 || bytes.Equal(in.Cluster, []byte("null")) {
 		return nil, statejson.Errorf(stateKind, "no cluster")
 	}
+	var c0 *topology.Cluster
 	if cur != nil {
-		if cj, err := json.Marshal(cur); err == nil && bytes.Equal(cj, in.Cluster) {
-			return cur, nil
+		c0 = cur.c
+		if cj, err := cur.clusterForm(); err == nil && bytes.Equal(cj, in.Cluster) {
+			return c0, nil
 		}
 	}
 	c, err := topology.Parse(in.Cluster)
 	if err != nil {
 		return nil, statejson.Errorf(stateKind, "cluster: %v", err)
 	}
-	if c.Equal(cur) {
-		return cur, nil
+	if c0 != nil && c.Equal(c0) {
+		return c0, nil
 	}
 	return c, nil
 }
@@ -270,7 +285,7 @@ func (r *Runtime) restoreFrom(in *savedRuntime) error {
 	if in.Ended, err = in.EndedCols.entries(); err != nil {
 		return bad("ended jobs: %v", err)
 	}
-	c, err := in.cluster(r.c)
+	c, err := in.cluster(r)
 	if err != nil {
 		return err
 	}
@@ -284,6 +299,9 @@ func (r *Runtime) restoreFrom(in *savedRuntime) error {
 	}
 	n.opt, n.restore, n.reconf, n.ck, n.forget = r.opt, r.restore, r.reconf, r.ck, r.forget
 	n.opt.Cluster = c
+	if c == r.c {
+		n.clusterJSON = r.clusterJSON
+	}
 	n.broken = r.broken
 	n.now, n.seq, n.lastArrive, n.unordered = in.Now, in.Seq, in.LastArrive, in.Unordered
 	n.acts.WakeAt = in.WakeAt
