@@ -499,7 +499,7 @@ type savedColumns struct {
 	Job      []gpusched.Job       `json:"job"`
 	Seq      []uint64             `json:"seq"`
 	Phase    []int                `json:"phase"`
-	Limit    []statejson.Float    `json:"limit"`
+	Limit    []float64            `json:"limit,omitempty"` // 0: none (+Inf); absent: none for every job
 	Model    []int                `json:"model,omitempty"`
 	Tag      []int32              `json:"tag,omitempty"`
 	GPUs     [][]topology.GPUID   `json:"gpus,omitempty"`
@@ -551,7 +551,7 @@ var (
 // columns returns the entries as columns.
 func columns(es []savedEntry) *savedColumns {
 	n := len(es)
-	c := &savedColumns{Job: make([]gpusched.Job, n), Seq: make([]uint64, n), Phase: make([]int, n), Limit: make([]statejson.Float, n)}
+	c := &savedColumns{Job: make([]gpusched.Job, n), Seq: make([]uint64, n), Phase: make([]int, n)}
 	col := func(get func(*savedEntry) bool, set func(i int)) {
 		for i := range es {
 			if get(&es[i]) {
@@ -561,8 +561,14 @@ func columns(es []savedEntry) *savedColumns {
 	}
 	for i := range es {
 		s := &es[i]
-		c.Job[i], c.Seq[i], c.Phase[i], c.Limit[i] = s.Job, s.Seq, int(s.Phase), s.Limit
+		c.Job[i], c.Seq[i], c.Phase[i] = s.Job, s.Seq, int(s.Phase)
 	}
+	col(func(s *savedEntry) bool { return !math.IsInf(float64(s.Limit), 1) }, func(i int) {
+		if c.Limit == nil {
+			c.Limit = make([]float64, n)
+		}
+		c.Limit[i] = float64(es[i].Limit)
+	})
 	col(func(s *savedEntry) bool { return s.Model != 0 }, func(i int) {
 		if c.Model == nil {
 			c.Model = make([]int, n)
@@ -639,12 +645,12 @@ func (c *savedColumns) entries() ([]savedEntry, error) {
 		return nil, nil
 	}
 	n := len(c.Job)
-	for name, l := range map[string]int{"seq": len(c.Seq), "phase": len(c.Phase), "limit": len(c.Limit)} {
+	for name, l := range map[string]int{"seq": len(c.Seq), "phase": len(c.Phase)} {
 		if l != n {
 			return nil, fmt.Errorf("column %q has %d values for %d jobs", name, l, n)
 		}
 	}
-	for name, l := range map[string]int{"model": len(c.Model), "tag": len(c.Tag), "gpus": len(c.GPUs), "plan": len(c.Plan),
+	for name, l := range map[string]int{"limit": len(c.Limit), "model": len(c.Model), "tag": len(c.Tag), "gpus": len(c.GPUs), "plan": len(c.Plan),
 		"flags": len(c.FlagCol), "rejected": len(c.Rejected)} {
 		if l != 0 && l != n {
 			return nil, fmt.Errorf("column %q has %d values for %d jobs", name, l, n)
@@ -670,7 +676,10 @@ func (c *savedColumns) entries() ([]savedEntry, error) {
 	es := make([]savedEntry, n)
 	for i := range es {
 		s := &es[i]
-		s.Job, s.Seq, s.Limit = c.Job[i], c.Seq[i], c.Limit[i]
+		s.Job, s.Seq, s.Limit = c.Job[i], c.Seq[i], statejson.Float(math.Inf(1))
+		if c.Limit != nil && c.Limit[i] != 0 {
+			s.Limit = statejson.Float(c.Limit[i])
+		}
 		if c.Phase[i] < 0 || c.Phase[i] > int(phaseDone) {
 			return nil, fmt.Errorf("job %q: phase %d", s.Job.ID, c.Phase[i])
 		}
