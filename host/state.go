@@ -113,8 +113,8 @@ func (e *restoredError) Unwrap() error { return e.wrap }
 // status, progress and the anchors its progress is extrapolated from, its last checkpoint,
 // preemptions, interruptions and counters; the parked jobs; the jobs that left and whose
 // completion waits for delivery; the cluster and its unavailable GPUs; the clock and the last
-// wake-up request (WakeAt); and, when
-// the scheduler is a gpusched.Stateful, the scheduler's own state. Every later view of the
+// wake-up request (WakeAt); and, when the scheduler is a gpusched.Stateful, the scheduler's own
+// state. Every later view of the
 // restored runtime is the one the old runtime would have shown, so a restored scheduler
 // decides as the old one would have (the host needs no Resume calls).
 //
@@ -203,8 +203,8 @@ func (e *Entry) saved(out *savedRuntime, models map[*graph.Model]int) savedEntry
 // version, or inconsistent (a job twice, a running job on GPUs that do not exist or that
 // another job holds, progress that is not finite, saved scheduler state for a scheduler that
 // is not Stateful or none for one that is) is refused with an error wrapping
-// gpusched.ErrBadState; the scheduler's own RestoreState error is returned as it is. Either
-// way the runtime and its scheduler are left as they were.
+// gpusched.ErrBadState; the scheduler's own RestoreState error is returned wrapped, naming the
+// scheduler. Either way the runtime and its scheduler are left as they were.
 func (r *Runtime) RestoreState(rd io.Reader) error {
 	var in savedRuntime
 	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
