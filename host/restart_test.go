@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/consolidate"
 	"github.com/gpusched/gpusched/host"
 	"github.com/gpusched/gpusched/internal/teeth"
+	"github.com/gpusched/gpusched/policy"
 	"github.com/gpusched/gpusched/topology"
 	"pgregory.net/rapid"
 )
@@ -158,11 +160,19 @@ func statefulPolicies() []leakPolicy {
 	var out []leakPolicy
 	for _, p := range leakPolicies() {
 		switch p.name {
-		case "gadget", "first-fit", "rubick", "smd", "sjf-bco-batch":
+		case "gadget", "first-fit", "rubick", "smd":
 		default:
 			out = append(out, p)
 		}
 	}
+	// consolidate.Wrap around a stateful policy (Tiresias): the wrapper saves both.
+	out = append(out, leakPolicy{"consolidate-tiresias", func(map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
+		tir, err := policy.NewTiresias(policy.TiresiasOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return sched(consolidate.Wrap(tir, consolidate.Options{RestoreTime: 2}))
+	}})
 	return out
 }
 
