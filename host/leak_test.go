@@ -195,7 +195,7 @@ func flat(early, late uint64) bool { return late <= early+early/10+512<<10 }
 // ten times as many.
 func TestNoLeakBehindRuntime(t *testing.T) {
 	n := 20000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 5000
 	}
 	for _, p := range leakPolicies() {
