@@ -129,7 +129,7 @@ var (
 // Validate checks that the job is well formed and could ever run on the cluster: a non-empty
 // id, a finite non-negative arrival, a GPU demand between 1 and the cluster's size, a finite
 // non-negative step time, weight and minimum GPU memory, a model or a step time (ErrNoCost),
-// and, for a job with a model, a valid plan with one worker per GPU. It does not look at the
+// finite numeric features (Features.LearningRate, SubmitHour, Numeric), and, for a job with a model, a valid plan with one worker per GPU. It does not look at the
 // job's constraints or cost on c: Admit does. For a reconfigurable job it also checks every
 // plan it allows (a valid plan of the job's model and global batch, at most the cluster's GPUs,
 // non-negative host needs).
@@ -152,6 +152,9 @@ func (j *Job) Validate(c *topology.Cluster) error {
 		return fmt.Errorf("%w: job %q: minimum GPU memory %v must be finite and >= 0", ErrInvalidJob, j.ID, j.MinGPUMemory)
 	case j.Model == nil && j.StepTime == 0:
 		return fmt.Errorf("%w: job %q has neither a model nor a step time", ErrNoCost, j.ID)
+	}
+	if err := j.Features.validate(); err != nil {
+		return fmt.Errorf("%w: job %q: %w", ErrInvalidJob, j.ID, err)
 	}
 	if j.Model != nil {
 		if w := j.Plan.Workers(); w != j.GPUs {
@@ -224,4 +227,26 @@ func (j *Job) EffectiveWeight() float64 {
 		return j.Weight
 	}
 	return 1
+}
+
+// validate refuses numeric features that are NaN or infinite: a predictor cannot learn from
+// them, and a NaN compares false with everything, so it would split a forest's trees
+// arbitrarily. (An unknown value is left unset: 0, or a negative SubmitHour.)
+func (f *Features) validate() error {
+	if math.IsNaN(f.LearningRate) || math.IsInf(f.LearningRate, 0) {
+		return fmt.Errorf("feature learning rate %v is not finite", f.LearningRate)
+	}
+	if math.IsNaN(f.SubmitHour) || math.IsInf(f.SubmitHour, 0) {
+		return fmt.Errorf("feature submit hour %v is not finite", f.SubmitHour)
+	}
+	bad, found := "", false
+	for k, v := range f.Numeric {
+		if (math.IsNaN(v) || math.IsInf(v, 0)) && (!found || k < bad) {
+			bad, found = k, true // the first by name, so that the error is deterministic
+		}
+	}
+	if found {
+		return fmt.Errorf("numeric feature %q is %v, not finite", bad, f.Numeric[bad])
+	}
+	return nil
 }

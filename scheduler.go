@@ -140,8 +140,11 @@ type ViewDelta struct {
 }
 
 // Free returns the set of GPUs that no running job holds and that are not Unavailable: where
-// jobs may start.
+// jobs may start. A view without a cluster has none.
 func (v *View) Free() topology.GPUSet {
+	if v.Cluster == nil {
+		return topology.GPUSet{}
+	}
 	free := v.Cluster.AllGPUs()
 	if held, ok := v.heldGPUs(); ok {
 		free.RemoveAll(held)
@@ -157,8 +160,12 @@ func (v *View) Free() topology.GPUSet {
 	return free
 }
 
-// Available returns the number of GPUs of the cluster that are not Unavailable.
+// Available returns the number of GPUs of the cluster that are not Unavailable (0 for a view
+// without a cluster).
 func (v *View) Available() int {
+	if v.Cluster == nil {
+		return 0
+	}
 	n := v.Cluster.NumGPUs()
 	v.Unavailable.Range(func(g topology.GPUID) bool {
 		if v.Cluster.Check(g) == nil {
@@ -279,11 +286,13 @@ func (d Decision) Validate(v View) error {
 		return fmt.Errorf("gpusched: decision wake-up time is NaN")
 	}
 	jobs := make(map[JobID]*Job, len(v.Pending)+len(v.Running))
-	for i := range v.Pending {
-		jobs[v.Pending[i].Job.ID] = v.Pending[i].Job
-	}
-	for i := range v.Running {
-		jobs[v.Running[i].Job.ID] = v.Running[i].Job
+	for _, list := range [][]JobStatus{v.Pending, v.Running} {
+		for i := range list {
+			if list[i].Job == nil {
+				return fmt.Errorf("%w: a job status without a job", ErrInvalidView)
+			}
+			jobs[list[i].Job.ID] = list[i].Job
+		}
 	}
 	if err := checkAssignments(v.Cluster, d.Run, jobs, v.Unavailable); err != nil {
 		return err
@@ -381,12 +390,14 @@ type Changes struct {
 // whose new placement holds the same GPUs in a different worker order, or that is given another
 // plan choice, counts as migrated. The
 // decision should have passed Validate. Each list follows the order of d.Run (Preempt: of
-// v.Running).
+// v.Running). Running statuses without a job (which Validate refuses) are ignored.
 func (d Decision) Diff(v View) Changes {
 	var ch Changes
 	running := make(map[JobID]*JobStatus, len(v.Running))
 	for i := range v.Running {
-		running[v.Running[i].Job.ID] = &v.Running[i]
+		if v.Running[i].Job != nil {
+			running[v.Running[i].Job.ID] = &v.Running[i]
+		}
 	}
 	inRun := make(map[JobID]struct{}, len(d.Run))
 	for _, a := range d.Run {
@@ -402,6 +413,9 @@ func (d Decision) Diff(v View) Changes {
 		}
 	}
 	for i := range v.Running {
+		if v.Running[i].Job == nil {
+			continue
+		}
 		if _, ok := inRun[v.Running[i].Job.ID]; !ok {
 			ch.Preempt = append(ch.Preempt, v.Running[i].Job.ID)
 		}

@@ -1,6 +1,7 @@
 package asrpt
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -359,6 +360,15 @@ func New(opt Options) (*Scheduler, error) {
 	return s, nil
 }
 
+// ready returns an error for a nil or zero Scheduler (one not built by New), whose methods
+// would otherwise dereference what New sets up.
+func (s *Scheduler) ready() error {
+	if s == nil || s.queue == nil {
+		return errors.New("asrpt: a nil or zero Scheduler: build it with New")
+	}
+	return nil
+}
+
 // remaining is A-SRPT's estimate of a running job's remaining iterations, for consolidation:
 // its prediction less what it has done (no estimate once it has overrun: consolidate then
 // assumes it runs as long again).
@@ -411,7 +421,7 @@ func (s *Scheduler) VirtualCompletion(id gpusched.JobID) (float64, bool) {
 
 // JobCompleted forgets the job and teaches the estimator, if it learns.
 func (s *Scheduler) JobCompleted(c gpusched.Completion) {
-	if c.Job == nil {
+	if c.Job == nil || s.ready() != nil {
 		return
 	}
 	if l, ok := s.opt.Estimator.(Learner); ok && !c.Killed && c.Iterations > 0 {
@@ -513,6 +523,9 @@ func (s *Scheduler) newKey() int {
 // it cannot use at all (no cluster, a job listed twice, time going backwards) or a placer that
 // breaks its contract.
 func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := s.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	if v.Cluster == nil {
 		return gpusched.Decision{}, fmt.Errorf("asrpt: view has no cluster")
 	}
@@ -570,6 +583,9 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		k := 0
 		for i := range list {
 			js := &list[i]
+			if js.Job == nil {
+				return fmt.Errorf("%w: a job status without a job", gpusched.ErrInvalidView)
+			}
 			// Hosts change few entries between calls: walk the previous list alongside. The
 			// same Job pointer is the same job (a job's description does not change while it
 			// is in the view), which spares loading its ID, a cache miss per job; a host that

@@ -316,9 +316,9 @@
 // a host that knows they finished reports them with JobCompleted after RestoreState, so that a
 // learning estimator learns from them. A cluster that changed meanwhile is handled as any change
 // between calls. Caches (sizing candidates, the placer's worker graphs, the cost model's
-// compiled jobs) are rebuilt on demand and not saved. The default Forest estimator does not
-// implement gpusched.Stateful yet, so its learned forest and histories are not in the state: a
-// restored default A-SRPT keeps every saved prediction but predicts new jobs as a new forest
+// compiled jobs) are rebuilt on demand and not saved. The default Forest estimator implements
+// gpusched.Stateful: its learned forest, per-group histories and calibration are saved with the
+// scheduler (under "estimator"), so a restored default A-SRPT predicts new jobs as the old one
 // would. RestoreState refuses bad, foreign or other-version data with an error wrapping
 // gpusched.ErrBadState and leaves the scheduler unchanged. With 10,000 live jobs the state is
 // under 1 MB and restores in tens of milliseconds (BENCHMARKS.md).

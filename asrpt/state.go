@@ -165,6 +165,9 @@ func (e *restoredError) Unwrap() error { return e.reason }
 // change the scheduler. Its cost is O(jobs) and the output under 100 bytes per job (see
 // BENCHMARKS.md).
 func (s *Scheduler) SaveState(w io.Writer) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
 	n := len(s.jobs)
 	out := savedState{
 		Header:     statejson.Header{Kind: stateKind, Version: stateVersion},
@@ -243,6 +246,9 @@ func (s *Scheduler) SaveState(w io.Writer) error {
 // with an error wrapping gpusched.ErrBadState, and the scheduler is left unchanged. If the
 // estimator's own RestoreState fails, its error is returned wrapped likewise.
 func (s *Scheduler) RestoreState(r io.Reader) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
 	var in savedState
 	if err := statejson.Decode(r, stateKind, stateVersion, &in); err != nil {
 		return err

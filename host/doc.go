@@ -98,6 +98,19 @@
 // replaces the cluster: jobs keep their GPUs on the servers that remain (matched by server id)
 // and are interrupted if their servers left.
 //
+// # Restarts
+//
+// A Runtime is a gpusched.Stateful as a whole: SaveState writes one blob with its books (every
+// job held with its progress and the anchors its progress is extrapolated from, its last
+// checkpoint and counters, the parked jobs, the completions not yet delivered, the cluster,
+// the unavailable GPUs, the clock) and the scheduler's own state when the scheduler is
+// Stateful. A host saves it after carrying out the actions of each Schedule call (or every
+// few seconds) and, on start or on becoming leader, builds its scheduler with the same options
+// and calls Restore: every later view, and so every decision, is the one the old runtime and
+// scheduler would have given, bit for bit (tested with random kills for every stateful policy
+// of packages policy and asrpt, A-SRPT with its learned forest included). Resume remains for a host that rebuilds its books from what
+// the cluster shows; it takes each job's progress at the restart as its last checkpoint.
+//
 // # Slow observers off the host's path
 //
 // A learning scheduler's JobCompleted may be slow: A-SRPT's default forest

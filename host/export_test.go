@@ -1,12 +1,20 @@
 package host
 
+import (
+	"io"
+
+	"github.com/gpusched/gpusched/internal/statejson"
+)
+
 // Break makes r a deliberately wrong variant, for tests that show their properties catch it:
 // "order" emits each migration's stop right before its start; "norollback" keeps the progress
 // an interruption should throw away; "delta" forgets jobs that left while waiting in the
 // view's delta; "transitions" forgets jobs that stopped running in it; "held" keeps a stopped
 // job's GPUs in the record of held GPUs; "owner" lets a start take the GPU of a job the
 // decision keeps; "bypos" only that of a job kept by position (the runtime's fast path);
-// "relisted" keeps a job by position though the decision listed it before.
+// "relisted" keeps a job by position though the decision listed it before;
+// "restorecheckpoint" makes RestoreState take each running job's progress as its last
+// checkpoint (what Resume does), so that an interruption after a restart loses less work.
 func Break(r *Runtime, kind string) {
 	switch kind {
 	case "order":
@@ -25,6 +33,8 @@ func Break(r *Runtime, kind string) {
 		r.broken = brokenByPos
 	case "relisted":
 		r.broken = brokenRelisted
+	case "restorecheckpoint":
+		r.broken = brokenRestoreCheckpoint
 	default:
 		panic("host: unknown broken variant " + kind)
 	}
@@ -32,3 +42,27 @@ func Break(r *Runtime, kind string) {
 
 // EntryBlock is the number of entries allocated at once.
 const EntryBlock = entryBlock
+
+// RestoreBroken is Restore of a deliberately wrong variant (see Break).
+func RestoreBroken(opt Options, rd io.Reader, kind string) (*Runtime, error) {
+	var in savedRuntime
+	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
+		return nil, err
+	}
+	if opt.Cluster == nil {
+		c, err := in.cluster(nil)
+		if err != nil {
+			return nil, err
+		}
+		opt.Cluster = c
+	}
+	r, err := New(opt)
+	if err != nil {
+		return nil, err
+	}
+	Break(r, kind)
+	if err := r.restoreFrom(&in); err != nil {
+		return nil, err
+	}
+	return r, nil
+}

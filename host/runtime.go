@@ -212,15 +212,16 @@ type Segment struct {
 type brokenKind uint8
 
 const (
-	brokenNone        brokenKind = iota
-	brokenOrder                  // each migration's stop comes right before its start
-	brokenNoRollback             // an interruption keeps the progress made since the checkpoint
-	brokenDelta                  // the view's delta forgets jobs that left while waiting
-	brokenTransitions            // the view's delta forgets jobs that stopped running
-	brokenHeld                   // unlink keeps the job's GPUs in the held set
-	brokenOwner                  // check lets a start take the GPU of a kept job
-	brokenByPos                  // check lets a start take the GPU of a job kept by position
-	brokenRelisted               // check keeps a job by position though it was listed before
+	brokenNone              brokenKind = iota
+	brokenOrder                        // each migration's stop comes right before its start
+	brokenNoRollback                   // an interruption keeps the progress made since the checkpoint
+	brokenDelta                        // the view's delta forgets jobs that left while waiting
+	brokenTransitions                  // the view's delta forgets jobs that stopped running
+	brokenHeld                         // unlink keeps the job's GPUs in the held set
+	brokenOwner                        // check lets a start take the GPU of a kept job
+	brokenByPos                        // check lets a start take the GPU of a job kept by position
+	brokenRelisted                     // check keeps a job by position though it was listed before
+	brokenRestoreCheckpoint            // a restored running job takes its progress as its last checkpoint
 )
 
 // forgetter is implemented by cost models that cache per-job state (gpusched.ModelCost).
@@ -302,6 +303,8 @@ type Runtime struct {
 	acts       Actions
 	stopBuf    []topology.GPUID // copies of the GPUs that stops release
 	segments   []Segment
+
+	clusterJSON []byte // the cluster's compact JSON form, made at the first SaveState after adopt
 }
 
 // New returns a Runtime for the cluster and scheduler of opt.
@@ -356,6 +359,7 @@ func SchedulerName(s gpusched.Scheduler) string {
 // be unlinked.
 func (r *Runtime) adopt(c *topology.Cluster) {
 	r.c = c
+	r.clusterJSON = nil
 	r.view.Cluster = c
 	r.linkStride = max(c.NumServers(), c.NumRacks()) + 1
 	r.linkJobs = make([][]*Entry, 3*r.linkStride)
@@ -378,6 +382,11 @@ func (r *Runtime) adopt(c *topology.Cluster) {
 		}
 	}
 }
+
+// WakeAt returns the wake-up time the last Schedule call asked for (Actions.WakeAt; 0 for
+// none). It is saved with the runtime (SaveState), so that a restarted host knows when to
+// call next.
+func (r *Runtime) WakeAt() float64 { return r.acts.WakeAt }
 
 // Now returns the runtime's clock: the latest time it was given, in seconds.
 func (r *Runtime) Now() float64 { return r.now }
@@ -449,13 +458,18 @@ func (r *Runtime) clock(at float64, what string) error {
 // progress extrapolated from a rate (SetRate) may reach: the job's length, when the host
 // knows it (the simulator does; a real host passes 0). Submit checks the job's form
 // (Job.Validate without a cluster: a job too large for the cluster is the scheduler's to
-// reject, and may run once the cluster grows) and that its id is new.
+// reject, and may run once the cluster grows) and that its id is new. Every refusal is a
+// *gpusched.JobError naming the job, wrapping the reason (gpusched.ErrInvalidJob,
+// gpusched.ErrNoCost, ErrDuplicateJob, or gpusched.ErrInvalidJob for a limit that is NaN).
 func (r *Runtime) Submit(j gpusched.Job, limit float64) (*Entry, error) {
 	if err := j.Validate(nil); err != nil {
-		return nil, err
+		return nil, gpusched.Reject(j.ID, err)
 	}
 	if _, dup := r.ids[j.ID]; dup {
-		return nil, fmt.Errorf("%w: job %q", ErrDuplicateJob, j.ID)
+		return nil, &gpusched.JobError{Job: j.ID, Err: fmt.Errorf("%w: job %q", ErrDuplicateJob, j.ID)}
+	}
+	if math.IsNaN(limit) {
+		return nil, &gpusched.JobError{Job: j.ID, Err: fmt.Errorf("%w: job %q: iteration limit is NaN", gpusched.ErrInvalidJob, j.ID)}
 	}
 	if !(limit > 0) {
 		limit = math.Inf(1)

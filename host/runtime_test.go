@@ -930,3 +930,35 @@ func TestResumeErrors(t *testing.T) {
 		t.Errorf("%d jobs on %d GPUs", rt.Len(), rt.Busy())
 	}
 }
+
+// TestSubmitRefusalsAreJobErrors: every refusal of Submit is a *gpusched.JobError naming the
+// job, and still wraps its reason.
+func TestSubmitRefusalsAreJobErrors(t *testing.T) {
+	rt, err := host.New(host.Options{Cluster: cluster(t, topology.A100(), 1), Scheduler: &chaos{rng: rand.New(rand.NewPCG(1, 2))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Submit(job("dup", 1), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		j     gpusched.Job
+		limit float64
+		want  error
+	}{
+		{job("zero", 0), 0, gpusched.ErrInvalidJob},
+		{gpusched.Job{ID: "no-cost", GPUs: 1}, 0, gpusched.ErrNoCost},
+		{gpusched.Job{ID: "nan", GPUs: 1, StepTime: 1, Features: gpusched.Features{LearningRate: math.NaN()}}, 0, gpusched.ErrInvalidJob},
+		{job("nan-limit", 1), math.NaN(), gpusched.ErrInvalidJob},
+		{job("dup", 1), 0, host.ErrDuplicateJob},
+	} {
+		_, err := rt.Submit(c.j, c.limit)
+		var je *gpusched.JobError
+		if !errors.As(err, &je) || je.Job != c.j.ID || !errors.Is(err, c.want) {
+			t.Errorf("Submit(%q) = %v (%T), want a *JobError for it wrapping %v", c.j.ID, err, err, c.want)
+		}
+	}
+	if rt.Len() != 1 {
+		t.Errorf("the runtime holds %d jobs, want 1", rt.Len())
+	}
+}

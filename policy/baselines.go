@@ -41,6 +41,9 @@ func (f *FirstFit) String() string { return f.name }
 
 // Schedule keeps every running job and starts waiting jobs first-fit.
 func (f *FirstFit) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := f.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	return f.gate.decide(v, f.schedule)
 }
 
@@ -107,6 +110,9 @@ func (l *ListScheduling) Load(g topology.GPUID) float64 {
 
 // Schedule keeps every running job and starts jobs in list order on the least-loaded GPUs.
 func (l *ListScheduling) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := l.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	return l.gate.decide(v, l.schedule)
 }
 
@@ -235,6 +241,9 @@ func (r *Random) String() string { return r.name }
 
 // Schedule keeps every running job and starts waiting jobs on random free GPUs.
 func (r *Random) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := r.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	return r.gate.decide(v, r.schedule)
 }
 

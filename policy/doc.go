@@ -69,6 +69,17 @@
 // GPU demand. What remains per call is per running job and per job started. Without a delta
 // (or when it does not continue the last view) a policy rescans the view.
 //
+// # Bad jobs, bad views, zero values
+//
+// Every policy admits each job through the same gate: a job that cannot run as described
+// (gpusched.Job.Validate fails: no GPU, non-finite features, no cost; the cluster has too few
+// GPUs of the kind it may use; its plan fits no GPU's memory) is left out and listed in
+// Decision.Rejected with a *gpusched.JobError naming it, and every other job is scheduled.
+// Schedule returns an error only for a view it cannot use at all: no cluster, a time that is
+// not finite, a status without a job. The zero value of every policy type works as its
+// constructor with zero options (the SRPT oracle's returns the constructor's error: it needs
+// Iterations), and a nil pointer returns an error.
+//
 // # Restart and failover
 //
 // The policies that keep state between calls (SJF, SRPTOracle, Tiresias, SJFBCO,

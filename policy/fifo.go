@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // FIFO starts jobs in order of arrival and never preempts. By default it keeps that order
@@ -33,6 +34,9 @@ func (f *FIFO) String() string { return f.name }
 
 // Schedule keeps every running job and starts waiting jobs in arrival order.
 func (f *FIFO) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := f.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	return f.gate.decide(v, f.schedule)
 }
 
@@ -111,8 +115,15 @@ func NewSJF(opt SJFOptions) (*SJF, error) {
 	if size == nil {
 		size = DefaultSize
 	}
-	return &SJF{name: name(opt.Name, "sjf"), place: opt.placer(), backfill: opt.backfill(true), size: size,
-		sizes: map[gpusched.JobID]float64{}, wait: newSortedList(cmpSJFWait), waiting: map[gpusched.JobID]sjfWait{}}, nil
+	s := &SJF{name: name(opt.Name, "sjf"), place: opt.placer(), backfill: opt.backfill(true), size: size,
+		sizes: map[gpusched.JobID]float64{}, wait: newSortedList(cmpSJFWait), waiting: map[gpusched.JobID]sjfWait{}}
+	// A job whose size is NaN is rejected alone; its size is fixed at admission (Size is
+	// still asked once per job).
+	s.gate.admit = func(j *gpusched.Job, _ *topology.Cluster) error {
+		_, err := s.key(j)
+		return err
+	}
+	return s, nil
 }
 
 // String returns "sjf" (or Options.Name).
@@ -120,6 +131,9 @@ func (s *SJF) String() string { return s.name }
 
 // Schedule keeps every running job and starts waiting jobs smallest predicted size first.
 func (s *SJF) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := s.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	return s.gate.decide(v, s.schedule)
 }
 
@@ -129,7 +143,7 @@ func (s *SJF) key(j *gpusched.Job) (sjfWait, error) {
 	if !ok {
 		z = s.size(j)
 		if math.IsNaN(z) {
-			return sjfWait{}, fmt.Errorf("%w: sjf: size of job %q is NaN", ErrInvalidOptions, j.ID)
+			return sjfWait{}, fmt.Errorf("%w: %w: sjf: size of job %q is NaN", gpusched.ErrInvalidJob, ErrInvalidOptions, j.ID)
 		}
 		z /= j.EffectiveWeight()
 		s.sizes[j.ID] = z

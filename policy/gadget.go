@@ -189,6 +189,9 @@ func spannedInto(out []int, c *topology.Cluster, gpus []topology.GPUID) []int {
 
 // Schedule keeps every running job and admits waiting jobs, in arrival order, whose rings fit.
 func (g *GADGET) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := g.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	return g.gate.decide(v, g.schedule)
 }
 

@@ -28,7 +28,13 @@ import (
 // jobs that arrived and left are looked at, so a view with no rejected job and no unavailable
 // GPU passes in time independent of the queue's length; otherwise every job of the view is.
 type gate struct {
-	cost    gpusched.CostModel // the policy's sizing cost; nil: structural checks only
+	cost gpusched.CostModel // the policy's sizing cost; nil: structural checks only
+	// forget, if set, is told of the jobs that leave instead of cost (a policy that times jobs
+	// with a caching cost model but admits them by structure alone).
+	forget costForgetter
+	// admit, if set, is the policy's own test of a job that passed the others (the oracle's
+	// true iterations, SJF's size, SJF-BCO's estimate): an error rejects the job alone.
+	admit   func(j *gpusched.Job, c *topology.Cluster) error
 	cluster *topology.Cluster
 	verdict map[gpusched.JobID]verdict
 	out     gpusched.View // scratch for the filtered view
@@ -165,7 +171,7 @@ func (g *gate) apply(v *gpusched.View, d *gpusched.ViewDelta) (bool, error) {
 	if math.IsNaN(v.Now) || math.IsInf(v.Now, 0) {
 		return false, fmt.Errorf("%w: time %v is not finite", gpusched.ErrInvalidView, v.Now)
 	}
-	f, _ := g.cost.(costForgetter)
+	f := g.forgetter()
 	for _, id := range d.Left {
 		vd, ok := g.verdict[id]
 		if !ok {
@@ -201,18 +207,20 @@ func (g *gate) apply(v *gpusched.View, d *gpusched.ViewDelta) (bool, error) {
 
 // check is the admission test of one job on cluster c.
 func (g *gate) check(j *gpusched.Job, c *topology.Cluster) *gpusched.JobError {
+	var err error
 	if g.cost != nil {
-		if err := gpusched.Admit(j, c, g.cost); err != nil {
-			return gpusched.Reject(j.ID, err)
+		err = gpusched.Admit(j, c, g.cost)
+	} else {
+		err = j.Validate(c)
+		if err == nil {
+			err = gpusched.Fits(j, c)
 		}
-		return nil
+		if err == nil {
+			err = gpusched.FitsMemory(j, c)
+		}
 	}
-	err := j.Validate(c)
-	if err == nil {
-		err = gpusched.Fits(j, c)
-	}
-	if err == nil {
-		err = gpusched.FitsMemory(j, c)
+	if err == nil && g.admit != nil {
+		err = g.admit(j, c)
 	}
 	if err != nil {
 		return gpusched.Reject(j.ID, err)
@@ -236,7 +244,7 @@ func onUnavailable(v *gpusched.View, st *gpusched.JobStatus) bool {
 // prune drops the verdicts of jobs that left.
 func (g *gate) prune(v *gpusched.View) {
 	ids := present(v)
-	f, _ := g.cost.(costForgetter)
+	f := g.forgetter()
 	for id, vd := range g.verdict {
 		if _, ok := ids[id]; !ok {
 			if f != nil {
@@ -249,10 +257,20 @@ func (g *gate) prune(v *gpusched.View) {
 
 // forgetAll drops every verdict (the cluster changed).
 func (g *gate) forgetAll() {
-	if f, ok := g.cost.(costForgetter); ok {
+	if f := g.forgetter(); f != nil {
 		for _, vd := range g.verdict {
 			f.Forget(vd.job)
 		}
 	}
 	clear(g.verdict)
+}
+
+// forgetter returns what is told of the jobs that leave: forget, or the cost model if it
+// caches per job, or nil.
+func (g *gate) forgetter() costForgetter {
+	if g.forget != nil {
+		return g.forget
+	}
+	f, _ := g.cost.(costForgetter)
+	return f
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // OracleOptions configure the SRPT oracle.
@@ -143,10 +144,17 @@ func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
 	if opt.Cost == nil {
 		opt.Cost = gpusched.DefaultCost()
 	}
-	return &SRPTOracle{gate: gate{cost: opt.Cost}, opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
+	s := &SRPTOracle{gate: gate{cost: opt.Cost}, opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
 		tau: map[gpusched.JobID]float64{}, jobs: map[gpusched.JobID]*oracleJob{}, wait: newSortedList(cmpOracleWait), waiting: map[gpusched.JobID]oracleWait{},
 		stopKey: map[gpusched.JobID]oracleWait{},
-		lazy:    lazyRun[oracleKeyed]{cmp: cmpOracleKeyed, hint: func(e *oracleKeyed) *int { return &e.o.hint }, rank: func(e *oracleKeyed) *ranked { return &e.ranked }}}, nil
+		lazy:    lazyRun[oracleKeyed]{cmp: cmpOracleKeyed, hint: func(e *oracleKeyed) *int { return &e.o.hint }, rank: func(e *oracleKeyed) *ranked { return &e.ranked }}}
+	// A job whose true iterations are NaN or negative is rejected alone; sizing it at
+	// admission fixes what the oracle keeps of it (Iterations is asked once, as before).
+	s.gate.admit = func(j *gpusched.Job, c *topology.Cluster) error {
+		_, err := s.job(&gpusched.View{Cluster: c}, j)
+		return err
+	}
+	return s, nil
 }
 
 // String returns "srpt-oracle" (or Options.Name).
@@ -198,7 +206,7 @@ func (s *SRPTOracle) job(v *gpusched.View, j *gpusched.Job) (*oracleJob, error) 
 	}
 	n := s.opt.Iterations(j.ID)
 	if math.IsNaN(n) || n < 0 {
-		return nil, fmt.Errorf("%w: srpt-oracle: job %q has %v true iterations", ErrInvalidOptions, j.ID, n)
+		return nil, fmt.Errorf("%w: %w: srpt-oracle: job %q has %v true iterations", gpusched.ErrInvalidJob, ErrInvalidOptions, j.ID, n)
 	}
 	o := &oracleJob{gt: float64(j.GPUs) * tau, n: n, hint: -1}
 	s.jobs[j.ID] = o
@@ -213,6 +221,9 @@ func (s *SRPTOracle) job(v *gpusched.View, j *gpusched.Job) (*oracleJob, error) 
 // looks only at the jobs that arrived and left, the running jobs (ranked afresh), and the head
 // of its order while a waiting job could still start; without one it ranks every job.
 func (s *SRPTOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := s.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	return s.gate.decide(v, s.schedule)
 }
 
@@ -428,19 +439,13 @@ func (s *SRPTOracle) keepRunning(v *gpusched.View) (gpusched.Decision, bool, err
 	return sel.decision, true, nil
 }
 
-// bestStepTime returns a job's time per iteration at its best placement: consolidated on an
-// idle cluster.
+// bestStepTime returns a job's time per iteration at its best placement on an idle cluster
+// (gpusched.BestPlacement: consolidated, on the GPUs the job may use and whose memory its plan
+// fits; on a cluster of one kind of GPU, the job packed over all of them).
 func bestStepTime(cost gpusched.CostModel, v *gpusched.View, j *gpusched.Job) (float64, error) {
-	gpus, ok := v.Cluster.Pack(v.Cluster.AllGPUs(), j.GPUs)
-	if !ok {
-		return 0, fmt.Errorf("%w: job %q needs %d GPUs, the cluster has %d", gpusched.ErrInvalidJob, j.ID, j.GPUs, v.Cluster.NumGPUs())
-	}
-	sc, err := cost.StepCost(j, v.Cluster, gpus, nil)
+	_, sc, err := gpusched.BestPlacement(j, v.Cluster, cost)
 	if err != nil {
 		return 0, err
-	}
-	if !(sc.Time > 0) || math.IsInf(sc.Time, 1) {
-		return 0, fmt.Errorf("%w: job %q has time per iteration %v", gpusched.ErrInvalidJob, j.ID, sc.Time)
 	}
 	return sc.Time, nil
 }

@@ -92,8 +92,10 @@ func (o Options) check(policy string) error {
 	return nil
 }
 
-// checkView rejects what would make a policy misbehave: no cluster, a status without a job,
-// a job that needs no GPU. The rest of View.Validate is the host's duty.
+// checkView rejects what would make a policy misbehave: no cluster, a time that is not
+// finite, a status without a job. A job that cannot run as described (no GPU, NaN features)
+// is not an error of the view: the gate rejects that job alone. The rest of View.Validate is
+// the host's duty.
 func checkView(v *gpusched.View) error {
 	if v.Cluster == nil {
 		return fmt.Errorf("%w: no cluster", gpusched.ErrInvalidView)
@@ -116,9 +118,6 @@ func checkStatus(st *gpusched.JobStatus) error {
 	j := st.Job
 	if j == nil {
 		return fmt.Errorf("%w: a job status without a job", gpusched.ErrInvalidView)
-	}
-	if j.GPUs < 1 {
-		return fmt.Errorf("%w: job %q needs %d GPUs", gpusched.ErrInvalidJob, j.ID, j.GPUs)
 	}
 	return nil
 }

@@ -126,10 +126,12 @@ func TestSRPTOracleNeedsIterations(t *testing.T) {
 	if _, err := NewSRPTOracle(OracleOptions{}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("NewSRPTOracle without Iterations: %v, want ErrInvalidOptions", err)
 	}
+	// A NaN answer rejects that job alone (TestOracleRejectsAJobWithBadTruthAlone), naming
+	// the options' fault.
 	o := oracle(t, map[gpusched.JobID]float64{"a": math.NaN()}, OracleOptions{})
-	_, err := o.Schedule(gpusched.View{Cluster: cluster(t, 4), Pending: []gpusched.JobStatus{waiting(job("a", 1, 0, 1))}})
-	if !errors.Is(err, ErrInvalidOptions) {
-		t.Errorf("NaN iterations: %v, want ErrInvalidOptions", err)
+	d, err := o.Schedule(gpusched.View{Cluster: cluster(t, 4), Pending: []gpusched.JobStatus{waiting(job("a", 1, 0, 1))}})
+	if err != nil || len(d.Rejected) != 1 || !errors.Is(d.Rejected[0], ErrInvalidOptions) {
+		t.Errorf("NaN iterations: %v, rejects %v; want the job rejected with ErrInvalidOptions", err, d.Rejected)
 	}
 }
 
@@ -496,9 +498,11 @@ func TestBadInputsAreErrors(t *testing.T) {
 		if _, err := s.Schedule(gpusched.View{}); !errors.Is(err, gpusched.ErrInvalidView) {
 			t.Errorf("%v without cluster: %v, want ErrInvalidView", s, err)
 		}
+		// A job with no GPU is rejected alone (TestOneBadJobIsRejectedAlone), not the call.
 		v := gpusched.View{Cluster: cluster(t, 4), Pending: []gpusched.JobStatus{{Job: job("zero", 0, 0, 1)}}}
-		if _, err := s.Schedule(v); !errors.Is(err, gpusched.ErrInvalidJob) {
-			t.Errorf("%v with a 0-GPU job: %v, want ErrInvalidJob", s, err)
+		d, err := s.Schedule(v)
+		if err != nil || len(d.Rejected) != 1 || !errors.Is(d.Rejected[0], gpusched.ErrInvalidJob) {
+			t.Errorf("%v with a 0-GPU job: %v, rejects %v; want it rejected with ErrInvalidJob", s, err, d.Rejected)
 		}
 	}
 	if _, err := NewFIFO(Options{Order: 9}); !errors.Is(err, ErrInvalidOptions) {

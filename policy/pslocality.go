@@ -146,6 +146,9 @@ func (p *PSLocality) Stats() PSStats { return p.stats }
 
 // Schedule keeps every running job and places waiting jobs in arrival order.
 func (p *PSLocality) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := p.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	p.rejects = p.rejects[:0]
 	d, err := p.gate.decide(v, p.schedule)
 	if err != nil {

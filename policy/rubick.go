@@ -132,6 +132,9 @@ func (r *Rubick) String() string { return r.name }
 
 // JobCompleted forgets a job that left.
 func (r *Rubick) JobCompleted(c gpusched.Completion) {
+	if !observed(r.ready, c) {
+		return
+	}
 	delete(r.curves, c.Job.ID)
 	delete(r.reconf, c.Job.ID)
 }
@@ -149,6 +152,13 @@ func (r *Rubick) Throughput(j *gpusched.Job, c *topology.Cluster) ([]float64, er
 func (r *Rubick) curve(j *gpusched.Job, c *topology.Cluster) (*rubickCurve, error) {
 	if cu, ok := r.curves[j.ID]; ok {
 		return cu, nil
+	}
+	// The job's own form (a GPU count, finite features, a cost); its other plan options are
+	// checked one by one below, an unrunnable one counting as no throughput.
+	own := *j
+	own.Plans = nil
+	if err := own.Validate(nil); err != nil {
+		return nil, err
 	}
 	cu := &rubickCurve{tput: make([]float64, j.Choices())}
 	all := c.AllGPUs()
@@ -187,28 +197,80 @@ func (r *Rubick) absolute(j *gpusched.Job, k int, c *topology.Cluster, all topol
 			return t, nil
 		}
 	}
-	g, ok := shapePlace(c, all, nil, w, 0)
-	if !ok {
-		return 0, fmt.Errorf("%w: job %q plan choice %d fits nowhere on %s", gpusched.ErrTooLarge, j.ID, k, c.Name())
-	}
 	probe := w
 	if key != "" {
 		cp := *w
 		cp.ID = gpusched.JobID("rubick-curve|" + key) // one cache entry per (model, plan)
 		probe = &cp
 	}
-	sc, err := r.opt.Cost.StepCost(probe, c, g, nil)
-	if err != nil {
-		return 0, fmt.Errorf("%w: job %q plan choice %d (%v): %w", gpusched.ErrInvalidJob, j.ID, k, w.Plan, err)
+	// On a cluster of one kind of GPU, the job consolidated over all of them; on a mixed one,
+	// the fastest of its placements on each kind it may use and over all (a plan that fits
+	// only the 80 GB GPUs is timed there, not on the T4s first in the cluster).
+	pools := []topology.GPUSet{all}
+	if !c.UniformGPUs() {
+		pools = append(kindPools(c, w), all)
 	}
-	if !(sc.Time > 0) {
-		return 0, fmt.Errorf("%w: job %q plan choice %d: step time %v", gpusched.ErrNoCost, j.ID, k, sc.Time)
+	var (
+		best     float64
+		firstErr error
+	)
+	for _, pool := range pools {
+		g, ok := shapePlace(c, pool, nil, w, 0)
+		if !ok {
+			continue
+		}
+		sc, err := r.opt.Cost.StepCost(probe, c, g, nil)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("%w: job %q plan choice %d (%v): %w", gpusched.ErrInvalidJob, j.ID, k, w.Plan, err)
+		case !(sc.Time > 0):
+			err = fmt.Errorf("%w: job %q plan choice %d: step time %v", gpusched.ErrNoCost, j.ID, k, sc.Time)
+		}
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		best = max(best, 1/sc.Time)
 	}
-	t := 1 / sc.Time
+	switch {
+	case best > 0:
+	case firstErr != nil:
+		return 0, firstErr
+	default:
+		return 0, fmt.Errorf("%w: job %q plan choice %d fits nowhere on %s", gpusched.ErrTooLarge, j.ID, k, c.Name())
+	}
 	if key != "" {
-		r.tput[key] = t
+		r.tput[key] = best
 	}
-	return t, nil
+	return best, nil
+}
+
+// kindPools returns, for each kind of GPU of c that job w may use (in order of its first
+// server), the set of those GPUs.
+func kindPools(c *topology.Cluster, w *gpusched.Job) []topology.GPUSet {
+	var (
+		specs []topology.GPUSpec
+		pools []topology.GPUSet
+	)
+	for s := range c.NumServers() {
+		spec := c.Server(s).GPU
+		if !w.Eligible(spec) {
+			continue
+		}
+		k := slices.Index(specs, spec)
+		if k < 0 {
+			specs = append(specs, spec)
+			pools = append(pools, topology.NewGPUSet(c.NumGPUs()))
+			k = len(pools) - 1
+		}
+		first, n := c.GPUsOf(s)
+		for g := first; g < first+topology.GPUID(n); g++ {
+			pools[k].Add(g)
+		}
+	}
+	return pools
 }
 
 // hostFree tracks the free CPU cores and host memory of each server (nil slices: not
@@ -335,6 +397,12 @@ type rubickJob struct {
 
 // Schedule implements gpusched.Scheduler.
 func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := r.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
+	if err := checkView(&v); err != nil {
+		return gpusched.Decision{}, err
+	}
 	c := v.Cluster
 	var d gpusched.Decision
 	free := v.Free()

@@ -134,6 +134,10 @@ func (m *stepMemo) drop(id gpusched.JobID) { delete(m.jobs, id) }
 // StepTime is ignored when it has a model, as gpusched.Job documents), BCOCost{} for the others.
 type planCost struct{ model *gpusched.ModelCost }
 
+// Forget drops what the model-aware cost compiled for a job that left (gpusched.ModelCost
+// caches each job), so that SJF-BCO's memory stays bounded by the jobs in the system.
+func (p planCost) Forget(j *gpusched.Job) { p.model.Forget(j) }
+
 func (p planCost) StepCost(j *gpusched.Job, c *topology.Cluster, gpus []topology.GPUID, load topology.LinkLoad) (gpusched.StepCost, error) {
 	if j.Model == nil {
 		return BCOCost{}.StepCost(j, c, gpus, load)
@@ -1604,7 +1608,14 @@ func NewSJFBCO(opt SJFBCOOptions) (*SJFBCO, error) {
 	if !finiteNonNeg(opt.Replan) {
 		return nil, fmt.Errorf("%w: sjf-bco: Replan %v", ErrInvalidOptions, opt.Replan)
 	}
-	return &SJFBCO{gate: gate{cost: opt.Cost}, opt: opt, backfill: opt.Order != Strict, iters: map[gpusched.JobID]float64{}}, nil
+	s := &SJFBCO{gate: gate{cost: opt.Cost}, opt: opt, backfill: opt.Order != Strict, iters: map[gpusched.JobID]float64{}}
+	// A job estimated at NaN, infinite or negative iterations is rejected alone; its estimate
+	// is fixed at admission (Iterations is still asked once per job).
+	s.gate.admit = func(j *gpusched.Job, _ *topology.Cluster) error {
+		_, err := s.estimate(j)
+		return err
+	}
+	return s, nil
 }
 
 // String returns "sjf-bco" (or SJFBCOOptions.Name).
@@ -1622,7 +1633,7 @@ func (s *SJFBCO) estimate(j *gpusched.Job) (float64, error) {
 		n = s.opt.Iterations(j)
 	}
 	if !finiteNonNeg(n) {
-		return 0, fmt.Errorf("%w: sjf-bco: job %q is estimated at %v iterations", ErrInvalidOptions, j.ID, n)
+		return 0, fmt.Errorf("%w: %w: sjf-bco: job %q is estimated at %v iterations", gpusched.ErrInvalidJob, ErrInvalidOptions, j.ID, n)
 	}
 	s.iters[j.ID] = n
 	return n, nil
@@ -1630,6 +1641,9 @@ func (s *SJFBCO) estimate(j *gpusched.Job) (float64, error) {
 
 // Schedule keeps every running job and starts the jobs the plan starts now.
 func (s *SJFBCO) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := s.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	return s.gate.decide(v, s.schedule)
 }
 

@@ -109,8 +109,12 @@ func NewSMD(opt SMDOptions) (*SMD, error) {
 	if opt.Iterations == nil {
 		opt.Iterations = func(*gpusched.Job) float64 { return defaultIterations }
 	}
-	return &SMD{name: name(opt.Name, "smd"), cost: opt.Cost, interval: opt.Interval, iters: opt.Iterations,
-		exact: opt.ExactStates, lpVars: opt.LPVariables, steps: make(map[gpusched.JobID][]smdItem)}, nil
+	s := &SMD{name: name(opt.Name, "smd"), cost: opt.Cost, interval: opt.Interval, iters: opt.Iterations,
+		exact: opt.ExactStates, lpVars: opt.LPVariables, steps: make(map[gpusched.JobID][]smdItem)}
+	if f, ok := opt.Cost.(costForgetter); ok {
+		s.gate.forget = f // SMD admits by structure and times with the cost: forget leavers
+	}
+	return s, nil
 }
 
 // String returns "smd" (or Options.Name).
@@ -121,6 +125,9 @@ func (s *SMD) Stats() PSStats { return s.stats }
 
 // Schedule decides the allocation of the interval, or fits waiting jobs between intervals.
 func (s *SMD) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := s.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	s.rejects = s.rejects[:0]
 	d, err := s.gate.decide(v, s.schedule)
 	if err != nil {

@@ -74,6 +74,9 @@ type sjfState struct {
 // "sjf", version 1). A predictor behind SJFOptions.Size keeps its own state, which the host
 // saves with it.
 func (s *SJF) SaveState(w io.Writer) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
 	out := sjfState{Header: statejson.Header{Kind: "sjf", Version: stateVersion}, IDs: byID(s.sizes)}
 	out.Sizes = make([]statejson.Float, len(out.IDs))
 	for i, id := range out.IDs {
@@ -84,6 +87,9 @@ func (s *SJF) SaveState(w io.Writer) error {
 
 // RestoreState replaces SJF's state by one SaveState wrote. Sizes may be infinite, not NaN.
 func (s *SJF) RestoreState(r io.Reader) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
 	var in sjfState
 	if err := statejson.Decode(r, "sjf", stateVersion, &in); err != nil {
 		return err
@@ -115,6 +121,9 @@ type oracleState struct {
 // system, which later decisions rank by even if the cluster changes (kind "srpt-oracle",
 // version 1).
 func (s *SRPTOracle) SaveState(w io.Writer) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
 	out := oracleState{Header: statejson.Header{Kind: "srpt-oracle", Version: stateVersion}, IDs: byID(s.tau)}
 	out.StepTimes = make([]float64, len(out.IDs))
 	for i, id := range out.IDs {
@@ -125,6 +134,9 @@ func (s *SRPTOracle) SaveState(w io.Writer) error {
 
 // RestoreState replaces the oracle's state by one SaveState wrote.
 func (s *SRPTOracle) RestoreState(r io.Reader) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
 	var in oracleState
 	if err := statejson.Decode(r, "srpt-oracle", stateVersion, &in); err != nil {
 		return err
@@ -165,6 +177,9 @@ type tiresiasState struct {
 // its attained service and executed time when it last entered the first queue, its first run
 // since then (NaN: none yet) and its promotions (kind "tiresias", version 1).
 func (t *Tiresias) SaveState(w io.Writer) error {
+	if err := t.ready(); err != nil {
+		return err
+	}
 	ids := byID(t.jobs)
 	n := len(ids)
 	out := tiresiasState{Header: statejson.Header{Kind: "tiresias", Version: stateVersion}, IDs: ids,
@@ -189,6 +204,9 @@ func (t *Tiresias) SaveState(w io.Writer) error {
 // RestoreState replaces Tiresias' state by one SaveState wrote. A job's queue must exist under
 // this scheduler's thresholds.
 func (t *Tiresias) RestoreState(r io.Reader) error {
+	if err := t.ready(); err != nil {
+		return err
+	}
 	const kind = "tiresias"
 	var in tiresiasState
 	if err := statejson.Decode(r, kind, stateVersion, &in); err != nil {
@@ -273,6 +291,9 @@ func (s *SJFBCO) mode() string {
 // system, and its last plan, which batch mode follows until every job of it has started, with
 // the cluster it was made for (kind "sjf-bco", version 1). A predictor behind SJFBCOOptions.Iterations keeps its own state.
 func (s *SJFBCO) SaveState(w io.Writer) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
 	ids := byID(s.iters)
 	out := bcoState{Header: statejson.Header{Kind: "sjf-bco", Version: stateVersion}, Mode: s.mode(), IDs: ids,
 		Iterations: make([]float64, 0, len(ids))}
@@ -296,6 +317,9 @@ func (s *SJFBCO) SaveState(w io.Writer) error {
 // batch). The restored plan's placements (LastPlan) name their jobs by a Job that carries only
 // its ID and GPU count, until the next plan.
 func (s *SJFBCO) RestoreState(r io.Reader) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
 	const kind = "sjf-bco"
 	var in bcoState
 	if err := statejson.Decode(r, kind, stateVersion, &in); err != nil {
@@ -358,12 +382,18 @@ type listState struct {
 // call, as one list (kind "list-scheduling", version 1; a state listing them per job, as
 // earlier versions wrote it, restores the same).
 func (l *ListScheduling) SaveState(w io.Writer) error {
+	if err := l.ready(); err != nil {
+		return err
+	}
 	return statejson.Encode(w, &listState{Header: statejson.Header{Kind: "list-scheduling", Version: stateVersion},
 		Load: l.load, Last: l.last, Previous: [][]topology.GPUID{l.busy.Slice()}})
 }
 
 // RestoreState replaces List-Scheduling's state by one SaveState wrote.
 func (l *ListScheduling) RestoreState(r io.Reader) error {
+	if err := l.ready(); err != nil {
+		return err
+	}
 	const kind = "list-scheduling"
 	var in listState
 	if err := statejson.Decode(r, kind, stateVersion, &in); err != nil {
@@ -403,6 +433,9 @@ type randomState struct {
 // writes it, in base64), so that a restored Random draws the same numbers (kind "random",
 // version 1).
 func (r *Random) SaveState(w io.Writer) error {
+	if err := r.ready(); err != nil {
+		return err
+	}
 	b, err := r.src.MarshalBinary()
 	if err != nil {
 		return err
@@ -412,6 +445,9 @@ func (r *Random) SaveState(w io.Writer) error {
 
 // RestoreState replaces Random's state by one SaveState wrote.
 func (r *Random) RestoreState(rd io.Reader) error {
+	if err := r.ready(); err != nil {
+		return err
+	}
 	var in randomState
 	if err := statejson.Decode(rd, "random", stateVersion, &in); err != nil {
 		return err

@@ -311,6 +311,9 @@ func (t *Tiresias) refresh(now float64, st *gpusched.JobStatus, running bool, s 
 // jobs, k jobs looked at and n waiting, instead of sorting every job of the view. Without a
 // usable delta, or with PromoteKnob > 0, it ranks every job.
 func (t *Tiresias) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := t.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	if t.opt.PromoteKnob > 0 || t.gittins != nil {
 		return t.gate.decide(v, t.scheduleAll)
 	}

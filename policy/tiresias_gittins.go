@@ -78,6 +78,9 @@ func (g *gittins) index(a float64) float64 {
 // being the job's iterations times its observed time per iteration, or else the service
 // Tiresias last saw it with. Other orders ignore it.
 func (t *Tiresias) JobCompleted(c gpusched.Completion) {
+	if !observed(t.ready, c) {
+		return
+	}
 	if t.gittins == nil || c.Job == nil {
 		return
 	}

@@ -266,6 +266,10 @@ type pitJSON struct {
 	Batches []batchJSON `json:"batches"` // in ring order
 	Next    int         `json:"next"`
 	Seq     uint64      `json:"seq"`
+	// Order is, for each PIT in ascending order, the index of its batch in Batches: the order
+	// of equal PITs of batches of different weights, which the grid's sums follow (absent in
+	// states written before it: equal PITs are then ordered by batch).
+	Order []int32 `json:"order,omitempty"`
 }
 
 type batchJSON struct {
@@ -450,8 +454,14 @@ func encodeHistory(s *historyStore) historyJSON {
 
 func encodePIT(w *pitWindow) pitJSON {
 	pj := pitJSON{Next: w.next, Seq: w.seq, Batches: make([]batchJSON, len(w.ring))}
+	index := make(map[*pitBatch]int32, len(w.ring))
 	for i, k := range w.ring {
 		pj.Batches[i] = batchJSON{Key: k, PITs: jfs(w.batches[k].pits)}
+		index[w.batches[k]] = int32(i)
+	}
+	pj.Order = make([]int32, len(w.sorted))
+	for i, e := range w.sorted {
+		pj.Order[i] = index[e.b]
 	}
 	return pj
 }
@@ -752,8 +762,29 @@ func (pj *pitJSON) restore(limit int) (*pitWindow, error) {
 		w.batches[bj.Key] = b
 		w.ring[i] = bj.Key
 	}
-	// The order of equal PITs does not change the grid.
 	slices.SortStableFunc(w.sorted, func(a, b pitEntry) int { return cmp.Compare(a.u, b.u) })
+	if pj.Order != nil {
+		// The saved order of equal PITs: it changes the grid's sums in their last bits.
+		if len(pj.Order) != len(w.sorted) {
+			return nil, fmt.Errorf("order: %d entries for %d PITs", len(pj.Order), len(w.sorted))
+		}
+		byBatch := make([][]float64, n) // each batch's PITs, ascending, taken in turn
+		for i, bj := range pj.Batches {
+			byBatch[i] = slices.Sorted(slices.Values(floats(bj.PITs)))
+		}
+		sorted := make([]pitEntry, len(w.sorted))
+		for i, k := range pj.Order {
+			if k < 0 || int(k) >= n || len(byBatch[k]) == 0 {
+				return nil, fmt.Errorf("order[%d]: batch %d", i, k)
+			}
+			sorted[i] = pitEntry{byBatch[k][0], w.batches[pj.Batches[k].Key]}
+			byBatch[k] = byBatch[k][1:]
+			if i > 0 && sorted[i].u < sorted[i-1].u {
+				return nil, fmt.Errorf("order[%d]: PITs not ascending", i)
+			}
+		}
+		w.sorted = sorted
+	}
 	w.updateGrid()
 	return w, nil
 }

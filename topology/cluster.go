@@ -269,8 +269,14 @@ func (c *Cluster) GPUsOf(server int) (first GPUID, n int) {
 	return GPUID(c.first[server]), c.first[server+1] - c.first[server]
 }
 
-// GPU returns the spec of GPU g's kind.
-func (c *Cluster) GPU(g GPUID) GPUSpec { return c.servers[c.gpuServer[g]].GPU }
+// GPU returns the spec of GPU g's kind, or the zero GPUSpec for a GPU the cluster does not
+// have (Check tells which).
+func (c *Cluster) GPU(g GPUID) GPUSpec {
+	if uint(g) >= uint(len(c.gpuServer)) {
+		return GPUSpec{}
+	}
+	return c.servers[c.gpuServer[g]].GPU
+}
 
 // Check returns an error wrapping ErrNoSuchGPU unless g is a GPU of the cluster.
 func (c *Cluster) Check(g GPUID) error {

@@ -449,3 +449,16 @@ func TestGPUSetEqualAndSetTo(t *testing.T) {
 		t.Fatal("SetTo shares storage")
 	}
 }
+
+// TestGPUOutOfRange: GPU of an id the cluster lacks is the zero spec, not a panic.
+func TestGPUOutOfRange(t *testing.T) {
+	c := mustUniform(t, A100(), 2)
+	for _, g := range []GPUID{-1, 16, 99} {
+		if got := c.GPU(g); got != (GPUSpec{}) {
+			t.Errorf("GPU(%d) = %+v, want the zero spec", g, got)
+		}
+	}
+	if got := c.GPU(15); got != A100().GPU {
+		t.Errorf("GPU(15) = %+v", got)
+	}
+}

@@ -10,11 +10,13 @@
 //   - bad jobs reported while the rest run: one refused when submitted (no cost), one rejected
 //     by A-SRPT (larger than the cluster);
 //   - a server drained for maintenance (its jobs move off it) and returned;
-//   - a restart of the host: A-SRPT's state saved (asrpt.Scheduler.SaveState), a new
-//     scheduler and runtime built, the state restored (RestoreState) and every job resumed
-//     where it was (host.Runtime.Resume). Every later decision is the one the uninterrupted
-//     host makes; without the saved state, the new scheduler would take the long job that is
-//     nearly done for a new one and preempt it (the test checks both).
+//   - a restart of the host, done as an embedder should: after carrying out the actions of
+//     each call the host saves the whole runtime (host.Runtime.SaveState: every job's books and
+//     A-SRPT's state in one blob, here in memory, in a real host a file, a ConfigMap or a key in
+//     etcd); a new host process builds A-SRPT with the same options and restores both at once
+//     (host.Restore), and asks to be woken when the old one would have been
+//     (host.Runtime.WakeAt). Every later decision is the one the uninterrupted host makes; the
+//     test kills the host at random events and checks it.
 package main
 
 import (
@@ -31,7 +33,7 @@ import (
 )
 
 func main() {
-	if err := run(os.Stdout, restart); err != nil {
+	if err := run(os.Stdout, atRestart()); err != nil {
 		fmt.Fprintln(os.Stderr, "embed:", err)
 		os.Exit(1)
 	}
@@ -56,34 +58,45 @@ var submissions = []submission{
 }
 
 // Operator actions: drain server a100-1 at t=200 for maintenance and return it at t=600; the
-// host itself restarts at t=3000, while pretrain runs with about a quarter of its work left.
+// host process dies at t=3000, while pretrain runs with about a quarter of its work left, and a
+// new one takes over from the saved runtime at the next event.
 const (
 	drainAt   = 200
 	returnAt  = 600
 	restartAt = 3000
 )
 
-// mode says whether the host restarts, and whether it restores the scheduler's state.
-type mode int
+// kill says whether the host process dies just before handling event number step, at time t
+// (a new one then takes over from the saved runtime).
+type kill func(step int, t float64) bool
 
-const (
-	noRestart    mode = iota
-	restart           // restart, restoring A-SRPT's saved state
-	restartFresh      // restart with a new A-SRPT that knows nothing (what not to do)
-)
+// never is the uninterrupted host; atRestart kills it once, at the first event at or after
+// restartAt.
+func never(int, float64) bool { return false }
 
-// app is the embedding scheduler: the runtime, the scheduler and what the host knows that the
-// runtime does not (each job's submission, in order, and the true lengths).
+func atRestart() kill {
+	done := false
+	return func(_ int, t float64) bool {
+		if !done && t >= restartAt {
+			done = true
+			return true
+		}
+		return false
+	}
+}
+
+// app is the embedding scheduler: the runtime and the scheduler (the host process's memory,
+// lost when it dies), the saved runtime (what outlives the process), and what only the
+// "cluster" knows (each job's true length; in a real host, the jobs themselves).
 type app struct {
 	out     io.Writer
-	mode    mode
 	cluster *topology.Cluster
 	rt      *host.Runtime
 	sched   *asrpt.Scheduler
+	store   []byte                     // the saved runtime: a file, a ConfigMap, a key in etcd
+	stale   bool                       // a wrong host that saves before carrying out the actions (tests)
 	length  map[gpusched.JobID]float64 // true iterations: known to the "cluster" only
-	order   []gpusched.Job             // submitted jobs, in submission order
 	wake    float64
-	drained []topology.GPUID
 }
 
 // newScheduler builds A-SRPT with the host's options: a restarted host builds it again with
@@ -92,31 +105,32 @@ func newScheduler() (*asrpt.Scheduler, error) {
 	return asrpt.New(asrpt.Options{Estimator: estimator{}, MinRunTime: 60})
 }
 
-// newRuntime builds the runtime around the scheduler.
-func (a *app) newRuntime() error {
-	rt, err := host.New(host.Options{Cluster: a.cluster, Scheduler: a.sched, RestoreTime: 30})
-	a.rt = rt
-	return err
+// options are the runtime's options: a restarted host uses the same.
+func (a *app) options() host.Options {
+	return host.Options{Cluster: a.cluster, Scheduler: a.sched, RestoreTime: 30}
 }
 
-// run runs the scenario, writing what happens to out.
-func run(out io.Writer, m mode) error {
+// run runs the scenario, writing what happens to out; the host process dies before the
+// events for which die says so.
+func run(out io.Writer, die kill) error {
+	return runHost(out, die, false)
+}
+
+// runHost is run, with a host that saves its runtime at the wrong moment when stale.
+func runHost(out io.Writer, die kill, stale bool) error {
 	cluster, err := topology.Uniform(topology.A100(), 2) // a100-0 (GPUs 0-7), a100-1 (8-15)
 	if err != nil {
 		return err
 	}
-	a := &app{out: out, mode: m, cluster: cluster, length: map[gpusched.JobID]float64{}, wake: math.Inf(1)}
+	a := &app{out: out, cluster: cluster, length: map[gpusched.JobID]float64{}, wake: math.Inf(1), stale: stale}
 	if a.sched, err = newScheduler(); err != nil {
 		return err
 	}
-	if err := a.newRuntime(); err != nil {
+	if a.rt, err = host.New(a.options()); err != nil {
 		return err
 	}
 	next := 0
 	ops := []float64{drainAt, returnAt}
-	if m != noRestart {
-		ops = append(ops, restartAt)
-	}
 	for step := 0; step < 1000; step++ {
 		// The next event: a submission, a completion, an operator action or a wake-up.
 		t := a.wake
@@ -131,6 +145,11 @@ func run(out io.Writer, m mode) error {
 		}
 		if math.IsInf(t, 1) {
 			return nil
+		}
+		if die(step, t) {
+			if err := a.restart(t); err != nil {
+				return err
+			}
 		}
 		// Completions: the cluster reports the jobs that are done.
 		var done []*host.Entry
@@ -187,7 +206,6 @@ func (a *app) submit(s submission, t float64) {
 		fmt.Fprintf(a.out, "t=%6.0f refuse %-8s %v\n", t, j.ID, err)
 		return
 	}
-	a.order = append(a.order, j)
 	a.length[j.ID] = s.trueIters
 	fmt.Fprintf(a.out, "t=%6.0f submit %-8s %2d GPUs\n", t, j.ID, j.GPUs)
 }
@@ -202,19 +220,22 @@ func (a *app) operate(t float64) error {
 	switch t {
 	case drainAt:
 		fmt.Fprintf(a.out, "t=%6.0f drain  %s\n", t, a.cluster.Server(1).ID)
-		a.drained = server
 		return a.rt.Drain(server...)
 	case returnAt:
 		fmt.Fprintf(a.out, "t=%6.0f return %s\n", t, a.cluster.Server(1).ID)
-		a.drained = nil
 		return a.rt.Return(server...)
 	}
-	return a.restart(t)
+	return fmt.Errorf("no operator action at t=%g", t)
 }
 
 // reconcile is the embedding: Schedule (view, decision, validation), then carry out the
 // actions, every stop before every start, and report rejected jobs to their owners.
 func (a *app) reconcile(t float64) error {
+	if a.stale { // wrong: a restart would lose this call's decision, carried out already
+		if err := a.save(); err != nil {
+			return err
+		}
+	}
 	acts, err := a.rt.Schedule(t)
 	if err != nil {
 		return err // a scheduler error or an invalid decision: nothing changed
@@ -246,61 +267,48 @@ func (a *app) reconcile(t float64) error {
 	if acts.WakeAt > t {
 		a.wake = acts.WakeAt
 	}
+	if a.stale {
+		return nil
+	}
+	// The actions are carried out: save the runtime (and with it A-SRPT's state).
+	return a.save()
+}
+
+// save writes the runtime, with its scheduler's state, to the store.
+func (a *app) save() error {
+	var buf bytes.Buffer
+	if err := a.rt.SaveState(&buf); err != nil {
+		return err
+	}
+	a.store = buf.Bytes()
 	return nil
 }
 
-// restart is a host failover at time t: what a new host process does after the old one died.
-// It needs the scheduler's saved state (a file, a ConfigMap) and what it knows of the jobs
-// (from the cluster: which pods run where, each job's progress; here, from the old runtime).
+// restart is a host failover before the event at time t: what a new host process does after
+// the old one died. It has only the saved runtime: it builds A-SRPT with the same options,
+// restores the runtime and A-SRPT's state from the one blob, and takes the wake-up time the
+// old host had asked for. Jobs, progress, checkpoints, drained GPUs, parked jobs and
+// completions not yet told to A-SRPT all come back with it; no Resume calls, no bookkeeping
+// of its own.
 func (a *app) restart(t float64) error {
-	a.rt.Deliver() // the old host told the scheduler of every completion before saving
-	var saved bytes.Buffer
-	if err := a.sched.SaveState(&saved); err != nil { // written regularly by the old host
-		return err
-	}
-	size := saved.Len()
-	old := a.rt
-	// --- the old host is gone; a new one starts ---
+	// --- the old host is gone (a.rt and a.sched with it); a new one starts ---
 	sched, err := newScheduler()
 	if err != nil {
 		return err
 	}
-	if a.mode == restart {
-		// The restart step: A-SRPT's virtual queue, predictions and rejections come back.
-		if err := sched.RestoreState(&saved); err != nil {
-			return err
-		}
-	}
 	a.sched = sched
-	if err := a.newRuntime(); err != nil {
+	if a.store == nil { // it died before it ever saved: start afresh
+		a.rt, err = host.New(a.options())
 		return err
 	}
-	n := 0
-	for _, j := range a.order { // every job still held, in submission order
-		e, ok := old.Job(j.ID)
-		if !ok {
-			continue
-		}
-		f, err := a.rt.Resume(j, host.Resumption{Status: e.Status(t), At: t, RestoreEnd: e.RestoreEnd(), Limit: a.length[j.ID]})
-		if err != nil {
-			return err
-		}
-		if f.Running() {
-			if err := a.rt.SetRate(f, t, gpusched.StepCost{Time: e.Step()}); err != nil {
-				return err
-			}
-		}
-		n++
-	}
-	a.rt.TakeDirty()
-	if err := a.rt.Drain(a.drained...); err != nil {
+	if a.rt, err = host.Restore(a.options(), bytes.NewReader(a.store)); err != nil {
 		return err
 	}
-	if a.mode == restart {
-		fmt.Fprintf(a.out, "t=%6.0f restart: A-SRPT restored from %d bytes of saved state, %d jobs resumed\n", t, size, n)
-	} else {
-		fmt.Fprintf(a.out, "t=%6.0f restart: a new A-SRPT without saved state, %d jobs resumed\n", t, n)
+	a.wake = math.Inf(1)
+	if w := a.rt.WakeAt(); w > 0 {
+		a.wake = w
 	}
+	fmt.Fprintf(a.out, "t=%6.0f restart: runtime and A-SRPT restored from %d bytes, %d jobs held\n", t, len(a.store), a.rt.Len())
 	return nil
 }
 

@@ -1,0 +1,718 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/internal/statejson"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// The runtime's saved state (Runtime.SaveState): kind "host-runtime", version 1.
+const (
+	stateKind    = "host-runtime"
+	stateVersion = 1
+)
+
+// savedRuntime is the JSON form of a Runtime's books and its scheduler's state.
+type savedRuntime struct {
+	statejson.Header
+	Now        float64 `json:"now"`
+	Seq        uint64  `json:"seq"`
+	LastArrive float64 `json:"last_arrive"`
+	Unordered  bool    `json:"unordered,omitempty"`
+	// WakeAt is the wake-up time the last Schedule call asked for (0: none).
+	WakeAt float64 `json:"wake_at,omitempty"`
+	// Cluster is the cluster of the time (topology's JSON form, compact).
+	Cluster     json.RawMessage  `json:"cluster"`
+	Unavailable []topology.GPUID `json:"unavailable,omitempty"`
+	// Models are the jobs' models, each written once however many jobs share it.
+	Models []*graph.Model `json:"models,omitempty"`
+	// Jobs are the jobs held (waiting, running, parked) in submission order, written as
+	// columns (JobCols).
+	Jobs    []savedEntry  `json:"-"`
+	JobCols *savedColumns `json:"jobs"`
+	// Parked are the submission numbers of the parked jobs, in the order they were parked.
+	Parked []uint64 `json:"parked,omitempty"`
+	// Ended are the jobs that left and whose completion waits for delivery, in order, written
+	// as columns (EndedCols).
+	Ended     []savedEntry  `json:"-"`
+	EndedCols *savedColumns `json:"ended,omitempty"`
+	// Scheduler is what the scheduler's SaveState wrote (absent unless it is Stateful).
+	Scheduler json.RawMessage `json:"scheduler,omitempty"`
+}
+
+// savedEntry is the JSON form of one Entry: every field that outlives a call (zeros omitted).
+type savedEntry struct {
+	Job   gpusched.Job     `json:"job"`             // Model is nil here: see Model
+	Model int              `json:"model,omitempty"` // 1 + index in savedRuntime.Models; 0: none
+	Phase phase            `json:"phase"`
+	Seq   uint64           `json:"seq"`
+	Tag   int32            `json:"tag,omitempty"`
+	GPUs  []topology.GPUID `json:"gpus,omitempty"`
+	Plan  int32            `json:"plan,omitempty"`
+	Dirty bool             `json:"dirty,omitempty"`
+
+	Started  bool            `json:"started,omitempty"`
+	Killed   bool            `json:"killed,omitempty"`
+	Preempt  int             `json:"preemptions,omitempty"`
+	Interr   int             `json:"interruptions,omitempty"`
+	Migrate  int             `json:"migrations,omitempty"`
+	MaxSpan  int             `json:"max_span,omitempty"`
+	Rejected *savedRejection `json:"rejected,omitempty"`
+
+	SegAt      float64         `json:"seg_at,omitempty"`
+	Done       float64         `json:"done,omitempty"`
+	Executed   float64         `json:"executed,omitempty"`
+	Attained   float64         `json:"attained,omitempty"`
+	RestoreEnd float64         `json:"restore_end,omitempty"`
+	Step       float64         `json:"step,omitempty"`
+	Limit      statejson.Float `json:"limit"`
+	FirstStart float64         `json:"first_start,omitempty"`
+	Since      float64         `json:"since,omitempty"`
+	Productive float64         `json:"productive,omitempty"`
+	Bytes      float64         `json:"bytes,omitempty"`
+	XBytes     float64         `json:"xbytes,omitempty"`
+	PlacedAt   float64         `json:"placed_at,omitempty"`
+	SegStart   float64         `json:"seg_start,omitempty"`
+	CkAt       float64         `json:"ck_at,omitempty"`
+	CkDone     float64         `json:"ck_done,omitempty"`
+	CkProd     float64         `json:"ck_prod,omitempty"`
+	LostIters  float64         `json:"lost_iters,omitempty"`
+	LostProd   float64         `json:"lost_prod,omitempty"`
+	LostGPU    float64         `json:"lost_gpu,omitempty"`
+	Ended      float64         `json:"ended,omitempty"`
+}
+
+// savedRejection is a decision's rejection of a job: its message, and whether it wrapped
+// gpusched.ErrTooLarge (the reason a job is parked).
+type savedRejection struct {
+	Message  string `json:"message"`
+	TooLarge bool   `json:"too_large,omitempty"`
+}
+
+// restoredError is a rejection read back from saved state: its message, wrapping
+// gpusched.ErrTooLarge when the original did.
+type restoredError struct {
+	msg  string
+	wrap error
+}
+
+func (e *restoredError) Error() string { return e.msg }
+func (e *restoredError) Unwrap() error { return e.wrap }
+
+// SaveState writes the runtime as one unit, so that a host that restarts (or a replica that
+// takes over) rebuilds it with Restore and carries on exactly: every job it holds with its
+// status, progress and the anchors its progress is extrapolated from, its last checkpoint,
+// preemptions, interruptions and counters; the parked jobs; the jobs that left and whose
+// completion waits for delivery; the cluster and its unavailable GPUs; the clock and the last
+// wake-up request (WakeAt); and, when the scheduler is a gpusched.Stateful, the scheduler's own
+// state. Every later view of the
+// restored runtime is the one the old runtime would have shown, so a restored scheduler
+// decides as the old one would have (the host needs no Resume calls).
+//
+// The state is self-describing, versioned JSON (kind "host-runtime", version 1; see
+// gpusched.Stateful); numbers are written in the shortest form that reads back to the same
+// bits. The placement intervals of Options.RecordSegments are not saved. Call it between
+// calls, typically after carrying out the actions of each Schedule call; it changes nothing.
+func (r *Runtime) SaveState(w io.Writer) error {
+	r.compactRunning()
+	out := savedRuntime{
+		Header: statejson.Header{Kind: stateKind, Version: stateVersion},
+		Now:    r.now, Seq: r.seq, LastArrive: r.lastArrive, Unordered: r.unordered, WakeAt: r.acts.WakeAt,
+	}
+	cj, err := r.clusterForm()
+	if err != nil {
+		return fmt.Errorf("host: saving the cluster: %w", err)
+	}
+	out.Cluster = cj
+	r.unavailable.Range(func(g topology.GPUID) bool {
+		out.Unavailable = append(out.Unavailable, g)
+		return true
+	})
+	models := map[*graph.Model]int{}
+	held := make([]*Entry, 0, len(r.ids))
+	for _, e := range r.ids {
+		held = append(held, e)
+	}
+	slices.SortFunc(held, cmpSeq)
+	out.Jobs = make([]savedEntry, len(held))
+	for i, e := range held {
+		out.Jobs[i] = e.saved(&out, models)
+	}
+	for _, e := range r.parked {
+		out.Parked = append(out.Parked, e.seq)
+	}
+	for _, e := range r.ended {
+		out.Ended = append(out.Ended, e.saved(&out, models))
+	}
+	out.JobCols = columns(out.Jobs)
+	if len(out.Ended) > 0 {
+		out.EndedCols = columns(out.Ended)
+	}
+	if st, ok := r.sched.(gpusched.Stateful); ok {
+		var buf bytes.Buffer
+		if err := st.SaveState(&buf); err != nil {
+			return fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
+		}
+		out.Scheduler = json.RawMessage(bytes.TrimSpace(buf.Bytes()))
+	}
+	return statejson.Encode(w, &out)
+}
+
+// saved returns e's JSON form, adding its model to out.Models.
+func (e *Entry) saved(out *savedRuntime, models map[*graph.Model]int) savedEntry {
+	s := savedEntry{
+		Job: e.job, Phase: e.phase, Seq: e.seq, Tag: e.Tag, Plan: e.plan, Dirty: e.dirty,
+		Started: e.started, Killed: e.killed, Preempt: e.preempt, Interr: e.interr, Migrate: e.migrate, MaxSpan: e.maxSpan,
+		SegAt: e.segAt, Done: e.done, Executed: e.executed, Attained: e.attained, RestoreEnd: e.restoreEnd,
+		Step: e.step, Limit: statejson.Float(e.limit), FirstStart: e.firstStart, Since: e.since,
+		Productive: e.productive, Bytes: e.bytes, XBytes: e.xbytes, PlacedAt: e.placedAt, SegStart: e.segStart,
+		CkAt: e.ckAt, CkDone: e.ckDone, CkProd: e.ckProd, LostIters: e.lostIters, LostProd: e.lostProd, LostGPU: e.lostGPU,
+		Ended: e.ended,
+	}
+	if e.phase == phaseRunning {
+		s.GPUs = slices.Clone(e.gpus)
+	}
+	if m := e.job.Model; m != nil {
+		k, ok := models[m]
+		if !ok {
+			out.Models = append(out.Models, m)
+			k = len(out.Models)
+			models[m] = k
+		}
+		s.Job.Model, s.Model = nil, k
+	}
+	if e.rejected != nil {
+		s.Rejected = &savedRejection{Message: e.rejected.Error(), TooLarge: errors.Is(e.rejected, gpusched.ErrTooLarge)}
+	}
+	return s
+}
+
+// RestoreState replaces the runtime's books and its scheduler's state by what SaveState
+// wrote (see SaveState), keeping the runtime's Options. The runtime takes the saved cluster
+// (keeping its own *topology.Cluster when the two are equal); a host whose cluster changed
+// while it was down calls SetCluster next. Data that is malformed, of another kind or
+// version, or inconsistent (a job twice, a running job on GPUs that do not exist or that
+// another job holds, progress that is not finite, saved scheduler state for a scheduler that
+// is not Stateful or none for one that is) is refused with an error wrapping
+// gpusched.ErrBadState; the scheduler's own RestoreState error is returned wrapped, naming the
+// scheduler. Either way the runtime and its scheduler are left as they were.
+func (r *Runtime) RestoreState(rd io.Reader) error {
+	var in savedRuntime
+	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
+		return err
+	}
+	return r.restoreFrom(&in)
+}
+
+// Restore returns a runtime built with opt (as New) whose books and scheduler state are read
+// from what Runtime.SaveState wrote: the restart of a host in one call. opt.Scheduler must be
+// built with the options the saved runtime's scheduler had. opt.Cluster may be nil: the
+// runtime takes the saved cluster either way (see RestoreState).
+func Restore(opt Options, rd io.Reader) (*Runtime, error) {
+	var in savedRuntime
+	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
+		return nil, err
+	}
+	if opt.Cluster == nil {
+		c, err := in.cluster(nil)
+		if err != nil {
+			return nil, err
+		}
+		opt.Cluster = c
+	}
+	r, err := New(opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.restoreFrom(&in); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// clusterForm returns the cluster's compact JSON form, made once per cluster (the cluster
+// does not change; SetCluster replaces it).
+func (r *Runtime) clusterForm() ([]byte, error) {
+	if r.clusterJSON == nil {
+		b, err := json.Marshal(r.c)
+		if err != nil {
+			return nil, err
+		}
+		r.clusterJSON = b
+	}
+	return r.clusterJSON, nil
+}
+
+// cluster returns the saved cluster: cur's when the saved one is the same (their JSON forms
+// are compared, which costs a fraction of parsing it), otherwise the parsed one.
+func (in *savedRuntime) cluster(cur *Runtime) (*topology.Cluster, error) {
+	if len(in.Cluster) == 0 || bytes.Equal(in.Cluster, []byte("null")) {
+		return nil, statejson.Errorf(stateKind, "no cluster")
+	}
+	var c0 *topology.Cluster
+	if cur != nil {
+		c0 = cur.c
+		if cj, err := cur.clusterForm(); err == nil && bytes.Equal(cj, in.Cluster) {
+			return c0, nil
+		}
+	}
+	c, err := topology.Parse(in.Cluster)
+	if err != nil {
+		return nil, statejson.Errorf(stateKind, "cluster: %v", err)
+	}
+	if c0 != nil && c.Equal(c0) {
+		return c0, nil
+	}
+	return c, nil
+}
+
+// restoreFrom checks in, restores the scheduler, and replaces r's books by in's.
+func (r *Runtime) restoreFrom(in *savedRuntime) error {
+	bad := func(format string, args ...any) error { return statejson.Errorf(stateKind, format, args...) }
+	var err error
+	if in.Jobs, err = in.JobCols.entries(); err != nil {
+		return bad("jobs: %v", err)
+	}
+	if in.Ended, err = in.EndedCols.entries(); err != nil {
+		return bad("ended jobs: %v", err)
+	}
+	c, err := in.cluster(r)
+	if err != nil {
+		return err
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	if !finite(in.Now) || !finite(in.LastArrive) || !finite(in.WakeAt) {
+		return bad("clock %v, last arrival %v or wake-up %v is not finite", in.Now, in.LastArrive, in.WakeAt)
+	}
+	n, err := New(Options{Cluster: c, Scheduler: r.opt.Scheduler})
+	if err != nil {
+		return bad("%v", err)
+	}
+	n.opt, n.restore, n.reconf, n.ck, n.forget = r.opt, r.restore, r.reconf, r.ck, r.forget
+	n.opt.Cluster = c
+	if c == r.c {
+		n.clusterJSON = r.clusterJSON
+	}
+	n.broken = r.broken
+	n.now, n.seq, n.lastArrive, n.unordered = in.Now, in.Seq, in.LastArrive, in.Unordered
+	n.acts.WakeAt = in.WakeAt
+	for _, g := range in.Unavailable {
+		if err := c.Check(g); err != nil {
+			return bad("unavailable GPU: %v", err)
+		}
+		if !n.unavailable.Contains(g) {
+			n.unavailable.Add(g)
+			n.nUnavail++
+		}
+	}
+	build := func(s *savedEntry, what string) (*Entry, error) {
+		e := n.newEntry()
+		if err := s.fill(e, in.Models); err != nil {
+			return nil, bad("%s job %q: %v", what, s.Job.ID, err)
+		}
+		return e, nil
+	}
+	bySeq := make(map[uint64]*Entry, len(in.Jobs))
+	var last uint64
+	for i := range in.Jobs {
+		s := &in.Jobs[i]
+		e, err := build(s, "held")
+		if err != nil {
+			return err
+		}
+		switch {
+		case e.seq <= last || e.seq > in.Seq:
+			return bad("job %q: submission number %d out of order (previous %d, last given %d)", e.id, e.seq, last, in.Seq)
+		case n.ids[e.id] != nil:
+			return bad("job %q held twice", e.id)
+		}
+		if n.broken == brokenRestoreCheckpoint && e.phase == phaseRunning {
+			e.checkpoint()
+		}
+		last = e.seq
+		n.ids[e.id] = e
+		bySeq[e.seq] = e
+		switch e.phase {
+		case phasePending:
+			n.pushPendingTail(e)
+			n.touch(e)
+		case phaseRunning:
+			for _, g := range e.gpus {
+				if err := c.Check(g); err != nil {
+					return bad("running job %q: %v", e.id, err)
+				}
+				if o := n.owner[g]; o != nil {
+					return bad("running job %q on GPU %d, which job %q holds", e.id, g, o.id)
+				}
+				n.owner[g] = e // link sets it again
+			}
+			n.busy += int(e.ngpus)
+			n.running = append(n.running, e)
+			n.link(e)
+			n.touch(e)
+		case phaseParked:
+		default:
+			return bad("job %q in phase %d", e.id, e.phase)
+		}
+	}
+	for _, seq := range in.Parked {
+		e := bySeq[seq]
+		if e == nil || e.phase != phaseParked || slices.Contains(n.parked, e) {
+			return bad("parked job number %d is not a parked job, or listed twice", seq)
+		}
+		n.parked = append(n.parked, e)
+	}
+	if len(n.parked) != len(in.Jobs)-len(n.running)-(n.phi-n.plo) {
+		return bad("%d parked jobs listed, %d held", len(n.parked), len(in.Jobs)-len(n.running)-(n.phi-n.plo))
+	}
+	for i := range in.Ended {
+		s := &in.Ended[i]
+		e, err := build(s, "ended")
+		if err != nil {
+			return err
+		}
+		if e.phase != phaseDone {
+			return bad("ended job %q in phase %d", e.id, e.phase)
+		}
+		n.ended = append(n.ended, e)
+	}
+	// The dirty marks are the saved ones (link marked every running job).
+	for _, e := range n.dirty {
+		e.dirty = false
+	}
+	clear(n.dirty)
+	n.dirty = n.dirty[:0]
+	for i := range in.Jobs {
+		if in.Jobs[i].Dirty {
+			if e := bySeq[in.Jobs[i].Seq]; e.phase == phaseRunning {
+				n.markDirty(e)
+			}
+		}
+	}
+	st, stateful := r.sched.(gpusched.Stateful)
+	switch {
+	case stateful && len(in.Scheduler) == 0:
+		return bad("no state for scheduler %s, which keeps state", r.name)
+	case !stateful && len(in.Scheduler) != 0:
+		return bad("state for scheduler %s, which keeps none", r.name)
+	case stateful:
+		if err := st.RestoreState(bytes.NewReader(in.Scheduler)); err != nil {
+			return fmt.Errorf("host: restoring scheduler %s: %w", r.name, err)
+		}
+	}
+	if r.forget != nil { // the old books' jobs that the new ones lack leave the cost model
+		for id, e := range r.ids {
+			if _, ok := n.ids[id]; !ok {
+				r.forget.Forget(&e.job)
+			}
+		}
+	}
+	*r = *n
+	return nil
+}
+
+// fill sets e from s, checking what the runtime relies on.
+func (s *savedEntry) fill(e *Entry, models []*graph.Model) error {
+	j := s.Job
+	if s.Model != 0 {
+		if s.Model < 0 || s.Model > len(models) || models[s.Model-1] == nil {
+			return fmt.Errorf("model %d of %d", s.Model, len(models))
+		}
+		j.Model = models[s.Model-1]
+	}
+	if err := j.Validate(nil); err != nil {
+		return err
+	}
+	for _, v := range []float64{s.SegAt, s.Done, s.Executed, s.Attained, s.RestoreEnd, s.Step, s.FirstStart, s.Since,
+		s.Productive, s.Bytes, s.XBytes, s.PlacedAt, s.SegStart, s.CkAt, s.CkDone, s.CkProd, s.LostIters, s.LostProd, s.LostGPU, s.Ended} {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("a number that is not finite and >= 0: %v", v)
+		}
+	}
+	if !(s.Limit > 0) {
+		return fmt.Errorf("iteration limit %v", float64(s.Limit))
+	}
+	if s.Preempt < 0 || s.Interr < 0 || s.Migrate < 0 || s.MaxSpan < 0 {
+		return fmt.Errorf("negative counts")
+	}
+	if s.Plan < 0 || int(s.Plan) >= j.Choices() {
+		return fmt.Errorf("plan choice %d of %d", s.Plan, j.Choices())
+	}
+	running := s.Phase == phaseRunning
+	if n := j.GPUsFor(int(s.Plan)); running && len(s.GPUs) != n || !running && len(s.GPUs) != 0 {
+		return fmt.Errorf("%d GPUs in phase %d (needs %d)", len(s.GPUs), s.Phase, n)
+	}
+	if running && hasDuplicate(s.GPUs) {
+		return fmt.Errorf("a GPU listed twice in %v", s.GPUs)
+	}
+	*e = Entry{
+		Tag: s.Tag, phase: s.Phase, started: s.Started, constrained: j.Constrained(), plan: s.Plan,
+		preempt: s.Preempt, interr: s.Interr, id: j.ID, seq: s.Seq,
+		segAt: s.SegAt, done: s.Done, executed: s.Executed, attained: s.Attained, restoreEnd: s.RestoreEnd,
+		step: s.Step, limit: float64(s.Limit), firstStart: s.FirstStart, since: s.Since,
+		productive: s.Productive, bytes: s.Bytes, xbytes: s.XBytes, migrate: s.Migrate, maxSpan: s.MaxSpan,
+		placedAt: s.PlacedAt, segStart: s.SegStart, ckAt: s.CkAt, ckDone: s.CkDone, ckProd: s.CkProd,
+		lostIters: s.LostIters, lostProd: s.LostProd, lostGPU: s.LostGPU, ended: s.Ended, killed: s.Killed,
+		job: j,
+	}
+	e.ngpus = int32(j.GPUsFor(int(s.Plan)))
+	if running {
+		e.gpus = slices.Clone(s.GPUs)
+	}
+	if s.Rejected != nil {
+		re := &restoredError{msg: s.Rejected.Message}
+		if s.Rejected.TooLarge {
+			re.wrap = gpusched.ErrTooLarge
+		}
+		e.rejected = &gpusched.JobError{Job: j.ID, Err: re}
+	}
+	return nil
+}
+
+func hasDuplicate(gpus []topology.GPUID) bool {
+	seen := make(map[topology.GPUID]struct{}, len(gpus))
+	for _, g := range gpus {
+		if _, ok := seen[g]; ok {
+			return true
+		}
+		seen[g] = struct{}{}
+	}
+	return false
+}
+
+// compile-time check: the runtime saves and restores as one unit.
+var _ gpusched.Stateful = (*Runtime)(nil)
+
+// savedColumns holds saved entries column by column (one array per field, all of one length;
+// a column whose values are all zero is omitted), which is about half the size of one object
+// per entry and decodes faster.
+type savedColumns struct {
+	Job      []gpusched.Job       `json:"job"`
+	Seq      []uint64             `json:"seq"`
+	Phase    []int                `json:"phase"`
+	Limit    []float64            `json:"limit,omitempty"` // 0: none (+Inf); absent: none for every job
+	Model    []int                `json:"model,omitempty"`
+	Tag      []int32              `json:"tag,omitempty"`
+	GPUs     [][]topology.GPUID   `json:"gpus,omitempty"`
+	Plan     []int32              `json:"plan,omitempty"`
+	FlagCol  []int                `json:"flags,omitempty"` // bit 0 dirty, 1 started, 2 killed
+	Counts   map[string][]int     `json:"counts,omitempty"`
+	Floats   map[string][]float64 `json:"floats,omitempty"`
+	Rejected []*savedRejection    `json:"rejected,omitempty"`
+}
+
+// countFields and floatFields name the entry's int and float64 fields in savedColumns.
+var (
+	countFields = []struct {
+		name string
+		at   func(*savedEntry) *int
+	}{
+		{"preemptions", func(s *savedEntry) *int { return &s.Preempt }},
+		{"interruptions", func(s *savedEntry) *int { return &s.Interr }},
+		{"migrations", func(s *savedEntry) *int { return &s.Migrate }},
+		{"max_span", func(s *savedEntry) *int { return &s.MaxSpan }},
+	}
+	floatFields = []struct {
+		name string
+		at   func(*savedEntry) *float64
+	}{
+		{"seg_at", func(s *savedEntry) *float64 { return &s.SegAt }},
+		{"done", func(s *savedEntry) *float64 { return &s.Done }},
+		{"executed", func(s *savedEntry) *float64 { return &s.Executed }},
+		{"attained", func(s *savedEntry) *float64 { return &s.Attained }},
+		{"restore_end", func(s *savedEntry) *float64 { return &s.RestoreEnd }},
+		{"step", func(s *savedEntry) *float64 { return &s.Step }},
+		{"first_start", func(s *savedEntry) *float64 { return &s.FirstStart }},
+		{"since", func(s *savedEntry) *float64 { return &s.Since }},
+		{"productive", func(s *savedEntry) *float64 { return &s.Productive }},
+		{"bytes", func(s *savedEntry) *float64 { return &s.Bytes }},
+		{"xbytes", func(s *savedEntry) *float64 { return &s.XBytes }},
+		{"placed_at", func(s *savedEntry) *float64 { return &s.PlacedAt }},
+		{"seg_start", func(s *savedEntry) *float64 { return &s.SegStart }},
+		{"ck_at", func(s *savedEntry) *float64 { return &s.CkAt }},
+		{"ck_done", func(s *savedEntry) *float64 { return &s.CkDone }},
+		{"ck_prod", func(s *savedEntry) *float64 { return &s.CkProd }},
+		{"lost_iters", func(s *savedEntry) *float64 { return &s.LostIters }},
+		{"lost_prod", func(s *savedEntry) *float64 { return &s.LostProd }},
+		{"lost_gpu", func(s *savedEntry) *float64 { return &s.LostGPU }},
+		{"ended", func(s *savedEntry) *float64 { return &s.Ended }},
+	}
+)
+
+// columns returns the entries as columns.
+func columns(es []savedEntry) *savedColumns {
+	n := len(es)
+	c := &savedColumns{Job: make([]gpusched.Job, n), Seq: make([]uint64, n), Phase: make([]int, n)}
+	col := func(get func(*savedEntry) bool, set func(i int)) {
+		for i := range es {
+			if get(&es[i]) {
+				set(i)
+			}
+		}
+	}
+	for i := range es {
+		s := &es[i]
+		c.Job[i], c.Seq[i], c.Phase[i] = s.Job, s.Seq, int(s.Phase)
+	}
+	col(func(s *savedEntry) bool { return !math.IsInf(float64(s.Limit), 1) }, func(i int) {
+		if c.Limit == nil {
+			c.Limit = make([]float64, n)
+		}
+		c.Limit[i] = float64(es[i].Limit)
+	})
+	col(func(s *savedEntry) bool { return s.Model != 0 }, func(i int) {
+		if c.Model == nil {
+			c.Model = make([]int, n)
+		}
+		c.Model[i] = es[i].Model
+	})
+	col(func(s *savedEntry) bool { return s.Tag != 0 }, func(i int) {
+		if c.Tag == nil {
+			c.Tag = make([]int32, n)
+		}
+		c.Tag[i] = es[i].Tag
+	})
+	col(func(s *savedEntry) bool { return len(s.GPUs) > 0 }, func(i int) {
+		if c.GPUs == nil {
+			c.GPUs = make([][]topology.GPUID, n)
+		}
+		c.GPUs[i] = es[i].GPUs
+	})
+	col(func(s *savedEntry) bool { return s.Plan != 0 }, func(i int) {
+		if c.Plan == nil {
+			c.Plan = make([]int32, n)
+		}
+		c.Plan[i] = es[i].Plan
+	})
+	col(func(s *savedEntry) bool { return s.Dirty || s.Started || s.Killed }, func(i int) {
+		if c.FlagCol == nil {
+			c.FlagCol = make([]int, n)
+		}
+		s := &es[i]
+		c.FlagCol[i] = boolBit(s.Dirty, 0) | boolBit(s.Started, 1) | boolBit(s.Killed, 2)
+	})
+	col(func(s *savedEntry) bool { return s.Rejected != nil }, func(i int) {
+		if c.Rejected == nil {
+			c.Rejected = make([]*savedRejection, n)
+		}
+		c.Rejected[i] = es[i].Rejected
+	})
+	for _, f := range countFields {
+		col(func(s *savedEntry) bool { return *f.at(s) != 0 }, func(i int) {
+			if c.Counts == nil {
+				c.Counts = map[string][]int{}
+			}
+			if c.Counts[f.name] == nil {
+				c.Counts[f.name] = make([]int, n)
+			}
+			c.Counts[f.name][i] = *f.at(&es[i])
+		})
+	}
+	for _, f := range floatFields {
+		col(func(s *savedEntry) bool { return *f.at(s) != 0 }, func(i int) {
+			if c.Floats == nil {
+				c.Floats = map[string][]float64{}
+			}
+			if c.Floats[f.name] == nil {
+				c.Floats[f.name] = make([]float64, n)
+			}
+			c.Floats[f.name][i] = *f.at(&es[i])
+		})
+	}
+	return c
+}
+
+func boolBit(b bool, k uint) int {
+	if b {
+		return 1 << k
+	}
+	return 0
+}
+
+// entries returns the entries the columns hold (none for nil), checking that every column
+// has one value per entry and that the column names are known.
+func (c *savedColumns) entries() ([]savedEntry, error) {
+	if c == nil {
+		return nil, nil
+	}
+	n := len(c.Job)
+	for name, l := range map[string]int{"seq": len(c.Seq), "phase": len(c.Phase)} {
+		if l != n {
+			return nil, fmt.Errorf("column %q has %d values for %d jobs", name, l, n)
+		}
+	}
+	for name, l := range map[string]int{"limit": len(c.Limit), "model": len(c.Model), "tag": len(c.Tag), "gpus": len(c.GPUs), "plan": len(c.Plan),
+		"flags": len(c.FlagCol), "rejected": len(c.Rejected)} {
+		if l != 0 && l != n {
+			return nil, fmt.Errorf("column %q has %d values for %d jobs", name, l, n)
+		}
+	}
+	known := map[string]bool{}
+	for _, f := range countFields {
+		known[f.name] = true
+	}
+	for _, f := range floatFields {
+		known[f.name] = true
+	}
+	for name, v := range c.Counts {
+		if !known[name] || len(v) != n {
+			return nil, fmt.Errorf("count column %q (%d values for %d jobs)", name, len(v), n)
+		}
+	}
+	for name, v := range c.Floats {
+		if !known[name] || len(v) != n {
+			return nil, fmt.Errorf("number column %q (%d values for %d jobs)", name, len(v), n)
+		}
+	}
+	es := make([]savedEntry, n)
+	for i := range es {
+		s := &es[i]
+		s.Job, s.Seq, s.Limit = c.Job[i], c.Seq[i], statejson.Float(math.Inf(1))
+		if c.Limit != nil && c.Limit[i] != 0 {
+			s.Limit = statejson.Float(c.Limit[i])
+		}
+		if c.Phase[i] < 0 || c.Phase[i] > int(phaseDone) {
+			return nil, fmt.Errorf("job %q: phase %d", s.Job.ID, c.Phase[i])
+		}
+		s.Phase = phase(c.Phase[i])
+		if c.Model != nil {
+			s.Model = c.Model[i]
+		}
+		if c.Tag != nil {
+			s.Tag = c.Tag[i]
+		}
+		if c.GPUs != nil {
+			s.GPUs = c.GPUs[i]
+		}
+		if c.Plan != nil {
+			s.Plan = c.Plan[i]
+		}
+		if c.FlagCol != nil {
+			f := c.FlagCol[i]
+			s.Dirty, s.Started, s.Killed = f&1 != 0, f&2 != 0, f&4 != 0
+		}
+		if c.Rejected != nil {
+			s.Rejected = c.Rejected[i]
+		}
+		for _, f := range countFields {
+			if v := c.Counts[f.name]; v != nil {
+				*f.at(s) = v[i]
+			}
+		}
+		for _, f := range floatFields {
+			if v := c.Floats[f.name]; v != nil {
+				*f.at(s) = v[i]
+			}
+		}
+	}
+	return es, nil
+}

@@ -1,0 +1,103 @@
+package host_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/asrpt"
+	"github.com/gpusched/gpusched/host"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// busyRuntime returns a runtime with A-SRPT (true sizes) on 512 x 8 A100 GPUs holding 10,000
+// live jobs (GPU demands 1-16, some running, most waiting, some with progress), and the
+// options to restore it with.
+func busyRuntime(b *testing.B) (*host.Runtime, func() host.Options) {
+	b.Helper()
+	c, err := topology.Uniform(topology.A100(), 512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	truth := map[gpusched.JobID]float64{}
+	opts := func() host.Options {
+		o := asrpt.Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok })
+		s, err := asrpt.New(asrpt.Options{Estimator: o, Backfill: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return host.Options{Cluster: c, Scheduler: s, RestoreTime: 30, CheckpointEvery: 600}
+	}
+	rt, err := host.New(opts())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 10000 {
+		t := float64(i) / 100
+		j := gpusched.Job{ID: gpusched.JobID(fmt.Sprint("job-", i)), Arrival: t, GPUs: 1 + rng.IntN(16), StepTime: 0.1 + rng.Float64(),
+			Features: gpusched.Features{Group: fmt.Sprint("g", rng.IntN(100))}}
+		truth[j.ID] = float64(100 + rng.IntN(100000))
+		if _, err := rt.Submit(j, truth[j.ID]); err != nil {
+			b.Fatal(err)
+		}
+		if i%1000 == 999 {
+			if _, err := rt.Schedule(t); err != nil {
+				b.Fatal(err)
+			}
+			for _, e := range rt.TakeDirty() {
+				if err := rt.SetRate(e, t, gpusched.StepCost{Time: e.Job().StepTime}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	return rt, opts
+}
+
+// BenchmarkRuntimeSaveState: the whole runtime (books and A-SRPT's state) at 10,000 live jobs.
+// cpu-ms/op is the process's CPU time (all threads, garbage collection included; wall time where
+// the platform does not give it), which unlike wall time does not grow while other processes hold
+// the CPU.
+func BenchmarkRuntimeSaveState(b *testing.B) {
+	rt, _ := busyRuntime(b)
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for range b.N {
+		buf.Reset()
+		if err := rt.SaveState(&buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(buf.Len())/1e6, "MB")
+}
+
+// BenchmarkRuntimeRestore: host.Restore of that state, building A-SRPT (New) included.
+func BenchmarkRuntimeRestore(b *testing.B) {
+	rt, opts := busyRuntime(b)
+	var buf bytes.Buffer
+	if err := rt.SaveState(&buf); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.ReportAllocs()
+	b.ResetTimer()
+	var cpu time.Duration
+	for range b.N {
+		b.StopTimer()
+		o := opts()
+		b.StartTimer()
+		c0 := processCPU()
+		if _, err := host.Restore(o, bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+		cpu += processCPU() - c0
+	}
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+}
