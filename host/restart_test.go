@@ -22,14 +22,13 @@ import (
 // come, and the failures and drains the operators cause. It drives a host through events,
 // one a second, and logs every action the host is told to carry out.
 type world struct {
-	truth    map[gpusched.JobID]float64
-	rng      *rand.Rand
-	jobs     int
-	odds     int // operator events (fail, drain, return) each come one event in odds
-	log      []string
-	failed   []topology.GPUID
-	drained  []topology.GPUID
-	observed []string // completions the scheduler was told of, when it logs them
+	truth   map[gpusched.JobID]float64
+	rng     *rand.Rand
+	jobs    int
+	odds    int // operator events (fail, drain, return) each come one event in odds
+	log     []string
+	failed  []topology.GPUID
+	drained []topology.GPUID
 }
 
 func (w *world) logf(format string, args ...any) { w.log = append(w.log, fmt.Sprintf(format, args...)) }
@@ -107,15 +106,11 @@ func (w *world) step(t tb, rt *host.Runtime, i int) {
 	}
 }
 
-// runWorld drives a fresh host through events 0..end-1 (until every job has left), killing
-// it before each event in kills: the host saves only Runtime.SaveState after the actions of
-// each call, and a new host restores from the last blob (host.Restore) with a new scheduler
-// built as before. It returns the log of actions and the final counts of every job.
-func runWorld(t tb, p leakPolicy, opt host.Options, jobs int, seed uint64, kills map[int]bool) []string {
-	return runWorldWith(t, p, opt, jobs, seed, 40, kills, host.Restore)
-}
-
-// runWorldWith is runWorld with operator events one event in odds and the given Restore.
+// runWorldWith drives a fresh host through events until every job has left, killing it before
+// each event in kills: the host saves only Runtime.SaveState after the actions of each call,
+// and a new host restores from the last blob with restore and a new scheduler built as before.
+// Operator events come one event in odds. It returns the log of actions and the final counts
+// of every job.
 func runWorldWith(t tb, p leakPolicy, opt host.Options, jobs int, seed uint64, odds int, kills map[int]bool,
 	restore func(host.Options, io.Reader) (*host.Runtime, error)) []string {
 	w := &world{truth: map[gpusched.JobID]float64{}, rng: rand.New(rand.NewPCG(seed, 1)), jobs: jobs, odds: odds}
