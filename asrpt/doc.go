@@ -161,16 +161,18 @@
 // # Wrong predictions
 //
 // The theorems assume predictions within mu, fixed at arrival; their ratio grows as mu^2.
-// What happens beyond them was measured (BENCHMARKS.md, "A-SRPT with wrong predictions", with
-// gpusched -prediction-error injecting errors into the true sizes): with errors drawn
-// log-uniformly within mu = 16, or with every size divided or multiplied by 16, or with sizes
-// mirrored about the median so that the order of the jobs is reversed wherever a factor 16
-// allows, A-SRPT's mean JCT on the built-in workload rises by at most 6% (6.31 h to 6.69 h),
-// and stays below Tiresias' (9.32 h), which uses no prediction. On five Philly virtual
-// clusters overloaded on 192 GPUs, the reversing error raises it from 15.6 h to 19.8 h
-// (Tiresias: 238 h). The hedge is the re-estimation of step 5: with NoReestimate the same
-// reversed predictions give 521 h, 2.2 times Tiresias, because an under-predicted long job keeps its
-// priority to the end and over-predicted short jobs wait behind it. Re-estimation costs nothing
+// What happens beyond them was measured (BENCHMARKS.md, "A-SRPT with wrong predictions";
+// bench/prediction_error.sh, gpusched -prediction-error injecting errors into the true sizes,
+// migrations off for every policy, commit 098d322): with errors drawn log-uniformly within
+// mu = 16, or with every size divided or multiplied by 16, or with sizes mirrored about the median
+// so that the order of the jobs is reversed wherever a factor 16 allows, A-SRPT's mean JCT on the
+// built-in workload rises by at most 11% at any mu up to 16 (6.49 h to at most 7.23 h; 7.08 h at
+// mu = 16), and stays below Tiresias' (9.33 h), which uses no prediction. On five Philly virtual
+// clusters overloaded on 192 GPUs, the reversing error at mu = 16 raises it from 15.7 h to 19.1 h
+// (Tiresias: 230 h). The hedge is the re-estimation of step 5: with NoReestimate the same
+// reversed predictions gave 521 h there (measured at an earlier commit, with consolidating
+// migrations), 2.2 times Tiresias, because an under-predicted long job keeps its priority to
+// the end and over-predicted short jobs wait behind it. Re-estimation costs nothing
 // when predictions are right (it never fires) and is not covered by the theorems: no bound is
 // claimed for it, only these measurements.
 //
