@@ -969,25 +969,7 @@ func (s *Scheduler) reestimate(st *jobState, done float64) error {
 	st.overruns++
 	if n, rank, ok := s.gittins(st.job, done); ok {
 		st.iters = n
-		size := float64(st.job.GPUs) * rank * st.tau / s.g0
-		if st.vdone {
-			if i := slices.Index(s.vdone, st); i >= 0 {
-				s.vdone = slices.Delete(s.vdone, i, i+1)
-			}
-			st.vdone = false
-			if err := s.queue.AddWeighted(st.key, size, st.weight); err != nil {
-				return fmt.Errorf("asrpt: re-queueing job %q: %w", st.job.ID, err)
-			}
-			st.rel = s.queue.Now()
-			s.liveInsert(st)
-			return nil
-		}
-		s.liveRemove(st)
-		if err := s.queue.Update(st.key, size); err != nil {
-			return fmt.Errorf("asrpt: re-sizing job %q: %w", st.job.ID, err)
-		}
-		s.liveInsert(st)
-		return nil
+		return s.resize(st, float64(st.job.GPUs)*rank*st.tau/s.g0)
 	}
 	n, err := s.opt.Estimator.Estimate(st.job, done)
 	if err != nil || !(n > done) || math.IsInf(n, 0) {
@@ -1002,21 +984,30 @@ func (s *Scheduler) reestimate(st *jobState, done float64) error {
 	if extra <= 0 {
 		return nil
 	}
+	rem := 0.0
+	if !st.vdone {
+		rem, _ = s.queue.Remaining(st.key)
+	}
+	return s.resize(st, rem+extra)
+}
+
+// resize gives a re-estimated job `size` of remaining virtual work: a job the virtual machine
+// had finished joins its queue again, released now; the others keep their release.
+func (s *Scheduler) resize(st *jobState, size float64) error {
 	if st.vdone {
 		if i := slices.Index(s.vdone, st); i >= 0 {
 			s.vdone = slices.Delete(s.vdone, i, i+1)
 		}
 		st.vdone = false
-		if err := s.queue.AddWeighted(st.key, extra, st.weight); err != nil {
+		if err := s.queue.AddWeighted(st.key, size, st.weight); err != nil {
 			return fmt.Errorf("asrpt: re-queueing job %q: %w", st.job.ID, err)
 		}
 		st.rel = s.queue.Now()
 		s.liveInsert(st)
 		return nil
 	}
-	rem, _ := s.queue.Remaining(st.key)
 	s.liveRemove(st)
-	if err := s.queue.Update(st.key, rem+extra); err != nil {
+	if err := s.queue.Update(st.key, size); err != nil {
 		return fmt.Errorf("asrpt: re-sizing job %q: %w", st.job.ID, err)
 	}
 	s.liveInsert(st)
@@ -1146,7 +1137,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	// kept lists the running jobs the decision keeps where they are. The ids come from the
 	// marking walk's list (entry i is v.Running[i]'s), which spares loading every running job's
 	// description again. The compact conversion may preempt more jobs while it starts the
-	// prefix, so it lists them after the starts.
+	// prefix, so they are listed after the prefix's starts are chosen (and before them in Run).
 	kept := func() {
 		last := s.last[1]
 		for i := range v.Running {
@@ -1158,9 +1149,6 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		}
 	}
 	starts := s.startBuf[:0]
-	if !s.compact {
-		kept()
-	}
 	// start places the waiting (and displaced) jobs of s.order[from:to]; in strict order it
 	// stops at the first job that cannot start.
 	start := func(from, to int) error {
@@ -1168,14 +1156,9 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			if holds(st) {
 				continue
 			}
-			if preempted && st.preempted == s.epoch {
-				// Preempted for a compact placement of a job ahead of it: started again at the
-				// next call, never moved within one decision.
-				wake = math.Min(wake, v.Now+MinWake)
-				continue
-			}
-			if s.opt.NoMigrate && displaced && st.displaced == s.epoch {
-				// Preempted now and started again at the next call (a second or more later):
+			if (preempted && st.preempted == s.epoch) || (s.opt.NoMigrate && displaced && st.displaced == s.epoch) {
+				// Preempted for a compact placement of a job ahead of it, or displaced on a host
+				// that cannot migrate: started again at the next call (a second or more later),
 				// never moved within one decision.
 				wake = math.Min(wake, v.Now+MinWake)
 				continue
@@ -1195,10 +1178,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			}
 			if s.compact && st.gpus > 1 {
 				var more, wait bool
-				var err error
-				if gpus, more, wait, err = s.compactPlace(&v, st, from+i, prefixLen, gpus, &free, from == 0); err != nil {
-					return err
-				}
+				gpus, more, wait = s.compactPlace(&v, st, from+i, prefixLen, gpus, &free, from == 0)
 				preempted = preempted || more
 				if wait {
 					continue
@@ -1211,22 +1191,16 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 				free.Remove(g)
 			}
 			st.waitFrom = math.NaN()
-			if s.compact {
-				starts = append(starts, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
-			} else {
-				d.Run = append(d.Run, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
-			}
+			starts = append(starts, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
 		}
 		return nil
 	}
 	if err := start(0, prefixLen); err != nil {
 		return gpusched.Decision{}, 0, err
 	}
-	if s.compact {
-		kept()
-		d.Run = append(d.Run, starts...)
-		starts = starts[:0]
-	}
+	kept()
+	d.Run = append(d.Run, starts...)
+	starts = starts[:0]
 	// Consolidate before backfilling, or backfilled jobs take the GPUs a scattered job needs.
 	if s.consol != nil {
 		moves, err := s.consol.Apply(&v, &d)
@@ -1292,7 +1266,7 @@ func PatientRatio(G, gmax int, mu, theta float64) float64 {
 // (wait true) for a compact placement, but never longer than the time the slower placement
 // would cost it over its predicted remaining iterations (the ski-rental rule: waiting never
 // costs more than twice what starting at once would); then it starts on gpus.
-func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen int, gpus []topology.GPUID, free *topology.GPUSet, mayPreempt bool) (place []topology.GPUID, preempted, wait bool, err error) {
+func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen int, gpus []topology.GPUID, free *topology.GPUSet, mayPreempt bool) (place []topology.GPUID, preempted, wait bool) {
 	m := st.cm
 	if m == nil {
 		m = &compactMemo{}
@@ -1301,13 +1275,13 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 	// The job's time on a placement changes only with the placement: a job that waits is
 	// offered the same one call after call.
 	if !m.okSlow || !slices.Equal(m.gpus, gpus) {
-		m.slow, m.okSlow = s.slowdown(v.Cluster, st, gpus)
+		m.slow, _ = s.slowdown(v.Cluster, st, gpus) // 0 when it cannot tell: taken as compact
 		m.gpus = append(m.gpus[:0], gpus...)
 		m.okSlow = true
 	}
 	slow := m.slow
 	if !(slow > 1+s.slack) {
-		return gpus, false, false, nil
+		return gpus, false, false
 	}
 	if mayPreempt && !s.opt.NoPreemption {
 		s.compactCandidates(v, prefixLen, pos)
@@ -1331,7 +1305,7 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 			if m.toOK {
 				to := slices.Clone(m.to)
 				for _, c := range s.cands[:s.candK] {
-					js := &v.Running[c.rank]
+					js := &v.Running[c.idx]
 					if c.st.preempted == s.epoch || !overlaps(js.GPUs, to) {
 						continue
 					}
@@ -1343,7 +1317,7 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 					}
 				}
 				m.okPool = false // free changed
-				return to, preempted, false, nil
+				return to, preempted, false
 			}
 		}
 	}
@@ -1355,9 +1329,9 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 		done = v.Pending[mk.idx].Iterations
 	}
 	if s.now-st.waitFrom < (slow-1)*max(st.iters-done, 0)*st.tau {
-		return nil, false, true, nil
+		return nil, false, true
 	}
-	return gpus, false, false, nil
+	return gpus, false, false
 }
 
 // compactMemo is what the compact conversion last computed for a waiting job: its slow-down on
@@ -1377,7 +1351,7 @@ type compactMemo struct {
 // view's Running list and its rank in the priority order.
 type candidate struct {
 	st    *jobState
-	rank  int // index in v.Running
+	idx   int // index in v.Running
 	order int // position in the priority order (math.MaxInt: outside the prefix)
 }
 
@@ -1409,14 +1383,14 @@ func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
 		}
 		s.candK = len(s.cands)
 		for _, c := range s.cands {
-			for _, g := range v.Running[c.rank].GPUs {
+			for _, g := range v.Running[c.idx].GPUs {
 				s.candGPUs.Add(g)
 			}
 		}
 	}
 	for s.candK > 0 && s.cands[s.candK-1].order <= mine {
 		s.candK--
-		for _, g := range v.Running[s.cands[s.candK].rank].GPUs {
+		for _, g := range v.Running[s.cands[s.candK].idx].GPUs {
 			s.candGPUs.Remove(g)
 		}
 	}

@@ -116,10 +116,6 @@ func TestCompactWaitIsBounded(t *testing.T) {
 	// Its best time per iteration and its time split 4 + 4 bound the wait.
 	_, tau, _ := s.Predicted("big")
 	split := []topology.GPUID{0, 1, 2, 3, 8, 9, 10, 11}
-	free := c.AllGPUs()
-	for _, r := range v.Running {
-		free.Remove(r.GPUs[0])
-	}
 	sc, err := gpusched.DefaultCost().StepCost(v.Pending[0].Job, c, split, nil)
 	if err != nil || !(sc.Time > tau*1.1) {
 		t.Fatalf("split time %v (best %v): %v", sc.Time, tau, err)
@@ -217,17 +213,7 @@ func TestPropertyNoMigrate(t *testing.T) {
 		return
 	}
 	// The property can fail: on a busy workload A-SRPT with migrations moves jobs.
-	c, err := topology.Uniform(topology.A100(), 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := trace.DefaultPhillyConfig(600, 1)
-	cfg.Cluster = c
-	cfg.ArrivalRate = trace.RateForLoad(2, c.NumGPUs())
-	jobs, err := trace.GeneratePhilly(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, jobs := busyPhilly(t, 600)
 	s, err := asrpt.New(asrpt.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -239,4 +225,21 @@ func TestPropertyNoMigrate(t *testing.T) {
 	if w.err == nil {
 		t.Errorf("no run with migrations allowed moved a job: the property cannot fail")
 	}
+}
+
+// busyPhilly is n Philly-like jobs on eight A100 servers at twice their capacity.
+func busyPhilly(t *testing.T, n int) (*topology.Cluster, []trace.Record) {
+	t.Helper()
+	c, err := topology.Uniform(topology.A100(), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := trace.DefaultPhillyConfig(n, 1)
+	cfg.Cluster = c
+	cfg.ArrivalRate = trace.RateForLoad(2, c.NumGPUs())
+	jobs, err := trace.GeneratePhilly(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, jobs
 }

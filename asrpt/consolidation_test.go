@@ -15,17 +15,7 @@ import (
 // the simulator carries them out, and jobs need less GPU-time and send fewer bytes across
 // servers; without them nothing migrates.
 func TestConsolidation(t *testing.T) {
-	c, err := topology.Uniform(topology.A100(), 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := trace.DefaultPhillyConfig(1000, 1)
-	cfg.Cluster = c
-	cfg.ArrivalRate = trace.RateForLoad(2, c.NumGPUs())
-	jobs, err := trace.GeneratePhilly(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, jobs := busyPhilly(t, 1000)
 	truth := map[gpusched.JobID]float64{}
 	for _, r := range jobs {
 		truth[r.Job.ID] = r.Iterations

@@ -384,30 +384,20 @@ func (p *Placed) Time(eff Efficiency, f ModelFactors) (Breakdown, error) {
 // constants to many measurements. out and factors must be as long as jobs. Errors wrap
 // ErrInvalidOptions.
 func TimeAll(jobs []*Placed, eff Efficiency, factors []ModelFactors, out []float64) error {
-	if len(factors) != len(jobs) || len(out) != len(jobs) {
-		return fmt.Errorf("%w: %d jobs, %d factors, %d outputs", ErrInvalidOptions, len(jobs), len(factors), len(out))
-	}
-	if err := eff.Validate(); err != nil {
-		return err
-	}
-	var last ModelFactors
-	for i, p := range jobs {
-		if f := factors[i]; i == 0 || f != last {
-			if err := f.Validate(); err != nil {
-				return err
-			}
-			last = f
-		}
-		out[i] = p.c.timing(p.geo, eff, factors[i]).Total
-	}
-	return nil
+	return timeEach(jobs, eff, factors, len(out), func(i int, b Breakdown) { out[i] = b.Total })
 }
 
 // BreakdownAll is TimeAll with the whole breakdown: out[i] is the iteration time of jobs[i]
 // with the constants eff and the factors factors[i], by cause (see Placed.Time).
 func BreakdownAll(jobs []*Placed, eff Efficiency, factors []ModelFactors, out []Breakdown) error {
-	if len(factors) != len(jobs) || len(out) != len(jobs) {
-		return fmt.Errorf("%w: %d jobs, %d factors, %d outputs", ErrInvalidOptions, len(jobs), len(factors), len(out))
+	return timeEach(jobs, eff, factors, len(out), func(i int, b Breakdown) { out[i] = b })
+}
+
+// timeEach times jobs[i] with eff and factors[i] and hands each breakdown to set, validating
+// eff once and each run of equal factors once; n is the length of the caller's output.
+func timeEach(jobs []*Placed, eff Efficiency, factors []ModelFactors, n int, set func(int, Breakdown)) error {
+	if len(factors) != len(jobs) || n != len(jobs) {
+		return fmt.Errorf("%w: %d jobs, %d factors, %d outputs", ErrInvalidOptions, len(jobs), len(factors), n)
 	}
 	if err := eff.Validate(); err != nil {
 		return err
@@ -420,7 +410,7 @@ func BreakdownAll(jobs []*Placed, eff Efficiency, factors []ModelFactors, out []
 			}
 			last = f
 		}
-		out[i] = p.c.timing(p.geo, eff, factors[i])
+		set(i, p.c.timing(p.geo, eff, factors[i]))
 	}
 	return nil
 }

@@ -2,8 +2,6 @@ package host
 
 import (
 	"io"
-
-	"github.com/gpusched/gpusched/internal/statejson"
 )
 
 // Break makes r a deliberately wrong variant, for tests that show their properties catch it:
@@ -45,24 +43,5 @@ const EntryBlock = entryBlock
 
 // RestoreBroken is Restore of a deliberately wrong variant (see Break).
 func RestoreBroken(opt Options, rd io.Reader, kind string) (*Runtime, error) {
-	var in savedRuntime
-	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
-		return nil, err
-	}
-	if opt.Cluster == nil {
-		c, err := in.cluster(nil)
-		if err != nil {
-			return nil, err
-		}
-		opt.Cluster = c
-	}
-	r, err := New(opt)
-	if err != nil {
-		return nil, err
-	}
-	Break(r, kind)
-	if err := r.restoreFrom(&in); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return restore(opt, rd, func(r *Runtime) { Break(r, kind) })
 }

@@ -218,6 +218,12 @@ func (r *Runtime) RestoreState(rd io.Reader) error {
 // built with the options the saved runtime's scheduler had. opt.Cluster may be nil: the
 // runtime takes the saved cluster either way (see RestoreState).
 func Restore(opt Options, rd io.Reader) (*Runtime, error) {
+	return restore(opt, rd, nil)
+}
+
+// restore is Restore, with prepare (when not nil) applied to the new runtime before its books
+// are read.
+func restore(opt Options, rd io.Reader, prepare func(*Runtime)) (*Runtime, error) {
 	var in savedRuntime
 	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
 		return nil, err
@@ -232,6 +238,9 @@ func Restore(opt Options, rd io.Reader) (*Runtime, error) {
 	r, err := New(opt)
 	if err != nil {
 		return nil, err
+	}
+	if prepare != nil {
+		prepare(r)
 	}
 	if err := r.restoreFrom(&in); err != nil {
 		return nil, err
