@@ -710,7 +710,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				continue
 			}
 			limit := st.iters * (1 + s.opt.ReestimateMargin)
-			if js.Iterations >= limit {
+			if reached(js.Iterations, limit) {
 				if err := s.reestimate(st, js.Iterations); err != nil {
 					return gpusched.Decision{}, err
 				}
@@ -744,6 +744,16 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	}
 	return d, nil
 }
+
+// reachTolerance is the relative tolerance with which a job's progress counts as having
+// reached its prediction: progress within one part in 10^9 below it has reached it. Progress a
+// host reports after a restart, or from a different order of floating-point operations, can be
+// a few ULPs below the value the uninterrupted run saw at the same moment; without the
+// tolerance such a difference would flip a re-estimation, and with it every later decision.
+const reachTolerance = 1e-9
+
+// reached reports whether progress done has reached limit, within reachTolerance.
+func reached(done, limit float64) bool { return done >= limit*(1-reachTolerance) }
 
 // MinWake is the shortest time, in seconds, after which A-SRPT asks to be woken to re-estimate
 // a running job (Decision.WakeAt): re-estimations come at most that much later than the

@@ -577,3 +577,39 @@ func TestStaleEntriesAreNotReused(t *testing.T) {
 		t.Fatalf("b listed twice: err %v", err)
 	}
 }
+
+// A job whose progress is a few ULPs below its prediction has reached it: a host's progress
+// after a restart, computed in another order, must not flip a re-estimation and with it every
+// later decision (issue #31).
+func TestReestimationToleratesRounding(t *testing.T) {
+	c := oneServer(2)
+	a := &gpusched.Job{ID: "a", GPUs: 2, StepTime: 1}
+	est := estimatorFunc(func(j *gpusched.Job, done float64) (float64, error) {
+		if done == 0 {
+			return 10, nil
+		}
+		return done + 100, nil
+	})
+	for _, done := range []float64{10, math.Nextafter(10, 0), 10 * (1 - 1e-12)} {
+		s := mustNew(t, Options{Estimator: est})
+		if _, err := s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: a}}}); err != nil {
+			t.Fatal(err)
+		}
+		v := gpusched.View{Now: 10, Cluster: c, Running: []gpusched.JobStatus{running(a, 0, done, 0, 1)}}
+		if _, err := s.Schedule(v); err != nil {
+			t.Fatal(err)
+		}
+		if n, _, _ := s.Predicted("a"); n != done+100 {
+			t.Errorf("progress %v (prediction 10): prediction %v, want %v (re-estimated)", done, n, done+100)
+		}
+	}
+	// Progress clearly below the prediction is not re-estimated.
+	s := mustNew(t, Options{Estimator: est})
+	_, _ = s.Schedule(gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: a}}})
+	if _, err := s.Schedule(gpusched.View{Now: 9, Cluster: c, Running: []gpusched.JobStatus{running(a, 0, 9.99, 0, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := s.Predicted("a"); n != 10 {
+		t.Errorf("progress 9.99: prediction %v, want 10", n)
+	}
+}
