@@ -141,6 +141,16 @@ type Options struct {
 	// most (1 + CompactSlack) times the best time is compact. Zero selects
 	// DefaultCompactSlack; negative means exactly the best time.
 	CompactSlack float64
+	// NoGroupFallback turns off the group fallback. By default the jobs of a recurrence group
+	// (Features.Group) whose predictions have been poor are sized by their Gittins ranks under
+	// the group's own distribution of lengths instead of by the Estimator: the Kaplan-Meier
+	// estimate over the group's last 64 finished jobs and its live ones, censored at what they
+	// have done. A group's predictions are poor when, over its finished jobs (at least three),
+	// the group distribution's median at their arrival erred less than half as much as the
+	// Estimator (median absolute log error), or, before three have finished, when two of its
+	// live jobs have run past their predictions. See the package documentation, "Wrong
+	// predictions".
+	NoGroupFallback bool
 }
 
 // DefaultStrikes is the default Options.Strikes: a job re-estimated twice no longer preempts.
@@ -179,6 +189,9 @@ type jobState struct {
 	// compact placement (NaN: it is not waiting for one).
 	waitFrom float64
 	overruns int          // re-estimations so far (see Options.Strikes)
+	pred0    float64      // the Estimator's prediction at arrival (group fallback)
+	gpred0   float64      // the group distribution's median at arrival (0: none)
+	group    *groupBook   // its group's book while it is live (nil: no group fallback)
 	cm       *compactMemo // the compact conversion\'s memo while the job waits (nil: none)
 }
 
@@ -206,25 +219,28 @@ type forgetter interface{ Forget(j *gpusched.Job) }
 // Scheduler is the A-SRPT scheduler. It keeps the virtual single-machine SRPT instance across
 // calls, so it must see every event of one host in time order. It is not safe for concurrent use.
 type Scheduler struct {
-	opt       Options
-	cluster   *topology.Cluster
-	g0        float64 // GPUs of the first cluster seen: the unit of virtual sizes
-	queue     *srpt.Queue
-	placer    *Partitioned // the default placer, told when jobs leave
-	forget    []forgetter  // caches told when jobs leave
-	jobs      map[gpusched.JobID]*jobState
-	rejected  map[gpusched.JobID]*rejection
-	byKey     []*jobState // key -> state (nil when gone)
-	marks     []presence  // key -> where the latest view listed the job
-	free      []int       // free keys
-	vdone     []*jobState // virtually completed jobs still present, by virtual completion
-	vdoneGone int         // entries of vdone that have left (compacted away when most have)
-	live      []*jobState // jobs in the virtual queue that have not left, in queue order
-	unfit     int         // live jobs too large for the current cluster
-	epoch     uint64
-	now       float64
-	consol    *consolidate.Consolidator // nil with NoConsolidate
-	moves     int
+	groups     map[string]*groupBook // the group fallback's books, by Features.Group
+	groupClock uint64                // counts arrivals and departures of grouped jobs (groupBook.used)
+	regroup    []*jobState           // jobs admitted in this call, sized by their group once all are marked
+	opt        Options
+	cluster    *topology.Cluster
+	g0         float64 // GPUs of the first cluster seen: the unit of virtual sizes
+	queue      *srpt.Queue
+	placer     *Partitioned // the default placer, told when jobs leave
+	forget     []forgetter  // caches told when jobs leave
+	jobs       map[gpusched.JobID]*jobState
+	rejected   map[gpusched.JobID]*rejection
+	byKey      []*jobState // key -> state (nil when gone)
+	marks      []presence  // key -> where the latest view listed the job
+	free       []int       // free keys
+	vdone      []*jobState // virtually completed jobs still present, by virtual completion
+	vdoneGone  int         // entries of vdone that have left (compacted away when most have)
+	live       []*jobState // jobs in the virtual queue that have not left, in queue order
+	unfit      int         // live jobs too large for the current cluster
+	epoch      uint64
+	now        float64
+	consol     *consolidate.Consolidator // nil with NoConsolidate
+	moves      int
 
 	// reversed flips the priority order: a deliberately wrong variant for tests.
 	reversed bool
@@ -428,6 +444,7 @@ func (s *Scheduler) JobCompleted(c gpusched.Completion) {
 		_ = l.Observe(c.Job, c.Iterations) // a bad report must not stop scheduling
 	}
 	if st, ok := s.jobs[c.Job.ID]; ok {
+		s.groupLeave(st, !c.Killed, c.Iterations)
 		s.drop(st)
 	}
 	delete(s.rejected, c.Job.ID)
@@ -438,6 +455,7 @@ func (s *Scheduler) JobCompleted(c gpusched.Completion) {
 // SRPT schedule of the predicted instance, whatever happens on the real cluster (the analysis
 // needs this).
 func (s *Scheduler) drop(st *jobState) {
+	s.groupLeave(st, false, 0)
 	for _, f := range s.forget {
 		f.Forget(st.job)
 	}
@@ -700,6 +718,17 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			}
 		}
 	}
+	// Jobs admitted in this call whose group's predictions are poor are sized by the group.
+	for _, st := range s.regroup {
+		if st.gone || s.jobs[st.job.ID] != st {
+			continue
+		}
+		if err := s.groupArrive(&v, st); err != nil {
+			return gpusched.Decision{}, err
+		}
+	}
+	clear(s.regroup)
+	s.regroup = s.regroup[:0]
 	// 3. Re-estimate running jobs that ran past their prediction.
 	wake := math.Inf(1)
 	if !s.opt.NoReestimate {
@@ -711,7 +740,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			}
 			limit := st.iters * (1 + s.opt.ReestimateMargin)
 			if reached(js.Iterations, limit) {
-				if err := s.reestimate(st, js.Iterations); err != nil {
+				if err := s.reestimate(&v, st, js.Iterations); err != nil {
 					return gpusched.Decision{}, err
 				}
 				limit = st.iters * (1 + s.opt.ReestimateMargin)
@@ -970,13 +999,19 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job) (*jobState, *gpu
 	s.jobs[j.ID] = st
 	st.rel = s.queue.Now()
 	s.liveInsert(st)
+	s.groupJoin(st)
 	return st, nil
 }
 
 // reestimate revises the prediction of a job that has done `done` >= its predicted iterations;
 // the extra predicted work joins the virtual queue in SRPT order.
-func (s *Scheduler) reestimate(st *jobState, done float64) error {
+func (s *Scheduler) reestimate(v *gpusched.View, st *jobState, done float64) error {
 	st.overruns++
+	s.groupOverrun(st)
+	if until, rank, ok := s.groupRank(v, st, done); ok {
+		st.iters = until
+		return s.resize(st, float64(st.gpus)*rank*st.tau/s.g0)
+	}
 	if n, rank, ok := s.gittins(st.job, done); ok {
 		st.iters = n
 		return s.resize(st, float64(st.job.GPUs)*rank*st.tau/s.g0)

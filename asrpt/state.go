@@ -2,6 +2,7 @@ package asrpt
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -57,7 +58,20 @@ type savedState struct {
 	VirtuallyDone savedDone         `json:"virtually_done"`
 	Ghosts        []int             `json:"ghosts"`
 	Rejected      []savedRejection  `json:"rejected"`
+	Groups        []savedGroup      `json:"groups,omitempty"`
 	Estimator     json.RawMessage   `json:"estimator,omitempty"`
+}
+
+// savedGroup is one recurrence group's book for the group fallback: its last finished jobs'
+// lengths, the Estimator's and the group distribution's absolute log errors on them (-1: the
+// group distribution had not predicted it), in ring order, and the ring's next slot. Groups
+// are listed least recently used first.
+type savedGroup struct {
+	Group      string    `json:"group"`
+	Iterations []float64 `json:"iterations,omitempty"`
+	Errors     []float64 `json:"errors,omitempty"`
+	GroupErrs  []float64 `json:"group_errors,omitempty"`
+	Next       int       `json:"next,omitempty"`
 }
 
 // savedJobs are the jobs A-SRPT tracks, by key: id, GPUs, predicted iterations, time per
@@ -71,6 +85,12 @@ type savedJobs struct {
 	Weights    []float64        `json:"weights"`
 	// Overruns counts each job's re-estimations (Options.Strikes); absent when all are 0.
 	Overruns []int `json:"overruns,omitempty"`
+	// Group is each job's index in the state's groups (-1: none), Predicted its Estimator's
+	// prediction at arrival and GroupPredicted its group distribution's (0: none); absent
+	// when no job has a group.
+	Group          []int     `json:"group,omitempty"`
+	Predicted      []float64 `json:"predicted,omitempty"`
+	GroupPredicted []float64 `json:"group_predicted,omitempty"`
 }
 
 // savedConstraint is the GPU type and memory a job requires, so that A-SRPT can tell whether
@@ -180,6 +200,28 @@ func (s *Scheduler) SaveState(w io.Writer) error {
 		Jobs: savedJobs{IDs: make([]gpusched.JobID, 0, n), Keys: make([]int, 0, n), GPUs: make([]int, 0, n),
 			Iterations: make([]float64, 0, n), StepTimes: make([]float64, 0, n), Weights: make([]float64, 0, n)},
 	}
+	gidx := map[*groupBook]int{}
+	if len(s.groups) > 0 {
+		names := make([]string, 0, len(s.groups))
+		for k := range s.groups {
+			names = append(names, k)
+		}
+		// Least recently used first: the order is all that the sweep of idle groups reads.
+		slices.SortFunc(names, func(a, b string) int { return cmp.Compare(s.groups[a].used, s.groups[b].used) })
+		for _, k := range names {
+			g := s.groups[k]
+			gidx[g] = len(out.Groups)
+			sg := savedGroup{Group: k, Iterations: g.done, Errors: g.errs, GroupErrs: make([]float64, len(g.gerr)), Next: g.next}
+			for i, e := range g.gerr {
+				if math.IsNaN(e) {
+					e = -1
+				}
+				sg.GroupErrs[i] = e
+			}
+			out.Groups = append(out.Groups, sg)
+		}
+	}
+	grouped := false
 	for _, st := range s.byKey {
 		switch {
 		case st == nil:
@@ -187,6 +229,13 @@ func (s *Scheduler) SaveState(w io.Writer) error {
 			out.Ghosts = append(out.Ghosts, st.key)
 		default:
 			j := &out.Jobs
+			gi := -1
+			if st.group != nil {
+				gi, grouped = gidx[st.group], true
+			}
+			j.Group = append(j.Group, gi)
+			j.Predicted = append(j.Predicted, st.pred0)
+			j.GroupPredicted = append(j.GroupPredicted, st.gpred0)
 			j.IDs = append(j.IDs, st.job.ID)
 			j.Keys = append(j.Keys, st.key)
 			j.GPUs = append(j.GPUs, st.job.GPUs)
@@ -204,6 +253,9 @@ func (s *Scheduler) SaveState(w io.Writer) error {
 	}
 	if !slices.ContainsFunc(out.Jobs.Overruns, func(n int) bool { return n != 0 }) {
 		out.Jobs.Overruns = nil
+	}
+	if !grouped {
+		out.Jobs.Group, out.Jobs.Predicted, out.Jobs.GroupPredicted = nil, nil, nil
 	}
 	for _, st := range s.vdone {
 		if !st.gone {
@@ -280,6 +332,7 @@ func (s *Scheduler) RestoreState(r io.Reader) error {
 	s.cluster, s.g0, s.queue, s.moves = n.cluster, n.g0, n.queue, n.moves
 	s.jobs, s.rejected, s.byKey, s.free = n.jobs, n.rejected, n.byKey, n.free
 	s.vdone, s.live, s.unfit, s.vdoneGone = n.vdone, n.live, n.unfit, 0
+	s.groups, s.groupClock = n.groups, uint64(len(n.groups))
 	s.now = n.queue.Now()
 	s.sizing = nil
 	s.marks = make([]presence, len(s.byKey))
@@ -308,6 +361,7 @@ type restored struct {
 	vdone    []*jobState
 	live     []*jobState
 	unfit    int
+	groups   map[string]*groupBook
 }
 
 // rebuild validates a decoded state and builds the scheduler's structures from it.
@@ -318,12 +372,48 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 	finitePos := func(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
 	js, done := &in.Jobs, &in.VirtuallyDone
 	nj := len(js.IDs)
+	books := make([]*groupBook, len(in.Groups))
+	var groups map[string]*groupBook
+	for i, sg := range in.Groups {
+		n := len(sg.Iterations)
+		switch {
+		case sg.Group == "":
+			return bad("group %d has no name", i)
+		case groups[sg.Group] != nil:
+			return bad("group %q is listed twice", sg.Group)
+		case n > groupHistory || len(sg.Errors) != n || len(sg.GroupErrs) != n:
+			return bad("group %q: %d lengths, %d errors, %d group errors (at most %d each, as many of each)",
+				sg.Group, n, len(sg.Errors), len(sg.GroupErrs), groupHistory)
+		case sg.Next < 0 || sg.Next >= max(n, 1) || (sg.Next > 0 && n < groupHistory):
+			return bad("group %q: next slot %d of %d", sg.Group, sg.Next, n)
+		}
+		g := &groupBook{done: slices.Clone(sg.Iterations), errs: slices.Clone(sg.Errors), gerr: make([]float64, n), next: sg.Next, used: uint64(i + 1)}
+		for k := range n {
+			e, ge := sg.Errors[k], sg.GroupErrs[k]
+			if !finitePos(sg.Iterations[k]) || !(e >= 0) || math.IsInf(e, 1) || !(ge >= 0 || ge == -1) || math.IsInf(ge, 1) {
+				return bad("group %q: entry %d: length %v, errors %v and %v", sg.Group, k, sg.Iterations[k], e, ge)
+			}
+			if ge == -1 {
+				ge = math.NaN()
+			}
+			g.gerr[k] = ge
+		}
+		if groups == nil {
+			groups = map[string]*groupBook{}
+		}
+		groups[sg.Group] = g
+		books[i] = g
+	}
 	switch {
 	case len(js.Keys) != nj || len(js.GPUs) != nj || len(js.Iterations) != nj || len(js.StepTimes) != nj || len(js.Weights) != nj:
 		return bad("job columns of different lengths: %d ids, %d keys, %d GPU counts, %d predictions, %d step times, %d weights",
 			nj, len(js.Keys), len(js.GPUs), len(js.Iterations), len(js.StepTimes), len(js.Weights))
 	case js.Overruns != nil && len(js.Overruns) != nj:
 		return bad("job columns of different lengths: %d ids, %d re-estimation counts", nj, len(js.Overruns))
+	case (js.Group != nil || js.Predicted != nil || js.GroupPredicted != nil) &&
+		(len(js.Group) != nj || len(js.Predicted) != nj || len(js.GroupPredicted) != nj):
+		return bad("job columns of different lengths: %d ids, %d groups, %d predictions at arrival, %d group predictions",
+			nj, len(js.Group), len(js.Predicted), len(js.GroupPredicted))
 	case len(done.Keys) != len(done.Finish):
 		return bad("virtually done list: %d keys, %d completion times", len(done.Keys), len(done.Finish))
 	case in.Cluster == nil && in.G0 != 0:
@@ -343,7 +433,7 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 	}
 	n := &restored{cluster: in.Cluster, g0: in.G0, queue: q, moves: in.Migrations,
 		jobs: make(map[gpusched.JobID]*jobState, nj), rejected: make(map[gpusched.JobID]*rejection, len(in.Rejected)),
-		byKey: make([]*jobState, in.Keys), free: slices.Clone(in.FreeKeys)}
+		byKey: make([]*jobState, in.Keys), free: slices.Clone(in.FreeKeys), groups: groups}
 	used := make([]bool, in.Keys)
 	useKey := func(k int, what string) error {
 		if k < 0 || k >= in.Keys {
@@ -385,6 +475,24 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 				return bad("job %q: %d re-estimations", id, js.Overruns[i])
 			}
 			st.overruns = js.Overruns[i]
+		}
+		if js.Group != nil {
+			gi := js.Group[i]
+			switch {
+			case gi < -1 || gi >= len(books):
+				return bad("job %q: group %d of %d", id, gi, len(books))
+			case !(js.Predicted[i] >= 0) || math.IsInf(js.Predicted[i], 1) || !(js.GroupPredicted[i] >= 0) || math.IsInf(js.GroupPredicted[i], 1):
+				return bad("job %q: predictions at arrival %v and %v", id, js.Predicted[i], js.GroupPredicted[i])
+			}
+			st.pred0, st.gpred0 = js.Predicted[i], js.GroupPredicted[i]
+			if gi >= 0 {
+				g := books[gi]
+				st.group = g
+				g.live = append(g.live, st)
+				if st.overruns > 0 {
+					g.over++
+				}
+			}
 		}
 		n.jobs[id] = st
 		n.byKey[st.key] = st

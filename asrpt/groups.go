@@ -1,0 +1,340 @@
+package asrpt
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gpusched/gpusched"
+)
+
+// Group fallback (on unless Options.NoGroupFallback): a recurrence group whose predictions have been poor,
+// measured online from its own jobs, is sized by Gittins ranks under the group's own
+// distribution of lengths instead of by the Estimator. The distribution is the Kaplan-Meier
+// estimate over the group's recently finished jobs (exact lengths) and its live jobs
+// (censored at the iterations they have done): a group whose first jobs are all still running
+// far past their predictions is known to be long although none has finished yet, which no
+// learner that only sees finished jobs can know.
+
+// groupHistory is how many finished jobs per group the fallback remembers.
+const groupHistory = 64
+
+// groupMargin is how much smaller (in median absolute log error) the group distribution's
+// errors must be than the Estimator's for the group to be sized by it: a factor of 2. A group
+// distribution cannot tell a group's jobs apart, and on groups of unlike jobs (the Rubick
+// workloads' applications) a forest that errs by more still ranks them better.
+const groupMargin = math.Ln2
+
+// groupMinSamples is the least number of observations (finished or live) a group needs before
+// its own distribution replaces the Estimator's.
+const groupMinSamples = 3
+
+// groupBook is what the fallback knows about one recurrence group.
+type groupBook struct {
+	done []float64     // true iterations of its last finished jobs (a ring of groupHistory)
+	errs []float64     // the Estimator's absolute log errors at their arrival, in the same ring
+	gerr []float64     // the group distribution's absolute log errors (its median at arrival)
+	next int           // the ring's next slot once full
+	used uint64        // Scheduler.groupClock when a job of it last arrived or left
+	over int           // live jobs that have run past their predictions
+	live []*jobState   // its jobs in the system
+	obs  []observation // scratch for the Kaplan-Meier estimate
+	errb []float64     // scratch for the medians
+}
+
+// observation is one length for the Kaplan-Meier estimate: exact (a finished job) or censored
+// (a live job that has done at least that much).
+type observation struct {
+	n     float64
+	exact bool
+}
+
+// groupOf returns job j's group book, creating it; nil without the fallback or a group.
+func (s *Scheduler) groupOf(j *gpusched.Job) *groupBook {
+	if s.opt.NoGroupFallback {
+		return nil
+	}
+	k := j.Features.Group
+	if k == "" {
+		return nil
+	}
+	g := s.groups[k]
+	if g == nil {
+		if s.groups == nil {
+			s.groups = map[string]*groupBook{}
+		}
+		g = &groupBook{}
+		s.groups[k] = g
+		if len(s.groups) > 2*groupBooks {
+			s.groupSweep()
+		}
+	}
+	s.groupClock++
+	g.used = s.groupClock
+	return g
+}
+
+// groupBooks is how many groups without live jobs the fallback keeps (the most recently used):
+// one-off jobs each make a group, which must not make memory grow with the jobs seen.
+const groupBooks = 4096
+
+// groupSweep forgets all but the groupBooks most recently used groups without live jobs.
+func (s *Scheduler) groupSweep() {
+	type idle struct {
+		name string
+		used uint64
+	}
+	var idles []idle
+	for k, g := range s.groups {
+		if len(g.live) == 0 {
+			idles = append(idles, idle{k, g.used})
+		}
+	}
+	if len(idles) <= groupBooks {
+		return
+	}
+	slices.SortFunc(idles, func(a, b idle) int {
+		switch {
+		case a.used != b.used:
+			return cmp.Compare(b.used, a.used)
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	for _, x := range idles[groupBooks:] {
+		delete(s.groups, x.name)
+	}
+}
+
+// groupJoin adds a newly admitted job to its group's live jobs.
+func (s *Scheduler) groupJoin(st *jobState) {
+	if g := s.groupOf(st.job); g != nil {
+		st.pred0 = st.iters
+		st.group = g
+		g.live = append(g.live, st)
+		s.regroup = append(s.regroup, st)
+	}
+}
+
+// groupLeave removes a job that left from its group's live jobs and, when it finished, records
+// its length and the error of its prediction at arrival.
+func (s *Scheduler) groupLeave(st *jobState, finished bool, iterations float64) {
+	if st.group == nil {
+		return
+	}
+	g := st.group
+	s.groupClock++
+	g.used = s.groupClock
+	if i := slices.Index(g.live, st); i >= 0 {
+		g.live[i] = g.live[len(g.live)-1]
+		g.live[len(g.live)-1] = nil
+		g.live = g.live[:len(g.live)-1]
+	}
+	if st.overruns > 0 {
+		g.over--
+	}
+	st.group = nil
+	if !finished || !(iterations > 0) || math.IsInf(iterations, 0) || !(st.pred0 > 0) {
+		return
+	}
+	e := math.Abs(math.Log(iterations / st.pred0))
+	ge := math.NaN()
+	if st.gpred0 > 0 {
+		ge = math.Abs(math.Log(iterations / st.gpred0))
+	}
+	if len(g.done) < groupHistory {
+		g.done = append(g.done, iterations)
+		g.errs = append(g.errs, e)
+		g.gerr = append(g.gerr, ge)
+		return
+	}
+	g.done[g.next], g.errs[g.next], g.gerr[g.next] = iterations, e, ge
+	g.next = (g.next + 1) % groupHistory
+}
+
+// groupOverrun notes that a live job of a group ran past its prediction for the first time.
+func (s *Scheduler) groupOverrun(st *jobState) {
+	if st.group != nil && st.overruns == 1 {
+		st.group.over++
+	}
+}
+
+// groupPoor reports whether group g's predictions are poor: over its recently finished jobs
+// that both predicted at arrival (at least groupMinSamples), the group's own distribution
+// (its median) erred less than the Estimator (median absolute log errors); or, before that,
+// at least two of its live jobs have run past their predictions.
+func (s *Scheduler) groupPoor(g *groupBook) bool {
+	g.errb = g.errb[:0]
+	for i, ge := range g.gerr {
+		if !math.IsNaN(ge) {
+			g.errb = append(g.errb, g.errs[i])
+		}
+	}
+	if n := len(g.errb); n >= groupMinSamples {
+		slices.Sort(g.errb)
+		ef := g.errb[n/2]
+		g.errb = g.errb[:0]
+		for _, ge := range g.gerr {
+			if !math.IsNaN(ge) {
+				g.errb = append(g.errb, ge)
+			}
+		}
+		slices.Sort(g.errb)
+		return g.errb[n/2]+groupMargin < ef
+	}
+	return g.over >= 2
+}
+
+// doneOf returns the iterations a job present in the current view has done.
+func (s *Scheduler) doneOf(v *gpusched.View, st *jobState) (float64, bool) {
+	m := s.marks[st.key]
+	if m.seen != s.epoch {
+		return 0, false
+	}
+	if m.running {
+		return v.Running[m.idx].Iterations, true
+	}
+	return v.Pending[m.idx].Iterations, true
+}
+
+// groupRank sizes job st, which has done `done` iterations, by its Gittins rank under its
+// group's Kaplan-Meier distribution conditioned on done, when the group's predictions are poor
+// and it has enough observations: the end of its quantum and its rank, in iterations.
+func (s *Scheduler) groupRank(v *gpusched.View, st *jobState, done float64) (until, rank float64, ok bool) {
+	g := st.group
+	if g == nil || !s.groupPoor(g) {
+		return 0, 0, false
+	}
+	km := s.groupDist(v, g, st, done)
+	if km == nil {
+		return 0, 0, false
+	}
+	rank, until, ok = GittinsRank(km, done)
+	if !ok || !(until > done) {
+		return 0, 0, false
+	}
+	return until, rank, true
+}
+
+// groupDist returns group g's Kaplan-Meier distribution of lengths conditioned on exceeding
+// done, from its finished jobs and its live ones other than st; nil with fewer than
+// groupMinSamples observations.
+func (s *Scheduler) groupDist(v *gpusched.View, g *groupBook, st *jobState, done float64) *kmDist {
+	g.obs = g.obs[:0]
+	for _, n := range g.done {
+		g.obs = append(g.obs, observation{n, true})
+	}
+	for _, m := range g.live {
+		if m == st {
+			continue
+		}
+		if d, ok := s.doneOf(v, m); ok && d > 0 {
+			g.obs = append(g.obs, observation{d, false})
+		}
+	}
+	if len(g.obs) < groupMinSamples {
+		return nil
+	}
+	return kaplanMeier(g.obs, done)
+}
+
+// groupArrive sizes a job admitted in this call: it notes the group distribution's median as
+// the group's prediction at arrival (scored against the Estimator's when the job finishes),
+// and when the group's predictions are poor sizes the job by its group.
+func (s *Scheduler) groupArrive(v *gpusched.View, st *jobState) error {
+	g := st.group
+	if g == nil {
+		return nil
+	}
+	km := s.groupDist(v, g, st, 0)
+	if km == nil {
+		return nil
+	}
+	st.gpred0 = km.Quantile(0.5)
+	if !s.groupPoor(g) {
+		return nil
+	}
+	rank, until, ok := GittinsRank(km, 0)
+	if !ok || !(until > 0) {
+		return nil
+	}
+	st.iters = until
+	return s.resize(st, float64(st.gpus)*rank*st.tau/s.g0)
+}
+
+// kmDist is a discrete distribution of total iterations: values ascending with their
+// cumulative probabilities (the last is 1).
+type kmDist struct {
+	x, cdf []float64
+}
+
+// Quantile returns the least value whose cumulative probability reaches q.
+func (d *kmDist) Quantile(q float64) float64 {
+	i, _ := slices.BinarySearch(d.cdf, q)
+	if i >= len(d.x) {
+		i = len(d.x) - 1
+	}
+	return d.x[i]
+}
+
+// kaplanMeier returns the Kaplan-Meier estimate of the length distribution from obs, conditioned
+// on exceeding done: its mass at each exact length above done, and the survival left after the
+// largest observation at twice the largest of it and done (the doubling that re-estimation
+// assumes without a better estimate). nil when nothing is left above done. It sorts obs.
+func kaplanMeier(obs []observation, done float64) *kmDist {
+	slices.SortFunc(obs, func(a, b observation) int {
+		switch {
+		case a.n < b.n:
+			return -1
+		case a.n > b.n:
+			return 1
+		case a.exact && !b.exact: // an event before a censoring at the same length
+			return -1
+		case !a.exact && b.exact:
+			return 1
+		}
+		return 0
+	})
+	d := &kmDist{}
+	surv, atRisk := 1.0, float64(len(obs))
+	top := done
+	for i := 0; i < len(obs); {
+		n := obs[i].n
+		events, total := 0.0, 0.0
+		for i < len(obs) && obs[i].n == n {
+			if obs[i].exact {
+				events++
+			}
+			total++
+			i++
+		}
+		top = math.Max(top, n)
+		if events > 0 {
+			mass := surv * events / atRisk
+			surv -= mass
+			if n > done {
+				d.x = append(d.x, n)
+				d.cdf = append(d.cdf, mass)
+			}
+		}
+		atRisk -= total
+	}
+	if surv > 1e-12 {
+		d.x = append(d.x, 2*top)
+		d.cdf = append(d.cdf, surv)
+	}
+	sum := 0.0
+	for _, p := range d.cdf {
+		sum += p
+	}
+	if len(d.x) == 0 || !(sum > 0) {
+		return nil
+	}
+	acc := 0.0
+	for i, p := range d.cdf {
+		acc += p / sum
+		d.cdf[i] = acc
+	}
+	d.cdf[len(d.cdf)-1] = 1
+	return d
+}

@@ -1,0 +1,106 @@
+package asrpt
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// kmReference is the product-limit estimate computed straight from its definition: at each
+// distinct exact length u, S drops by the factor 1 - d(u)/n(u), with d(u) the exact lengths
+// equal to u and n(u) the observations (exact or censored) of at least u. It returns the mass
+// at each exact length above done and the survival beyond the largest observation, placed at
+// twice the largest of it and done, normalised: what kaplanMeier must return.
+func kmReference(obs []observation, done float64) (x, p []float64) {
+	var us []float64
+	top := done
+	for _, o := range obs {
+		top = math.Max(top, o.n)
+		if o.exact && !slices.Contains(us, o.n) {
+			us = append(us, o.n)
+		}
+	}
+	slices.Sort(us)
+	surv := 1.0
+	for _, u := range us {
+		n, d := 0, 0
+		for _, o := range obs {
+			if o.n >= u {
+				n++
+			}
+			if o.exact && o.n == u {
+				d++
+			}
+		}
+		next := surv * (1 - float64(d)/float64(n))
+		if u > done {
+			x, p = append(x, u), append(p, surv-next)
+		}
+		surv = next
+	}
+	if surv > 1e-12 {
+		x, p = append(x, 2*top), append(p, surv)
+	}
+	sum := 0.0
+	for _, v := range p {
+		sum += v
+	}
+	for i := range p {
+		p[i] /= sum
+	}
+	return x, p
+}
+
+func TestKaplanMeierExample(t *testing.T) {
+	// Exact 10 and 20, censored at 15: S drops to 2/3 at 10 (3 at risk) and to 0 at 20 (1 at
+	// risk), so the masses are 1/3 at 10 and 2/3 at 20.
+	d := kaplanMeier([]observation{{20, true}, {15, false}, {10, true}}, 0)
+	if d == nil || !slices.Equal(d.x, []float64{10, 20}) || math.Abs(d.cdf[0]-1.0/3) > 1e-12 || d.cdf[1] != 1 {
+		t.Fatalf("got %+v, want x [10 20], cdf [1/3 1]", d)
+	}
+	if q := d.Quantile(0.5); q != 20 {
+		t.Errorf("median %v, want 20", q)
+	}
+	// All censored: nothing is known but that the length exceeds the largest, 40.
+	d = kaplanMeier([]observation{{40, false}, {15, false}}, 0)
+	if d == nil || !slices.Equal(d.x, []float64{80}) {
+		t.Fatalf("all censored: got %+v, want all mass at 80", d)
+	}
+	// Conditioned on having done 25: only the mass above 25 is left.
+	d = kaplanMeier([]observation{{20, true}, {15, false}, {10, true}, {30, true}, {50, false}}, 25)
+	if d == nil || d.x[0] != 30 || d.x[len(d.x)-1] != 100 {
+		t.Fatalf("conditioned on 25: got %+v, want mass at 30 and the rest at 100", d)
+	}
+}
+
+// kaplanMeier agrees with the definition on random samples with ties, censoring and any done.
+func TestKaplanMeierMatchesDefinition(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 30).Draw(t, "n")
+		obs := make([]observation, n)
+		for i := range obs {
+			obs[i] = observation{float64(rapid.IntRange(1, 12).Draw(t, "n")), rapid.Bool().Draw(t, "exact")}
+		}
+		done := float64(rapid.IntRange(0, 14).Draw(t, "done"))
+		wx, wp := kmReference(slices.Clone(obs), done)
+		d := kaplanMeier(obs, done)
+		if len(wx) == 0 {
+			if d != nil {
+				t.Fatalf("got %+v, want nil", d)
+			}
+			return
+		}
+		if d == nil || !slices.Equal(d.x, wx) {
+			t.Fatalf("values %v, want %v", d, wx)
+		}
+		acc := 0.0
+		for i, p := range wp {
+			acc += p
+			if math.Abs(d.cdf[i]-acc) > 1e-9 {
+				t.Fatalf("cdf %v, want cumulative of %v", d.cdf, wp)
+			}
+		}
+	})
+}
