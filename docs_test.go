@@ -1,13 +1,14 @@
 package gpusched_test
 
 import (
-	"bufio"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,30 +17,56 @@ import (
 	"testing"
 )
 
-// benchmarkSections returns the headings of BENCHMARKS.md, lower-cased, without the #s.
-func benchmarkSections(t *testing.T) map[string]bool {
+// benchmarkDocs returns the benchmark documents by path: the index BENCHMARKS.md and every
+// file under benchmarks/.
+func benchmarkDocs(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := os.Open("BENCHMARKS.md")
+	files, err := filepath.Glob(filepath.Join("benchmarks", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	docs := map[string]string{}
+	for _, f := range append(files, "BENCHMARKS.md") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[filepath.ToSlash(f)] = string(b)
+	}
+	return docs
+}
+
+// headings returns the Markdown headings of doc, lower-cased, without the #s (lines in fenced
+// code blocks excluded).
+func headings(doc string) map[string]bool {
 	heads := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, "#") {
+	fenced := false
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+		}
+		if !fenced && strings.HasPrefix(line, "#") {
 			heads[strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))] = true
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return heads
 }
 
-// hasHeading reports whether name is a heading of BENCHMARKS.md, or the part of one before a
-// colon ("Performance model" for "Performance model: constants per GPU type").
+// benchmarkSections returns the headings of the index and of every benchmarks/*.md file
+// together, as headings does: a reference to `BENCHMARKS.md "Section"` may name a heading of
+// any of them.
+func benchmarkSections(docs map[string]string) map[string]bool {
+	all := map[string]bool{}
+	for _, doc := range docs {
+		for h := range headings(doc) {
+			all[h] = true
+		}
+	}
+	return all
+}
+
+// hasHeading reports whether name is one of heads, or the part of one before a colon
+// ("Performance model" for "Performance model: constants per GPU type").
 func hasHeading(heads map[string]bool, name string) bool {
 	name = strings.ToLower(strings.TrimSpace(name))
 	if heads[name] {
@@ -58,16 +85,71 @@ var (
 	quotedAfter = regexp.MustCompile(`BENCHMARKS\.md[ ,(]{0,3}"([^"]+)"`)
 	// `"Section" section of BENCHMARKS.md`, `"Section" in BENCHMARKS.md`
 	quotedBefore = regexp.MustCompile(`"([^"]+)"(?: section)? (?:of|in) BENCHMARKS\.md`)
+	// `benchmarks/policy.md`, optionally followed by a section as above: `benchmarks/policy.md "Section"`
+	benchFileRef = regexp.MustCompile(`\bbenchmarks/([A-Za-z0-9_.-]+\.md)(?:[ ,(]{0,3}"([^"]+)")?`)
 	// a README status row: | `pkg` | ... BENCHMARKS.md ...
 	statusRow = regexp.MustCompile("^\\| `([a-z/]+)` \\|")
+	// a relative Markdown link target: [text](target)
+	mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 )
 
-// TestBenchmarkReferencesExist checks every mention of BENCHMARKS.md in the repository's Go
-// files and Markdown: a section named in quotes must be a heading of BENCHMARKS.md, and a
-// package whose docs or status row point to BENCHMARKS.md must have its own "## <package>"
-// section there (the predict section once vanished while predict's docs still pointed to it).
+// benchmarkRefProblems returns what is wrong with the references to the benchmark documents
+// in one file's text (path names it in the messages; pkg, when not "", is the package whose
+// docs these are): a section named in quotes after BENCHMARKS.md must be a heading of the
+// index or of a benchmarks/*.md file; a benchmarks/x.md file named must exist, and a section
+// named after it must be one of its headings; and a package whose docs or status row point to
+// BENCHMARKS.md without naming a section must have a heading of its own name (the predict
+// section once vanished while predict's docs still pointed to it).
+func benchmarkRefProblems(path, pkg, text string, docs map[string]string) []string {
+	heads := benchmarkSections(docs)
+	var bad []string
+	for i, line := range strings.Split(text, "\n") {
+		for _, m := range benchFileRef.FindAllStringSubmatch(line, -1) {
+			doc, ok := docs["benchmarks/"+m[1]]
+			if !ok {
+				bad = append(bad, fmt.Sprintf("%s:%d names benchmarks/%s, which does not exist", path, i+1, m[1]))
+				continue
+			}
+			if m[2] != "" && !hasHeading(headings(doc), m[2]) {
+				bad = append(bad, fmt.Sprintf("%s:%d names section %q of benchmarks/%s, which has no such heading", path, i+1, m[2], m[1]))
+			}
+		}
+		if !strings.Contains(line, "BENCHMARKS.md") {
+			continue
+		}
+		var names []string
+		for _, m := range quotedAfter.FindAllStringSubmatch(line, -1) {
+			names = append(names, m[1])
+		}
+		for _, m := range quotedBefore.FindAllStringSubmatch(line, -1) {
+			names = append(names, m[1])
+		}
+		for _, n := range names {
+			for _, part := range strings.Split(n, " / ") { // "policy / Philly trace" names a path
+				if !hasHeading(heads, part) {
+					bad = append(bad, fmt.Sprintf("%s:%d names BENCHMARKS.md section %q, which does not exist", path, i+1, part))
+				}
+			}
+		}
+		p := pkg
+		if len(names) > 0 {
+			p = "" // the line names its section
+		}
+		if m := statusRow.FindStringSubmatch(line); m != nil {
+			p = m[1]
+		}
+		if p != "" && !heads[p] {
+			bad = append(bad, fmt.Sprintf("%s:%d points to BENCHMARKS.md, which has no %q section", path, i+1, "# "+p))
+		}
+	}
+	return bad
+}
+
+// TestBenchmarkReferencesExist checks every mention of BENCHMARKS.md or of a benchmarks/*.md
+// file in the repository's Go files, Markdown and scripts (benchmarkRefProblems), and that the
+// check catches a missing section, a missing file and a missing package section.
 func TestBenchmarkReferencesExist(t *testing.T) {
-	heads := benchmarkSections(t)
+	docs := benchmarkDocs(t)
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -78,50 +160,112 @@ func TestBenchmarkReferencesExist(t *testing.T) {
 			}
 			return nil
 		}
-		if path == "BENCHMARKS.md" || path == "docs_test.go" || !(strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".md")) {
+		slash := filepath.ToSlash(path)
+		if slash == "BENCHMARKS.md" || slash == "docs_test.go" || strings.HasPrefix(slash, "benchmarks/") ||
+			!(strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".md") || strings.HasSuffix(path, ".sh")) {
 			return nil
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		pkg := strings.SplitN(filepath.ToSlash(path), "/", 2)[0]
-		if !strings.Contains(path, "/") || pkg == "cmd" || pkg == "bench" || pkg == "examples" || pkg == "internal" {
+		pkg := strings.SplitN(slash, "/", 2)[0]
+		if !strings.Contains(slash, "/") || pkg == "cmd" || pkg == "bench" || pkg == "examples" || pkg == "internal" {
 			pkg = "" // no package section required
 		}
-		for i, line := range strings.Split(string(data), "\n") {
-			if !strings.Contains(line, "BENCHMARKS.md") {
-				continue
-			}
-			var names []string
-			for _, m := range quotedAfter.FindAllStringSubmatch(line, -1) {
-				names = append(names, m[1])
-			}
-			for _, m := range quotedBefore.FindAllStringSubmatch(line, -1) {
-				names = append(names, m[1])
-			}
-			for _, n := range names {
-				for _, part := range strings.Split(n, " / ") { // "policy / Philly trace" names a path
-					if !hasHeading(heads, part) {
-						t.Errorf("%s:%d names BENCHMARKS.md section %q, which does not exist", path, i+1, part)
-					}
-				}
-			}
-			p := pkg
-			if len(names) > 0 {
-				p = "" // the line names its section
-			}
-			if m := statusRow.FindStringSubmatch(line); m != nil {
-				p = m[1]
-			}
-			if p != "" && !heads[p] {
-				t.Errorf("%s:%d points to BENCHMARKS.md, which has no %q section", path, i+1, "## "+p)
-			}
+		for _, p := range benchmarkRefProblems(slash, pkg, string(data), docs) {
+			t.Error(p)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for text, pkg := range map[string]string{
+		`see BENCHMARKS.md "No such section"`:           "",
+		`see benchmarks/nosuchfile.md`:                  "",
+		`see benchmarks/policy.md "No such section"`:    "",
+		`measured in BENCHMARKS.md`:                     "nosuchpackage",
+		"| `nosuchpackage` | works (BENCHMARKS.md) |":   "",
+		`"Not a heading" section of BENCHMARKS.md`:      "",
+		`BENCHMARKS.md "policy / No such subsection"`:   "",
+		`benchmarks/asrpt.md, "Schedule latency: nope"`: "",
+		`(BENCHMARKS.md, "predict", "Real durations")`:  "nosuchpackage-but-named",
+	} {
+		bad := benchmarkRefProblems("x.go", pkg, text, docs)
+		if len(bad) == 0 && pkg != "nosuchpackage-but-named" {
+			t.Errorf("the check misses a broken reference: %s", text)
+		}
+		if len(bad) != 0 && pkg == "nosuchpackage-but-named" {
+			t.Errorf("the check rejects a good reference %s: %v", text, bad)
+		}
+	}
+}
+
+// benchmarkIndexProblems returns what is wrong with the benchmark index (docs["BENCHMARKS.md"])
+// and the files under benchmarks/: every benchmarks/*.md file must be linked from the index
+// and start with a "# " heading, and every relative link in any of them must lead to a file
+// that exists (exists says whether a path, relative to the repository root, does).
+func benchmarkIndexProblems(docs map[string]string, exists func(string) bool) []string {
+	var bad []string
+	index := docs["BENCHMARKS.md"]
+	linked := map[string]bool{}
+	for _, m := range mdLink.FindAllStringSubmatch(index, -1) {
+		linked[path.Clean(m[1])] = true
+	}
+	names := slices.Sorted(maps.Keys(docs))
+	for _, name := range names {
+		doc := docs[name]
+		if name == "BENCHMARKS.md" {
+			continue
+		}
+		if !linked[name] {
+			bad = append(bad, fmt.Sprintf("BENCHMARKS.md does not link %s", name))
+		}
+		if !strings.HasPrefix(doc, "# ") {
+			bad = append(bad, fmt.Sprintf("%s does not start with a \"# <area>\" heading", name))
+		}
+	}
+	for _, name := range names {
+		for _, m := range mdLink.FindAllStringSubmatch(docs[name], -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue // an anchor in the same file, or a web address
+			}
+			p := path.Clean(path.Join(path.Dir(name), target))
+			if _, ok := docs[p]; !ok && !exists(p) {
+				bad = append(bad, fmt.Sprintf("%s links %s, which does not exist", name, m[1]))
+			}
+		}
+	}
+	return bad
+}
+
+// TestBenchmarkIndex: BENCHMARKS.md lists every file under benchmarks/ and its links lead
+// somewhere; the check catches an unlisted file, a broken link and a file without its heading.
+func TestBenchmarkIndex(t *testing.T) {
+	docs := benchmarkDocs(t)
+	exists := func(p string) bool {
+		_, err := os.Stat(filepath.FromSlash(p))
+		return err == nil
+	}
+	for _, p := range benchmarkIndexProblems(docs, exists) {
+		t.Error(p)
+	}
+	if len(docs) < 10 {
+		t.Errorf("found %d benchmark documents; expected the index and a file per area", len(docs))
+	}
+	for name, mutate := range map[string]func(map[string]string){
+		"an unlisted file":        func(d map[string]string) { d["benchmarks/new-area.md"] = "# new area\n" },
+		"a broken index link":     func(d map[string]string) { d["BENCHMARKS.md"] += "\n- [gone](benchmarks/gone.md)\n" },
+		"a broken link in a file": func(d map[string]string) { d["benchmarks/policy.md"] += "\nsee [x](../bench/nosuch.sh)\n" },
+		"a file without heading":  func(d map[string]string) { d["benchmarks/policy.md"] = "text\n" + d["benchmarks/policy.md"] },
+	} {
+		d := maps.Clone(docs)
+		mutate(d)
+		if len(benchmarkIndexProblems(d, exists)) == 0 {
+			t.Errorf("the index check misses %s", name)
+		}
 	}
 }
 
