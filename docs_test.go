@@ -543,3 +543,255 @@ func TestExamplesListed(t *testing.T) {
 		}
 	}
 }
+
+var (
+	// a backtick span, possibly across a line break
+	codeSpan = regexp.MustCompile("(?s)`([^`]+)`")
+	// a path to something under bench/ in prose or a command
+	benchPath = regexp.MustCompile(`(?:^|[\s` + "`" + `(])(?:\./)?(bench/[A-Za-z0-9_][A-Za-z0-9_./-]*[A-Za-z0-9_])`)
+	// a subcommand case of cmd/gpusched's main
+	subcommandCase = regexp.MustCompile(`(?m)^\tcase "([a-z][a-z-]*)"`)
+	// a test, benchmark or fuzz function
+	testFunc = regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz|Example)\w*)\(`)
+)
+
+// shellWords splits a command line as a POSIX shell would for the simple commands the
+// benchmark files show: words split on blanks, single and double quotes removed; "&&", ";" and
+// "|" outside quotes end a command, and "#" at the start of a word begins a comment.
+func shellWords(line string) [][]string {
+	var cmds [][]string
+	var words []string
+	var word strings.Builder
+	inWord := false
+	flush := func() {
+		if inWord {
+			words = append(words, word.String())
+			word.Reset()
+			inWord = false
+		}
+	}
+	end := func() {
+		flush()
+		if len(words) > 0 {
+			cmds = append(cmds, words)
+		}
+		words = nil
+	}
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(line[i+1:], c)
+			if j < 0 {
+				j = len(line) - i - 1
+			}
+			word.WriteString(line[i+1 : i+1+j])
+			inWord = true
+			i += j + 1
+		case c == ' ' || c == '\t' || c == '\n' || c == '\\':
+			flush()
+		case c == '#' && !inWord:
+			end()
+			return cmds
+		case c == ';' || c == '|' || c == '&':
+			end()
+		default:
+			word.WriteByte(c)
+			inWord = true
+		}
+	}
+	end()
+	return cmds
+}
+
+// benchmarkCommands returns the command lines of one benchmark file: every indented code line
+// (with its continuation lines after a trailing backslash) and every backtick span.
+func benchmarkCommands(doc string) []string {
+	var out []string
+	lines := strings.Split(doc, "\n")
+	for i := 0; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], "    ") {
+			continue
+		}
+		cmd := lines[i]
+		for strings.HasSuffix(strings.TrimSpace(cmd), "\\") && i+1 < len(lines) {
+			i++
+			cmd += "\n" + lines[i]
+		}
+		out = append(out, cmd)
+	}
+	for _, m := range codeSpan.FindAllStringSubmatch(doc, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// benchmarkTree is what the commands check looks up in the repository.
+type benchmarkTree struct {
+	exists      func(path string) bool           // a file or directory, relative to the root
+	funcs       func(dir string) map[string]bool // the Test, Benchmark, Fuzz and Example functions of a package
+	subcommands map[string]bool                  // of cmd/gpusched
+}
+
+// benchmarkCommandProblems returns the commands of a benchmark file (name, text doc) that
+// name something that does not exist: a script or program under bench/, a package given to
+// go run, build or test (looked up from the root, then from kube/, its own module, whose
+// commands the files run "in kube/"), a -bench pattern (or, without -bench, a -run pattern)
+// that matches no function of the package, a gpusched subcommand.
+func benchmarkCommandProblems(name, doc string, tree benchmarkTree) []string {
+	var bad []string
+	resolve := func(pkg string) (string, bool) {
+		p := path.Clean(strings.TrimSuffix(pkg, "/..."))
+		for _, base := range []string{".", "kube"} {
+			if q := path.Join(base, p); tree.exists(q) {
+				return q, true
+			}
+		}
+		return "", false
+	}
+	for _, m := range benchPath.FindAllStringSubmatch(doc, -1) {
+		if !tree.exists(m[1]) {
+			bad = append(bad, fmt.Sprintf("%s names %s, which does not exist", name, m[1]))
+		}
+	}
+	for _, line := range benchmarkCommands(doc) {
+		for _, words := range shellWords(line) {
+			for i, w := range words {
+				if (w == "./cmd/gpusched" || strings.HasSuffix(w, "/gpusched")) && i+1 < len(words) &&
+					regexp.MustCompile(`^[a-z]+$`).MatchString(words[i+1]) && !tree.subcommands[words[i+1]] {
+					bad = append(bad, fmt.Sprintf("%s: %q: gpusched has no subcommand %q", name, line, words[i+1]))
+				}
+			}
+			if len(words) < 2 || words[0] != "go" || !slices.Contains([]string{"run", "build", "test"}, words[1]) {
+				continue
+			}
+			var pkgs []string
+			flags := map[string]string{}
+			for i := 2; i < len(words); i++ {
+				w := words[i]
+				switch {
+				case w == "-o" || w == "-run" || w == "-bench" || w == "-benchtime" || w == "-count" || w == "-cpuprofile" || w == "-memprofile":
+					if i+1 < len(words) {
+						flags[w] = words[i+1]
+						i++
+					}
+				case strings.HasPrefix(w, "./") || w == ".":
+					pkgs = append(pkgs, w)
+				}
+				if words[1] == "run" && len(pkgs) > 0 {
+					break // the rest are the program's arguments
+				}
+			}
+			for _, pkg := range pkgs {
+				dir, ok := resolve(pkg)
+				if !ok {
+					bad = append(bad, fmt.Sprintf("%s: %q: no package %s", name, line, pkg))
+					continue
+				}
+				if words[1] != "test" || strings.HasSuffix(pkg, "/...") {
+					continue
+				}
+				flag := "-bench"
+				pattern, ok := flags[flag]
+				if !ok {
+					flag = "-run"
+					if pattern, ok = flags[flag]; !ok || pattern == "^$" || strings.EqualFold(pattern, "xxx") {
+						continue
+					}
+				}
+				// The pattern's first element names top-level functions; each alternative of
+				// a plain "A|B|C" must match one (a renamed benchmark in a list is caught).
+				top, _, _ := strings.Cut(pattern, "/")
+				alts := []string{top}
+				if !strings.ContainsAny(top, "()[]") {
+					alts = strings.Split(top, "|")
+				}
+				prefix := map[string]string{"-bench": "Benchmark", "-run": "Test"}[flag]
+				funcs := slices.Collect(maps.Keys(tree.funcs(dir)))
+				for _, alt := range alts {
+					re, err := regexp.Compile(alt)
+					if err != nil {
+						bad = append(bad, fmt.Sprintf("%s: %q: %s %q: %v", name, line, flag, pattern, err))
+						continue
+					}
+					if !slices.ContainsFunc(funcs, func(f string) bool {
+						return (strings.HasPrefix(f, prefix) || flag == "-run") && re.MatchString(f)
+					}) {
+						bad = append(bad, fmt.Sprintf("%s: %q: %s %q: %q matches no function of %s", name, line, flag, pattern, alt, dir))
+					}
+				}
+			}
+		}
+	}
+	return bad
+}
+
+// TestBenchmarkCommandsExist: every command a benchmark file shows names scripts, packages,
+// benchmarks, tests and subcommands that exist; the check catches each kind of dangling name.
+func TestBenchmarkCommandsExist(t *testing.T) {
+	main, err := os.ReadFile("cmd/gpusched/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := benchmarkTree{
+		exists: func(p string) bool {
+			_, err := os.Stat(filepath.FromSlash(p))
+			return err == nil
+		},
+		funcs: func(dir string) map[string]bool {
+			out := map[string]bool{}
+			files, _ := filepath.Glob(filepath.Join(filepath.FromSlash(dir), "*_test.go"))
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range testFunc.FindAllStringSubmatch(string(b), -1) {
+					out[m[1]] = true
+				}
+			}
+			return out
+		},
+		subcommands: map[string]bool{},
+	}
+	for _, m := range subcommandCase.FindAllStringSubmatch(string(main), -1) {
+		tree.subcommands[m[1]] = true
+	}
+	if len(tree.subcommands) < 4 {
+		t.Fatalf("read subcommands %v from cmd/gpusched/main.go: its dispatch changed shape", tree.subcommands)
+	}
+	docs := benchmarkDocs(t)
+	commands := 0
+	for name, doc := range docs {
+		commands += len(benchmarkCommands(doc))
+		for _, p := range benchmarkCommandProblems(name, doc, tree) {
+			t.Error(p)
+		}
+	}
+	if commands < 50 {
+		t.Errorf("found %d commands in the benchmark files; the extraction broke", commands)
+	}
+	for _, broken := range []string{
+		"    bench/no_such_script.sh",
+		"see `go run ./bench/nosuchprogram -x 1`",
+		"    go test -run '^$' -bench NoSuchBenchmark -benchtime 3x ./srpt/",
+		"`go test -run TestNoSuchTest -v ./policy`",
+		"    go run ./cmd/gpusched nosuchcommand -policy fifo",
+		"    /tmp/gpusched nosuchcommand -trace x.csv",
+		"`go test -run '^$'\n-bench 'NoSuch/(a|b)' ./policy`",
+		"    go test ./nosuchpackage/...",
+		"    go test -run '^$' -bench 'Partition10k64|NoSuchOne' ./partition/",
+	} {
+		if len(benchmarkCommandProblems("x.md", broken, tree)) == 0 {
+			t.Errorf("the commands check misses %q", broken)
+		}
+	}
+	for _, good := range []string{
+		"    go test -run '^$' -bench 'Leak/(fifo|sjf-bco$)' -benchtime 1x ./host/",
+		"`go test -count=1 -run TestEndToEnd -v ./e2e` in `kube/`",
+		"    go run ./examples/policy-sjfbco -alpha 0 # a comment ./nosuch",
+	} {
+		if p := benchmarkCommandProblems("x.md", good, tree); len(p) != 0 {
+			t.Errorf("the commands check rejects a good command: %v", p)
+		}
+	}
+}
