@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -160,8 +161,12 @@ func check(out io.Writer, dir string, pkgs []pkg, apidiff string) error {
 		depSet[d[0]+" "+d[1]] = true
 	}
 	have := map[string]bool{}
+	moves := map[string]alias{}
 	for _, p := range pkgs {
 		have[p.path] = true
+		if err := movedTypes(p, moves); err != nil {
+			return err
+		}
 	}
 	var bad []string
 	for _, b := range base {
@@ -176,9 +181,9 @@ func check(out io.Writer, dir string, pkgs []pkg, apidiff string) error {
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("apidiff %s: %w", path, err)
 		}
-		allowed, refused := judge(path, stdout.String(), depSet)
+		allowed, refused := judge(path, stdout.String(), depSet, moves)
 		for _, a := range allowed {
-			fmt.Fprintf(out, "%s: %s (deprecated in the baseline: allowed)\n", path, a)
+			fmt.Fprintf(out, "%s: %s: allowed\n", path, a)
 		}
 		for _, r := range refused {
 			bad = append(bad, fmt.Sprintf("%s: %s", path, r))
@@ -220,10 +225,74 @@ func readPairs(name string) ([][2]string, error) {
 // changeLine is one line of apidiff's report: "- Name: what changed".
 var changeLine = regexp.MustCompile(`^- (\S+): (.*)$`)
 
+// alias is a deprecated type alias: the package that declares it and its name.
+type alias struct{ pkg, name string }
+
+// movedTypes adds to moves the deprecated type aliases of package p (type Old = q.New, with a
+// Deprecated paragraph): moves["<import path of q>.New"] = {p, Old}. Such an alias is how a type
+// moves to another package; apidiff reports the moved type, and every signature that names it,
+// as changed (golang/go#37138), and judge accepts the change once the new names are read back
+// as the deprecated ones.
+func movedTypes(p pkg, moves map[string]alias) error {
+	files, err := parseDir(p.dir)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		imports := map[string]string{}
+		for _, im := range f.Imports {
+			path, err := strconv.Unquote(im.Path.Value)
+			if err != nil {
+				return err
+			}
+			name := path[strings.LastIndex(path, "/")+1:]
+			if im.Name != nil {
+				name = im.Name.Name
+			}
+			imports[name] = path
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.TYPE {
+				continue
+			}
+			for _, s := range g.Specs {
+				ts := s.(*ast.TypeSpec)
+				sel, ok := ts.Type.(*ast.SelectorExpr)
+				if !ts.Assign.IsValid() || !ok || !ts.Name.IsExported() || !isDeprecated(g.Doc, ts.Doc) {
+					continue
+				}
+				if x, ok := sel.X.(*ast.Ident); ok && imports[x.Name] != "" {
+					moves[imports[x.Name]+"."+sel.Sel.Name] = alias{pkg: p.path, name: ts.Name.Name}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// changedLine is the what of a changed identifier: "changed from OLD to NEW".
+var changedLine = regexp.MustCompile(`^changed from (.*) to (.*)$`)
+
+// readBack rewrites the types of moves in t, as apidiff writes them for package path (its
+// own types unqualified, others by import path), to the deprecated aliases that name them.
+func readBack(path, t string, moves map[string]alias) string {
+	for target, a := range moves {
+		name := a.pkg + "." + a.name
+		if a.pkg == path {
+			name = a.name
+		}
+		t = regexp.MustCompile(`(^|[^\w./])`+regexp.QuoteMeta(target)+`\b`).ReplaceAllString(t, "${1}"+name)
+	}
+	return t
+}
+
 // judge splits apidiff's incompatible changes of package path (report) into those the rule
-// allows, removals of an identifier deprecated at the baseline (or a member of a deprecated
-// type), and the rest. Any line it cannot read is refused.
-func judge(path, report string, deprecated map[string]bool) (allowed, refused []string) {
+// allows and the rest. Allowed: the removal of an identifier deprecated at the baseline (or
+// of a member of a deprecated type), and a change whose new form, with each type moved behind
+// a deprecated alias (moves, from movedTypes) read back as the alias, is the old form. Any
+// line it cannot read is refused.
+func judge(path, report string, deprecated map[string]bool, moves map[string]alias) (allowed, refused []string) {
 	for _, line := range strings.Split(report, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasSuffix(line, "changes:") {
@@ -237,7 +306,11 @@ func judge(path, report string, deprecated map[string]bool) (allowed, refused []
 		name := strings.NewReplacer("(*", "", "(", "", ")", "").Replace(m[1]) // (*T).M -> T.M
 		typ, _, _ := strings.Cut(name, ".")
 		if m[2] == "removed" && (deprecated[path+" "+name] || deprecated[path+" "+typ]) {
-			allowed = append(allowed, line[2:])
+			allowed = append(allowed, line[2:]+" (deprecated in the baseline)")
+			continue
+		}
+		if c := changedLine.FindStringSubmatch(m[2]); c != nil && c[1] == readBack(path, c[2], moves) {
+			allowed = append(allowed, line[2:]+" (a type moved behind a deprecated alias)")
 			continue
 		}
 		refused = append(refused, line[2:])
@@ -426,19 +499,36 @@ func countExported(dir string) (counts, error) {
 	return c, nil
 }
 
+// printCounts prints, per package and in total, the exported top-level identifiers, methods
+// and fields, and how many of those are deprecated (top-level, and members).
 func printCounts(out io.Writer, pkgs []pkg) error {
 	var total counts
-	fmt.Fprintf(out, "%-45s %6s %8s %7s\n", "package", "top", "methods", "fields")
+	var totalDep [2]int
+	fmt.Fprintf(out, "%-40s %5s %8s %7s %15s %18s\n", "package", "top", "methods", "fields", "deprecated top", "deprecated members")
 	for _, p := range pkgs {
 		c, err := countExported(p.dir)
 		if err != nil {
 			return err
 		}
+		deps, err := deprecated(p.dir)
+		if err != nil {
+			return err
+		}
+		var dep [2]int
+		for _, d := range deps {
+			if strings.Contains(d, ".") {
+				dep[1]++
+			} else {
+				dep[0]++
+			}
+		}
 		total.top += c.top
 		total.methods += c.methods
 		total.fields += c.fields
-		fmt.Fprintf(out, "%-45s %6d %8d %7d\n", p.path, c.top, c.methods, c.fields)
+		totalDep[0] += dep[0]
+		totalDep[1] += dep[1]
+		fmt.Fprintf(out, "%-40s %5d %8d %7d %15d %18d\n", p.path, c.top, c.methods, c.fields, dep[0], dep[1])
 	}
-	fmt.Fprintf(out, "%-45s %6d %8d %7d\n", "total", total.top, total.methods, total.fields)
+	fmt.Fprintf(out, "%-40s %5d %8d %7d %15d %18d\n", "total", total.top, total.methods, total.fields, totalDep[0], totalDep[1])
 	return nil
 }

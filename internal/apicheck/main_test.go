@@ -25,16 +25,33 @@ func TestJudge(t *testing.T) {
 - Old: changed from int to string
 garbage line
 `
-	allowed, refused := judge(p, report, dep)
-	if want := []string{"Old: removed", "OldType: removed", "(*OldType).M: removed", "T.OldField: removed"}; !slices.Equal(allowed, want) {
+	allowed, refused := judge(p, report, dep, nil)
+	const d = " (deprecated in the baseline)"
+	if want := []string{"Old: removed" + d, "OldType: removed" + d, "(*OldType).M: removed" + d, "T.OldField: removed" + d}; !slices.Equal(allowed, want) {
 		t.Errorf("allowed %q, want %q", allowed, want)
 	}
 	if want := []string{"T.Field: removed", "F: changed from func() to func(int)", "New: removed", "Old: changed from int to string", "garbage line"}; !slices.Equal(refused, want) {
 		t.Errorf("refused %q, want %q", refused, want)
 	}
 	// Deprecated in another package does not count.
-	if a, _ := judge("example.com/other", "- Old: removed\n", dep); len(a) != 0 {
+	if a, _ := judge("example.com/other", "- Old: removed\n", dep, nil); len(a) != 0 {
 		t.Errorf("a removal allowed by another package's deprecation: %q", a)
+	}
+	// Types moved behind deprecated aliases: S = example.com/m/q.Spec in m.
+	moves := map[string]alias{"example.com/m/q.Spec": {pkg: p, name: "S"}}
+	report = `- S: changed from S to example.com/m/q.Spec
+- F: changed from func(S) []S to func(S) []example.com/m/q.Spec
+- G: changed from func(S) to func(example.com/m/q.SpecX)
+- H: changed from func(int) to func(example.com/m/q.Spec)
+`
+	allowed, refused = judge(p, report, nil, moves)
+	if len(allowed) != 2 || len(refused) != 2 || !strings.HasPrefix(refused[0], "G:") || !strings.HasPrefix(refused[1], "H:") {
+		t.Errorf("moves: allowed %q, refused %q; want S and F allowed, G and H refused", allowed, refused)
+	}
+	// Seen from another package, the alias is named by its package's path.
+	allowed, _ = judge("example.com/r", "- U.F: changed from example.com/m.S to example.com/m/q.Spec\n", nil, moves)
+	if len(allowed) != 1 {
+		t.Errorf("a moved type seen from another package refused")
 	}
 }
 
@@ -142,6 +159,26 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if err := checkWith(v1dep, "// Keep stays.\nfunc Keep() {}\n"); err != nil {
 		t.Errorf("a removal deprecated in the baseline refused: %v", err)
+	}
+	// A type moved to another package behind a deprecated alias is compatible; behind an
+	// alias that is not marked Deprecated it is not (the old name must go in a later release).
+	if err := os.MkdirAll(filepath.Join(mod, "q"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const moved = "import \"example.com/m/q\"\n\n// S moved.\n//\n// Deprecated: use q.T.\ntype S = q.T\n\n// F takes S.\nfunc F(S) []S { return nil }\n"
+	const q = "package q\n\n// T holds.\ntype T struct{ A int }\n"
+	if err := os.WriteFile(filepath.Join(mod, "q", "q.go"), []byte(q), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const before = "// S holds.\ntype S struct{ A int }\n\n// F takes S.\nfunc F(S) []S { return nil }\n"
+	if err := checkWith(before, moved); err != nil {
+		t.Errorf("a type moved behind a deprecated alias refused: %v", err)
+	}
+	if err := checkWith(before, strings.Replace(moved, "//\n// Deprecated: use q.T.\n", "", 1)); !errors.Is(err, errIncompatible) {
+		t.Errorf("a type moved behind an alias not deprecated: got %v, want errIncompatible", err)
+	}
+	if err := os.RemoveAll(filepath.Join(mod, "q")); err != nil {
+		t.Fatal(err)
 	}
 	const s1 = "// S holds.\ntype S struct {\n\t// A stays.\n\tA int\n\t// B goes.\n\t//\n\t// Deprecated: use A.\n\tB int\n}\n"
 	if err := checkWith(s1, strings.Replace(s1, "\tB int\n", "", 1)); err != nil {
