@@ -795,3 +795,48 @@ func TestBenchmarkCommandsExist(t *testing.T) {
 		}
 	}
 }
+
+// statusCellProblems returns the cells of the README's status table (the table under
+// "## Status") longer than limit characters: the table says what works and what is missed,
+// and the history and the figures live in CHANGELOG.md and benchmarks/ (its cells once ran
+// to 1,484 characters).
+func statusCellProblems(readme string, limit int) []string {
+	_, table, ok := strings.Cut(readme, "\n## Status\n")
+	if !ok {
+		return []string{"README has no \"## Status\" section"}
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	var bad []string
+	rows := 0
+	for _, line := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(line, "|") || strings.HasPrefix(line, "|---") {
+			continue
+		}
+		rows++
+		for _, cell := range strings.Split(strings.Trim(line, "|"), "|") {
+			if n := len([]rune(strings.TrimSpace(cell))); n > limit {
+				bad = append(bad, fmt.Sprintf("README status cell of %d characters (limit %d): %.60s...", n, limit, strings.TrimSpace(cell)))
+			}
+		}
+	}
+	if rows < 5 {
+		bad = append(bad, fmt.Sprintf("README's status table has %d rows", rows))
+	}
+	return bad
+}
+
+// TestStatusTableShort: the README's status table keeps short cells; the check catches a long one.
+func TestStatusTableShort(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, p := range statusCellProblems(readme, 250) {
+		t.Error(p)
+	}
+	long := strings.Replace(readme, "| `srpt` | works;", "| `srpt` | works; "+strings.Repeat("and then ", 40), 1)
+	if len(statusCellProblems(long, 250)) == 0 {
+		t.Error("the check misses a 360-character cell")
+	}
+}
