@@ -840,3 +840,55 @@ func TestStatusTableShort(t *testing.T) {
 		t.Error("the check misses a 360-character cell")
 	}
 }
+
+// hexCommit is a commit named in a benchmark file: 7 to 40 hexadecimal digits with a digit
+// and a letter among them.
+var hexCommit = regexp.MustCompile(`\b[0-9a-f]{7,40}\b`)
+
+// benchmarkProvenanceProblems returns the benchmark files (the index aside) that name no
+// commit or show no command (a go run, go test or go build line, or a bench/ script or
+// program): every file must say what produced its figures and at which commit.
+func benchmarkProvenanceProblems(docs map[string]string) []string {
+	var bad []string
+	for _, name := range slices.Sorted(maps.Keys(docs)) {
+		doc := docs[name]
+		if name == "BENCHMARKS.md" {
+			continue
+		}
+		commit := slices.ContainsFunc(hexCommit.FindAllString(doc, -1), func(h string) bool {
+			return strings.ContainsAny(h, "0123456789") && strings.ContainsAny(h, "abcdef")
+		})
+		if !commit {
+			bad = append(bad, fmt.Sprintf("%s names no commit", name))
+		}
+		command := slices.ContainsFunc(benchmarkCommands(doc), func(c string) bool {
+			for _, words := range shellWords(c) {
+				if (len(words) > 1 && words[0] == "go") || strings.Contains(words[0], "bench/") {
+					return true
+				}
+			}
+			return false
+		})
+		if !command {
+			bad = append(bad, fmt.Sprintf("%s shows no command (go run/test/build or a bench/ script)", name))
+		}
+	}
+	return bad
+}
+
+// TestBenchmarkProvenance: every benchmark file names a commit and a command; the check
+// catches a file without either.
+func TestBenchmarkProvenance(t *testing.T) {
+	docs := benchmarkDocs(t)
+	for _, p := range benchmarkProvenanceProblems(docs) {
+		t.Error(p)
+	}
+	for name, doc := range map[string]string{
+		"no commit":  "# x\n\n    go test -bench . ./srpt\n",
+		"no command": "# x\n\nAt commit 4f59689 it took 3 s.\n",
+	} {
+		if len(benchmarkProvenanceProblems(map[string]string{"benchmarks/x.md": doc})) == 0 {
+			t.Errorf("the provenance check misses a file with %s", name)
+		}
+	}
+}
