@@ -94,24 +94,24 @@ var (
 )
 
 // benchmarkRefProblems returns what is wrong with the references to the benchmark documents
-// in one file's text (path names it in the messages; pkg, when not "", is the package whose
+// in one file's text (file names it in the messages; pkg, when not "", is the package whose
 // docs these are): a section named in quotes after BENCHMARKS.md must be a heading of the
 // index or of a benchmarks/*.md file; a benchmarks/x.md file named must exist, and a section
 // named after it must be one of its headings; and a package whose docs or status row point to
 // BENCHMARKS.md without naming a section must have a heading of its own name (the predict
 // section once vanished while predict's docs still pointed to it).
-func benchmarkRefProblems(path, pkg, text string, docs map[string]string) []string {
+func benchmarkRefProblems(file, pkg, text string, docs map[string]string) []string {
 	heads := benchmarkSections(docs)
 	var bad []string
 	for i, line := range strings.Split(text, "\n") {
 		for _, m := range benchFileRef.FindAllStringSubmatch(line, -1) {
 			doc, ok := docs["benchmarks/"+m[1]]
 			if !ok {
-				bad = append(bad, fmt.Sprintf("%s:%d names benchmarks/%s, which does not exist", path, i+1, m[1]))
+				bad = append(bad, fmt.Sprintf("%s:%d names benchmarks/%s, which does not exist", file, i+1, m[1]))
 				continue
 			}
 			if m[2] != "" && !hasHeading(headings(doc), m[2]) {
-				bad = append(bad, fmt.Sprintf("%s:%d names section %q of benchmarks/%s, which has no such heading", path, i+1, m[2], m[1]))
+				bad = append(bad, fmt.Sprintf("%s:%d names section %q of benchmarks/%s, which has no such heading", file, i+1, m[2], m[1]))
 			}
 		}
 		if !strings.Contains(line, "BENCHMARKS.md") {
@@ -127,7 +127,7 @@ func benchmarkRefProblems(path, pkg, text string, docs map[string]string) []stri
 		for _, n := range names {
 			for _, part := range strings.Split(n, " / ") { // "policy / Philly trace" names a path
 				if !hasHeading(heads, part) {
-					bad = append(bad, fmt.Sprintf("%s:%d names BENCHMARKS.md section %q, which does not exist", path, i+1, part))
+					bad = append(bad, fmt.Sprintf("%s:%d names BENCHMARKS.md section %q, which does not exist", file, i+1, part))
 				}
 			}
 		}
@@ -139,7 +139,7 @@ func benchmarkRefProblems(path, pkg, text string, docs map[string]string) []stri
 			p = m[1]
 		}
 		if p != "" && !heads[p] {
-			bad = append(bad, fmt.Sprintf("%s:%d points to BENCHMARKS.md, which has no %q section", path, i+1, "# "+p))
+			bad = append(bad, fmt.Sprintf("%s:%d points to BENCHMARKS.md, which has no %q section", file, i+1, "# "+p))
 		}
 	}
 	return bad
@@ -553,6 +553,8 @@ var (
 	subcommandCase = regexp.MustCompile(`(?m)^\tcase "([a-z][a-z-]*)"`)
 	// a test, benchmark or fuzz function
 	testFunc = regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz|Example)\w*)\(`)
+	// a word that may be a subcommand
+	lowerWord = regexp.MustCompile(`^[a-z]+$`)
 )
 
 // shellWords splits a command line as a POSIX shell would for the simple commands the
@@ -657,7 +659,7 @@ func benchmarkCommandProblems(name, doc string, tree benchmarkTree) []string {
 		for _, words := range shellWords(line) {
 			for i, w := range words {
 				if (w == "./cmd/gpusched" || strings.HasSuffix(w, "/gpusched")) && i+1 < len(words) &&
-					regexp.MustCompile(`^[a-z]+$`).MatchString(words[i+1]) && !tree.subcommands[words[i+1]] {
+					lowerWord.MatchString(words[i+1]) && !tree.subcommands[words[i+1]] {
 					bad = append(bad, fmt.Sprintf("%s: %q: gpusched has no subcommand %q", name, line, words[i+1]))
 				}
 			}
