@@ -28,7 +28,7 @@
 //	asrpt        the A-SRPT scheduler
 //	consolidate  migrations onto fewer servers, added to any Scheduler (Wrap)
 //	policy       the baseline schedulers (below)
-//	ps           parameter-server jobs' per-iteration cost
+//	ps           parameter-server jobs: spec, shapes, shard placement, per-iteration cost
 //	host         the bookkeeping every host needs: jobs, views, validation, safe-order actions
 //	sim          discrete-event simulator: replays a workload through a Scheduler (on host)
 //	trace        trace readers and synthetic workloads

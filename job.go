@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/ps"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -86,10 +87,10 @@ type Job struct {
 	// it should train at least as fast as its own plan on its own GPU count would. Schedulers
 	// that know of guarantees (policy rubick) serve such jobs first; others ignore it.
 	Guaranteed bool `json:"guaranteed,omitempty"`
-	// PS, when set, makes the job a parameter-server job (see PSSpec): its plans are pure data
-	// parallelism, one GPU per worker, with PS shards on the workers' servers. nil: a ring
-	// all-reduce job, as before.
-	PS *PSSpec `json:"ps,omitempty"`
+	// PS, when set, makes the job a parameter-server job (see ps.Spec; NewPSJob builds one):
+	// its plans are pure data parallelism, one GPU per worker, with PS shards on the workers'
+	// servers. nil: a ring all-reduce job, as before.
+	PS *ps.Spec `json:"ps,omitempty"`
 }
 
 // Errors that Job.Validate, Admit and Decision.Validate wrap. Use errors.Is to tell them apart;

@@ -151,7 +151,7 @@ func (m *ModelCost) StepCost(j *Job, c *topology.Cluster, gpus []topology.GPUID,
 // its share of the global batch as package graph times it (compute and per-iteration overhead;
 // the optimizer step runs on the PS shards instead, and the graph's data-parallel all-reduce is
 // replaced by the exchange with the shards), then the push, the shards' aggregation and the
-// pull as ps.Exchange gives them for the shards' placement (PSPlacement) and the link loads.
+// pull as ps.Exchange gives them for the shards' placement (ps.Placement) and the link loads.
 // The three phases do not overlap (bulk-synchronous PS without layer-wise pipelining: a stated
 // simplification).
 func (m *ModelCost) psStepCost(j *Job, cj *compiledJob, c *topology.Cluster, gpus []topology.GPUID, load topology.LinkLoad) (StepCost, error) {
@@ -159,7 +159,7 @@ func (m *ModelCost) psStepCost(j *Job, cj *compiledJob, c *topology.Cluster, gpu
 	if err != nil {
 		return StepCost{}, fmt.Errorf("job %q: %w", j.ID, err)
 	}
-	servers := PSPlacement(c, gpus, j.PS.NumPS)
+	servers := ps.Placement(c, gpus, j.PS.NumPS)
 	p := len(servers)
 	m.mu.Lock()
 	sh, ok := cj.shards[p]
@@ -167,7 +167,7 @@ func (m *ModelCost) psStepCost(j *Job, cj *compiledJob, c *topology.Cluster, gpu
 	if !ok {
 		sh, err = ps.Shards(j.Model, p)
 		if err != nil {
-			return StepCost{}, fmt.Errorf("%w: job %q: %w", ErrInvalidPS, j.ID, err)
+			return StepCost{}, fmt.Errorf("%w: job %q: %w", errInvalidPS, j.ID, err)
 		}
 		m.mu.Lock()
 		if cj.shards == nil {

@@ -10,6 +10,7 @@ import (
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/policy"
+	"github.com/gpusched/gpusched/ps"
 	"github.com/gpusched/gpusched/sim"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
@@ -26,7 +27,7 @@ func psCluster(t *testing.T, servers, cpus int) *topology.Cluster {
 	return c
 }
 
-func psJob(t *testing.T, id string, spec gpusched.PSSpec) *gpusched.Job {
+func psJob(t *testing.T, id string, spec ps.Spec) *gpusched.Job {
 	t.Helper()
 	m, err := graph.ZooModel("resnet50")
 	if err != nil {
@@ -40,11 +41,11 @@ func psJob(t *testing.T, id string, spec gpusched.PSSpec) *gpusched.Job {
 }
 
 func TestNewPSJobOffersEveryShapeInBounds(t *testing.T) {
-	j := psJob(t, "a", gpusched.PSSpec{MinWorkers: 2, MaxWorkers: 8, MinPS: 1, MaxPS: 4, CPUs: 2})
+	j := psJob(t, "a", ps.Spec{MinWorkers: 2, MaxWorkers: 8, MinPS: 1, MaxPS: 4, CPUs: 2})
 	if !j.IsPS() || j.GPUs != 8 || j.NumPSOf(0) != 0 {
 		t.Fatalf("choice 0: %d workers, %d PS", j.GPUs, j.NumPSOf(0))
 	}
-	var got []gpusched.PSConfig
+	var got []ps.Config
 	for k := 1; k < j.Choices(); k++ {
 		w := j.GPUsFor(k)
 		p := j.NumPSOf(k)
@@ -54,9 +55,10 @@ func TestNewPSJobOffersEveryShapeInBounds(t *testing.T) {
 		if jj := j.WithPlan(k); jj.PS.NumPS != p || jj.GPUs != w || j.PS.NumPS != 0 {
 			t.Errorf("WithPlan(%d) = %d workers %d PS; original spec changed to %d", k, jj.GPUs, jj.PS.NumPS, j.PS.NumPS)
 		}
-		got = append(got, gpusched.PSConfig{Workers: w, PS: p})
+		got = append(got, ps.Config{Workers: w, PS: p})
 	}
-	want := []gpusched.PSConfig{{2, 1}, {2, 2}, {4, 1}, {4, 2}, {4, 4}, {8, 1}, {8, 2}, {8, 4}}
+	want := []ps.Config{{Workers: 2, PS: 1}, {Workers: 2, PS: 2}, {Workers: 4, PS: 1}, {Workers: 4, PS: 2}, {Workers: 4, PS: 4},
+		{Workers: 8, PS: 1}, {Workers: 8, PS: 2}, {Workers: 8, PS: 4}}
 	if !slices.Equal(got, want) {
 		t.Errorf("shapes %v, want %v", got, want)
 	}
@@ -65,7 +67,7 @@ func TestNewPSJobOffersEveryShapeInBounds(t *testing.T) {
 func TestPSJobHostileSpecs(t *testing.T) {
 	m, _ := graph.ZooModel("resnet50")
 	c := psCluster(t, 2, 16)
-	for name, s := range map[string]gpusched.PSSpec{
+	for name, s := range map[string]ps.Spec{
 		"zero PS":          {MinWorkers: 1, MaxWorkers: 2, MinPS: 0, MaxPS: 0},
 		"inverted PS":      {MinWorkers: 1, MaxWorkers: 2, MinPS: 3, MaxPS: 2},
 		"zero workers":     {MinWorkers: 0, MaxWorkers: 0, MinPS: 1, MaxPS: 1},
@@ -74,43 +76,43 @@ func TestPSJobHostileSpecs(t *testing.T) {
 		"negative cores":   {MinWorkers: 1, MaxWorkers: 2, MinPS: 1, MaxPS: 2, CPUs: -1},
 	} {
 		_, err := gpusched.NewPSJob(gpusched.PSJobSpec{ID: "bad", Model: m, PS: s, Workers: max(s.MinWorkers, 1)})
-		if !errors.Is(err, gpusched.ErrInvalidPS) || !errors.Is(err, gpusched.ErrInvalidJob) {
-			t.Errorf("%s: %v, want ErrInvalidPS", name, err)
+		if !errors.Is(err, ps.ErrInvalidJob) || !errors.Is(err, gpusched.ErrInvalidJob) {
+			t.Errorf("%s: %v, want ps.ErrInvalidJob", name, err)
 		}
 	}
 	// Bounds that admit no allocation on the cluster.
-	j := psJob(t, "big", gpusched.PSSpec{MinWorkers: 16, MaxWorkers: 16, MinPS: 1, MaxPS: 1})
+	j := psJob(t, "big", ps.Spec{MinWorkers: 16, MaxWorkers: 16, MinPS: 1, MaxPS: 1})
 	if err := j.Validate(c); !errors.Is(err, gpusched.ErrTooLarge) {
 		t.Errorf("16 workers on 8 GPUs: %v, want ErrTooLarge", err)
 	}
-	j = psJob(t, "fat", gpusched.PSSpec{MinWorkers: 1, MaxWorkers: 1, MinPS: 1, MaxPS: 1, CPUs: 15})
-	if err := j.Validate(c); !errors.Is(err, gpusched.ErrInvalidPS) {
-		t.Errorf("a shard of 15 cores beside a 2-core worker on 16-core servers: %v, want ErrInvalidPS", err)
+	j = psJob(t, "fat", ps.Spec{MinWorkers: 1, MaxWorkers: 1, MinPS: 1, MaxPS: 1, CPUs: 15})
+	if err := j.Validate(c); !errors.Is(err, ps.ErrInvalidJob) {
+		t.Errorf("a shard of 15 cores beside a 2-core worker on 16-core servers: %v, want ps.ErrInvalidJob", err)
 	}
-	if _, err := gpusched.NewPSJob(gpusched.PSJobSpec{ID: "nomodel", PS: gpusched.PSSpec{MinWorkers: 1, MaxWorkers: 1, MinPS: 1, MaxPS: 1}}); !errors.Is(err, gpusched.ErrInvalidPS) {
+	if _, err := gpusched.NewPSJob(gpusched.PSJobSpec{ID: "nomodel", PS: ps.Spec{MinWorkers: 1, MaxWorkers: 1, MinPS: 1, MaxPS: 1}}); !errors.Is(err, ps.ErrInvalidJob) {
 		t.Errorf("no model: %v", err)
 	}
 	// A plan that is not pure data parallelism.
-	j = psJob(t, "tp", gpusched.PSSpec{MinWorkers: 2, MaxWorkers: 2, MinPS: 1, MaxPS: 1})
+	j = psJob(t, "tp", ps.Spec{MinWorkers: 2, MaxWorkers: 2, MinPS: 1, MaxPS: 1})
 	j.Plan.DP, j.Plan.TP = 1, 2
-	if err := j.Validate(c); !errors.Is(err, gpusched.ErrInvalidPS) {
-		t.Errorf("TP plan: %v, want ErrInvalidPS", err)
+	if err := j.Validate(c); !errors.Is(err, ps.ErrInvalidJob) {
+		t.Errorf("TP plan: %v, want ps.ErrInvalidJob", err)
 	}
 }
 
 func TestPSPlacementRule(t *testing.T) {
 	c := psCluster(t, 3, 0)
-	gpus := []topology.GPUID{4, 5, 0, 8, 1}                                          // servers 1, 1, 0, 2, 0
-	if got := gpusched.PSPlacement(c, gpus, 0); !slices.Equal(got, []int{1, 0, 2}) { // one per worker server
+	gpus := []topology.GPUID{4, 5, 0, 8, 1}                                  // servers 1, 1, 0, 2, 0
+	if got := ps.Placement(c, gpus, 0); !slices.Equal(got, []int{1, 0, 2}) { // one per worker server
 		t.Errorf("baseline: %v", got)
 	}
-	if got := gpusched.PSPlacement(c, gpus, 3); !slices.Equal(got, []int{1, 1, 0}) { // beside workers 0..2
+	if got := ps.Placement(c, gpus, 3); !slices.Equal(got, []int{1, 1, 0}) { // beside workers 0..2
 		t.Errorf("3 shards: %v", got)
 	}
-	if got := gpusched.PSPlacement(c, gpus, 7); !slices.Equal(got, []int{1, 1, 0, 2, 0, 1, 1}) {
+	if got := ps.Placement(c, gpus, 7); !slices.Equal(got, []int{1, 1, 0, 2, 0, 1, 1}) {
 		t.Errorf("7 shards: %v", got)
 	}
-	if gpusched.PSPlacement(c, nil, 2) != nil {
+	if ps.Placement(c, nil, 2) != nil {
 		t.Error("no workers: want nil")
 	}
 }
@@ -119,7 +121,7 @@ func TestPSPlacementRule(t *testing.T) {
 // rejected, and the same workers with their shards elsewhere are accepted.
 func TestDecisionChargesPSCores(t *testing.T) {
 	c := psCluster(t, 2, 8)
-	j := psJob(t, "a", gpusched.PSSpec{MinWorkers: 2, MaxWorkers: 2, MinPS: 1, MaxPS: 2, CPUs: 3})
+	j := psJob(t, "a", ps.Spec{MinWorkers: 2, MaxWorkers: 2, MinPS: 1, MaxPS: 2, CPUs: 3})
 	v := gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: j}}}
 	k := slices.IndexFunc(j.Plans, func(o gpusched.PlanOption) bool { return o.PS == 2 }) + 1
 	// Both workers and both shards on server 0: 2 x 2 + 2 x 3 = 10 > 8 cores.
@@ -143,7 +145,7 @@ func TestDecisionChargesPSCores(t *testing.T) {
 // between co-located workers and shards stays off the network.
 func TestPSCostFollowsLocality(t *testing.T) {
 	c := psCluster(t, 2, 0)
-	j := psJob(t, "a", gpusched.PSSpec{MinWorkers: 4, MaxWorkers: 4, MinPS: 1, MaxPS: 4, CPUs: 2})
+	j := psJob(t, "a", ps.Spec{MinWorkers: 4, MaxWorkers: 4, MinPS: 1, MaxPS: 4, CPUs: 2})
 	cost := gpusched.DefaultCost()
 	one := slices.IndexFunc(j.Plans, func(o gpusched.PlanOption) bool { return o.PS == 1 }) + 1
 	packed, err := cost.StepCost(j.WithPlan(one), c, []topology.GPUID{0, 1, 2, 3}, nil)
@@ -165,7 +167,7 @@ func TestSimAdvancesPSJobs(t *testing.T) {
 	c := psCluster(t, 4, 32)
 	var recs []trace.Record
 	for i, w := range []int{4, 8, 2, 6} {
-		j := psJob(t, fmt.Sprint("j", i), gpusched.PSSpec{MinWorkers: 1, MaxWorkers: w, MinPS: 1, MaxPS: w, CPUs: 4})
+		j := psJob(t, fmt.Sprint("j", i), ps.Spec{MinWorkers: 1, MaxWorkers: w, MinPS: 1, MaxPS: w, CPUs: 4})
 		j.Arrival = float64(i) * 10
 		recs = append(recs, trace.Record{Job: *j, Iterations: 1000})
 	}
@@ -192,5 +194,34 @@ func TestSimAdvancesPSJobs(t *testing.T) {
 	}
 	if got, want := res.Jobs[0].JCT, 1000*sc.Time; math.Abs(got-want) > 1e-6*want {
 		t.Errorf("lone PS job took %g s, want %g (1000 x %g)", got, want, sc.Time)
+	}
+}
+
+// TestDeprecatedPSNames: the root's parameter-server names kept for one release (deprecated
+// in favour of package ps) still work: the same types, the same results, and errors.Is with
+// ErrInvalidPS, whose message did not change.
+func TestDeprecatedPSNames(t *testing.T) {
+	var spec gpusched.PSSpec = ps.Spec{MinWorkers: 2, MaxWorkers: 8, MinPS: 1, MaxPS: 4}
+	var cfgs []gpusched.PSConfig = ps.Configs(spec)
+	if !slices.Equal(gpusched.PSConfigs(spec), cfgs) || len(cfgs) != 8 {
+		t.Errorf("PSConfigs = %v, ps.Configs = %v", gpusched.PSConfigs(spec), cfgs)
+	}
+	c := psCluster(t, 3, 0)
+	gpus := []topology.GPUID{4, 5, 0, 8, 1}
+	for _, n := range []int{0, 3, 7} {
+		if a, b := gpusched.PSPlacement(c, gpus, n), ps.Placement(c, gpus, n); !slices.Equal(a, b) {
+			t.Errorf("numPS %d: PSPlacement %v, ps.Placement %v", n, a, b)
+		}
+	}
+	m, _ := graph.ZooModel("resnet50")
+	_, err := gpusched.NewPSJob(gpusched.PSJobSpec{ID: "bad", Model: m, PS: ps.Spec{MinWorkers: 1, MaxWorkers: 2}})
+	if !errors.Is(err, gpusched.ErrInvalidPS) || !errors.Is(err, ps.ErrInvalidJob) || !errors.Is(err, gpusched.ErrInvalidJob) {
+		t.Errorf("an invalid PS job: %v; want ErrInvalidPS, ps.ErrInvalidJob and ErrInvalidJob", err)
+	}
+	if errors.Is(gpusched.ErrInvalidJob, gpusched.ErrInvalidPS) || errors.Is(gpusched.ErrTooLarge, ps.ErrInvalidJob) {
+		t.Error("ErrInvalidPS matches errors that are not PS errors")
+	}
+	if got, want := gpusched.ErrInvalidPS.Error(), gpusched.ErrInvalidJob.Error()+": parameter-server job"; got != want {
+		t.Errorf("ErrInvalidPS says %q, want %q (its message before the move)", got, want)
 	}
 }

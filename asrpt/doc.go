@@ -348,7 +348,8 @@
 // scheduler (under "estimator"), so a restored default A-SRPT predicts new jobs as the old one
 // would. RestoreState refuses bad, foreign or other-version data with an error wrapping
 // gpusched.ErrBadState and leaves the scheduler unchanged. With 10,000 live jobs the state is
-// under 1 MB and restores in tens of milliseconds (BENCHMARKS.md).
+// under 1 MB and restores in tens of milliseconds
+// (benchmarks/asrpt.md "Save and restore: 10,000 live jobs").
 //
 // The package tests check the first inequality of each theorem with rapid on generated instances (arrivals,
 // demands up to g_max, prediction errors within mu) and the ratio against exact optima of tiny

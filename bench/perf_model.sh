@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces every figure of BENCHMARKS.md's performance-model sections ("## graph", and "## Performance model, round 2 (issue #30)" for the targets table): the shipped
+# Reproduces every figure of the performance-model sections (benchmarks/graph.md, and benchmarks/perf.md for the targets table): the shipped
 # hardware constants refitted on ../shared/data, leave-one-model-out and k-profile accuracy per
 # model, speed-ups, sync-time ranks on the T4 data, the Rubick artifact's own profiles, the
 # refinement time, and the prediction latency of a 1,024-worker plan. Needs only Go and

@@ -100,7 +100,7 @@
 // overhead of its own), fitted from a few of its profiles; a Calibration holds constants per
 // GPU type and factors per model name and is what `gpusched perf fit` writes.
 //
-// How close the model comes (BENCHMARKS.md, "Performance model", has the tables and
+// How close the model comes (benchmarks/graph.md "Performance model" has the tables and
 // bench/perf_model.sh reproduces them): predicting a model with the constants fitted on the
 // other models of its GPU type alone, the step-time error is 8-14% for BERT-large and GPT-2
 // but 26-46% for LLaMA-7B, T5 and ViT on the A800, and 16-24% on the T4; refining each model

@@ -22,11 +22,12 @@ const (
 	// job over two servers can communicate more slowly than the same GPUs over three.
 	//
 	// This is the layout the Pollux testbed's measurements support (see Calibrated and
-	// BENCHMARKS.md): its two-server placements sync about twice as slowly as three- and
-	// four-server ones, with one GPU per server too ("11" slower than "111" and "1111" at
-	// every batch size of bert), which no ring order can cause. A per-host-pair bottleneck
-	// such as an overlay tunnel between two hosts, or a per-flow limit shared by both
-	// directions, behaves like this; the data do not say which.
+	// benchmarks/graph.md "Rank of sync time across placements (T4 data)"): its two-server
+	// placements sync about twice as slowly as three- and four-server ones, with one GPU per
+	// server too ("11" slower than "111" and "1111" at every batch size of bert), which no
+	// ring order can cause. A per-host-pair bottleneck such as an overlay tunnel between two
+	// hosts, or a per-flow limit shared by both directions, behaves like this; the data do not
+	// say which.
 	HalfDuplexPairs
 )
 

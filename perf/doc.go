@@ -100,6 +100,6 @@
 // predicted with them alone (k = 0), then its factors are refined on k profiles chosen by
 // SelectProfiles and its other rows predicted. Score gives the mean and worst relative error,
 // the rank correlation over configurations, the regret of the predicted-fastest
-// configuration per GPU count, and the 1-to-8-GPU speed-ups. BENCHMARKS.md "Performance model" has the figures
+// configuration per GPU count, and the 1-to-8-GPU speed-ups. benchmarks/graph.md "Performance model" has the figures
 // (bench/perf_model.sh reproduces them).
 package perf

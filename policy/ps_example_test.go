@@ -6,6 +6,7 @@ import (
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/policy"
+	"github.com/gpusched/gpusched/ps"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -19,7 +20,7 @@ func ExamplePSLocality() {
 	m, _ := graph.ZooModel("resnet50")
 	job, _ := gpusched.NewPSJob(gpusched.PSJobSpec{
 		ID: "resnet", Model: m, WorkerCPUs: 2,
-		PS: gpusched.PSSpec{MinWorkers: 2, MaxWorkers: 4, MinPS: 1, MaxPS: 4, CPUs: 2},
+		PS: ps.Spec{MinWorkers: 2, MaxWorkers: 4, MinPS: 1, MaxPS: 4, CPUs: 2},
 	})
 	busy := &gpusched.Job{ID: "busy", GPUs: 4, StepTime: 1}
 	v := gpusched.View{Cluster: c,
@@ -35,7 +36,7 @@ func ExamplePSLocality() {
 	for _, a := range d.Run {
 		if a.Job == "resnet" {
 			fmt.Printf("%d workers on GPUs %v, %d shards on servers %v\n", len(a.GPUs), a.GPUs,
-				job.NumPSOf(a.PlanChoice), gpusched.PSPlacement(c, a.GPUs, job.NumPSOf(a.PlanChoice)))
+				job.NumPSOf(a.PlanChoice), ps.Placement(c, a.GPUs, job.NumPSOf(a.PlanChoice)))
 		}
 	}
 	st := s.Stats()

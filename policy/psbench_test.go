@@ -7,6 +7,7 @@ import (
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/policy"
+	"github.com/gpusched/gpusched/ps"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -31,7 +32,7 @@ func psBigView(b *testing.B) gpusched.View {
 	}
 	mk := func(i, lo, hi int) *gpusched.Job {
 		j, err := gpusched.NewPSJob(gpusched.PSJobSpec{ID: gpusched.JobID(fmt.Sprint("j", i)), Arrival: float64(i), Model: zoo[i%len(zoo)],
-			WorkerCPUs: 2, PS: gpusched.PSSpec{MinWorkers: lo, MaxWorkers: hi, MinPS: 1, MaxPS: hi, CPUs: 4}})
+			WorkerCPUs: 2, PS: ps.Spec{MinWorkers: lo, MaxWorkers: hi, MinPS: 1, MaxPS: hi, CPUs: 4}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,11 +8,12 @@ import (
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/ps"
 	"github.com/gpusched/gpusched/topology"
 	"gonum.org/v1/gonum/mat"
 )
 
-func hostileView(t *testing.T, specs map[string]gpusched.PSSpec) gpusched.View {
+func hostileView(t *testing.T, specs map[string]ps.Spec) gpusched.View {
 	t.Helper()
 	spec := topology.T4()
 	spec.CPUs = 32
@@ -53,22 +54,22 @@ func checkRejectedOnly(t *testing.T, d gpusched.Decision, target error) {
 // TestPSPoliciesRejectImpossibleBounds: bounds that admit no allocation (zero shards, more
 // workers than the cluster) reject that job with a typed error naming it; the other runs.
 func TestPSPoliciesRejectImpossibleBounds(t *testing.T) {
-	good := gpusched.PSSpec{MinWorkers: 2, MaxWorkers: 4, MinPS: 1, MaxPS: 2, CPUs: 4}
+	good := ps.Spec{MinWorkers: 2, MaxWorkers: 4, MinPS: 1, MaxPS: 2, CPUs: 4}
 	for name, c := range map[string]struct {
-		bad  gpusched.PSSpec
+		bad  ps.Spec
 		want error
 	}{
-		"zero PS":       {gpusched.PSSpec{MinWorkers: 1, MaxWorkers: 2, MinPS: 0, MaxPS: 0}, gpusched.ErrInvalidPS},
-		"too many":      {gpusched.PSSpec{MinWorkers: 32, MaxWorkers: 32, MinPS: 1, MaxPS: 1}, gpusched.ErrTooLarge},
-		"inverted":      {gpusched.PSSpec{MinWorkers: 4, MaxWorkers: 2, MinPS: 1, MaxPS: 1}, gpusched.ErrInvalidPS},
-		"shard too fat": {gpusched.PSSpec{MinWorkers: 1, MaxWorkers: 1, MinPS: 1, MaxPS: 1, CPUs: 31}, gpusched.ErrInvalidPS},
+		"zero PS":       {ps.Spec{MinWorkers: 1, MaxWorkers: 2, MinPS: 0, MaxPS: 0}, ps.ErrInvalidJob},
+		"too many":      {ps.Spec{MinWorkers: 32, MaxWorkers: 32, MinPS: 1, MaxPS: 1}, gpusched.ErrTooLarge},
+		"inverted":      {ps.Spec{MinWorkers: 4, MaxWorkers: 2, MinPS: 1, MaxPS: 1}, ps.ErrInvalidJob},
+		"shard too fat": {ps.Spec{MinWorkers: 1, MaxWorkers: 1, MinPS: 1, MaxPS: 1, CPUs: 31}, ps.ErrInvalidJob},
 	} {
 		for _, mk := range []func() gpusched.Scheduler{
 			func() gpusched.Scheduler { s, _ := NewPSLocality(PSLocalityOptions{}); return s },
 			func() gpusched.Scheduler { s, _ := NewSMD(SMDOptions{}); return s },
 		} {
 			s := mk()
-			d, err := s.Schedule(hostileView(t, map[string]gpusched.PSSpec{"bad": c.bad, "good": good}))
+			d, err := s.Schedule(hostileView(t, map[string]ps.Spec{"bad": c.bad, "good": good}))
 			if err != nil {
 				t.Fatalf("%s, %v: %v", name, s, err)
 			}
@@ -80,8 +81,8 @@ func TestPSPoliciesRejectImpossibleBounds(t *testing.T) {
 // TestPSLocalityLPFailure: a program that fails (unbounded, numerical) rejects its job with
 // ErrLP naming it, and the other job is scheduled; the rejection stays while the job does.
 func TestPSLocalityLPFailure(t *testing.T) {
-	good := gpusched.PSSpec{MinWorkers: 2, MaxWorkers: 4, MinPS: 1, MaxPS: 2, CPUs: 4}
-	v := hostileView(t, map[string]gpusched.PSSpec{"bad": good, "good": good})
+	good := ps.Spec{MinWorkers: 2, MaxWorkers: 4, MinPS: 1, MaxPS: 2, CPUs: 4}
+	v := hostileView(t, map[string]ps.Spec{"bad": good, "good": good})
 	v.Pending[0].Job.Model, _ = graph.ZooModel("vgg16") // tell the two apart in the hook
 	s, _ := NewPSLocality(PSLocalityOptions{})
 	n := 0

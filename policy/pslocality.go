@@ -90,15 +90,15 @@ func ratio(a, b float64) float64 {
 //     against LP* (the optimality gap), and the tests log the measured ratio.
 //
 // Choices this library made where the paper was not readable: the job's shape is chosen among
-// its plan options (gpusched.PSConfigs) that fit now, as the fastest whose GPU-seconds per
+// its plan options (ps.Configs) that fit now, as the fastest whose GPU-seconds per
 // iteration are within 1/Efficiency of the least (timed by the cost model on the repaired
 // placement); the program is solved once per shape when the job is considered; jobs are
 // considered in arrival order, later ones backfilling, and are never preempted or resized once
-// started; a shard runs beside a worker of its job (gpusched.PSPlacement). Jobs that are not PS
+// started; a shard runs beside a worker of its job (ps.Placement). Jobs that are not PS
 // jobs are placed whole, on the fewest servers, within cores and memory.
 //
 // Jobs whose bounds admit no allocation on the cluster are rejected by the gate (Job.Validate:
-// gpusched.ErrInvalidPS, ErrTooLarge); a job whose program fails (ErrLP) is rejected with the
+// ps.ErrInvalidJob, ErrTooLarge); a job whose program fails (ErrLP) is rejected with the
 // reason, naming it, and the others are scheduled. It keeps state (the generator, the
 // statistics): not safe for concurrent use.
 type PSLocality struct {
@@ -362,7 +362,7 @@ func (st *psState) instance(j *gpusched.Job, k int, sh psShape) *psInstance {
 }
 
 // gpusFor turns the picks of the last instance into a worker order: on every server its N
-// shard-hosting workers first (worker k hosts shard k: gpusched.PSPlacement), then the rest.
+// shard-hosting workers first (worker k hosts shard k: ps.Placement), then the rest.
 func (st *psState) gpusFor(picks []psPick) []topology.GPUID {
 	var head, tail []topology.GPUID
 	for i, k := range picks {

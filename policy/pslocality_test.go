@@ -8,6 +8,7 @@ import (
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/policy"
+	"github.com/gpusched/gpusched/ps"
 	"github.com/gpusched/gpusched/sim"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
@@ -39,7 +40,7 @@ func psWorkload(t testing.TB, n int, seed uint64) (*topology.Cluster, []trace.Re
 		}
 		j, err := gpusched.NewPSJob(gpusched.PSJobSpec{
 			ID: gpusched.JobID(fmt.Sprint("ps", i)), Arrival: at, Model: m, WorkerCPUs: 2, WorkerMemory: 8e9,
-			PS: gpusched.PSSpec{MinWorkers: max(1, g/2), MaxWorkers: g, MinPS: 1, MaxPS: g, CPUs: 4, HostMemory: 4e9},
+			PS: ps.Spec{MinWorkers: max(1, g/2), MaxWorkers: g, MinPS: 1, MaxPS: g, CPUs: 4, HostMemory: 4e9},
 		})
 		if err != nil {
 			t.Fatal(err)

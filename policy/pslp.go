@@ -55,7 +55,7 @@ func (in *psInstance) fits(s psSrv, k psPick) bool {
 
 // configs lists the local configurations a server admits: 1 <= M <= min(free GPUs, W) workers
 // and 0 <= N <= min(M, P) shards (a shard runs beside a worker of its job:
-// gpusched.PSPlacement), within its cores and memory.
+// ps.Placement), within its cores and memory.
 func (in *psInstance) configs(s psSrv) []psPick {
 	var out []psPick
 	for m := 1; m <= min(s.GPUs, in.Shape.W); m++ {

@@ -1,9 +1,14 @@
-// Package ps models the per-iteration cost of parameter-server (PS) training jobs: how a
-// model's parameters are sharded over PS tasks (Shards) and how long the exchange between the
-// workers and the shards takes on a placement (Exchange). The job vocabulary (gpusched.PSSpec,
-// gpusched.NewPSJob, gpusched.PSPlacement) lives in the root package, and gpusched.ModelCost
-// times a PS job as compute (package graph) plus this exchange, so that the simulator advances
-// PS jobs at the speed of their allocation exactly as it does ring all-reduce jobs.
+// Package ps holds parameter-server (PS) training jobs: their spec (Spec: worker and shard
+// bounds, each shard's cores and memory), the shapes a scheduler may choose from (Config,
+// Configs), where the shards run (Placement), and their per-iteration cost: how a model's
+// parameters are sharded over PS tasks (Shards) and how long the exchange between the workers
+// and the shards takes on a placement (Exchange). gpusched.NewPSJob builds a gpusched.Job from
+// a Spec (the root package imports this one, so the constructor of its Job lives there), and
+// gpusched.ModelCost times a PS job as compute (package graph) plus this exchange, so that the
+// simulator advances PS jobs at the speed of their allocation exactly as it does ring
+// all-reduce jobs. (Until v0.1.0 the spec, shapes and placement were the root's PSSpec,
+// PSConfig, PSConfigs and PSPlacement, and ErrInvalidJob its ErrInvalidPS; those names remain
+// there, deprecated, for one release.)
 //
 // # The model
 //
@@ -36,8 +41,8 @@
 //     (2 GB/s of gradient per core) are stated assumptions, not fits. The compute part uses
 //     the fitted constants of the GPU type (graph.HardwareConstants), the T4's fitted on the
 //     Pollux placements in ../shared/data.
-//   - Shards take no GPU: PS tasks run on CPU cores and host memory (gpusched.PSSpec).
-//   - A shard runs beside a worker (gpusched.PSPlacement); a shard on a server with no worker
+//   - Shards take no GPU: PS tasks run on CPU cores and host memory (Spec).
+//   - A shard runs beside a worker (Placement); a shard on a server with no worker
 //     of its job is not expressible (it is dominated in traffic, useful only where cores are
 //     short).
 package ps

@@ -25,3 +25,18 @@ func Example() {
 	// one shard per server: push 16.4 ms, 409 MB cross servers
 	// both on server 0:     push 32.8 ms, 409 MB cross servers
 }
+
+// The shapes a PS scheduler may choose for a job of 2 to 8 workers and 1 to 4 shards, and
+// where the shards of one shape run.
+func ExampleConfigs() {
+	spec := ps.Spec{MinWorkers: 2, MaxWorkers: 8, MinPS: 1, MaxPS: 4, CPUs: 4}
+	fmt.Println(ps.Configs(spec))
+	c, _ := topology.Uniform(topology.T4(), 2)
+	workers := []topology.GPUID{0, 1, 4, 5} // two on each server
+	fmt.Println("baseline (one shard per worker server):", ps.Placement(c, workers, 0))
+	fmt.Println("three shards beside workers 0..2:", ps.Placement(c, workers, 3))
+	// Output:
+	// [{2 1} {2 2} {4 1} {4 2} {4 4} {8 1} {8 2} {8 4}]
+	// baseline (one shard per worker server): [0 1]
+	// three shards beside workers 0..2: [0 0 1]
+}

@@ -44,7 +44,7 @@ type Completed struct {
 // With queues of up to some thousands of jobs everything stays in cache and
 // an operation costs a few hundred nanoseconds; with hundreds of thousands of
 // queued jobs an insertion walks about 25 levels that mostly miss the cache,
-// and costs microseconds (see BENCHMARKS.md).
+// and costs microseconds (see benchmarks/srpt.md).
 //
 // A Queue is not safe for concurrent use.
 type Queue struct {

@@ -1,5 +1,5 @@
 // Command perfmodel evaluates the performance model on the measurements beside the project
-// (../shared/data) and prints the tables of BENCHMARKS.md's performance-model section in
+// (../shared/data) and prints the tables of benchmarks/graph.md's performance-model section in
 // Markdown: the shipped hardware constants refitted, leave-one-model-out accuracy with the
 // hardware constants alone (k = 0) and after refining each model on k profiles, speed-ups,
 // the rank of sync times across placements on the T4 data, and the Rubick artifact's own

@@ -32,6 +32,7 @@ import (
 	"github.com/gpusched/gpusched/asrpt"
 	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/policy"
+	"github.com/gpusched/gpusched/ps"
 	"github.com/gpusched/gpusched/sim"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
@@ -194,7 +195,7 @@ func stepPacked(cost gpusched.CostModel, j *gpusched.Job, c *topology.Cluster) f
 }
 
 // convert maps Philly records to PS jobs and to the same jobs as all-reduce jobs.
-func convert(recs []trace.Record, c *topology.Cluster, cost gpusched.CostModel, seed uint64) (ps, ar []trace.Record, err error) {
+func convert(recs []trace.Record, c *topology.Cluster, cost gpusched.CostModel, seed uint64) (psRecs, ar []trace.Record, err error) {
 	stepCluster = c
 	rng := rand.New(rand.NewPCG(seed, 17))
 	zoo := make([]*graph.Model, len(models))
@@ -212,7 +213,7 @@ func convert(recs []trace.Record, c *topology.Cluster, cost gpusched.CostModel, 
 		m := zoo[rng.IntN(len(zoo))]
 		j, err := gpusched.NewPSJob(gpusched.PSJobSpec{
 			ID: r.Job.ID, Arrival: r.Job.Arrival, Model: m, WorkerCPUs: 2, WorkerMemory: 8e9,
-			PS: gpusched.PSSpec{MinWorkers: max(1, g/2), MaxWorkers: g, MinPS: 1, MaxPS: g, CPUs: 4, HostMemory: 4e9},
+			PS: ps.Spec{MinWorkers: max(1, g/2), MaxWorkers: g, MinPS: 1, MaxPS: g, CPUs: 4, HostMemory: 4e9},
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("job %q: %w", r.Job.ID, err)
@@ -222,11 +223,11 @@ func convert(recs []trace.Record, c *topology.Cluster, cost gpusched.CostModel, 
 			return nil, nil, errors.New("no step time for job " + string(r.Job.ID))
 		}
 		iters := math.Max(1, math.Round(dur/step))
-		ps = append(ps, trace.Record{Job: *j, Iterations: iters})
+		psRecs = append(psRecs, trace.Record{Job: *j, Iterations: iters})
 		a := gpusched.Job{ID: r.Job.ID, Arrival: r.Job.Arrival, GPUs: g, Model: m, Plan: j.Plan, CPUs: 2, HostMemory: 8e9}
 		ar = append(ar, trace.Record{Job: a, Iterations: iters})
 	}
-	return ps, ar, nil
+	return psRecs, ar, nil
 }
 
 // scale divides arrivals by the rate multiplier.
