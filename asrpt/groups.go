@@ -26,21 +26,26 @@ const groupHistory = 64
 // workloads' applications) a forest that errs by more still ranks them better.
 const groupMargin = math.Ln2
 
+// groupLive is how many of a group's live jobs, the earliest admitted (which have done the
+// most), the Kaplan-Meier estimate reads: it bounds the cost of sizing a job of a large group.
+const groupLive = 256
+
 // groupMinSamples is the least number of observations (finished or live) a group needs before
 // its own distribution replaces the Estimator's.
 const groupMinSamples = 3
 
 // groupBook is what the fallback knows about one recurrence group.
 type groupBook struct {
-	done []float64     // true iterations of its last finished jobs (a ring of groupHistory)
-	errs []float64     // the Estimator's absolute log errors at their arrival, in the same ring
-	gerr []float64     // the group distribution's absolute log errors (its median at arrival)
-	next int           // the ring's next slot once full
-	used uint64        // Scheduler.groupClock when a job of it last arrived or left
-	over int           // live jobs that have run past their predictions
-	live []*jobState   // its jobs in the system
-	obs  []observation // scratch for the Kaplan-Meier estimate
-	errb []float64     // scratch for the medians
+	done    []float64     // true iterations of its last finished jobs (a ring of groupHistory)
+	errs    []float64     // the Estimator's absolute log errors at their arrival, in the same ring
+	gerr    []float64     // the group distribution's absolute log errors (its median at arrival)
+	next    int           // the ring's next slot once full
+	used    uint64        // Scheduler.groupClock when a job of it last arrived or left
+	members int           // while a state is restored: its jobs, to check its live list against
+	over    int           // live jobs that have run past their predictions
+	live    []*jobState   // its jobs in the system, in admission order
+	obs     []observation // scratch for the Kaplan-Meier estimate
+	errb    []float64     // scratch for the medians
 }
 
 // observation is one length for the Kaplan-Meier estimate: exact (a finished job) or censored
@@ -126,9 +131,7 @@ func (s *Scheduler) groupLeave(st *jobState, finished bool, iterations float64) 
 	s.groupClock++
 	g.used = s.groupClock
 	if i := slices.Index(g.live, st); i >= 0 {
-		g.live[i] = g.live[len(g.live)-1]
-		g.live[len(g.live)-1] = nil
-		g.live = g.live[:len(g.live)-1]
+		g.live = slices.Delete(g.live, i, i+1) // keeps admission order
 	}
 	if st.overruns > 0 {
 		g.over--
@@ -217,14 +220,17 @@ func (s *Scheduler) groupRank(v *gpusched.View, st *jobState, done float64) (unt
 }
 
 // groupDist returns group g's Kaplan-Meier distribution of lengths conditioned on exceeding
-// done, from its finished jobs and its live ones other than st; nil with fewer than
-// groupMinSamples observations.
+// done, from its finished jobs and its groupLive earliest live ones other than st; nil with
+// fewer than groupMinSamples observations.
 func (s *Scheduler) groupDist(v *gpusched.View, g *groupBook, st *jobState, done float64) *kmDist {
 	g.obs = g.obs[:0]
 	for _, n := range g.done {
 		g.obs = append(g.obs, observation{n, true})
 	}
-	for _, m := range g.live {
+	for k, m := range g.live {
+		if k == groupLive {
+			break
+		}
 		if m == st {
 			continue
 		}

@@ -72,6 +72,7 @@ type savedGroup struct {
 	Errors     []float64 `json:"errors,omitempty"`
 	GroupErrs  []float64 `json:"group_errors,omitempty"`
 	Next       int       `json:"next,omitempty"`
+	Live       []int     `json:"live,omitempty"` // keys of its live jobs, in admission order
 }
 
 // savedJobs are the jobs A-SRPT tracks, by key: id, GPUs, predicted iterations, time per
@@ -212,6 +213,9 @@ func (s *Scheduler) SaveState(w io.Writer) error {
 			g := s.groups[k]
 			gidx[g] = len(out.Groups)
 			sg := savedGroup{Group: k, Iterations: g.done, Errors: g.errs, GroupErrs: make([]float64, len(g.gerr)), Next: g.next}
+			for _, m := range g.live {
+				sg.Live = append(sg.Live, m.key)
+			}
 			for i, e := range g.gerr {
 				if math.IsNaN(e) {
 					e = -1
@@ -488,7 +492,7 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 			if gi >= 0 {
 				g := books[gi]
 				st.group = g
-				g.live = append(g.live, st)
+				g.members++
 				if st.overruns > 0 {
 					g.over++
 				}
@@ -496,6 +500,19 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 		}
 		n.jobs[id] = st
 		n.byKey[st.key] = st
+	}
+	for i, sg := range in.Groups {
+		g := books[i]
+		for _, k := range sg.Live {
+			if k < 0 || k >= in.Keys || n.byKey[k] == nil || n.byKey[k].group != g || slices.Contains(g.live, n.byKey[k]) {
+				return bad("group %q: live key %d is not one of its jobs, or is listed twice", sg.Group, k)
+			}
+			g.live = append(g.live, n.byKey[k])
+		}
+		if len(g.live) != g.members {
+			return bad("group %q lists %d live jobs, its jobs number %d", sg.Group, len(g.live), g.members)
+		}
+		g.members = 0
 	}
 	for _, c := range in.Constraints {
 		if c.Key < 0 || c.Key >= in.Keys || n.byKey[c.Key] == nil {
