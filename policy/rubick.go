@@ -534,18 +534,11 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if len(cands) == 0 && !anyGuar && minNeed > free.Len() {
 		wait = wait[:0]
 	}
-	slices.SortStableFunc(wait, func(a, b *rubickJob) int {
-		if a.guar != b.guar && r.broken != rubickIgnoresGuarantees {
-			if a.guar {
-				return -1
-			}
-			return 1
-		}
-		if c := cmp.Compare(b.order, a.order); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.arrival, b.arrival)
-	})
+	// The waiting jobs are taken in order (guaranteed first, then by slope, then by arrival,
+	// then as listed) from a heap, so that a call that fills the free GPUs after a few of them
+	// does not sort them all.
+	q := waitHeap{jobs: wait, guar: r.broken != rubickIgnoresGuarantees}
+	q.init()
 	// The shapes of best-effort jobs that found no room since resources were last freed:
 	// admissions only take GPUs, cores and memory, and a shape that fits nowhere fits nowhere
 	// on less (shapePlace needs the sum over servers of their usable GPUs, rounded down to
@@ -553,7 +546,11 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	// again until a shrink frees some.
 	noRoom := r.noRoom[:0]
 	defer func() { r.noRoom = noRoom[:0] }()
-	for _, rj := range wait {
+	for q.len() > 0 {
+		if free.Len() == 0 && len(cands) == 0 {
+			break // shapePlace places nothing on no free GPUs, and no shrink can free any
+		}
+		rj := q.pop()
 		maxLoss := math.Inf(1) // a guaranteed job takes what it needs
 		if !rj.st.Job.Guaranteed {
 			maxLoss = rj.order // a best-effort one, only what gains more than it costs
@@ -663,6 +660,67 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		d.Run = append(d.Run, gpusched.Assignment{Job: rj.st.Job.ID, GPUs: rj.gpus, PlanChoice: rj.choice})
 	}
 	return d, nil
+}
+
+// waitHeap orders Rubick's waiting jobs: guaranteed ones first (when guar), then by order
+// (normalised throughput per GPU) decreasing, then by arrival, then by idx, their place in
+// the view (a strict order, so that pops come in the order of a stable sort of the jobs as
+// listed by the first three keys).
+type waitHeap struct {
+	jobs []*rubickJob
+	guar bool
+}
+
+func (q *waitHeap) less(a, b *rubickJob) bool {
+	if a.guar != b.guar && q.guar {
+		return a.guar
+	}
+	if c := cmp.Compare(b.order, a.order); c != 0 {
+		return c < 0
+	}
+	if c := cmp.Compare(a.arrival, b.arrival); c != 0 {
+		return c < 0
+	}
+	return a.idx < b.idx
+}
+
+func (q *waitHeap) len() int { return len(q.jobs) }
+
+// init makes q.jobs a heap.
+func (q *waitHeap) init() {
+	for i := len(q.jobs)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+}
+
+// pop removes and returns the first job.
+func (q *waitHeap) pop() *rubickJob {
+	top := q.jobs[0]
+	last := len(q.jobs) - 1
+	q.jobs[0] = q.jobs[last]
+	q.jobs[last] = nil
+	q.jobs = q.jobs[:last]
+	q.down(0)
+	return top
+}
+
+func (q *waitHeap) down(i int) {
+	n := len(q.jobs)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && q.less(q.jobs[r], q.jobs[l]) {
+			m = r
+		}
+		if !q.less(q.jobs[m], q.jobs[i]) {
+			return
+		}
+		q.jobs[i], q.jobs[m] = q.jobs[m], q.jobs[i]
+		i = m
+	}
 }
 
 // release clears the call's records and lists, which point into its view, for the next call.
