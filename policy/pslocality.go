@@ -320,6 +320,9 @@ func newPSState(v *gpusched.View) *psState {
 	})
 	for i := range v.Running {
 		r := &v.Running[i]
+		if j := r.Job; r.PlanChoice == 0 && j.PS == nil && j.CPUs == 0 && j.HostMemory == 0 {
+			continue // its own plan on no host resources: ServerNeeds would name none
+		}
 		r.Job.ServerNeeds(c, r.PlanChoice, r.GPUs, func(s, cpus int, mem float64) bool {
 			st.cpus[s] -= cpus
 			st.mem[s] -= mem

@@ -91,6 +91,16 @@ type Rubick struct {
 	curves map[gpusched.JobID]*rubickCurve
 	reconf map[gpusched.JobID]int
 	broken rubickBroken // a deliberately wrong variant, for tests that must catch it
+
+	// Per-call scratch, kept between calls so that a call allocates little: the curves of the
+	// last view's running and pending jobs in the view's order (found without a map lookup
+	// when the host keeps its lists in order), and the records of one call.
+	runCurves, pendCurves posCache[rubickCurve]
+	noRoom                []placeShape
+	host                  hostFree
+	slab                  []rubickJob
+	jobsBuf, waitBuf      []*rubickJob
+	candsBuf              []*rubickJob
 }
 
 // rubickBroken names the deliberately wrong variants of Rubick that its property test must
@@ -280,8 +290,9 @@ type hostFree struct {
 	mem  []float64
 }
 
-func newHostFree(c *topology.Cluster) *hostFree {
-	h := &hostFree{cpus: make([]int, c.NumServers()), mem: make([]float64, c.NumServers())}
+// reset makes h the free host resources of c's idle servers, reusing h's slices.
+func (h *hostFree) reset(c *topology.Cluster) {
+	h.cpus, h.mem = resize(h.cpus, c.NumServers()), resize(h.mem, c.NumServers())
 	for s := range c.NumServers() {
 		sp := c.Server(s)
 		h.cpus[s], h.mem[s] = sp.CPUs, sp.HostMemory
@@ -292,7 +303,6 @@ func newHostFree(c *topology.Cluster) *hostFree {
 			h.mem[s] = math.Inf(1)
 		}
 	}
-	return h
 }
 
 // room returns how many workers of job w server s can still host.
@@ -311,14 +321,28 @@ func (h *hostFree) room(s int, w *gpusched.Job) int {
 }
 
 func (h *hostFree) take(c *topology.Cluster, w *gpusched.Job, gpus []topology.GPUID, sign int) {
-	if h == nil {
-		return
+	if h == nil || (w.CPUs == 0 && w.HostMemory == 0) {
+		return // nothing to count (subtracting zeros changes no count, not even an infinite one)
 	}
 	for _, g := range gpus {
 		s := c.ServerOf(g)
 		h.cpus[s] -= sign * w.CPUs
 		h.mem[s] -= float64(sign) * w.HostMemory
 	}
+}
+
+// placeShape is what shapePlace's success depends on of the job it places, besides the free
+// GPUs and host resources: GPUs, tensor-parallel degree, host needs and eligibility.
+type placeShape struct {
+	gpus, tp, cpus int
+	mem, minMem    float64
+	gpuType        string
+}
+
+// shapeOf returns w's placeShape.
+func shapeOf(w *gpusched.Job) placeShape {
+	return placeShape{gpus: w.GPUs, tp: max(1, w.Plan.TP), cpus: w.CPUs, mem: w.HostMemory,
+		minMem: w.MinGPUMemory, gpuType: w.GPUType}
 }
 
 // shapePlace places w (a job under one plan) on free GPUs: up to one server's worth on the
@@ -333,12 +357,7 @@ func shapePlace(c *topology.Cluster, free topology.GPUSet, h *hostFree, w *gpusc
 	var ss []srv
 	for s := range c.NumServers() {
 		first, m := c.GPUsOf(s)
-		f := 0
-		for g := first; g < first+topology.GPUID(m); g++ {
-			if free.Contains(g) {
-				f++
-			}
-		}
+		f := free.CountRange(first, m)
 		if !w.Eligible(c.Server(s).GPU) {
 			f = 0
 		}
@@ -393,6 +412,30 @@ type rubickJob struct {
 	run    bool
 	order  float64
 	idx    int // position in Schedule's list of jobs
+	// guar and arrival are the job's Guaranteed and Arrival, beside the order they sort by.
+	guar    bool
+	arrival float64
+}
+
+// cachedCurve returns j's curve as curve does, found first in pc's walk of the last view
+// (the same curve: curve memoises it by job id) and recorded there for the next one.
+func (r *Rubick) cachedCurve(pc *posCache[rubickCurve], j *gpusched.Job, c *topology.Cluster) (*rubickCurve, error) {
+	if cu := pc.get(j); cu != nil {
+		pc.put(j, cu)
+		return cu, nil
+	}
+	cu, err := r.curve(j, c)
+	if err == nil {
+		pc.put(j, cu)
+	}
+	return cu, err
+}
+
+// record returns a cleared record of this call's slab (whose capacity Schedule sized for
+// every job of the view, so that earlier records stay where they are).
+func (r *Rubick) record() *rubickJob {
+	r.slab = append(r.slab, rubickJob{})
+	return &r.slab[len(r.slab)-1]
 }
 
 // Schedule implements gpusched.Scheduler.
@@ -406,20 +449,30 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	c := v.Cluster
 	var d gpusched.Decision
 	free := v.Free()
-	h := newHostFree(c)
+	h := &r.host
+	h.reset(c)
 	if r.broken == rubickIgnoresHost {
 		h = nil
 	}
-	var jobs []*rubickJob
+	if n := len(v.Running) + len(v.Pending); cap(r.slab) < n {
+		r.slab = make([]rubickJob, 0, n+n/4)
+	}
+	defer r.release()
+	r.runCurves.begin()
+	defer r.runCurves.end()
+	r.pendCurves.begin()
+	defer r.pendCurves.end()
+	jobs := r.jobsBuf[:0]
 	// 1. Running jobs keep their plan and GPUs.
 	for i := range v.Running {
 		st := &v.Running[i]
-		cu, err := r.curve(st.Job, c)
+		cu, err := r.cachedCurve(&r.runCurves, st.Job, c)
 		if err != nil {
 			d.Rejected = append(d.Rejected, &gpusched.JobError{Job: st.Job.ID, Err: err})
 			continue
 		}
-		rj := &rubickJob{st: st, cu: cu, choice: st.PlanChoice, gpus: st.GPUs, run: true}
+		rj := r.record()
+		*rj = rubickJob{st: st, cu: cu, choice: st.PlanChoice, gpus: st.GPUs, run: true}
 		if v.Unavailable.Len() > 0 && slices.ContainsFunc(st.GPUs, v.Unavailable.Contains) {
 			rj.run, rj.gpus = false, nil // a drained server: place it again below
 			for _, g := range st.GPUs {
@@ -433,7 +486,7 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		jobs = append(jobs, rj)
 	}
 	// 2. Waiting jobs: guaranteed first, then by slope.
-	var wait []*rubickJob
+	wait := r.waitBuf[:0]
 	for _, rj := range jobs {
 		if !rj.run {
 			wait = append(wait, rj)
@@ -441,57 +494,96 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	}
 	for i := range v.Pending {
 		st := &v.Pending[i]
-		cu, err := r.curve(st.Job, c)
+		cu, err := r.cachedCurve(&r.pendCurves, st.Job, c)
 		if err != nil {
 			d.Rejected = append(d.Rejected, &gpusched.JobError{Job: st.Job.ID, Err: err})
 			continue
 		}
-		rj := &rubickJob{st: st, cu: cu}
+		rj := r.record()
+		*rj = rubickJob{st: st, cu: cu}
 		jobs = append(jobs, rj)
 		wait = append(wait, rj)
 	}
+	anyGuar, minNeed := false, math.MaxInt
 	for _, rj := range wait {
 		rj.choice = r.entryChoice(rj)
 		k := rj.choice
-		rj.order = rj.cu.tput[k] / float64(rj.st.Job.GPUsFor(k))
+		n := rj.st.Job.GPUsFor(k)
+		rj.order = rj.cu.tput[k] / float64(n)
+		rj.guar, rj.arrival = rj.st.Job.Guaranteed, rj.st.Job.Arrival
+		anyGuar = anyGuar || rj.guar
+		minNeed = min(minNeed, n)
 	}
-	slices.SortStableFunc(wait, func(a, b *rubickJob) int {
-		if a.st.Job.Guaranteed != b.st.Job.Guaranteed && r.broken != rubickIgnoresGuarantees {
-			if a.st.Job.Guaranteed {
-				return -1
-			}
-			return 1
-		}
-		if c := cmp.Compare(b.order, a.order); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.st.Job.Arrival, b.st.Job.Arrival)
-	})
 	// The running jobs shrinkOne may shrink, in the order of jobs; a job started below joins
 	// them in its place. (Without them, shrinkOne costs nothing: a queue of jobs that are not
 	// reconfigurable no longer makes each call quadratic.)
 	for i, rj := range jobs {
 		rj.idx = i
 	}
-	var cands []*rubickJob
+	r.jobsBuf, r.waitBuf = jobs, wait // kept for the next call (release clears them)
+	cands := r.candsBuf[:0]
+	defer func() { r.candsBuf = cands }()
 	for _, rj := range jobs {
 		if r.shrinkable(rj) {
 			cands = append(cands, rj)
 		}
 	}
-	for _, rj := range wait {
+	// With no running job to shrink and no guaranteed job waiting, a waiting job is placed
+	// under its entry plan on the free GPUs or not at all: when none has so few GPUs as are
+	// free, none is placed, whatever their order.
+	if len(cands) == 0 && !anyGuar && minNeed > free.Len() {
+		wait = wait[:0]
+	}
+	// The waiting jobs are taken in order (guaranteed first, then by slope, then by arrival,
+	// then as listed) from a heap, so that a call that fills the free GPUs after a few of them
+	// does not sort them all.
+	q := waitHeap{jobs: wait, guar: r.broken != rubickIgnoresGuarantees}
+	q.init()
+	// The shapes of best-effort jobs that found no room since resources were last freed:
+	// admissions only take GPUs, cores and memory, and a shape that fits nowhere fits nowhere
+	// on less (shapePlace needs the sum over servers of their usable GPUs, rounded down to
+	// whole tensor-parallel groups, to reach its GPUs), so a job of such a shape is not placed
+	// again until a shrink frees some.
+	noRoom := r.noRoom[:0]
+	defer func() { r.noRoom = noRoom[:0] }()
+	for q.len() > 0 {
+		if free.Len() == 0 && len(cands) == 0 {
+			break // shapePlace places nothing on no free GPUs, and no shrink can free any
+		}
+		rj := q.pop()
 		maxLoss := math.Inf(1) // a guaranteed job takes what it needs
 		if !rj.st.Job.Guaranteed {
 			maxLoss = rj.order // a best-effort one, only what gains more than it costs
 		}
-		g, k, ok := r.admit(c, free, h, rj)
+		var (
+			g     []topology.GPUID
+			k     int
+			ok    bool
+			shape placeShape
+		)
+		known := !rj.guar && len(noRoom) > 0 // shape is set
+		if known {
+			shape = shapeOf(rj.st.Job.WithPlan(rj.choice))
+		}
+		if !known || !slices.Contains(noRoom, shape) {
+			g, k, ok = r.admit(c, free, h, rj)
+		}
 		for !ok {
 			if !r.shrinkOne(c, cands, free, h, maxLoss) {
 				break
 			}
+			noRoom = noRoom[:0]
 			g, k, ok = r.admit(c, free, h, rj)
 		}
 		if !ok {
+			if !rj.guar {
+				if !known {
+					shape = shapeOf(rj.st.Job.WithPlan(rj.choice))
+				}
+				if !slices.Contains(noRoom, shape) {
+					noRoom = append(noRoom, shape)
+				}
+			}
 			continue
 		}
 		rj.choice, rj.gpus, rj.run = k, g, true
@@ -551,6 +643,13 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		free.RemoveAll(topology.SetOf(bestG...))
 		h.take(c, best.st.Job.WithPlan(bestK), bestG, 1)
 	}
+	n := 0
+	for _, rj := range jobs {
+		if rj.run {
+			n++
+		}
+	}
+	d.Run = make([]gpusched.Assignment, 0, n)
 	for _, rj := range jobs {
 		if !rj.run {
 			continue
@@ -561,6 +660,77 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		d.Run = append(d.Run, gpusched.Assignment{Job: rj.st.Job.ID, GPUs: rj.gpus, PlanChoice: rj.choice})
 	}
 	return d, nil
+}
+
+// waitHeap orders Rubick's waiting jobs: guaranteed ones first (when guar), then by order
+// (normalised throughput per GPU) decreasing, then by arrival, then by idx, their place in
+// the view (a strict order, so that pops come in the order of a stable sort of the jobs as
+// listed by the first three keys).
+type waitHeap struct {
+	jobs []*rubickJob
+	guar bool
+}
+
+func (q *waitHeap) less(a, b *rubickJob) bool {
+	if a.guar != b.guar && q.guar {
+		return a.guar
+	}
+	if c := cmp.Compare(b.order, a.order); c != 0 {
+		return c < 0
+	}
+	if c := cmp.Compare(a.arrival, b.arrival); c != 0 {
+		return c < 0
+	}
+	return a.idx < b.idx
+}
+
+func (q *waitHeap) len() int { return len(q.jobs) }
+
+// init makes q.jobs a heap.
+func (q *waitHeap) init() {
+	for i := len(q.jobs)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+}
+
+// pop removes and returns the first job.
+func (q *waitHeap) pop() *rubickJob {
+	top := q.jobs[0]
+	last := len(q.jobs) - 1
+	q.jobs[0] = q.jobs[last]
+	q.jobs[last] = nil
+	q.jobs = q.jobs[:last]
+	q.down(0)
+	return top
+}
+
+func (q *waitHeap) down(i int) {
+	n := len(q.jobs)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && q.less(q.jobs[r], q.jobs[l]) {
+			m = r
+		}
+		if !q.less(q.jobs[m], q.jobs[i]) {
+			return
+		}
+		q.jobs[i], q.jobs[m] = q.jobs[m], q.jobs[i]
+		i = m
+	}
+}
+
+// release clears the call's records and lists, which point into its view, for the next call.
+func (r *Rubick) release() {
+	clear(r.slab)
+	r.slab = r.slab[:0]
+	clear(r.jobsBuf)
+	clear(r.waitBuf)
+	clear(r.candsBuf)
+	r.jobsBuf, r.waitBuf, r.candsBuf = r.jobsBuf[:0], r.waitBuf[:0], r.candsBuf[:0]
 }
 
 // guaranteeSlack is how far below its target a guaranteed job's speed on the placement it is

@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -243,4 +245,45 @@ func TestPropertyRubickHasTeeth(t *testing.T) {
 			t.Errorf("the Rubick property does not catch broken variant %d", b)
 		}
 	}
+}
+
+// TestRubickWaitHeap: popping Rubick's wait heap gives the order of a stable sort of the
+// waiting jobs as listed by (guaranteed first, order decreasing, arrival), the order Rubick
+// took them in before the heap: ties (few distinct keys here, and NaN orders) come out as
+// listed.
+func TestRubickWaitHeap(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 60).Draw(t, "n")
+		guar := rapid.Bool().Draw(t, "guar")
+		orders := []float64{0.5, 1, 2, math.NaN()}
+		var jobs []*rubickJob
+		for i := range n {
+			jobs = append(jobs, &rubickJob{idx: i, guar: rapid.Bool().Draw(t, "g"),
+				order:   orders[rapid.IntRange(0, len(orders)-1).Draw(t, "order")],
+				arrival: float64(rapid.IntRange(0, 3).Draw(t, "arrival"))})
+		}
+		want := slices.Clone(jobs)
+		slices.SortStableFunc(want, func(a, b *rubickJob) int {
+			if a.guar != b.guar && guar {
+				if a.guar {
+					return -1
+				}
+				return 1
+			}
+			if c := cmp.Compare(b.order, a.order); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.arrival, b.arrival)
+		})
+		q := waitHeap{jobs: slices.Clone(jobs), guar: guar}
+		q.init()
+		for k := range want {
+			if got := q.pop(); got != want[k] {
+				t.Fatalf("pop %d: job %d, want job %d", k, got.idx, want[k].idx)
+			}
+		}
+		if q.len() != 0 {
+			t.Fatalf("%d jobs left", q.len())
+		}
+	})
 }

@@ -150,6 +150,57 @@ type smdJob struct {
 	st    *gpusched.JobStatus
 	items []smdItem // by GPUs, then cores
 	small int       // index of the item of least resources
+	pos   int       // place among the call's candidates
+}
+
+// smdHeap orders SMD's candidate jobs by the ratio of their smallest shape, then by their
+// place among the candidates (a strict order: pops come in the order of a stable sort by
+// ratio).
+type smdHeap struct{ jobs []smdJob }
+
+func (q *smdHeap) less(a, b *smdJob) bool {
+	if c := cmp.Compare(a.items[a.small].ratio, b.items[b.small].ratio); c != 0 {
+		return c < 0
+	}
+	return a.pos < b.pos
+}
+
+func (q *smdHeap) len() int { return len(q.jobs) }
+
+// init makes q.jobs a heap.
+func (q *smdHeap) init() {
+	for i := len(q.jobs)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+}
+
+// pop removes and returns the first job.
+func (q *smdHeap) pop() smdJob {
+	top := q.jobs[0]
+	last := len(q.jobs) - 1
+	q.jobs[0] = q.jobs[last]
+	q.jobs = q.jobs[:last]
+	q.down(0)
+	return top
+}
+
+func (q *smdHeap) down(i int) {
+	n := len(q.jobs)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && q.less(&q.jobs[r], &q.jobs[l]) {
+			m = r
+		}
+		if !q.less(&q.jobs[m], &q.jobs[i]) {
+			return
+		}
+		q.jobs[i], q.jobs[m] = q.jobs[m], q.jobs[i]
+		i = m
+	}
 }
 
 func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
@@ -169,8 +220,8 @@ func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
 		}
 	} else {
 		d.Run = (*psState)(nil).keepRunning(v)
-		if len(v.Pending) == 0 {
-			return d, nil
+		if len(v.Pending) == 0 || v.Free().Len() == 0 {
+			return d, nil // nothing to place, or nowhere (newPSState's freeGPUs would be 0)
 		}
 		st = newPSState(v)
 		if st.freeGPUs == 0 {
@@ -191,6 +242,7 @@ func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
 		}
 	}
 	jobs := make([]smdJob, 0, len(cands))
+	minG := math.MaxInt // the fewest GPUs of a job's smallest shape
 	for _, c := range cands {
 		jb, err := s.items(v, c)
 		if err != nil {
@@ -199,15 +251,21 @@ func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
 		}
 		if len(jb.items) > 0 {
 			jobs = append(jobs, jb)
+			minG = min(minG, jb.items[jb.small].gpus)
 		}
 	}
-	// Outer problem: select in order of least remaining time at the smallest shape.
-	slices.SortStableFunc(jobs, func(a, b smdJob) int {
-		return cmp.Compare(a.items[a.small].ratio, b.items[b.small].ratio)
-	})
+	// Outer problem: select in order of least remaining time at the smallest shape (ties in
+	// the candidates' order), taken from a heap until no job's smallest shape fits the GPUs
+	// left, so that a call that fills the free GPUs after a few jobs does not sort them all.
+	q := smdHeap{jobs: jobs}
+	for i := range q.jobs {
+		q.jobs[i].pos = i
+	}
+	q.init()
 	var sel []smdJob
 	g, cc, m := 0, 0, 0.0
-	for _, jb := range jobs {
+	for q.len() > 0 && capG-g >= minG {
+		jb := q.pop()
 		it := jb.items[jb.small]
 		if g+it.gpus <= capG && cc+it.cpus <= capC && m+it.mem <= capM*(1+1e-12) {
 			sel = append(sel, jb)

@@ -341,7 +341,7 @@ func TestPlotPanels(t *testing.T) {
 	for _, p := range policies() {
 		res := &sim.Result{GPUs: 8, Jobs: []sim.JobRecord{{ID: "a", JCT: 10}, {ID: "b", JCT: 100}},
 			Timeline: []sim.Sample{{Time: 0, BusyGPUs: 4, Queued: 1}, {Time: 3600, BusyGPUs: 8}, {Time: 7200}}}
-		outs = append(outs, outcome{runJob: runJob{policy: p}, res: res})
+		outs = append(outs, outcome{runJob: runJob{policy: p}, sum: res.Summary, series: seriesOf(res)})
 	}
 	if len(outs) != 16 {
 		t.Fatalf("%d policies, want 16 (update this test and the docs)", len(outs))

@@ -114,7 +114,7 @@ func comparePlots(outs []outcome) (cdf *plot.Plot, queues, utils []*plot.Plot, e
 	maxQ, maxT := 1.0, 0.0
 	for i, oc := range outs {
 		name := oc.policy.Name
-		l, err := plotter.NewLine(jctCDF(oc.res, cdfPoints))
+		l, err := plotter.NewLine(oc.series.cdf)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -122,7 +122,7 @@ func comparePlots(outs []outcome) (cdf *plot.Plot, queues, utils []*plot.Plot, e
 		cdf.Add(l)
 		cdf.Legend.Add(name, l)
 
-		q, u := timeSeries(oc.res, timeBins)
+		q, u := oc.series.queue, oc.series.util
 		for _, p := range q {
 			maxQ = max(maxQ, p.Y)
 			maxT = max(maxT, p.X)
@@ -288,7 +288,7 @@ func plotSweep(dir string, outs []outcome) error {
 	var order []string
 	for _, oc := range outs {
 		k := key{oc.policy.Name, oc.load}
-		sum[k] += oc.res.Summary.AvgJCT
+		sum[k] += oc.sum.AvgJCT
 		cnt[k]++
 		if !slices.Contains(order, oc.policy.Name) {
 			order = append(order, oc.policy.Name)

@@ -17,6 +17,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"gonum.org/v1/plot/plotter"
+
 	"github.com/gpusched/gpusched/consolidate"
 	"github.com/gpusched/gpusched/predict"
 	"github.com/gpusched/gpusched/sim"
@@ -47,12 +49,47 @@ func (j runJob) stem() string {
 	return fmt.Sprintf("%s_load%s_seed%d", j.policy.Name, strconv.FormatFloat(j.load, 'g', -1, 64), j.seed)
 }
 
-// outcome is a finished simulation.
+// outcome is a finished simulation, reduced to what the table, the summaries and the plots
+// need: a run's full sim.Result (every job record and timeline sample) is written to -out and
+// dropped as soon as the run ends (reduce), so that compare and sweep hold one full result per
+// worker at a time, not one per run.
 type outcome struct {
 	runJob
-	res  *sim.Result
-	wall time.Duration
-	err  error
+	// sum is the run's summary.
+	sum sim.Summary
+	// series holds the run's curves for compare's plots; nil unless compare writes -out.
+	series *runSeries
+	wall   time.Duration
+	err    error
+}
+
+// runSeries is what plotCompare draws of one run: its JCT CDF (jctCDF) and its queue length
+// and utilisation over time (timeSeries).
+type runSeries struct {
+	cdf, queue, util plotter.XYs
+}
+
+// seriesOf returns r's curves for plotCompare.
+func seriesOf(r *sim.Result) *runSeries {
+	q, u := timeSeries(r, timeBins)
+	return &runSeries{cdf: jctCDF(r, cdfPoints), queue: q, util: u}
+}
+
+// reduce keeps of res what oc needs once the run is over, after writing the run's files into
+// o.out (when set) and, for compare with -out, computing its plot curves. A failed write is
+// the outcome's error.
+func reduce(oc *outcome, res *sim.Result, o *options) {
+	oc.sum = res.Summary
+	if o.out == "" {
+		return
+	}
+	if err := writeRunFiles(o.out, oc.stem(), res); err != nil {
+		oc.err = err
+		return
+	}
+	if !oc.sweep {
+		oc.series = seriesOf(res)
+	}
 }
 
 // runAll runs the simulations on o.workers goroutines and returns their outcomes in the
@@ -126,7 +163,7 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 		return oc
 	}
 	last := 0
-	oc.res, oc.err = sim.Run(sim.Config{
+	res, err := sim.Run(sim.Config{
 		Cluster: j.cluster, Jobs: j.records, Scheduler: s, Cost: cost,
 		RestoreTime: o.restoreSeconds(), MaxEvents: o.maxEvents,
 		Failures: o.fail.config(j.seed), Checkpoint: o.checkpoint.Seconds(),
@@ -135,15 +172,17 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 			last = finished
 		}},
 	})
-	if oc.err != nil {
+	oc.wall = time.Since(start)
+	if err != nil {
 		done.Add(int64(len(j.records) - last))
 		hint := ""
-		if errors.Is(oc.err, sim.ErrNoProgress) {
+		if errors.Is(err, sim.ErrNoProgress) {
 			hint = " (give -checkpoint an interval well under the -failures mtbf, or a larger mtbf)"
 		}
-		oc.err = fmt.Errorf("policy %s: %w%s", j.policy.Name, oc.err, hint)
+		oc.err = fmt.Errorf("policy %s: %w%s", j.policy.Name, err, hint)
+		return oc
 	}
-	oc.wall = time.Since(start)
+	reduce(&oc, res, o)
 	return oc
 }
 
@@ -505,8 +544,8 @@ func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 	failures, rejected, guaranteed := false, false, false
 	for _, oc := range outs {
 		failures = failures || oc.fail
-		rejected = rejected || oc.res.Summary.Rejected > 0
-		guaranteed = guaranteed || oc.res.Summary.Guaranteed > 0
+		rejected = rejected || oc.sum.Rejected > 0
+		guaranteed = guaranteed || oc.sum.Guaranteed > 0
 	}
 	extra := ""
 	if rejected {
@@ -520,7 +559,7 @@ func resultTable(w io.Writer, outs []outcome, isSweep bool) error {
 	}
 	fmt.Fprintln(tw, lead+extra+"\tavg JCT\tmedian\tp95\tp99\tmakespan\tavg queue\tavg wait\tutil\tidle GPU-h\tpreempt/job\tmigrate/job\tcross-server\tJCT bound\tx bound\twall\t")
 	for _, oc := range outs {
-		s := oc.res.Summary
+		s := oc.sum
 		if isSweep {
 			fmt.Fprintf(tw, "%s\t%g\t%d", oc.policy.Name, oc.load, oc.seed)
 		} else {
@@ -556,15 +595,11 @@ type summaryRow struct {
 	WallSec float64   `json:"wall_seconds"`
 }
 
-// writeOutputs writes every run's records, timeline and result, the summary, and the plots.
+// writeOutputs writes the summary and the plots of the runs, whose own files (records,
+// timeline and result) reduce wrote as each one ended.
 func writeOutputs(dir string, outs []outcome, isSweep bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
-	}
-	for _, oc := range outs {
-		if err := writeRunFiles(dir, oc); err != nil {
-			return err
-		}
 	}
 	return writeSummaries(dir, outs, isSweep)
 }
@@ -572,16 +607,19 @@ func writeOutputs(dir string, outs []outcome, isSweep bool) error {
 // runFileExts are the extensions of a run's own files (writeRunFiles).
 var runFileExts = []string{".jobs.csv", ".timeline.csv", ".json"}
 
-// writeRunFiles writes one run's records, timeline and result.
-func writeRunFiles(dir string, oc outcome) error {
-	stem := filepath.Join(dir, oc.stem())
-	if err := writeFile(stem+".jobs.csv", oc.res.WriteCSV); err != nil {
+// writeRunFiles writes one run's records, timeline and result as dir/stem.*, creating dir.
+func writeRunFiles(dir, stem string, res *sim.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := writeFile(stem+".timeline.csv", oc.res.WriteTimelineCSV); err != nil {
+	path := filepath.Join(dir, stem)
+	if err := writeFile(path+".jobs.csv", res.WriteCSV); err != nil {
 		return err
 	}
-	return writeFile(stem+".json", oc.res.WriteJSON)
+	if err := writeFile(path+".timeline.csv", res.WriteTimelineCSV); err != nil {
+		return err
+	}
+	return writeFile(path+".json", res.WriteJSON)
 }
 
 // writeSummaries writes the summary (CSV and JSON) and the plots of the runs. Sweep plots use
@@ -589,8 +627,8 @@ func writeRunFiles(dir string, oc outcome) error {
 func writeSummaries(dir string, outs []outcome, isSweep bool) error {
 	var rows []summaryRow
 	for _, oc := range outs {
-		rows = append(rows, summaryRow{Policy: oc.policy.Name, Load: oc.load, Seed: oc.seed, Summary: oc.res.Summary,
-			Bound: jsonFloat(oc.bound), Ratio: jsonFloat(ratio(oc.res.Summary.AvgJCT, oc.bound)), WallSec: oc.wall.Seconds()})
+		rows = append(rows, summaryRow{Policy: oc.policy.Name, Load: oc.load, Seed: oc.seed, Summary: oc.sum,
+			Bound: jsonFloat(oc.bound), Ratio: jsonFloat(ratio(oc.sum.AvgJCT, oc.bound)), WallSec: oc.wall.Seconds()})
 	}
 	if err := writeFile(filepath.Join(dir, "summary.json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)

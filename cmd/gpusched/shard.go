@@ -128,17 +128,15 @@ func selectShard(jobs []runJob, sh shardSpec) ([]runJob, []int) {
 	return out, cells
 }
 
-// writeShard writes the per-run files of outs and the shard's manifest into dir.
+// writeShard writes the shard's manifest into dir, where the runs of outs wrote their own
+// files as they ended (reduce).
 func writeShard(dir string, m *shardManifest, outs []outcome, cells []int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for k, oc := range outs {
-		if err := writeRunFiles(dir, oc); err != nil {
-			return err
-		}
 		m.Runs = append(m.Runs, shardRun{Cell: cells[k], Policy: oc.policy.Name, Load: oc.load, Seed: oc.seed, Fail: oc.fail,
-			Stem: oc.stem(), Bound: jsonFloat(oc.bound), Summary: oc.res.Summary, WallSec: oc.wall.Seconds()})
+			Stem: oc.stem(), Bound: jsonFloat(oc.bound), Summary: oc.sum, WallSec: oc.wall.Seconds()})
 	}
 	m.Outputs = true
 	return writeFile(filepath.Join(dir, manifestName(m.Shard, m.Shards)), func(w io.Writer) error {
@@ -333,9 +331,8 @@ func mergeManifests(ms []*shardManifest, dirs []string) ([]outcome, []string, fl
 				return nil, nil, 0, 0, fmt.Errorf("merge: %s: cell %d: unknown policy %.40q", dirs[k], r.Cell, r.Policy)
 			}
 			have[r.Cell] = true
-			res := &sim.Result{Summary: r.Summary}
 			outs[r.Cell] = outcome{runJob: runJob{policy: policySpec{Name: r.Policy}, seed: r.Seed, load: r.Load, sweep: true, fail: r.Fail,
-				bound: float64(r.Bound)}, res: res, wall: time.Duration(r.WallSec * float64(time.Second))}
+				bound: float64(r.Bound)}, sum: r.Summary, wall: time.Duration(r.WallSec * float64(time.Second))}
 			runDir[r.Cell] = dirs[k]
 		}
 	}

@@ -1,0 +1,360 @@
+// This file holds the SJF-BCO planner's per-try state: per-server GPU orders by
+// earliest start, the undo log, and the per-demand trees of earliest starts.
+
+package policy
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// planState is the GPUs' busy-until times during one planning pass, with every server's GPUs
+// kept sorted by busy-until time (then id) and the servers' sums of busy-until times, and a log
+// to undo the assignments made since the initial state.
+type planState struct {
+	free []float64
+	ids  []topology.GPUID // every server's GPUs, server after server: see sorted
+	off  []int            // server s's GPUs are ids[off[s]:off[s+1]]
+	sum  []float64
+	// byMean lists the servers by mean busy-until time (least busy first), then index; means
+	// holds the servers' means (sum / GPUs).
+	byMean []int
+	means  []float64
+	c      *topology.Cluster // the cluster of the last init
+	// trees[g]: the servers' start times for g GPUs (see tree); changed: the servers changed
+	// by assignments and undos in this pass, in order
+	trees   []startTree
+	changed []int32
+	// the orders of the last init, where the next starts
+	initIDs    []topology.GPUID
+	initByMean []int
+	// The undo log: per assignment, where its entries of the logs below begin (marks), the
+	// GPUs' former busy-until times, the touched servers' former sums and GPU orders, and the
+	// positions in byMean they were taken from and put at.
+	marks   []undoMark
+	oldFree []gpuWas
+	oldSrv  []srvWas
+	oldIDs  []topology.GPUID
+	touched []int
+}
+
+type undoMark struct{ gpus, srvs, ids int }
+
+type gpuWas struct {
+	g    topology.GPUID
+	free float64
+}
+
+type srvWas struct {
+	s        int
+	sum      float64
+	from, to int // positions in byMean
+}
+
+// sorted returns server s's GPUs by busy-until time, then id.
+func (st *planState) sorted(s int) []topology.GPUID { return st.ids[st.off[s]:st.off[s+1]] }
+
+func (st *planState) mean(s int) float64 { return st.means[s] }
+
+// size returns server s's number of GPUs.
+func (st *planState) size(s int) int { return st.off[s+1] - st.off[s] }
+
+func (st *planState) meanLess(a, b int) int {
+	if c := cmp.Compare(st.mean(a), st.mean(b)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+// init sets the state to the GPUs' initial busy-until times. On the cluster of the last
+// pass, it starts from that pass's initial orders (the busy-until times of consecutive plans
+// are much alike), which the sorts then only repair: the orders are total, so the result is
+// the same whatever the starting order.
+func (st *planState) init(c *topology.Cluster, busy []float64) {
+	ns := c.NumServers()
+	warm := st.c == c && len(st.off) == ns+1 && len(st.ids) == len(busy) && len(st.initIDs) == len(busy)
+	if warm {
+		copy(st.ids, st.initIDs)
+		copy(st.byMean, st.initByMean)
+	} else {
+		st.c = c
+		st.ids = resize(st.ids, len(busy))
+		st.off = resize(st.off, ns+1)
+		st.byMean = resize(st.byMean, ns)
+		st.off[0] = 0
+		for s := range ns {
+			first, n := c.GPUsOf(s)
+			st.off[s+1] = st.off[s] + n
+			for i, gs := 0, st.sorted(s); i < n; i++ {
+				gs[i] = first + topology.GPUID(i)
+			}
+			st.byMean[s] = s
+		}
+	}
+	st.free = append(st.free[:0], busy...)
+	st.sum = resize(st.sum, ns)
+	st.means = resize(st.means, ns)
+	for s := range ns {
+		first, n := c.GPUsOf(s)
+		sum := 0.0
+		for _, t := range st.free[int(first) : int(first)+n] {
+			sum += t
+		}
+		st.sum[s] = sum
+		st.means[s] = sum / float64(n)
+		st.resort(s)
+	}
+	// Insertion sort, bounded: a byMean far from the new order is sorted afresh.
+	bm, moves := st.byMean, 0
+	for i := 1; i < len(bm) && moves <= 8*len(bm); i++ {
+		x := bm[i]
+		j := i
+		for ; j > 0 && st.meanLess(bm[j-1], x) > 0; j-- {
+			bm[j] = bm[j-1]
+		}
+		bm[j] = x
+		moves += i - j
+	}
+	if moves > 8*len(bm) {
+		slices.SortFunc(bm, st.meanLess)
+	}
+	st.marks, st.oldFree, st.oldSrv, st.oldIDs = st.marks[:0], st.oldFree[:0], st.oldSrv[:0], st.oldIDs[:0]
+	for g := range st.trees {
+		st.trees[g].built = false
+	}
+	st.changed = st.changed[:0]
+	st.initIDs = append(st.initIDs[:0], st.ids...)
+	st.initByMean = append(st.initByMean[:0], st.byMean...)
+}
+
+// resort sorts server s's GPUs by busy-until time, then id (insertion sort: an assignment
+// moves a few GPUs of an ordered list).
+func (st *planState) resort(s int) {
+	gs, free := st.sorted(s), st.free
+	for i := 1; i < len(gs); i++ {
+		x := gs[i]
+		j := i
+		for ; j > 0 && (free[gs[j-1]] > free[x] || (free[gs[j-1]] == free[x] && gs[j-1] > x)); j-- {
+			gs[j] = gs[j-1]
+		}
+		gs[j] = x
+	}
+}
+
+// assign makes gpus busy until end; server[g] is GPU g's server.
+func (st *planState) assign(server []int32, gpus []topology.GPUID, end float64) {
+	st.marks = append(st.marks, undoMark{gpus: len(st.oldFree), srvs: len(st.oldSrv), ids: len(st.oldIDs)})
+	st.touched = st.touched[:0]
+	for _, g := range gpus {
+		s := int(server[g])
+		if !slices.Contains(st.touched, s) {
+			st.touched = append(st.touched, s)
+			st.oldSrv = append(st.oldSrv, srvWas{s: s, sum: st.sum[s]})
+			st.oldIDs = append(st.oldIDs, st.sorted(s)...)
+		}
+		st.oldFree = append(st.oldFree, gpuWas{g: g, free: st.free[g]})
+		st.sum[s] += end - st.free[g]
+		st.free[g] = end
+	}
+	for _, s := range st.touched {
+		st.means[s] = st.sum[s] / float64(st.size(s))
+	}
+	// Every touched server leaves byMean before any goes back in its place: the list without
+	// them is ordered, so each finds its place by bisection and the order is the same whatever
+	// the order of the touched servers.
+	was := st.oldSrv[len(st.oldSrv)-len(st.touched):]
+	if len(was) == 1 {
+		// One server: it moves from its place to its new one, the servers between shift.
+		s := was[0].s
+		st.resort(s)
+		st.retree(s)
+		from := slices.Index(st.byMean, s)
+		was[0].from, was[0].to = from, st.move(from, st.placeOf(s, from))
+		return
+	}
+	for i := range was {
+		s := was[i].s
+		st.resort(s)
+		st.retree(s)
+		j := slices.Index(st.byMean, s)
+		st.byMean = slices.Delete(st.byMean, j, j+1)
+		was[i].from = j
+	}
+	for i := range was {
+		s := was[i].s
+		j := sort.Search(len(st.byMean), func(k int) bool { return !st.less(st.byMean[k], s) })
+		st.byMean = slices.Insert(st.byMean, j, s)
+		was[i].to = j
+	}
+}
+
+// less reports whether server a comes before server b in byMean.
+func (st *planState) less(a, b int) bool {
+	ma, mb := st.means[a], st.means[b]
+	return ma < mb || (ma == mb && a < b)
+}
+
+// placeOf returns server s's place in byMean without its entry at index from (the first
+// place whose server does not come before s).
+func (st *planState) placeOf(s, from int) int {
+	bm := st.byMean
+	lo, hi := 0, len(bm)-1
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		x := h
+		if h >= from {
+			x++
+		}
+		if st.less(bm[x], s) {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
+}
+
+// move moves byMean's entry at index from to index to, shifting those between; it returns to.
+func (st *planState) move(from, to int) int {
+	bm := st.byMean
+	s := bm[from]
+	if to >= from {
+		copy(bm[from:to], bm[from+1:to+1])
+	} else {
+		copy(bm[to+1:from+1], bm[to:from])
+	}
+	bm[to] = s
+	return to
+}
+
+// undo takes back the assignments after the first n.
+func (st *planState) undo(n int) {
+	for len(st.marks) > n {
+		m := st.marks[len(st.marks)-1]
+		st.marks = st.marks[:len(st.marks)-1]
+		was := st.oldSrv[m.srvs:]
+		if len(was) == 1 {
+			st.move(was[0].to, was[0].from)
+		} else {
+			for i := len(was) - 1; i >= 0; i-- {
+				st.byMean = slices.Delete(st.byMean, was[i].to, was[i].to+1)
+			}
+		}
+		ids := st.oldIDs[m.ids:]
+		for i := len(was) - 1; i >= 0; i-- {
+			s := was[i].s
+			if len(was) > 1 {
+				st.byMean = slices.Insert(st.byMean, was[i].from, s)
+			}
+			st.sum[s] = was[i].sum
+			st.means[s] = was[i].sum / float64(st.size(s))
+			gs := st.sorted(s)
+			copy(gs, ids[len(ids)-len(gs):])
+			ids = ids[:len(ids)-len(gs)]
+		}
+		for _, w := range st.oldFree[m.gpus:] {
+			st.free[w.g] = w.free
+		}
+		for i := range was {
+			st.retree(was[i].s)
+		}
+		st.oldFree, st.oldSrv, st.oldIDs = st.oldFree[:m.gpus], st.oldSrv[:m.srvs], st.oldIDs[:m.ids]
+	}
+}
+
+// startTree holds, for one GPU demand g, every server's start time for a job of g GPUs (the
+// busy-until time of its g-th earliest-free GPU; +Inf where it has fewer GPUs) in a tree of
+// minima over the servers' indices.
+type startTree struct {
+	built  bool
+	synced int       // the entries of planState.changed it reflects
+	n      int       // servers
+	size   int       // leaves: a power of two >= n
+	t      []float64 // t[size+s]: server s; t[k] = min(t[2k], t[2k+1])
+}
+
+// tree returns the start tree for g, built on first use in this pass and brought up to date
+// with the servers that assign and undo changed since its last use.
+func (st *planState) tree(g int) *startTree {
+	for len(st.trees) <= g {
+		st.trees = append(st.trees, startTree{})
+	}
+	tr := &st.trees[g]
+	if !tr.built {
+		n := len(st.off) - 1
+		tr.n, tr.size = n, 1
+		for tr.size < n {
+			tr.size *= 2
+		}
+		tr.t = resize(tr.t, 2*tr.size)
+		for s := range tr.size {
+			tr.t[tr.size+s] = st.startOf(s, g)
+		}
+		for k := tr.size - 1; k >= 1; k-- {
+			tr.t[k] = min(tr.t[2*k], tr.t[2*k+1])
+		}
+		tr.built = true
+		tr.synced = len(st.changed)
+	}
+	// Bring the servers changed since the last use up to date.
+	for _, s := range st.changed[tr.synced:] {
+		k := tr.size + int(s)
+		tr.t[k] = st.startOf(int(s), g)
+		for k > 1 {
+			k /= 2
+			m := min(tr.t[2*k], tr.t[2*k+1])
+			if math.Float64bits(m) == math.Float64bits(tr.t[k]) {
+				break // the nodes above keep their minima
+			}
+			tr.t[k] = m
+		}
+	}
+	tr.synced = len(st.changed)
+	return tr
+}
+
+// startOf returns server s's start time for g GPUs (+Inf where it has fewer).
+func (st *planState) startOf(s, g int) float64 {
+	if s >= len(st.off)-1 || st.size(s) < g {
+		return math.Inf(1)
+	}
+	return st.free[st.ids[st.off[s]+g-1]]
+}
+
+// retree notes that server s changed, for the trees to catch up when next used.
+func (st *planState) retree(s int) { st.changed = append(st.changed, int32(s)) }
+
+func (tr *startTree) min() float64 { return tr.t[1] }
+
+func (tr *startTree) at(s int) float64 { return tr.t[tr.size+s] }
+
+// next returns the first server from index from whose start is at most x, or -1.
+func (tr *startTree) next(from int, x float64) int {
+	if from >= tr.n {
+		return -1
+	}
+	k := tr.size + from
+	for !(tr.t[k] <= x) {
+		for k&1 == 1 {
+			k /= 2
+		}
+		if k == 0 {
+			return -1
+		}
+		k++
+	}
+	for k < tr.size {
+		k *= 2
+		if !(tr.t[k] <= x) {
+			k++
+		}
+	}
+	if s := k - tr.size; s < tr.n {
+		return s
+	}
+	return -1
+}
