@@ -31,6 +31,8 @@ type policyEnv struct {
 	Tiresias policy.TiresiasOptions
 	// BCOReplan is sjf-bco's least time in seconds between two plans (-sjf-bco-replan).
 	BCOReplan float64
+	// NoGroupFallback turns off A-SRPT's group fallback (-asrpt-group-fallback=false).
+	NoGroupFallback bool
 	// sawTruth, when not nil, is set by truth: the policy is an oracle (TestOraclePolicies).
 	sawTruth *bool
 }
@@ -136,7 +138,7 @@ func policies() []policySpec {
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate})
+				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback})
 			}, true},
 		{"asrpt-backfill", "A-SRPT with the random-forest predictor, backfilling lower-priority jobs into GPUs the priority prefix leaves free",
 			func(env policyEnv) (gpusched.Scheduler, error) {
@@ -144,7 +146,7 @@ func policies() []policySpec {
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate})
+				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback})
 			}, true},
 		{"asrpt-plan", "A-SRPT choosing at admission the plan of least GPU-time per iteration among a reconfigurable job's plans (asrpt.PlanChoice)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
@@ -152,7 +154,7 @@ func policies() []policySpec {
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.NewPlanChoice(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate})
+				return asrpt.NewPlanChoice(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback})
 			}, true},
 		{"asrpt-oracle", "A-SRPT with exact iteration counts (asrpt.Oracle)",
 			func(env policyEnv) (gpusched.Scheduler, error) {

@@ -154,7 +154,7 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 	}
 	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: cost, Seed: j.seed,
 		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off", PredictionError: perr, Tiresias: o.tiresias,
-		BCOReplan: o.bcoReplan.Seconds()})
+		BCOReplan: o.bcoReplan.Seconds(), NoGroupFallback: !o.groupFB})
 	if err == nil && o.consolidate == "on" && !j.policy.Consolidates {
 		s, err = consolidate.Wrap(s, consolidate.Options{Cost: cost, RestoreTime: o.restoreSeconds()})
 	}
@@ -355,6 +355,11 @@ func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 				return nil, nil, usagef("-%s applies to the tiresias policy, which is not selected", f)
 			}
 		}
+	}
+	if o.set["asrpt-group-fallback"] && !slices.ContainsFunc(specs, func(p policySpec) bool {
+		return p.Name == "asrpt" || p.Name == "asrpt-backfill" || p.Name == "asrpt-plan"
+	}) {
+		return nil, nil, usagef("-asrpt-group-fallback applies to asrpt, asrpt-backfill and asrpt-plan, none of which is selected")
 	}
 	if o.set["sjf-bco-replan"] && !slices.ContainsFunc(specs, func(p policySpec) bool { return p.Name == "sjf-bco" }) {
 		return nil, nil, usagef("-sjf-bco-replan applies to the sjf-bco policy, which is not selected")

@@ -54,3 +54,23 @@ func TestSJFBCOReplanFlag(t *testing.T) {
 		}
 	}
 }
+
+// -asrpt-group-fallback=false turns the group fallback off (on the seed-3 workload at load 1.2
+// it changes asrpt's results), and is an error when no A-SRPT policy with a forest is selected.
+func TestGroupFallbackFlag(t *testing.T) {
+	base := []string{"compare", "-jobs", "2000", "-load", "1.2", "-seed", "3", "-policies", "asrpt", "-progress", "off"}
+	on, err := runCmd(t, base...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := runCmd(t, append(base, "-asrpt-group-fallback=false")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rowOf(on, "asrpt") == rowOf(off, "asrpt") {
+		t.Errorf("-asrpt-group-fallback=false changed nothing:\n%s", rowOf(on, "asrpt"))
+	}
+	if _, err := runCmd(t, "compare", "-jobs", "20", "-policies", "fifo,asrpt-oracle", "-asrpt-group-fallback=false", "-progress", "off"); err == nil {
+		t.Errorf("-asrpt-group-fallback with fifo and asrpt-oracle only: accepted")
+	}
+}
