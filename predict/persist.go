@@ -63,11 +63,22 @@ func Load(r io.Reader) (*Predictor, error) {
 // retraining that runs in another goroutine while the state is taken is not waited for: the
 // state holds the forest in use. Only the CART backend can be saved (ErrUnsupportedBackend).
 func (p *Predictor) MarshalJSON() ([]byte, error) {
+	st, err := p.state(false)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(st)
+}
+
+// state takes the predictor's state. Split leaves the forest out (SaveModel writes it): the
+// state then names it by ModelKey, holds only the rows the forest was not trained on, and the
+// remembered jobs as columns.
+func (p *Predictor) state(split bool) (*stateJSON, error) {
 	if p.opts.Backend != BackendCART {
 		return nil, fmt.Errorf("%w: %s", ErrUnsupportedBackend, p.opts.Backend)
 	}
 	p.mu.RLock()
-	st := stateJSON{
+	st := &stateJSON{
 		Version:  StateVersion,
 		Options:  p.opts,
 		Observed: p.observed,
@@ -77,22 +88,33 @@ func (p *Predictor) MarshalJSON() ([]byte, error) {
 		Head:     p.head,
 	}
 	rows := map[uint64]*row{}
+	var inModel map[uint64]bool
+	if m := p.model; m != nil {
+		if split {
+			st.ModelKey = modelKey(m)
+			inModel = make(map[uint64]bool, len(m.rows))
+			for i := range m.rows {
+				inModel[m.rows[i].seq] = true
+			}
+		} else {
+			mj, err := encodeModel(m)
+			if err != nil {
+				p.mu.RUnlock()
+				return nil, err
+			}
+			for i := range m.rows {
+				r := &m.rows[i]
+				rows[r.seq] = r
+			}
+			st.Model = mj
+		}
+	}
 	for i := range p.window {
 		r := &p.window[i]
-		rows[r.seq] = r
-		st.Window = append(st.Window, r.seq)
-	}
-	if m := p.model; m != nil {
-		mj, err := encodeModel(m)
-		if err != nil {
-			p.mu.RUnlock()
-			return nil, err
-		}
-		for i := range m.rows {
-			r := &m.rows[i]
+		if !inModel[r.seq] {
 			rows[r.seq] = r
 		}
-		st.Model = mj
+		st.Window = append(st.Window, r.seq)
 	}
 	st.History = encodeHistory(p.hist)
 	for i, c := range p.cal {
@@ -103,15 +125,7 @@ func (p *Predictor) MarshalJSON() ([]byte, error) {
 	st.Accuracy = accJSON{LogErr: jfs(p.acc.logErr), Covered: slices.Clone(p.acc.covered), Next: p.acc.next}
 	p.mu.RUnlock()
 
-	seqs := make([]uint64, 0, len(rows))
-	for s := range rows {
-		seqs = append(seqs, s)
-	}
-	slices.Sort(seqs)
-	st.Rows = make([]rowJSON, len(seqs))
-	for i, s := range seqs {
-		st.Rows[i] = encodeRow(rows[s])
-	}
+	st.Rows = encodeRows(rows)
 
 	p.cacheMu.Lock()
 	st.PendingQueue = make([]gpusched.JobID, len(p.pendQ))
@@ -122,12 +136,30 @@ func (p *Predictor) MarshalJSON() ([]byte, error) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	for _, id := range ids {
-		pj := p.pending[id]
-		st.Pending = append(st.Pending, pendingJSON{ID: id, History: encodeHist(&pj.hist), First: encodeEstimate(&pj.first)})
+	if split {
+		st.PendingCols = encodePendingCols(ids, p.pending)
+	} else {
+		for _, id := range ids {
+			pj := p.pending[id]
+			st.Pending = append(st.Pending, pendingJSON{ID: id, History: encodeHist(&pj.hist), First: encodeEstimate(&pj.first)})
+		}
 	}
 	p.cacheMu.Unlock()
-	return json.Marshal(st)
+	return st, nil
+}
+
+// encodeRows returns the rows in the order of their seq.
+func encodeRows(rows map[uint64]*row) []rowJSON {
+	seqs := make([]uint64, 0, len(rows))
+	for s := range rows {
+		seqs = append(seqs, s)
+	}
+	slices.Sort(seqs)
+	out := make([]rowJSON, len(seqs))
+	for i, s := range seqs {
+		out[i] = encodeRow(rows[s])
+	}
+	return out
 }
 
 // UnmarshalJSON replaces everything p knows with the state encoded by MarshalJSON (see Load).
@@ -142,10 +174,19 @@ func (p *Predictor) UnmarshalJSON(b []byte) error {
 	if dec.More() {
 		return fmt.Errorf("%w: data after the state", ErrInvalidState)
 	}
+	if st.ModelKey != "" || st.PendingCols != nil {
+		return fmt.Errorf("%w: a learned state without its forest (see RestoreSplit)", ErrInvalidState)
+	}
 	q, err := st.restore()
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidState, err)
 	}
+	p.adopt(q)
+	return nil
+}
+
+// adopt replaces what p knows by what q knows.
+func (p *Predictor) adopt(q *Predictor) {
 	p.mu.Lock()
 	p.cacheMu.Lock()
 	p.opts, p.prior, p.model, p.hist = q.opts, q.prior, q.model, q.hist
@@ -155,7 +196,6 @@ func (p *Predictor) UnmarshalJSON(b []byte) error {
 	p.pending, p.pendQ, p.pendHead = q.pending, q.pendQ, q.pendHead
 	p.cacheMu.Unlock()
 	p.mu.Unlock()
-	return nil
 }
 
 // The wire format. Field names are part of StateVersion 1.
@@ -176,6 +216,10 @@ type stateJSON struct {
 	Pending      []pendingJSON        `json:"pending"`
 	PendingQueue []gpusched.JobID     `json:"pending_queue"`
 	PendingHead  int                  `json:"pending_head"`
+	// ModelKey names the forest that a split save (SaveLearned) leaves out; Model and the
+	// rows only it holds are then absent, and the remembered jobs are in PendingCols.
+	ModelKey    string       `json:"model_key,omitempty"`
+	PendingCols *pendingCols `json:"pending_cols,omitempty"`
 }
 
 type rowJSON struct {
@@ -834,5 +878,231 @@ func (aj *accJSON) restore(a *accuracyRing) error {
 		}
 	}
 	a.logErr, a.covered, a.next = floats(aj.LogErr), slices.Clone(aj.Covered), aj.Next
+	return nil
+}
+
+// A split save writes the predictor in two parts, so that a host that saves it often pays for
+// the forest only when it changes. The forest in use and the rows it was trained on change only
+// when it is retrained: SaveModel writes them, under a key (ModelKey) that names that forest.
+// Everything else (the window's newer rows, the histories, the calibration, the accuracy
+// record, the remembered jobs) changes with every job: SaveLearned writes it, naming the forest
+// by its key. RestoreSplit takes both. A host saves the model only when ModelKey changes.
+
+// modelState is what SaveModel writes: the forest and the rows it was trained on, with its key.
+type modelState struct {
+	Version int        `json:"version"`
+	Key     string     `json:"key"`
+	Rows    []rowJSON  `json:"rows"`
+	Model   *modelJSON `json:"model"`
+}
+
+// pendingCols are the remembered jobs as columns, each job's History and first estimate an
+// index into tables of the distinct ones (jobs of a group predicted between the same two of
+// its completions share their History, and often their estimate).
+type pendingCols struct {
+	IDs       []gpusched.JobID `json:"ids"`
+	History   []int32          `json:"history"`
+	First     []int32          `json:"first"`
+	Histories []histJSON       `json:"histories"`
+	Firsts    []estimateJSON   `json:"firsts"`
+}
+
+// encodePendingCols returns the remembered jobs ids (sorted) as columns.
+func encodePendingCols(ids []gpusched.JobID, pending map[gpusched.JobID]pendingJob) *pendingCols {
+	pc := &pendingCols{IDs: ids, History: make([]int32, len(ids)), First: make([]int32, len(ids))}
+	hs := map[History]int32{}
+	fs := map[Estimate]int32{}
+	for i, id := range ids {
+		pj := pending[id]
+		k, ok := hs[pj.hist]
+		if !ok {
+			k = int32(len(pc.Histories))
+			hs[pj.hist] = k
+			pc.Histories = append(pc.Histories, encodeHist(&pj.hist))
+		}
+		pc.History[i] = k
+		k, ok = fs[pj.first]
+		if !ok {
+			k = int32(len(pc.Firsts))
+			fs[pj.first] = k
+			pc.Firsts = append(pc.Firsts, encodeEstimate(&pj.first))
+		}
+		pc.First[i] = k
+	}
+	return pc
+}
+
+// pending returns the columns as the list of remembered jobs.
+func (pc *pendingCols) pending() ([]pendingJSON, error) {
+	n := len(pc.IDs)
+	if len(pc.History) != n || len(pc.First) != n {
+		return nil, fmt.Errorf("pending_cols: %d ids, %d histories, %d estimates", n, len(pc.History), len(pc.First))
+	}
+	out := make([]pendingJSON, n)
+	for i, id := range pc.IDs {
+		h, f := pc.History[i], pc.First[i]
+		if h < 0 || int(h) >= len(pc.Histories) || f < 0 || int(f) >= len(pc.Firsts) {
+			return nil, fmt.Errorf("pending_cols[%d]: history %d of %d, estimate %d of %d", i, h, len(pc.Histories), f, len(pc.Firsts))
+		}
+		out[i] = pendingJSON{ID: id, History: pc.Histories[h], First: pc.Firsts[f]}
+	}
+	return out, nil
+}
+
+// modelKey names a trained forest by its training's number and a hash (FNV-1a, 64 bits) of its
+// content: the seq and target of every row it was trained on, its bins and every node and leaf
+// of its trees. Two forests with one key are, but for a hash collision, the same forest.
+func modelKey(m *model) string {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	mix := func(x uint64) { h = (h ^ x) * prime }
+	for i := range m.rows {
+		mix(m.rows[i].seq)
+		mix(math.Float64bits(m.rows[i].y))
+	}
+	for _, e := range m.bins.edges {
+		mix(math.Float64bits(e))
+	}
+	if f, ok := m.clf.(*cartForest); ok {
+		for t := range f.trees {
+			tr := &f.trees[t]
+			mix(uint64(len(tr.nodes)))
+			for _, n := range tr.nodes {
+				mix(math.Float64bits(n.thr))
+				mix(uint64(uint32(n.feat))<<32 | uint64(uint32(n.kid)))
+			}
+			for _, l := range tr.leaves {
+				mix(uint64(l.class)<<32 | uint64(math.Float32bits(l.frac)))
+			}
+		}
+	}
+	return fmt.Sprintf("forest-%d-%016x", m.ticket, h)
+}
+
+// ModelKey returns the key of the forest in use, "" before the first training: it changes
+// exactly when the forest does (a retraining, Fit, a restore), so a host that saves the
+// predictor often calls SaveModel only when ModelKey has changed (see SaveLearned). It costs
+// a pass over the forest's rows and nodes (well under a millisecond for a forest of 64 trees
+// over 10,000 rows).
+func (p *Predictor) ModelKey() string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.model == nil {
+		return ""
+	}
+	return modelKey(p.model)
+}
+
+// SaveModel writes the forest in use and the rows it was trained on as JSON, with its key
+// (which it returns; "" and a state without a forest before the first training). With what
+// SaveLearned writes it makes the whole state (see RestoreSplit). Only the CART backend can be
+// saved (ErrUnsupportedBackend).
+func (p *Predictor) SaveModel(w io.Writer) (key string, err error) {
+	if p.opts.Backend != BackendCART {
+		return "", fmt.Errorf("%w: %s", ErrUnsupportedBackend, p.opts.Backend)
+	}
+	ms := modelState{Version: StateVersion}
+	p.mu.RLock()
+	if m := p.model; m != nil {
+		mj, err := encodeModel(m)
+		if err != nil {
+			p.mu.RUnlock()
+			return "", err
+		}
+		ms.Model, ms.Key = mj, modelKey(m)
+		rows := make(map[uint64]*row, len(m.rows))
+		for i := range m.rows {
+			rows[m.rows[i].seq] = &m.rows[i]
+		}
+		ms.Rows = encodeRows(rows)
+	}
+	p.mu.RUnlock()
+	b, err := json.Marshal(&ms)
+	if err != nil {
+		return "", err
+	}
+	_, err = w.Write(b)
+	return ms.Key, err
+}
+
+// SaveLearned writes everything the predictor knows but its forest (see SaveModel), as JSON
+// naming the forest by its key, which it returns ("" before the first training). Its size and
+// cost do not grow with the forest: the rows the forest was trained on are not repeated, and
+// the remembered jobs share their histories and estimates.
+func (p *Predictor) SaveLearned(w io.Writer) (modelKey string, err error) {
+	st, err := p.state(true)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return "", err
+	}
+	_, err = w.Write(b)
+	return st.ModelKey, err
+}
+
+// RestoreSplit replaces everything p knows with the state that SaveModel (model) and
+// SaveLearned (learned) wrote: the forest must be the one the learned state names (the keys are
+// compared, and the key of the restored forest is computed again). model may be empty when the
+// learned state names no forest. Bad, truncated or inconsistent data is an error wrapping
+// ErrInvalidState, and leaves p unchanged. It must not run concurrently with other calls on p.
+func (p *Predictor) RestoreSplit(model, learned []byte) error {
+	var st stateJSON
+	if err := decodeStrict(learned, &st); err != nil {
+		return fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
+	}
+	switch {
+	case st.Model != nil || st.Pending != nil:
+		return fmt.Errorf("%w: learned state: holds a forest or uncolumned jobs (a whole state: see Load)", ErrInvalidState)
+	case st.PendingCols == nil:
+		return fmt.Errorf("%w: learned state: no pending_cols", ErrInvalidState)
+	}
+	var err error
+	if st.Pending, err = st.PendingCols.pending(); err != nil {
+		return fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
+	}
+	st.PendingCols = nil
+	if st.ModelKey != "" || len(bytes.TrimSpace(model)) > 0 {
+		var ms modelState
+		if err := decodeStrict(model, &ms); err != nil {
+			return fmt.Errorf("%w: model: %w", ErrInvalidState, err)
+		}
+		switch {
+		case ms.Version != StateVersion:
+			return fmt.Errorf("%w: model: version %d (this package reads version %d)", ErrInvalidState, ms.Version, StateVersion)
+		case ms.Key != st.ModelKey:
+			return fmt.Errorf("%w: the learned state names forest %q, the model is %q", ErrInvalidState, st.ModelKey, ms.Key)
+		case (ms.Model == nil) != (ms.Key == ""):
+			return fmt.Errorf("%w: model: key %q with forest %t", ErrInvalidState, ms.Key, ms.Model != nil)
+		}
+		st.Model = ms.Model
+		st.Rows = append(st.Rows, ms.Rows...)
+	}
+	key := st.ModelKey
+	st.ModelKey = ""
+	q, err := st.restore()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidState, err)
+	}
+	if q.model != nil {
+		if k := modelKey(q.model); k != key {
+			return fmt.Errorf("%w: model: the forest restored is %q, not %q", ErrInvalidState, k, key)
+		}
+	}
+	p.adopt(q)
+	return nil
+}
+
+// decodeStrict decodes one JSON value of b into v, refusing unknown fields and trailing data.
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("data after the state")
+	}
 	return nil
 }

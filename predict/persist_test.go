@@ -365,3 +365,149 @@ func keyOf(w *pitWindow, b *pitBatch) string {
 	}
 	return ""
 }
+
+// TestSplitSaveIdentical: a predictor restored from its split state (SaveModel and
+// SaveLearned) saves to the same whole state as the original and answers every later call
+// exactly as it does; the model is rewritten only when its key changes, and the learned part
+// holds none of the forest's rows.
+func TestSplitSaveIdentical(t *testing.T) {
+	recs := workload(t, 1600, 11)
+	ev := replayEvents(recs)
+	orig := mustNew(t, persistOptions())
+	if k := orig.ModelKey(); k != "" {
+		t.Fatalf("key %q before any training", k)
+	}
+	var model, learned bytes.Buffer
+	var key string
+	keys := 0
+	for k, e := range ev {
+		step(t, orig, recs, e)
+		if k%97 != 0 && k != len(ev)-1 {
+			continue
+		}
+		if mk := orig.ModelKey(); mk != key {
+			model.Reset()
+			got, err := orig.SaveModel(&model)
+			if err != nil || got != mk {
+				t.Fatalf("SaveModel: key %q (ModelKey %q), %v", got, mk, err)
+			}
+			key = mk
+			keys++
+		}
+		learned.Reset()
+		lk, err := orig.SaveLearned(&learned)
+		if err != nil || lk != key {
+			t.Fatalf("SaveLearned: key %q, want %q, %v", lk, key, err)
+		}
+		back := mustNew(t, Options{})
+		if err := back.RestoreSplit(model.Bytes(), learned.Bytes()); err != nil {
+			t.Fatalf("event %d: %v", k, err)
+		}
+		want, _ := orig.MarshalJSON()
+		got, _ := back.MarshalJSON()
+		if !bytes.Equal(want, got) {
+			t.Fatalf("event %d: the restored predictor's whole state differs", k)
+		}
+		if k == len(ev)/2 {
+			twin := orig.clone(t)
+			for j, e := range ev[k+1:] {
+				a, b := step(t, twin, recs, e), step(t, back, recs, e)
+				if !slices.EqualFunc(a, b, func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) }) {
+					t.Fatalf("event %d after the restore: original %v, restored %v", j, a, b)
+				}
+				if j > 400 {
+					break
+				}
+			}
+		}
+	}
+	if keys < 3 {
+		t.Fatalf("the forest changed %d times", keys)
+	}
+	var st struct {
+		Rows []rowJSON `json:"rows"`
+	}
+	if err := json.Unmarshal(learned.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	var ms modelState
+	if err := json.Unmarshal(model.Bytes(), &ms); err != nil {
+		t.Fatal(err)
+	}
+	inModel := map[uint64]bool{}
+	for _, r := range ms.Rows {
+		inModel[r.Seq] = true
+	}
+	for _, r := range st.Rows {
+		if inModel[r.Seq] {
+			t.Fatalf("row %d is in both parts", r.Seq)
+		}
+	}
+	if len(ms.Rows) == 0 {
+		t.Fatal("the model holds no rows")
+	}
+}
+
+// clone returns a predictor restored from p's whole state, so that p itself is left as is.
+func (p *Predictor) clone(t *testing.T) *Predictor {
+	t.Helper()
+	b, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Load(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// TestRestoreSplitRejects: a learned state with another forest, without its forest, or a
+// whole state given as learned is refused, and leaves the predictor unchanged.
+func TestRestoreSplitRejects(t *testing.T) {
+	recs := workload(t, 600, 5)
+	ev := replayEvents(recs)
+	p := mustNew(t, persistOptions())
+	var models [2][]byte
+	var learned []byte
+	for k, e := range ev {
+		step(t, p, recs, e)
+		if k == len(ev)/3 || k == len(ev)-1 {
+			var m, l bytes.Buffer
+			if _, err := p.SaveModel(&m); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.SaveLearned(&l); err != nil {
+				t.Fatal(err)
+			}
+			models[0], models[1] = models[1], m.Bytes()
+			learned = l.Bytes()
+		}
+	}
+	if bytes.Equal(models[0], models[1]) {
+		t.Fatal("the forest did not change between the saves")
+	}
+	whole, _ := p.MarshalJSON()
+	fresh := mustNew(t, Options{Seed: 9})
+	before, _ := fresh.MarshalJSON()
+	tampered := bytes.Replace(models[1], []byte(`"thr":[`), []byte(`"thr":[0.125,`), 1)
+	tampered = bytes.Replace(tampered, []byte(`"feat":[`), []byte(`"feat":[-1,`), 1)
+	for name, c := range map[string][2][]byte{
+		"older forest":     {models[0], learned},
+		"no forest":        {nil, learned},
+		"whole as learned": {models[1], whole},
+		"garbage":          {models[1], []byte("{")},
+		"tampered forest":  {tampered, learned},
+	} {
+		err := fresh.RestoreSplit(c[0], c[1])
+		if !errors.Is(err, ErrInvalidState) {
+			t.Errorf("%s: %v, want ErrInvalidState", name, err)
+		}
+		if after, _ := fresh.MarshalJSON(); !bytes.Equal(before, after) {
+			t.Errorf("%s: the predictor changed", name)
+		}
+	}
+	if err := fresh.UnmarshalJSON(learned); !errors.Is(err, ErrInvalidState) {
+		t.Errorf("a learned state as a whole one: %v", err)
+	}
+}
