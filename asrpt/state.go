@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -58,6 +59,10 @@ type savedState struct {
 	Ghosts        []int             `json:"ghosts"`
 	Rejected      []savedRejection  `json:"rejected"`
 	Estimator     json.RawMessage   `json:"estimator,omitempty"`
+	// EstimatorDelta tells that Estimator is the estimator's delta (SaveDelta), which refers to
+	// its base by the key EstimatorBase ("": none yet).
+	EstimatorDelta bool   `json:"estimator_delta,omitempty"`
+	EstimatorBase  string `json:"estimator_base,omitempty"`
 }
 
 // savedJobs are the jobs A-SRPT tracks, by key: id, GPUs, predicted iterations, time per
@@ -165,8 +170,15 @@ func (e *restoredError) Unwrap() error { return e.reason }
 // change the scheduler. Its cost is O(jobs) and the output under 100 bytes per job (see
 // BENCHMARKS.md).
 func (s *Scheduler) SaveState(w io.Writer) error {
+	_, err := s.save(w, false)
+	return err
+}
+
+// save writes the state; with delta, the estimator's delta instead of its whole state when it
+// is layered, and returns the key of its base.
+func (s *Scheduler) save(w io.Writer, delta bool) (string, error) {
 	if err := s.ready(); err != nil {
-		return err
+		return "", err
 	}
 	n := len(s.jobs)
 	out := savedState{
@@ -220,14 +232,22 @@ func (s *Scheduler) SaveState(w io.Writer) error {
 		err := s.rejected[id].err
 		out.Rejected = append(out.Rejected, savedRejection{ID: id, Reason: reasonName(err), Error: err.Error()})
 	}
-	if e, ok := s.opt.Estimator.(gpusched.Stateful); ok {
+	var key string
+	if l, ok := s.opt.Estimator.(layered); ok && delta {
+		var b bytes.Buffer
+		k, err := l.SaveDelta(&b)
+		if err != nil {
+			return "", err
+		}
+		out.Estimator, out.EstimatorDelta, out.EstimatorBase, key = bytes.TrimSpace(b.Bytes()), true, k, k
+	} else if e, ok := s.opt.Estimator.(gpusched.Stateful); ok {
 		var b bytes.Buffer
 		if err := e.SaveState(&b); err != nil {
-			return err
+			return "", err
 		}
 		out.Estimator = bytes.TrimSpace(b.Bytes())
 	}
-	return statejson.Encode(w, &out)
+	return key, statejson.Encode(w, &out)
 }
 
 // RestoreState replaces the scheduler's state by one that SaveState wrote, so that every later
@@ -253,12 +273,30 @@ func (s *Scheduler) RestoreState(r io.Reader) error {
 	if err := statejson.Decode(r, stateKind, stateVersion, &in); err != nil {
 		return err
 	}
-	n, err := s.rebuild(&in)
+	if in.EstimatorDelta {
+		return statejson.Errorf(stateKind, "the state is a delta (its estimator's base is %q): see RestoreDelta", in.EstimatorBase)
+	}
+	return s.restore(&in, nil)
+}
+
+// restore adopts a decoded state; base, when not nil, is the estimator's base of a delta.
+func (s *Scheduler) restore(in *savedState, base []byte) error {
+	n, err := s.rebuild(in)
 	if err != nil {
 		return err
 	}
 	est, stateful := s.opt.Estimator.(gpusched.Stateful)
+	lay, isLayered := s.opt.Estimator.(layered)
 	switch {
+	case in.EstimatorDelta && !isLayered:
+		return statejson.Errorf(stateKind, "the state holds an estimator's delta, but this scheduler's estimator (%T) saves no deltas", s.opt.Estimator)
+	case in.EstimatorDelta:
+		if err := lay.RestoreDelta(bytes.NewReader(base), bytes.NewReader(in.Estimator)); err != nil {
+			if errors.Is(err, gpusched.ErrBadState) {
+				return err
+			}
+			return statejson.Errorf(stateKind, "estimator: %v", err)
+		}
 	case len(in.Estimator) > 0 && !stateful:
 		return statejson.Errorf(stateKind, "the state holds an estimator's state, but this scheduler's estimator (%T) keeps none", s.opt.Estimator)
 	case len(in.Estimator) == 0 && stateful:
@@ -484,4 +522,122 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 		n.rejected[r.ID] = &rejection{err: &gpusched.JobError{Job: r.ID, Err: &restoredError{msg: r.Error, reason: reason}}}
 	}
 	return n, nil
+}
+
+// layered is an estimator whose state has a large part that changes rarely, its base (a Forest's
+// trained forest), saved apart from the rest, its delta: the methods of package host's
+// Incremental.
+type layered interface {
+	BaseKey() string
+	SaveBase(w io.Writer) (key string, err error)
+	SaveDelta(w io.Writer) (baseKey string, err error)
+	RestoreDelta(base, delta io.Reader) error
+}
+
+// BaseKey returns the key of the base of the scheduler's state: the key of its estimator's base
+// when the estimator saves one (a Forest: its trained forest, see predict.Predictor.ModelKey),
+// else "". It changes exactly when the base does (a Forest: at each retraining), so a host
+// that saves the scheduler often writes the base (SaveBase) only when BaseKey has changed, and
+// the rest (SaveDelta) every time.
+func (s *Scheduler) BaseKey() string {
+	if l, ok := s.opt.Estimator.(layered); ok {
+		return l.BaseKey()
+	}
+	return ""
+}
+
+// SaveBase writes the base of the scheduler's state, its estimator's base (a Forest's trained
+// forest and the rows it was trained on), and returns its key. With an estimator that saves no
+// base it writes nothing and returns "".
+func (s *Scheduler) SaveBase(w io.Writer) (key string, err error) {
+	if err := s.ready(); err != nil {
+		return "", err
+	}
+	if l, ok := s.opt.Estimator.(layered); ok {
+		return l.SaveBase(w)
+	}
+	return "", nil
+}
+
+// SaveDelta writes the scheduler's state as SaveState does, except that the estimator, when it
+// saves a base (a Forest), contributes only its delta, which names the base by the key
+// SaveDelta returns. Between two retrainings of a Forest this costs what A-SRPT's state with
+// an Oracle costs plus the forest's newer rows, histories, calibration and remembered jobs,
+// not the trees (see BENCHMARKS). Restore it with RestoreDelta and the base of that key.
+func (s *Scheduler) SaveDelta(w io.Writer) (baseKey string, err error) {
+	return s.save(w, true)
+}
+
+// RestoreDelta is RestoreState for a state that SaveDelta wrote: base is what SaveBase wrote
+// under the key that the delta names (it may be empty when that key is ""). A base of another
+// key, like every other bad data, is refused with an error wrapping gpusched.ErrBadState, and
+// the scheduler is left unchanged. A whole state (SaveState) is also accepted, base unused.
+func (s *Scheduler) RestoreDelta(base, delta io.Reader) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	var in savedState
+	if err := statejson.Decode(delta, stateKind, stateVersion, &in); err != nil {
+		return err
+	}
+	var b []byte
+	if in.EstimatorDelta && base != nil {
+		var err error
+		if b, err = io.ReadAll(base); err != nil {
+			return statejson.Errorf(stateKind, "reading the base: %v", err)
+		}
+	}
+	return s.restore(&in, b)
+}
+
+// BaseKey returns the key of the trained forest in use (predict.Predictor.ModelKey), "" before
+// the first training.
+func (f Forest) BaseKey() string {
+	if f.P == nil {
+		return ""
+	}
+	return f.P.ModelKey()
+}
+
+// SaveBase writes the trained forest in use and the rows it was trained on
+// (predict.Predictor.SaveModel) and returns its key.
+func (f Forest) SaveBase(w io.Writer) (key string, err error) {
+	if f.P == nil {
+		return "", fmt.Errorf("asrpt: forest has no predictor")
+	}
+	return f.P.SaveModel(w)
+}
+
+// SaveDelta writes everything the predictor learned but its forest (predict.Predictor.
+// SaveLearned), naming the forest by the key it returns.
+func (f Forest) SaveDelta(w io.Writer) (baseKey string, err error) {
+	if f.P == nil {
+		return "", fmt.Errorf("asrpt: forest has no predictor")
+	}
+	return f.P.SaveLearned(w)
+}
+
+// RestoreDelta replaces what the predictor knows with what SaveBase (base) and SaveDelta
+// (delta) wrote (predict.Predictor.RestoreSplit). Bad data, or a base that is not the one the
+// delta names, is an error wrapping gpusched.ErrBadState (and predict.ErrInvalidState), and
+// leaves the predictor unchanged.
+func (f Forest) RestoreDelta(base, delta io.Reader) error {
+	if f.P == nil {
+		return fmt.Errorf("%w: asrpt: forest has no predictor", gpusched.ErrBadState)
+	}
+	var b []byte
+	if base != nil {
+		var err error
+		if b, err = io.ReadAll(base); err != nil {
+			return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
+		}
+	}
+	d, err := io.ReadAll(delta)
+	if err != nil {
+		return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
+	}
+	if err := f.P.RestoreSplit(b, d); err != nil {
+		return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
+	}
+	return nil
 }

@@ -43,5 +43,5 @@ const EntryBlock = entryBlock
 
 // RestoreBroken is Restore of a deliberately wrong variant (see Break).
 func RestoreBroken(opt Options, rd io.Reader, kind string) (*Runtime, error) {
-	return restore(opt, rd, func(r *Runtime) { Break(r, kind) })
+	return restore(opt, nil, rd, func(r *Runtime) { Break(r, kind) })
 }

@@ -47,6 +47,10 @@ type savedRuntime struct {
 	EndedCols *savedColumns `json:"ended,omitempty"`
 	// Scheduler is what the scheduler's SaveState wrote (absent unless it is Stateful).
 	Scheduler json.RawMessage `json:"scheduler,omitempty"`
+	// SchedulerDelta tells that Scheduler is the scheduler's delta (Incremental.SaveDelta),
+	// which names its base by the key SchedulerBase ("": none yet).
+	SchedulerDelta bool   `json:"scheduler_delta,omitempty"`
+	SchedulerBase  string `json:"scheduler_base,omitempty"`
 }
 
 // savedEntry is the JSON form of one Entry: every field that outlives a call (zeros omitted).
@@ -123,6 +127,13 @@ func (e *restoredError) Unwrap() error { return e.wrap }
 // bits. The placement intervals of Options.RecordSegments are not saved. Call it between
 // calls, typically after carrying out the actions of each Schedule call; it changes nothing.
 func (r *Runtime) SaveState(w io.Writer) error {
+	_, err := r.save(w, false)
+	return err
+}
+
+// save writes the runtime; with delta, the scheduler's delta when it is Incremental, and it
+// returns the key of the scheduler's base.
+func (r *Runtime) save(w io.Writer, delta bool) (string, error) {
 	r.compactRunning()
 	out := savedRuntime{
 		Header: statejson.Header{Kind: stateKind, Version: stateVersion},
@@ -130,7 +141,7 @@ func (r *Runtime) SaveState(w io.Writer) error {
 	}
 	cj, err := r.clusterForm()
 	if err != nil {
-		return fmt.Errorf("host: saving the cluster: %w", err)
+		return "", fmt.Errorf("host: saving the cluster: %w", err)
 	}
 	out.Cluster = cj
 	r.unavailable.Range(func(g topology.GPUID) bool {
@@ -157,14 +168,22 @@ func (r *Runtime) SaveState(w io.Writer) error {
 	if len(out.Ended) > 0 {
 		out.EndedCols = columns(out.Ended)
 	}
-	if st, ok := r.sched.(gpusched.Stateful); ok {
+	var key string
+	if inc, ok := r.sched.(Incremental); ok && delta {
+		var buf bytes.Buffer
+		k, err := inc.SaveDelta(&buf)
+		if err != nil {
+			return "", fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
+		}
+		out.Scheduler, out.SchedulerDelta, out.SchedulerBase, key = json.RawMessage(bytes.TrimSpace(buf.Bytes())), true, k, k
+	} else if st, ok := r.sched.(gpusched.Stateful); ok {
 		var buf bytes.Buffer
 		if err := st.SaveState(&buf); err != nil {
-			return fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
+			return "", fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
 		}
 		out.Scheduler = json.RawMessage(bytes.TrimSpace(buf.Bytes()))
 	}
-	return statejson.Encode(w, &out)
+	return key, statejson.Encode(w, &out)
 }
 
 // saved returns e's JSON form, adding its model to out.Models.
@@ -210,7 +229,10 @@ func (r *Runtime) RestoreState(rd io.Reader) error {
 	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
 		return err
 	}
-	return r.restoreFrom(&in)
+	if in.SchedulerDelta {
+		return statejson.Errorf(stateKind, "the state is a delta (its scheduler's base is %q): see RestoreDelta", in.SchedulerBase)
+	}
+	return r.restoreFrom(&in, nil)
 }
 
 // Restore returns a runtime built with opt (as New) whose books and scheduler state are read
@@ -218,15 +240,25 @@ func (r *Runtime) RestoreState(rd io.Reader) error {
 // built with the options the saved runtime's scheduler had. opt.Cluster may be nil: the
 // runtime takes the saved cluster either way (see RestoreState).
 func Restore(opt Options, rd io.Reader) (*Runtime, error) {
-	return restore(opt, rd, nil)
+	return restore(opt, nil, rd, nil)
 }
 
-// restore is Restore, with prepare (when not nil) applied to the new runtime before its books
-// are read.
-func restore(opt Options, rd io.Reader, prepare func(*Runtime)) (*Runtime, error) {
+// restore is Restore (RestoreDelta when base is not nil), with prepare (when not nil) applied
+// to the new runtime before its books are read.
+func restore(opt Options, base, rd io.Reader, prepare func(*Runtime)) (*Runtime, error) {
 	var in savedRuntime
 	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
 		return nil, err
+	}
+	var b []byte
+	switch {
+	case in.SchedulerDelta && base == nil:
+		return nil, statejson.Errorf(stateKind, "the state is a delta (its scheduler's base is %q): see RestoreDelta", in.SchedulerBase)
+	case in.SchedulerDelta:
+		var err error
+		if b, err = io.ReadAll(base); err != nil {
+			return nil, statejson.Errorf(stateKind, "reading the base: %v", err)
+		}
 	}
 	if opt.Cluster == nil {
 		c, err := in.cluster(nil)
@@ -242,7 +274,7 @@ func restore(opt Options, rd io.Reader, prepare func(*Runtime)) (*Runtime, error
 	if prepare != nil {
 		prepare(r)
 	}
-	if err := r.restoreFrom(&in); err != nil {
+	if err := r.restoreFrom(&in, b); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -284,8 +316,9 @@ func (in *savedRuntime) cluster(cur *Runtime) (*topology.Cluster, error) {
 	return c, nil
 }
 
-// restoreFrom checks in, restores the scheduler, and replaces r's books by in's.
-func (r *Runtime) restoreFrom(in *savedRuntime) error {
+// restoreFrom checks in, restores the scheduler (from base and in's delta when in holds a
+// delta), and replaces r's books by in's.
+func (r *Runtime) restoreFrom(in *savedRuntime, base []byte) error {
 	bad := func(format string, args ...any) error { return statejson.Errorf(stateKind, format, args...) }
 	var err error
 	if in.Jobs, err = in.JobCols.entries(); err != nil {
@@ -408,7 +441,14 @@ func (r *Runtime) restoreFrom(in *savedRuntime) error {
 		}
 	}
 	st, stateful := r.sched.(gpusched.Stateful)
+	inc, incremental := r.sched.(Incremental)
 	switch {
+	case in.SchedulerDelta && !incremental:
+		return bad("a delta for scheduler %s, which saves none", r.name)
+	case in.SchedulerDelta:
+		if err := inc.RestoreDelta(bytes.NewReader(base), bytes.NewReader(in.Scheduler)); err != nil {
+			return fmt.Errorf("host: restoring scheduler %s: %w", r.name, err)
+		}
 	case stateful && len(in.Scheduler) == 0:
 		return bad("no state for scheduler %s, which keeps state", r.name)
 	case !stateful && len(in.Scheduler) != 0:
