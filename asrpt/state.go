@@ -233,21 +233,52 @@ func (s *Scheduler) save(w io.Writer, delta bool) (string, error) {
 		out.Rejected = append(out.Rejected, savedRejection{ID: id, Reason: reasonName(err), Error: err.Error()})
 	}
 	var key string
+	var est bytes.Buffer
 	if l, ok := s.opt.Estimator.(layered); ok && delta {
-		var b bytes.Buffer
-		k, err := l.SaveDelta(&b)
+		k, err := l.SaveDelta(&est)
 		if err != nil {
 			return "", err
 		}
-		out.Estimator, out.EstimatorDelta, out.EstimatorBase, key = bytes.TrimSpace(b.Bytes()), true, k, k
+		out.EstimatorDelta, out.EstimatorBase, key = true, k, k
 	} else if e, ok := s.opt.Estimator.(gpusched.Stateful); ok {
-		var b bytes.Buffer
-		if err := e.SaveState(&b); err != nil {
+		if err := e.SaveState(&est); err != nil {
 			return "", err
 		}
-		out.Estimator = bytes.TrimSpace(b.Bytes())
 	}
-	return key, statejson.Encode(w, &out)
+	return key, encodeWith(w, &out, "estimator", est.Bytes())
+}
+
+// encodeWith writes v as statejson.Encode does, with one more field, name, whose value is raw
+// (a JSON value, written as it is; no field when raw is empty). Unlike a json.RawMessage field,
+// raw is not validated and compacted again: the estimator's state may be megabytes.
+func encodeWith(w io.Writer, v any, name string, raw []byte) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return statejson.Encode(w, v)
+	}
+	var buf bytes.Buffer
+	if err := statejson.Encode(&buf, v); err != nil {
+		return err
+	}
+	b := bytes.TrimRight(buf.Bytes(), "\n")
+	if len(b) < 2 || b[len(b)-1] != '}' {
+		return fmt.Errorf("asrpt: encoding the state: %q is not an object", b)
+	}
+	b = b[:len(b)-1]
+	if len(b) > 1 {
+		b = append(b, ',')
+	}
+	b = append(b, '"')
+	b = append(b, name...)
+	b = append(b, `":`...)
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	if _, err := w.Write(raw); err != nil {
+		return err
+	}
+	_, err := w.Write([]byte("}\n"))
+	return err
 }
 
 // RestoreState replaces the scheduler's state by one that SaveState wrote, so that every later

@@ -169,21 +169,52 @@ func (r *Runtime) save(w io.Writer, delta bool) (string, error) {
 		out.EndedCols = columns(out.Ended)
 	}
 	var key string
+	var sched bytes.Buffer
 	if inc, ok := r.sched.(Incremental); ok && delta {
-		var buf bytes.Buffer
-		k, err := inc.SaveDelta(&buf)
+		k, err := inc.SaveDelta(&sched)
 		if err != nil {
 			return "", fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
 		}
-		out.Scheduler, out.SchedulerDelta, out.SchedulerBase, key = json.RawMessage(bytes.TrimSpace(buf.Bytes())), true, k, k
+		out.SchedulerDelta, out.SchedulerBase, key = true, k, k
 	} else if st, ok := r.sched.(gpusched.Stateful); ok {
-		var buf bytes.Buffer
-		if err := st.SaveState(&buf); err != nil {
+		if err := st.SaveState(&sched); err != nil {
 			return "", fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
 		}
-		out.Scheduler = json.RawMessage(bytes.TrimSpace(buf.Bytes()))
 	}
-	return key, statejson.Encode(w, &out)
+	return key, encodeWith(w, &out, "scheduler", sched.Bytes())
+}
+
+// encodeWith writes v as statejson.Encode does, with one more field, name, whose value is raw
+// (a JSON value, written as it is; no field when raw is empty). Unlike a json.RawMessage field,
+// raw is not validated and compacted again: the scheduler's state may be megabytes.
+func encodeWith(w io.Writer, v any, name string, raw []byte) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return statejson.Encode(w, v)
+	}
+	var buf bytes.Buffer
+	if err := statejson.Encode(&buf, v); err != nil {
+		return err
+	}
+	b := bytes.TrimRight(buf.Bytes(), "\n")
+	if len(b) < 2 || b[len(b)-1] != '}' {
+		return fmt.Errorf("host: encoding the state: %q is not an object", b)
+	}
+	b = b[:len(b)-1]
+	if len(b) > 1 {
+		b = append(b, ',')
+	}
+	b = append(b, '"')
+	b = append(b, name...)
+	b = append(b, `":`...)
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	if _, err := w.Write(raw); err != nil {
+		return err
+	}
+	_, err := w.Write([]byte("}\n"))
+	return err
 }
 
 // saved returns e's JSON form, adding its model to out.Models.

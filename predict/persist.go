@@ -3,6 +3,8 @@ package predict
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,7 +127,11 @@ func (p *Predictor) state(split bool) (*stateJSON, error) {
 	st.Accuracy = accJSON{LogErr: jfs(p.acc.logErr), Covered: slices.Clone(p.acc.covered), Next: p.acc.next}
 	p.mu.RUnlock()
 
-	st.Rows = encodeRows(rows)
+	if split {
+		st.RowCols = encodeRowCols(rows)
+	} else {
+		st.Rows = encodeRows(rows)
+	}
 
 	p.cacheMu.Lock()
 	st.PendingQueue = make([]gpusched.JobID, len(p.pendQ))
@@ -174,7 +180,7 @@ func (p *Predictor) UnmarshalJSON(b []byte) error {
 	if dec.More() {
 		return fmt.Errorf("%w: data after the state", ErrInvalidState)
 	}
-	if st.ModelKey != "" || st.PendingCols != nil {
+	if st.ModelKey != "" || st.PendingCols != nil || st.RowCols != nil {
 		return fmt.Errorf("%w: a learned state without its forest (see RestoreSplit)", ErrInvalidState)
 	}
 	q, err := st.restore()
@@ -220,6 +226,7 @@ type stateJSON struct {
 	// rows only it holds are then absent, and the remembered jobs are in PendingCols.
 	ModelKey    string       `json:"model_key,omitempty"`
 	PendingCols *pendingCols `json:"pending_cols,omitempty"`
+	RowCols     *rowCols     `json:"row_cols,omitempty"`
 }
 
 type rowJSON struct {
@@ -269,8 +276,8 @@ type modelJSON struct {
 	Ticket  uint64      `json:"ticket"`
 	Rows    []uint64    `json:"rows"`
 	Encoder encoderJSON `json:"encoder"`
-	Edges   []jf        `json:"bin_edges"`
-	Points  [][]jf      `json:"bin_points"`
+	Edges   jfList      `json:"bin_edges"`
+	Points  []jfList    `json:"bin_points"`
 	Trees   []treeJSON  `json:"trees"`
 }
 
@@ -279,11 +286,11 @@ type encoderJSON struct {
 	CatKeys []string        `json:"categorical_keys"`
 	Codes   []map[string]jf `json:"codes"`
 	Unseen  jf              `json:"unseen"`
-	Fill    []jf            `json:"fill"`
+	Fill    jfList          `json:"fill"`
 }
 
 type treeJSON struct {
-	Thr       []jf      `json:"thr"`
+	Thr       jfList    `json:"thr"`
 	Feat      []int32   `json:"feat"`
 	Kid       []int32   `json:"kid"`
 	LeafClass []uint16  `json:"leaf_class"`
@@ -291,8 +298,8 @@ type treeJSON struct {
 }
 
 type ringJSON struct {
-	LogN []jf   `json:"log_n"`
-	LogS []jf   `json:"log_s"`
+	LogN jfList `json:"log_n"`
+	LogS jfList `json:"log_s"`
 	Next int    `json:"next"`
 	Runs int    `json:"runs"`
 	Seq  uint64 `json:"seq"`
@@ -318,7 +325,7 @@ type pitJSON struct {
 
 type batchJSON struct {
 	Key  string `json:"key"`
-	PITs []jf   `json:"pits"`
+	PITs jfList `json:"pits"`
 }
 
 type calJSON struct {
@@ -331,7 +338,7 @@ type calJSON struct {
 }
 
 type accJSON struct {
-	LogErr  []jf   `json:"log_errors"`
+	LogErr  jfList `json:"log_errors"`
 	Covered []bool `json:"covered"`
 	Next    int    `json:"next"`
 }
@@ -376,6 +383,36 @@ func (v *jf) UnmarshalJSON(b []byte) error {
 	}
 	*v = jf(f)
 	return nil
+}
+
+// jfList is a list of jf written in one call (as a list of jf is, byte for byte), which
+// spares encoding/json a call and a validation per value.
+type jfList []jf
+
+// MarshalJSON writes the list as a JSON array of jf values (null for nil).
+func (l jfList) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("null"), nil
+	}
+	out := make([]byte, 0, 2+20*len(l))
+	out = append(out, '[')
+	for i, v := range l {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		f := float64(v)
+		switch {
+		case math.IsNaN(f):
+			out = append(out, `"NaN"`...)
+		case math.IsInf(f, 1):
+			out = append(out, `"+Inf"`...)
+		case math.IsInf(f, -1):
+			out = append(out, `"-Inf"`...)
+		default:
+			out = strconv.AppendFloat(out, f, 'g', -1, 64) // as jf writes it
+		}
+	}
+	return append(out, ']'), nil
 }
 
 func jfs(v []float64) []jf {
@@ -1053,16 +1090,19 @@ func (p *Predictor) RestoreSplit(model, learned []byte) error {
 		return fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
 	}
 	switch {
-	case st.Model != nil || st.Pending != nil:
-		return fmt.Errorf("%w: learned state: holds a forest or uncolumned jobs (a whole state: see Load)", ErrInvalidState)
-	case st.PendingCols == nil:
-		return fmt.Errorf("%w: learned state: no pending_cols", ErrInvalidState)
+	case st.Model != nil || st.Pending != nil || st.Rows != nil:
+		return fmt.Errorf("%w: learned state: holds a forest, or rows or jobs not in columns (a whole state: see Load)", ErrInvalidState)
+	case st.PendingCols == nil || st.RowCols == nil:
+		return fmt.Errorf("%w: learned state: no pending_cols or row_cols", ErrInvalidState)
 	}
 	var err error
 	if st.Pending, err = st.PendingCols.pending(); err != nil {
 		return fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
 	}
-	st.PendingCols = nil
+	if st.Rows, err = st.RowCols.rows(); err != nil {
+		return fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
+	}
+	st.PendingCols, st.RowCols = nil, nil
 	if st.ModelKey != "" || len(bytes.TrimSpace(model)) > 0 {
 		var ms modelState
 		if err := decodeStrict(model, &ms); err != nil {
@@ -1104,5 +1144,116 @@ func decodeStrict(b []byte, v any) error {
 	if dec.More() {
 		return errors.New("data after the state")
 	}
+	return nil
+}
+
+// rowCols are rows as columns: the History's counts as integer columns, its other fields and
+// the targets as binary float columns (f64s), each row's features an index into a table of the
+// distinct ones (features with extra numeric or categorical values are never shared).
+type rowCols struct {
+	Seq      []uint64       `json:"seq"`
+	GPUs     []int          `json:"gpus"`
+	Y        f64s           `json:"y"`
+	Runs     []int          `json:"runs"`     // group, user and cohort runs of row i at 3i..3i+2
+	Hist     f64s           `json:"hist"`     // the History's 7 other fields of row i at 7i..7i+6
+	Feature  []int32        `json:"feature"`  // index into Features
+	Features []featuresJSON `json:"features"` // distinct
+}
+
+// featureKey is the comparable part of gpusched.Features.
+type featureKey struct {
+	family, dataset, optimizer, user, group string
+	batch                                   int
+	lr, hour                                uint64
+}
+
+// encodeRowCols returns the rows in the order of their seq, as columns.
+func encodeRowCols(rows map[uint64]*row) *rowCols {
+	seqs := make([]uint64, 0, len(rows))
+	for s := range rows {
+		seqs = append(seqs, s)
+	}
+	slices.Sort(seqs)
+	n := len(seqs)
+	rc := &rowCols{Seq: seqs, GPUs: make([]int, n), Y: make(f64s, n), Runs: make([]int, 0, 3*n),
+		Hist: make(f64s, 0, 7*n), Feature: make([]int32, n)}
+	index := map[featureKey]int32{}
+	for i, s := range seqs {
+		r := rows[s]
+		h := &r.hist
+		rc.GPUs[i], rc.Y[i] = r.gpus, r.y
+		rc.Runs = append(rc.Runs, h.GroupRuns, h.UserRuns, h.CohortRuns)
+		rc.Hist = append(rc.Hist, h.GroupLast, h.GroupMedian, h.GroupSamples, h.GroupSpread, h.UserMedian, h.CohortMedian, h.CohortSamples)
+		f := &r.feat
+		if f.Numeric != nil || f.Categorical != nil {
+			rc.Feature[i] = int32(len(rc.Features))
+			rc.Features = append(rc.Features, encodeRow(r).Features)
+			continue
+		}
+		k := featureKey{f.Family, f.Dataset, f.Optimizer, f.User, f.Group, f.BatchSize, math.Float64bits(f.LearningRate), math.Float64bits(f.SubmitHour)}
+		x, ok := index[k]
+		if !ok {
+			x = int32(len(rc.Features))
+			index[k] = x
+			rc.Features = append(rc.Features, encodeRow(r).Features)
+		}
+		rc.Feature[i] = x
+	}
+	return rc
+}
+
+// rows returns the columns as a list of rows.
+func (rc *rowCols) rows() ([]rowJSON, error) {
+	n := len(rc.Seq)
+	if len(rc.GPUs) != n || len(rc.Y) != n || len(rc.Runs) != 3*n || len(rc.Hist) != 7*n || len(rc.Feature) != n {
+		return nil, fmt.Errorf("row_cols: %d rows, %d GPU counts, %d targets, %d run counts, %d history values, %d features",
+			n, len(rc.GPUs), len(rc.Y), len(rc.Runs), len(rc.Hist), len(rc.Feature))
+	}
+	out := make([]rowJSON, n)
+	for i, s := range rc.Seq {
+		f := rc.Feature[i]
+		if f < 0 || int(f) >= len(rc.Features) {
+			return nil, fmt.Errorf("row_cols[%d]: features %d of %d", i, f, len(rc.Features))
+		}
+		h := rc.Hist[7*i : 7*i+7]
+		out[i] = rowJSON{Seq: s, GPUs: rc.GPUs[i], Features: rc.Features[f], Y: jf(rc.Y[i]),
+			History: histJSON{GroupRuns: rc.Runs[3*i], UserRuns: rc.Runs[3*i+1], CohortRuns: rc.Runs[3*i+2],
+				GroupLast: jf(h[0]), GroupMedian: jf(h[1]), GroupSamples: jf(h[2]), GroupSpread: jf(h[3]),
+				UserMedian: jf(h[4]), CohortMedian: jf(h[5]), CohortSamples: jf(h[6])}}
+	}
+	return out, nil
+}
+
+// f64s is a float64 column written as a JSON string: the base64 (standard encoding) of the
+// values' IEEE 754 bits, 8 little-endian bytes each, which keeps every value exactly (NaN and
+// infinities included) and is written and read an order of magnitude faster than numbers.
+type f64s []float64
+
+// MarshalJSON writes the column as a base64 string.
+func (v f64s) MarshalJSON() ([]byte, error) {
+	raw := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(x))
+	}
+	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(raw))+2)
+	out = append(out, '"')
+	out = base64.StdEncoding.AppendEncode(out, raw)
+	return append(out, '"'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (v *f64s) UnmarshalJSON(b []byte) error {
+	var raw []byte
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if len(raw)%8 != 0 {
+		return fmt.Errorf("a float column of %d bytes", len(raw))
+	}
+	out := make(f64s, len(raw)/8)
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+	}
+	*v = out
 	return nil
 }
