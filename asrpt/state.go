@@ -2,6 +2,8 @@ package asrpt
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,7 +51,7 @@ type savedState struct {
 	G0            float64           `json:"g0"`
 	Migrations    int               `json:"migrations"`
 	Cluster       *topology.Cluster `json:"cluster"`
-	Queue         srpt.QueueState   `json:"queue"`
+	Queue         savedQueue        `json:"queue"`
 	Keys          int               `json:"keys"`
 	FreeKeys      []int             `json:"free_keys"`
 	Jobs          savedJobs         `json:"jobs"`
@@ -65,15 +67,81 @@ type savedState struct {
 	EstimatorBase  string `json:"estimator_base,omitempty"`
 }
 
+// savedQueue is srpt.QueueState with its float columns in binary.
+type savedQueue struct {
+	Now       float64   `json:"now"`
+	Speed     float64   `json:"speed"`
+	IDs       []int     `json:"ids"`
+	Remaining binFloats `json:"remaining"`
+	Weights   binFloats `json:"weights"`
+	Releases  binFloats `json:"releases"`
+}
+
+func queueOut(q srpt.QueueState) savedQueue {
+	return savedQueue{Now: q.Now, Speed: q.Speed, IDs: q.IDs, Remaining: q.Remaining, Weights: q.Weights, Releases: q.Releases}
+}
+
+func (q *savedQueue) state() srpt.QueueState {
+	return srpt.QueueState{Now: q.Now, Speed: q.Speed, IDs: q.IDs, Remaining: q.Remaining, Weights: q.Weights, Releases: q.Releases}
+}
+
+// binFloats is a float64 column written as a JSON string, the base64 (standard encoding) of
+// the values' IEEE 754 bits, 8 little-endian bytes each: exact, and written and read an order
+// of magnitude faster than numbers. It reads a JSON array of numbers too (states written
+// before it).
+type binFloats []float64
+
+// MarshalJSON writes the column as a base64 string (null for nil).
+func (v binFloats) MarshalJSON() ([]byte, error) {
+	if v == nil {
+		return []byte("null"), nil
+	}
+	raw := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(x))
+	}
+	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(raw))+2)
+	out = append(out, '"')
+	out = base64.StdEncoding.AppendEncode(out, raw)
+	return append(out, '"'), nil
+}
+
+// UnmarshalJSON reads a base64 string or an array of numbers.
+func (v *binFloats) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '[' {
+		var f []float64
+		err := json.Unmarshal(b, &f)
+		*v = f
+		return err
+	}
+	var raw []byte
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		*v = nil
+		return nil
+	}
+	if len(raw)%8 != 0 {
+		return fmt.Errorf("a float column of %d bytes", len(raw))
+	}
+	out := make(binFloats, len(raw)/8)
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+	}
+	*v = out
+	return nil
+}
+
 // savedJobs are the jobs A-SRPT tracks, by key: id, GPUs, predicted iterations, time per
 // iteration at the best placement, weight.
 type savedJobs struct {
 	IDs        []gpusched.JobID `json:"ids"`
 	Keys       []int            `json:"keys"`
 	GPUs       []int            `json:"gpus"`
-	Iterations []float64        `json:"iterations"`
-	StepTimes  []float64        `json:"step_times"`
-	Weights    []float64        `json:"weights"`
+	Iterations binFloats        `json:"iterations"`
+	StepTimes  binFloats        `json:"step_times"`
+	Weights    binFloats        `json:"weights"`
 	// Overruns counts each job's re-estimations (Options.Strikes); absent when all are 0.
 	Overruns []int `json:"overruns,omitempty"`
 }
@@ -186,7 +254,7 @@ func (s *Scheduler) save(w io.Writer, delta bool) (string, error) {
 		G0:         s.g0,
 		Migrations: s.moves,
 		Cluster:    s.cluster,
-		Queue:      s.queue.Snapshot(),
+		Queue:      queueOut(s.queue.Snapshot()),
 		Keys:       len(s.byKey),
 		FreeKeys:   s.free,
 		Jobs: savedJobs{IDs: make([]gpusched.JobID, 0, n), Keys: make([]int, 0, n), GPUs: make([]int, 0, n),
@@ -406,7 +474,7 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 	case in.Cluster == nil && (in.Keys > 0 || len(in.Queue.IDs) > 0 || len(in.Rejected) > 0):
 		return bad("jobs without a cluster")
 	}
-	q, err := srpt.RestoreQueue(in.Queue)
+	q, err := srpt.RestoreQueue(in.Queue.state())
 	if err != nil {
 		return bad("virtual queue: %v", err)
 	}

@@ -45,3 +45,6 @@ const EntryBlock = entryBlock
 func RestoreBroken(opt Options, rd io.Reader, kind string) (*Runtime, error) {
 	return restore(opt, nil, rd, func(r *Runtime) { Break(r, kind) })
 }
+
+// JobRestFields are the fields of gpusched.Job that the saved job columns keep whole.
+var JobRestFields = jobRestFields

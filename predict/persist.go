@@ -124,6 +124,14 @@ func (p *Predictor) state(split bool) (*stateJSON, error) {
 			st.Calibration[i] = encodeCalibrator(c)
 		}
 	}
+	if split {
+		for i, cj := range st.Calibration {
+			if cj != nil {
+				st.CalCols[i] = cj.cols()
+			}
+		}
+		st.Calibration = [numSources]*calJSON{}
+	}
 	st.Accuracy = accJSON{LogErr: jfs(p.acc.logErr), Covered: slices.Clone(p.acc.covered), Next: p.acc.next}
 	p.mu.RUnlock()
 
@@ -180,7 +188,7 @@ func (p *Predictor) UnmarshalJSON(b []byte) error {
 	if dec.More() {
 		return fmt.Errorf("%w: data after the state", ErrInvalidState)
 	}
-	if st.ModelKey != "" || st.PendingCols != nil || st.RowCols != nil {
+	if st.ModelKey != "" || st.PendingCols != nil || st.RowCols != nil || st.CalCols != [numSources]*calCols{} {
 		return fmt.Errorf("%w: a learned state without its forest (see RestoreSplit)", ErrInvalidState)
 	}
 	q, err := st.restore()
@@ -227,6 +235,8 @@ type stateJSON struct {
 	ModelKey    string       `json:"model_key,omitempty"`
 	PendingCols *pendingCols `json:"pending_cols,omitempty"`
 	RowCols     *rowCols     `json:"row_cols,omitempty"`
+	// CalCols is Calibration with each window's PITs in one binary column (split saves).
+	CalCols [numSources]*calCols `json:"cal_cols,omitzero"`
 }
 
 type rowJSON struct {
@@ -1103,6 +1113,17 @@ func (p *Predictor) RestoreSplit(model, learned []byte) error {
 		return fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
 	}
 	st.PendingCols, st.RowCols = nil, nil
+	for i, cc := range st.CalCols {
+		if st.Calibration[i] != nil {
+			return fmt.Errorf("%w: learned state: calibration[%d] not in columns", ErrInvalidState, i)
+		}
+		if cc != nil {
+			if st.Calibration[i], err = cc.calibration(); err != nil {
+				return fmt.Errorf("%w: learned state: cal_cols[%d]: %w", ErrInvalidState, i, err)
+			}
+		}
+	}
+	st.CalCols = [numSources]*calCols{}
 	if st.ModelKey != "" || len(bytes.TrimSpace(model)) > 0 {
 		var ms modelState
 		if err := decodeStrict(model, &ms); err != nil {
@@ -1256,4 +1277,99 @@ func (v *f64s) UnmarshalJSON(b []byte) error {
 	}
 	*v = out
 	return nil
+}
+
+// calCols is a calibrator's state (calJSON) with each window's PITs as columns (pitCols).
+type calCols struct {
+	Groups map[string]*pitCols `json:"groups"`
+	Users  map[string]*pitCols `json:"users"`
+	Global *pitCols            `json:"global"`
+	Seq    uint64              `json:"seq"`
+	Lo     jf                  `json:"lo"`
+	Hi     jf                  `json:"hi"`
+}
+
+// pitCols is a PIT window (pitJSON) with its batches as columns: the keys, the number of PITs
+// of each, and all the PITs one after the other in one binary column.
+type pitCols struct {
+	Keys   []string `json:"keys"`
+	Counts []int32  `json:"counts"`
+	PITs   f64s     `json:"pits"`
+	Next   int      `json:"next"`
+	Seq    uint64   `json:"seq"`
+	Order  []int32  `json:"order,omitempty"`
+}
+
+func (cj *calJSON) cols() *calCols {
+	m := func(in map[string]pitJSON) map[string]*pitCols {
+		out := make(map[string]*pitCols, len(in))
+		for k, w := range in {
+			out[k] = w.cols()
+		}
+		return out
+	}
+	return &calCols{Groups: m(cj.Groups), Users: m(cj.Users), Global: cj.Global.cols(), Seq: cj.Seq, Lo: cj.Lo, Hi: cj.Hi}
+}
+
+func (pj *pitJSON) cols() *pitCols {
+	pc := &pitCols{Keys: make([]string, len(pj.Batches)), Counts: make([]int32, len(pj.Batches)), Next: pj.Next, Seq: pj.Seq, Order: pj.Order}
+	for i, b := range pj.Batches {
+		pc.Keys[i], pc.Counts[i] = b.Key, int32(len(b.PITs))
+		for _, u := range b.PITs {
+			pc.PITs = append(pc.PITs, float64(u))
+		}
+	}
+	if pc.PITs == nil {
+		pc.PITs = f64s{}
+	}
+	return pc
+}
+
+func (cc *calCols) calibration() (*calJSON, error) {
+	m := func(in map[string]*pitCols) (map[string]pitJSON, error) {
+		out := make(map[string]pitJSON, len(in))
+		for k, w := range in {
+			pj, err := w.window()
+			if err != nil {
+				return nil, fmt.Errorf("%q: %w", k, err)
+			}
+			out[k] = pj
+		}
+		return out, nil
+	}
+	cj := &calJSON{Seq: cc.Seq, Lo: cc.Lo, Hi: cc.Hi}
+	var err error
+	if cj.Groups, err = m(cc.Groups); err != nil {
+		return nil, fmt.Errorf("groups: %w", err)
+	}
+	if cj.Users, err = m(cc.Users); err != nil {
+		return nil, fmt.Errorf("users: %w", err)
+	}
+	if cj.Global, err = cc.Global.window(); err != nil {
+		return nil, fmt.Errorf("global: %w", err)
+	}
+	return cj, nil
+}
+
+func (pc *pitCols) window() (pitJSON, error) {
+	if pc == nil {
+		return pitJSON{}, errors.New("missing")
+	}
+	if len(pc.Counts) != len(pc.Keys) {
+		return pitJSON{}, fmt.Errorf("%d keys, %d counts", len(pc.Keys), len(pc.Counts))
+	}
+	pj := pitJSON{Next: pc.Next, Seq: pc.Seq, Order: pc.Order, Batches: make([]batchJSON, len(pc.Keys))}
+	at := 0
+	for i, k := range pc.Keys {
+		c := int(pc.Counts[i])
+		if c < 0 || c > len(pc.PITs)-at {
+			return pitJSON{}, fmt.Errorf("batch %d: %d PITs of %d left", i, c, len(pc.PITs)-at)
+		}
+		pj.Batches[i] = batchJSON{Key: k, PITs: jfs(pc.PITs[at : at+c])}
+		at += c
+	}
+	if at != len(pc.PITs) {
+		return pitJSON{}, fmt.Errorf("%d PITs, the batches hold %d", len(pc.PITs), at)
+	}
+	return pj, nil
 }
