@@ -300,53 +300,79 @@ func (s *Scheduler) save(w io.Writer, delta bool) (string, error) {
 		err := s.rejected[id].err
 		out.Rejected = append(out.Rejected, savedRejection{ID: id, Reason: reasonName(err), Error: err.Error()})
 	}
+	// The estimator's state goes straight to w, after the scheduler's own (and its base's key
+	// after it).
 	var key string
-	var est bytes.Buffer
+	var write func(io.Writer) error
+	delta = delta && isLayered(s.opt.Estimator)
 	if l, ok := s.opt.Estimator.(layered); ok && delta {
-		k, err := l.SaveDelta(&est)
-		if err != nil {
-			return "", err
+		write = func(w io.Writer) (err error) {
+			key, err = l.SaveDelta(w)
+			return err
 		}
-		out.EstimatorDelta, out.EstimatorBase, key = true, k, k
 	} else if e, ok := s.opt.Estimator.(gpusched.Stateful); ok {
-		if err := e.SaveState(&est); err != nil {
-			return "", err
-		}
+		write = e.SaveState
 	}
-	return key, encodeWith(w, &out, "estimator", est.Bytes())
+	return key, encodeWith(w, &out, write, func() []byte {
+		if !delta {
+			return nil
+		}
+		b, _ := json.Marshal(key)
+		return append([]byte(`,"estimator_delta":true,"estimator_base":`), b...)
+	})
 }
 
-// encodeWith writes v as statejson.Encode does, with one more field, name, whose value is raw
-// (a JSON value, written as it is; no field when raw is empty). Unlike a json.RawMessage field,
-// raw is not validated and compacted again: the estimator's state may be megabytes.
-func encodeWith(w io.Writer, v any, name string, raw []byte) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
+func isLayered(e Estimator) bool {
+	_, ok := e.(layered)
+	return ok
+}
+
+// encodeWith writes v as statejson.Encode does, with one more field, "estimator", whose value
+// is what write writes (no field when write is nil; null when it writes nothing), followed by
+// what tail returns (more fields, each with its leading comma). Unlike a json.RawMessage field
+// the estimator's state is neither copied nor validated and compacted again: it may be
+// megabytes. On error w may hold part of the state.
+func encodeWith(w io.Writer, v any, write func(io.Writer) error, tail func() []byte) error {
+	if write == nil {
 		return statejson.Encode(w, v)
 	}
-	var buf bytes.Buffer
-	if err := statejson.Encode(&buf, v); err != nil {
+	hb := &holdback{w: w}
+	if err := statejson.Encode(hb, v); err != nil {
 		return err
 	}
-	b := bytes.TrimRight(buf.Bytes(), "\n")
-	if len(b) < 2 || b[len(b)-1] != '}' {
-		return fmt.Errorf("asrpt: encoding the state: %q is not an object", b)
+	if string(hb.tail) != "}\n" || hb.n < 3 {
+		return fmt.Errorf("asrpt: encoding the state: %q is not an object", hb.tail)
 	}
-	b = b[:len(b)-1]
-	if len(b) > 1 {
-		b = append(b, ',')
+	b := []byte(`"estimator":`)
+	if hb.n > 3 {
+		b = []byte(`,"estimator":`)
 	}
-	b = append(b, '"')
-	b = append(b, name...)
-	b = append(b, `":`...)
 	if _, err := w.Write(b); err != nil {
 		return err
 	}
-	if _, err := w.Write(raw); err != nil {
+	cw := &countWriter{w: w}
+	if err := write(cw); err != nil {
 		return err
 	}
-	_, err := w.Write([]byte("}\n"))
+	end := []byte{}
+	if cw.n == 0 {
+		end = append(end, "null"...)
+	}
+	end = append(end, tail()...)
+	_, err := w.Write(append(end, "}\n"...))
 	return err
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // RestoreState replaces the scheduler's state by one that SaveState wrote, so that every later
@@ -739,4 +765,36 @@ func (f Forest) RestoreDelta(base, delta io.Reader) error {
 		return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
 	}
 	return nil
+}
+
+// holdback writes on to w all but the last two bytes written to it, which it keeps in tail (an
+// encoded object's "}\n", so that more fields can follow). n counts the bytes written to it.
+type holdback struct {
+	w    io.Writer
+	tail []byte
+	n    int
+}
+
+func (h *holdback) Write(p []byte) (int, error) {
+	h.n += len(p)
+	if len(h.tail)+len(p) <= 2 {
+		h.tail = append(h.tail, p...)
+		return len(p), nil
+	}
+	out := len(h.tail) + len(p) - 2 // bytes that go out now
+	if out <= len(h.tail) {
+		if _, err := h.w.Write(h.tail[:out]); err != nil {
+			return 0, err
+		}
+		h.tail = append(h.tail[out:], p...)
+		return len(p), nil
+	}
+	if _, err := h.w.Write(h.tail); err != nil {
+		return 0, err
+	}
+	if _, err := h.w.Write(p[:len(p)-2]); err != nil {
+		return 0, err
+	}
+	h.tail = append(h.tail[:0], p[len(p)-2:]...)
+	return len(p), nil
 }

@@ -33,7 +33,7 @@ type savedRuntime struct {
 	// WakeAt is the wake-up time the last Schedule call asked for (0: none).
 	WakeAt float64 `json:"wake_at,omitempty"`
 	// Cluster is the cluster of the time (topology's JSON form, compact).
-	Cluster     json.RawMessage  `json:"cluster"`
+	Cluster     json.RawMessage  `json:"cluster,omitempty"`
 	Unavailable []topology.GPUID `json:"unavailable,omitempty"`
 	// Models are the jobs' models, each written once however many jobs share it.
 	Models []*graph.Model `json:"models,omitempty"`
@@ -145,7 +145,6 @@ func (r *Runtime) save(w io.Writer, delta bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("host: saving the cluster: %w", err)
 	}
-	out.Cluster = cj
 	r.unavailable.Range(func(g topology.GPUID) bool {
 		out.Unavailable = append(out.Unavailable, g)
 		return true
@@ -156,9 +155,11 @@ func (r *Runtime) save(w io.Writer, delta bool) (string, error) {
 		held = append(held, e)
 	}
 	slices.SortFunc(held, cmpSeq)
-	out.Jobs = make([]savedEntry, len(held))
-	for i, e := range held {
-		out.Jobs[i] = e.saved(&out, models)
+	jobs := newColBuilder(len(held))
+	s := new(savedEntry) // one for all: the builder keeps none
+	for _, e := range held {
+		*s = e.saved(&out, models)
+		jobs.add(s)
 	}
 	for _, e := range r.parked {
 		out.Parked = append(out.Parked, e.seq)
@@ -166,57 +167,104 @@ func (r *Runtime) save(w io.Writer, delta bool) (string, error) {
 	for _, e := range r.ended {
 		out.Ended = append(out.Ended, e.saved(&out, models))
 	}
-	out.JobCols = columns(out.Jobs)
+	out.JobCols = jobs.done()
 	if len(out.Ended) > 0 {
 		out.EndedCols = columns(out.Ended)
 	}
+	// The scheduler's state goes straight to w, after the books (and its base's key after it).
 	var key string
-	var sched bytes.Buffer
+	fields := []rawField{{name: "cluster", raw: cj}}
 	if inc, ok := r.sched.(Incremental); ok && delta {
-		k, err := inc.SaveDelta(&sched)
-		if err != nil {
-			return "", fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
-		}
-		out.SchedulerDelta, out.SchedulerBase, key = true, k, k
+		fields = append(fields, rawField{name: "scheduler", write: func(w io.Writer) (err error) {
+			if key, err = inc.SaveDelta(w); err != nil {
+				return fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
+			}
+			return nil
+		}}, rawField{name: "scheduler_delta", raw: []byte("true")}, rawField{name: "scheduler_base", write: func(w io.Writer) error {
+			b, err := json.Marshal(key)
+			if err == nil {
+				_, err = w.Write(b)
+			}
+			return err
+		}})
 	} else if st, ok := r.sched.(gpusched.Stateful); ok {
-		if err := st.SaveState(&sched); err != nil {
-			return "", fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
-		}
+		fields = append(fields, rawField{name: "scheduler", write: func(w io.Writer) error {
+			if err := st.SaveState(w); err != nil {
+				return fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
+			}
+			return nil
+		}})
 	}
-	return key, encodeWith(w, &out, "scheduler", sched.Bytes())
+	if err := encodeWith(w, &out, fields...); err != nil {
+		return "", err
+	}
+	return key, nil
 }
 
-// encodeWith writes v as statejson.Encode does, with one more field, name, whose value is raw
-// (a JSON value, written as it is; no field when raw is empty). Unlike a json.RawMessage field,
-// raw is not validated and compacted again: the scheduler's state may be megabytes.
-func encodeWith(w io.Writer, v any, name string, raw []byte) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return statejson.Encode(w, v)
-	}
-	var buf bytes.Buffer
-	if err := statejson.Encode(&buf, v); err != nil {
+// rawField is a field whose value encodeWith writes as it is: raw (when not empty), or what
+// write writes (null when it writes nothing).
+type rawField struct {
+	name  string
+	raw   []byte
+	write func(io.Writer) error
+}
+
+// encodeWith writes v as statejson.Encode does, with more fields whose values are JSON written
+// as they are (see rawField). Unlike json.RawMessage fields, they are not validated and
+// compacted again, nor copied: the scheduler's state may be megabytes. On error w may hold part
+// of the state.
+func encodeWith(w io.Writer, v any, fields ...rawField) error {
+	hb := &holdback{w: w}
+	if err := statejson.Encode(hb, v); err != nil {
 		return err
 	}
-	b := bytes.TrimRight(buf.Bytes(), "\n")
-	if len(b) < 2 || b[len(b)-1] != '}' {
-		return fmt.Errorf("host: encoding the state: %q is not an object", b)
+	if string(hb.tail) != "}\n" || hb.n < 3 {
+		return fmt.Errorf("host: encoding the state: %q is not an object", hb.tail)
 	}
-	b = b[:len(b)-1]
-	if len(b) > 1 {
-		b = append(b, ',')
+	var b []byte       // what comes before the next field
+	empty := hb.n == 3 // "{" alone went out
+	for _, f := range fields {
+		raw := bytes.TrimSpace(f.raw)
+		if len(raw) == 0 && f.write == nil {
+			continue
+		}
+		if !empty {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, f.name...)
+		b = append(b, `":`...)
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		if f.write != nil {
+			cw := &countWriter{w: w}
+			if err := f.write(cw); err != nil {
+				return err
+			}
+			if cw.n == 0 {
+				raw = []byte("null")
+			}
+		}
+		if _, err := w.Write(raw); err != nil {
+			return err
+		}
+		b, empty = b[:0], false
 	}
-	b = append(b, '"')
-	b = append(b, name...)
-	b = append(b, `":`...)
-	if _, err := w.Write(b); err != nil {
-		return err
-	}
-	if _, err := w.Write(raw); err != nil {
-		return err
-	}
-	_, err := w.Write([]byte("}\n"))
+	_, err := w.Write(append(b, "}\n"...))
 	return err
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // saved returns e's JSON form, adding its model to out.Models.
@@ -634,95 +682,113 @@ var (
 
 // columns returns the entries as columns.
 func columns(es []savedEntry) *savedColumns {
-	n := len(es)
-	c := &savedColumns{Seq: make([]uint64, n), Phase: make([]int, n)}
-	col := func(get func(*savedEntry) bool, set func(i int)) {
-		for i := range es {
-			if get(&es[i]) {
-				set(i)
-			}
-		}
-	}
+	b := newColBuilder(len(es))
 	for i := range es {
-		s := &es[i]
-		c.Seq[i], c.Phase[i] = s.Seq, int(s.Phase)
+		b.add(&es[i])
 	}
-	c.JobCols = jobCols(es)
-	col(func(s *savedEntry) bool { return !math.IsInf(float64(s.Limit), 1) }, func(i int) {
+	return b.done()
+}
+
+// colBuilder builds savedColumns entry by entry, so that the entries need not be kept.
+type colBuilder struct {
+	c       *savedColumns
+	n, i    int
+	jobs    *jobColBuilder
+	counts  [][]int
+	vals    [][]float64 // vals[k][i] is float field k of entry i, for the fields not all zero
+	nonzero []int
+}
+
+func newColBuilder(n int) *colBuilder {
+	return &colBuilder{c: &savedColumns{Seq: make([]uint64, n), Phase: make([]int, n)}, n: n, jobs: newJobColBuilder(n),
+		counts: make([][]int, len(countFields)), vals: make([][]float64, len(floatFields)), nonzero: make([]int, len(floatFields))}
+}
+
+// add appends entry s.
+func (b *colBuilder) add(s *savedEntry) {
+	c, i, n := b.c, b.i, b.n
+	b.i++
+	c.Seq[i], c.Phase[i] = s.Seq, int(s.Phase)
+	b.jobs.add(&s.Job)
+	if !math.IsInf(float64(s.Limit), 1) {
 		if c.Limit == nil {
 			c.Limit = make([]float64, n)
 		}
-		c.Limit[i] = float64(es[i].Limit)
-	})
-	col(func(s *savedEntry) bool { return s.Model != 0 }, func(i int) {
+		c.Limit[i] = float64(s.Limit)
+	}
+	if s.Model != 0 {
 		if c.Model == nil {
 			c.Model = make([]int, n)
 		}
-		c.Model[i] = es[i].Model
-	})
-	col(func(s *savedEntry) bool { return s.Tag != 0 }, func(i int) {
+		c.Model[i] = s.Model
+	}
+	if s.Tag != 0 {
 		if c.Tag == nil {
 			c.Tag = make([]int32, n)
 		}
-		c.Tag[i] = es[i].Tag
-	})
-	col(func(s *savedEntry) bool { return len(s.GPUs) > 0 }, func(i int) {
+		c.Tag[i] = s.Tag
+	}
+	if len(s.GPUs) > 0 {
 		if c.GPUs == nil {
 			c.GPUs = make([][]topology.GPUID, n)
 		}
-		c.GPUs[i] = es[i].GPUs
-	})
-	col(func(s *savedEntry) bool { return s.Plan != 0 }, func(i int) {
+		c.GPUs[i] = s.GPUs
+	}
+	if s.Plan != 0 {
 		if c.Plan == nil {
 			c.Plan = make([]int32, n)
 		}
-		c.Plan[i] = es[i].Plan
-	})
-	col(func(s *savedEntry) bool { return s.Dirty || s.Started || s.Killed }, func(i int) {
+		c.Plan[i] = s.Plan
+	}
+	if s.Dirty || s.Started || s.Killed {
 		if c.FlagCol == nil {
 			c.FlagCol = make([]int, n)
 		}
-		s := &es[i]
 		c.FlagCol[i] = boolBit(s.Dirty, 0) | boolBit(s.Started, 1) | boolBit(s.Killed, 2)
-	})
-	col(func(s *savedEntry) bool { return s.Rejected != nil }, func(i int) {
+	}
+	if s.Rejected != nil {
 		if c.Rejected == nil {
 			c.Rejected = make([]*savedRejection, n)
 		}
-		c.Rejected[i] = es[i].Rejected
-	})
-	for _, f := range countFields {
-		col(func(s *savedEntry) bool { return *f.at(s) != 0 }, func(i int) {
-			if c.Counts == nil {
-				c.Counts = map[string][]int{}
-			}
-			if c.Counts[f.name] == nil {
-				c.Counts[f.name] = make([]int, n)
-			}
-			c.Counts[f.name][i] = *f.at(&es[i])
-		})
+		c.Rejected[i] = s.Rejected
 	}
-	// The float fields in one pass: vals[k][i] is field k of entry i, for the fields not zero
-	// for every entry.
-	vals := make([][]float64, len(floatFields))
-	nonzero := make([]int, len(floatFields))
-	for i := range es {
-		for k, f := range floatFields {
-			if v := *f.at(&es[i]); v != 0 {
-				if vals[k] == nil {
-					vals[k] = make([]float64, n)
-				}
-				vals[k][i] = v
-				nonzero[k]++
+	for k, f := range countFields {
+		if v := *f.at(s); v != 0 {
+			if b.counts[k] == nil {
+				b.counts[k] = make([]int, n)
 			}
+			b.counts[k][i] = v
 		}
 	}
 	for k, f := range floatFields {
-		if vals[k] != nil {
+		if v := *f.at(s); v != 0 {
+			if b.vals[k] == nil {
+				b.vals[k] = make([]float64, n)
+			}
+			b.vals[k][i] = v
+			b.nonzero[k]++
+		}
+	}
+}
+
+// done returns the columns of the entries added.
+func (b *colBuilder) done() *savedColumns {
+	c := b.c
+	c.JobCols = b.jobs.done()
+	for k, f := range countFields {
+		if b.counts[k] != nil {
+			if c.Counts == nil {
+				c.Counts = map[string][]int{}
+			}
+			c.Counts[f.name] = b.counts[k]
+		}
+	}
+	for k, f := range floatFields {
+		if b.vals[k] != nil {
 			if c.Bin == nil {
 				c.Bin = map[string]*binCol{}
 			}
-			c.Bin[f.name] = newBinCol(vals[k], nonzero[k])
+			c.Bin[f.name] = newBinCol(b.vals[k], b.nonzero[k])
 		}
 	}
 	return c
@@ -869,43 +935,53 @@ type featureKey struct {
 // checks that they and the columned ones are all of Job's fields).
 var jobRestFields = []string{"Model", "Plan", "Weight", "GPUType", "MinGPUMemory", "CPUs", "HostMemory", "Plans", "Guaranteed", "PS"}
 
-// jobCols returns the entries' jobs as columns.
-func jobCols(es []savedEntry) *jobColumns {
-	n := len(es)
-	jc := &jobColumns{ID: make([]gpusched.JobID, n), Arrival: make([]float64, n), GPUs: make([]int, n),
-		StepTime: make([]float64, n), Feature: make([]int32, n)}
-	index := map[featureKey]int32{}
-	steps := false
-	for i := range es {
-		j := &es[i].Job
-		jc.ID[i], jc.Arrival[i], jc.GPUs[i], jc.StepTime[i] = j.ID, j.Arrival, j.GPUs, j.StepTime
-		steps = steps || j.StepTime != 0
-		f := &j.Features
-		if f.Numeric != nil || f.Categorical != nil {
-			jc.Feature[i] = int32(len(jc.Features))
+// jobColBuilder builds jobColumns job by job.
+type jobColBuilder struct {
+	jc    *jobColumns
+	index map[featureKey]int32
+	steps bool
+}
+
+func newJobColBuilder(n int) *jobColBuilder {
+	return &jobColBuilder{jc: &jobColumns{ID: make([]gpusched.JobID, 0, n), Arrival: make([]float64, 0, n), GPUs: make([]int, 0, n),
+		StepTime: make([]float64, 0, n), Feature: make([]int32, 0, n)}, index: map[featureKey]int32{}}
+}
+
+// add appends job j.
+func (b *jobColBuilder) add(j *gpusched.Job) {
+	jc := b.jc
+	i := len(jc.ID)
+	jc.ID, jc.Arrival, jc.GPUs, jc.StepTime = append(jc.ID, j.ID), append(jc.Arrival, j.Arrival), append(jc.GPUs, j.GPUs), append(jc.StepTime, j.StepTime)
+	b.steps = b.steps || j.StepTime != 0
+	f := &j.Features
+	if f.Numeric != nil || f.Categorical != nil {
+		jc.Feature = append(jc.Feature, int32(len(jc.Features)))
+		jc.Features = append(jc.Features, *f)
+	} else {
+		k := featureKey{f.Family, f.Dataset, f.Optimizer, f.User, f.Group, f.BatchSize, math.Float64bits(f.LearningRate), math.Float64bits(f.SubmitHour)}
+		x, ok := b.index[k]
+		if !ok {
+			x = int32(len(jc.Features))
+			b.index[k] = x
 			jc.Features = append(jc.Features, *f)
-		} else {
-			k := featureKey{f.Family, f.Dataset, f.Optimizer, f.User, f.Group, f.BatchSize, math.Float64bits(f.LearningRate), math.Float64bits(f.SubmitHour)}
-			x, ok := index[k]
-			if !ok {
-				x = int32(len(jc.Features))
-				index[k] = x
-				jc.Features = append(jc.Features, *f)
-			}
-			jc.Feature[i] = x
 		}
-		if j.Model != nil || !reflect.ValueOf(&j.Plan).Elem().IsZero() || j.Weight != 0 || j.GPUType != "" || j.MinGPUMemory != 0 ||
-			j.CPUs != 0 || j.HostMemory != 0 || j.Plans != nil || j.Guaranteed || j.PS != nil {
-			rest := *j
-			rest.ID, rest.Arrival, rest.GPUs, rest.StepTime, rest.Features = "", 0, 0, 0, gpusched.Features{}
-			jc.RestAt = append(jc.RestAt, int32(i))
-			jc.Rest = append(jc.Rest, rest)
-		}
+		jc.Feature = append(jc.Feature, x)
 	}
-	if !steps {
-		jc.StepTime = nil
+	if j.Model != nil || !reflect.ValueOf(&j.Plan).Elem().IsZero() || j.Weight != 0 || j.GPUType != "" || j.MinGPUMemory != 0 ||
+		j.CPUs != 0 || j.HostMemory != 0 || j.Plans != nil || j.Guaranteed || j.PS != nil {
+		rest := *j
+		rest.ID, rest.Arrival, rest.GPUs, rest.StepTime, rest.Features = "", 0, 0, 0, gpusched.Features{}
+		jc.RestAt = append(jc.RestAt, int32(i))
+		jc.Rest = append(jc.Rest, rest)
 	}
-	return jc
+}
+
+// done returns the columns of the jobs added.
+func (b *jobColBuilder) done() *jobColumns {
+	if !b.steps {
+		b.jc.StepTime = nil
+	}
+	return b.jc
 }
 
 // jobs returns the jobs the columns hold, checking that the columns agree.
@@ -1000,4 +1076,36 @@ func (b *binCol) values(n int) ([]float64, error) {
 		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b.V[8*k:]))
 	}
 	return out, nil
+}
+
+// holdback writes on to w all but the last two bytes written to it, which it keeps in tail (an
+// encoded object's "}\n", so that more fields can follow). n counts the bytes written to it.
+type holdback struct {
+	w    io.Writer
+	tail []byte
+	n    int
+}
+
+func (h *holdback) Write(p []byte) (int, error) {
+	h.n += len(p)
+	if len(h.tail)+len(p) <= 2 {
+		h.tail = append(h.tail, p...)
+		return len(p), nil
+	}
+	out := len(h.tail) + len(p) - 2 // bytes that go out now
+	if out <= len(h.tail) {
+		if _, err := h.w.Write(h.tail[:out]); err != nil {
+			return 0, err
+		}
+		h.tail = append(h.tail[out:], p...)
+		return len(p), nil
+	}
+	if _, err := h.w.Write(h.tail); err != nil {
+		return 0, err
+	}
+	if _, err := h.w.Write(p[:len(p)-2]); err != nil {
+		return 0, err
+	}
+	h.tail = append(h.tail[:0], p[len(p)-2:]...)
+	return len(p), nil
 }

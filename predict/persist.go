@@ -3,7 +3,6 @@ package predict
 import (
 	"bytes"
 	"cmp"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -90,31 +89,31 @@ func (p *Predictor) state(split bool) (*stateJSON, error) {
 		Head:     p.head,
 	}
 	rows := map[uint64]*row{}
-	var inModel map[uint64]bool
-	if m := p.model; m != nil {
-		if split {
-			st.ModelKey = modelKey(m)
-			inModel = make(map[uint64]bool, len(m.rows))
-			for i := range m.rows {
-				inModel[m.rows[i].seq] = true
-			}
-		} else {
-			mj, err := encodeModel(m)
-			if err != nil {
-				p.mu.RUnlock()
-				return nil, err
-			}
-			for i := range m.rows {
-				r := &m.rows[i]
-				rows[r.seq] = r
-			}
-			st.Model = mj
+	var newer []*row // split: the window's rows the forest was not trained on, in window order
+	if m := p.model; m != nil && !split {
+		mj, err := encodeModel(m)
+		if err != nil {
+			p.mu.RUnlock()
+			return nil, err
 		}
+		for i := range m.rows {
+			r := &m.rows[i]
+			rows[r.seq] = r
+		}
+		st.Model = mj
+	}
+	var inModel func(seq uint64) bool
+	if m := p.model; m != nil && split {
+		st.ModelKey = modelKey(m)
+		inModel = modelRows(m)
 	}
 	for i := range p.window {
 		r := &p.window[i]
-		if !inModel[r.seq] {
+		switch {
+		case !split:
 			rows[r.seq] = r
+		case inModel == nil || !inModel(r.seq):
+			newer = append(newer, r)
 		}
 		st.Window = append(st.Window, r.seq)
 	}
@@ -136,7 +135,7 @@ func (p *Predictor) state(split bool) (*stateJSON, error) {
 	p.mu.RUnlock()
 
 	if split {
-		st.RowCols = encodeRowCols(rows)
+		st.RowCols = encodeRowCols(newer)
 	} else {
 		st.Rows = encodeRows(rows)
 	}
@@ -145,14 +144,14 @@ func (p *Predictor) state(split bool) (*stateJSON, error) {
 	st.PendingQueue = make([]gpusched.JobID, len(p.pendQ))
 	copy(st.PendingQueue, p.pendQ)
 	st.PendingHead = p.pendHead
-	ids := make([]gpusched.JobID, 0, len(p.pending))
-	for id := range p.pending {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
 	if split {
-		st.PendingCols = encodePendingCols(ids, p.pending)
+		st.PendingCols = encodePendingCols(p.pendQ, p.pending)
 	} else {
+		ids := make([]gpusched.JobID, 0, len(p.pending))
+		for id := range p.pending {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
 		for _, id := range ids {
 			pj := p.pending[id]
 			st.Pending = append(st.Pending, pendingJSON{ID: id, History: encodeHist(&pj.hist), First: encodeEstimate(&pj.first)})
@@ -943,57 +942,93 @@ type modelState struct {
 	Model   *modelJSON `json:"model"`
 }
 
-// pendingCols are the remembered jobs as columns, each job's History and first estimate an
-// index into tables of the distinct ones (jobs of a group predicted between the same two of
+// pendingCols are the remembered jobs as columns: each job by the slot of its id in the
+// pending queue (the first, when an id is there twice), its History and first estimate as
+// indices into tables of the distinct ones (jobs of a group predicted between the same two of
 // its completions share their History, and often their estimate).
 type pendingCols struct {
-	IDs       []gpusched.JobID `json:"ids"`
-	History   []int32          `json:"history"`
-	First     []int32          `json:"first"`
-	Histories []histJSON       `json:"histories"`
-	Firsts    []estimateJSON   `json:"firsts"`
+	At        []int32        `json:"at"`
+	History   []int32        `json:"history"`
+	First     []int32        `json:"first"`
+	Histories []histJSON     `json:"histories"`
+	Firsts    []estimateJSON `json:"firsts"`
 }
 
-// encodePendingCols returns the remembered jobs ids (sorted) as columns.
-func encodePendingCols(ids []gpusched.JobID, pending map[gpusched.JobID]pendingJob) *pendingCols {
-	pc := &pendingCols{IDs: ids, History: make([]int32, len(ids)), First: make([]int32, len(ids))}
+// encodePendingCols returns the remembered jobs as columns, in the order of the queue's slots.
+func encodePendingCols(queue []gpusched.JobID, pending map[gpusched.JobID]pendingJob) *pendingCols {
+	n := len(pending)
+	pc := &pendingCols{At: make([]int32, 0, n), History: make([]int32, 0, n), First: make([]int32, 0, n)}
 	hs := map[History]int32{}
 	fs := map[Estimate]int32{}
-	for i, id := range ids {
-		pj := pending[id]
+	done := make(map[gpusched.JobID]struct{}, n)
+	for slot, id := range queue {
+		pj, ok := pending[id]
+		if !ok {
+			continue
+		}
+		if _, dup := done[id]; dup {
+			continue
+		}
+		done[id] = struct{}{}
 		k, ok := hs[pj.hist]
 		if !ok {
 			k = int32(len(pc.Histories))
 			hs[pj.hist] = k
 			pc.Histories = append(pc.Histories, encodeHist(&pj.hist))
 		}
-		pc.History[i] = k
+		h := k
 		k, ok = fs[pj.first]
 		if !ok {
 			k = int32(len(pc.Firsts))
 			fs[pj.first] = k
 			pc.Firsts = append(pc.Firsts, encodeEstimate(&pj.first))
 		}
-		pc.First[i] = k
+		pc.At, pc.History, pc.First = append(pc.At, int32(slot)), append(pc.History, h), append(pc.First, k)
 	}
 	return pc
 }
 
-// pending returns the columns as the list of remembered jobs.
-func (pc *pendingCols) pending() ([]pendingJSON, error) {
-	n := len(pc.IDs)
+// pending returns the columns as the list of remembered jobs, given the pending queue.
+func (pc *pendingCols) pending(queue []gpusched.JobID) ([]pendingJSON, error) {
+	n := len(pc.At)
 	if len(pc.History) != n || len(pc.First) != n {
-		return nil, fmt.Errorf("pending_cols: %d ids, %d histories, %d estimates", n, len(pc.History), len(pc.First))
+		return nil, fmt.Errorf("pending_cols: %d slots, %d histories, %d estimates", n, len(pc.History), len(pc.First))
 	}
 	out := make([]pendingJSON, n)
-	for i, id := range pc.IDs {
+	for i, at := range pc.At {
 		h, f := pc.History[i], pc.First[i]
-		if h < 0 || int(h) >= len(pc.Histories) || f < 0 || int(f) >= len(pc.Firsts) {
-			return nil, fmt.Errorf("pending_cols[%d]: history %d of %d, estimate %d of %d", i, h, len(pc.Histories), f, len(pc.Firsts))
+		if at < 0 || int(at) >= len(queue) || h < 0 || int(h) >= len(pc.Histories) || f < 0 || int(f) >= len(pc.Firsts) {
+			return nil, fmt.Errorf("pending_cols[%d]: slot %d of %d, history %d of %d, estimate %d of %d",
+				i, at, len(queue), h, len(pc.Histories), f, len(pc.Firsts))
 		}
-		out[i] = pendingJSON{ID: id, History: pc.Histories[h], First: pc.Firsts[f]}
+		out[i] = pendingJSON{ID: queue[at], History: pc.Histories[h], First: pc.Firsts[f]}
 	}
 	return out, nil
+}
+
+// modelRows returns whether a row (by seq) is one the forest was trained on: a range check when
+// its rows are consecutive observations (a retraining's snapshot of the window), a set otherwise.
+func modelRows(m *model) func(uint64) bool {
+	if len(m.rows) == 0 {
+		return func(uint64) bool { return false }
+	}
+	lo := m.rows[0].seq
+	consecutive := true
+	for i := range m.rows {
+		if m.rows[i].seq != lo+uint64(i) {
+			consecutive = false
+			break
+		}
+	}
+	if consecutive {
+		hi := lo + uint64(len(m.rows)) - 1
+		return func(s uint64) bool { return s >= lo && s <= hi }
+	}
+	set := make(map[uint64]bool, len(m.rows))
+	for i := range m.rows {
+		set[m.rows[i].seq] = true
+	}
+	return func(s uint64) bool { return set[s] }
 }
 
 // modelKey names a trained forest by its training's number and a hash (FNV-1a, 64 bits) of its
@@ -1106,7 +1141,7 @@ func (p *Predictor) RestoreSplit(model, learned []byte) error {
 		return fmt.Errorf("%w: learned state: no pending_cols or row_cols", ErrInvalidState)
 	}
 	var err error
-	if st.Pending, err = st.PendingCols.pending(); err != nil {
+	if st.Pending, err = st.PendingCols.pending(st.PendingQueue); err != nil {
 		return fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
 	}
 	if st.Rows, err = st.RowCols.rows(); err != nil {
@@ -1188,23 +1223,17 @@ type featureKey struct {
 	lr, hour                                uint64
 }
 
-// encodeRowCols returns the rows in the order of their seq, as columns.
-func encodeRowCols(rows map[uint64]*row) *rowCols {
-	seqs := make([]uint64, 0, len(rows))
-	for s := range rows {
-		seqs = append(seqs, s)
-	}
-	slices.Sort(seqs)
-	n := len(seqs)
-	rc := &rowCols{Seq: seqs, GPUs: make([]int, n), Y: make(f64s, n), Runs: make([]int, 0, 3*n),
-		Hist: make(f64s, 0, 7*n), Feature: make([]int32, n)}
+// encodeRowCols returns the rows as columns.
+func encodeRowCols(rows []*row) *rowCols {
+	n := len(rows)
+	rc := &rowCols{Seq: make([]uint64, n), GPUs: make([]int, n), Y: make(f64s, 0, 8*n), Runs: make([]int, 0, 3*n),
+		Hist: make(f64s, 0, 56*n), Feature: make([]int32, n)}
 	index := map[featureKey]int32{}
-	for i, s := range seqs {
-		r := rows[s]
+	for i, r := range rows {
 		h := &r.hist
-		rc.GPUs[i], rc.Y[i] = r.gpus, r.y
+		rc.Seq[i], rc.GPUs[i], rc.Y = r.seq, r.gpus, appendF64(rc.Y, r.y)
 		rc.Runs = append(rc.Runs, h.GroupRuns, h.UserRuns, h.CohortRuns)
-		rc.Hist = append(rc.Hist, h.GroupLast, h.GroupMedian, h.GroupSamples, h.GroupSpread, h.UserMedian, h.CohortMedian, h.CohortSamples)
+		rc.Hist = appendF64(rc.Hist, h.GroupLast, h.GroupMedian, h.GroupSamples, h.GroupSpread, h.UserMedian, h.CohortMedian, h.CohortSamples)
 		f := &r.feat
 		if f.Numeric != nil || f.Categorical != nil {
 			rc.Feature[i] = int32(len(rc.Features))
@@ -1226,8 +1255,8 @@ func encodeRowCols(rows map[uint64]*row) *rowCols {
 // rows returns the columns as a list of rows.
 func (rc *rowCols) rows() ([]rowJSON, error) {
 	n := len(rc.Seq)
-	if len(rc.GPUs) != n || len(rc.Y) != n || len(rc.Runs) != 3*n || len(rc.Hist) != 7*n || len(rc.Feature) != n {
-		return nil, fmt.Errorf("row_cols: %d rows, %d GPU counts, %d targets, %d run counts, %d history values, %d features",
+	if rc.Y.check() != nil || rc.Hist.check() != nil || len(rc.GPUs) != n || rc.Y.len() != n || len(rc.Runs) != 3*n || rc.Hist.len() != 7*n || len(rc.Feature) != n {
+		return nil, fmt.Errorf("row_cols: %d rows, %d GPU counts, %d bytes of targets, %d run counts, %d bytes of history values, %d features",
 			n, len(rc.GPUs), len(rc.Y), len(rc.Runs), len(rc.Hist), len(rc.Feature))
 	}
 	out := make([]rowJSON, n)
@@ -1236,46 +1265,40 @@ func (rc *rowCols) rows() ([]rowJSON, error) {
 		if f < 0 || int(f) >= len(rc.Features) {
 			return nil, fmt.Errorf("row_cols[%d]: features %d of %d", i, f, len(rc.Features))
 		}
-		h := rc.Hist[7*i : 7*i+7]
-		out[i] = rowJSON{Seq: s, GPUs: rc.GPUs[i], Features: rc.Features[f], Y: jf(rc.Y[i]),
+		h := func(k int) jf { return jf(rc.Hist.at(7*i + k)) }
+		out[i] = rowJSON{Seq: s, GPUs: rc.GPUs[i], Features: rc.Features[f], Y: jf(rc.Y.at(i)),
 			History: histJSON{GroupRuns: rc.Runs[3*i], UserRuns: rc.Runs[3*i+1], CohortRuns: rc.Runs[3*i+2],
-				GroupLast: jf(h[0]), GroupMedian: jf(h[1]), GroupSamples: jf(h[2]), GroupSpread: jf(h[3]),
-				UserMedian: jf(h[4]), CohortMedian: jf(h[5]), CohortSamples: jf(h[6])}}
+				GroupLast: h(0), GroupMedian: h(1), GroupSamples: h(2), GroupSpread: h(3),
+				UserMedian: h(4), CohortMedian: h(5), CohortSamples: h(6)}}
 	}
 	return out, nil
 }
 
-// f64s is a float64 column written as a JSON string: the base64 (standard encoding) of the
-// values' IEEE 754 bits, 8 little-endian bytes each, which keeps every value exactly (NaN and
-// infinities included) and is written and read an order of magnitude faster than numbers.
-type f64s []float64
+// f64s is a float64 column in binary: the values' IEEE 754 bits, 8 little-endian bytes each,
+// which keeps every value exactly (NaN and infinities included). encoding/json writes it as a
+// base64 string (standard encoding) directly, an order of magnitude faster than numbers and
+// without the validation a MarshalJSON method's output goes through.
+type f64s []byte
 
-// MarshalJSON writes the column as a base64 string.
-func (v f64s) MarshalJSON() ([]byte, error) {
-	raw := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(x))
+// appendF64 appends values to a column.
+func appendF64(c f64s, v ...float64) f64s {
+	for _, x := range v {
+		c = binary.LittleEndian.AppendUint64(c, math.Float64bits(x))
 	}
-	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(raw))+2)
-	out = append(out, '"')
-	out = base64.StdEncoding.AppendEncode(out, raw)
-	return append(out, '"'), nil
+	return c
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote.
-func (v *f64s) UnmarshalJSON(b []byte) error {
-	var raw []byte
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
+// len returns the number of values.
+func (c f64s) len() int { return len(c) / 8 }
+
+// at returns value i.
+func (c f64s) at(i int) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(c[8*i:])) }
+
+// check returns an error when the column is not a whole number of values.
+func (c f64s) check() error {
+	if len(c)%8 != 0 {
+		return fmt.Errorf("a float column of %d bytes", len(c))
 	}
-	if len(raw)%8 != 0 {
-		return fmt.Errorf("a float column of %d bytes", len(raw))
-	}
-	out := make(f64s, len(raw)/8)
-	for i := range out {
-		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
-	}
-	*v = out
 	return nil
 }
 
@@ -1316,7 +1339,7 @@ func (pj *pitJSON) cols() *pitCols {
 	for i, b := range pj.Batches {
 		pc.Keys[i], pc.Counts[i] = b.Key, int32(len(b.PITs))
 		for _, u := range b.PITs {
-			pc.PITs = append(pc.PITs, float64(u))
+			pc.PITs = appendF64(pc.PITs, float64(u))
 		}
 	}
 	if pc.PITs == nil {
@@ -1358,18 +1381,25 @@ func (pc *pitCols) window() (pitJSON, error) {
 	if len(pc.Counts) != len(pc.Keys) {
 		return pitJSON{}, fmt.Errorf("%d keys, %d counts", len(pc.Keys), len(pc.Counts))
 	}
+	if err := pc.PITs.check(); err != nil {
+		return pitJSON{}, err
+	}
 	pj := pitJSON{Next: pc.Next, Seq: pc.Seq, Order: pc.Order, Batches: make([]batchJSON, len(pc.Keys))}
-	at := 0
+	at, n := 0, pc.PITs.len()
 	for i, k := range pc.Keys {
 		c := int(pc.Counts[i])
-		if c < 0 || c > len(pc.PITs)-at {
-			return pitJSON{}, fmt.Errorf("batch %d: %d PITs of %d left", i, c, len(pc.PITs)-at)
+		if c < 0 || c > n-at {
+			return pitJSON{}, fmt.Errorf("batch %d: %d PITs of %d left", i, c, n-at)
 		}
-		pj.Batches[i] = batchJSON{Key: k, PITs: jfs(pc.PITs[at : at+c])}
+		b := batchJSON{Key: k, PITs: make(jfList, c)}
+		for j := range b.PITs {
+			b.PITs[j] = jf(pc.PITs.at(at + j))
+		}
+		pj.Batches[i] = b
 		at += c
 	}
-	if at != len(pc.PITs) {
-		return pitJSON{}, fmt.Errorf("%d PITs, the batches hold %d", len(pc.PITs), at)
+	if at != n {
+		return pitJSON{}, fmt.Errorf("%d PITs, the batches hold %d", n, at)
 	}
 	return pj, nil
 }
