@@ -936,10 +936,84 @@ func (aj *accJSON) restore(a *accuracyRing) error {
 
 // modelState is what SaveModel writes: the forest and the rows it was trained on, with its key.
 type modelState struct {
-	Version int        `json:"version"`
-	Key     string     `json:"key"`
-	Rows    []rowJSON  `json:"rows"`
-	Model   *modelJSON `json:"model"`
+	Version int       `json:"version"`
+	Key     string    `json:"key"`
+	Rows    *rowCols  `json:"rows"`
+	Model   *modelBin `json:"model"`
+}
+
+// modelBin is modelJSON with the trees in binary (treeBin): what SaveModel writes.
+type modelBin struct {
+	Ticket  uint64      `json:"ticket"`
+	Rows    []uint64    `json:"rows"`
+	Encoder encoderJSON `json:"encoder"`
+	Edges   jfList      `json:"bin_edges"`
+	Points  []jfList    `json:"bin_points"`
+	Trees   []treeBin   `json:"trees"`
+}
+
+// treeBin is a tree's columns (treeJSON) in binary, little-endian: thresholds as float64 bits,
+// features and children as int32, leaf classes as uint16, leaf fractions as float32 bits.
+type treeBin struct {
+	Thr       []byte `json:"thr"`
+	Feat      []byte `json:"feat"`
+	Kid       []byte `json:"kid"`
+	LeafClass []byte `json:"leaf_class"`
+	LeafFrac  []byte `json:"leaf_frac"`
+}
+
+func (mj *modelJSON) bin() *modelBin {
+	mb := &modelBin{Ticket: mj.Ticket, Rows: mj.Rows, Encoder: mj.Encoder, Edges: mj.Edges, Points: mj.Points, Trees: make([]treeBin, len(mj.Trees))}
+	for t := range mj.Trees {
+		tj, tb := &mj.Trees[t], &mb.Trees[t]
+		for _, x := range tj.Thr {
+			tb.Thr = binary.LittleEndian.AppendUint64(tb.Thr, math.Float64bits(float64(x)))
+		}
+		for _, x := range tj.Feat {
+			tb.Feat = binary.LittleEndian.AppendUint32(tb.Feat, uint32(x))
+		}
+		for _, x := range tj.Kid {
+			tb.Kid = binary.LittleEndian.AppendUint32(tb.Kid, uint32(x))
+		}
+		for _, x := range tj.LeafClass {
+			tb.LeafClass = binary.LittleEndian.AppendUint16(tb.LeafClass, x)
+		}
+		for _, x := range tj.LeafFrac {
+			tb.LeafFrac = binary.LittleEndian.AppendUint32(tb.LeafFrac, math.Float32bits(x))
+		}
+	}
+	return mb
+}
+
+func (mb *modelBin) model() (*modelJSON, error) {
+	mj := &modelJSON{Ticket: mb.Ticket, Rows: mb.Rows, Encoder: mb.Encoder, Edges: mb.Edges, Points: mb.Points, Trees: make([]treeJSON, len(mb.Trees))}
+	for t := range mb.Trees {
+		tb, tj := &mb.Trees[t], &mj.Trees[t]
+		if len(tb.Thr)%8 != 0 || len(tb.Feat)%4 != 0 || len(tb.Kid)%4 != 0 || len(tb.LeafClass)%2 != 0 || len(tb.LeafFrac)%4 != 0 {
+			return nil, fmt.Errorf("trees[%d]: a column of a partial value", t)
+		}
+		tj.Thr = make(jfList, len(tb.Thr)/8)
+		for i := range tj.Thr {
+			tj.Thr[i] = jf(math.Float64frombits(binary.LittleEndian.Uint64(tb.Thr[8*i:])))
+		}
+		tj.Feat = make([]int32, len(tb.Feat)/4)
+		for i := range tj.Feat {
+			tj.Feat[i] = int32(binary.LittleEndian.Uint32(tb.Feat[4*i:]))
+		}
+		tj.Kid = make([]int32, len(tb.Kid)/4)
+		for i := range tj.Kid {
+			tj.Kid[i] = int32(binary.LittleEndian.Uint32(tb.Kid[4*i:]))
+		}
+		tj.LeafClass = make([]uint16, len(tb.LeafClass)/2)
+		for i := range tj.LeafClass {
+			tj.LeafClass[i] = binary.LittleEndian.Uint16(tb.LeafClass[2*i:])
+		}
+		tj.LeafFrac = make([]float32, len(tb.LeafFrac)/4)
+		for i := range tj.LeafFrac {
+			tj.LeafFrac[i] = math.Float32frombits(binary.LittleEndian.Uint32(tb.LeafFrac[4*i:]))
+		}
+	}
+	return mj, nil
 }
 
 // pendingCols are the remembered jobs as columns: each job by the slot of its id in the
@@ -1091,12 +1165,12 @@ func (p *Predictor) SaveModel(w io.Writer) (key string, err error) {
 			p.mu.RUnlock()
 			return "", err
 		}
-		ms.Model, ms.Key = mj, modelKey(m)
-		rows := make(map[uint64]*row, len(m.rows))
+		ms.Model, ms.Key = mj.bin(), modelKey(m)
+		rows := make([]*row, len(m.rows))
 		for i := range m.rows {
-			rows[m.rows[i].seq] = &m.rows[i]
+			rows[i] = &m.rows[i]
 		}
-		ms.Rows = encodeRows(rows)
+		ms.Rows = encodeRowCols(rows)
 	}
 	p.mu.RUnlock()
 	b, err := json.Marshal(&ms)
@@ -1172,8 +1246,18 @@ func (p *Predictor) RestoreSplit(model, learned []byte) error {
 		case (ms.Model == nil) != (ms.Key == ""):
 			return fmt.Errorf("%w: model: key %q with forest %t", ErrInvalidState, ms.Key, ms.Model != nil)
 		}
-		st.Model = ms.Model
-		st.Rows = append(st.Rows, ms.Rows...)
+		if ms.Model != nil {
+			if st.Model, err = ms.Model.model(); err != nil {
+				return fmt.Errorf("%w: model: %w", ErrInvalidState, err)
+			}
+		}
+		if ms.Rows != nil {
+			rows, err := ms.Rows.rows()
+			if err != nil {
+				return fmt.Errorf("%w: model: %w", ErrInvalidState, err)
+			}
+			st.Rows = append(st.Rows, rows...)
+		}
 	}
 	key := st.ModelKey
 	st.ModelKey = ""

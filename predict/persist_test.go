@@ -3,6 +3,7 @@ package predict
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -424,9 +425,7 @@ func TestSplitSaveIdentical(t *testing.T) {
 	if keys < 3 {
 		t.Fatalf("the forest changed %d times", keys)
 	}
-	var st struct {
-		Rows []rowJSON `json:"rows"`
-	}
+	var st stateJSON
 	if err := json.Unmarshal(learned.Bytes(), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -434,17 +433,17 @@ func TestSplitSaveIdentical(t *testing.T) {
 	if err := json.Unmarshal(model.Bytes(), &ms); err != nil {
 		t.Fatal(err)
 	}
+	if ms.Rows == nil || len(ms.Rows.Seq) == 0 || st.RowCols == nil || len(st.RowCols.Seq) == 0 || st.Rows != nil {
+		t.Fatal("the model or the learned state holds no rows, or the learned state holds whole rows")
+	}
 	inModel := map[uint64]bool{}
-	for _, r := range ms.Rows {
-		inModel[r.Seq] = true
+	for _, s := range ms.Rows.Seq {
+		inModel[s] = true
 	}
-	for _, r := range st.Rows {
-		if inModel[r.Seq] {
-			t.Fatalf("row %d is in both parts", r.Seq)
+	for _, s := range st.RowCols.Seq {
+		if inModel[s] {
+			t.Fatalf("row %d is in both parts", s)
 		}
-	}
-	if len(ms.Rows) == 0 {
-		t.Fatal("the model holds no rows")
 	}
 }
 
@@ -490,8 +489,17 @@ func TestRestoreSplitRejects(t *testing.T) {
 	whole, _ := p.MarshalJSON()
 	fresh := mustNew(t, Options{Seed: 9})
 	before, _ := fresh.MarshalJSON()
-	tampered := bytes.Replace(models[1], []byte(`"thr":[`), []byte(`"thr":[0.125,`), 1)
-	tampered = bytes.Replace(tampered, []byte(`"feat":[`), []byte(`"feat":[-1,`), 1)
+	// A forest whose first threshold changed, still a valid forest: only the key tells.
+	var ms modelState
+	if err := json.Unmarshal(models[1], &ms); err != nil {
+		t.Fatal(err)
+	}
+	thr := ms.Model.Trees[0].Thr
+	binary.LittleEndian.PutUint64(thr, math.Float64bits(math.Float64frombits(binary.LittleEndian.Uint64(thr))+0.125))
+	tampered, err := json.Marshal(&ms)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, c := range map[string][2][]byte{
 		"older forest":     {models[0], learned},
 		"no forest":        {nil, learned},
