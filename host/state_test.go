@@ -233,3 +233,84 @@ func negativeAttained(t *testing.T, data []byte) []byte {
 	}
 	return out
 }
+
+// TestRestoreReadsWholeJobs: a state written before the jobs and float fields were columns
+// (jobs whole, floats as numbers) restores to the same runtime: it saves to the same bytes.
+func TestRestoreReadsWholeJobs(t *testing.T) {
+	_, data := savedWorld(t)
+	var st map[string]any
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []string{"jobs", "ended"} {
+		c, ok := st[part].(map[string]any)
+		if !ok {
+			t.Fatalf("no %s in the saved state", part)
+		}
+		jc := c["job_cols"].(map[string]any)
+		ids := jc["id"].([]any)
+		features, feature := jc["features"].([]any), jc["feature"].([]any)
+		rest := map[int]map[string]any{}
+		if at, ok := jc["rest_at"].([]any); ok {
+			for k, i := range at {
+				rest[int(i.(float64))] = jc["rest"].([]any)[k].(map[string]any)
+			}
+		}
+		var jobs []any
+		for i := range ids {
+			j := map[string]any{}
+			for k, v := range rest[i] {
+				j[k] = v
+			}
+			j["id"], j["arrival"], j["gpus"] = ids[i], jc["arrival"].([]any)[i], jc["gpus"].([]any)[i]
+			if steps, ok := jc["step_time"].([]any); ok && steps[i].(float64) != 0 {
+				j["step_time"] = steps[i]
+			}
+			j["features"] = features[int(feature[i].(float64))]
+			jobs = append(jobs, j)
+		}
+		delete(c, "job_cols")
+		c["job"] = jobs
+		floats := map[string]any{}
+		for name, col := range c["bin"].(map[string]any) {
+			col := col.(map[string]any)
+			raw, err := base64.StdEncoding.DecodeString(col["v"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals := make([]any, len(ids))
+			for i := range vals {
+				vals[i] = 0.0
+			}
+			for k := 0; k < len(raw)/8; k++ {
+				i := k
+				if at, ok := col["at"].([]any); ok {
+					i = int(at[k].(float64))
+				}
+				vals[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*k:]))
+			}
+			floats[name] = vals
+		}
+		delete(c, "bin")
+		c["floats"] = floats
+	}
+	old, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(old, []byte(`"job":[{`)) || !bytes.Contains(old, []byte(`"floats":{`)) {
+		t.Fatal("the old form was not made")
+	}
+	s, _ := policy.NewTiresias(policy.TiresiasOptions{})
+	rt, err := host.Restore(host.Options{Scheduler: s, RestoreTime: 2, CheckpointEvery: 3, Rejected: host.RejectPark}, bytes.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if err := rt.SaveState(&again); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Bytes(), data) {
+		t.Errorf("restored from the old form, it saves\n%s\nnot\n%s", again.Bytes(), data)
+	}
+}
