@@ -238,3 +238,27 @@ func BenchmarkRuntimeRestoreDeltaForest(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
 }
+
+// BenchmarkRuntimeRestoreForest: host.Restore of forestRuntime's whole state (SaveState),
+// building A-SRPT and its forest (New) not included.
+func BenchmarkRuntimeRestoreForest(b *testing.B) {
+	rt, opts := forestRuntime(b)
+	var buf bytes.Buffer
+	if err := rt.SaveState(&buf); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var cpu time.Duration
+	for range b.N {
+		b.StopTimer()
+		o := opts()
+		b.StartTimer()
+		c0 := processCPU()
+		if _, err := host.Restore(o, bytes.NewReader(buf.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+		cpu += processCPU() - c0
+	}
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+}
