@@ -519,3 +519,46 @@ func TestRestoreSplitRejects(t *testing.T) {
 		t.Errorf("a learned state as a whole one: %v", err)
 	}
 }
+
+// FuzzRestoreSplit: RestoreSplit never panics on any forest part and learned part; what it
+// accepts predicts, and saves again by parts to what it was restored from.
+func FuzzRestoreSplit(f *testing.F) {
+	recs := workload(f, 300, 3)
+	p := mustNew(f, Options{Trees: 3, MinSamples: 20, RetrainEvery: 40, Window: 60, CalibrationWindow: 10, HistoryRuns: 4, MaxPending: 50, Seed: 2})
+	for _, e := range replayEvents(recs) {
+		step(f, p, recs, e)
+	}
+	var model, learned bytes.Buffer
+	if _, err := p.SaveModel(&model); err != nil {
+		f.Fatal(err)
+	}
+	if _, err := p.SaveLearned(&learned); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(model.Bytes(), learned.Bytes())
+	f.Add([]byte(nil), []byte(`{"version":1,"pending_cols":{},"row_cols":{}}`))
+	f.Fuzz(func(t *testing.T, model, learned []byte) {
+		q := mustNew(t, Options{})
+		if err := q.RestoreSplit(model, learned); err != nil {
+			if !errors.Is(err, ErrInvalidState) {
+				t.Fatalf("error %v does not wrap ErrInvalidState", err)
+			}
+			return
+		}
+		j := &gpusched.Job{ID: "a", GPUs: 1, Features: gpusched.Features{Group: "g", User: "u", BatchSize: 32}}
+		if _, err := q.Predict(j); err != nil {
+			t.Fatal(err)
+		}
+		var m, l bytes.Buffer
+		if _, err := q.SaveModel(&m); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.SaveLearned(&l); err != nil {
+			t.Fatal(err)
+		}
+		r := mustNew(t, Options{})
+		if err := r.RestoreSplit(m.Bytes(), l.Bytes()); err != nil {
+			t.Fatalf("what it saved does not read back: %v", err)
+		}
+	})
+}
