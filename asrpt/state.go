@@ -44,6 +44,13 @@ const (
 //	  "estimator": {...}         // the estimator's own saved state, when it is gpusched.Stateful
 //	}
 //
+// The float columns (the queue's remaining, weights and releases, the jobs' iterations, step
+// times and weights) are written in binary: a base64 string (standard encoding) of each value's
+// IEEE 754 bits, 8 little-endian bytes each, exact and an order of magnitude faster to write and
+// read than numbers; arrays of numbers, as above and as states were written before, are read
+// too. A delta (SaveDelta) holds the estimator's delta under "estimator", followed by
+// "estimator_delta": true and "estimator_base", the key of the base it refers to.
+//
 // The virtual queue holds, under their keys, the jobs that are not virtually done and the
 // ghosts; a job's remaining work and release are read from it. Every float is finite.
 type savedState struct {
@@ -304,8 +311,9 @@ func (s *Scheduler) save(w io.Writer, delta bool) (string, error) {
 	// after it).
 	var key string
 	var write func(io.Writer) error
-	delta = delta && isLayered(s.opt.Estimator)
-	if l, ok := s.opt.Estimator.(layered); ok && delta {
+	l, isLayered := s.opt.Estimator.(layered)
+	delta = delta && isLayered
+	if delta {
 		write = func(w io.Writer) (err error) {
 			key, err = l.SaveDelta(w)
 			return err
@@ -320,11 +328,6 @@ func (s *Scheduler) save(w io.Writer, delta bool) (string, error) {
 		b, _ := json.Marshal(key)
 		return append([]byte(`,"estimator_delta":true,"estimator_base":`), b...)
 	})
-}
-
-func isLayered(e Estimator) bool {
-	_, ok := e.(layered)
-	return ok
 }
 
 // encodeWith writes v as statejson.Encode does, with one more field, "estimator", whose value

@@ -125,9 +125,14 @@ func (e *restoredError) Unwrap() error { return e.wrap }
 // decides as the old one would have (the host needs no Resume calls).
 //
 // The state is self-describing, versioned JSON (kind "host-runtime", version 1; see
-// gpusched.Stateful); numbers are written in the shortest form that reads back to the same
-// bits. The placement intervals of Options.RecordSegments are not saved. Call it between
-// calls, typically after carrying out the actions of each Schedule call; it changes nothing.
+// gpusched.Stateful). The jobs are held as columns; numbers are written in the shortest form
+// that reads back to the same bits, except the jobs' float fields, written in binary (base64 of
+// their IEEE 754 bits, exact), which is smaller for most and many times faster to write and
+// read; states of the earlier form (jobs whole, float fields as numbers) are read too. The
+// scheduler's state is written straight to w after the runtime's own, so on error w may hold
+// part of the state. The placement intervals of Options.OnSegment are not saved. Call it
+// between calls, typically after carrying out the actions of each Schedule call; it changes
+// nothing.
 func (r *Runtime) SaveState(w io.Writer) error {
 	_, err := r.save(w, false)
 	return err
