@@ -3,8 +3,11 @@ package asrpt
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -42,6 +45,13 @@ const (
 //	  "estimator": {...}         // the estimator's own saved state, when it is gpusched.Stateful
 //	}
 //
+// The float columns (the queue's remaining, weights and releases, the jobs' iterations, step
+// times and weights) are written in binary: a base64 string (standard encoding) of each value's
+// IEEE 754 bits, 8 little-endian bytes each, exact and an order of magnitude faster to write and
+// read than numbers; arrays of numbers, as above and as states were written before, are read
+// too. A delta (SaveDelta) holds the estimator's delta under "estimator", followed by
+// "estimator_delta": true and "estimator_base", the key of the base it refers to.
+//
 // The virtual queue holds, under their keys, the jobs that are not virtually done and the
 // ghosts; a job's remaining work and release are read from it. Every float is finite.
 type savedState struct {
@@ -49,7 +59,7 @@ type savedState struct {
 	G0            float64           `json:"g0"`
 	Migrations    int               `json:"migrations"`
 	Cluster       *topology.Cluster `json:"cluster"`
-	Queue         srpt.QueueState   `json:"queue"`
+	Queue         savedQueue        `json:"queue"`
 	Keys          int               `json:"keys"`
 	FreeKeys      []int             `json:"free_keys"`
 	Jobs          savedJobs         `json:"jobs"`
@@ -60,6 +70,76 @@ type savedState struct {
 	Rejected      []savedRejection  `json:"rejected"`
 	Groups        []savedGroup      `json:"groups,omitempty"`
 	Estimator     json.RawMessage   `json:"estimator,omitempty"`
+	// EstimatorDelta tells that Estimator is the estimator's delta (SaveDelta), which refers to
+	// its base by the key EstimatorBase ("": none yet).
+	EstimatorDelta bool   `json:"estimator_delta,omitempty"`
+	EstimatorBase  string `json:"estimator_base,omitempty"`
+}
+
+// savedQueue is srpt.QueueState with its float columns in binary.
+type savedQueue struct {
+	Now       float64   `json:"now"`
+	Speed     float64   `json:"speed"`
+	IDs       []int     `json:"ids"`
+	Remaining binFloats `json:"remaining"`
+	Weights   binFloats `json:"weights"`
+	Releases  binFloats `json:"releases"`
+}
+
+func queueOut(q srpt.QueueState) savedQueue {
+	return savedQueue{Now: q.Now, Speed: q.Speed, IDs: q.IDs, Remaining: q.Remaining, Weights: q.Weights, Releases: q.Releases}
+}
+
+func (q *savedQueue) state() srpt.QueueState {
+	return srpt.QueueState{Now: q.Now, Speed: q.Speed, IDs: q.IDs, Remaining: q.Remaining, Weights: q.Weights, Releases: q.Releases}
+}
+
+// binFloats is a float64 column written as a JSON string, the base64 (standard encoding) of
+// the values' IEEE 754 bits, 8 little-endian bytes each: exact, and written and read an order
+// of magnitude faster than numbers. It reads a JSON array of numbers too (states written
+// before it).
+type binFloats []float64
+
+// MarshalJSON writes the column as a base64 string (null for nil).
+func (v binFloats) MarshalJSON() ([]byte, error) {
+	if v == nil {
+		return []byte("null"), nil
+	}
+	raw := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(x))
+	}
+	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(raw))+2)
+	out = append(out, '"')
+	out = base64.StdEncoding.AppendEncode(out, raw)
+	return append(out, '"'), nil
+}
+
+// UnmarshalJSON reads a base64 string or an array of numbers.
+func (v *binFloats) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '[' {
+		var f []float64
+		err := json.Unmarshal(b, &f)
+		*v = f
+		return err
+	}
+	var raw []byte
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		*v = nil
+		return nil
+	}
+	if len(raw)%8 != 0 {
+		return fmt.Errorf("a float column of %d bytes", len(raw))
+	}
+	out := make(binFloats, len(raw)/8)
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+	}
+	*v = out
+	return nil
 }
 
 // savedGroup is one recurrence group's book for the group fallback: its last finished jobs'
@@ -81,17 +161,17 @@ type savedJobs struct {
 	IDs        []gpusched.JobID `json:"ids"`
 	Keys       []int            `json:"keys"`
 	GPUs       []int            `json:"gpus"`
-	Iterations []float64        `json:"iterations"`
-	StepTimes  []float64        `json:"step_times"`
-	Weights    []float64        `json:"weights"`
+	Iterations binFloats        `json:"iterations"`
+	StepTimes  binFloats        `json:"step_times"`
+	Weights    binFloats        `json:"weights"`
 	// Overruns counts each job's re-estimations (Options.Strikes); absent when all are 0.
 	Overruns []int `json:"overruns,omitempty"`
 	// Group is each job's index in the state's groups (-1: none), Predicted its Estimator's
 	// prediction at arrival and GroupPredicted its group distribution's (0: none); absent
 	// when no job has a group.
 	Group          []int     `json:"group,omitempty"`
-	Predicted      []float64 `json:"predicted,omitempty"`
-	GroupPredicted []float64 `json:"group_predicted,omitempty"`
+	Predicted      binFloats `json:"predicted,omitempty"`
+	GroupPredicted binFloats `json:"group_predicted,omitempty"`
 }
 
 // savedConstraint is the GPU type and memory a job requires, so that A-SRPT can tell whether
@@ -186,8 +266,15 @@ func (e *restoredError) Unwrap() error { return e.reason }
 // change the scheduler. Its cost is O(jobs) and the output under 100 bytes per job (see
 // BENCHMARKS.md).
 func (s *Scheduler) SaveState(w io.Writer) error {
+	_, err := s.save(w, false)
+	return err
+}
+
+// save writes the state; with delta, the estimator's delta instead of its whole state when it
+// is layered, and returns the key of its base.
+func (s *Scheduler) save(w io.Writer, delta bool) (string, error) {
 	if err := s.ready(); err != nil {
-		return err
+		return "", err
 	}
 	n := len(s.jobs)
 	out := savedState{
@@ -195,7 +282,7 @@ func (s *Scheduler) SaveState(w io.Writer) error {
 		G0:         s.g0,
 		Migrations: s.moves,
 		Cluster:    s.cluster,
-		Queue:      s.queue.Snapshot(),
+		Queue:      queueOut(s.queue.Snapshot()),
 		Keys:       len(s.byKey),
 		FreeKeys:   s.free,
 		Jobs: savedJobs{IDs: make([]gpusched.JobID, 0, n), Keys: make([]int, 0, n), GPUs: make([]int, 0, n),
@@ -276,14 +363,75 @@ func (s *Scheduler) SaveState(w io.Writer) error {
 		err := s.rejected[id].err
 		out.Rejected = append(out.Rejected, savedRejection{ID: id, Reason: reasonName(err), Error: err.Error()})
 	}
-	if e, ok := s.opt.Estimator.(gpusched.Stateful); ok {
-		var b bytes.Buffer
-		if err := e.SaveState(&b); err != nil {
+	// The estimator's state goes straight to w, after the scheduler's own (and its base's key
+	// after it).
+	var key string
+	var write func(io.Writer) error
+	l, isLayered := s.opt.Estimator.(layered)
+	delta = delta && isLayered
+	if delta {
+		write = func(w io.Writer) (err error) {
+			key, err = l.SaveDelta(w)
 			return err
 		}
-		out.Estimator = bytes.TrimSpace(b.Bytes())
+	} else if e, ok := s.opt.Estimator.(gpusched.Stateful); ok {
+		write = e.SaveState
 	}
-	return statejson.Encode(w, &out)
+	return key, encodeWith(w, &out, write, func() []byte {
+		if !delta {
+			return nil
+		}
+		b, _ := json.Marshal(key)
+		return append([]byte(`,"estimator_delta":true,"estimator_base":`), b...)
+	})
+}
+
+// encodeWith writes v as statejson.Encode does, with one more field, "estimator", whose value
+// is what write writes (no field when write is nil; null when it writes nothing), followed by
+// what tail returns (more fields, each with its leading comma). Unlike a json.RawMessage field
+// the estimator's state is neither copied nor validated and compacted again: it may be
+// megabytes. On error w may hold part of the state.
+func encodeWith(w io.Writer, v any, write func(io.Writer) error, tail func() []byte) error {
+	if write == nil {
+		return statejson.Encode(w, v)
+	}
+	hb := &holdback{w: w}
+	if err := statejson.Encode(hb, v); err != nil {
+		return err
+	}
+	if string(hb.tail) != "}\n" || hb.n < 3 {
+		return fmt.Errorf("asrpt: encoding the state: %q is not an object", hb.tail)
+	}
+	b := []byte(`"estimator":`)
+	if hb.n > 3 {
+		b = []byte(`,"estimator":`)
+	}
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	cw := &countWriter{w: w}
+	if err := write(cw); err != nil {
+		return err
+	}
+	end := []byte{}
+	if cw.n == 0 {
+		end = append(end, "null"...)
+	}
+	end = append(end, tail()...)
+	_, err := w.Write(append(end, "}\n"...))
+	return err
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // RestoreState replaces the scheduler's state by one that SaveState wrote, so that every later
@@ -309,12 +457,30 @@ func (s *Scheduler) RestoreState(r io.Reader) error {
 	if err := statejson.Decode(r, stateKind, stateVersion, &in); err != nil {
 		return err
 	}
-	n, err := s.rebuild(&in)
+	if in.EstimatorDelta {
+		return statejson.Errorf(stateKind, "the state is a delta (its estimator's base is %q): see RestoreDelta", in.EstimatorBase)
+	}
+	return s.restore(&in, nil)
+}
+
+// restore adopts a decoded state; base, when not nil, is the estimator's base of a delta.
+func (s *Scheduler) restore(in *savedState, base []byte) error {
+	n, err := s.rebuild(in)
 	if err != nil {
 		return err
 	}
 	est, stateful := s.opt.Estimator.(gpusched.Stateful)
+	lay, isLayered := s.opt.Estimator.(layered)
 	switch {
+	case in.EstimatorDelta && !isLayered:
+		return statejson.Errorf(stateKind, "the state holds an estimator's delta, but this scheduler's estimator (%T) saves no deltas", s.opt.Estimator)
+	case in.EstimatorDelta:
+		if err := lay.RestoreDelta(bytes.NewReader(base), bytes.NewReader(in.Estimator)); err != nil {
+			if errors.Is(err, gpusched.ErrBadState) {
+				return err
+			}
+			return statejson.Errorf(stateKind, "estimator: %v", err)
+		}
 	case len(in.Estimator) > 0 && !stateful:
 		return statejson.Errorf(stateKind, "the state holds an estimator's state, but this scheduler's estimator (%T) keeps none", s.opt.Estimator)
 	case len(in.Estimator) == 0 && stateful:
@@ -431,7 +597,7 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 	case in.Cluster == nil && (in.Keys > 0 || len(in.Queue.IDs) > 0 || len(in.Rejected) > 0):
 		return bad("jobs without a cluster")
 	}
-	q, err := srpt.RestoreQueue(in.Queue)
+	q, err := srpt.RestoreQueue(in.Queue.state())
 	if err != nil {
 		return bad("virtual queue: %v", err)
 	}
@@ -609,4 +775,154 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 		n.rejected[r.ID] = &rejection{err: &gpusched.JobError{Job: r.ID, Err: &restoredError{msg: r.Error, reason: reason}}}
 	}
 	return n, nil
+}
+
+// layered is an estimator whose state has a large part that changes rarely, its base (a Forest's
+// trained forest), saved apart from the rest, its delta: the methods of package host's
+// Incremental.
+type layered interface {
+	BaseKey() string
+	SaveBase(w io.Writer) (key string, err error)
+	SaveDelta(w io.Writer) (baseKey string, err error)
+	RestoreDelta(base, delta io.Reader) error
+}
+
+// BaseKey returns the key of the base of the scheduler's state: the key of its estimator's base
+// when the estimator saves one (a Forest: its trained forest, see predict.Predictor.ModelKey),
+// else "". It changes exactly when the base does (a Forest: at each retraining), so a host
+// that saves the scheduler often writes the base (SaveBase) only when BaseKey has changed, and
+// the rest (SaveDelta) every time.
+func (s *Scheduler) BaseKey() string {
+	if l, ok := s.opt.Estimator.(layered); ok {
+		return l.BaseKey()
+	}
+	return ""
+}
+
+// SaveBase writes the base of the scheduler's state, its estimator's base (a Forest's trained
+// forest and the rows it was trained on), and returns its key. With an estimator that saves no
+// base it writes nothing and returns "".
+func (s *Scheduler) SaveBase(w io.Writer) (key string, err error) {
+	if err := s.ready(); err != nil {
+		return "", err
+	}
+	if l, ok := s.opt.Estimator.(layered); ok {
+		return l.SaveBase(w)
+	}
+	return "", nil
+}
+
+// SaveDelta writes the scheduler's state as SaveState does, except that the estimator, when it
+// saves a base (a Forest), contributes only its delta, which names the base by the key
+// SaveDelta returns. Between two retrainings of a Forest this costs what A-SRPT's state with
+// an Oracle costs plus the forest's newer rows, histories, calibration and remembered jobs,
+// not the trees (see BENCHMARKS). Restore it with RestoreDelta and the base of that key.
+func (s *Scheduler) SaveDelta(w io.Writer) (baseKey string, err error) {
+	return s.save(w, true)
+}
+
+// RestoreDelta is RestoreState for a state that SaveDelta wrote: base is what SaveBase wrote
+// under the key that the delta names (it may be empty when that key is ""). A base of another
+// key, like every other bad data, is refused with an error wrapping gpusched.ErrBadState, and
+// the scheduler is left unchanged. A whole state (SaveState) is also accepted, base unused.
+func (s *Scheduler) RestoreDelta(base, delta io.Reader) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	var in savedState
+	if err := statejson.Decode(delta, stateKind, stateVersion, &in); err != nil {
+		return err
+	}
+	var b []byte
+	if in.EstimatorDelta && base != nil {
+		var err error
+		if b, err = io.ReadAll(base); err != nil {
+			return statejson.Errorf(stateKind, "reading the base: %v", err)
+		}
+	}
+	return s.restore(&in, b)
+}
+
+// BaseKey returns the key of the trained forest in use (predict.Predictor.ModelKey), "" before
+// the first training.
+func (f Forest) BaseKey() string {
+	if f.P == nil {
+		return ""
+	}
+	return f.P.ModelKey()
+}
+
+// SaveBase writes the trained forest in use and the rows it was trained on
+// (predict.Predictor.SaveModel) and returns its key.
+func (f Forest) SaveBase(w io.Writer) (key string, err error) {
+	if f.P == nil {
+		return "", fmt.Errorf("asrpt: forest has no predictor")
+	}
+	return f.P.SaveModel(w)
+}
+
+// SaveDelta writes everything the predictor learned but its forest (predict.Predictor.
+// SaveLearned), naming the forest by the key it returns.
+func (f Forest) SaveDelta(w io.Writer) (baseKey string, err error) {
+	if f.P == nil {
+		return "", fmt.Errorf("asrpt: forest has no predictor")
+	}
+	return f.P.SaveLearned(w)
+}
+
+// RestoreDelta replaces what the predictor knows with what SaveBase (base) and SaveDelta
+// (delta) wrote (predict.Predictor.RestoreSplit). Bad data, or a base that is not the one the
+// delta names, is an error wrapping gpusched.ErrBadState (and predict.ErrInvalidState), and
+// leaves the predictor unchanged.
+func (f Forest) RestoreDelta(base, delta io.Reader) error {
+	if f.P == nil {
+		return fmt.Errorf("%w: asrpt: forest has no predictor", gpusched.ErrBadState)
+	}
+	var b []byte
+	if base != nil {
+		var err error
+		if b, err = io.ReadAll(base); err != nil {
+			return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
+		}
+	}
+	d, err := io.ReadAll(delta)
+	if err != nil {
+		return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
+	}
+	if err := f.P.RestoreSplit(b, d); err != nil {
+		return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
+	}
+	return nil
+}
+
+// holdback writes on to w all but the last two bytes written to it, which it keeps in tail (an
+// encoded object's "}\n", so that more fields can follow). n counts the bytes written to it.
+type holdback struct {
+	w    io.Writer
+	tail []byte
+	n    int
+}
+
+func (h *holdback) Write(p []byte) (int, error) {
+	h.n += len(p)
+	if len(h.tail)+len(p) <= 2 {
+		h.tail = append(h.tail, p...)
+		return len(p), nil
+	}
+	out := len(h.tail) + len(p) - 2 // bytes that go out now
+	if out <= len(h.tail) {
+		if _, err := h.w.Write(h.tail[:out]); err != nil {
+			return 0, err
+		}
+		h.tail = append(h.tail[out:], p...)
+		return len(p), nil
+	}
+	if _, err := h.w.Write(h.tail); err != nil {
+		return 0, err
+	}
+	if _, err := h.w.Write(p[:len(p)-2]); err != nil {
+		return 0, err
+	}
+	h.tail = append(h.tail[:0], p[len(p)-2:]...)
+	return len(p), nil
 }

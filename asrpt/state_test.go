@@ -2,6 +2,8 @@ package asrpt
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -775,5 +777,53 @@ func TestRestoreTrustsTheViewsJob(t *testing.T) {
 	}
 	if got := runSet(d); !slices.Equal(got, []gpusched.JobID{"j"}) || len(d.Rejected) != 0 {
 		t.Fatalf("run %v, rejected %v; want j kept running", got, d.Rejected)
+	}
+}
+
+// TestRestoreReadsNumberColumns: a state whose float columns are JSON arrays of numbers (as
+// states were written before they were binary) restores to the same scheduler as the binary
+// one: it saves to the same bytes.
+func TestRestoreReadsNumberColumns(t *testing.T) {
+	good := sample(t, Options{})
+	var st map[string]any
+	if err := json.Unmarshal(good, &st); err != nil {
+		t.Fatal(err)
+	}
+	unpack := func(m map[string]any, key string) {
+		t.Helper()
+		s, ok := m[key].(string)
+		if !ok {
+			t.Fatalf("column %q is not binary: %v", key, m[key])
+		}
+		raw, err := base64.StdEncoding.DecodeString(s)
+		if err != nil || len(raw)%8 != 0 {
+			t.Fatalf("column %q: %v", key, err)
+		}
+		nums := make([]any, len(raw)/8)
+		for i := range nums {
+			nums[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+		}
+		m[key] = nums
+	}
+	jobs, queue := st["jobs"].(map[string]any), st["queue"].(map[string]any)
+	for _, k := range []string{"iterations", "step_times", "weights"} {
+		unpack(jobs, k)
+	}
+	for _, k := range []string{"remaining", "weights", "releases"} {
+		unpack(queue, k)
+	}
+	old, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(old, good) || !bytes.Contains(old, []byte(`"iterations":[`)) {
+		t.Fatal("the state with number columns is not what the test means")
+	}
+	s := mustNew(t, Options{Estimator: truthOracle(nil)})
+	if err := s.RestoreState(bytes.NewReader(old)); err != nil {
+		t.Fatal(err)
+	}
+	if again := save(t, s); !bytes.Equal(again, good) {
+		t.Errorf("restored from number columns, it saves\n%s\nnot\n%s", again, good)
 	}
 }

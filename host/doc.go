@@ -108,8 +108,35 @@
 // few seconds) and, on start or on becoming leader, builds its scheduler with the same options
 // and calls Restore: every later view, and so every decision, is the one the old runtime and
 // scheduler would have given, bit for bit (tested with random kills for every stateful policy
-// of packages policy and asrpt, A-SRPT with its learned forest included). Resume remains for a host that rebuilds its books from what
-// the cluster shows; it takes each job's progress at the restart as its last checkpoint.
+// of packages policy and asrpt, A-SRPT with its learned forest included). Resume remains for a
+// host that rebuilds its books from what the cluster shows; it takes each job's progress at
+// the restart as its last checkpoint.
+//
+// # Saving by parts
+//
+// Part of a scheduler's state may change rarely and weigh much: A-SRPT's trained random
+// forest (trees and the rows they were trained on) changes only when it is retrained. Such a
+// scheduler is Incremental, and a host that saves after every decision saves it by parts:
+//
+//	if k := rt.BaseKey(); k != heldKey { // once per retraining
+//		heldKey, _ = rt.SaveBase(baseFile)
+//	}
+//	rt.SaveDelta(deltaFile) // every time: the books and the rest, naming the base by its key
+//	...
+//	rt, err := host.RestoreDelta(opt, baseFile, deltaFile) // on restart
+//
+// A delta restored with a base of another key is refused. At 10,000 live jobs with A-SRPT
+// and its forest, the delta costs a fraction of the whole state (see the benchmarks of this
+// package and bench/host_state.sh).
+//
+// # What the simulator adds
+//
+// A host that times jobs with a cost model instead of reports (the simulator, the kube
+// planner) gives each running job a rate (SetRate) for the jobs TakeDirty lists, with the link
+// loads LinkLoad gives. Options.OnSegment reports every interval during which a job held a
+// placement, as it ends; the simulator records them (sim.Config.RecordSegments). Entry.Tag,
+// Options.RecordSegments, Runtime.Segments and Runtime.SchedulerName are deprecated and go
+// after one release.
 //
 // # Slow observers off the host's path
 //

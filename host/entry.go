@@ -37,8 +37,10 @@ const (
 // changes speed); in between, a job with a known time per iteration (SetRate) progresses at
 // that rate, and Progress and Status extrapolate.
 type Entry struct {
-	// Tag is the host's own: the runtime never reads or changes it. The simulator keeps the
-	// index of its own record of the job there.
+	// Tag is the host's own: the runtime never reads or changes it (but saves it).
+	//
+	// Deprecated: keep the host's own data about a job in the host, keyed by the job's ID
+	// (package sim does); removed after one release.
 	Tag int32
 
 	// Hot fields, read at every call by check, find and the view, come first.

@@ -43,5 +43,8 @@ const EntryBlock = entryBlock
 
 // RestoreBroken is Restore of a deliberately wrong variant (see Break).
 func RestoreBroken(opt Options, rd io.Reader, kind string) (*Runtime, error) {
-	return restore(opt, rd, func(r *Runtime) { Break(r, kind) })
+	return restore(opt, nil, rd, func(r *Runtime) { Break(r, kind) })
 }
+
+// JobRestFields are the fields of gpusched.Job that the saved job columns keep whole.
+var JobRestFields = jobRestFields

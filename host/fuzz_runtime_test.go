@@ -23,13 +23,15 @@ func (s *reporting) JobCompleted(c gpusched.Completion) { s.told[c.Job.ID]++ }
 
 // FuzzRuntime drives a runtime with random submissions (good and bad), chaotic decisions,
 // reports, failures, drains, returns, cluster changes, finishes, cancellations and restarts
-// (SaveState, then host.Restore into a new runtime and scheduler): it never panics, and it
+// (SaveState then host.Restore, or SaveBase and SaveDelta then host.RestoreDelta, into a new
+// runtime and scheduler): it never panics, and it
 // never loses a job: every job submitted is held or has been reported to the scheduler as
 // having left, exactly once.
 func FuzzRuntime(f *testing.F) {
 	f.Add([]byte{0, 3, 0, 5, 2, 2, 3, 1, 2, 8, 2, 6, 0, 2, 9, 2, 7, 2, 8, 2})
 	f.Add([]byte{0, 8, 0, 8, 0, 8, 2, 4, 2, 3, 7, 2, 5, 2, 8, 2, 9, 9, 2, 1, 1, 6, 6, 2})
 	f.Add(bytes.Repeat([]byte{0, 2, 2, 3, 8, 1, 10, 11, 6}, 6))
+	f.Add(bytes.Repeat([]byte{0, 2, 2, 3, 8, 1, 10, 1, 6}, 6))
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		if len(ops) > 400 {
 			ops = ops[:400]
@@ -113,15 +115,28 @@ func FuzzRuntime(f *testing.F) {
 				if _, err := rt.SetCluster(clusters[arg(i)%len(clusters)], now); err != nil {
 					t.Fatalf("op %d: %v", i, err)
 				}
-			case 10: // the host restarts from what it saved
-				var buf bytes.Buffer
-				if err := rt.SaveState(&buf); err != nil {
+			case 10: // the host restarts from what it saved: whole, or by parts
+				var buf, base bytes.Buffer
+				byParts := arg(i)%2 == 1
+				if byParts {
+					if _, err := rt.SaveBase(&base); err != nil {
+						t.Fatalf("op %d: %v", i, err)
+					}
+					if _, err := rt.SaveDelta(&buf); err != nil {
+						t.Fatalf("op %d: %v", i, err)
+					}
+				} else if err := rt.SaveState(&buf); err != nil {
 					t.Fatalf("op %d: %v", i, err)
 				}
 				o := opt
 				o.Scheduler, o.Cluster = build(), nil
-				if rt, err = host.Restore(o, &buf); err != nil {
-					t.Fatalf("op %d: restore: %v", i, err)
+				if byParts {
+					rt, err = host.RestoreDelta(o, &base, &buf)
+				} else {
+					rt, err = host.Restore(o, &buf)
+				}
+				if err != nil {
+					t.Fatalf("op %d: restore (by parts %v): %v", i, byParts, err)
 				}
 			case 11:
 				if id, ok := pick(arg(i)); ok {

@@ -10,10 +10,12 @@ import (
 	"testing"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/asrpt"
 	"github.com/gpusched/gpusched/consolidate"
 	"github.com/gpusched/gpusched/host"
 	"github.com/gpusched/gpusched/internal/teeth"
 	"github.com/gpusched/gpusched/policy"
+	"github.com/gpusched/gpusched/predict"
 	"github.com/gpusched/gpusched/topology"
 	"pgregory.net/rapid"
 )
@@ -113,6 +115,17 @@ func (w *world) step(t tb, rt *host.Runtime, i int) {
 // of every job.
 func runWorldWith(t tb, p leakPolicy, opt host.Options, jobs int, seed uint64, odds int, kills map[int]bool,
 	restore func(host.Options, io.Reader) (*host.Runtime, error)) []string {
+	log, _ := runWorldSaving(t, p, opt, jobs, seed, odds, kills, restore, false)
+	return log
+}
+
+// runWorldSaving is runWorldWith; with delta the host saves by parts instead: the base
+// (Runtime.SaveBase) whenever Runtime.BaseKey changes and the delta (Runtime.SaveDelta) after
+// each call, and restores with host.RestoreDelta (restore unused); it also returns how many
+// distinct non-empty bases it saved.
+func runWorldSaving(t tb, p leakPolicy, opt host.Options, jobs int, seed uint64, odds int, kills map[int]bool,
+	restore func(host.Options, io.Reader) (*host.Runtime, error), delta bool) ([]string, int) {
+	bases := 0
 	w := &world{truth: map[gpusched.JobID]float64{}, rng: rand.New(rand.NewPCG(seed, 1)), jobs: jobs, odds: odds}
 	s, err := p.build(w.truth)
 	if err != nil {
@@ -123,7 +136,8 @@ func runWorldWith(t tb, p leakPolicy, opt host.Options, jobs int, seed uint64, o
 	if err != nil {
 		t.Fatal(err)
 	}
-	var saved []byte
+	var saved, base []byte
+	var key string
 	stats := map[gpusched.JobID]host.Stats{}
 	for i := 0; i < jobs || rt.Len() > len(rt.Parked()); i++ {
 		if i > 20*jobs+100 {
@@ -136,7 +150,12 @@ func runWorldWith(t tb, p leakPolicy, opt host.Options, jobs int, seed uint64, o
 			}
 			o := opt
 			o.Scheduler, o.Cluster = s, nil
-			if rt, err = restore(o, bytes.NewReader(saved)); err != nil {
+			if delta {
+				rt, err = host.RestoreDelta(o, bytes.NewReader(base), bytes.NewReader(saved))
+			} else {
+				rt, err = restore(o, bytes.NewReader(saved))
+			}
+			if err != nil {
 				t.Fatalf("%s: restore before event %d: %v", p.name, i, err)
 			}
 		}
@@ -145,12 +164,26 @@ func runWorldWith(t tb, p leakPolicy, opt host.Options, jobs int, seed uint64, o
 			stats[e.ID()] = e.Stats()
 		}
 		var buf bytes.Buffer
-		if err := rt.SaveState(&buf); err != nil {
+		if delta {
+			if k := rt.BaseKey(); k != key || base == nil {
+				var b bytes.Buffer
+				if key, err = rt.SaveBase(&b); err != nil || key != k {
+					t.Fatalf("base %q, BaseKey %q: %v", key, k, err)
+				}
+				base = b.Bytes()
+				if key != "" {
+					bases++
+				}
+			}
+			if k, err := rt.SaveDelta(&buf); err != nil || k != key {
+				t.Fatalf("delta names base %q, not %q: %v", k, key, err)
+			}
+		} else if err := rt.SaveState(&buf); err != nil {
 			t.Fatal(err)
 		}
 		saved = buf.Bytes()
 	}
-	return w.log
+	return w.log, bases
 }
 
 // statefulPolicies are the policies whose restart is checked: every Stateful policy of
@@ -191,6 +224,61 @@ func TestRestartWithRandomKills(t *testing.T) {
 			rapid.Check(t, restartProp(t, p, host.Restore, 40, most))
 		})
 	}
+}
+
+// TestRestartWithRandomKillsByParts: TestRestartWithRandomKills with a host that saves by
+// parts (the base whenever Runtime.BaseKey changes, the delta after every call) and restarts
+// with host.RestoreDelta, for A-SRPT with a forest small enough to be retrained every few
+// completions (so that kills fall between and across retrainings) and for Tiresias (not
+// Incremental: its delta is its whole state).
+func TestRestartWithRandomKillsByParts(t *testing.T) {
+	var tiresias leakPolicy
+	for _, p := range statefulPolicies() {
+		if p.name == "tiresias" {
+			tiresias = p
+		}
+	}
+	for _, p := range []leakPolicy{smallForestPolicy(), tiresias} {
+		t.Run(p.name, func(t *testing.T) {
+			most := 40
+			if raceEnabled {
+				most = 12
+			}
+			c := cluster(t, topology.A100(), 2)
+			retrained := 0
+			rapid.Check(t, func(rt *rapid.T) {
+				opt := host.Options{Cluster: c, RestoreTime: 2, CheckpointEvery: 3}
+				jobs := rapid.IntRange(5, most).Draw(rt, "jobs")
+				seed := rapid.Uint64().Draw(rt, "seed")
+				kills := map[int]bool{}
+				for range rapid.IntRange(1, 6).Draw(rt, "kills") {
+					kills[rapid.IntRange(1, 2*jobs).Draw(rt, "kill")] = true
+				}
+				want := runWorldWith(rt, p, opt, jobs, seed, 40, nil, host.Restore)
+				got, bases := runWorldSaving(rt, p, opt, jobs, seed, 40, kills, nil, true)
+				if !slices.Equal(got, want) {
+					rt.Fatalf("killed at %v: the actions differ\nwant:\n%s\ngot:\n%s", kills, firstDiff(want, got), firstDiff(got, want))
+				}
+				if bases > 1 {
+					retrained++
+				}
+			})
+			if p.name != "tiresias" && retrained == 0 {
+				t.Error("the forest was never retrained: no kill fell across a retraining")
+			}
+		})
+	}
+}
+
+// smallForestPolicy is A-SRPT with a forest trained after 6 completions and retrained every 4.
+func smallForestPolicy() leakPolicy {
+	return leakPolicy{"asrpt-small-forest", func(map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
+		f, err := asrpt.NewForest(predict.Options{Seed: 1, Trees: 4, MinLeaf: 1, MinSamples: 6, RetrainEvery: 4, Window: 20, MaxPending: 30})
+		if err != nil {
+			return nil, err
+		}
+		return sched(asrpt.New(asrpt.Options{Estimator: f, Backfill: true}))
+	}}
 }
 
 // TestRestartCheckHasTeeth: a runtime that, like Resume, takes a restored running job's

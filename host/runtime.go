@@ -122,8 +122,16 @@ type Options struct {
 	// predictor. Off by default: completions are delivered before the next Schedule call, as
 	// the View contract asks.
 	DeferCompletions bool
+	// OnSegment, if set, is called with every interval during which a job held a placement,
+	// when it ends (the job stopped, finished, migrated, was interrupted, or its GPUs were
+	// renumbered by SetCluster), in the order they end. The Segment belongs to the caller.
+	// The simulator records them so (sim.Config.RecordSegments); a host may log them.
+	OnSegment func(Segment)
 	// RecordSegments makes the runtime keep every interval during which a job held a
 	// placement (Segments). Off by default: it costs memory.
+	//
+	// Deprecated: set OnSegment and keep the segments you need (package sim does); removed
+	// after one release.
 	RecordSegments bool
 	// Validate makes the runtime check its own view at every call (View.Validate) and
 	// cross-check its validator with Decision.Validate: a debug aid, much slower.
@@ -395,6 +403,9 @@ func (r *Runtime) Now() float64 { return r.now }
 func (r *Runtime) Cluster() *topology.Cluster { return r.c }
 
 // SchedulerName returns the name of the runtime's scheduler (see SchedulerName).
+//
+// Deprecated: call the package function SchedulerName with the scheduler the runtime was
+// built with; removed after one release.
 func (r *Runtime) SchedulerName() string { return r.name }
 
 // Job returns the entry of job id, if the runtime holds it (waiting, running or parked).
@@ -439,6 +450,9 @@ func (r *Runtime) Unavailable() topology.GPUSet { return r.unavailable }
 
 // Segments returns the placement intervals recorded so far (Options.RecordSegments), in the
 // order they ended. The slice belongs to the runtime.
+//
+// Deprecated: set Options.OnSegment and keep the segments you need; removed after one
+// release.
 func (r *Runtime) Segments() []Segment { return r.segments }
 
 // clock checks a time given by the host and advances the clock to it.
@@ -1104,13 +1118,19 @@ func (r *Runtime) keepGPUs(gpus []topology.GPUID) []topology.GPUID {
 }
 
 func (r *Runtime) closeSegment(e *Entry, interrupted bool) {
-	if !r.opt.RecordSegments {
+	if !r.opt.RecordSegments && r.opt.OnSegment == nil {
 		return
 	}
-	r.segments = append(r.segments, Segment{
+	seg := Segment{
 		Job: e.id, Start: e.segStart, End: r.now,
 		RestoreEnd:  min(max(e.restoreEnd, e.segStart), r.now),
 		GPUs:        slices.Clone(e.gpus),
 		Interrupted: interrupted,
-	})
+	}
+	if r.opt.RecordSegments {
+		r.segments = append(r.segments, seg)
+	}
+	if r.opt.OnSegment != nil {
+		r.opt.OnSegment(seg)
+	}
 }

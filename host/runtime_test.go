@@ -607,7 +607,10 @@ func TestSetCluster(t *testing.T) {
 		}
 		return d, nil
 	})
-	rt, err := host.New(host.Options{Cluster: three, Scheduler: s, RecordSegments: true})
+	var segs []host.Segment
+	rt, err := host.New(host.Options{Cluster: three, Scheduler: s, OnSegment: func(g host.Segment) { segs = append(segs, g) },
+		RecordSegments: true}) // deprecated, and must match OnSegment's record
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -643,6 +646,21 @@ func TestSetCluster(t *testing.T) {
 	}
 	if st := b.Stats(); st.Interruptions != 1 || b.Status(5).Preemptions != 1 {
 		t.Errorf("b: %+v", st)
+	}
+	// The cluster change ended every placement at t=5: b's interrupted, a's and c's
+	// renumbered; the deprecated record holds the same.
+	var ended []string
+	for _, g := range segs {
+		if g.End == 5 {
+			ended = append(ended, fmt.Sprintf("%s %v", g.Job, g.Interrupted))
+		}
+	}
+	slices.Sort(ended)
+	if want := []string{"a false", "b true", "c false"}; !slices.Equal(ended, want) {
+		t.Errorf("segments ending at t=5: %v, want %v (all: %+v)", ended, want, segs)
+	}
+	if old := rt.Segments(); !reflect.DeepEqual(old, segs) {
+		t.Errorf("Segments() %+v, OnSegment %+v", old, segs)
 	}
 }
 

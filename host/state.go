@@ -2,11 +2,13 @@ package host
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 
 	gpusched "github.com/gpusched/gpusched"
@@ -31,7 +33,7 @@ type savedRuntime struct {
 	// WakeAt is the wake-up time the last Schedule call asked for (0: none).
 	WakeAt float64 `json:"wake_at,omitempty"`
 	// Cluster is the cluster of the time (topology's JSON form, compact).
-	Cluster     json.RawMessage  `json:"cluster"`
+	Cluster     json.RawMessage  `json:"cluster,omitempty"`
 	Unavailable []topology.GPUID `json:"unavailable,omitempty"`
 	// Models are the jobs' models, each written once however many jobs share it.
 	Models []*graph.Model `json:"models,omitempty"`
@@ -47,6 +49,10 @@ type savedRuntime struct {
 	EndedCols *savedColumns `json:"ended,omitempty"`
 	// Scheduler is what the scheduler's SaveState wrote (absent unless it is Stateful).
 	Scheduler json.RawMessage `json:"scheduler,omitempty"`
+	// SchedulerDelta tells that Scheduler is the scheduler's delta (Incremental.SaveDelta),
+	// which names its base by the key SchedulerBase ("": none yet).
+	SchedulerDelta bool   `json:"scheduler_delta,omitempty"`
+	SchedulerBase  string `json:"scheduler_base,omitempty"`
 }
 
 // savedEntry is the JSON form of one Entry: every field that outlives a call (zeros omitted).
@@ -119,10 +125,22 @@ func (e *restoredError) Unwrap() error { return e.wrap }
 // decides as the old one would have (the host needs no Resume calls).
 //
 // The state is self-describing, versioned JSON (kind "host-runtime", version 1; see
-// gpusched.Stateful); numbers are written in the shortest form that reads back to the same
-// bits. The placement intervals of Options.RecordSegments are not saved. Call it between
-// calls, typically after carrying out the actions of each Schedule call; it changes nothing.
+// gpusched.Stateful). The jobs are held as columns; numbers are written in the shortest form
+// that reads back to the same bits, except the jobs' float fields, written in binary (base64 of
+// their IEEE 754 bits, exact), which is smaller for most and many times faster to write and
+// read; states of the earlier form (jobs whole, float fields as numbers) are read too. The
+// scheduler's state is written straight to w after the runtime's own, so on error w may hold
+// part of the state. The placement intervals of Options.OnSegment are not saved. Call it
+// between calls, typically after carrying out the actions of each Schedule call; it changes
+// nothing.
 func (r *Runtime) SaveState(w io.Writer) error {
+	_, err := r.save(w, false)
+	return err
+}
+
+// save writes the runtime; with delta, the scheduler's delta when it is Incremental, and it
+// returns the key of the scheduler's base.
+func (r *Runtime) save(w io.Writer, delta bool) (string, error) {
 	r.compactRunning()
 	out := savedRuntime{
 		Header: statejson.Header{Kind: stateKind, Version: stateVersion},
@@ -130,9 +148,8 @@ func (r *Runtime) SaveState(w io.Writer) error {
 	}
 	cj, err := r.clusterForm()
 	if err != nil {
-		return fmt.Errorf("host: saving the cluster: %w", err)
+		return "", fmt.Errorf("host: saving the cluster: %w", err)
 	}
-	out.Cluster = cj
 	r.unavailable.Range(func(g topology.GPUID) bool {
 		out.Unavailable = append(out.Unavailable, g)
 		return true
@@ -143,9 +160,11 @@ func (r *Runtime) SaveState(w io.Writer) error {
 		held = append(held, e)
 	}
 	slices.SortFunc(held, cmpSeq)
-	out.Jobs = make([]savedEntry, len(held))
-	for i, e := range held {
-		out.Jobs[i] = e.saved(&out, models)
+	jobs := newColBuilder(len(held))
+	s := new(savedEntry) // one for all: the builder keeps none
+	for _, e := range held {
+		*s = e.saved(&out, models)
+		jobs.add(s)
 	}
 	for _, e := range r.parked {
 		out.Parked = append(out.Parked, e.seq)
@@ -153,18 +172,104 @@ func (r *Runtime) SaveState(w io.Writer) error {
 	for _, e := range r.ended {
 		out.Ended = append(out.Ended, e.saved(&out, models))
 	}
-	out.JobCols = columns(out.Jobs)
+	out.JobCols = jobs.done()
 	if len(out.Ended) > 0 {
 		out.EndedCols = columns(out.Ended)
 	}
-	if st, ok := r.sched.(gpusched.Stateful); ok {
-		var buf bytes.Buffer
-		if err := st.SaveState(&buf); err != nil {
-			return fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
-		}
-		out.Scheduler = json.RawMessage(bytes.TrimSpace(buf.Bytes()))
+	// The scheduler's state goes straight to w, after the books (and its base's key after it).
+	var key string
+	fields := []rawField{{name: "cluster", raw: cj}}
+	if inc, ok := r.sched.(Incremental); ok && delta {
+		fields = append(fields, rawField{name: "scheduler", write: func(w io.Writer) (err error) {
+			if key, err = inc.SaveDelta(w); err != nil {
+				return fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
+			}
+			return nil
+		}}, rawField{name: "scheduler_delta", raw: []byte("true")}, rawField{name: "scheduler_base", write: func(w io.Writer) error {
+			b, err := json.Marshal(key)
+			if err == nil {
+				_, err = w.Write(b)
+			}
+			return err
+		}})
+	} else if st, ok := r.sched.(gpusched.Stateful); ok {
+		fields = append(fields, rawField{name: "scheduler", write: func(w io.Writer) error {
+			if err := st.SaveState(w); err != nil {
+				return fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
+			}
+			return nil
+		}})
 	}
-	return statejson.Encode(w, &out)
+	if err := encodeWith(w, &out, fields...); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// rawField is a field whose value encodeWith writes as it is: raw (when not empty), or what
+// write writes (null when it writes nothing).
+type rawField struct {
+	name  string
+	raw   []byte
+	write func(io.Writer) error
+}
+
+// encodeWith writes v as statejson.Encode does, with more fields whose values are JSON written
+// as they are (see rawField). Unlike json.RawMessage fields, they are not validated and
+// compacted again, nor copied: the scheduler's state may be megabytes. On error w may hold part
+// of the state.
+func encodeWith(w io.Writer, v any, fields ...rawField) error {
+	hb := &holdback{w: w}
+	if err := statejson.Encode(hb, v); err != nil {
+		return err
+	}
+	if string(hb.tail) != "}\n" || hb.n < 3 {
+		return fmt.Errorf("host: encoding the state: %q is not an object", hb.tail)
+	}
+	var b []byte       // what comes before the next field
+	empty := hb.n == 3 // "{" alone went out
+	for _, f := range fields {
+		raw := bytes.TrimSpace(f.raw)
+		if len(raw) == 0 && f.write == nil {
+			continue
+		}
+		if !empty {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, f.name...)
+		b = append(b, `":`...)
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		if f.write != nil {
+			cw := &countWriter{w: w}
+			if err := f.write(cw); err != nil {
+				return err
+			}
+			if cw.n == 0 {
+				raw = []byte("null")
+			}
+		}
+		if _, err := w.Write(raw); err != nil {
+			return err
+		}
+		b, empty = b[:0], false
+	}
+	_, err := w.Write(append(b, "}\n"...))
+	return err
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // saved returns e's JSON form, adding its model to out.Models.
@@ -210,7 +315,10 @@ func (r *Runtime) RestoreState(rd io.Reader) error {
 	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
 		return err
 	}
-	return r.restoreFrom(&in)
+	if in.SchedulerDelta {
+		return statejson.Errorf(stateKind, "the state is a delta (its scheduler's base is %q): see RestoreDelta", in.SchedulerBase)
+	}
+	return r.restoreFrom(&in, nil)
 }
 
 // Restore returns a runtime built with opt (as New) whose books and scheduler state are read
@@ -218,15 +326,25 @@ func (r *Runtime) RestoreState(rd io.Reader) error {
 // built with the options the saved runtime's scheduler had. opt.Cluster may be nil: the
 // runtime takes the saved cluster either way (see RestoreState).
 func Restore(opt Options, rd io.Reader) (*Runtime, error) {
-	return restore(opt, rd, nil)
+	return restore(opt, nil, rd, nil)
 }
 
-// restore is Restore, with prepare (when not nil) applied to the new runtime before its books
-// are read.
-func restore(opt Options, rd io.Reader, prepare func(*Runtime)) (*Runtime, error) {
+// restore is Restore (RestoreDelta when base is not nil), with prepare (when not nil) applied
+// to the new runtime before its books are read.
+func restore(opt Options, base, rd io.Reader, prepare func(*Runtime)) (*Runtime, error) {
 	var in savedRuntime
 	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
 		return nil, err
+	}
+	var b []byte
+	switch {
+	case in.SchedulerDelta && base == nil:
+		return nil, statejson.Errorf(stateKind, "the state is a delta (its scheduler's base is %q): see RestoreDelta", in.SchedulerBase)
+	case in.SchedulerDelta:
+		var err error
+		if b, err = io.ReadAll(base); err != nil {
+			return nil, statejson.Errorf(stateKind, "reading the base: %v", err)
+		}
 	}
 	if opt.Cluster == nil {
 		c, err := in.cluster(nil)
@@ -242,7 +360,7 @@ func restore(opt Options, rd io.Reader, prepare func(*Runtime)) (*Runtime, error
 	if prepare != nil {
 		prepare(r)
 	}
-	if err := r.restoreFrom(&in); err != nil {
+	if err := r.restoreFrom(&in, b); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -284,8 +402,9 @@ func (in *savedRuntime) cluster(cur *Runtime) (*topology.Cluster, error) {
 	return c, nil
 }
 
-// restoreFrom checks in, restores the scheduler, and replaces r's books by in's.
-func (r *Runtime) restoreFrom(in *savedRuntime) error {
+// restoreFrom checks in, restores the scheduler (from base and in's delta when in holds a
+// delta), and replaces r's books by in's.
+func (r *Runtime) restoreFrom(in *savedRuntime, base []byte) error {
 	bad := func(format string, args ...any) error { return statejson.Errorf(stateKind, format, args...) }
 	var err error
 	if in.Jobs, err = in.JobCols.entries(); err != nil {
@@ -408,7 +527,14 @@ func (r *Runtime) restoreFrom(in *savedRuntime) error {
 		}
 	}
 	st, stateful := r.sched.(gpusched.Stateful)
+	inc, incremental := r.sched.(Incremental)
 	switch {
+	case in.SchedulerDelta && !incremental:
+		return bad("a delta for scheduler %s, which saves none", r.name)
+	case in.SchedulerDelta:
+		if err := inc.RestoreDelta(bytes.NewReader(base), bytes.NewReader(in.Scheduler)); err != nil {
+			return fmt.Errorf("host: restoring scheduler %s: %w", r.name, err)
+		}
 	case stateful && len(in.Scheduler) == 0:
 		return bad("no state for scheduler %s, which keeps state", r.name)
 	case !stateful && len(in.Scheduler) != 0:
@@ -505,7 +631,8 @@ var _ gpusched.Stateful = (*Runtime)(nil)
 // a column whose values are all zero is omitted), which is about half the size of one object
 // per entry and decodes faster.
 type savedColumns struct {
-	Job      []gpusched.Job       `json:"job"`
+	Job      []gpusched.Job       `json:"job,omitempty"` // the jobs whole (states of before JobCols)
+	JobCols  *jobColumns          `json:"job_cols,omitempty"`
 	Seq      []uint64             `json:"seq"`
 	Phase    []int                `json:"phase"`
 	Limit    []float64            `json:"limit,omitempty"` // 0: none (+Inf); absent: none for every job
@@ -515,7 +642,8 @@ type savedColumns struct {
 	Plan     []int32              `json:"plan,omitempty"`
 	FlagCol  []int                `json:"flags,omitempty"` // bit 0 dirty, 1 started, 2 killed
 	Counts   map[string][]int     `json:"counts,omitempty"`
-	Floats   map[string][]float64 `json:"floats,omitempty"`
+	Floats   map[string][]float64 `json:"floats,omitempty"` // states of before Bin
+	Bin      map[string]*binCol   `json:"bin,omitempty"`
 	Rejected []*savedRejection    `json:"rejected,omitempty"`
 }
 
@@ -559,83 +687,114 @@ var (
 
 // columns returns the entries as columns.
 func columns(es []savedEntry) *savedColumns {
-	n := len(es)
-	c := &savedColumns{Job: make([]gpusched.Job, n), Seq: make([]uint64, n), Phase: make([]int, n)}
-	col := func(get func(*savedEntry) bool, set func(i int)) {
-		for i := range es {
-			if get(&es[i]) {
-				set(i)
-			}
-		}
-	}
+	b := newColBuilder(len(es))
 	for i := range es {
-		s := &es[i]
-		c.Job[i], c.Seq[i], c.Phase[i] = s.Job, s.Seq, int(s.Phase)
+		b.add(&es[i])
 	}
-	col(func(s *savedEntry) bool { return !math.IsInf(float64(s.Limit), 1) }, func(i int) {
+	return b.done()
+}
+
+// colBuilder builds savedColumns entry by entry, so that the entries need not be kept.
+type colBuilder struct {
+	c       *savedColumns
+	n, i    int
+	jobs    *jobColBuilder
+	counts  [][]int
+	vals    [][]float64 // vals[k][i] is float field k of entry i, for the fields not all zero
+	nonzero []int
+}
+
+func newColBuilder(n int) *colBuilder {
+	return &colBuilder{c: &savedColumns{Seq: make([]uint64, n), Phase: make([]int, n)}, n: n, jobs: newJobColBuilder(n),
+		counts: make([][]int, len(countFields)), vals: make([][]float64, len(floatFields)), nonzero: make([]int, len(floatFields))}
+}
+
+// add appends entry s.
+func (b *colBuilder) add(s *savedEntry) {
+	c, i, n := b.c, b.i, b.n
+	b.i++
+	c.Seq[i], c.Phase[i] = s.Seq, int(s.Phase)
+	b.jobs.add(&s.Job)
+	if !math.IsInf(float64(s.Limit), 1) {
 		if c.Limit == nil {
 			c.Limit = make([]float64, n)
 		}
-		c.Limit[i] = float64(es[i].Limit)
-	})
-	col(func(s *savedEntry) bool { return s.Model != 0 }, func(i int) {
+		c.Limit[i] = float64(s.Limit)
+	}
+	if s.Model != 0 {
 		if c.Model == nil {
 			c.Model = make([]int, n)
 		}
-		c.Model[i] = es[i].Model
-	})
-	col(func(s *savedEntry) bool { return s.Tag != 0 }, func(i int) {
+		c.Model[i] = s.Model
+	}
+	if s.Tag != 0 {
 		if c.Tag == nil {
 			c.Tag = make([]int32, n)
 		}
-		c.Tag[i] = es[i].Tag
-	})
-	col(func(s *savedEntry) bool { return len(s.GPUs) > 0 }, func(i int) {
+		c.Tag[i] = s.Tag
+	}
+	if len(s.GPUs) > 0 {
 		if c.GPUs == nil {
 			c.GPUs = make([][]topology.GPUID, n)
 		}
-		c.GPUs[i] = es[i].GPUs
-	})
-	col(func(s *savedEntry) bool { return s.Plan != 0 }, func(i int) {
+		c.GPUs[i] = s.GPUs
+	}
+	if s.Plan != 0 {
 		if c.Plan == nil {
 			c.Plan = make([]int32, n)
 		}
-		c.Plan[i] = es[i].Plan
-	})
-	col(func(s *savedEntry) bool { return s.Dirty || s.Started || s.Killed }, func(i int) {
+		c.Plan[i] = s.Plan
+	}
+	if s.Dirty || s.Started || s.Killed {
 		if c.FlagCol == nil {
 			c.FlagCol = make([]int, n)
 		}
-		s := &es[i]
 		c.FlagCol[i] = boolBit(s.Dirty, 0) | boolBit(s.Started, 1) | boolBit(s.Killed, 2)
-	})
-	col(func(s *savedEntry) bool { return s.Rejected != nil }, func(i int) {
+	}
+	if s.Rejected != nil {
 		if c.Rejected == nil {
 			c.Rejected = make([]*savedRejection, n)
 		}
-		c.Rejected[i] = es[i].Rejected
-	})
-	for _, f := range countFields {
-		col(func(s *savedEntry) bool { return *f.at(s) != 0 }, func(i int) {
+		c.Rejected[i] = s.Rejected
+	}
+	for k, f := range countFields {
+		if v := *f.at(s); v != 0 {
+			if b.counts[k] == nil {
+				b.counts[k] = make([]int, n)
+			}
+			b.counts[k][i] = v
+		}
+	}
+	for k, f := range floatFields {
+		if v := *f.at(s); v != 0 {
+			if b.vals[k] == nil {
+				b.vals[k] = make([]float64, n)
+			}
+			b.vals[k][i] = v
+			b.nonzero[k]++
+		}
+	}
+}
+
+// done returns the columns of the entries added.
+func (b *colBuilder) done() *savedColumns {
+	c := b.c
+	c.JobCols = b.jobs.done()
+	for k, f := range countFields {
+		if b.counts[k] != nil {
 			if c.Counts == nil {
 				c.Counts = map[string][]int{}
 			}
-			if c.Counts[f.name] == nil {
-				c.Counts[f.name] = make([]int, n)
-			}
-			c.Counts[f.name][i] = *f.at(&es[i])
-		})
+			c.Counts[f.name] = b.counts[k]
+		}
 	}
-	for _, f := range floatFields {
-		col(func(s *savedEntry) bool { return *f.at(s) != 0 }, func(i int) {
-			if c.Floats == nil {
-				c.Floats = map[string][]float64{}
+	for k, f := range floatFields {
+		if b.vals[k] != nil {
+			if c.Bin == nil {
+				c.Bin = map[string]*binCol{}
 			}
-			if c.Floats[f.name] == nil {
-				c.Floats[f.name] = make([]float64, n)
-			}
-			c.Floats[f.name][i] = *f.at(&es[i])
-		})
+			c.Bin[f.name] = newBinCol(b.vals[k], b.nonzero[k])
+		}
 	}
 	return c
 }
@@ -653,7 +812,17 @@ func (c *savedColumns) entries() ([]savedEntry, error) {
 	if c == nil {
 		return nil, nil
 	}
-	n := len(c.Job)
+	jobs := c.Job
+	if c.JobCols != nil {
+		if jobs != nil {
+			return nil, fmt.Errorf("the jobs are listed both whole and as columns")
+		}
+		var err error
+		if jobs, err = c.JobCols.jobs(); err != nil {
+			return nil, err
+		}
+	}
+	n := len(jobs)
 	for name, l := range map[string]int{"seq": len(c.Seq), "phase": len(c.Phase)} {
 		if l != n {
 			return nil, fmt.Errorf("column %q has %d values for %d jobs", name, l, n)
@@ -682,10 +851,27 @@ func (c *savedColumns) entries() ([]savedEntry, error) {
 			return nil, fmt.Errorf("number column %q (%d values for %d jobs)", name, len(v), n)
 		}
 	}
+	if c.Bin != nil && c.Floats != nil {
+		return nil, fmt.Errorf("number columns both as numbers and binary")
+	}
+	floats := c.Floats
+	for name, b := range c.Bin {
+		if !known[name] {
+			return nil, fmt.Errorf("number column %q", name)
+		}
+		v, err := b.values(n)
+		if err != nil {
+			return nil, fmt.Errorf("number column %q: %w", name, err)
+		}
+		if floats == nil {
+			floats = map[string][]float64{}
+		}
+		floats[name] = v
+	}
 	es := make([]savedEntry, n)
 	for i := range es {
 		s := &es[i]
-		s.Job, s.Seq, s.Limit = c.Job[i], c.Seq[i], statejson.Float(math.Inf(1))
+		s.Job, s.Seq, s.Limit = jobs[i], c.Seq[i], statejson.Float(math.Inf(1))
 		if c.Limit != nil && c.Limit[i] != 0 {
 			s.Limit = statejson.Float(c.Limit[i])
 		}
@@ -718,10 +904,213 @@ func (c *savedColumns) entries() ([]savedEntry, error) {
 			}
 		}
 		for _, f := range floatFields {
-			if v := c.Floats[f.name]; v != nil {
+			if v := floats[f.name]; v != nil {
 				*f.at(s) = v[i]
 			}
 		}
 	}
 	return es, nil
+}
+
+// jobColumns are the jobs as columns: the fields every job has (id, arrival, GPUs, step time)
+// one column each, the features an index into a table of the distinct ones (recurring jobs share
+// them; features with extra numeric or categorical values are never shared), and, for the few
+// jobs with any other field set (a plan, a weight, constraints, plan options, a PS spec...), the
+// job with the columned fields zeroed. About a third of the size of the jobs whole, and
+// several times faster to write and read.
+type jobColumns struct {
+	ID       []gpusched.JobID    `json:"id"`
+	Arrival  []float64           `json:"arrival"`
+	GPUs     []int               `json:"gpus"`
+	StepTime []float64           `json:"step_time,omitempty"` // absent: 0 for every job
+	Feature  []int32             `json:"feature"`
+	Features []gpusched.Features `json:"features"`
+	RestAt   []int32             `json:"rest_at,omitempty"` // ascending job indices
+	Rest     []gpusched.Job      `json:"rest,omitempty"`
+}
+
+// featureKey is the comparable part of gpusched.Features.
+type featureKey struct {
+	family, dataset, optimizer, user, group string
+	batch                                   int
+	lr, hour                                uint64
+}
+
+// jobRestFields are the fields of gpusched.Job that jobCols checks for the rest (a test
+// checks that they and the columned ones are all of Job's fields).
+var jobRestFields = []string{"Model", "Plan", "Weight", "GPUType", "MinGPUMemory", "CPUs", "HostMemory", "Plans", "Guaranteed", "PS"}
+
+// jobColBuilder builds jobColumns job by job.
+type jobColBuilder struct {
+	jc    *jobColumns
+	index map[featureKey]int32
+	steps bool
+}
+
+func newJobColBuilder(n int) *jobColBuilder {
+	return &jobColBuilder{jc: &jobColumns{ID: make([]gpusched.JobID, 0, n), Arrival: make([]float64, 0, n), GPUs: make([]int, 0, n),
+		StepTime: make([]float64, 0, n), Feature: make([]int32, 0, n)}, index: map[featureKey]int32{}}
+}
+
+// add appends job j.
+func (b *jobColBuilder) add(j *gpusched.Job) {
+	jc := b.jc
+	i := len(jc.ID)
+	jc.ID, jc.Arrival, jc.GPUs, jc.StepTime = append(jc.ID, j.ID), append(jc.Arrival, j.Arrival), append(jc.GPUs, j.GPUs), append(jc.StepTime, j.StepTime)
+	b.steps = b.steps || j.StepTime != 0
+	f := &j.Features
+	if f.Numeric != nil || f.Categorical != nil {
+		jc.Feature = append(jc.Feature, int32(len(jc.Features)))
+		jc.Features = append(jc.Features, *f)
+	} else {
+		k := featureKey{f.Family, f.Dataset, f.Optimizer, f.User, f.Group, f.BatchSize, math.Float64bits(f.LearningRate), math.Float64bits(f.SubmitHour)}
+		x, ok := b.index[k]
+		if !ok {
+			x = int32(len(jc.Features))
+			b.index[k] = x
+			jc.Features = append(jc.Features, *f)
+		}
+		jc.Feature = append(jc.Feature, x)
+	}
+	if j.Model != nil || !reflect.ValueOf(&j.Plan).Elem().IsZero() || j.Weight != 0 || j.GPUType != "" || j.MinGPUMemory != 0 ||
+		j.CPUs != 0 || j.HostMemory != 0 || j.Plans != nil || j.Guaranteed || j.PS != nil {
+		rest := *j
+		rest.ID, rest.Arrival, rest.GPUs, rest.StepTime, rest.Features = "", 0, 0, 0, gpusched.Features{}
+		jc.RestAt = append(jc.RestAt, int32(i))
+		jc.Rest = append(jc.Rest, rest)
+	}
+}
+
+// done returns the columns of the jobs added.
+func (b *jobColBuilder) done() *jobColumns {
+	if !b.steps {
+		b.jc.StepTime = nil
+	}
+	return b.jc
+}
+
+// jobs returns the jobs the columns hold, checking that the columns agree.
+func (jc *jobColumns) jobs() ([]gpusched.Job, error) {
+	n := len(jc.ID)
+	if len(jc.Arrival) != n || len(jc.GPUs) != n || len(jc.Feature) != n || jc.StepTime != nil && len(jc.StepTime) != n || len(jc.RestAt) != len(jc.Rest) {
+		return nil, fmt.Errorf("job columns: %d ids, %d arrivals, %d GPU counts, %d step times, %d features, %d rest indices for %d rests",
+			n, len(jc.Arrival), len(jc.GPUs), len(jc.StepTime), len(jc.Feature), len(jc.RestAt), len(jc.Rest))
+	}
+	out := make([]gpusched.Job, n)
+	prev := int32(-1)
+	for k, i := range jc.RestAt {
+		if i <= prev || int(i) >= n {
+			return nil, fmt.Errorf("job columns: rest index %d after %d, for %d jobs", i, prev, n)
+		}
+		prev = i
+		out[i] = jc.Rest[k]
+	}
+	for i := range out {
+		j := &out[i]
+		f := jc.Feature[i]
+		if f < 0 || int(f) >= len(jc.Features) {
+			return nil, fmt.Errorf("job columns: job %q: features %d of %d", jc.ID[i], f, len(jc.Features))
+		}
+		if j.ID != "" || j.Arrival != 0 || j.GPUs != 0 || j.StepTime != 0 || !reflect.ValueOf(&j.Features).Elem().IsZero() {
+			return nil, fmt.Errorf("job columns: job %q: the rest repeats a column", jc.ID[i])
+		}
+		j.ID, j.Arrival, j.GPUs, j.Features = jc.ID[i], jc.Arrival[i], jc.GPUs[i], jc.Features[f]
+		if jc.StepTime != nil {
+			j.StepTime = jc.StepTime[i]
+		}
+	}
+	return out, nil
+}
+
+// binCol is a column of float64 values written in binary: the base64 (standard encoding) of
+// their IEEE 754 bits, 8 little-endian bytes each, which keeps every value exactly and is
+// written and read an order of magnitude faster than numbers. A column mostly of zeros is
+// sparse: At lists the indices of its non-zero values, in ascending order, and V holds those
+// values only.
+type binCol struct {
+	At []int32 `json:"at,omitempty"`
+	V  []byte  `json:"v"`
+}
+
+// newBinCol returns the column of values, nonzero of which are not zero: sparse when fewer
+// than a quarter are.
+func newBinCol(values []float64, nonzero int) *binCol {
+	b := &binCol{}
+	if nonzero < len(values)/4 {
+		b.At = make([]int32, 0, nonzero)
+		b.V = make([]byte, 0, 8*nonzero)
+		for i, v := range values {
+			if v != 0 {
+				b.At = append(b.At, int32(i))
+				b.V = binary.LittleEndian.AppendUint64(b.V, math.Float64bits(v))
+			}
+		}
+		return b
+	}
+	b.V = make([]byte, 8*len(values))
+	for i, v := range values {
+		binary.LittleEndian.PutUint64(b.V[8*i:], math.Float64bits(v))
+	}
+	return b
+}
+
+// values returns the column's n values, checking its shape.
+func (b *binCol) values(n int) ([]float64, error) {
+	if b == nil || len(b.V)%8 != 0 {
+		return nil, fmt.Errorf("not a whole number of values")
+	}
+	out := make([]float64, n)
+	if b.At == nil {
+		if len(b.V) != 8*n {
+			return nil, fmt.Errorf("%d values for %d jobs", len(b.V)/8, n)
+		}
+		for i := range out {
+			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b.V[8*i:]))
+		}
+		return out, nil
+	}
+	if len(b.V) != 8*len(b.At) {
+		return nil, fmt.Errorf("%d values at %d indices", len(b.V)/8, len(b.At))
+	}
+	prev := int32(-1)
+	for k, i := range b.At {
+		if i <= prev || int(i) >= n {
+			return nil, fmt.Errorf("index %d after %d, for %d jobs", i, prev, n)
+		}
+		prev = i
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b.V[8*k:]))
+	}
+	return out, nil
+}
+
+// holdback writes on to w all but the last two bytes written to it, which it keeps in tail (an
+// encoded object's "}\n", so that more fields can follow). n counts the bytes written to it.
+type holdback struct {
+	w    io.Writer
+	tail []byte
+	n    int
+}
+
+func (h *holdback) Write(p []byte) (int, error) {
+	h.n += len(p)
+	if len(h.tail)+len(p) <= 2 {
+		h.tail = append(h.tail, p...)
+		return len(p), nil
+	}
+	out := len(h.tail) + len(p) - 2 // bytes that go out now
+	if out <= len(h.tail) {
+		if _, err := h.w.Write(h.tail[:out]); err != nil {
+			return 0, err
+		}
+		h.tail = append(h.tail[out:], p...)
+		return len(p), nil
+	}
+	if _, err := h.w.Write(h.tail); err != nil {
+		return 0, err
+	}
+	if _, err := h.w.Write(p[:len(p)-2]); err != nil {
+		return 0, err
+	}
+	h.tail = append(h.tail[:0], p[len(p)-2:]...)
+	return len(p), nil
 }

@@ -101,3 +101,164 @@ func BenchmarkRuntimeRestore(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
 }
+
+// forestRuntime returns a runtime like busyRuntime's, but with A-SRPT's default learning
+// estimator (asrpt.Forest with ForestOptions) that has observed 12,000 finished jobs (its forest
+// last trained on 6,400 of them, its window full): between two retrainings.
+func forestRuntime(b *testing.B) (*host.Runtime, func() host.Options) {
+	b.Helper()
+	c, err := topology.Uniform(topology.A100(), 512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	newForest := func() asrpt.Forest {
+		f, err := asrpt.NewForest(asrpt.ForestOptions(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return f
+	}
+	opts := func() host.Options {
+		s, err := asrpt.New(asrpt.Options{Estimator: newForest(), Backfill: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return host.Options{Cluster: c, Scheduler: s, RestoreTime: 30, CheckpointEvery: 600}
+	}
+	f := newForest()
+	s, err := asrpt.New(asrpt.Options{Estimator: f, Backfill: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	job := func(i int, t float64) gpusched.Job {
+		g := rng.IntN(100)
+		return gpusched.Job{ID: gpusched.JobID(fmt.Sprint("job-", i)), Arrival: t, GPUs: 1 + rng.IntN(16), StepTime: 0.1 + rng.Float64(),
+			Features: gpusched.Features{Group: fmt.Sprint("g", g), User: fmt.Sprint("u", g%17), Family: fmt.Sprint("m", g%7), BatchSize: 32 << (g % 3)}}
+	}
+	for i := range 12000 {
+		j := job(-1-i, 0)
+		if err := f.Observe(&j, float64(100+rng.IntN(100000))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rt, err := host.New(host.Options{Cluster: c, Scheduler: s, RestoreTime: 30, CheckpointEvery: 600})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 10000 {
+		t := float64(i) / 100
+		if _, err := rt.Submit(job(i, t), float64(100+rng.IntN(100000))); err != nil {
+			b.Fatal(err)
+		}
+		if i%1000 == 999 {
+			if _, err := rt.Schedule(t); err != nil {
+				b.Fatal(err)
+			}
+			for _, e := range rt.TakeDirty() {
+				if err := rt.SetRate(e, t, gpusched.StepCost{Time: e.Job().StepTime}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	return rt, opts
+}
+
+// BenchmarkRuntimeSaveStateForest: BenchmarkRuntimeSaveState with A-SRPT's forest (whole state).
+func BenchmarkRuntimeSaveStateForest(b *testing.B) {
+	rt, _ := forestRuntime(b)
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for range b.N {
+		buf.Reset()
+		if err := rt.SaveState(&buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(buf.Len())/1e6, "MB")
+}
+
+// A-SRPT saves by parts.
+var _ host.Incremental = (*asrpt.Scheduler)(nil)
+
+// BenchmarkRuntimeSaveDeltaForest: Runtime.SaveDelta of forestRuntime between retrainings (the
+// base, the trained forest, is not written: BaseKey does not change). MB is the delta's size,
+// base-MB what SaveBase writes once per retraining.
+func BenchmarkRuntimeSaveDeltaForest(b *testing.B) {
+	rt, _ := forestRuntime(b)
+	var base, buf bytes.Buffer
+	key, err := rt.SaveBase(&base)
+	if err != nil || key == "" {
+		b.Fatalf("base %q: %v", key, err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for range b.N {
+		buf.Reset()
+		if rt.BaseKey() != key {
+			b.Fatal("the base changed")
+		}
+		if k, err := rt.SaveDelta(&buf); err != nil || k != key {
+			b.Fatalf("delta names %q, not %q: %v", k, key, err)
+		}
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(buf.Len())/1e6, "MB")
+	b.ReportMetric(float64(base.Len())/1e6, "base-MB")
+}
+
+// BenchmarkRuntimeRestoreDeltaForest: host.RestoreDelta of that delta and its base, building
+// A-SRPT and its forest (New) not included.
+func BenchmarkRuntimeRestoreDeltaForest(b *testing.B) {
+	rt, opts := forestRuntime(b)
+	var base, delta bytes.Buffer
+	if _, err := rt.SaveBase(&base); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := rt.SaveDelta(&delta); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var cpu time.Duration
+	for range b.N {
+		b.StopTimer()
+		o := opts()
+		b.StartTimer()
+		c0 := processCPU()
+		if _, err := host.RestoreDelta(o, bytes.NewReader(base.Bytes()), bytes.NewReader(delta.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+		cpu += processCPU() - c0
+	}
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+}
+
+// BenchmarkRuntimeRestoreForest: host.Restore of forestRuntime's whole state (SaveState),
+// building A-SRPT and its forest (New) not included.
+func BenchmarkRuntimeRestoreForest(b *testing.B) {
+	rt, opts := forestRuntime(b)
+	var buf bytes.Buffer
+	if err := rt.SaveState(&buf); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var cpu time.Duration
+	for range b.N {
+		b.StopTimer()
+		o := opts()
+		b.StartTimer()
+		c0 := processCPU()
+		if _, err := host.Restore(o, bytes.NewReader(buf.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+		cpu += processCPU() - c0
+	}
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+}

@@ -3,6 +3,7 @@ package predict
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -364,4 +365,200 @@ func keyOf(w *pitWindow, b *pitBatch) string {
 		}
 	}
 	return ""
+}
+
+// TestSplitSaveIdentical: a predictor restored from its split state (SaveModel and
+// SaveLearned) saves to the same whole state as the original and answers every later call
+// exactly as it does; the model is rewritten only when its key changes, and the learned part
+// holds none of the forest's rows.
+func TestSplitSaveIdentical(t *testing.T) {
+	recs := workload(t, 1600, 11)
+	ev := replayEvents(recs)
+	orig := mustNew(t, persistOptions())
+	if k := orig.ModelKey(); k != "" {
+		t.Fatalf("key %q before any training", k)
+	}
+	var model, learned bytes.Buffer
+	var key string
+	keys := 0
+	for k, e := range ev {
+		step(t, orig, recs, e)
+		if k%97 != 0 && k != len(ev)-1 {
+			continue
+		}
+		if mk := orig.ModelKey(); mk != key {
+			model.Reset()
+			got, err := orig.SaveModel(&model)
+			if err != nil || got != mk {
+				t.Fatalf("SaveModel: key %q (ModelKey %q), %v", got, mk, err)
+			}
+			key = mk
+			keys++
+		}
+		learned.Reset()
+		lk, err := orig.SaveLearned(&learned)
+		if err != nil || lk != key {
+			t.Fatalf("SaveLearned: key %q, want %q, %v", lk, key, err)
+		}
+		back := mustNew(t, Options{})
+		if err := back.RestoreSplit(model.Bytes(), learned.Bytes()); err != nil {
+			t.Fatalf("event %d: %v", k, err)
+		}
+		want, _ := orig.MarshalJSON()
+		got, _ := back.MarshalJSON()
+		if !bytes.Equal(want, got) {
+			t.Fatalf("event %d: the restored predictor's whole state differs", k)
+		}
+		if k == len(ev)/2 {
+			twin := orig.clone(t)
+			for j, e := range ev[k+1:] {
+				a, b := step(t, twin, recs, e), step(t, back, recs, e)
+				if !slices.EqualFunc(a, b, func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) }) {
+					t.Fatalf("event %d after the restore: original %v, restored %v", j, a, b)
+				}
+				if j > 400 {
+					break
+				}
+			}
+		}
+	}
+	if keys < 3 {
+		t.Fatalf("the forest changed %d times", keys)
+	}
+	var st stateJSON
+	if err := json.Unmarshal(learned.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	var ms modelState
+	if err := json.Unmarshal(model.Bytes(), &ms); err != nil {
+		t.Fatal(err)
+	}
+	if ms.Rows == nil || len(ms.Rows.Seq) == 0 || st.RowCols == nil || len(st.RowCols.Seq) == 0 || st.Rows != nil {
+		t.Fatal("the model or the learned state holds no rows, or the learned state holds whole rows")
+	}
+	inModel := map[uint64]bool{}
+	for _, s := range ms.Rows.Seq {
+		inModel[s] = true
+	}
+	for _, s := range st.RowCols.Seq {
+		if inModel[s] {
+			t.Fatalf("row %d is in both parts", s)
+		}
+	}
+}
+
+// clone returns a predictor restored from p's whole state, so that p itself is left as is.
+func (p *Predictor) clone(t *testing.T) *Predictor {
+	t.Helper()
+	b, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Load(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// TestRestoreSplitRejects: a learned state with another forest, without its forest, or a
+// whole state given as learned is refused, and leaves the predictor unchanged.
+func TestRestoreSplitRejects(t *testing.T) {
+	recs := workload(t, 600, 5)
+	ev := replayEvents(recs)
+	p := mustNew(t, persistOptions())
+	var models [2][]byte
+	var learned []byte
+	for k, e := range ev {
+		step(t, p, recs, e)
+		if k == len(ev)/3 || k == len(ev)-1 {
+			var m, l bytes.Buffer
+			if _, err := p.SaveModel(&m); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.SaveLearned(&l); err != nil {
+				t.Fatal(err)
+			}
+			models[0], models[1] = models[1], m.Bytes()
+			learned = l.Bytes()
+		}
+	}
+	if bytes.Equal(models[0], models[1]) {
+		t.Fatal("the forest did not change between the saves")
+	}
+	whole, _ := p.MarshalJSON()
+	fresh := mustNew(t, Options{Seed: 9})
+	before, _ := fresh.MarshalJSON()
+	// A forest whose first threshold changed, still a valid forest: only the key tells.
+	var ms modelState
+	if err := json.Unmarshal(models[1], &ms); err != nil {
+		t.Fatal(err)
+	}
+	thr := ms.Model.Trees[0].Thr
+	binary.LittleEndian.PutUint64(thr, math.Float64bits(math.Float64frombits(binary.LittleEndian.Uint64(thr))+0.125))
+	tampered, err := json.Marshal(&ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string][2][]byte{
+		"older forest":     {models[0], learned},
+		"no forest":        {nil, learned},
+		"whole as learned": {models[1], whole},
+		"garbage":          {models[1], []byte("{")},
+		"tampered forest":  {tampered, learned},
+	} {
+		err := fresh.RestoreSplit(c[0], c[1])
+		if !errors.Is(err, ErrInvalidState) {
+			t.Errorf("%s: %v, want ErrInvalidState", name, err)
+		}
+		if after, _ := fresh.MarshalJSON(); !bytes.Equal(before, after) {
+			t.Errorf("%s: the predictor changed", name)
+		}
+	}
+	if err := fresh.UnmarshalJSON(learned); !errors.Is(err, ErrInvalidState) {
+		t.Errorf("a learned state as a whole one: %v", err)
+	}
+}
+
+// FuzzRestoreSplit: RestoreSplit never panics on any forest part and learned part; what it
+// accepts predicts, and saves again by parts to what it was restored from.
+func FuzzRestoreSplit(f *testing.F) {
+	recs := workload(f, 300, 3)
+	p := mustNew(f, Options{Trees: 3, MinSamples: 20, RetrainEvery: 40, Window: 60, CalibrationWindow: 10, HistoryRuns: 4, MaxPending: 50, Seed: 2})
+	for _, e := range replayEvents(recs) {
+		step(f, p, recs, e)
+	}
+	var model, learned bytes.Buffer
+	if _, err := p.SaveModel(&model); err != nil {
+		f.Fatal(err)
+	}
+	if _, err := p.SaveLearned(&learned); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(model.Bytes(), learned.Bytes())
+	f.Add([]byte(nil), []byte(`{"version":1,"pending_cols":{},"row_cols":{}}`))
+	f.Fuzz(func(t *testing.T, model, learned []byte) {
+		q := mustNew(t, Options{})
+		if err := q.RestoreSplit(model, learned); err != nil {
+			if !errors.Is(err, ErrInvalidState) {
+				t.Fatalf("error %v does not wrap ErrInvalidState", err)
+			}
+			return
+		}
+		j := &gpusched.Job{ID: "a", GPUs: 1, Features: gpusched.Features{Group: "g", User: "u", BatchSize: 32}}
+		if _, err := q.Predict(j); err != nil {
+			t.Fatal(err)
+		}
+		var m, l bytes.Buffer
+		if _, err := q.SaveModel(&m); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.SaveLearned(&l); err != nil {
+			t.Fatal(err)
+		}
+		r := mustNew(t, Options{})
+		if err := r.RestoreSplit(m.Bytes(), l.Bytes()); err != nil {
+			t.Fatalf("what it saved does not read back: %v", err)
+		}
+	})
 }

@@ -60,13 +60,15 @@ type engine struct {
 	name    string
 	rt      *host.Runtime
 
-	jobs    []jobState // in arrival order
-	ids     map[gpusched.JobID]int32
-	nextArr int
-	heap    eventHeap
-	wake    float64
-	now     float64
-	fail    *failures // nil without failures
+	jobs []jobState // in arrival order
+	ids  map[gpusched.JobID]int32
+	// segments are the placement intervals the runtime reported (Config.RecordSegments).
+	segments []host.Segment
+	nextArr  int
+	heap     eventHeap
+	wake     float64
+	now      float64
+	fail     *failures // nil without failures
 
 	left      int  // jobs finished or rejected
 	again     bool // the last decision rejected jobs: call the scheduler again at the same time
@@ -123,12 +125,16 @@ func newEngine(cfg *Config) (*engine, error) {
 	if n > 0 {
 		e.firstArr = e.jobs[0].job.Arrival
 	}
-	rt, err := host.New(host.Options{
+	opt := host.Options{
 		Cluster: cfg.Cluster, Scheduler: cfg.Scheduler, Cost: e.cost,
 		RestoreTime: e.restore, ReconfigureTime: reconfigureTime(cfg.ReconfigureTime, e.restore), CheckpointEvery: cfg.Checkpoint,
-		RecordSegments: cfg.RecordSegments, Validate: cfg.ValidateViews,
-		Decided: cfg.Observer.Scheduled,
-	})
+		Validate: cfg.ValidateViews,
+		Decided:  cfg.Observer.Scheduled,
+	}
+	if cfg.RecordSegments {
+		opt.OnSegment = func(s host.Segment) { e.segments = append(e.segments, s) }
+	}
+	rt, err := host.New(opt)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
@@ -256,7 +262,6 @@ func (e *engine) arrive(idx int32) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err) // unreachable: check validated every job
 	}
-	en.Tag = idx
 	j.en = en
 	return nil
 }
@@ -270,7 +275,7 @@ func (e *engine) interrupted(stops []host.Action) error {
 		if !ok {
 			continue
 		}
-		j := &e.jobs[en.Tag]
+		j := &e.jobs[e.ids[en.ID()]]
 		if done := en.Iterations(); done > j.kept {
 			j.kept, j.lost = done, 0
 		}
@@ -320,7 +325,7 @@ func (e *engine) deliver() {
 // fresh completion event.
 func (e *engine) recompute() error {
 	for _, en := range e.rt.TakeDirty() {
-		idx := en.Tag
+		idx := e.ids[en.ID()]
 		j := &e.jobs[idx]
 		gpus := en.GPUs()
 		sc, err := e.cost.StepCost(en.Current(), e.c, gpus, e.rt.LinkLoad(en))

@@ -225,7 +225,7 @@ func (e *engine) guaranteeRatio(j *gpusched.Job, iters, runTime float64) float64
 func (e *engine) result() *Result {
 	r := &Result{
 		Scheduler: e.name, Cluster: e.c.Name(), GPUs: e.c.NumGPUs(), RestoreTime: e.restore,
-		Jobs: make([]JobRecord, len(e.jobs)), Timeline: e.timeline, Segments: e.rt.Segments(),
+		Jobs: make([]JobRecord, len(e.jobs)), Timeline: e.timeline, Segments: e.segments,
 	}
 	for i := range e.jobs {
 		r.Jobs[i] = e.jobs[i].rec

@@ -11,12 +11,15 @@
 //     by A-SRPT (larger than the cluster);
 //   - a server drained for maintenance (its jobs move off it) and returned;
 //   - a restart of the host, done as an embedder should: after carrying out the actions of
-//     each call the host saves the whole runtime (host.Runtime.SaveState: every job's books and
-//     A-SRPT's state in one blob, here in memory, in a real host a file, a ConfigMap or a key in
-//     etcd); a new host process builds A-SRPT with the same options and restores both at once
-//     (host.Restore), and asks to be woken when the old one would have been
-//     (host.Runtime.WakeAt). Every later decision is the one the uninterrupted host makes; the
-//     test kills the host at random events and checks it.
+//     each call the host saves the whole runtime (every job's books and A-SRPT's state, here in
+//     memory, in a real host a file, a ConfigMap or a key in etcd) in two parts: the base,
+//     which changes only when A-SRPT's learned model is retrained (host.Runtime.SaveBase,
+//     written when host.Runtime.BaseKey changes), and the delta, the rest
+//     (host.Runtime.SaveDelta, every time); host.Runtime.SaveState writes both in one blob
+//     where the base is small. A new host process builds A-SRPT with the same options and
+//     restores everything at once (host.RestoreDelta), and asks to be woken when the old one
+//     would have been (host.Runtime.WakeAt). Every later decision is the one the
+//     uninterrupted host makes; the test kills the host at random events and checks it.
 package main
 
 import (
@@ -93,7 +96,9 @@ type app struct {
 	cluster *topology.Cluster
 	rt      *host.Runtime
 	sched   *asrpt.Scheduler
-	store   []byte                     // the saved runtime: a file, a ConfigMap, a key in etcd
+	store   []byte                     // the saved runtime's delta: a file, a ConfigMap, a key in etcd
+	base    []byte                     // the saved runtime's base, stored beside it
+	baseKey string                     // the key of base (host.Runtime.BaseKey)
 	stale   bool                       // a wrong host that saves before carrying out the actions (tests)
 	length  map[gpusched.JobID]float64 // true iterations: known to the "cluster" only
 	wake    float64
@@ -274,10 +279,20 @@ func (a *app) reconcile(t float64) error {
 	return a.save()
 }
 
-// save writes the runtime, with its scheduler's state, to the store.
+// save writes the runtime, with its scheduler's state, to the store: the base only when its
+// key changed (with A-SRPT's random forest, once per retraining), the delta every time. The
+// base goes first, so that the stored delta never names a base the store lacks.
 func (a *app) save() error {
+	if k := a.rt.BaseKey(); k != a.baseKey || a.base == nil {
+		var buf bytes.Buffer
+		key, err := a.rt.SaveBase(&buf)
+		if err != nil {
+			return err
+		}
+		a.base, a.baseKey = buf.Bytes(), key
+	}
 	var buf bytes.Buffer
-	if err := a.rt.SaveState(&buf); err != nil {
+	if _, err := a.rt.SaveDelta(&buf); err != nil {
 		return err
 	}
 	a.store = buf.Bytes()
@@ -286,7 +301,7 @@ func (a *app) save() error {
 
 // restart is a host failover before the event at time t: what a new host process does after
 // the old one died. It has only the saved runtime: it builds A-SRPT with the same options,
-// restores the runtime and A-SRPT's state from the one blob, and takes the wake-up time the
+// restores the runtime and A-SRPT's state from the base and the delta, and takes the wake-up time the
 // old host had asked for. Jobs, progress, checkpoints, drained GPUs, parked jobs and
 // completions not yet told to A-SRPT all come back with it; no Resume calls, no bookkeeping
 // of its own.
@@ -301,7 +316,7 @@ func (a *app) restart(t float64) error {
 		a.rt, err = host.New(a.options())
 		return err
 	}
-	if a.rt, err = host.Restore(a.options(), bytes.NewReader(a.store)); err != nil {
+	if a.rt, err = host.RestoreDelta(a.options(), bytes.NewReader(a.base), bytes.NewReader(a.store)); err != nil {
 		return err
 	}
 	a.wake = math.Inf(1)
