@@ -9,9 +9,9 @@ import (
 	"github.com/gpusched/gpusched"
 )
 
-// Group fallback (on unless Options.NoGroupFallback): a recurrence group whose predictions have been poor,
-// measured online from its own jobs, is sized by Gittins ranks under the group's own
-// distribution of lengths instead of by the Estimator. The distribution is the Kaplan-Meier
+// Group fallback (on unless Options.NoGroupFallback): a recurrence group whose predictions
+// have been poor, measured online from its own jobs, is sized by Gittins ranks under the
+// group's own distribution of lengths instead of by the Estimator. The distribution is the Kaplan-Meier
 // estimate over the group's recently finished jobs (exact lengths) and its live jobs
 // (censored at the iterations they have done): a group whose first jobs are all still running
 // far past their predictions is known to be long although none has finished yet, which no
@@ -100,11 +100,7 @@ func (s *Scheduler) groupSweep() {
 		return
 	}
 	slices.SortFunc(idles, func(a, b idle) int {
-		switch {
-		case a.used != b.used:
-			return cmp.Compare(b.used, a.used)
-		}
-		return strings.Compare(a.name, b.name)
+		return cmp.Or(cmp.Compare(b.used, a.used), strings.Compare(a.name, b.name))
 	})
 	for _, x := range idles[groupBooks:] {
 		delete(s.groups, x.name)

@@ -1,10 +1,12 @@
 package asrpt
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
 
+	"github.com/gpusched/gpusched"
 	"pgregory.net/rapid"
 )
 
@@ -103,4 +105,26 @@ func TestKaplanMeierMatchesDefinition(t *testing.T) {
 			}
 		}
 	})
+}
+
+// One-off jobs each make a group: the books of groups without live jobs are forgotten beyond
+// the groupBooks most recently used, so memory does not grow with the jobs seen.
+func TestGroupBooksAreBounded(t *testing.T) {
+	c := oneServer(1)
+	s := mustNew(t, Options{Estimator: Oracle(func(gpusched.JobID) (float64, bool) { return 10, true })})
+	n := 2*groupBooks + 500
+	for i := range n {
+		j := &gpusched.Job{ID: gpusched.JobID(fmt.Sprint("j", i)), GPUs: 1, StepTime: 1, Arrival: float64(i)}
+		j.Features.Group = fmt.Sprint("once-", i)
+		if _, err := s.Schedule(gpusched.View{Now: float64(i), Cluster: c, Pending: []gpusched.JobStatus{{Job: j}}}); err != nil {
+			t.Fatal(err)
+		}
+		s.JobCompleted(gpusched.Completion{Job: j, Time: float64(i) + 0.5, Iterations: 10})
+	}
+	if len(s.groups) > 2*groupBooks {
+		t.Errorf("%d group books after %d one-off groups, want at most %d", len(s.groups), n, 2*groupBooks)
+	}
+	if len(s.groups) < groupBooks {
+		t.Errorf("%d group books: the %d most recently used should be kept", len(s.groups), groupBooks)
+	}
 }
