@@ -150,6 +150,14 @@ type Options struct {
 	// NoCalibration turns the calibration off: distributions are the forest's (or the
 	// history's) as they are.
 	NoCalibration bool
+	// GroupMix, in [0, 1), mixes the empirical distribution of the last GroupMixRuns finished
+	// runs of the job's group into the forest's distribution before calibration: a group with
+	// n such runs weighs GroupMix * n / (n + 8), the forest the rest. The calibration then
+	// learns from the mixture's PITs. Default 0: the forest alone. The group's runs are not
+	// yet part of Save's state: a loaded predictor starts them empty.
+	GroupMix float64
+	// GroupMixRuns is the number of a group's most recent runs GroupMix uses; default 200.
+	GroupMixRuns int
 }
 
 // withDefaults validates o and fills in its defaults.
@@ -163,7 +171,7 @@ func (o Options) withDefaults() (Options, error) {
 	}{{"Bins", o.Bins}, {"Trees", o.Trees}, {"MaxDepth", o.MaxDepth}, {"MinLeaf", o.MinLeaf},
 		{"MTry", o.MTry}, {"Window", o.Window}, {"MinSamples", o.MinSamples},
 		{"HistoryRuns", o.HistoryRuns}, {"MaxKeys", o.MaxKeys}, {"MaxPending", o.MaxPending},
-		{"CalibrationWindow", o.CalibrationWindow}} {
+		{"CalibrationWindow", o.CalibrationWindow}, {"GroupMixRuns", o.GroupMixRuns}} {
 		if c.v < 0 {
 			return bad(c.name, c.v)
 		}
@@ -176,6 +184,9 @@ func (o Options) withDefaults() (Options, error) {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
 			return bad(c.name, c.v)
 		}
+	}
+	if !(o.GroupMix >= 0 && o.GroupMix < 1) {
+		return bad("GroupMix (in [0, 1))", o.GroupMix)
 	}
 	if math.IsNaN(o.CalibrationStep) || math.IsInf(o.CalibrationStep, 0) {
 		return bad("CalibrationStep", o.CalibrationStep)
@@ -209,6 +220,7 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.MaxKeys, 1<<18)
 	def(&o.MaxPending, 1<<16)
 	def(&o.CalibrationWindow, 200)
+	def(&o.GroupMixRuns, 200)
 	deff(&o.CalibrationPrior, 20)
 	deff(&o.CalibrationStep, 0.001)
 	deff(&o.PriorIterations, 10_000)
@@ -312,6 +324,7 @@ type Predictor struct {
 	tickets  uint64 // trainings started since New
 	gen      uint64 // bumped by Fit: trainings of an older generation are dropped
 
+	mix *groupSamples           // the groups' last runs for Options.GroupMix; nil: off
 	cal [numSources]*calibrator // PIT windows per source of estimates; nil: NoCalibration
 	acc accuracyRing            // errors of the latest observed jobs' first estimates
 
@@ -334,6 +347,7 @@ func New(opts Options) (*Predictor, error) {
 		prior:   priorDist(o.PriorIterations, o.PriorSigma),
 		hist:    newHistoryStore(o.HistoryRuns, o.MaxKeys),
 		pending: map[gpusched.JobID]pendingJob{},
+		mix:     o.newMix(),
 	}
 	p.resetCalibration()
 	return p, nil
@@ -430,6 +444,12 @@ func (p *Predictor) Fit(samples []Sample) error {
 		k := byFinish[fi]
 		hist.add(&samples[k].Job.Features, logIters(samples[k].Iterations))
 	}
+	mix := p.opts.newMix()
+	if mix != nil {
+		for _, k := range byFinish {
+			mix.add(samples[k].Job.Features.Group, logIters(samples[k].Iterations))
+		}
+	}
 	keep := byFinish[max(0, n-p.opts.Window):]
 	window := make([]row, len(keep))
 	for w, i := range keep {
@@ -450,6 +470,7 @@ func (p *Predictor) Fit(samples []Sample) error {
 	p.gen++
 	p.model = m
 	p.hist = hist
+	p.mix = mix
 	p.window = slices.Clone(window) // the forest keeps its rows; the window is overwritten
 	p.head = 0
 	p.observed = uint64(n)
@@ -541,6 +562,9 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 		p.head = (p.head + 1) % len(p.window)
 	}
 	p.hist.add(&job.Features, y)
+	if p.mix != nil {
+		p.mix.add(job.Features.Group, y)
+	}
 	if c := p.cal[src]; c != nil && p.gen == gen {
 		c.add(&job.Features, batchKey(&job.Features, &h, known, r.seq), out.PIT)
 	}
@@ -684,6 +708,8 @@ func (p *Predictor) First(id gpusched.JobID) (Estimate, bool) {
 type scratch struct {
 	x, votes, grid []float64
 	d              Distribution
+	gs             []float64  // a group's recent runs (Options.GroupMix)
+	mix            mixScratch // the mixture's groups (Options.GroupMix)
 }
 
 func (p *Predictor) scratch() *scratch {
@@ -770,6 +796,9 @@ func (p *Predictor) rawDistribution(job *gpusched.Job, h History, sc *scratch, m
 	src := SourcePrior
 	p.mu.RLock()
 	m, gen := p.model, p.gen
+	if m != nil && p.mix != nil {
+		sc.gs = p.mix.appendSorted(job.Features.Group, sc.gs[:0])
+	}
 	if m == nil {
 		if g := p.hist.groupRuns(job.Features.Group); len(g) > 0 {
 			fb, src = pointDist(g), SourceGroup
@@ -795,6 +824,10 @@ func (p *Predictor) rawDistribution(job *gpusched.Job, h History, sc *scratch, m
 			votes, fresh = sc.votes, m.id
 		}
 		fd := dist{pts: m.bins.points, w: votes, pre: m.bins.pre}
+		if p.mix != nil && len(sc.gs) > 0 {
+			n := float64(len(sc.gs))
+			fd = mixDist(&fd, sc.gs, p.opts.GroupMix*n/(n+mixPrior), &sc.mix)
+		}
 		if d, ok := newDistribution(&fd, s, nil, SourceForest, &sc.d); ok {
 			sc.d = d
 			return d, SourceForest, gen, fresh
@@ -979,6 +1012,14 @@ func (o *Options) train(rows []row, ticket uint64) *model {
 		clf = trainCART(X, class, y, bins.classes(), fp)
 	}
 	return &model{enc: enc, bins: bins, clf: clf, rows: rows, ticket: ticket, id: nextModelID.Add(1)}
+}
+
+// newMix returns the store of the groups' last runs for GroupMix, or nil when it is off.
+func (o *Options) newMix() *groupSamples {
+	if o.GroupMix <= 0 {
+		return nil
+	}
+	return newGroupSamples(o.GroupMixRuns, o.MaxKeys)
 }
 
 // splitmix is the SplitMix64 finaliser, to derive well-mixed seeds.

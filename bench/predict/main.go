@@ -86,6 +86,9 @@ func main() {
 	calPriors := flag.String("cal-prior", "", "with -philly and no -out: CalibrationPrior values to compare (default: the default)")
 	calSteps := flag.String("cal-step", "", "with -philly and no -out: CalibrationStep values to compare, in thousandths (-1: none)")
 	uncal := flag.Bool("uncalibrated", false, "with -philly and no -out: also run the predictor without calibration")
+	intervals := flag.String("intervals", "", "interval benchmark on this Philly job CSV: per-cluster coverage, width and interval score against the last-200-of-group baseline")
+	seeds := flag.String("seeds", "1", "with -intervals: forest seeds, comma-separated")
+	variantNames := flag.String("variants", "default", "with -intervals: predictor variants, comma-separated (see variantOptions)")
 	flag.StringVar(&dumpPath, "dump", "", "with -philly and no -out: write every job's predictions to this CSV file")
 	flag.Parse()
 
@@ -99,6 +102,19 @@ func main() {
 	}
 
 	switch {
+	case *intervals != "":
+		var vs []predict.Options
+		var names []string
+		for _, n := range strings.Split(*variantNames, ",") {
+			o, err := variantOptions(n, opts)
+			if err != nil {
+				log.Fatal(err)
+			}
+			vs, names = append(vs, o), append(names, n)
+		}
+		if err := runIntervals(*intervals, vs, names, seedList(*seeds)); err != nil {
+			log.Fatal(err)
+		}
 	case *philly != "" && *out != "":
 		if err := runPhilly(*philly, opts, *out); err != nil {
 			log.Fatal(err)

@@ -1,0 +1,116 @@
+package predict
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	gpusched "github.com/gpusched/gpusched"
+)
+
+// TestMixDist checks that the mixture's groups are in order, that its weights sum to one
+// and that each source keeps its share of the weight.
+func TestMixDist(t *testing.T) {
+	f1, f2 := []float64{1, 2, 3}, []float64{4, 5, 6, 7}
+	fd := dist{pts: [][]float64{f1, f2}, w: []float64{3, 1}, pre: [][]float64{prefixSums(f1), prefixSums(f2)}}
+	g := []float64{0.5, 2, 2.5, 5, 9}
+	var sc mixScratch
+	d := mixDist(&fd, g, 0.25, &sc)
+	var all []float64
+	total, fromG := 0.0, 0.0
+	for k, pts := range d.pts {
+		if len(d.pre[k]) != len(pts)+1 {
+			t.Fatalf("group %d: %d prefix sums for %d points", k, len(d.pre[k]), len(pts))
+		}
+		for i := range pts {
+			if got, want := d.pre[k][i+1]-d.pre[k][i], pts[i]; got != want {
+				t.Fatalf("group %d: prefix difference %v at %d, want %v", k, got, i, want)
+			}
+		}
+		all = append(all, pts...)
+		total += d.w[k]
+		for i := range g {
+			if &pts[0] == &g[i] { // a run of the group's points
+				fromG += d.w[k]
+			}
+		}
+	}
+	if !slices.IsSorted(all) || len(all) != len(f1)+len(f2)+len(g) {
+		t.Fatalf("points %v: not the sorted union", all)
+	}
+	if math.Abs(total-1) > 1e-12 {
+		t.Errorf("weights sum to %v, want 1", total)
+	}
+		if math.Abs(fromG-0.25) > 1e-12 {
+		t.Errorf("group points weigh %v, want 0.25", fromG)
+	}
+	if _, ok := newDistribution(&d, 0.4, nil, SourceForest, nil); !ok {
+		t.Fatal("mixture gives no distribution")
+	}
+	// No weight or no points: the forest's distribution unchanged.
+	if d := mixDist(&fd, nil, 0.5, &sc); len(d.pts) != 2 {
+		t.Errorf("no group points: %d groups, want the forest's 2", len(d.pts))
+	}
+}
+
+// TestGroupSamples checks the ring's order statistics and its bound.
+func TestGroupSamples(t *testing.T) {
+	s := newGroupSamples(3, 2)
+	for _, y := range []float64{5, 1, 3, 2} {
+		s.add("a", y)
+	}
+	if got := s.appendSorted("a", nil); !slices.Equal(got, []float64{1, 2, 3}) {
+		t.Errorf("last 3 of a = %v, want [1 2 3]", got)
+	}
+	s.add("b", 1)
+	s.add("c", 1) // evicts a, the least recently updated
+	if got := s.appendSorted("a", nil); got != nil {
+		t.Errorf("a after eviction = %v, want nothing", got)
+	}
+	s.add("", 4)
+	if got := s.appendSorted("", nil); got != nil {
+		t.Errorf("empty group = %v, want nothing", got)
+	}
+}
+
+// TestGroupMixPredicts checks that a predictor with GroupMix predicts and learns, that its
+// intervals move towards a group's recent runs, and that bad options are refused.
+func TestGroupMixPredicts(t *testing.T) {
+	for _, bad := range []float64{-0.1, 1, math.NaN(), math.Inf(1)} {
+		if _, err := New(Options{GroupMix: bad}); err == nil {
+			t.Errorf("GroupMix %v accepted", bad)
+		}
+	}
+	p, err := New(Options{Seed: 1, GroupMix: 0.5, MinSamples: 50, NoCalibration: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := New(Options{Seed: 1, MinSamples: 50, NoCalibration: true})
+	for i := range 400 {
+		g := "g" + string(rune('a'+i%4))
+		n := 100.0 * float64(1+i%4)
+		if g == "ga" {
+			n = 1000 * (1 + float64(i%7)/10)
+		}
+		j := gpusched.Job{ID: gpusched.JobID("j" + string(rune(i))), GPUs: 1, Features: gpusched.Features{Group: g, User: "u"}}
+		for _, pr := range []*Predictor{p, q} {
+			if _, err := pr.Predict(&j); err != nil {
+				t.Fatal(err)
+			}
+			if err := pr.Observe(&j, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	j := gpusched.Job{GPUs: 1, Features: gpusched.Features{Group: "ga", User: "u"}}
+	e, err := p.Predict(&j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Source != SourceForest || !(e.P10 > 0) || !(e.P90 >= e.P10) {
+		t.Fatalf("mixed estimate %+v", e)
+	}
+	if e.P50 < 900 || e.P50 > 1800 {
+		t.Errorf("mixed median %v, want within the group's runs 1000-1600", e.P50)
+	}
+}
