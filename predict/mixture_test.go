@@ -41,7 +41,7 @@ func TestMixDist(t *testing.T) {
 	if math.Abs(total-1) > 1e-12 {
 		t.Errorf("weights sum to %v, want 1", total)
 	}
-		if math.Abs(fromG-0.25) > 1e-12 {
+	if math.Abs(fromG-0.25) > 1e-12 {
 		t.Errorf("group points weigh %v, want 0.25", fromG)
 	}
 	if _, ok := newDistribution(&d, 0.4, nil, SourceForest, nil); !ok {
