@@ -138,7 +138,11 @@ type calibrator struct {
 	// use, adapted online so that 10% of jobs fall below and 10% above (see grid).
 	lo, hi  float64
 	maxKeys int
-	groups  map[string]*pitWindow
+	// userStep is the step of each user's own adaptation of the tail levels, on top of lo and
+	// hi (Options.CalibrationUserStep; 0: none); local holds each user's offsets to lo and hi.
+	userStep float64
+	local    map[string]*[2]float64
+	groups   map[string]*pitWindow
 	users   map[string]*pitWindow
 	global  pitWindow
 	seq     uint64
@@ -151,7 +155,7 @@ func newCalibrator(limit int, prior, step float64, maxKeys int) *calibrator {
 
 // add records the PIT u of a finished job with features f, of batch key.
 func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
-	if c.step > 0 {
+	if c.step > 0 || c.userStep > 0 {
 		// Adaptive conformal inference on the two tails: a job above the map's 90th
 		// percentile raises hi by 0.9 step, one below it lowers hi by 0.1 step (and the
 		// same for lo), so that in the long run 10% of jobs fall above and 10% below.
@@ -166,6 +170,24 @@ func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
 			}
 			c.hi = math.Min(1-1e-6, math.Max(0.5, c.hi+c.step*(above-0.1)))
 			c.lo = math.Max(1e-6, math.Min(0.5, c.lo-c.step*(below-0.1)))
+			if c.userStep > 0 && f.User != "" {
+				// The user's own offsets, each job weighted 1/k as the k-th of its batch
+				// (a burst of jobs predicted alike moves them about as much as a few jobs).
+				w := 1.0
+				if b := c.global.batches[key]; b != nil {
+					w = 1 / float64(len(b.pits)+1)
+				}
+				if c.local == nil || len(c.local) >= c.maxKeys {
+					c.local = map[string]*[2]float64{}
+				}
+				o := c.local[f.User]
+				if o == nil {
+					o = &[2]float64{}
+					c.local[f.User] = o
+				}
+				o[0] = math.Max(-0.1, math.Min(0.4, o[0]-c.userStep*w*(below-0.1)))
+				o[1] = math.Max(-0.4, math.Min(0.1, o[1]+c.userStep*w*(above-0.1)))
+			}
 		}
 	}
 	c.seq++
@@ -235,11 +257,16 @@ func (c *calibrator) grid(f *gpusched.Features, dst []float64) []float64 {
 	if f.Group != "" {
 		blend(c.groups[f.Group])
 	}
-	if c.lo != 0.1 || c.hi != 0.9 {
+	lo, hi := c.lo, c.hi
+	if o := c.local[f.User]; o != nil {
+		lo = math.Max(1e-6, math.Min(0.5, lo+o[0]))
+		hi = math.Min(1-1e-6, math.Max(0.5, hi+o[1]))
+	}
+	if lo != 0.1 || hi != 0.9 {
 		// The nominal level q reads the blended map at W(q), W piecewise linear through
 		// (0, 0), (0.1, lo), (0.5, 0.5), (0.9, hi), (1, 1).
 		g := [calLevels + 1]float64(dst)
-		knots := [...][2]float64{{0, 0}, {0.1, c.lo}, {0.5, 0.5}, {0.9, c.hi}, {1, 1}}
+		knots := [...][2]float64{{0, 0}, {0.1, lo}, {0.5, 0.5}, {0.9, hi}, {1, 1}}
 		k := 0
 		for m := range dst {
 			q := float64(m) / calLevels

@@ -409,7 +409,7 @@ func (d Distribution) CDF(iterations float64) float64 {
 }
 
 // Point returns the point estimate: the geometric mean exp(E[ln X]), what minimises the
-// expected squared log error; finite (at most math.MaxFloat64).
+// expected squared log error; finite (at most math.MaxFloat64) unless given +Inf done.
 func (d Distribution) Point() float64 {
 	if len(d.grp) == 0 {
 		return math.NaN()
@@ -420,8 +420,12 @@ func (d Distribution) Point() float64 {
 	return expFinite(d.hmeanAbove(d.q0))
 }
 
-// expFinite returns e^x, at most math.MaxFloat64 (NaN for NaN).
+// expFinite returns e^x, at most math.MaxFloat64 for a finite x (+Inf for +Inf: a job given
+// to have run forever; NaN for NaN).
 func expFinite(x float64) float64 {
+	if math.IsInf(x, 1) {
+		return x
+	}
 	return math.Min(math.Exp(x), math.MaxFloat64)
 }
 

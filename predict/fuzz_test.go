@@ -28,6 +28,8 @@ func FuzzPredictorBadInput(f *testing.F) {
 	f.Add(le(-5, 0, 0, 0, -3, 1e308, 1e-308, 5e-324), uint8(2))
 	f.Add(le(math.Inf(1), -0.0, math.NaN(), 1e300, 24), uint8(3))
 	f.Add([]byte{}, uint8(0))
+	f.Add(le(100, 1, 256, 0.1, 13, 7, 8, 3600), uint8(5))
+	f.Add(le(math.NaN(), math.Inf(1), -1, math.Inf(-1), math.NaN(), -7, math.Inf(-1), math.NaN()), uint8(7))
 	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
 		var vals []float64
 		for len(data) >= 8 {
@@ -43,6 +45,10 @@ func FuzzPredictorBadInput(f *testing.F) {
 		}
 		if mode&2 != 0 {
 			o.NoCalibration = true
+		}
+		if mode&4 != 0 {
+			o.ArrivalFeatures = true
+			o.CalibrationUserStep = 0.01
 		}
 		p, err := New(o)
 		if err != nil {
@@ -72,8 +78,9 @@ func FuzzPredictorBadInput(f *testing.F) {
 				g = 0
 			}
 			bad := gpusched.Job{
-				ID:   gpusched.JobID("bad" + string(rune('a'+i%26)) + string(rune('a'+i/26%26))),
-				GPUs: int(max(-8, min(64, at(i+1)))),
+				ID:      gpusched.JobID("bad" + string(rune('a'+i%26)) + string(rune('a'+i/26%26))),
+				GPUs:    int(max(-8, min(64, at(i+1)))),
+				Arrival: at(i + 7),
 				Features: gpusched.Features{
 					Group: "g" + string(rune('0'+g)), User: "u", BatchSize: int(max(-1e6, min(1e6, at(i+2)))),
 					LearningRate: at(i + 3), SubmitHour: at(i + 4),
@@ -97,7 +104,7 @@ func FuzzPredictorBadInput(f *testing.F) {
 				t.Fatalf("observe %v: error %v does not wrap ErrInvalidIterations", n, err)
 			}
 			// A good job after it.
-			good := gpusched.Job{ID: gpusched.JobID("good" + string(rune('a'+i%26)) + string(rune('a'+i/26%26))), GPUs: 1,
+			good := gpusched.Job{ID: gpusched.JobID("good" + string(rune('a'+i%26)) + string(rune('a'+i/26%26))), GPUs: 1, Arrival: float64(i),
 				Features: gpusched.Features{Group: "g9", User: "u", BatchSize: 32, SubmitHour: 3}}
 			e, err = p.Predict(&good)
 			if err != nil {

@@ -150,6 +150,21 @@ type Options struct {
 	// NoCalibration turns the calibration off: distributions are the forest's (or the
 	// history's) as they are.
 	NoCalibration bool
+	// CalibrationUserStep is the step of each user's own online adaptation of the levels read
+	// for the 10th and 90th percentiles, on top of the adaptation over all jobs
+	// (CalibrationStep): adaptive conformal inference per user (Features.User: a team, a
+	// virtual cluster), each finished job weighted 1/k as the k-th of its batch, so that
+	// coverage holds per user and not only on average. Default 0: none. Not yet part of
+	// Save's state: a loaded predictor starts the users' offsets at 0 and does not adapt them.
+	CalibrationUserStep float64
+	// ArrivalFeatures adds to every job, at its first prediction, what the predictor has seen
+	// of the submissions around it: the time since its group's previous submission, its
+	// group's and its user's submissions in the hour before, its group's jobs predicted and not
+	// yet observed (numeric extras ArrivalGroupGap, ArrivalGroupHour, ArrivalUserHour,
+	// ArrivalGroupRunning; Job.Arrival must be in seconds). Jobs without an ID are not counted
+	// as submissions. Default false. The submissions are not yet part of Save's state: a
+	// loaded predictor starts counting afresh.
+	ArrivalFeatures bool
 	// GroupMix, in [0, 1), mixes the empirical distribution of the last GroupMixRuns finished
 	// runs of the job's group into the forest's distribution before calibration: a group with
 	// n such runs weighs GroupMix * n / (n + 8), the forest the rest. The calibration then
@@ -180,7 +195,8 @@ func (o Options) withDefaults() (Options, error) {
 		name string
 		v    float64
 	}{{"PriorIterations", o.PriorIterations}, {"PriorSigma", o.PriorSigma},
-		{"Margin", o.Margin}, {"Tail", o.Tail}, {"CalibrationPrior", o.CalibrationPrior}} {
+		{"Margin", o.Margin}, {"Tail", o.Tail}, {"CalibrationPrior", o.CalibrationPrior},
+		{"CalibrationUserStep", o.CalibrationUserStep}} {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
 			return bad(c.name, c.v)
 		}
@@ -325,6 +341,7 @@ type Predictor struct {
 	gen      uint64 // bumped by Fit: trainings of an older generation are dropped
 
 	mix *groupSamples           // the groups' last runs for Options.GroupMix; nil: off
+	arr *arrivalStore           // submissions for Options.ArrivalFeatures (under cacheMu); nil: off
 	cal [numSources]*calibrator // PIT windows per source of estimates; nil: NoCalibration
 	acc accuracyRing            // errors of the latest observed jobs' first estimates
 
@@ -349,6 +366,9 @@ func New(opts Options) (*Predictor, error) {
 		pending: map[gpusched.JobID]pendingJob{},
 		mix:     o.newMix(),
 	}
+	if o.ArrivalFeatures {
+		p.arr = newArrivalStore(o.MaxKeys)
+	}
 	p.resetCalibration()
 	return p, nil
 }
@@ -360,6 +380,7 @@ func (p *Predictor) resetCalibration() {
 		p.cal[i] = nil
 		if !p.opts.NoCalibration {
 			p.cal[i] = newCalibrator(p.opts.CalibrationWindow, p.opts.CalibrationPrior, max(p.opts.CalibrationStep, 0), p.opts.MaxKeys)
+			p.cal[i].userStep = p.opts.CalibrationUserStep
 		}
 	}
 	p.acc = accuracyRing{}
@@ -376,6 +397,11 @@ type pendingJob struct {
 	// reuses them instead of encoding the job and walking every tree again.
 	votes  []float64
 	vmodel uint64
+	// arr are the job's arrival features (Options.ArrivalFeatures) when hasArr; the job then
+	// counts among the running jobs of group until it is observed or forgotten.
+	arr    arrivalFeats
+	hasArr bool
+	group  string
 }
 
 // Options returns the predictor's options with the defaults filled in.
@@ -450,10 +476,19 @@ func (p *Predictor) Fit(samples []Sample) error {
 			mix.add(samples[k].Job.Features.Group, logIters(samples[k].Iterations))
 		}
 	}
+	var arrFeats []arrivalFeats
+	var arr *arrivalStore
+	if p.opts.ArrivalFeatures {
+		arrFeats, arr = fitArrivals(samples, finish, byArrival, p.opts.MaxKeys)
+	}
 	keep := byFinish[max(0, n-p.opts.Window):]
 	window := make([]row, len(keep))
 	for w, i := range keep {
-		window[w] = newRow(&samples[i].Job, ctx[i], logIters(samples[i].Iterations))
+		job := &samples[i].Job
+		if arr != nil {
+			job = withArrival(job, &arrFeats[i])
+		}
+		window[w] = newRow(job, ctx[i], logIters(samples[i].Iterations))
 		window[w].seq = uint64(n - len(keep) + w + 1)
 	}
 
@@ -480,6 +515,7 @@ func (p *Predictor) Fit(samples []Sample) error {
 	p.cacheMu.Lock()
 	p.pending = map[gpusched.JobID]pendingJob{}
 	p.pendQ, p.pendHead = nil, 0
+	p.arr = arr
 	p.cacheMu.Unlock()
 	return nil
 }
@@ -536,6 +572,8 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 		h = p.hist.context(&job.Features)
 		p.mu.RUnlock()
 	}
+	orig := job
+	job = p.arrivalJob(job, &pj)
 	out := Outcome{Iterations: iterations, First: pj.first, Known: known && pj.first.Source >= 0}
 	if !out.Known {
 		out.First = Estimate{}
@@ -561,7 +599,7 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 		p.window[p.head] = r
 		p.head = (p.head + 1) % len(p.window)
 	}
-	p.hist.add(&job.Features, y)
+	p.hist.add(&orig.Features, y)
 	if p.mix != nil {
 		p.mix.add(job.Features.Group, y)
 	}
@@ -764,8 +802,10 @@ func (p *Predictor) distribution(job *gpusched.Job, sc *scratch) (d Distribution
 		p.mu.RLock()
 		h = p.hist.context(&job.Features)
 		p.mu.RUnlock()
-		p.remember(job.ID, h)
+		pj = p.remember(job, h)
 	}
+	orig := job
+	job = p.arrivalJob(job, &pj)
 	own := sc == nil
 	if own {
 		sc = &scratch{grid: make([]float64, calLevels+1)}
@@ -780,7 +820,7 @@ func (p *Predictor) distribution(job *gpusched.Job, sc *scratch) (d Distribution
 	}
 	p.mu.RLock()
 	if c := p.cal[src]; c != nil {
-		d.g = c.grid(&job.Features, sc.grid)
+		d.g = c.grid(&orig.Features, sc.grid)
 	}
 	p.mu.RUnlock()
 	return d, job.ID != "" && (!known || pj.first.Source < 0)
@@ -865,11 +905,12 @@ func (p *Predictor) Encode(job *gpusched.Job) ([]float64, error) {
 	}
 	p.mu.RUnlock()
 	if !known {
-		p.remember(job.ID, h)
+		pj = p.remember(job, h)
 	}
 	if m == nil {
 		return nil, ErrNoModel
 	}
+	job = p.arrivalJob(job, &pj)
 	return m.enc.Encode(job, h, nil), nil
 }
 
@@ -935,29 +976,65 @@ func (p *Predictor) takeContext(id gpusched.JobID) (pendingJob, bool) {
 	p.cacheMu.Lock()
 	pj, ok := p.pending[id]
 	delete(p.pending, id)
+	if ok && pj.hasArr && p.arr != nil {
+		p.arr.done(pj.group)
+	}
 	p.cacheMu.Unlock()
 	return pj, ok
 }
 
-// remember keeps job id's History unless one is kept already, forgetting the oldest
-// remembered job beyond Options.MaxPending.
-func (p *Predictor) remember(id gpusched.JobID, h History) {
+// remember keeps job's History unless one is kept already, forgetting the oldest remembered
+// job beyond Options.MaxPending, and returns what is kept (the zero value for a job without
+// an ID). With Options.ArrivalFeatures it records the job's submission and keeps its arrival
+// features.
+func (p *Predictor) remember(job *gpusched.Job, h History) pendingJob {
+	id := job.ID
 	if id == "" {
-		return
+		return pendingJob{}
 	}
 	p.cacheMu.Lock()
 	defer p.cacheMu.Unlock()
-	if _, ok := p.pending[id]; ok {
-		return
+	if pj, ok := p.pending[id]; ok {
+		return pj
 	}
 	if len(p.pendQ) < p.opts.MaxPending {
 		p.pendQ = append(p.pendQ, id)
 	} else {
-		delete(p.pending, p.pendQ[p.pendHead])
+		old := p.pendQ[p.pendHead]
+		if pj, ok := p.pending[old]; ok && pj.hasArr && p.arr != nil {
+			p.arr.done(pj.group)
+		}
+		delete(p.pending, old)
 		p.pendQ[p.pendHead] = id
 		p.pendHead = (p.pendHead + 1) % len(p.pendQ)
 	}
-	p.pending[id] = pendingJob{hist: h, first: Estimate{Source: -1}}
+	pj := pendingJob{hist: h, first: Estimate{Source: -1}}
+	if p.arr != nil && finite(job.Arrival) {
+		pj.arr = p.arr.features(&job.Features, job.Arrival)
+		pj.hasArr, pj.group = true, job.Features.Group
+		p.arr.arrive(&job.Features, job.Arrival, true)
+	}
+	p.pending[id] = pj
+	return pj
+}
+
+// arrivalJob returns job with its arrival features added (Options.ArrivalFeatures): those
+// kept in pj at its first prediction, else those of a submission now that is not recorded.
+// Without ArrivalFeatures it returns job.
+func (p *Predictor) arrivalJob(job *gpusched.Job, pj *pendingJob) *gpusched.Job {
+	if !p.opts.ArrivalFeatures {
+		return job
+	}
+	if pj.hasArr {
+		return withArrival(job, &pj.arr)
+	}
+	a := arrivalFeats{gap: math.NaN(), groupHour: math.NaN(), userHour: math.NaN(), running: math.NaN()}
+	p.cacheMu.Lock()
+	if p.arr != nil && finite(job.Arrival) {
+		a = p.arr.features(&job.Features, job.Arrival)
+	}
+	p.cacheMu.Unlock()
+	return withArrival(job, &a)
 }
 
 // rememberFirst records job id's first estimate, if its History is remembered and it has no

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,10 +125,17 @@ func statsOf(r *result, actual []float64, idx []int) intervalStats {
 // runIntervals runs the interval benchmark: for every variant and every seed an online
 // replay of the Philly file; it prints the per-cluster table (seeds averaged, coverage range
 // over seeds) and the overall line.
-func runIntervals(path string, variants []predict.Options, names []string, seeds []int) error {
+func runIntervals(path string, variants []predict.Options, names []string, seeds []int, host, weekday bool, dir string) error {
 	recs, err := loadPhilly(path)
 	if err != nil {
 		return err
+	}
+	if host || weekday {
+		start, err := phillyStart(path)
+		if err != nil {
+			return err
+		}
+		addHostFeatures(recs, start, !host)
 	}
 	first := len(recs) * 7 / 10
 	ev := make([]event, 0, 2*len(recs))
@@ -152,6 +161,11 @@ func runIntervals(path string, variants []predict.Options, names []string, seeds
 	})
 
 	base := lastNBaseline(recs, ev, first, baselineRuns)
+	if dir != "" {
+		if err := exportIntervals(dir, recs, first, variants[0]); err != nil {
+			return err
+		}
+	}
 	type method struct {
 		name string
 		runs []result // one per seed
@@ -266,10 +280,42 @@ func applyVariantKey(o *predict.Options, k string, f float64) bool {
 	switch k {
 	case "mix":
 		o.GroupMix = f
+	case "arrival":
+		o.ArrivalFeatures = f != 0
+	case "userstep":
+		o.CalibrationUserStep = f
 	case "mixruns":
 		o.GroupMixRuns = int(f)
 	default:
 		return false
 	}
 	return true
+}
+
+// exportIntervals writes, for sklearn_intervals.py, the rows and test vectors of a predictor
+// with the options o Fit at the split (static protocol: the forest frozen, history features
+// still updated online), and DIR/clusters.csv, each test job's virtual cluster.
+func exportIntervals(dir string, recs []trace.Record, first int, o predict.Options) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	o.RetrainEvery = -1
+	sp, err := predict.New(o)
+	if err != nil {
+		return err
+	}
+	testX := make([][]float64, len(recs)-first)
+	if _, err := replay(recs, first, []*predict.Predictor{sp}, []string{"static"}, false,
+		func(i int, x []float64) { testX[i] = x }); err != nil {
+		return err
+	}
+	if err := exportForSklearn(dir, sp, testX, recs[first:]); err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("cluster\n")
+	for i := first; i < len(recs); i++ {
+		b.WriteString(recs[i].Job.Features.User + "\n")
+	}
+	return os.WriteFile(filepath.Join(dir, "clusters.csv"), []byte(b.String()), 0o644)
 }

@@ -87,6 +87,8 @@ func main() {
 	calSteps := flag.String("cal-step", "", "with -philly and no -out: CalibrationStep values to compare, in thousandths (-1: none)")
 	uncal := flag.Bool("uncalibrated", false, "with -philly and no -out: also run the predictor without calibration")
 	intervals := flag.String("intervals", "", "interval benchmark on this Philly job CSV: per-cluster coverage, width and interval score against the last-200-of-group baseline")
+	hostFeat := flag.Bool("host-features", false, "with -intervals: give jobs the extras a host knows at submission (weekday, the group's gap since its last submission, its and its user's submissions in the last hour, its running jobs)")
+	weekday := flag.Bool("weekday", false, "with -intervals: give jobs their day of the week as the numeric extra \"weekday\"")
 	seeds := flag.String("seeds", "1", "with -intervals: forest seeds, comma-separated")
 	variantNames := flag.String("variants", "default", "with -intervals: predictor variants, comma-separated (see variantOptions)")
 	flag.StringVar(&dumpPath, "dump", "", "with -philly and no -out: write every job's predictions to this CSV file")
@@ -112,7 +114,7 @@ func main() {
 			}
 			vs, names = append(vs, o), append(names, n)
 		}
-		if err := runIntervals(*intervals, vs, names, seedList(*seeds)); err != nil {
+		if err := runIntervals(*intervals, vs, names, seedList(*seeds), *hostFeat, *weekday, *out); err != nil {
 			log.Fatal(err)
 		}
 	case *philly != "" && *out != "":
