@@ -143,9 +143,9 @@ type calibrator struct {
 	userStep float64
 	local    map[string]*[2]float64
 	groups   map[string]*pitWindow
-	users   map[string]*pitWindow
-	global  pitWindow
-	seq     uint64
+	users    map[string]*pitWindow
+	global   pitWindow
+	seq      uint64
 }
 
 func newCalibrator(limit int, prior, step float64, maxKeys int) *calibrator {
