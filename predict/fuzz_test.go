@@ -49,6 +49,7 @@ func FuzzPredictorBadInput(f *testing.F) {
 		if mode&4 != 0 {
 			o.ArrivalFeatures = true
 			o.CalibrationUserStep = 0.01
+			o.GroupMixAdaptive = true
 		}
 		p, err := New(o)
 		if err != nil {

@@ -2,6 +2,7 @@ package predict
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -21,6 +22,10 @@ type sampleRing struct {
 	next   int
 	sorted []float64 // the same values, ascending
 	seq    uint64    // store sequence number of the last update, for eviction
+	// score is the decayed sum, over the group's finished jobs, of the log density of the
+	// group's empirical distribution at the job's length minus the forest's
+	// (Options.GroupMixAdaptive).
+	score float64
 }
 
 func newGroupSamples(limit, maxKeys int) *groupSamples {
@@ -64,6 +69,49 @@ func (s *groupSamples) add(g string, y float64) {
 	}
 	r.sorted = slices.Insert(r.sorted, firstAtLeast(r.sorted, y), y)
 }
+
+// mixScoreDecay is the factor by which a group's mixture score decays at each of its finished
+// jobs (about the last 20 count), and mixScoreCap bounds one job's term and the score.
+const (
+	mixScoreDecay = 0.95
+	mixScoreCap   = 3.0
+)
+
+// addScore adds to group g's score the log density ratio diff (group over forest) of one
+// finished job.
+func (s *groupSamples) addScore(g string, diff float64) {
+	r := s.m[g]
+	if r == nil || math.IsNaN(diff) {
+		return
+	}
+	diff = math.Max(-mixScoreCap, math.Min(mixScoreCap, diff))
+	r.score = math.Max(-mixScoreCap, math.Min(mixScoreCap, mixScoreDecay*r.score+diff))
+}
+
+// weight returns the weight of group g's empirical distribution, with n recent runs, in the
+// mixture: base * n / (n + mixPrior) and, when adaptive, that prior moved by the group's
+// score on the log-odds scale (Bayesian model averaging with forgetting), within [0.02, 0.98].
+func (s *groupSamples) weight(g string, n int, base float64, adaptive bool) float64 {
+	w := base * float64(n) / float64(n+mixPrior)
+	if !adaptive {
+		return w
+	}
+	r := s.m[g]
+	if r == nil || !(w > 0) {
+		return w
+	}
+	lo := math.Log(w/(1-w)) + r.score
+	return math.Max(0.02, math.Min(0.98, 1/(1+math.Exp(-lo))))
+}
+
+// logDensity returns the log of d's uncalibrated density of log-iterations at y, averaged
+// over [y - mixBand, y + mixBand] (so that a distribution of tied points has a finite one).
+func logDensity(d *Distribution, y float64) float64 {
+	return math.Log(math.Max((d.fcdf(y+mixBand)-d.fcdf(y-mixBand))/(2*mixBand), 1e-12))
+}
+
+// mixBand is the half-width, in log-iterations, over which logDensity averages.
+const mixBand = 0.05
 
 // appendSorted appends group g's recent runs, ascending, to dst.
 func (s *groupSamples) appendSorted(g string, dst []float64) []float64 {

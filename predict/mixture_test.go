@@ -114,3 +114,36 @@ func TestGroupMixPredicts(t *testing.T) {
 		t.Errorf("mixed median %v, want within the group's runs 1000-1600", e.P50)
 	}
 }
+
+// TestGroupMixAdaptive checks that a group whose recent runs predict it well comes to weigh
+// more than the base weight, and that the weight stays within its bounds.
+func TestGroupMixAdaptive(t *testing.T) {
+	s := newGroupSamples(200, 16)
+	for range 50 {
+		s.add("g", 1)
+	}
+	base := s.weight("g", 50, 0.3, true)
+	if want := 0.3 * 50 / 58.0; math.Abs(base-want) > 1e-12 {
+		t.Fatalf("weight with no score %v, want %v", base, want)
+	}
+	for range 100 {
+		s.addScore("g", 10) // capped at mixScoreCap
+	}
+	if w := s.weight("g", 50, 0.3, true); !(w > base && w <= 0.98) {
+		t.Errorf("weight after good scores %v, want in (%v, 0.98]", w, base)
+	}
+	for range 200 {
+		s.addScore("g", -10)
+	}
+	if w := s.weight("g", 50, 0.3, true); !(w < base && w >= 0.02) {
+		t.Errorf("weight after bad scores %v, want in [0.02, %v)", w, base)
+	}
+	if w := s.weight("g", 50, 0.3, false); math.Abs(w-0.3*50/58.0) > 1e-12 {
+		t.Errorf("non-adaptive weight %v", w)
+	}
+	s.addScore("unknown", 1) // no panic, nothing recorded
+	s.addScore("g", math.NaN())
+	if w := s.weight("g", 50, 0.3, true); math.IsNaN(w) {
+		t.Error("NaN score term poisoned the weight")
+	}
+}

@@ -173,6 +173,13 @@ type Options struct {
 	GroupMix float64
 	// GroupMixRuns is the number of a group's most recent runs GroupMix uses; default 200.
 	GroupMixRuns int
+	// GroupMixAdaptive adapts each group's GroupMix weight online: the weight's log-odds move
+	// by the decayed sum, over the group's finished jobs (about the last 20), of how much more
+	// likely each job's length was under the group's empirical distribution than under the
+	// forest's (Bayesian model averaging with forgetting; weights kept in [0.02, 0.98]), so
+	// that a group whose recent runs predict it better leans on them and one the forest
+	// predicts better leans on the forest. Default false.
+	GroupMixAdaptive bool
 }
 
 // withDefaults validates o and fills in its defaults.
@@ -588,6 +595,16 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 	}
 	d, src, gen, _ := p.rawDistribution(job, h, sc, memo)
 	out.PIT = d.pit(iterations)
+	mixDiff := math.NaN()
+	if p.opts.GroupMixAdaptive && p.mix != nil && src == SourceForest && len(sc.gs) > 0 && sc.fd.pts != nil {
+		// How much likelier the job's length was under its group's runs than under the forest.
+		fd, ok1 := newDistribution(&sc.fd, math.Log1p(p.opts.Tail), nil, SourceForest, nil)
+		gd, ok2 := newDistribution(&dist{pts: [][]float64{sc.gs}, w: []float64{1}}, math.Log1p(p.opts.Tail), nil, SourceGroup, nil)
+		if ok1 && ok2 {
+			mixDiff = logDensity(&gd, y) - logDensity(&fd, y)
+		}
+	}
+	sc.fd = dist{}
 	p.bufs.Put(sc)
 
 	r := newRow(job, h, y)
@@ -601,6 +618,7 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 	}
 	p.hist.add(&orig.Features, y)
 	if p.mix != nil {
+		p.mix.addScore(job.Features.Group, mixDiff)
 		p.mix.add(job.Features.Group, y)
 	}
 	if c := p.cal[src]; c != nil && p.gen == gen {
@@ -748,6 +766,8 @@ type scratch struct {
 	d              Distribution
 	gs             []float64  // a group's recent runs (Options.GroupMix)
 	mix            mixScratch // the mixture's groups (Options.GroupMix)
+	wg             float64    // the group's weight in the mixture (Options.GroupMix)
+	fd             dist       // the forest's distribution before mixing (Options.GroupMix)
 }
 
 func (p *Predictor) scratch() *scratch {
@@ -838,6 +858,7 @@ func (p *Predictor) rawDistribution(job *gpusched.Job, h History, sc *scratch, m
 	m, gen := p.model, p.gen
 	if m != nil && p.mix != nil {
 		sc.gs = p.mix.appendSorted(job.Features.Group, sc.gs[:0])
+		sc.wg = p.mix.weight(job.Features.Group, len(sc.gs), p.opts.GroupMix, p.opts.GroupMixAdaptive)
 	}
 	if m == nil {
 		if g := p.hist.groupRuns(job.Features.Group); len(g) > 0 {
@@ -865,8 +886,8 @@ func (p *Predictor) rawDistribution(job *gpusched.Job, h History, sc *scratch, m
 		}
 		fd := dist{pts: m.bins.points, w: votes, pre: m.bins.pre}
 		if p.mix != nil && len(sc.gs) > 0 {
-			n := float64(len(sc.gs))
-			fd = mixDist(&fd, sc.gs, p.opts.GroupMix*n/(n+mixPrior), &sc.mix)
+			sc.fd = fd
+			fd = mixDist(&fd, sc.gs, sc.wg, &sc.mix)
 		}
 		if d, ok := newDistribution(&fd, s, nil, SourceForest, &sc.d); ok {
 			sc.d = d

@@ -282,6 +282,8 @@ func applyVariantKey(o *predict.Options, k string, f float64) bool {
 		o.GroupMix = f
 	case "arrival":
 		o.ArrivalFeatures = f != 0
+	case "mixadapt":
+		o.GroupMixAdaptive = f != 0
 	case "userstep":
 		o.CalibrationUserStep = f
 	case "mixruns":
