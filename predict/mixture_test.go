@@ -147,3 +147,49 @@ func TestGroupMixAdaptive(t *testing.T) {
 		t.Error("NaN score term poisoned the weight")
 	}
 }
+
+// TestGroupAccuracy checks the per-group accuracy a predictor reports: none before a finished
+// job with an estimate, then the decayed means of its errors, and a bounded number of groups.
+func TestGroupAccuracy(t *testing.T) {
+	p := mustNew(t, Options{Seed: 1, MaxKeys: 4})
+	if _, ok := p.GroupAccuracy("g"); ok {
+		t.Fatal("accuracy before any job")
+	}
+	j := &gpusched.Job{ID: "a", GPUs: 1, Features: gpusched.Features{Group: "g"}}
+	e, err := p.Predict(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Observe(j, e.Iterations*math.E); err != nil {
+		t.Fatal(err)
+	}
+	a, ok := p.GroupAccuracy("g")
+	if !ok || a.Jobs != 1 || math.Abs(a.LogError-1) > 1e-9 || math.Abs(a.Bias-1) > 1e-9 || a.Weight != 1 {
+		t.Fatalf("after one job 2.7x longer than predicted: %+v %v", a, ok)
+	}
+	// A job observed without a prediction does not count.
+	if err := p.Observe(&gpusched.Job{ID: "b", GPUs: 1, Features: gpusched.Features{Group: "g"}}, 5); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := p.GroupAccuracy("g"); a.Jobs != 1 {
+		t.Fatalf("unpredicted job counted: %+v", a)
+	}
+	for i := range 10 {
+		g := "h" + string(rune('0'+i))
+		j := &gpusched.Job{ID: gpusched.JobID(g), GPUs: 1, Features: gpusched.Features{Group: g}}
+		if _, err := p.Predict(j); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Observe(j, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(p.gacc.m); n > 4 {
+		t.Errorf("%d groups kept, more than MaxKeys 4", n)
+	}
+	var empty groupAccuracies // maxKeys 0: the default bound, no panic
+	empty.add("x", 1, true)
+	if _, ok := empty.get("x"); !ok {
+		t.Error("zero-value store lost its group")
+	}
+}

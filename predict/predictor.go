@@ -347,10 +347,11 @@ type Predictor struct {
 	tickets  uint64 // trainings started since New
 	gen      uint64 // bumped by Fit: trainings of an older generation are dropped
 
-	mix *groupSamples           // the groups' last runs for Options.GroupMix; nil: off
-	arr *arrivalStore           // submissions for Options.ArrivalFeatures (under cacheMu); nil: off
-	cal [numSources]*calibrator // PIT windows per source of estimates; nil: NoCalibration
-	acc accuracyRing            // errors of the latest observed jobs' first estimates
+	mix  *groupSamples           // the groups' last runs for Options.GroupMix; nil: off
+	arr  *arrivalStore           // submissions for Options.ArrivalFeatures (under cacheMu); nil: off
+	cal  [numSources]*calibrator // PIT windows per source of estimates; nil: NoCalibration
+	acc  accuracyRing            // errors of the latest observed jobs' first estimates
+	gacc groupAccuracies         // the same per group, decayed
 
 	cacheMu  sync.Mutex
 	pending  map[gpusched.JobID]pendingJob
@@ -391,6 +392,7 @@ func (p *Predictor) resetCalibration() {
 		}
 	}
 	p.acc = accuracyRing{}
+	p.gacc = groupAccuracies{maxKeys: p.opts.MaxKeys}
 }
 
 // pendingJob is what the predictor remembers of a job between its first prediction and its
@@ -625,7 +627,9 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 		c.add(&job.Features, batchKey(&job.Features, &h, known, r.seq), out.PIT)
 	}
 	if out.Known {
-		p.acc.add(out.LogError, iterations >= pj.first.P10 && iterations <= pj.first.P90)
+		covered := iterations >= pj.first.P10 && iterations <= pj.first.P90
+		p.acc.add(out.LogError, covered)
+		p.gacc.add(orig.Features.Group, out.LogError, covered)
 	}
 	p.observed++
 	var snap []row

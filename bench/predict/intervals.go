@@ -143,14 +143,21 @@ func runIntervals(path string, variants []predict.Options, names []string, seeds
 		ev = append(ev, event{recs[i].Job.Arrival, true, i}, event{finishTime(&recs[i]), false, i})
 	}
 	slices.SortStableFunc(ev, byTime)
-	actual := make([]float64, len(recs)-first)
+	// Every job is recorded; the test jobs are the last 30%, and the settings are chosen on
+	// the training period (jobs 1,000 to 70%) of the selection clusters.
+	actual := make([]float64, len(recs))
 	clusterJobs := map[string][]int{}
+	selJobs := map[string][]int{}
 	var all []int
-	for i := first; i < len(recs); i++ {
-		actual[i-first] = recs[i].Iterations
+	for i := range recs {
+		actual[i] = recs[i].Iterations
 		c := recs[i].Job.Features.User
-		clusterJobs[c] = append(clusterJobs[c], i-first)
-		all = append(all, i-first)
+		if i >= first {
+			clusterJobs[c] = append(clusterJobs[c], i)
+			all = append(all, i)
+		} else if i >= 1000 && selectionClusters[c] {
+			selJobs[c] = append(selJobs[c], i)
+		}
 	}
 	var clusters []string
 	for c := range clusterJobs {
@@ -160,7 +167,7 @@ func runIntervals(path string, variants []predict.Options, names []string, seeds
 		return cmp.Or(cmp.Compare(len(clusterJobs[b]), len(clusterJobs[a])), cmp.Compare(a, b))
 	})
 
-	base := lastNBaseline(recs, ev, first, baselineRuns)
+	base := lastNBaseline(recs, ev, 0, baselineRuns)
 	if dir != "" {
 		if err := exportIntervals(dir, recs, first, variants[0]); err != nil {
 			return err
@@ -179,7 +186,7 @@ func runIntervals(path string, variants []predict.Options, names []string, seeds
 			if err != nil {
 				return err
 			}
-			res, err := onlineReplay(recs, first, []*predict.Predictor{p}, []string{names[k]})
+			res, err := onlineReplay(recs, 0, []*predict.Predictor{p}, []string{names[k]})
 			if err != nil {
 				return err
 			}
@@ -187,6 +194,41 @@ func runIntervals(path string, variants []predict.Options, names []string, seeds
 			fmt.Printf("(%s, seed %d: replay %.1f s CPU)\n", names[k], s, res[0].ReplayCPU)
 		}
 		methods = append(methods, m)
+	}
+
+	fmt.Printf("\nSelection clusters, training period (jobs 1,000 to %d): 80%% coverage / IS80 per cluster (seeds averaged)\n\n", first)
+	var sel []string
+	for c := range selJobs {
+		if len(selJobs[c]) >= 100 {
+			sel = append(sel, c)
+		}
+	}
+	slices.Sort(sel)
+	fmt.Printf("| method | %s | mean IS80 | clusters beating the baseline's IS80 | worst coverage |\n", strings.Join(sel, " | "))
+	fmt.Printf("|---|%s---:|---:|---:|\n", strings.Repeat("---:|", len(sel)))
+	baseIS := map[string]float64{}
+	for _, m := range methods {
+		line := "| " + m.name + " |"
+		sum, wins, worst := 0.0, 0, 0.8
+		for _, c := range sel {
+			cov, is := 0.0, 0.0
+			for k := range m.runs {
+				cov += coverage(&m.runs[k], actual, selJobs[c], 0.8)
+				is += intervalScore(&m.runs[k], actual, selJobs[c], 0.8)
+			}
+			cov, is = cov/float64(len(m.runs)), is/float64(len(m.runs))
+			if m.name == base.Name {
+				baseIS[c] = is
+			} else if is < baseIS[c] {
+				wins++
+			}
+			if math.Abs(cov-0.8) > math.Abs(worst-0.8) {
+				worst = cov
+			}
+			sum += is
+			line += fmt.Sprintf(" %.1f%% / %.3f |", 100*cov, is)
+		}
+		fmt.Printf("%s %.3f | %d of %d | %.1f%% |\n", line, sum/float64(len(sel)), wins, len(sel), 100*worst)
 	}
 
 	fmt.Printf("\nPhilly intervals: %d jobs, test = last %d (30%%), online from nothing; seeds %v\n\n", len(recs), len(all), seeds)
