@@ -155,7 +155,7 @@ func newCalibrator(limit int, prior, step float64, maxKeys int) *calibrator {
 
 // add records the PIT u of a finished job with features f, of batch key.
 func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
-	if c.step > 0 || c.userStep > 0 {
+	if c.step > 0 {
 		// Adaptive conformal inference on the two tails: a job above the map's 90th
 		// percentile raises hi by 0.9 step, one below it lowers hi by 0.1 step (and the
 		// same for lo), so that in the long run 10% of jobs fall above and 10% below.
@@ -170,24 +170,6 @@ func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
 			}
 			c.hi = math.Min(1-1e-6, math.Max(0.5, c.hi+c.step*(above-0.1)))
 			c.lo = math.Max(1e-6, math.Min(0.5, c.lo-c.step*(below-0.1)))
-			if c.userStep > 0 && f.User != "" {
-				// The user's own offsets, each job weighted 1/k as the k-th of its batch
-				// (a burst of jobs predicted alike moves them about as much as a few jobs).
-				w := 1.0
-				if b := c.global.batches[key]; b != nil {
-					w = 1 / float64(len(b.pits)+1)
-				}
-				if c.local == nil || len(c.local) >= c.maxKeys {
-					c.local = map[string]*[2]float64{}
-				}
-				o := c.local[f.User]
-				if o == nil {
-					o = &[2]float64{}
-					c.local[f.User] = o
-				}
-				o[0] = math.Max(-0.1, math.Min(0.4, o[0]-c.userStep*w*(below-0.1)))
-				o[1] = math.Max(-0.4, math.Min(0.1, o[1]+c.userStep*w*(above-0.1)))
-			}
 		}
 	}
 	c.seq++
@@ -209,6 +191,38 @@ func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
 		}
 		w.add(key, u, c.limit, c.seq)
 	}
+}
+
+// adaptUser moves the tail levels of user f.User (Options.CalibrationUserStep) after one of
+// its jobs, of batch key, finished below (below) or above (above) the 80% interval it was
+// given at its first prediction: adaptive conformal inference on the coverage the scheduler
+// saw, each job weighted 1/sqrt(k) as the k-th of its batch (a burst of n jobs predicted alike
+// moves the levels as much as about 2 sqrt(n) jobs).
+func (c *calibrator) adaptUser(f *gpusched.Features, key string, below, above bool) {
+	if c.userStep <= 0 || f.User == "" {
+		return
+	}
+	w := 1.0
+	if b := c.global.batches[key]; b != nil {
+		w = 1 / math.Sqrt(float64(len(b.pits)))
+	}
+	if c.local == nil || len(c.local) >= c.maxKeys {
+		c.local = map[string]*[2]float64{}
+	}
+	o := c.local[f.User]
+	if o == nil {
+		o = &[2]float64{}
+		c.local[f.User] = o
+	}
+	b, a := 0.0, 0.0
+	if below {
+		b = 1
+	}
+	if above {
+		a = 1
+	}
+	o[0] = math.Max(-0.1, math.Min(0.4, o[0]-c.userStep*w*(b-0.1)))
+	o[1] = math.Max(-0.4, math.Min(0.1, o[1]+c.userStep*w*(a-0.1)))
 }
 
 // evictPIT drops the least recently updated quarter of m's keys (at least one).

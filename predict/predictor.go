@@ -153,8 +153,9 @@ type Options struct {
 	// CalibrationUserStep is the step of each user's own online adaptation of the levels read
 	// for the 10th and 90th percentiles, on top of the adaptation over all jobs
 	// (CalibrationStep): adaptive conformal inference per user (Features.User: a team, a
-	// virtual cluster), each finished job weighted 1/k as the k-th of its batch, so that
-	// coverage holds per user and not only on average. Default 0: none. Not yet part of
+	// virtual cluster) on whether each finished job fell below, inside or above the 80%
+	// interval of its first estimate, each job weighted 1/sqrt(k) as the k-th of its batch, so
+	// that coverage holds per user and not only on average. Default 0: none. Not yet part of
 	// Save's state: a loaded predictor starts the users' offsets at 0 and does not adapt them.
 	CalibrationUserStep float64
 	// ArrivalFeatures adds to every job, at its first prediction, what the predictor has seen
@@ -624,7 +625,11 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 		p.mix.add(job.Features.Group, y)
 	}
 	if c := p.cal[src]; c != nil && p.gen == gen {
-		c.add(&job.Features, batchKey(&job.Features, &h, known, r.seq), out.PIT)
+		key := batchKey(&job.Features, &h, known, r.seq)
+		c.add(&job.Features, key, out.PIT)
+		if out.Known && pj.first.Source == src {
+			c.adaptUser(&job.Features, key, iterations < pj.first.P10, iterations > pj.first.P90)
+		}
 	}
 	if out.Known {
 		covered := iterations >= pj.first.P10 && iterations <= pj.first.P90
