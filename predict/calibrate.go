@@ -140,12 +140,13 @@ type calibrator struct {
 	maxKeys int
 	// userStep is the step of each user's own adaptation of the tail levels, on top of lo and
 	// hi (Options.CalibrationUserStep; 0: none); local holds each user's offsets to lo and hi.
-	userStep float64
-	local    map[string]*[2]float64
-	groups   map[string]*pitWindow
-	users    map[string]*pitWindow
-	global   pitWindow
-	seq      uint64
+	userStep  float64
+	userBatch bool // weight a user's jobs 1/sqrt(k) as the k-th of their batch (else 1)
+	local     map[string]*[2]float64
+	groups    map[string]*pitWindow
+	users     map[string]*pitWindow
+	global    pitWindow
+	seq       uint64
 }
 
 func newCalibrator(limit int, prior, step float64, maxKeys int) *calibrator {
@@ -203,8 +204,10 @@ func (c *calibrator) adaptUser(f *gpusched.Features, key string, below, above bo
 		return
 	}
 	w := 1.0
-	if b := c.global.batches[key]; b != nil {
-		w = 1 / math.Sqrt(float64(len(b.pits)))
+	if c.userBatch {
+		if b := c.global.batches[key]; b != nil {
+			w = 1 / math.Sqrt(float64(len(b.pits)))
+		}
 	}
 	if c.local == nil || len(c.local) >= c.maxKeys {
 		c.local = map[string]*[2]float64{}
@@ -388,3 +391,8 @@ func sortedQuantile(s []float64, q float64) float64 {
 	}
 	return s[i] + (h-float64(i))*(s[i+1]-s[i])
 }
+
+// userBatchWeights selects, for benchmarks, the batch weighting of CalibrationUserStep's
+// updates. Off: every job weighs 1 (the jobs of a batch that finish first are its short ones,
+// so weights falling within a batch bias the adaptation towards narrow intervals).
+const userBatchWeights = false

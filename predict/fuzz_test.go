@@ -26,7 +26,7 @@ func FuzzPredictorBadInput(f *testing.F) {
 	f.Add(le(100, 1, 256, 0.1, 13), uint8(0))
 	f.Add(le(math.NaN(), math.Inf(1), -1, math.Inf(-1), math.NaN()), uint8(1))
 	f.Add(le(-5, 0, 0, 0, -3, 1e308, 1e-308, 5e-324), uint8(2))
-	f.Add(le(math.Inf(1), -0.0, math.NaN(), 1e300, 24), uint8(3))
+	f.Add(le(math.Inf(1), math.Copysign(0, -1), math.NaN(), 1e300, 24), uint8(3))
 	f.Add([]byte{}, uint8(0))
 	f.Add(le(100, 1, 256, 0.1, 13, 7, 8, 3600), uint8(5))
 	f.Add(le(math.NaN(), math.Inf(1), -1, math.Inf(-1), math.NaN(), -7, math.Inf(-1), math.NaN()), uint8(7))

@@ -390,6 +390,7 @@ func (p *Predictor) resetCalibration() {
 		if !p.opts.NoCalibration {
 			p.cal[i] = newCalibrator(p.opts.CalibrationWindow, p.opts.CalibrationPrior, max(p.opts.CalibrationStep, 0), p.opts.MaxKeys)
 			p.cal[i].userStep = p.opts.CalibrationUserStep
+			p.cal[i].userBatch = userBatchWeights
 		}
 	}
 	p.acc = accuracyRing{}
