@@ -161,7 +161,7 @@ func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
 		// percentile raises hi by 0.9 step, one below it lowers hi by 0.1 step (and the
 		// same for lo), so that in the long run 10% of jobs fall above and 10% below.
 		var buf [calLevels + 1]float64
-		if g := c.grid(f, buf[:]); g != nil {
+		if g := c.gridWith(f, buf[:], false); g != nil {
 			above, below := 0.0, 0.0
 			if u > g[calLevels*9/10] {
 				above = 1
@@ -224,8 +224,8 @@ func (c *calibrator) adaptUser(f *gpusched.Features, key string, below, above bo
 	if above {
 		a = 1
 	}
-	o[0] = math.Max(-0.1, math.Min(0.4, o[0]-c.userStep*w*(b-0.1)))
-	o[1] = math.Max(-0.4, math.Min(0.1, o[1]+c.userStep*w*(a-0.1)))
+	o[0] = math.Max(-0.5, math.Min(0.5, o[0]-c.userStep*w*(b-0.1)))
+	o[1] = math.Max(-0.5, math.Min(0.5, o[1]+c.userStep*w*(a-0.1)))
 }
 
 // evictPIT drops the least recently updated quarter of m's keys (at least one).
@@ -250,6 +250,11 @@ func evictPIT(m map[string]*pitWindow) {
 // functions averaged level by level, which keeps them monotone). It returns nil when no PIT
 // has been recorded.
 func (c *calibrator) grid(f *gpusched.Features, dst []float64) []float64 {
+	return c.gridWith(f, dst, true)
+}
+
+// gridWith is grid, with the user's own tail levels (CalibrationUserStep) when user is true.
+func (c *calibrator) gridWith(f *gpusched.Features, dst []float64, user bool) []float64 {
 	if len(c.global.ring) == 0 {
 		return nil
 	}
@@ -275,7 +280,7 @@ func (c *calibrator) grid(f *gpusched.Features, dst []float64) []float64 {
 		blend(c.groups[f.Group])
 	}
 	lo, hi := c.lo, c.hi
-	if o := c.local[f.User]; o != nil {
+	if o := c.local[f.User]; o != nil && user {
 		lo = math.Max(1e-6, math.Min(0.5, lo+o[0]))
 		hi = math.Min(1-1e-6, math.Max(0.5, hi+o[1]))
 	}

@@ -275,13 +275,16 @@ func seedList(s string) []int {
 }
 
 // variantOptions returns the options of a named predictor variant of the interval benchmark,
-// on top of base: "default" (base as it is), "uncalibrated".
+// on top of base: "default" (base as it is), "uncalibrated", "recommended"
+// (Options.WithRealDurations), or key=value settings joined by "+".
 func variantOptions(name string, base predict.Options) (predict.Options, error) {
 	o := base
 	switch name {
 	case "default":
 	case "uncalibrated":
 		o.NoCalibration = true
+	case "recommended":
+		o = o.WithRealDurations()
 	default:
 		// key=value settings joined by "+", e.g. hist=64+calwin=100.
 		for _, kv := range strings.Split(name, "+") {
