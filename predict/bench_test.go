@@ -131,10 +131,12 @@ func BenchmarkPredictCalibrated(b *testing.B) {
 	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N)*1e6, "cpu-us/op")
 }
 
-// BenchmarkPredictGroupMix: BenchmarkPredictCalibrated with Options.GroupMix 0.5 (the
-// group's last 200 runs mixed into the forest's distribution).
-func BenchmarkPredictGroupMix(b *testing.B) {
-	p, jobs := calibratedPredictorWith(b, Options{Seed: 1, RetrainEvery: -1, GroupMix: 0.5})
+// BenchmarkPredictRealDurations: BenchmarkPredictCalibrated with Options.WithRealDurations
+// (arrival features, the group's last 200 runs mixed into the forest's distribution with an
+// adaptive weight). The jobs have no ID, so each prediction computes its arrival features
+// afresh.
+func BenchmarkPredictRealDurations(b *testing.B) {
+	p, jobs := calibratedPredictorWith(b, Options{Seed: 1, RetrainEvery: -1}.WithRealDurations())
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := cpuSeconds()
