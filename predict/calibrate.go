@@ -140,7 +140,10 @@ type calibrator struct {
 	maxKeys int
 	// userStep is the step of each user's own adaptation of the tail levels, on top of lo and
 	// hi (Options.CalibrationUserStep; 0: none); local holds each user's offsets to lo and hi.
-	userStep  float64
+	userStep float64
+	// jobStep and jobOff: the same over all jobs (Options.CalibrationJobStep).
+	jobStep   float64
+	jobOff    [2]float64
 	userBatch bool // weight a user's jobs 1/sqrt(k) as the k-th of their batch (else 1)
 	local     map[string]*[2]float64
 	groups    map[string]*pitWindow
@@ -200,6 +203,18 @@ func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
 // saw, each job weighted 1/sqrt(k) as the k-th of its batch (a burst of n jobs predicted alike
 // moves the levels as much as about 2 sqrt(n) jobs).
 func (c *calibrator) adaptUser(f *gpusched.Features, key string, below, above bool) {
+	if c.jobStep > 0 {
+		// Over all jobs, each weighing 1 (Options.CalibrationJobStep).
+		b, a := 0.0, 0.0
+		if below {
+			b = 1
+		}
+		if above {
+			a = 1
+		}
+		c.jobOff[0] = math.Max(-0.5, math.Min(0.5, c.jobOff[0]-c.jobStep*(b-0.1)))
+		c.jobOff[1] = math.Max(-0.5, math.Min(0.5, c.jobOff[1]+c.jobStep*(a-0.1)))
+	}
 	if c.userStep <= 0 || f.User == "" {
 		return
 	}
@@ -280,9 +295,13 @@ func (c *calibrator) gridWith(f *gpusched.Features, dst []float64, user bool) []
 		blend(c.groups[f.Group])
 	}
 	lo, hi := c.lo, c.hi
-	if o := c.local[f.User]; o != nil && user {
-		lo = math.Max(1e-6, math.Min(0.5, lo+o[0]))
-		hi = math.Min(1-1e-6, math.Max(0.5, hi+o[1]))
+	if user {
+		lo, hi = lo+c.jobOff[0], hi+c.jobOff[1]
+		if o := c.local[f.User]; o != nil {
+			lo, hi = lo+o[0], hi+o[1]
+		}
+		lo = math.Max(1e-6, math.Min(0.5, lo))
+		hi = math.Min(1-1e-6, math.Max(0.5, hi))
 	}
 	if lo != 0.1 || hi != 0.9 {
 		// The nominal level q reads the blended map at W(q), W piecewise linear through

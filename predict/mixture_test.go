@@ -193,3 +193,36 @@ func TestGroupAccuracy(t *testing.T) {
 		t.Error("zero-value store lost its group")
 	}
 }
+
+// TestCalibrationFirstEstimateSteps checks the direction of the adaptations on the coverage
+// of first estimates: jobs above their interval widen it upwards, for all jobs
+// (CalibrationJobStep) and for their user (CalibrationUserStep) only.
+func TestCalibrationFirstEstimateSteps(t *testing.T) {
+	c := newCalibrator(10, 20, 0, 16)
+	c.jobStep, c.userStep = 0.01, 0.01
+	f := &gpusched.Features{Group: "g", User: "u"}
+	other := &gpusched.Features{Group: "h", User: "v"}
+	c.add(f, "b", 0.5)
+	var g0, gOther0 [calLevels + 1]float64
+	c.grid(f, g0[:])
+	c.grid(other, gOther0[:])
+	for range 4 {
+		c.adaptUser(f, "b", false, true)
+	}
+	if !(c.jobOff[1] > 0 && c.local["u"][1] > 0) {
+		t.Fatalf("misses above did not raise the upper levels: all %v, user %v", c.jobOff, c.local["u"])
+	}
+	var g1, gOther1 [calLevels + 1]float64
+	c.grid(f, g1[:])
+	c.grid(other, gOther1[:])
+	hi := calLevels * 9 / 10
+	if !(g1[hi] > gOther1[hi] && gOther1[hi] > gOther0[hi]) {
+		t.Errorf("90th percentile level: user %v, other user %v (before %v)", g1[hi], gOther1[hi], gOther0[hi])
+	}
+	// The levels the overall adaptation reads stay those without the offsets.
+	var raw [calLevels + 1]float64
+	c.gridWith(f, raw[:], false)
+	if raw[hi] != g0[hi] {
+		t.Errorf("overall grid moved: %v, want %v", raw[hi], g0[hi])
+	}
+}

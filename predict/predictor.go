@@ -158,6 +158,11 @@ type Options struct {
 	// that coverage holds per user and not only on average. Default 0: none. Not yet part of
 	// Save's state: a loaded predictor starts the users' offsets at 0 and does not adapt them.
 	CalibrationUserStep float64
+	// CalibrationJobStep is the same adaptation over all jobs, each weighing 1, on the
+	// coverage of their first estimates: the share of jobs, not of batches, that fall below
+	// and above the 80% interval tends to 10% each. Default 0: none. Not yet part of Save's
+	// state.
+	CalibrationJobStep float64
 	// ArrivalFeatures adds to every job, at its first prediction, what the predictor has seen
 	// of the submissions around it: the time since its group's previous submission, its
 	// group's and its user's submissions in the hour before, its group's jobs predicted and not
@@ -204,7 +209,7 @@ func (o Options) withDefaults() (Options, error) {
 		v    float64
 	}{{"PriorIterations", o.PriorIterations}, {"PriorSigma", o.PriorSigma},
 		{"Margin", o.Margin}, {"Tail", o.Tail}, {"CalibrationPrior", o.CalibrationPrior},
-		{"CalibrationUserStep", o.CalibrationUserStep}} {
+		{"CalibrationUserStep", o.CalibrationUserStep}, {"CalibrationJobStep", o.CalibrationJobStep}} {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
 			return bad(c.name, c.v)
 		}
@@ -391,6 +396,7 @@ func (p *Predictor) resetCalibration() {
 			p.cal[i] = newCalibrator(p.opts.CalibrationWindow, p.opts.CalibrationPrior, max(p.opts.CalibrationStep, 0), p.opts.MaxKeys)
 			p.cal[i].userStep = p.opts.CalibrationUserStep
 			p.cal[i].userBatch = userBatchWeights
+			p.cal[i].jobStep = p.opts.CalibrationJobStep
 		}
 	}
 	p.acc = accuracyRing{}

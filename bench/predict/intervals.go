@@ -288,6 +288,10 @@ func variantOptions(name string, base predict.Options) (predict.Options, error) 
 	default:
 		// key=value settings joined by "+", e.g. hist=64+calwin=100.
 		for _, kv := range strings.Split(name, "+") {
+			if kv == "recommended" {
+				o = o.WithRealDurations()
+				continue
+			}
 			k, v, ok := strings.Cut(kv, "=")
 			f, err := strconv.ParseFloat(v, 64)
 			if !ok || err != nil {
@@ -329,6 +333,8 @@ func applyVariantKey(o *predict.Options, k string, f float64) bool {
 		o.ArrivalFeatures = f != 0
 	case "mixadapt":
 		o.GroupMixAdaptive = f != 0
+	case "jobstep":
+		o.CalibrationJobStep = f
 	case "userstep":
 		o.CalibrationUserStep = f
 	case "mixruns":
