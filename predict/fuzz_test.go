@@ -50,6 +50,7 @@ func FuzzPredictorBadInput(f *testing.F) {
 			o.ArrivalFeatures = true
 			o.CalibrationUserStep = 0.01
 			o.GroupMixAdaptive = true
+			o.CalibrationJobStep = 0.01
 		}
 		p, err := New(o)
 		if err != nil {
