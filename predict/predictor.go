@@ -155,12 +155,18 @@ type Options struct {
 	// (CalibrationStep): adaptive conformal inference per user (Features.User: a team, a
 	// virtual cluster) on whether each finished job fell below, inside or above the 80%
 	// interval of its first estimate, each job weighted 1/sqrt(k) as the k-th of its batch, so
-	// that coverage holds per user and not only on average. Default 0: none. Not yet part of
-	// Save's state: a loaded predictor starts the users' offsets at 0 and does not adapt them.
+	// that coverage holds per user and not only on average. Default 0: none. On the Philly
+	// trace (benchmarks/predict-28.md) it brought per-cluster coverage towards 80% only by
+	// widening the intervals five- to tenfold (bursts of jobs that miss together drive a
+	// user's levels to their bounds), a worse interval score: measured, not recommended. Not
+	// yet part of Save's state: a loaded predictor starts the users' offsets at 0 and does not
+	// adapt them.
 	CalibrationUserStep float64
 	// CalibrationJobStep is the same adaptation over all jobs, each weighing 1, on the
 	// coverage of their first estimates: the share of jobs, not of batches, that fall below
-	// and above the 80% interval tends to 10% each. Default 0: none. Not yet part of Save's
+	// and above the 80% interval tends to 10% each. Default 0: none. On the Philly trace step
+	// 0.001 gave 80.4% coverage but intervals four to five times wider and a worse interval
+	// score (benchmarks/predict-28.md): measured, not recommended. Not yet part of Save's
 	// state.
 	CalibrationJobStep float64
 	// ArrivalFeatures adds to every job, at its first prediction, what the predictor has seen
