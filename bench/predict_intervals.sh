@@ -14,14 +14,15 @@
 #
 # Usage: bench/predict_intervals.sh [extra flags for bench/predict]
 # Environment: DATA (the Philly CSV), SEEDS (default 1,2,3), VARIANTS (predictor variants, see
-# bench/predict/intervals.go variantOptions; default "default,recommended"), HOST (set: give
+# bench/predict/intervals.go variantOptions; default "recommended,default": scikit-learn gets the
+# first one's rows and test vectors), HOST (set: give
 # jobs the extras a host knows at submission, -host-features), OUT (output directory), NOSKLEARN
 # (set: skip scikit-learn).
 set -eu
 cd "$(dirname "$0")/.."
 DATA=${DATA:-../shared/data/philly/philly.csv}
 SEEDS=${SEEDS:-1,2,3}
-VARIANTS=${VARIANTS:-default,recommended}
+VARIANTS=${VARIANTS:-recommended,default}
 OUT=${OUT:-$(mktemp -d)}
 if [ ! -f "$DATA" ]; then
 	echo "predict_intervals: $DATA not found (the shared data beside the checkout)" >&2
