@@ -44,6 +44,8 @@
 //	go run ./bench/predict -report DIR         # print the table (after sklearn_rf.py DIR)
 //	go run ./bench/predict -sweep [-sweep-bins 8,16 ...]  # option sweep on a validation split
 //	go run ./bench/predict -philly FILE -cal-window 50,200 ...   # calibration settings
+//	go run ./bench/predict -intervals FILE -seeds 1,2,3 -variants default,recommended [-weekday] [-out DIR]
+//	                                           # online intervals per cluster (intervals.go)
 package main
 
 import (
