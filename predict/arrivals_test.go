@@ -1,6 +1,8 @@
 package predict
 
 import (
+	"bytes"
+	"fmt"
 	"math"
 	"testing"
 
@@ -85,5 +87,44 @@ func TestArrivalFeaturesFit(t *testing.T) {
 		if x[col] != want {
 			t.Errorf("row %d: %v running, want %v", i, x[col], want)
 		}
+	}
+}
+
+// TestRealDurationsSaveLoad checks that a predictor with WithRealDurations survives Save and
+// Load: the state those options keep outside Save (the groups' recent runs, the submissions)
+// starts afresh, and the loaded predictor predicts and learns without error.
+func TestRealDurationsSaveLoad(t *testing.T) {
+	p := mustNew(t, Options{Seed: 1, Trees: 4, MinSamples: 30, RetrainEvery: 40, CalibrationUserStep: 0.01, CalibrationJobStep: 0.01}.WithRealDurations())
+	job := func(i int) *gpusched.Job {
+		return &gpusched.Job{ID: gpusched.JobID(fmt.Sprint("j", i)), Arrival: float64(100 * i), GPUs: 1 + i%2,
+			Features: gpusched.Features{Group: fmt.Sprint("g", i%3), User: "u"}}
+	}
+	for i := range 120 {
+		if _, err := p.Predict(job(i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Observe(job(i), float64(100+i%7*50)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := p.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 120; i < 200; i++ {
+		e, err := q.Predict(job(i))
+		if err != nil || !(e.P10 > 0 && e.P10 <= e.P90) {
+			t.Fatalf("loaded predictor, job %d: %+v %v", i, e, err)
+		}
+		if err := q.Observe(job(i), 200); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := q.GroupAccuracy("g1"); !ok {
+		t.Error("loaded predictor measures no group accuracy after 80 more jobs")
 	}
 }
