@@ -92,8 +92,12 @@ func BenchmarkPredict(b *testing.B) {
 // calibratedPredictor returns a predictor fitted on 25,000 jobs whose calibration has learned
 // from 2,000 more (predicted at arrival, observed at their end), and the jobs after those.
 func calibratedPredictor(b *testing.B) (*Predictor, []trace.Record) {
+	return calibratedPredictorWith(b, Options{Seed: 1, RetrainEvery: -1})
+}
+
+func calibratedPredictorWith(b *testing.B, o Options) (*Predictor, []trace.Record) {
 	recs := benchWorkload(b, 50_000)
-	p := mustNew(b, Options{Seed: 1, RetrainEvery: -1})
+	p := mustNew(b, o)
 	if err := p.Fit(samplesOf(recs[:25_000])); err != nil {
 		b.Fatal(err)
 	}
@@ -116,6 +120,23 @@ func calibratedPredictor(b *testing.B) (*Predictor, []trace.Record) {
 // of 2,000 observed jobs applied.
 func BenchmarkPredictCalibrated(b *testing.B) {
 	p, jobs := calibratedPredictor(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuSeconds()
+	for i := 0; i < b.N; i++ {
+		if _, err := p.Predict(&jobs[i%len(jobs)].Job); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N)*1e6, "cpu-us/op")
+}
+
+// BenchmarkPredictRealDurations: BenchmarkPredictCalibrated with Options.WithRealDurations
+// (arrival features, the group's last 200 runs mixed into the forest's distribution with an
+// adaptive weight). The jobs have no ID, so each prediction computes its arrival features
+// afresh.
+func BenchmarkPredictRealDurations(b *testing.B) {
+	p, jobs := calibratedPredictorWith(b, Options{Seed: 1, RetrainEvery: -1}.WithRealDurations())
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := cpuSeconds()

@@ -138,10 +138,18 @@ type calibrator struct {
 	// use, adapted online so that 10% of jobs fall below and 10% above (see grid).
 	lo, hi  float64
 	maxKeys int
-	groups  map[string]*pitWindow
-	users   map[string]*pitWindow
-	global  pitWindow
-	seq     uint64
+	// userStep is the step of each user's own adaptation of the tail levels, on top of lo and
+	// hi (Options.CalibrationUserStep; 0: none); local holds each user's offsets to lo and hi.
+	userStep float64
+	// jobStep and jobOff: the same over all jobs (Options.CalibrationJobStep).
+	jobStep   float64
+	jobOff    [2]float64
+	userBatch bool // weight a user's jobs 1/sqrt(k) as the k-th of their batch (else 1)
+	local     map[string]*[2]float64
+	groups    map[string]*pitWindow
+	users     map[string]*pitWindow
+	global    pitWindow
+	seq       uint64
 }
 
 func newCalibrator(limit int, prior, step float64, maxKeys int) *calibrator {
@@ -156,7 +164,7 @@ func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
 		// percentile raises hi by 0.9 step, one below it lowers hi by 0.1 step (and the
 		// same for lo), so that in the long run 10% of jobs fall above and 10% below.
 		var buf [calLevels + 1]float64
-		if g := c.grid(f, buf[:]); g != nil {
+		if g := c.gridWith(f, buf[:], false); g != nil {
 			above, below := 0.0, 0.0
 			if u > g[calLevels*9/10] {
 				above = 1
@@ -189,6 +197,52 @@ func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
 	}
 }
 
+// adaptUser moves the tail levels of user f.User (Options.CalibrationUserStep) after one of
+// its jobs, of batch key, finished below (below) or above (above) the 80% interval it was
+// given at its first prediction: adaptive conformal inference on the coverage the scheduler
+// saw, each job weighted 1/sqrt(k) as the k-th of its batch (a burst of n jobs predicted alike
+// moves the levels as much as about 2 sqrt(n) jobs).
+func (c *calibrator) adaptUser(f *gpusched.Features, key string, below, above bool) {
+	if c.jobStep > 0 {
+		// Over all jobs, each weighing 1 (Options.CalibrationJobStep).
+		b, a := 0.0, 0.0
+		if below {
+			b = 1
+		}
+		if above {
+			a = 1
+		}
+		c.jobOff[0] = math.Max(-0.5, math.Min(0.5, c.jobOff[0]-c.jobStep*(b-0.1)))
+		c.jobOff[1] = math.Max(-0.5, math.Min(0.5, c.jobOff[1]+c.jobStep*(a-0.1)))
+	}
+	if c.userStep <= 0 || f.User == "" {
+		return
+	}
+	w := 1.0
+	if c.userBatch {
+		if b := c.global.batches[key]; b != nil {
+			w = 1 / math.Sqrt(float64(len(b.pits)))
+		}
+	}
+	if c.local == nil || len(c.local) >= c.maxKeys {
+		c.local = map[string]*[2]float64{}
+	}
+	o := c.local[f.User]
+	if o == nil {
+		o = &[2]float64{}
+		c.local[f.User] = o
+	}
+	b, a := 0.0, 0.0
+	if below {
+		b = 1
+	}
+	if above {
+		a = 1
+	}
+	o[0] = math.Max(-0.5, math.Min(0.5, o[0]-c.userStep*w*(b-0.1)))
+	o[1] = math.Max(-0.5, math.Min(0.5, o[1]+c.userStep*w*(a-0.1)))
+}
+
 // evictPIT drops the least recently updated quarter of m's keys (at least one).
 func evictPIT(m map[string]*pitWindow) {
 	type ks struct {
@@ -211,6 +265,11 @@ func evictPIT(m map[string]*pitWindow) {
 // functions averaged level by level, which keeps them monotone). It returns nil when no PIT
 // has been recorded.
 func (c *calibrator) grid(f *gpusched.Features, dst []float64) []float64 {
+	return c.gridWith(f, dst, true)
+}
+
+// gridWith is grid, with the user's own tail levels (CalibrationUserStep) when user is true.
+func (c *calibrator) gridWith(f *gpusched.Features, dst []float64, user bool) []float64 {
 	if len(c.global.ring) == 0 {
 		return nil
 	}
@@ -235,11 +294,20 @@ func (c *calibrator) grid(f *gpusched.Features, dst []float64) []float64 {
 	if f.Group != "" {
 		blend(c.groups[f.Group])
 	}
-	if c.lo != 0.1 || c.hi != 0.9 {
+	lo, hi := c.lo, c.hi
+	if user {
+		lo, hi = lo+c.jobOff[0], hi+c.jobOff[1]
+		if o := c.local[f.User]; o != nil {
+			lo, hi = lo+o[0], hi+o[1]
+		}
+		lo = math.Max(1e-6, math.Min(0.5, lo))
+		hi = math.Min(1-1e-6, math.Max(0.5, hi))
+	}
+	if lo != 0.1 || hi != 0.9 {
 		// The nominal level q reads the blended map at W(q), W piecewise linear through
 		// (0, 0), (0.1, lo), (0.5, 0.5), (0.9, hi), (1, 1).
 		g := [calLevels + 1]float64(dst)
-		knots := [...][2]float64{{0, 0}, {0.1, c.lo}, {0.5, 0.5}, {0.9, c.hi}, {1, 1}}
+		knots := [...][2]float64{{0, 0}, {0.1, lo}, {0.5, 0.5}, {0.9, hi}, {1, 1}}
 		k := 0
 		for m := range dst {
 			q := float64(m) / calLevels
@@ -347,3 +415,8 @@ func sortedQuantile(s []float64, q float64) float64 {
 	}
 	return s[i] + (h-float64(i))*(s[i+1]-s[i])
 }
+
+// userBatchWeights selects, for benchmarks, the batch weighting of CalibrationUserStep's
+// updates. Off: every job weighs 1 (the jobs of a batch that finish first are its short ones,
+// so weights falling within a batch bias the adaptation towards narrow intervals).
+const userBatchWeights = false

@@ -375,7 +375,8 @@ func (d Distribution) Source() Source { return d.source }
 func (d Distribution) Survival() float64 { return d.survival }
 
 // Quantile returns the q-quantile of the total iterations (q in [0, 1]; 0 gives Done, 1 gives
-// +Inf, NaN gives NaN).
+// +Inf, NaN gives NaN). Below 1 it is finite: at most math.MaxFloat64, even for jobs whose
+// observed lengths came near it.
 func (d Distribution) Quantile(q float64) float64 {
 	switch {
 	case math.IsNaN(q) || len(d.grp) == 0:
@@ -385,9 +386,9 @@ func (d Distribution) Quantile(q float64) float64 {
 	case q >= 1:
 		return math.Inf(1)
 	case d.tail:
-		return math.Exp(d.from - d.s*math.Log1p(-q))
+		return expFinite(d.from - d.s*math.Log1p(-q))
 	}
-	return math.Exp(d.hinv(d.q0 + q*(1-d.q0)))
+	return expFinite(d.hinv(d.q0 + q*(1-d.q0)))
 }
 
 // CDF returns the probability that the job's total iterations are at most iterations.
@@ -408,15 +409,24 @@ func (d Distribution) CDF(iterations float64) float64 {
 }
 
 // Point returns the point estimate: the geometric mean exp(E[ln X]), what minimises the
-// expected squared log error.
+// expected squared log error; finite (at most math.MaxFloat64) unless given +Inf done.
 func (d Distribution) Point() float64 {
 	if len(d.grp) == 0 {
 		return math.NaN()
 	}
 	if d.tail {
-		return math.Exp(d.from + d.s)
+		return expFinite(d.from + d.s)
 	}
-	return math.Exp(d.hmeanAbove(d.q0))
+	return expFinite(d.hmeanAbove(d.q0))
+}
+
+// expFinite returns e^x, at most math.MaxFloat64 for a finite x (+Inf for +Inf: a job given
+// to have run forever; NaN for NaN).
+func expFinite(x float64) float64 {
+	if math.IsInf(x, 1) {
+		return x
+	}
+	return math.Min(math.Exp(x), math.MaxFloat64)
 }
 
 // pit returns the probability integral transform of a total of iterations under the

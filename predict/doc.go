@@ -117,6 +117,39 @@
 //     prediction-assisted scheduler's bound) and their interval coverage: a scheduler can
 //     fall back to a prediction-free order when it grows.
 //
+// # Real durations: what a host knows about its jobs
+//
+// Where jobs carry little more than their user, group, GPU count and submit time (the Philly
+// trace: group = virtual cluster x GPU count), four options, all off by default, use what a
+// host sees anyway (BENCHMARKS: benchmarks/predict-28.md, bench/predict_intervals.sh):
+//
+//   - Options.ArrivalFeatures: at a job's first prediction, the seconds since its group's
+//     previous submission, its group's and its user's submissions in the hour before and its
+//     group's jobs predicted and not yet observed (numeric extras ArrivalGroupGap,
+//     ArrivalGroupHour, ArrivalUserHour, ArrivalGroupRunning). Bursts of submissions are
+//     hyper-parameter sweeps and retries, whose lengths differ from a lone submission's. A
+//     host that knows the calendar can add the day of the week as a numeric extra.
+//   - Options.GroupMix and GroupMixAdaptive: the empirical distribution of the group's last
+//     GroupMixRuns (200) runs mixed into the forest's before calibration, each group's weight
+//     moved online towards whichever of the two has lately given its finished jobs the higher
+//     likelihood.
+//   - Options.CalibrationUserStep and CalibrationJobStep: adaptive conformal inference on the
+//     10th and 90th percentiles, per user or over all jobs, measured on the coverage of each
+//     job's first estimate, on top of the group/user/overall calibration maps. On Philly they
+//     reach 80% coverage only with much wider intervals (a worse interval score): off, and
+//     not part of WithRealDurations.
+//
+// Options.WithRealDurations sets the first three as chosen on the Philly trace: there, on the
+// last 30% of an online replay, its 80% intervals have an interval score 18% lower than the
+// default's (4.64 against 5.65 on ln(duration); the last 200 runs of the job's group: 5.35)
+// at a median width of a factor 9 between their ends instead of 15, and cover 77% of the jobs
+// (75-85% in six of the eight virtual clusters with test jobs in the hundreds; the bursty
+// b436b2 and ed69ec at 65-70%).
+//
+// Predictor.GroupAccuracy reports, per group, the error factor, bias and 80% coverage of the
+// latest (about 20) finished jobs' first estimates: the signal a scheduler needs to fall back
+// to a prediction-free order for a group whose predictions have been poor.
+//
 // # Learning online
 //
 // Observe adds a finished job to its group's history at once (the next job of the group

@@ -141,3 +141,38 @@ func ExamplePredictor_Save() {
 	// same estimate: true
 	// true
 }
+
+// ExamplePredictor_GroupAccuracy shows the per-group signal a scheduler can use to stop
+// trusting a group's predictions: one group whose lengths the predictor gets right, one whose
+// lengths swing by a factor of 100 from run to run.
+func ExamplePredictor_GroupAccuracy() {
+	p, err := predict.New(predict.Options{Seed: 1, Trees: 8, MinSamples: 50,
+		ArrivalFeatures: true, GroupMix: 0.15, GroupMixAdaptive: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i := range 400 {
+		group, n := "steady", 1000.0
+		if i%2 == 1 {
+			group, n = "erratic", math.Pow(100, float64(i/2%3)) // 1, 100, 10000, ...
+		}
+		job := gpusched.Job{ID: gpusched.JobID(fmt.Sprint(i)), Arrival: float64(60 * i), GPUs: 1,
+			Features: gpusched.Features{User: "team", Group: group}}
+		if _, err := p.Predict(&job); err != nil {
+			fmt.Println(err)
+			return
+		}
+		if err := p.Observe(&job, n); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	for _, g := range []string{"steady", "erratic"} {
+		a, ok := p.GroupAccuracy(g)
+		fmt.Printf("%s: known %v, typical error factor below 2: %v\n", g, ok, math.Exp(a.LogError) < 2)
+	}
+	// Output:
+	// steady: known true, typical error factor below 2: true
+	// erratic: known true, typical error factor below 2: false
+}

@@ -150,6 +150,48 @@ type Options struct {
 	// NoCalibration turns the calibration off: distributions are the forest's (or the
 	// history's) as they are.
 	NoCalibration bool
+	// CalibrationUserStep is the step of each user's own online adaptation of the levels read
+	// for the 10th and 90th percentiles, on top of the adaptation over all jobs
+	// (CalibrationStep): adaptive conformal inference per user (Features.User: a team, a
+	// virtual cluster) on whether each finished job fell below, inside or above the 80%
+	// interval of its first estimate, each job weighted 1/sqrt(k) as the k-th of its batch, so
+	// that coverage holds per user and not only on average. Default 0: none. On the Philly
+	// trace (benchmarks/predict-28.md) it brought per-cluster coverage towards 80% only by
+	// widening the intervals five- to tenfold (bursts of jobs that miss together drive a
+	// user's levels to their bounds), a worse interval score: measured, not recommended. Not
+	// yet part of Save's state: a loaded predictor starts the users' offsets at 0 and does not
+	// adapt them.
+	CalibrationUserStep float64
+	// CalibrationJobStep is the same adaptation over all jobs, each weighing 1, on the
+	// coverage of their first estimates: the share of jobs, not of batches, that fall below
+	// and above the 80% interval tends to 10% each. Default 0: none. On the Philly trace step
+	// 0.001 gave 80.4% coverage but intervals four to five times wider and a worse interval
+	// score (benchmarks/predict-28.md): measured, not recommended. Not yet part of Save's
+	// state.
+	CalibrationJobStep float64
+	// ArrivalFeatures adds to every job, at its first prediction, what the predictor has seen
+	// of the submissions around it: the time since its group's previous submission, its
+	// group's and its user's submissions in the hour before, its group's jobs predicted and not
+	// yet observed (numeric extras ArrivalGroupGap, ArrivalGroupHour, ArrivalUserHour,
+	// ArrivalGroupRunning; Job.Arrival must be in seconds). Jobs without an ID are not counted
+	// as submissions. Default false. The submissions are not yet part of Save's state: a
+	// loaded predictor starts counting afresh.
+	ArrivalFeatures bool
+	// GroupMix, in [0, 1), mixes the empirical distribution of the last GroupMixRuns finished
+	// runs of the job's group into the forest's distribution before calibration: a group with
+	// n such runs weighs GroupMix * n / (n + 8), the forest the rest. The calibration then
+	// learns from the mixture's PITs. Default 0: the forest alone. The group's runs are not
+	// yet part of Save's state: a loaded predictor starts them empty.
+	GroupMix float64
+	// GroupMixRuns is the number of a group's most recent runs GroupMix uses; default 200.
+	GroupMixRuns int
+	// GroupMixAdaptive adapts each group's GroupMix weight online: the weight's log-odds move
+	// by the decayed sum, over the group's finished jobs (about the last 20), of how much more
+	// likely each job's length was under the group's empirical distribution than under the
+	// forest's (Bayesian model averaging with forgetting; weights kept in [0.02, 0.98]), so
+	// that a group whose recent runs predict it better leans on them and one the forest
+	// predicts better leans on the forest. Default false.
+	GroupMixAdaptive bool
 }
 
 // withDefaults validates o and fills in its defaults.
@@ -163,7 +205,7 @@ func (o Options) withDefaults() (Options, error) {
 	}{{"Bins", o.Bins}, {"Trees", o.Trees}, {"MaxDepth", o.MaxDepth}, {"MinLeaf", o.MinLeaf},
 		{"MTry", o.MTry}, {"Window", o.Window}, {"MinSamples", o.MinSamples},
 		{"HistoryRuns", o.HistoryRuns}, {"MaxKeys", o.MaxKeys}, {"MaxPending", o.MaxPending},
-		{"CalibrationWindow", o.CalibrationWindow}} {
+		{"CalibrationWindow", o.CalibrationWindow}, {"GroupMixRuns", o.GroupMixRuns}} {
 		if c.v < 0 {
 			return bad(c.name, c.v)
 		}
@@ -172,10 +214,14 @@ func (o Options) withDefaults() (Options, error) {
 		name string
 		v    float64
 	}{{"PriorIterations", o.PriorIterations}, {"PriorSigma", o.PriorSigma},
-		{"Margin", o.Margin}, {"Tail", o.Tail}, {"CalibrationPrior", o.CalibrationPrior}} {
+		{"Margin", o.Margin}, {"Tail", o.Tail}, {"CalibrationPrior", o.CalibrationPrior},
+		{"CalibrationUserStep", o.CalibrationUserStep}, {"CalibrationJobStep", o.CalibrationJobStep}} {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
 			return bad(c.name, c.v)
 		}
+	}
+	if !(o.GroupMix >= 0 && o.GroupMix < 1) {
+		return bad("GroupMix (in [0, 1))", o.GroupMix)
 	}
 	if math.IsNaN(o.CalibrationStep) || math.IsInf(o.CalibrationStep, 0) {
 		return bad("CalibrationStep", o.CalibrationStep)
@@ -209,6 +255,7 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.MaxKeys, 1<<18)
 	def(&o.MaxPending, 1<<16)
 	def(&o.CalibrationWindow, 200)
+	def(&o.GroupMixRuns, 200)
 	deff(&o.CalibrationPrior, 20)
 	deff(&o.CalibrationStep, 0.001)
 	deff(&o.PriorIterations, 10_000)
@@ -312,8 +359,11 @@ type Predictor struct {
 	tickets  uint64 // trainings started since New
 	gen      uint64 // bumped by Fit: trainings of an older generation are dropped
 
-	cal [numSources]*calibrator // PIT windows per source of estimates; nil: NoCalibration
-	acc accuracyRing            // errors of the latest observed jobs' first estimates
+	mix  *groupSamples           // the groups' last runs for Options.GroupMix; nil: off
+	arr  *arrivalStore           // submissions for Options.ArrivalFeatures (under cacheMu); nil: off
+	cal  [numSources]*calibrator // PIT windows per source of estimates; nil: NoCalibration
+	acc  accuracyRing            // errors of the latest observed jobs' first estimates
+	gacc groupAccuracies         // the same per group, decayed
 
 	cacheMu  sync.Mutex
 	pending  map[gpusched.JobID]pendingJob
@@ -334,6 +384,10 @@ func New(opts Options) (*Predictor, error) {
 		prior:   priorDist(o.PriorIterations, o.PriorSigma),
 		hist:    newHistoryStore(o.HistoryRuns, o.MaxKeys),
 		pending: map[gpusched.JobID]pendingJob{},
+		mix:     o.newMix(),
+	}
+	if o.ArrivalFeatures {
+		p.arr = newArrivalStore(o.MaxKeys)
 	}
 	p.resetCalibration()
 	return p, nil
@@ -346,9 +400,13 @@ func (p *Predictor) resetCalibration() {
 		p.cal[i] = nil
 		if !p.opts.NoCalibration {
 			p.cal[i] = newCalibrator(p.opts.CalibrationWindow, p.opts.CalibrationPrior, max(p.opts.CalibrationStep, 0), p.opts.MaxKeys)
+			p.cal[i].userStep = p.opts.CalibrationUserStep
+			p.cal[i].userBatch = userBatchWeights
+			p.cal[i].jobStep = p.opts.CalibrationJobStep
 		}
 	}
 	p.acc = accuracyRing{}
+	p.gacc = groupAccuracies{maxKeys: p.opts.MaxKeys}
 }
 
 // pendingJob is what the predictor remembers of a job between its first prediction and its
@@ -362,6 +420,11 @@ type pendingJob struct {
 	// reuses them instead of encoding the job and walking every tree again.
 	votes  []float64
 	vmodel uint64
+	// arr are the job's arrival features (Options.ArrivalFeatures) when hasArr; the job then
+	// counts among the running jobs of group until it is observed or forgotten.
+	arr    arrivalFeats
+	hasArr bool
+	group  string
 }
 
 // Options returns the predictor's options with the defaults filled in.
@@ -430,10 +493,25 @@ func (p *Predictor) Fit(samples []Sample) error {
 		k := byFinish[fi]
 		hist.add(&samples[k].Job.Features, logIters(samples[k].Iterations))
 	}
+	mix := p.opts.newMix()
+	if mix != nil {
+		for _, k := range byFinish {
+			mix.add(samples[k].Job.Features.Group, logIters(samples[k].Iterations))
+		}
+	}
+	var arrFeats []arrivalFeats
+	var arr *arrivalStore
+	if p.opts.ArrivalFeatures {
+		arrFeats, arr = fitArrivals(samples, finish, byArrival, p.opts.MaxKeys)
+	}
 	keep := byFinish[max(0, n-p.opts.Window):]
 	window := make([]row, len(keep))
 	for w, i := range keep {
-		window[w] = newRow(&samples[i].Job, ctx[i], logIters(samples[i].Iterations))
+		job := &samples[i].Job
+		if arr != nil {
+			job = withArrival(job, &arrFeats[i])
+		}
+		window[w] = newRow(job, ctx[i], logIters(samples[i].Iterations))
 		window[w].seq = uint64(n - len(keep) + w + 1)
 	}
 
@@ -450,6 +528,7 @@ func (p *Predictor) Fit(samples []Sample) error {
 	p.gen++
 	p.model = m
 	p.hist = hist
+	p.mix = mix
 	p.window = slices.Clone(window) // the forest keeps its rows; the window is overwritten
 	p.head = 0
 	p.observed = uint64(n)
@@ -459,6 +538,7 @@ func (p *Predictor) Fit(samples []Sample) error {
 	p.cacheMu.Lock()
 	p.pending = map[gpusched.JobID]pendingJob{}
 	p.pendQ, p.pendHead = nil, 0
+	p.arr = arr
 	p.cacheMu.Unlock()
 	return nil
 }
@@ -515,6 +595,8 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 		h = p.hist.context(&job.Features)
 		p.mu.RUnlock()
 	}
+	orig := job
+	job = p.arrivalJob(job, &pj)
 	out := Outcome{Iterations: iterations, First: pj.first, Known: known && pj.first.Source >= 0}
 	if !out.Known {
 		out.First = Estimate{}
@@ -529,6 +611,16 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 	}
 	d, src, gen, _ := p.rawDistribution(job, h, sc, memo)
 	out.PIT = d.pit(iterations)
+	mixDiff := math.NaN()
+	if p.opts.GroupMixAdaptive && p.mix != nil && src == SourceForest && len(sc.gs) > 0 && sc.fd.pts != nil {
+		// How much likelier the job's length was under its group's runs than under the forest.
+		fd, ok1 := newDistribution(&sc.fd, math.Log1p(p.opts.Tail), nil, SourceForest, nil)
+		gd, ok2 := newDistribution(&dist{pts: [][]float64{sc.gs}, w: []float64{1}}, math.Log1p(p.opts.Tail), nil, SourceGroup, nil)
+		if ok1 && ok2 {
+			mixDiff = logDensity(&gd, y) - logDensity(&fd, y)
+		}
+	}
+	sc.fd = dist{}
 	p.bufs.Put(sc)
 
 	r := newRow(job, h, y)
@@ -540,12 +632,22 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 		p.window[p.head] = r
 		p.head = (p.head + 1) % len(p.window)
 	}
-	p.hist.add(&job.Features, y)
+	p.hist.add(&orig.Features, y)
+	if p.mix != nil {
+		p.mix.addScore(job.Features.Group, mixDiff)
+		p.mix.add(job.Features.Group, y)
+	}
 	if c := p.cal[src]; c != nil && p.gen == gen {
-		c.add(&job.Features, batchKey(&job.Features, &h, known, r.seq), out.PIT)
+		key := batchKey(&job.Features, &h, known, r.seq)
+		c.add(&job.Features, key, out.PIT)
+		if out.Known && pj.first.Source == src {
+			c.adaptUser(&job.Features, key, iterations < pj.first.P10, iterations > pj.first.P90)
+		}
 	}
 	if out.Known {
-		p.acc.add(out.LogError, iterations >= pj.first.P10 && iterations <= pj.first.P90)
+		covered := iterations >= pj.first.P10 && iterations <= pj.first.P90
+		p.acc.add(out.LogError, covered)
+		p.gacc.add(orig.Features.Group, out.LogError, covered)
 	}
 	p.observed++
 	var snap []row
@@ -684,6 +786,10 @@ func (p *Predictor) First(id gpusched.JobID) (Estimate, bool) {
 type scratch struct {
 	x, votes, grid []float64
 	d              Distribution
+	gs             []float64  // a group's recent runs (Options.GroupMix)
+	mix            mixScratch // the mixture's groups (Options.GroupMix)
+	wg             float64    // the group's weight in the mixture (Options.GroupMix)
+	fd             dist       // the forest's distribution before mixing (Options.GroupMix)
 }
 
 func (p *Predictor) scratch() *scratch {
@@ -738,8 +844,10 @@ func (p *Predictor) distribution(job *gpusched.Job, sc *scratch) (d Distribution
 		p.mu.RLock()
 		h = p.hist.context(&job.Features)
 		p.mu.RUnlock()
-		p.remember(job.ID, h)
+		pj = p.remember(job, h)
 	}
+	orig := job
+	job = p.arrivalJob(job, &pj)
 	own := sc == nil
 	if own {
 		sc = &scratch{grid: make([]float64, calLevels+1)}
@@ -754,7 +862,7 @@ func (p *Predictor) distribution(job *gpusched.Job, sc *scratch) (d Distribution
 	}
 	p.mu.RLock()
 	if c := p.cal[src]; c != nil {
-		d.g = c.grid(&job.Features, sc.grid)
+		d.g = c.grid(&orig.Features, sc.grid)
 	}
 	p.mu.RUnlock()
 	return d, job.ID != "" && (!known || pj.first.Source < 0)
@@ -770,6 +878,10 @@ func (p *Predictor) rawDistribution(job *gpusched.Job, h History, sc *scratch, m
 	src := SourcePrior
 	p.mu.RLock()
 	m, gen := p.model, p.gen
+	if m != nil && p.mix != nil {
+		sc.gs = p.mix.appendSorted(job.Features.Group, sc.gs[:0])
+		sc.wg = p.mix.weight(job.Features.Group, len(sc.gs), p.opts.GroupMix, p.opts.GroupMixAdaptive)
+	}
 	if m == nil {
 		if g := p.hist.groupRuns(job.Features.Group); len(g) > 0 {
 			fb, src = pointDist(g), SourceGroup
@@ -795,6 +907,10 @@ func (p *Predictor) rawDistribution(job *gpusched.Job, h History, sc *scratch, m
 			votes, fresh = sc.votes, m.id
 		}
 		fd := dist{pts: m.bins.points, w: votes, pre: m.bins.pre}
+		if p.mix != nil && len(sc.gs) > 0 {
+			sc.fd = fd
+			fd = mixDist(&fd, sc.gs, sc.wg, &sc.mix)
+		}
 		if d, ok := newDistribution(&fd, s, nil, SourceForest, &sc.d); ok {
 			sc.d = d
 			return d, SourceForest, gen, fresh
@@ -832,11 +948,12 @@ func (p *Predictor) Encode(job *gpusched.Job) ([]float64, error) {
 	}
 	p.mu.RUnlock()
 	if !known {
-		p.remember(job.ID, h)
+		pj = p.remember(job, h)
 	}
 	if m == nil {
 		return nil, ErrNoModel
 	}
+	job = p.arrivalJob(job, &pj)
 	return m.enc.Encode(job, h, nil), nil
 }
 
@@ -902,29 +1019,65 @@ func (p *Predictor) takeContext(id gpusched.JobID) (pendingJob, bool) {
 	p.cacheMu.Lock()
 	pj, ok := p.pending[id]
 	delete(p.pending, id)
+	if ok && pj.hasArr && p.arr != nil {
+		p.arr.done(pj.group)
+	}
 	p.cacheMu.Unlock()
 	return pj, ok
 }
 
-// remember keeps job id's History unless one is kept already, forgetting the oldest
-// remembered job beyond Options.MaxPending.
-func (p *Predictor) remember(id gpusched.JobID, h History) {
+// remember keeps job's History unless one is kept already, forgetting the oldest remembered
+// job beyond Options.MaxPending, and returns what is kept (the zero value for a job without
+// an ID). With Options.ArrivalFeatures it records the job's submission and keeps its arrival
+// features.
+func (p *Predictor) remember(job *gpusched.Job, h History) pendingJob {
+	id := job.ID
 	if id == "" {
-		return
+		return pendingJob{}
 	}
 	p.cacheMu.Lock()
 	defer p.cacheMu.Unlock()
-	if _, ok := p.pending[id]; ok {
-		return
+	if pj, ok := p.pending[id]; ok {
+		return pj
 	}
 	if len(p.pendQ) < p.opts.MaxPending {
 		p.pendQ = append(p.pendQ, id)
 	} else {
-		delete(p.pending, p.pendQ[p.pendHead])
+		old := p.pendQ[p.pendHead]
+		if pj, ok := p.pending[old]; ok && pj.hasArr && p.arr != nil {
+			p.arr.done(pj.group)
+		}
+		delete(p.pending, old)
 		p.pendQ[p.pendHead] = id
 		p.pendHead = (p.pendHead + 1) % len(p.pendQ)
 	}
-	p.pending[id] = pendingJob{hist: h, first: Estimate{Source: -1}}
+	pj := pendingJob{hist: h, first: Estimate{Source: -1}}
+	if p.arr != nil && finite(job.Arrival) {
+		pj.arr = p.arr.features(&job.Features, job.Arrival)
+		pj.hasArr, pj.group = true, job.Features.Group
+		p.arr.arrive(&job.Features, job.Arrival, true)
+	}
+	p.pending[id] = pj
+	return pj
+}
+
+// arrivalJob returns job with its arrival features added (Options.ArrivalFeatures): those
+// kept in pj at its first prediction, else those of a submission now that is not recorded.
+// Without ArrivalFeatures it returns job.
+func (p *Predictor) arrivalJob(job *gpusched.Job, pj *pendingJob) *gpusched.Job {
+	if !p.opts.ArrivalFeatures {
+		return job
+	}
+	if pj.hasArr {
+		return withArrival(job, &pj.arr)
+	}
+	a := arrivalFeats{gap: math.NaN(), groupHour: math.NaN(), userHour: math.NaN(), running: math.NaN()}
+	p.cacheMu.Lock()
+	if p.arr != nil && finite(job.Arrival) {
+		a = p.arr.features(&job.Features, job.Arrival)
+	}
+	p.cacheMu.Unlock()
+	return withArrival(job, &a)
 }
 
 // rememberFirst records job id's first estimate, if its History is remembered and it has no
@@ -979,6 +1132,14 @@ func (o *Options) train(rows []row, ticket uint64) *model {
 		clf = trainCART(X, class, y, bins.classes(), fp)
 	}
 	return &model{enc: enc, bins: bins, clf: clf, rows: rows, ticket: ticket, id: nextModelID.Add(1)}
+}
+
+// newMix returns the store of the groups' last runs for GroupMix, or nil when it is off.
+func (o *Options) newMix() *groupSamples {
+	if o.GroupMix <= 0 {
+		return nil
+	}
+	return newGroupSamples(o.GroupMixRuns, o.MaxKeys)
 }
 
 // splitmix is the SplitMix64 finaliser, to derive well-mixed seeds.

@@ -44,6 +44,8 @@
 //	go run ./bench/predict -report DIR         # print the table (after sklearn_rf.py DIR)
 //	go run ./bench/predict -sweep [-sweep-bins 8,16 ...]  # option sweep on a validation split
 //	go run ./bench/predict -philly FILE -cal-window 50,200 ...   # calibration settings
+//	go run ./bench/predict -intervals FILE -seeds 1,2,3 -variants default,recommended [-weekday] [-out DIR]
+//	                                           # online intervals per cluster (intervals.go)
 package main
 
 import (
@@ -86,6 +88,11 @@ func main() {
 	calPriors := flag.String("cal-prior", "", "with -philly and no -out: CalibrationPrior values to compare (default: the default)")
 	calSteps := flag.String("cal-step", "", "with -philly and no -out: CalibrationStep values to compare, in thousandths (-1: none)")
 	uncal := flag.Bool("uncalibrated", false, "with -philly and no -out: also run the predictor without calibration")
+	intervals := flag.String("intervals", "", "interval benchmark on this Philly job CSV: per-cluster coverage, width and interval score against the last-200-of-group baseline")
+	hostFeat := flag.Bool("host-features", false, "with -intervals: give jobs the extras a host knows at submission (weekday, the group's gap since its last submission, its and its user's submissions in the last hour, its running jobs)")
+	weekday := flag.Bool("weekday", false, "with -intervals: give jobs their day of the week as the numeric extra \"weekday\"")
+	seeds := flag.String("seeds", "1", "with -intervals: forest seeds, comma-separated")
+	variantNames := flag.String("variants", "default", "with -intervals: predictor variants, comma-separated (see variantOptions)")
 	flag.StringVar(&dumpPath, "dump", "", "with -philly and no -out: write every job's predictions to this CSV file")
 	flag.Parse()
 
@@ -99,6 +106,19 @@ func main() {
 	}
 
 	switch {
+	case *intervals != "":
+		var vs []predict.Options
+		var names []string
+		for _, n := range strings.Split(*variantNames, ",") {
+			o, err := variantOptions(n, opts)
+			if err != nil {
+				log.Fatal(err)
+			}
+			vs, names = append(vs, o), append(names, n)
+		}
+		if err := runIntervals(*intervals, vs, names, seedList(*seeds), *hostFeat, *weekday, *out); err != nil {
+			log.Fatal(err)
+		}
 	case *philly != "" && *out != "":
 		if err := runPhilly(*philly, opts, *out); err != nil {
 			log.Fatal(err)

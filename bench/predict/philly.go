@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/predict"
@@ -319,4 +321,83 @@ func clusterCoverages(recs []trace.Record, batch []int, res []result) []clusterC
 		return cmp.Or(cmp.Compare(b.Jobs, a.Jobs), cmp.Compare(a.Cluster, b.Cluster))
 	})
 	return out
+}
+
+// addHostFeatures gives every job the numeric extras a host knows when the job is submitted
+// (Features.Numeric): the day of the week ("weekday", 0 = Monday, from the file's earliest
+// timestamp start), ln(1 + seconds since the previous submission of its group) ("group_gap"),
+// the number of its group's jobs submitted in the previous hour ("group_hour") and of its
+// user's ("user_hour"), and its group's jobs submitted and not yet finished ("group_running",
+// finishing at submit time + duration as in the replay).
+// With weekdayOnly, only "weekday" (the rest is what predict.Options.ArrivalFeatures adds).
+func addHostFeatures(recs []trace.Record, start time.Time, weekdayOnly bool) {
+	type at struct{ t []float64 }
+	grp, usr := map[string]*at{}, map[string]*at{}
+	fin := map[string][]float64{} // each group's finish times so far, sorted
+	recent := func(m map[string]*at, k string, t float64) float64 {
+		a := m[k]
+		if a == nil {
+			a = &at{}
+			m[k] = a
+		}
+		i := 0
+		for i < len(a.t) && a.t[i] < t-3600 {
+			i++
+		}
+		a.t = append(a.t[i:], t)
+		return float64(len(a.t) - 1)
+	}
+	last := map[string]float64{}
+	for i := range recs {
+		j := &recs[i].Job
+		g, u, t := j.Features.Group, j.Features.User, j.Arrival
+		gap := 30 * 86400.0
+		if l, ok := last[g]; ok {
+			gap = t - l
+		}
+		last[g] = t
+		running := 0
+		f := fin[g]
+		k, _ := slices.BinarySearch(f, t)
+		running = len(f) - k
+		fin[g] = slices.Insert(f, firstAbove(f, finishTime(&recs[i])), finishTime(&recs[i]))
+		wd := (int(start.Add(time.Duration(t)*time.Second).Weekday()) + 6) % 7
+		j.Features.Numeric = map[string]float64{
+			"weekday": float64(wd), "group_gap": math.Log1p(math.Max(gap, 0)),
+			"group_hour": recent(grp, g, t), "user_hour": recent(usr, u, t), "group_running": float64(running),
+		}
+		if weekdayOnly {
+			j.Features.Numeric = map[string]float64{"weekday": float64(wd)}
+		}
+	}
+}
+
+func firstAbove(s []float64, x float64) int {
+	i, _ := slices.BinarySearch(s, math.Nextafter(x, math.Inf(1)))
+	return i
+}
+
+// phillyStart returns the earliest timestamp of the Philly file.
+func phillyStart(path string) (time.Time, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var first time.Time
+	for n := 0; sc.Scan(); n++ {
+		if n == 0 {
+			continue
+		}
+		ts, _, _ := strings.Cut(sc.Text(), ",")
+		t, err := time.Parse("2006-01-02 15:04:05", ts)
+		if err != nil {
+			continue
+		}
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+	}
+	return first, sc.Err()
 }
