@@ -472,9 +472,11 @@ func (p *statusPool) get(j *gpusched.Job) *gpusched.JobStatus {
 }
 
 // posCache finds a policy's record of each running job of a view without a map lookup when the
-// host lists its running jobs in the same relative order from view to view, new ones after
-// (host.Runtime does): it walks the last view's list alongside the current one. A job it does
-// not find there (the order changed, or the job is new) is a miss, for the caller's map.
+// host lists its running jobs in the same relative order from view to view (host.Runtime lists
+// them in submission order, so a job that starts lands among them): it walks the last view's
+// list alongside the current one, looking up to posWindow places ahead. A job it does not find
+// there (new, out of order, or behind a longer run of jobs that left) is a miss, for the
+// caller's map, and leaves the walk where it was, so that the jobs after a new one still hit.
 type posCache[T any] struct {
 	jobs, nextJobs []*gpusched.Job
 	vals, nextVals []*T
@@ -486,12 +488,15 @@ func (c *posCache[T]) begin() {
 	c.nextJobs, c.nextVals, c.j = c.nextJobs[:0], c.nextVals[:0], 0
 }
 
+// posWindow is how many places ahead of its walk posCache looks for a job.
+const posWindow = 64
+
 // get returns the record put for job in the last walk, if the walk finds it.
 func (c *posCache[T]) get(job *gpusched.Job) *T {
-	for ; c.j < len(c.jobs); c.j++ {
-		if c.jobs[c.j] == job {
-			c.j++
-			return c.vals[c.j-1]
+	for k, end := c.j, min(len(c.jobs), c.j+posWindow); k < end; k++ {
+		if c.jobs[k] == job {
+			c.j = k + 1
+			return c.vals[k]
 		}
 	}
 	return nil
