@@ -14,6 +14,7 @@ import (
 	"github.com/gpusched/gpusched/kube/mapping"
 	"github.com/gpusched/gpusched/topology"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -86,6 +87,21 @@ type Options struct {
 	// PodSizes, if set, is told the GPUs of each pod of every job the planner submits (and 0
 	// when the job leaves): the scheduler's placer needs them (plugin.PodSizes).
 	PodSizes func(id gpusched.JobID, podGPUs int)
+	// EvictTimeout bounds each call to Actuator.Evict. Evictions run off the decision path,
+	// at most 16 at once: a slow or refusing API server never holds up a decision. Default
+	// 10 s.
+	EvictTimeout time.Duration
+	// EvictRetry is how long the planner waits before it asks again to evict a pod whose
+	// eviction was refused with 429 Too Many Requests (a PodDisruptionBudget). Default 30 s.
+	EvictRetry time.Duration
+}
+
+// blockedPod is a pod whose eviction a PodDisruptionBudget refused: its job cannot be stopped
+// now. While it stays bound, the GPUs it requests on its node are unavailable to decisions.
+type blockedPod struct {
+	job   gpusched.JobID
+	pod   *v1.Pod
+	retry time.Time // wall time of the next try; zero while a try is in flight
 }
 
 // Decision is an applied decision in node terms.
@@ -166,6 +182,11 @@ type Planner struct {
 	after    []func() // actuator calls, made once the lock is released
 	busy     time.Duration
 	syncs    int
+
+	metrics  counters
+	blocked  map[types.UID]*blockedPod // pods whose eviction a PodDisruptionBudget refused
+	evicting sync.WaitGroup            // eviction calls in flight
+	evictSem chan struct{}             // bounds the eviction calls in flight
 }
 
 // Busy returns the wall time spent deciding so far (reading the cluster, the scheduler,
@@ -217,11 +238,17 @@ func New(opt Options) (*Planner, error) {
 	if opt.Logger.GetSink() == nil {
 		opt.Logger = klog.Background()
 	}
+	if opt.EvictTimeout <= 0 {
+		opt.EvictTimeout = 10 * time.Second
+	}
+	if opt.EvictRetry <= 0 {
+		opt.EvictRetry = 30 * time.Second
+	}
 	p := &Planner{
 		opt: opt, log: opt.Logger, names: map[string]bool{},
 		jobs: map[gpusched.JobID]*job{}, events: map[string]string{},
 		kick: make(chan struct{}, 1), stateCh: make(chan struct{}, 1),
-		epoch: opt.Now(),
+		epoch: opt.Now(), blocked: map[types.UID]*blockedPod{}, evictSem: make(chan struct{}, 16),
 	}
 	for _, n := range opt.SchedulerNames {
 		p.names[n] = true
@@ -307,7 +334,8 @@ func (p *Planner) Sync(ctx context.Context) time.Duration {
 	p.mu.Lock()
 	t0 := time.Now()
 	wait, err := p.sync(ctx)
-	p.busy += time.Since(t0)
+	p.metrics.lastDecide = time.Since(t0)
+	p.busy += p.metrics.lastDecide
 	p.syncs++
 	after := p.after
 	p.after = nil
@@ -357,6 +385,11 @@ func (p *Planner) sync(ctx context.Context) (time.Duration, error) {
 	if d.WakeAt > now {
 		w := time.Duration((d.WakeAt - now) / p.opt.TimeScale * float64(time.Second))
 		wait = min(wait, max(w, time.Millisecond))
+	}
+	for _, b := range p.blocked {
+		if !b.retry.IsZero() {
+			wait = min(wait, max(time.Until(b.retry), time.Millisecond))
+		}
 	}
 	return wait, nil
 }
@@ -411,12 +444,32 @@ func (p *Planner) syncCluster(ctx context.Context, nodes []*v1.Node, pods []*v1.
 		}
 	}
 	foreign := map[string]int64{}
+	live := make(map[types.UID]*v1.Pod, len(p.blocked))
 	for _, pod := range pods {
+		if _, ok := p.blocked[pod.UID]; ok && pod.Spec.NodeName != "" && !terminated(pod) {
+			live[pod.UID] = pod
+		}
 		if p.ours(pod) || pod.Spec.NodeName == "" || terminated(pod) {
 			continue
 		}
 		if g, err := p.opt.Mapping.PodGPUs(pod); err == nil && g > 0 {
 			foreign[pod.Spec.NodeName] += g
+		}
+	}
+	// Pods whose eviction was refused hold their GPUs until they go: the decisions must not
+	// give those GPUs to another job. Ask again when their time comes.
+	for uid, b := range p.blocked {
+		pod := live[uid]
+		if pod == nil {
+			delete(p.blocked, uid)
+			continue
+		}
+		if g, err := p.opt.Mapping.PodGPUs(pod); err == nil && g > 0 {
+			foreign[pod.Spec.NodeName] += g
+		}
+		if !b.retry.IsZero() && !time.Now().Before(b.retry) {
+			b.retry = time.Time{}
+			p.evictAsync(ctx, b.job, pod)
 		}
 	}
 	for name, k := range foreign {
@@ -727,16 +780,62 @@ func (p *Planner) evict(ctx context.Context, j *job, pod *v1.Pod) {
 		return
 	}
 	j.gone[pod.UID] = true
-	p.later(func() {
-		if err := p.opt.Actuator.Evict(ctx, pod); err != nil {
-			p.log.Error(err, "evict", "pod", klog.KObj(pod))
-			p.mu.Lock()
-			delete(j.gone, pod.UID) // try again at the next sync
-			p.mu.Unlock()
-			p.Kick()
-		}
-	})
+	p.evictAsync(ctx, j.id, pod)
 }
+
+// evictAsync evicts a pod off the decision path, within Options.EvictTimeout; evicted takes
+// the answer.
+func (p *Planner) evictAsync(ctx context.Context, id gpusched.JobID, pod *v1.Pod) {
+	p.evicting.Add(1)
+	go func() {
+		defer p.evicting.Done()
+		select {
+		case p.evictSem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		c, cancel := context.WithTimeout(ctx, p.opt.EvictTimeout)
+		err := p.opt.Actuator.Evict(c, pod)
+		cancel()
+		<-p.evictSem
+		p.evicted(id, pod, err)
+	}()
+}
+
+// evicted takes the answer to an eviction. A refusal with 429 Too Many Requests (a
+// PodDisruptionBudget) means the job cannot be stopped now: the pod is kept as blocked, its
+// GPUs stay out of the decisions while it is bound (syncCluster), the job's owner is told,
+// and the planner asks again after Options.EvictRetry. Any other failure (a timeout
+// included) is tried again at the next decision.
+func (p *Planner) evicted(id gpusched.JobID, pod *v1.Pod, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	j := p.jobs[id]
+	switch {
+	case err == nil:
+		delete(p.blocked, pod.UID)
+		p.metrics.evictions++
+		return
+	case apierrors.IsTooManyRequests(err):
+		p.metrics.blocked++
+		p.blocked[pod.UID] = &blockedPod{job: id, pod: pod, retry: time.Now().Add(p.opt.EvictRetry)}
+		if j != nil {
+			p.problem(j.obj, "EvictionBlocked", fmt.Sprintf("cannot stop job %s now: the eviction of pod %s/%s was refused (%v); its GPUs on node %s stay out of the plan while it runs, asking again every %v",
+				j.key.Name, pod.Namespace, pod.Name, err, pod.Spec.NodeName, p.opt.EvictRetry))
+		}
+	default:
+		p.metrics.evictErrors++
+		p.log.Error(err, "evict", "pod", klog.KObj(pod))
+		delete(p.blocked, pod.UID)
+		if j != nil {
+			delete(j.gone, pod.UID) // try again at the next sync
+		}
+	}
+	p.Kick()
+}
+
+// waitEvictions waits for the eviction calls in flight (tests).
+func (p *Planner) waitEvictions() { p.evicting.Wait() }
 
 // later queues an actuator call for when the lock is released.
 func (p *Planner) later(f func()) { p.after = append(p.after, f) }

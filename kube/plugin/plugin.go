@@ -326,9 +326,14 @@ type actuator struct {
 	log klog.Logger
 }
 
+// Evict posts an Eviction for the pod once: client-go's typed Evict retries a 429 that comes
+// with Retry-After (a PodDisruptionBudget's refusal) up to ten times, for about 100 s; the
+// planner takes the refusal at once and asks again later itself.
 func (a *actuator) Evict(ctx context.Context, pod *v1.Pod) error {
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
-	err := a.h.ClientSet().PolicyV1().Evictions(pod.Namespace).Evict(ctx, ev)
+	err := a.h.ClientSet().PolicyV1().RESTClient().Post().AbsPath("/api/v1").
+		Namespace(pod.Namespace).Resource("pods").Name(pod.Name).SubResource("eviction").
+		Body(ev).MaxRetries(0).Do(ctx).Error()
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
