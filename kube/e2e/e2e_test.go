@@ -481,7 +481,7 @@ profiles:
     preEnqueue: {enabled: [{name: Gpusched}]}
     preFilter: {enabled: [{name: Gpusched}]}
     filter: {enabled: [{name: Gpusched}]}
-    postFilter: {disabled: [{name: DefaultPreemption}]}
+    postFilter: {enabled: [{name: Gpusched}], disabled: [{name: DefaultPreemption}]}
     score: {enabled: [{name: Gpusched, weight: 10}]}
     reserve: {enabled: [{name: Gpusched}]}
     permit: {enabled: [{name: Gpusched}]}

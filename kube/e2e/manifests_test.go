@@ -80,7 +80,7 @@ func installCRD(t testing.TB, cfg *rest.Config) {
 }
 
 // validateManifests sends every object of kube/deploy to the API server as a server-side dry
-// run (the namespace is created for real first), and checks the KubeSchedulerConfiguration
+// run (the namespace is created for real), in the order kubectl apply sends them, and checks the KubeSchedulerConfiguration
 // inside the config ConfigMap with kube-scheduler's own loader and validation, and the
 // plugin's arguments with the plugin's decoder.
 func validateManifests(t *testing.T, cfg *rest.Config) {
@@ -112,11 +112,15 @@ func validateManifests(t *testing.T, cfg *rest.Config) {
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	ctx := context.Background()
-	for pass := range 2 { // namespaces first, for real; then everything else as a dry run
-		for _, u := range objs {
-			if (u.GetKind() == "Namespace") != (pass == 0) {
-				continue
-			}
+	// In the order kubectl apply -f kube/deploy/ sends them (files by name, objects in file
+	// order): namespaces for real, everything else as a dry run, which fails for an object
+	// whose namespace does not exist yet.
+	for _, u := range objs {
+		pass := 1
+		if u.GetKind() == "Namespace" {
+			pass = 0
+		}
+		{
 			gvk := u.GroupVersionKind()
 			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 			if err != nil {

@@ -2,6 +2,8 @@ package planner
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,10 +39,45 @@ func (p *Planner) Admit(pod *v1.Pod) (bool, string) {
 		return false, j.prob
 	case j.done:
 		return false, fmt.Sprintf("job %s is finished or rejected", j.key.Name)
+	case j.nodes == nil && j.why != "":
+		return false, j.why
 	case j.nodes == nil:
 		return false, fmt.Sprintf("job %s waits for the scheduler's decision", j.key.Name)
 	}
 	return true, ""
+}
+
+// Unfit tells the planner that no node the decision gave the pod's job can hold the pod:
+// other plugins' Filters (CPU, memory, affinity, volumes) rejected it there, for the reasons
+// given by node. The next decision takes the job back (Options.BindTimeout).
+func (p *Planner) Unfit(pod *v1.Pod, reasons map[string]string) {
+	p.mu.Lock()
+	j, _ := p.jobOf(pod)
+	if j == nil || j.nodes == nil || j.full || len(reasons) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	names := make([]string, 0, len(reasons))
+	for n := range reasons {
+		if _, ok := j.nodes[n]; ok {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "pod %s on node %s: %s", pod.Name, n, reasons[n])
+	}
+	j.unfit = b.String()
+	p.mu.Unlock()
+	p.Kick()
 }
 
 // Slots returns, for each node where the decision put the pod's job, the GPUs the job has

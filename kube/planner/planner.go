@@ -94,6 +94,22 @@ type Options struct {
 	// EvictRetry is how long the planner waits before it asks again to evict a pod whose
 	// eviction was refused with 429 Too Many Requests (a PodDisruptionBudget). Default 30 s.
 	EvictRetry time.Duration
+	// BindTimeout is how long a started job's gang may take to bind. A job not fully bound
+	// by then, or one of whose pods no node the decision gave it can hold (Unfit), is taken
+	// back (un-started, with an event) and handed to the scheduler again after
+	// UnstartBackoff. Default 3 min.
+	BindTimeout time.Duration
+	// PodsGoneGrace is how long a started job may lack some of its pods (deleted, or being
+	// recreated after an eviction) before it is taken back; it is handed to the scheduler
+	// again once all its pods exist. Default 30 s.
+	PodsGoneGrace time.Duration
+	// UnstartBackoff is how long a job taken back waits before it is submitted again.
+	// Default 60 s.
+	UnstartBackoff time.Duration
+	// UnfitGrace is how long after its start a job whose pod no node can hold (Unfit) keeps
+	// its GPUs: the pods of the jobs it replaced may still be terminating and hold the CPU
+	// or memory it needs. Default 30 s.
+	UnfitGrace time.Duration
 }
 
 // blockedPod is a pod whose eviction a PodDisruptionBudget refused: its job cannot be stopped
@@ -139,7 +155,8 @@ type job struct {
 	id    gpusched.JobID
 	spec  mapping.Spec
 	obj   runtime.Object // the PodGroup, or the first pod of a label job: where events go
-	pods  []*v1.Pod      // live pods (not terminating, not finished), from the last sync
+	pods  []*v1.Pod      // live worker pods (not terminating, not finished), from the last sync
+	aux   []*v1.Pod      // live pods without GPUs (an MPI launcher): they run while the job runs
 	succ  int            // pods Succeeded
 	seen  bool           // seen in the last sync
 	seq   uint64         // submission order
@@ -152,6 +169,13 @@ type job struct {
 	nodes map[string]int // the decision's GPUs per node while the job should run
 	resv  map[types.UID]string
 	gone  map[types.UID]bool // pods evicted by the planner
+
+	startAt  time.Time // when the current decision started the job (Options.Now)
+	complete time.Time // last time all the job's pods existed while it ran unbound
+	retryAt  time.Time // a job taken back waits until then before it is submitted again
+	saved    float64   // iterations done when the job was taken back
+	unfit    string    // why a pod of the started job fits none of its nodes (PostFilter)
+	why      string    // why the job waits, when the planner knows more than "not started"
 }
 
 // Planner keeps a gpusched View of a Kubernetes cluster, calls a gpusched.Scheduler at every
@@ -184,6 +208,7 @@ type Planner struct {
 	syncs    int
 
 	metrics  counters
+	nodeRes  map[string]nodeRes        // the GPU nodes' allocatable resources
 	blocked  map[types.UID]*blockedPod // pods whose eviction a PodDisruptionBudget refused
 	evicting sync.WaitGroup            // eviction calls in flight
 	evictSem chan struct{}             // bounds the eviction calls in flight
@@ -243,6 +268,18 @@ func New(opt Options) (*Planner, error) {
 	}
 	if opt.EvictRetry <= 0 {
 		opt.EvictRetry = 30 * time.Second
+	}
+	if opt.BindTimeout <= 0 {
+		opt.BindTimeout = 3 * time.Minute
+	}
+	if opt.PodsGoneGrace <= 0 {
+		opt.PodsGoneGrace = 30 * time.Second
+	}
+	if opt.UnfitGrace <= 0 {
+		opt.UnfitGrace = 30 * time.Second
+	}
+	if opt.UnstartBackoff <= 0 {
+		opt.UnstartBackoff = 60 * time.Second
 	}
 	p := &Planner{
 		opt: opt, log: opt.Logger, names: map[string]bool{},
@@ -408,12 +445,32 @@ func (p *Planner) syncCluster(ctx context.Context, nodes []*v1.Node, pods []*v1.
 		var me *mapping.Error
 		if errors.As(perr, &me) {
 			if n := byName[me.Object]; n != nil {
-				p.problem(n, "BadNode", perr.Error())
+				reason := "BadNode"
+				if errors.Is(perr, mapping.ErrUnknownGPUType) {
+					reason = "UnknownGPUType"
+				}
+				p.problem(n, reason, perr.Error())
 			}
 		}
 	}
 	if cl == nil {
 		return nil
+	}
+	p.nodeRes = make(map[string]nodeRes, cl.NumServers())
+	for i := range cl.NumServers() {
+		n := byName[cl.Server(i).ID]
+		if n == nil {
+			continue
+		}
+		a := n.Status.Allocatable
+		r := nodeRes{gpus: int64(cl.Server(i).GPUs), cpu: a.Cpu().MilliValue(), mem: a.Memory().Value()}
+		if _, ok := a[v1.ResourceCPU]; !ok {
+			r.cpu = math.MaxInt64 / 2 // not reported: not limiting
+		}
+		if _, ok := a[v1.ResourceMemory]; !ok {
+			r.mem = math.MaxInt64 / 2
+		}
+		p.nodeRes[n.Name] = r
 	}
 	if p.bk == nil {
 		bk, err := newHostBooks(cl, p.opt.Scheduler, p.opt.Cost, p.opt.RestoreTime)
@@ -500,7 +557,7 @@ func (p *Planner) refSpec(gpuType string) topology.ServerSpec {
 // progress, completions, lost pods, deleted jobs.
 func (p *Planner) syncJobs(ctx context.Context, pods []*v1.Pod, pgs []*v1alpha1.PodGroup, now float64) {
 	for _, j := range p.jobs {
-		j.seen, j.pods, j.succ = false, j.pods[:0], 0
+		j.seen, j.pods, j.aux, j.succ = false, j.pods[:0], j.aux[:0], 0
 	}
 	groups := make(map[mapping.JobKey]*v1alpha1.PodGroup, len(pgs))
 	for _, pg := range pgs {
@@ -533,6 +590,8 @@ func (p *Planner) syncJobs(ctx context.Context, pods []*v1.Pod, pgs []*v1alpha1.
 		case pod.Status.Phase == v1.PodSucceeded:
 			j.succ++
 		case terminated(pod) || j.gone[pod.UID]:
+		case p.Launcher(pod):
+			j.aux = append(j.aux, pod)
 		default:
 			j.pods = append(j.pods, pod)
 		}
@@ -573,6 +632,8 @@ func (p *Planner) syncJobs(ctx context.Context, pods []*v1.Pod, pgs []*v1alpha1.
 			}
 		} else if len(j.pods) > 0 {
 			j.obj = j.pods[0]
+		} else if len(j.aux) > 0 {
+			j.obj = j.aux[0]
 		}
 		if j.done {
 			continue
@@ -623,23 +684,12 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 			}
 		}
 		if p.bk.running(j.id) {
-			bound := 0
-			for _, pod := range j.pods {
-				if pod.Spec.NodeName != "" {
-					bound++
-				}
-			}
-			if bound == j.spec.Pods {
-				j.full = true
-			} else if j.full && len(j.pods) < j.spec.Pods {
-				// A pod of the running gang is gone (deleted, failed, its node lost): the
-				// job restarts from its checkpoint; the rest of the gang is evicted.
-				p.log.Info("gang lost a pod: interrupted", "job", j.id)
-				_ = p.bk.interrupt(j.id, now)
-				p.stop(ctx, j)
-			}
+			p.checkGang(ctx, j, now)
 		}
 		return
+	}
+	if !j.retryAt.IsZero() && p.opt.Now().Before(j.retryAt) {
+		return // taken back: waits before it is submitted again
 	}
 	if j.succ > 0 && len(j.pods) == 0 {
 		j.done = true // finished before the planner saw it
@@ -654,12 +704,12 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 	gpuType := ""
 	if pg != nil {
 		gpuType = pg.Annotations[m.Key(mapping.AnnGPUType)]
-		s, complete, err = m.JobFromPodGroup(pg, j.pods, p.refSpec(gpuType))
+		s, complete, err = m.JobFromPodGroup(pg, append(slices.Clip(j.pods), j.aux...), p.refSpec(gpuType))
 	} else {
 		if len(j.pods) > 0 {
 			gpuType = j.pods[0].Annotations[m.Key(mapping.AnnGPUType)]
 		}
-		s, complete, err = m.JobFromPods(j.key, j.pods, p.refSpec(gpuType))
+		s, complete, err = m.JobFromPods(j.key, append(slices.Clip(j.pods), j.aux...), p.refSpec(gpuType))
 	}
 	if err != nil {
 		target := j.obj
@@ -683,6 +733,11 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 		// Too large for the cluster as it is: the scheduler rejects and parks it; say so.
 		p.problem(j.obj, "TooLarge", err.Error())
 	}
+	if why := p.fitsNodes(j, s); why != "" {
+		j.prob = why
+		p.problem(j.obj, "DoesNotFit", why)
+		return
+	}
 	s.Job.Arrival = j.arr
 	if err := p.bk.submit(s.Job); err != nil {
 		j.prob = err.Error()
@@ -691,6 +746,8 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 	}
 	p.seq++
 	j.spec, j.seq, j.held, j.prog = s, p.seq, true, 0
+	j.retryAt, j.why = time.Time{}, ""
+	prog = max(prog, j.saved)
 	p.sized(j.id, s.PodGPUs)
 	if p.arrived == nil {
 		p.arrived = map[gpusched.JobID]float64{}
@@ -702,6 +759,106 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 		}
 	}
 }
+
+// checkGang watches a job the decision runs: once its whole gang is bound it progresses;
+// a gang that lost a pod after it bound restarts; a started gang that does not bind in
+// time, lacks pods, or one of whose pods fits none of its nodes is taken back.
+func (p *Planner) checkGang(ctx context.Context, j *job, now float64) {
+	bound := 0
+	for _, pod := range j.pods {
+		if pod.Spec.NodeName != "" {
+			bound++
+		}
+	}
+	wall := p.opt.Now()
+	switch {
+	case bound == j.spec.Pods:
+		if !j.full {
+			j.full, j.unfit = true, ""
+			if err := p.bk.bound(j.id, now, true); err != nil {
+				p.log.Error(err, "bound", "job", j.id)
+			}
+		}
+	case j.full && len(j.pods) < j.spec.Pods:
+		// A pod of the running gang is gone (deleted, failed, its node lost): the job
+		// restarts from its checkpoint; the rest of the gang is evicted.
+		p.log.Info("gang lost a pod: interrupted", "job", j.id)
+		_ = p.bk.interrupt(j.id, now)
+		p.stop(ctx, j)
+	case j.full:
+	case len(j.pods) < j.spec.Pods && wall.Sub(j.complete) >= p.opt.PodsGoneGrace:
+		p.unstart(ctx, j, now, "PodsGone", fmt.Sprintf("job %s was started but has %d of its %d pods (for %v): taken back until all its pods exist",
+			j.key.Name, len(j.pods), j.spec.Pods, wall.Sub(j.complete).Round(time.Second)), false)
+	case j.unfit != "" && wall.Sub(j.startAt) >= p.opt.UnfitGrace:
+		p.unstart(ctx, j, now, "Unschedulable", fmt.Sprintf("job %s was started but a pod fits none of the nodes the decision gave it (%s): taken back for %v",
+			j.key.Name, j.unfit, p.opt.UnstartBackoff), true)
+	case wall.Sub(j.startAt) >= p.opt.BindTimeout:
+		p.unstart(ctx, j, now, "NotBound", fmt.Sprintf("job %s was started but only %d of its %d pods bound in %v: taken back for %v",
+			j.key.Name, bound, j.spec.Pods, p.opt.BindTimeout, p.opt.UnstartBackoff), true)
+	default:
+		if len(j.pods) == j.spec.Pods {
+			j.complete = wall
+		}
+	}
+}
+
+// unstart takes back a job the decision started whose gang cannot bind: it leaves the
+// scheduler (cancelled, its progress kept for when it comes back), its waiting pods are
+// rejected and its bound pods evicted, and its owner gets a Warning event. With backoff it is
+// submitted again after Options.UnstartBackoff, else as soon as all its pods exist.
+func (p *Planner) unstart(ctx context.Context, j *job, now float64, reason, msg string, backoff bool) {
+	if st, _, ok := p.bk.status(j.id, now); ok {
+		j.saved = st.Iterations
+	}
+	if err := p.bk.finish(j.id, now, j.saved, true); err != nil {
+		p.log.Error(err, "take back", "job", j.id)
+	}
+	p.stop(ctx, j)
+	j.held = false
+	p.sized(j.id, 0)
+	j.retryAt = time.Time{}
+	if backoff {
+		j.retryAt = p.opt.Now().Add(p.opt.UnstartBackoff)
+	}
+	j.why = msg
+	p.metrics.unstarted++
+	p.lost = append(p.lost, j.id)
+	p.log.Info("gpusched: "+reason, "msg", msg)
+	p.later(func() { p.opt.Actuator.Event(j.obj, true, reason, msg) })
+}
+
+// fitsNodes tells why no set of the GPU nodes can hold the job's pods by their CPU and
+// memory requests (each node's allocatable, other pods not counted), or "" when one can.
+func (p *Planner) fitsNodes(j *job, s mapping.Spec) string {
+	var cpu, mem int64
+	for _, pod := range j.pods {
+		c, m := mapping.PodRequests(pod)
+		cpu, mem = max(cpu, c), max(mem, m)
+	}
+	if cpu == 0 && mem == 0 {
+		return ""
+	}
+	fit, bigCPU, bigMem := 0, int64(0), int64(0)
+	for _, r := range p.nodeRes {
+		bigCPU, bigMem = max(bigCPU, r.cpu), max(bigMem, r.mem)
+		n := r.gpus / int64(s.PodGPUs)
+		if cpu > 0 {
+			n = min(n, r.cpu/cpu)
+		}
+		if mem > 0 {
+			n = min(n, r.mem/mem)
+		}
+		fit += int(n)
+	}
+	if fit >= s.Pods {
+		return ""
+	}
+	return fmt.Sprintf("job %s: the GPU nodes can hold %d of its %d pods of %d GPUs, %dm CPU and %d bytes of memory each (largest allocatable: %dm CPU, %d bytes)",
+		j.key.Name, fit, s.Pods, s.PodGPUs, cpu, mem, bigCPU, bigMem)
+}
+
+// nodeRes is what a GPU node offers: allocatable GPUs, CPU (millicores) and memory (bytes).
+type nodeRes struct{ gpus, cpu, mem int64 }
 
 // apply carries out an applied decision: evictions for stops, node assignments and
 // activations for starts, events for rejections.
@@ -723,6 +880,7 @@ func (p *Planner) apply(ctx context.Context, d decided, now float64) {
 			nodes[p.cl.Server(p.cl.ServerOf(g)).ID]++
 		}
 		j.nodes, j.resv, j.full = nodes, map[types.UID]string{}, false
+		j.startAt, j.complete, j.unfit = p.opt.Now(), p.opt.Now(), ""
 		out.Starts = append(out.Starts, Start{Job: a.Job, Nodes: nodes, GPUs: a.GPUs})
 		var act []*v1.Pod
 		for _, pod := range j.pods {
@@ -769,7 +927,19 @@ func (p *Planner) stop(ctx context.Context, j *job) {
 			p.evict(ctx, j, pod)
 		}
 	}
+	for _, pod := range j.aux {
+		if pod.Spec.NodeName != "" {
+			p.evict(ctx, j, pod)
+		}
+	}
 	j.resv = nil
+}
+
+// Launcher tells whether a pod requests no GPU: an MPI launcher or another helper of its
+// job, which runs (anywhere) while its job runs and is not one of its workers.
+func (p *Planner) Launcher(pod *v1.Pod) bool {
+	g, err := p.opt.Mapping.PodGPUs(pod)
+	return err == nil && g == 0
 }
 
 func (p *Planner) evict(ctx context.Context, j *job, pod *v1.Pod) {
@@ -846,6 +1016,13 @@ func (p *Planner) reconcile(ctx context.Context) {
 	for _, j := range p.jobs {
 		if j.done && !j.held {
 			continue
+		}
+		if j.nodes == nil || !j.held {
+			for _, pod := range j.aux {
+				if pod.Spec.NodeName != "" {
+					p.evict(ctx, j, pod)
+				}
+			}
 		}
 		used := map[string]int{}
 		for _, pod := range j.pods {

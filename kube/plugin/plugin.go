@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	gpusched "github.com/gpusched/gpusched"
@@ -61,21 +62,29 @@ type Args struct {
 	// PermitTimeoutSeconds is how long a reserved pod waits for the rest of its gang.
 	// Default 60.
 	PermitTimeoutSeconds int `json:"permitTimeoutSeconds,omitempty"`
+	// BindTimeoutSeconds is how long a started job's gang may take to bind before the
+	// planner takes the job back (planner.Options.BindTimeout). Default 180.
+	BindTimeoutSeconds int `json:"bindTimeoutSeconds,omitempty"`
+	// EvictTimeoutSeconds bounds each eviction call (planner.Options.EvictTimeout).
+	// Default 10.
+	EvictTimeoutSeconds int `json:"evictTimeoutSeconds,omitempty"`
 }
 
 // Plugin enforces a gpusched planner's decisions in the scheduling framework: PreEnqueue and
 // PreFilter hold the pods of jobs the decision does not run, Filter, Score and Reserve put
 // each pod only where the decision gave its job GPUs, Permit binds a gang all or nothing.
 type Plugin struct {
-	h       framework.Handle
-	p       *planner.Planner
-	timeout time.Duration
+	h           framework.Handle
+	p           *planner.Planner
+	timeout     time.Duration
+	gpuResource string
 }
 
 var (
 	_ framework.PreEnqueuePlugin  = (*Plugin)(nil)
 	_ framework.PreFilterPlugin   = (*Plugin)(nil)
 	_ framework.FilterPlugin      = (*Plugin)(nil)
+	_ framework.PostFilterPlugin  = (*Plugin)(nil)
 	_ framework.ScorePlugin       = (*Plugin)(nil)
 	_ framework.ReservePlugin     = (*Plugin)(nil)
 	_ framework.PermitPlugin      = (*Plugin)(nil)
@@ -157,12 +166,14 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 		pods:  podFactory.Core().V1().Pods().Lister(),
 		pgs:   pgFactory.Scheduling().V1alpha1().PodGroups().Lister(),
 	}
-	pl := &Plugin{h: h, timeout: time.Duration(args.PermitTimeoutSeconds) * time.Second}
+	pl := &Plugin{h: h, timeout: time.Duration(args.PermitTimeoutSeconds) * time.Second, gpuResource: string(args.Mapping.WithDefaults().GPUResource)}
 	opt := planner.Options{
 		Mapping: args.Mapping, SchedulerNames: args.SchedulerNames, Scheduler: sched, Cost: cost,
 		RestoreTime: args.RestoreTime, TimeScale: args.TimeScale, Sources: src,
 		Actuator: &actuator{h: h, log: logger}, Debounce: time.Duration(args.DebounceMillis) * time.Millisecond,
 		Logger: logger, PodSizes: sizes.Set,
+		BindTimeout:  time.Duration(args.BindTimeoutSeconds) * time.Second,
+		EvictTimeout: time.Duration(args.EvictTimeoutSeconds) * time.Second,
 	}
 	if args.StateName != "-" {
 		opt.Store = &planner.ConfigMapStore{Client: h.ClientSet(), Namespace: args.StateNamespace, Name: args.StateName}
@@ -226,6 +237,9 @@ func (pl *Plugin) PreFilter(_ context.Context, _ *framework.CycleState, pod *v1.
 	if ok, why := pl.p.Admit(pod); !ok {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, why)
 	}
+	if pl.p.Launcher(pod) {
+		return nil, nil // a launcher without GPUs goes wherever it fits
+	}
 	left, k := pl.p.Slots(pod)
 	nodes := sets.New[string]()
 	for n, g := range left {
@@ -245,12 +259,49 @@ func (pl *Plugin) PreFilterExtensions() framework.PreFilterExtensions { return n
 // Filter lets a pod only onto a node where the decision gave its job GPUs that its other pods
 // have not taken.
 func (pl *Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	if pl.p.Launcher(pod) {
+		return nil
+	}
 	left, k := pl.p.Slots(pod)
 	name := ni.Node().Name
 	if k == 0 || left[name] < k {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("the decision gives the pod's job no GPUs left on node %s", name))
 	}
 	return nil
+}
+
+// PostFilter runs when no node can hold the pod. Where other plugins' Filters (CPU, memory,
+// affinity, volumes) rejected it on a node the decision gave its job, the planner is told
+// (planner.Unfit) and takes the job back: the gang cannot bind as decided. It nominates no
+// node (the plugin's decisions preempt, through evictions).
+func (pl *Plugin) PostFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, m framework.NodeToStatusReader) (*framework.PostFilterResult, *framework.Status) {
+	if pl.p.Launcher(pod) {
+		return nil, framework.NewStatus(framework.Unschedulable, "no node can hold the launcher pod")
+	}
+	left, k := pl.p.Slots(pod)
+	reasons := map[string]string{}
+	for n, g := range left {
+		if g < k {
+			continue
+		}
+		st := m.Get(n)
+		if st == nil || st.IsSuccess() || st.Plugin() == Name {
+			continue
+		}
+		// GPUs are the planner's to count: a node short of GPUs holds pods that are still
+		// terminating (the jobs the decision stopped), which will go.
+		var rs []string
+		for _, r := range st.Reasons() {
+			if !strings.Contains(r, pl.gpuResource) {
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) > 0 {
+			reasons[n] = st.Plugin() + ": " + strings.Join(rs, ", ")
+		}
+	}
+	pl.p.Unfit(pod, reasons)
+	return nil, framework.NewStatus(framework.Unschedulable, "no node the decision gave the pod's job can hold it")
 }
 
 // Score prefers the nodes where the pod's job has the most GPUs left.
@@ -264,6 +315,9 @@ func (pl *Plugin) ScoreExtensions() framework.ScoreExtensions { return nil }
 
 // Reserve takes the pod's slot on the node.
 func (pl *Plugin) Reserve(_ context.Context, _ *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
+	if pl.p.Launcher(pod) {
+		return nil
+	}
 	if err := pl.p.Reserve(pod, node); err != nil {
 		return framework.NewStatus(framework.Unschedulable, err.Error())
 	}
@@ -277,6 +331,9 @@ func (pl *Plugin) Unreserve(_ context.Context, _ *framework.CycleState, pod *v1.
 
 // Permit holds every pod of a gang until all of them are reserved, then lets them all bind.
 func (pl *Plugin) Permit(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ string) (*framework.Status, time.Duration) {
+	if pl.p.Launcher(pod) {
+		return nil, 0 // admitted: its job runs
+	}
 	complete, members, err := pl.p.Gang(pod)
 	if err != nil {
 		return framework.NewStatus(framework.Unschedulable, err.Error()), 0
