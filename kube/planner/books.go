@@ -25,6 +25,8 @@ type books interface {
 	setUnavailable(set topology.GPUSet) error
 	schedule(at float64) (decided, error)
 	cluster() *topology.Cluster
+	// unavailable returns the GPUs that are unavailable now.
+	unavailable() topology.GPUSet
 	// takeChanged tells whether the jobs or their statuses changed since the last call
 	// (submissions, reports, finishes, interruptions, a decision that acted, a new cluster,
 	// a gang bound): the saved state is written only then. Progress extrapolated between
@@ -221,3 +223,5 @@ func (b *hostBooks) bound(id gpusched.JobID, at float64, ok bool) error {
 }
 
 func (b *hostBooks) cluster() *topology.Cluster { return b.rt.Cluster() }
+
+func (b *hostBooks) unavailable() topology.GPUSet { return b.rt.Unavailable() }

@@ -145,6 +145,11 @@ func TestEvictionRefusedByBudget(t *testing.T) {
 	if len(f.evicted) != 0 {
 		t.Fatalf("evicted %v through a refusing budget", f.evicted)
 	}
+	for _, ev := range []string{"Started: job low started by the gpusched scheduler on node a (4 GPUs)", "Preempted: job low stopped by the gpusched scheduler's decision: its GPUs on node a (4 GPUs) go to high", "Started: job high"} {
+		if !hasEvent(f.fake, ev) {
+			t.Fatalf("no event %q: %q", ev, f.events)
+		}
+	}
 	clock = clock.Add(time.Second)
 	p.syncWait(ctx) // the next decision sees low's GPUs held
 	if ok, why := p.Admit(f.pods[1]); ok {

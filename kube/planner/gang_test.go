@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,12 @@ func TestUnboundGangTakenBack(t *testing.T) {
 	}
 	if s := p.Stats(); s.Unstarted != 1 {
 		t.Fatalf("stats: %+v", s)
+	}
+	f.mu.Lock()
+	stuck, next := f.phases["stuck"], f.phases["next"]
+	f.mu.Unlock()
+	if !slices.Equal(stuck, []v1alpha1.PodGroupPhase{"Scheduling", "Pending"}) || !slices.Equal(next, []v1alpha1.PodGroupPhase{"Pending", "Scheduling", "Running"}) {
+		t.Fatalf("PodGroup phases: stuck %v, next %v", stuck, next)
 	}
 	// After the backoff, stuck is submitted again (and, first in priority, preempts next).
 	clock = clock.Add(50 * time.Second)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,10 @@ type Actuator interface {
 	RejectWaiting(pod *v1.Pod)
 	// Event records an event on an object: a Warning (bad input, a rejected job) or Normal.
 	Event(obj runtime.Object, warning bool, reason, msg string)
+	// PodGroupStatus sets a PodGroup's status: its phase (Pending: waits for the scheduler;
+	// Scheduling: started, its gang binding; Running; Finished) and its running pods. The
+	// planner calls it only when they change.
+	PodGroupStatus(pg *v1alpha1.PodGroup, phase v1alpha1.PodGroupPhase, running int32)
 }
 
 // Store keeps the planner's saved state (a ConfigMap: ConfigMapStore).
@@ -55,6 +60,11 @@ type Options struct {
 	// SchedulerNames are the pod schedulerName values the planner serves. Pods of other
 	// schedulers that hold GPUs make those GPUs unavailable. Default {"gpusched"}.
 	SchedulerNames []string
+	// SchedulerName names the scheduler in events ("asrpt"). Default "gpusched".
+	SchedulerName string
+	// AfterSync, if set, is called after every decision with the planner's counters and
+	// gauges (metrics).
+	AfterSync func(Stats)
 	// Scheduler decides what runs where; if it implements gpusched.Stateful its state is saved
 	// to Store after every decision and restored at start.
 	Scheduler gpusched.Scheduler
@@ -170,12 +180,13 @@ type job struct {
 	resv  map[types.UID]string
 	gone  map[types.UID]bool // pods evicted by the planner
 
-	startAt  time.Time // when the current decision started the job (Options.Now)
-	complete time.Time // last time all the job's pods existed while it ran unbound
-	retryAt  time.Time // a job taken back waits until then before it is submitted again
-	saved    float64   // iterations done when the job was taken back
-	unfit    string    // why a pod of the started job fits none of its nodes (PostFilter)
-	why      string    // why the job waits, when the planner knows more than "not started"
+	startAt  time.Time              // when the current decision started the job (Options.Now)
+	complete time.Time              // last time all the job's pods existed while it ran unbound
+	retryAt  time.Time              // a job taken back waits until then before it is submitted again
+	saved    float64                // iterations done when the job was taken back
+	unfit    string                 // why a pod of the started job fits none of its nodes (PostFilter)
+	why      string                 // why the job waits, when the planner knows more than "not started"
+	phase    v1alpha1.PodGroupPhase // the PodGroup status phase last set
 }
 
 // Planner keeps a gpusched View of a Kubernetes cluster, calls a gpusched.Scheduler at every
@@ -381,6 +392,9 @@ func (p *Planner) Sync(ctx context.Context) time.Duration {
 	for _, f := range after {
 		f()
 	}
+	if p.opt.AfterSync != nil {
+		p.opt.AfterSync(p.Stats())
+	}
 	if err != nil {
 		p.errs++
 		p.log.Error(err, "gpusched planner: sync failed")
@@ -417,6 +431,7 @@ func (p *Planner) sync(ctx context.Context) (time.Duration, error) {
 	p.wakeAt = d.WakeAt
 	p.apply(ctx, d, now)
 	p.reconcile(ctx)
+	p.statuses()
 	p.save()
 	wait := p.opt.Resync
 	if d.WakeAt > now {
@@ -865,19 +880,36 @@ type nodeRes struct{ gpus, cpu, mem int64 }
 func (p *Planner) apply(ctx context.Context, d decided, now float64) {
 	out := Decision{Time: now, Stops: append(p.lost, d.Stops...), Rejected: d.Rejected, Submitted: p.arrived, Finished: p.finished}
 	p.arrived, p.finished, p.lost = nil, nil, nil
-	for _, id := range d.Stops {
-		if j := p.jobs[id]; j != nil {
-			p.stop(ctx, j)
+	// Where each job starts, in node terms, for the events.
+	startNodes := make(map[gpusched.JobID]map[string]int, len(d.Starts))
+	for _, a := range d.Starts {
+		nodes := map[string]int{}
+		for _, g := range a.GPUs {
+			nodes[p.cl.Server(p.cl.ServerOf(g)).ID]++
 		}
+		startNodes[a.Job] = nodes
+	}
+	for _, id := range d.Stops {
+		j := p.jobs[id]
+		if j == nil {
+			continue
+		}
+		if _, moved := startNodes[id]; !moved && j.nodes != nil {
+			p.normal(j, "Preempted", fmt.Sprintf("job %s stopped by the %s scheduler's decision: %s", j.key.Name, p.schedName(), p.preemptReason(j, startNodes)))
+		}
+		p.stop(ctx, j)
 	}
 	for _, a := range d.Starts {
 		j := p.jobs[a.Job]
 		if j == nil {
 			continue
 		}
-		nodes := map[string]int{}
-		for _, g := range a.GPUs {
-			nodes[p.cl.Server(p.cl.ServerOf(g)).ID]++
+		nodes := startNodes[a.Job]
+		switch {
+		case slices.Contains(d.Stops, a.Job):
+			p.normal(j, "Migrated", fmt.Sprintf("job %s moved by the %s scheduler to %s", j.key.Name, p.schedName(), nodeList(nodes)))
+		default:
+			p.normal(j, "Started", fmt.Sprintf("job %s started by the %s scheduler on %s", j.key.Name, p.schedName(), nodeList(nodes)))
 		}
 		j.nodes, j.resv, j.full = nodes, map[types.UID]string{}, false
 		j.startAt, j.complete, j.unfit = p.opt.Now(), p.opt.Now(), ""
@@ -1066,6 +1098,101 @@ func (p *Planner) reconcile(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// statuses sets the status of every PodGroup whose phase or running pods changed.
+func (p *Planner) statuses() {
+	for _, j := range p.jobs {
+		pg, ok := j.obj.(*v1alpha1.PodGroup)
+		if !ok {
+			continue
+		}
+		var running int32
+		for _, pod := range j.pods {
+			if pod.Spec.NodeName != "" {
+				running++
+			}
+		}
+		phase := v1alpha1.PodGroupPending
+		switch {
+		case j.done && j.succ > 0:
+			phase = v1alpha1.PodGroupFinished
+		case j.held && j.nodes != nil && j.full:
+			phase = v1alpha1.PodGroupRunning
+		case j.held && j.nodes != nil:
+			phase = v1alpha1.PodGroupScheduling
+		}
+		if phase == j.phase || (phase == pg.Status.Phase && running == pg.Status.Running) {
+			j.phase = phase
+			continue
+		}
+		j.phase = phase
+		p.later(func() { p.opt.Actuator.PodGroupStatus(pg, phase, running) })
+	}
+}
+
+// normal records a Normal event on a job's object.
+func (p *Planner) normal(j *job, reason, msg string) {
+	obj := j.obj
+	if obj == nil {
+		return
+	}
+	p.later(func() { p.opt.Actuator.Event(obj, false, reason, msg) })
+}
+
+// schedName names the scheduler in events.
+func (p *Planner) schedName() string {
+	if p.opt.SchedulerName != "" {
+		return p.opt.SchedulerName
+	}
+	return "gpusched"
+}
+
+// preemptReason says why a running job was stopped: its GPUs became unavailable (a node
+// cordoned, NotReady, tainted, or held by pods that cannot be evicted), or the jobs the
+// decision started on its nodes.
+func (p *Planner) preemptReason(j *job, starts map[gpusched.JobID]map[string]int) string {
+	var took []string
+	for id, nodes := range starts {
+		for n := range nodes {
+			if _, ok := j.nodes[n]; ok {
+				if o := p.jobs[id]; o != nil {
+					took = append(took, o.key.Name)
+				}
+				break
+			}
+		}
+	}
+	if len(took) > 0 {
+		sort.Strings(took)
+		return fmt.Sprintf("its GPUs on %s go to %s", nodeList(j.nodes), strings.Join(took, ", "))
+	}
+	for n := range j.nodes {
+		if s, ok := p.cl.ServerIndex(n); ok {
+			first, k := p.cl.GPUsOf(s)
+			if un := p.bk.unavailable(); un.CountRange(first, k) > 0 {
+				return fmt.Sprintf("GPUs of node %s are unavailable (cordoned, not Ready, tainted, or held by other pods)", n)
+			}
+		}
+	}
+	return "a job of higher priority waits for its GPUs"
+}
+
+// nodeList writes GPUs per node as "node a (4 GPUs), node b (4 GPUs)", by node name.
+func nodeList(nodes map[string]int) string {
+	names := make([]string, 0, len(nodes))
+	for n := range nodes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "node %s (%d GPUs)", n, nodes[n])
+	}
+	return b.String()
 }
 
 // problem records a Warning event on obj once per distinct message.

@@ -29,6 +29,7 @@ type fake struct {
 	active  []string
 	events  []string
 	data    []byte
+	phases  map[string][]v1alpha1.PodGroupPhase
 }
 
 func (f *fake) Nodes() ([]*v1.Node, error) {
@@ -66,6 +67,14 @@ func (f *fake) Activate(pods []*v1.Pod) {
 	}
 }
 func (f *fake) RejectWaiting(*v1.Pod) {}
+func (f *fake) PodGroupStatus(pg *v1alpha1.PodGroup, phase v1alpha1.PodGroupPhase, running int32) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.phases == nil {
+		f.phases = map[string][]v1alpha1.PodGroupPhase{}
+	}
+	f.phases[pg.Name] = append(f.phases[pg.Name], phase)
+}
 func (f *fake) Event(obj runtime.Object, _ bool, reason, msg string) {
 	f.events = append(f.events, reason+": "+msg)
 }

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
@@ -170,10 +172,17 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 	opt := planner.Options{
 		Mapping: args.Mapping, SchedulerNames: args.SchedulerNames, Scheduler: sched, Cost: cost,
 		RestoreTime: args.RestoreTime, TimeScale: args.TimeScale, Sources: src,
-		Actuator: &actuator{h: h, log: logger}, Debounce: time.Duration(args.DebounceMillis) * time.Millisecond,
+		Actuator: &actuator{h: h, log: logger, pgc: pgc, ctx: ctx}, Debounce: time.Duration(args.DebounceMillis) * time.Millisecond,
 		Logger: logger, PodSizes: sizes.Set,
 		BindTimeout:  time.Duration(args.BindTimeoutSeconds) * time.Second,
 		EvictTimeout: time.Duration(args.EvictTimeoutSeconds) * time.Second,
+	}
+	registerMetrics()
+	obs := &observer{}
+	opt.AfterSync = obs.observe
+	opt.SchedulerName = args.Scheduler
+	if opt.SchedulerName == "" {
+		opt.SchedulerName = "asrpt"
 	}
 	if args.StateName != "-" {
 		opt.Store = &planner.ConfigMapStore{Client: h.ClientSet(), Namespace: args.StateNamespace, Name: args.StateName}
@@ -381,6 +390,29 @@ func (s *sources) PodGroups() ([]*v1alpha1.PodGroup, error) {
 type actuator struct {
 	h   framework.Handle
 	log klog.Logger
+	pgc pgclient.Interface
+	ctx context.Context
+}
+
+// PodGroupStatus patches the PodGroup's status subresource off the decision path (a merge
+// patch: no conflict with other writers).
+func (a *actuator) PodGroupStatus(pg *v1alpha1.PodGroup, phase v1alpha1.PodGroupPhase, running int32) {
+	st := map[string]any{"phase": phase, "running": running}
+	if phase == v1alpha1.PodGroupScheduling {
+		st["scheduleStartTime"] = metav1.Now()
+	}
+	data, err := json.Marshal(map[string]any{"status": st})
+	if err != nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
+		defer cancel()
+		_, err := a.pgc.SchedulingV1alpha1().PodGroups(pg.Namespace).Patch(ctx, pg.Name, types.MergePatchType, data, metav1.PatchOptions{}, "status")
+		if err != nil && !apierrors.IsNotFound(err) {
+			a.log.V(2).Info("PodGroup status", "podgroup", klog.KObj(pg), "err", err)
+		}
+	}()
 }
 
 // Evict posts an Eviction for the pod once: client-go's typed Evict retries a 429 that comes
