@@ -62,6 +62,10 @@ type Options struct {
 	SchedulerNames []string
 	// SchedulerName names the scheduler in events ("asrpt"). Default "gpusched".
 	SchedulerName string
+	// Leading, if set, tells whether this replica still holds the lease that lets it act
+	// (leader election): the state is written only while it does, so that a replica that
+	// lost its lease never overwrites its successor's state. nil: always.
+	Leading func() bool
 	// AfterSync, if set, is called after every decision with the planner's counters and
 	// gauges (metrics).
 	AfterSync func(Stats)
@@ -304,6 +308,9 @@ func New(opt Options) (*Planner, error) {
 	return p, nil
 }
 
+// SetLeading sets Options.Leading (before Run).
+func (p *Planner) SetLeading(f func() bool) { p.opt.Leading = f }
+
 // Kick asks for a decision soon (after Debounce): informer event handlers call it.
 func (p *Planner) Kick() {
 	select {
@@ -312,11 +319,22 @@ func (p *Planner) Kick() {
 	}
 }
 
-// Run restores the saved state, then decides at every change until ctx ends.
+// Run restores the saved state, then decides at every change until ctx ends. Then the
+// planner stops: its gates hold every pod again (a replica that lost its lease), and Run
+// must not be called again.
 func (p *Planner) Run(ctx context.Context) {
+	wrote := make(chan struct{})
 	if p.opt.Store != nil {
-		go p.writer(ctx)
+		go func() { p.writer(ctx); close(wrote) }()
+	} else {
+		close(wrote)
 	}
+	defer func() {
+		<-wrote
+		p.mu.Lock()
+		p.started = false
+		p.mu.Unlock()
+	}()
 	p.restore(ctx)
 	p.mu.Lock()
 	p.started = true
@@ -706,6 +724,11 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 	if !j.retryAt.IsZero() && p.opt.Now().Before(j.retryAt) {
 		return // taken back: waits before it is submitted again
 	}
+	for _, b := range p.blocked {
+		if b.job == j.id {
+			return // runs on until the budget lets its pods be evicted
+		}
+	}
 	if j.succ > 0 && len(j.pods) == 0 {
 		j.done = true // finished before the planner saw it
 		return
@@ -1021,7 +1044,22 @@ func (p *Planner) evicted(id gpusched.JobID, pod *v1.Pod, err error) {
 	case apierrors.IsTooManyRequests(err):
 		p.metrics.blocked++
 		p.blocked[pod.UID] = &blockedPod{job: id, pod: pod, retry: time.Now().Add(p.opt.EvictRetry)}
+		if j != nil && j.held && p.bk != nil {
+			// The job runs on, whatever the books say: it leaves the scheduler's hands until
+			// its pods are gone (else the scheduler would start it elsewhere, without pods,
+			// or has already: a migration), with its progress kept, and comes back as a job
+			// that waits.
+			now := p.clock()
+			if st, _, ok := p.bk.status(id, now); ok {
+				j.saved = st.Iterations
+			}
+			if err := p.bk.finish(id, now, j.saved, true); err == nil {
+				j.held, j.nodes, j.full = false, nil, false
+				p.sized(id, 0)
+			}
+		}
 		if j != nil {
+			j.why = fmt.Sprintf("job %s cannot be stopped now: a PodDisruptionBudget refuses evicting its pods", j.key.Name)
 			p.problem(j.obj, "EvictionBlocked", fmt.Sprintf("cannot stop job %s now: the eviction of pod %s/%s was refused (%v); its GPUs on node %s stay out of the plan while it runs, asking again every %v",
 				j.key.Name, pod.Namespace, pod.Name, err, pod.Spec.NodeName, p.opt.EvictRetry))
 		}

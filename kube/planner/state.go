@@ -161,7 +161,7 @@ func (p *Planner) writer(ctx context.Context) {
 		st := p.state
 		p.state = nil
 		p.mu.Unlock()
-		if st == nil {
+		if st == nil || (p.opt.Leading != nil && !p.opt.Leading()) {
 			return
 		}
 		data, err := encodeState(st)

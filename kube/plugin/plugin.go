@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -18,9 +19,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
@@ -70,6 +74,23 @@ type Args struct {
 	// EvictTimeoutSeconds bounds each eviction call (planner.Options.EvictTimeout).
 	// Default 10.
 	EvictTimeoutSeconds int `json:"evictTimeoutSeconds,omitempty"`
+	// LeaderElection, when set, lets several replicas run: only the one that holds the
+	// Lease plans (and writes the state); the others hold every pod at PreEnqueue until they
+	// take over, restoring the state the leader wrote. Leave kube-scheduler's own
+	// leaderElection off: every replica's framework runs, and only the leader's admits pods.
+	LeaderElection *LeaderElectionArgs `json:"leaderElection,omitempty"`
+}
+
+// LeaderElectionArgs name the planner's Lease and its timing.
+type LeaderElectionArgs struct {
+	// LeaseNamespace and LeaseName name the Lease. Default gpusched-system/gpusched-planner.
+	LeaseNamespace string `json:"leaseNamespace,omitempty"`
+	LeaseName      string `json:"leaseName,omitempty"`
+	// LeaseDurationSeconds (default 15), RenewDeadlineSeconds (10) and RetryPeriodSeconds
+	// (2) are client-go's leader election timing: a failover takes up to the lease duration.
+	LeaseDurationSeconds float64 `json:"leaseDurationSeconds,omitempty"`
+	RenewDeadlineSeconds float64 `json:"renewDeadlineSeconds,omitempty"`
+	RetryPeriodSeconds   float64 `json:"retryPeriodSeconds,omitempty"`
 }
 
 // Plugin enforces a gpusched planner's decisions in the scheduling framework: PreEnqueue and
@@ -80,6 +101,7 @@ type Plugin struct {
 	p           *planner.Planner
 	timeout     time.Duration
 	gpuResource string
+	elector     *leaderelection.LeaderElector
 }
 
 var (
@@ -136,6 +158,23 @@ func DecodeArgs(obj runtime.Object) (Args, error) {
 	}
 	if a.PermitTimeoutSeconds <= 0 {
 		a.PermitTimeoutSeconds = 60
+	}
+	if le := a.LeaderElection; le != nil {
+		if le.LeaseNamespace == "" {
+			le.LeaseNamespace = "gpusched-system"
+		}
+		if le.LeaseName == "" {
+			le.LeaseName = "gpusched-planner"
+		}
+		if le.LeaseDurationSeconds <= 0 {
+			le.LeaseDurationSeconds = 15
+		}
+		if le.RenewDeadlineSeconds <= 0 {
+			le.RenewDeadlineSeconds = 10
+		}
+		if le.RetryPeriodSeconds <= 0 {
+			le.RetryPeriodSeconds = 2
+		}
 	}
 	return a, nil
 }
@@ -213,6 +252,39 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 			return nil, err
 		}
 	}
+	var elector *leaderelection.LeaderElector
+	if le := args.LeaderElection; le != nil {
+		host, _ := os.Hostname()
+		id := host + "_" + string(uuid.NewUUID())
+		lock := &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: le.LeaseNamespace, Name: le.LeaseName},
+			Client:     h.ClientSet().CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+		}
+		sec := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+		elector, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+			Lock: lock, Name: "gpusched-planner",
+			LeaseDuration: sec(le.LeaseDurationSeconds), RenewDeadline: sec(le.RenewDeadlineSeconds), RetryPeriod: sec(le.RetryPeriodSeconds),
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(lctx context.Context) {
+					logger.Info("gpusched planner: leading", "identity", id)
+					p.Run(lctx)
+				},
+				OnStoppedLeading: func() {
+					logger.Info("gpusched planner: lease lost or released; this replica no longer plans", "identity", id)
+					if hooks == nil && ctx.Err() == nil {
+						// As kube-scheduler does when it loses its lease: restart as a follower.
+						klog.FlushAndExit(klog.ExitFlushTimeout, 0)
+					}
+				},
+			},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("gpusched plugin: leader election: %w", err)
+		}
+		pl.elector = elector
+		p.SetLeading(elector.IsLeader)
+	}
 	go func() {
 		podFactory.Start(ctx.Done())
 		pgFactory.Start(ctx.Done())
@@ -220,10 +292,18 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 		podFactory.WaitForCacheSync(ctx.Done())
 		pgFactory.WaitForCacheSync(ctx.Done())
 		h.SharedInformerFactory().WaitForCacheSync(ctx.Done())
+		if elector != nil {
+			elector.Run(ctx)
+			return
+		}
 		p.Run(ctx)
 	}()
 	return pl, nil
 }
+
+// Leading tells whether this replica plans: it holds the planner's Lease, or leader
+// election is off.
+func (pl *Plugin) Leading() bool { return pl.elector == nil || pl.elector.IsLeader() }
 
 // Planner returns the plugin's planner.
 func (pl *Plugin) Planner() *planner.Planner { return pl.p }
