@@ -57,6 +57,8 @@ func shippedConfig(t *testing.T, kubeconfig string) string {
 				t.Fatal("the shipped config does not turn on the planner's leader election")
 			}
 			le["leaseDurationSeconds"], le["renewDeadlineSeconds"], le["retryPeriodSeconds"] = 3, 2, 0.25
+			args := pc["args"].(map[string]any)
+			args["podsGoneGraceSeconds"], args["unfitGraceSeconds"] = 1, 1
 			found = true
 		}
 	}
@@ -311,4 +313,25 @@ func TestShipped(t *testing.T) {
 		t.Fatalf("the state ConfigMap: %v", err)
 	}
 	t.Logf("failover: replica b leads (%s), restored %d jobs", *lease.Spec.HolderIdentity, b.planner().Restored())
+
+	// A pod that other plugins' Filters reject where the decision puts it (a pod of another
+	// scheduler holds 60 of the node's 64 CPUs): the job is taken back, with the reason.
+	hog := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "hog", Namespace: ns}, Spec: v1.PodSpec{NodeName: pod("after-0").Spec.NodeName,
+		Containers: []v1.Container{{Name: "c", Image: "x", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("60")}}}}}}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, hog, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	group("cpu", 1, 1, "10")
+	waitFor(t, 30*time.Second, "an Unschedulable event naming the CPU", event("cpu", "Insufficient cpu"))
+	if pod("cpu-0").Spec.NodeName != "" {
+		t.Fatalf("a pod that does not fit was bound")
+	}
+	// A running job whose pod is deleted (its PodGroup kept) gives its GPUs back to the job
+	// that waits for them.
+	group("wait8", 1, 8, "")
+	if err := cs.CoreV1().Pods(ns).Delete(ctx, "next-0", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the waiting job to get the GPUs of a job without pods", bound("wait8-0"))
+	waitFor(t, 10*time.Second, "a PodsGone event", event("next", "PodsGone"))
 }

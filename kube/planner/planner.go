@@ -461,6 +461,24 @@ func (p *Planner) sync(ctx context.Context) (time.Duration, error) {
 			wait = min(wait, max(time.Until(b.retry), time.Millisecond))
 		}
 	}
+	// The planner's own deadlines: a gang that must bind, pods that must come back, a job
+	// taken back that may be submitted again.
+	wall := p.opt.Now()
+	due := func(at time.Time) { wait = min(wait, max(at.Sub(wall), time.Millisecond)) }
+	for _, j := range p.jobs {
+		switch {
+		case j.held && j.nodes != nil && !j.full:
+			due(j.startAt.Add(p.opt.BindTimeout))
+			if len(j.pods) < j.spec.Pods {
+				due(j.complete.Add(p.opt.PodsGoneGrace))
+			}
+			if j.unfit != "" {
+				due(j.startAt.Add(p.opt.UnfitGrace))
+			}
+		case !j.held && !j.retryAt.IsZero() && wall.Before(j.retryAt):
+			due(j.retryAt)
+		}
+	}
 	return wait, nil
 }
 

@@ -74,6 +74,11 @@ type Args struct {
 	// EvictTimeoutSeconds bounds each eviction call (planner.Options.EvictTimeout).
 	// Default 10.
 	EvictTimeoutSeconds int `json:"evictTimeoutSeconds,omitempty"`
+	// PodsGoneGraceSeconds (default 30), UnfitGraceSeconds (30) and UnstartBackoffSeconds
+	// (60) are planner.Options.PodsGoneGrace, UnfitGrace and UnstartBackoff.
+	PodsGoneGraceSeconds  float64 `json:"podsGoneGraceSeconds,omitempty"`
+	UnfitGraceSeconds     float64 `json:"unfitGraceSeconds,omitempty"`
+	UnstartBackoffSeconds float64 `json:"unstartBackoffSeconds,omitempty"`
 	// LeaderElection, when set, lets several replicas run: only the one that holds the
 	// Lease plans (and writes the state); the others hold every pod at PreEnqueue until they
 	// take over, restoring the state the leader wrote. Leave kube-scheduler's own
@@ -213,8 +218,11 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 		RestoreTime: args.RestoreTime, TimeScale: args.TimeScale, Sources: src,
 		Actuator: &actuator{h: h, log: logger, pgc: pgc, ctx: ctx}, Debounce: time.Duration(args.DebounceMillis) * time.Millisecond,
 		Logger: logger, PodSizes: sizes.Set,
-		BindTimeout:  time.Duration(args.BindTimeoutSeconds) * time.Second,
-		EvictTimeout: time.Duration(args.EvictTimeoutSeconds) * time.Second,
+		BindTimeout:    time.Duration(args.BindTimeoutSeconds) * time.Second,
+		EvictTimeout:   time.Duration(args.EvictTimeoutSeconds) * time.Second,
+		PodsGoneGrace:  time.Duration(args.PodsGoneGraceSeconds * float64(time.Second)),
+		UnfitGrace:     time.Duration(args.UnfitGraceSeconds * float64(time.Second)),
+		UnstartBackoff: time.Duration(args.UnstartBackoffSeconds * float64(time.Second)),
 	}
 	registerMetrics()
 	obs := &observer{}
