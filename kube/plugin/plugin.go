@@ -216,7 +216,7 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 	opt := planner.Options{
 		Mapping: args.Mapping, SchedulerNames: args.SchedulerNames, Scheduler: sched, Cost: cost,
 		RestoreTime: args.RestoreTime, TimeScale: args.TimeScale, Sources: src,
-		Actuator: &actuator{h: h, log: logger, pgc: pgc, ctx: ctx}, Debounce: time.Duration(args.DebounceMillis) * time.Millisecond,
+		Actuator: &actuator{h: h, log: logger, pgc: pgc, ctx: ctx, sem: make(chan struct{}, 8)}, Debounce: time.Duration(args.DebounceMillis) * time.Millisecond,
 		Logger: logger, PodSizes: sizes.Set,
 		BindTimeout:    time.Duration(args.BindTimeoutSeconds) * time.Second,
 		EvictTimeout:   time.Duration(args.EvictTimeoutSeconds) * time.Second,
@@ -480,6 +480,7 @@ type actuator struct {
 	log klog.Logger
 	pgc pgclient.Interface
 	ctx context.Context
+	sem chan struct{} // bounds the status patches in flight
 }
 
 // PodGroupStatus patches the PodGroup's status subresource off the decision path (a merge
@@ -494,6 +495,8 @@ func (a *actuator) PodGroupStatus(pg *v1alpha1.PodGroup, phase v1alpha1.PodGroup
 		return
 	}
 	go func() {
+		a.sem <- struct{}{}
+		defer func() { <-a.sem }()
 		ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
 		defer cancel()
 		_, err := a.pgc.SchedulingV1alpha1().PodGroups(pg.Namespace).Patch(ctx, pg.Name, types.MergePatchType, data, metav1.PatchOptions{}, "status")
