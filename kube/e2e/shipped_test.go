@@ -236,6 +236,14 @@ func TestShipped(t *testing.T) {
 	// A pod asking 100 CPUs of 64-CPU nodes: refused with an event, never bound.
 	group("huge", 1, 1, "100")
 	waitFor(t, 30*time.Second, "a DoesNotFit event", event("huge", "DoesNotFit"))
+	waitFor(t, 30*time.Second, "the pending reason on the pod", func() bool {
+		for _, c := range pod("huge-0").Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == "GpuschedWaiting" && strings.Contains(c.Message, "CPU") {
+				return true
+			}
+		}
+		return false
+	})
 
 	// A PodDisruptionBudget protects plain (its disruption controller does not run here, so it
 	// never allows an eviction). Cordoning plain's node stops plain: the eviction is refused,

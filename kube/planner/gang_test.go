@@ -120,6 +120,12 @@ func TestUnboundGangTakenBack(t *testing.T) {
 	if !hasEvent(f.fake, "NotBound: job stuck was started but only 0 of its 1 pods bound") {
 		t.Fatalf("no NotBound event: %q", f.events)
 	}
+	f.mu.Lock()
+	why, nextWhy := f.waiting["stuck-0"], f.waiting["next-0"]
+	f.mu.Unlock()
+	if !strings.Contains(why, "bound in 1m40s") || !strings.Contains(nextWhy, "queue") {
+		t.Fatalf("pending reasons: stuck %q, next %q", why, nextWhy)
+	}
 	clock = clock.Add(time.Second)
 	p.syncWait(ctx)
 	if ok, why := p.Admit(f.pods[1]); !ok {
@@ -173,6 +179,12 @@ func TestUnfitAndDoesNotFit(t *testing.T) {
 	}
 	if !hasEvent(f.fake, "DoesNotFit") {
 		t.Fatalf("no DoesNotFit event: %q", f.events)
+	}
+	f.mu.Lock()
+	why := f.waiting["big-0"]
+	f.mu.Unlock()
+	if !strings.Contains(why, "100000m CPU") {
+		t.Fatalf("the pod's pending reason %q does not say why", why)
 	}
 	if ok, why := p.Admit(okPod); !ok {
 		t.Fatalf("ok not started: %s", why)

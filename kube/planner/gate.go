@@ -32,19 +32,30 @@ func (p *Planner) Admit(pod *v1.Pod) (bool, string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	j, why := p.jobOf(pod)
-	switch {
-	case j == nil:
+	if j == nil {
 		return false, why
-	case j.prob != "":
-		return false, j.prob
-	case j.done:
-		return false, fmt.Sprintf("job %s is finished or rejected", j.key.Name)
-	case j.nodes == nil && j.why != "":
-		return false, j.why
-	case j.nodes == nil:
-		return false, fmt.Sprintf("job %s waits for the scheduler's decision", j.key.Name)
+	}
+	if why := p.waitReason(j); why != "" {
+		return false, why
 	}
 	return true, ""
+}
+
+// waitReason says why a job's pods may not be scheduled now, or "" when they may.
+func (p *Planner) waitReason(j *job) string {
+	switch {
+	case j.prob != "":
+		return j.prob
+	case j.done:
+		return fmt.Sprintf("job %s is finished or rejected", j.key.Name)
+	case j.nodes != nil:
+		return ""
+	case j.why != "":
+		return j.why
+	case !j.held:
+		return fmt.Sprintf("job %s waits for all its worker pods to exist", j.key.Name)
+	}
+	return fmt.Sprintf("job %s waits in the %s scheduler's queue for GPUs", j.key.Name, p.schedName())
 }
 
 // Unfit tells the planner that no node the decision gave the pod's job can hold the pod:

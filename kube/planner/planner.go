@@ -43,6 +43,9 @@ type Actuator interface {
 	// Scheduling: started, its gang binding; Running; Finished) and its running pods. The
 	// planner calls it only when they change.
 	PodGroupStatus(pg *v1alpha1.PodGroup, phase v1alpha1.PodGroupPhase, running int32)
+	// PodWaiting sets the condition PodScheduled=False (reason GpuschedWaiting) on a pod that
+	// the planner holds back, saying why. The planner calls it only when the reason changes.
+	PodWaiting(pod *v1.Pod, why string)
 }
 
 // Store keeps the planner's saved state (a ConfigMap: ConfigMapStore).
@@ -191,6 +194,7 @@ type job struct {
 	unfit    string                 // why a pod of the started job fits none of its nodes (PostFilter)
 	why      string                 // why the job waits, when the planner knows more than "not started"
 	phase    v1alpha1.PodGroupPhase // the PodGroup status phase last set
+	told     map[types.UID]string   // the wait reason last set on each pod
 }
 
 // Planner keeps a gpusched View of a Kubernetes cluster, calls a gpusched.Scheduler at every
@@ -1156,9 +1160,25 @@ func (p *Planner) reconcile(ctx context.Context) {
 	}
 }
 
-// statuses sets the status of every PodGroup whose phase or running pods changed.
+// statuses sets the status of every PodGroup whose phase or running pods changed, and the
+// reason its pods wait on every pod held back whose reason changed.
 func (p *Planner) statuses() {
 	for _, j := range p.jobs {
+		if why := p.waitReason(j); why != "" {
+			for _, list := range [][]*v1.Pod{j.pods, j.aux} {
+				for _, pod := range list {
+					if pod.Spec.NodeName != "" || j.told[pod.UID] == why {
+						continue
+					}
+					if j.told == nil {
+						j.told = map[types.UID]string{}
+					}
+					j.told[pod.UID] = why
+					pod := pod
+					p.later(func() { p.opt.Actuator.PodWaiting(pod, why) })
+				}
+			}
+		}
 		pg, ok := j.obj.(*v1alpha1.PodGroup)
 		if !ok {
 			continue

@@ -30,6 +30,7 @@ type fake struct {
 	events  []string
 	data    []byte
 	phases  map[string][]v1alpha1.PodGroupPhase
+	waiting map[string]string // pod -> the wait reason last set
 }
 
 func (f *fake) Nodes() ([]*v1.Node, error) {
@@ -67,6 +68,14 @@ func (f *fake) Activate(pods []*v1.Pod) {
 	}
 }
 func (f *fake) RejectWaiting(*v1.Pod) {}
+func (f *fake) PodWaiting(pod *v1.Pod, why string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.waiting == nil {
+		f.waiting = map[string]string{}
+	}
+	f.waiting[pod.Name] = why
+}
 func (f *fake) PodGroupStatus(pg *v1alpha1.PodGroup, phase v1alpha1.PodGroupPhase, running int32) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

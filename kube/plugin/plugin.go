@@ -483,6 +483,29 @@ type actuator struct {
 	sem chan struct{} // bounds the status patches in flight
 }
 
+// PodWaiting patches the pod's PodScheduled condition (False, reason GpuschedWaiting, the
+// planner's reason as message) off the decision path. (The reason is not Unschedulable, which
+// cluster autoscalers take as a request for nodes.)
+func (a *actuator) PodWaiting(pod *v1.Pod, why string) {
+	data, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []map[string]any{{
+		"type": v1.PodScheduled, "status": v1.ConditionFalse, "reason": "GpuschedWaiting", "message": why,
+		"lastTransitionTime": metav1.Now(),
+	}}}})
+	if err != nil {
+		return
+	}
+	go func() {
+		a.sem <- struct{}{}
+		defer func() { <-a.sem }()
+		ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
+		defer cancel()
+		_, err := a.h.ClientSet().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+		if err != nil && !apierrors.IsNotFound(err) {
+			a.log.V(2).Info("pod condition", "pod", klog.KObj(pod), "err", err)
+		}
+	}()
+}
+
 // PodGroupStatus patches the PodGroup's status subresource off the decision path (a merge
 // patch: no conflict with other writers).
 func (a *actuator) PodGroupStatus(pg *v1alpha1.PodGroup, phase v1alpha1.PodGroupPhase, running int32) {
