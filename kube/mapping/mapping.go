@@ -13,6 +13,7 @@ import (
 
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/kube/queues"
 	"github.com/gpusched/gpusched/topology"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -31,6 +32,7 @@ const (
 	AnnMinGPUMemory = "min-gpu-memory"
 	AnnPods         = "pods"
 	AnnProgress     = "progress"
+	AnnQueue        = "queue"
 	LabelJob        = "job"
 	LabelRack       = "rack"
 )
@@ -397,6 +399,12 @@ func (c Config) job(key JobKey, kind, obj string, ann map[string]string, npods i
 			}
 			j.Plan = p
 		}
+	}
+	if q := strings.TrimSpace(ann[c.Key(AnnQueue)]); q != "" {
+		if j.Features.Categorical == nil {
+			j.Features.Categorical = map[string]string{}
+		}
+		j.Features.Categorical[queues.QueueFeature] = q
 	}
 	if j.Features.Family == "" && j.Model != nil {
 		j.Features.Family = j.Model.Name()

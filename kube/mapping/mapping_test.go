@@ -103,6 +103,9 @@ func TestBadJobs(t *testing.T) {
 	if _, _, err := (Config{DefaultStepTime: -1}).WithDefaults().JobFromPodGroup(group(2, nil), two, ref); !errors.Is(err, ErrBadJob) {
 		t.Fatalf("no annotations with the default refused: %v", err)
 	}
+	if s, _, err := c.JobFromPodGroup(group(2, map[string]string{"gpusched.io/queue": "team-a"}), two, ref); err != nil || s.Job.Features.Categorical["gpusched.io/queue"] != "team-a" {
+		t.Fatalf("queue annotation: %+v %v", s.Job.Features, err)
+	}
 	withLauncher := []*v1.Pod{pod("a", 1, lbl, nil), pod("b", 1, lbl, nil), pod("launcher", 0, lbl, nil)}
 	if s, complete, err := c.JobFromPodGroup(group(3, nil), withLauncher, ref); err != nil || !complete || s.Pods != 2 || s.Job.GPUs != 2 {
 		t.Fatalf("MPI job with a launcher: %+v %v %v", s, complete, err)

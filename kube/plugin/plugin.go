@@ -11,6 +11,7 @@ import (
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/kube/mapping"
 	"github.com/gpusched/gpusched/kube/planner"
+	"github.com/gpusched/gpusched/kube/queues"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -79,6 +80,11 @@ type Args struct {
 	PodsGoneGraceSeconds  float64 `json:"podsGoneGraceSeconds,omitempty"`
 	UnfitGraceSeconds     float64 `json:"unfitGraceSeconds,omitempty"`
 	UnstartBackoffSeconds float64 `json:"unstartBackoffSeconds,omitempty"`
+	// Queues, when set, shares the GPUs between teams' queues (guarantees, borrowing,
+	// weighted fair share) around the scheduler, which orders inside and across them
+	// (package queues). A job names its queue with the annotation gpusched.io/queue, or
+	// belongs to the queue that lists its namespace.
+	Queues *queues.Config `json:"queues,omitempty"`
 	// LeaderElection, when set, lets several replicas run: only the one that holds the
 	// Lease plans (and writes the state); the others hold every pod at PreEnqueue until they
 	// take over, restoring the state the leader wrote. Leave kube-scheduler's own
