@@ -956,7 +956,7 @@ func (p *Planner) apply(ctx context.Context, d decided, now float64) {
 		default:
 			p.normal(j, "Started", fmt.Sprintf("job %s started by the %s scheduler on %s", j.key.Name, p.schedName(), nodeList(nodes)))
 		}
-		j.nodes, j.resv, j.full = nodes, map[types.UID]string{}, false
+		j.nodes, j.resv, j.full, j.told = nodes, map[types.UID]string{}, false, nil
 		j.startAt, j.complete, j.unfit = p.opt.Now(), p.opt.Now(), ""
 		out.Starts = append(out.Starts, Start{Job: a.Job, Nodes: nodes, GPUs: a.GPUs})
 		var act []*v1.Pod
