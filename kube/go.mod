@@ -14,6 +14,7 @@ require (
 	k8s.io/component-base v0.33.0
 	k8s.io/klog/v2 v2.130.1
 	k8s.io/kubernetes v1.33.0
+	pgregory.net/rapid v1.3.0
 	sigs.k8s.io/scheduler-plugins v0.31.8
 	sigs.k8s.io/yaml v1.4.0
 )

@@ -100,9 +100,75 @@ func T4() ServerSpec {
 	}
 }
 
-// Preset returns a server spec by name: "a100", "a800", "h100" or "t4" (or upper case).
+// H200 returns the spec of an 8-GPU H200 SXM 141 GB server (HGX H200 class): the H100's
+// NVSwitch fabric (900 GB/s of NVLink per GPU, 450 GB/s each way) and peak throughput (989
+// TFLOPS dense BF16) with 141 GB of HBM3e, and one 400 Gb/s NDR InfiniBand NIC per GPU (NVIDIA
+// H200 datasheet).
+func H200() ServerSpec {
+	s := H100()
+	s.GPU = GPUSpec{Model: "H200-SXM-141GB", PeakFLOPS: 989 * TFLOPS, MemoryBytes: 141 * GB}
+	return s
+}
+
+// B200 returns the spec of an 8-GPU B200 180 GB server (DGX/HGX B200 class): fifth-generation
+// NVLink at 1.8 TB/s per GPU (900 GB/s each way), 2.25 PFLOPS of dense BF16, and one 400 Gb/s
+// NIC per GPU (NVIDIA DGX B200 datasheet).
+func B200() ServerSpec {
+	return ServerSpec{
+		GPU:            GPUSpec{Model: "B200-180GB", PeakFLOPS: 2250 * TFLOPS, MemoryBytes: 180 * GB},
+		GPUs:           8,
+		IntraBandwidth: 900 * GB,
+		IntraLatency:   2.5e-6,
+		NICs:           8,
+		NICBandwidth:   Gbps(400),
+		NICLatency:     5e-6,
+	}
+}
+
+// L40S returns the spec of an 8-GPU L40S 48 GB server: no NVLink, the GPUs share the host's
+// PCIe 4.0 fabric (about 32 GB/s each way, IntraShared), 362 TFLOPS of dense FP16/BF16 tensor
+// throughput (NVIDIA L40S datasheet), and two 200 Gb/s NICs.
+func L40S() ServerSpec {
+	return ServerSpec{
+		GPU:            GPUSpec{Model: "L40S-48GB", PeakFLOPS: 362 * TFLOPS, MemoryBytes: GiB(48)},
+		GPUs:           8,
+		IntraBandwidth: 32 * GB,
+		IntraLatency:   10e-6,
+		IntraShared:    true,
+		NICs:           2,
+		NICBandwidth:   Gbps(200),
+		NICLatency:     5e-6,
+	}
+}
+
+// V100 returns the spec of an 8-GPU V100 SXM2 32 GB server (DGX-1 class): NVLink 2 at 300
+// GB/s per GPU (150 GB/s each way; DGX-1's hybrid cube-mesh, taken as a switch here), 125
+// TFLOPS of FP16 tensor throughput (NVIDIA V100 datasheet), and four 100 Gb/s EDR InfiniBand
+// NICs.
+func V100() ServerSpec {
+	return ServerSpec{
+		GPU:            GPUSpec{Model: "V100-SXM2-32GB", PeakFLOPS: 125 * TFLOPS, MemoryBytes: GiB(32)},
+		GPUs:           8,
+		IntraBandwidth: 150 * GB,
+		IntraLatency:   5e-6,
+		NICs:           4,
+		NICBandwidth:   Gbps(100),
+		NICLatency:     5e-6,
+	}
+}
+
+// Preset returns a server spec by name: "a100", "a800", "h100" or "t4", or one of the newer
+// "h200", "b200", "l40s" and "v100" (or upper case).
 func Preset(name string) (ServerSpec, error) {
 	switch name {
+	case "h200", "H200":
+		return H200(), nil
+	case "b200", "B200":
+		return B200(), nil
+	case "l40s", "L40S":
+		return L40S(), nil
+	case "v100", "V100":
+		return V100(), nil
 	case "a100", "A100":
 		return A100(), nil
 	case "a800", "A800":
@@ -112,7 +178,7 @@ func Preset(name string) (ServerSpec, error) {
 	case "t4", "T4":
 		return T4(), nil
 	}
-	return ServerSpec{}, fmt.Errorf("%w: unknown server preset %q (want a100, a800, h100 or t4)", ErrInvalidCluster, name)
+	return ServerSpec{}, fmt.Errorf("%w: unknown server preset %q (want a100, a800, h100, t4, h200, b200, l40s or v100)", ErrInvalidCluster, name)
 }
 
 // Uniform builds a cluster of n identical servers named "<prefix>-0" ... "<prefix>-(n-1)",

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -31,7 +32,19 @@ import (
 // (no node can hold such a pod, so the placer never places them: they stay in every view), and
 // each measured gang is the shortest job (its iterations hint), so A-SRPT starts it at once on
 // the 32 free GPUs; it is deleted before the next one. b.N gangs are measured one by one.
+//
+// GPUSCHED_KUBE_BENCH_NODES and GPUSCHED_KUBE_BENCH_QUEUED change the 200 nodes and 1,000
+// queued jobs (issue #32's scale: 1000 and 5000). Besides the latency it reports the
+// planner's decisions per second over the measured window and the state writes per decision.
 func BenchmarkGangLatency(b *testing.B) {
+	envInt := func(name string, def int) int {
+		if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+			return v
+		}
+		return def
+	}
+	numNodes, numQueued := envInt("GPUSCHED_KUBE_BENCH_NODES", 200), envInt("GPUSCHED_KUBE_BENCH_QUEUED", 1000)
+	fill := numNodes - 4
 	cfg := testenv.APIServer(b)
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	pgc := pgclient.NewForConfigOrDie(cfg)
@@ -40,8 +53,8 @@ func BenchmarkGangLatency(b *testing.B) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	for i := range 200 {
-		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%03d", i), Labels: map[string]string{gpuLabel: "A100", rackLabel: fmt.Sprintf("r%d", i/20)}}}
+	for i := range numNodes {
+		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%04d", i), Labels: map[string]string{gpuLabel: "A100", rackLabel: fmt.Sprintf("r%d", i/20)}}}
 		n, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 		if err != nil {
 			b.Fatal(err)
@@ -109,14 +122,14 @@ profiles:
 		}
 		return k == n
 	}
-	for i := range 196 {
-		group(fmt.Sprintf("fill%03d", i), 1, 8, "1e9")
+	for i := range fill {
+		group(fmt.Sprintf("fill%04d", i), 1, 8, "1e9")
 	}
-	deadline := time.Now().Add(5 * time.Minute)
+	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		all := true
-		for i := range 196 {
-			if !bound(fmt.Sprintf("fill%03d", i), 1) {
+		for i := range fill {
+			if !bound(fmt.Sprintf("fill%04d", i), 1) {
 				all = false
 				break
 			}
@@ -125,15 +138,18 @@ profiles:
 			break
 		}
 		if time.Now().After(deadline) {
-			b.Fatal("the filler jobs did not start in 5 minutes")
+			b.Fatal("the filler jobs did not start in 10 minutes")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	for i := range 1000 {
-		group(fmt.Sprintf("queued%04d", i), 1, 40, "1e6")
+	for i := range numQueued {
+		group(fmt.Sprintf("queued%05d", i), 1, 40, "1e6")
 	}
 	time.Sleep(5 * time.Second) // let the planner take in the queue
 	var lat, share []float64
+	mu.Lock()
+	st0, w0 := pl.Stats(), time.Now()
+	mu.Unlock()
 	b.ResetTimer()
 	for i := range b.N {
 		name := fmt.Sprintf("gang%04d", i)
@@ -178,4 +194,9 @@ profiles:
 	b.ReportMetric(q(share, 0.5), "planner-share-p50")
 	busy, syncs := pl.Busy()
 	b.ReportMetric(busy.Seconds()*1000/float64(max(syncs, 1)), "ms/decision")
+	st1 := pl.Stats()
+	dec := float64(max(st1.Decisions-st0.Decisions, 1))
+	b.ReportMetric(dec/time.Since(w0).Seconds(), "decisions/s")
+	b.ReportMetric(float64(st1.StateWrites-st0.StateWrites)/dec, "state-writes/decision")
+	b.ReportMetric(float64(st1.StateBytes), "state-bytes")
 }

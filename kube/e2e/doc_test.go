@@ -2,7 +2,20 @@
 // kube-apiserver in process (package testenv), the kube-scheduler framework with the Gpusched
 // plugin, and an agent that plays the kubelets and the jobs' controller (no kubelet runs).
 //
-// TestManifests validates kube/deploy with a server-side dry run.
+// TestManifests validates kube/deploy with a server-side dry run, in the order kubectl apply
+// -f kube/deploy/ sends the objects (files by name: the namespace first).
+//
+// TestShipped applies kube/deploy as shipped (for real) to an API server with RBAC on and runs
+// two replicas of the scheduler as the ServiceAccount gpusched-system/gpusched-scheduler (a
+// TokenRequest token) with the shipped KubeSchedulerConfiguration, changed only by
+// clientConnection.kubeconfig and a lease of 3 s instead of 15. On two nodes of unknown or
+// unlabelled GPU type: a PodGroup without annotations runs (a Started event, status Running,
+// an UnknownGPUType warning on the node); a pod asking 100 CPUs of 64-CPU nodes gets
+// DoesNotFit; a PodDisruptionBudget that refuses the eviction of a job whose node is cordoned
+// gets EvictionBlocked while another job binds (milliseconds) on the other node and not on the
+// GPUs the blocked job keeps; then the leader is stopped, the other replica takes the Lease,
+// restores the running job from the state ConfigMap without evicting it, and schedules a new
+// job. About 15 s.
 //
 // TestEndToEnd runs 50 jobs of the shared Philly trace (one virtual cluster's first jobs of at
 // most 16 GPUs, mapped to zoo models, arrivals 20x compressed, durations clipped to 5 min-2 h;
@@ -43,7 +56,7 @@
 //     again; all six finish.
 //
 // It takes about a minute of wall time (two on a busy machine) and skips without the shared
-// data (../shared/data/philly).
+// data (../shared/data/philly), or fails when the environment says CI=true.
 //
 // BenchmarkGangLatency measures gang latency on 200 nodes x 8 GPUs with 1,000 queued jobs.
 package e2e

@@ -328,7 +328,9 @@ func TestEndToEnd(t *testing.T) {
 	e.check(t)
 }
 
-// sharedFile returns the path of a file of the reference data beside the checkout, or skips.
+// sharedFile returns the path of a file of the reference data beside the checkout, or skips
+// (fails when the environment says CI=true: a CI run that skipped the end-to-end test would
+// still say ok).
 func sharedFile(t *testing.T, rel string) string {
 	dir, _ := os.Getwd()
 	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
@@ -339,6 +341,9 @@ func sharedFile(t *testing.T, rel string) string {
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("reference data %s not found beside the checkout (../shared/data): CI must have it", rel)
 	}
 	t.Skipf("reference data %s not found beside the checkout (../shared/data)", rel)
 	return ""
@@ -481,7 +486,7 @@ profiles:
     preEnqueue: {enabled: [{name: Gpusched}]}
     preFilter: {enabled: [{name: Gpusched}]}
     filter: {enabled: [{name: Gpusched}]}
-    postFilter: {disabled: [{name: DefaultPreemption}]}
+    postFilter: {enabled: [{name: Gpusched}], disabled: [{name: DefaultPreemption}]}
     score: {enabled: [{name: Gpusched, weight: 10}]}
     reserve: {enabled: [{name: Gpusched}]}
     permit: {enabled: [{name: Gpusched}]}

@@ -80,10 +80,14 @@ func installCRD(t testing.TB, cfg *rest.Config) {
 }
 
 // validateManifests sends every object of kube/deploy to the API server as a server-side dry
-// run (the namespace is created for real first), and checks the KubeSchedulerConfiguration
+// run (the namespace is created for real), in the order kubectl apply sends them, and checks the KubeSchedulerConfiguration
 // inside the config ConfigMap with kube-scheduler's own loader and validation, and the
 // plugin's arguments with the plugin's decoder.
-func validateManifests(t *testing.T, cfg *rest.Config) {
+func validateManifests(t *testing.T, cfg *rest.Config) { createManifests(t, cfg, true) }
+
+// manifestObjects reads kube/deploy: every object of every file, files by name, objects in
+// file order (as kubectl apply -f kube/deploy/ sends them).
+func manifestObjects(t testing.TB) []*unstructured.Unstructured {
 	files, err := filepath.Glob(filepath.Join("..", "deploy", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no manifests in kube/deploy: %v", err)
@@ -108,15 +112,26 @@ func validateManifests(t *testing.T, cfg *rest.Config) {
 			objs = append(objs, u)
 		}
 	}
+	return objs
+}
+
+// createManifests creates the objects of kube/deploy in kubectl's order: namespaces for
+// real, the others as a server-side dry run (dryRun) or for real.
+func createManifests(t testing.TB, cfg *rest.Config, dryRun bool) {
+	objs := manifestObjects(t)
 	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	ctx := context.Background()
-	for pass := range 2 { // namespaces first, for real; then everything else as a dry run
-		for _, u := range objs {
-			if (u.GetKind() == "Namespace") != (pass == 0) {
-				continue
-			}
+	// In the order kubectl apply -f kube/deploy/ sends them (files by name, objects in file
+	// order): namespaces for real, everything else as a dry run, which fails for an object
+	// whose namespace does not exist yet.
+	for _, u := range objs {
+		pass := 1
+		if u.GetKind() == "Namespace" {
+			pass = 0
+		}
+		{
 			gvk := u.GroupVersionKind()
 			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 			if err != nil {
@@ -128,16 +143,16 @@ func validateManifests(t *testing.T, cfg *rest.Config) {
 				ri = dyn.Resource(m.Resource).Namespace(u.GetNamespace())
 			}
 			opts := metav1.CreateOptions{FieldValidation: "Strict"}
-			if pass == 1 {
+			if pass == 1 && dryRun {
 				opts.DryRun = []string{metav1.DryRunAll}
 			}
 			if _, err := ri.Create(ctx, u, opts); err != nil {
 				t.Errorf("%s %s/%s rejected by the API server: %v", gvk.Kind, u.GetNamespace(), u.GetName(), err)
 				continue
 			}
-			t.Logf("%s %s/%s: accepted (%s)", gvk.Kind, u.GetNamespace(), u.GetName(), map[bool]string{true: "created", false: "server-side dry run"}[pass == 0])
-			if gvk.Kind == "ConfigMap" {
-				checkSchedulerConfig(t, u)
+			t.Logf("%s %s/%s: accepted (%s)", gvk.Kind, u.GetNamespace(), u.GetName(), map[bool]string{true: "created", false: "server-side dry run"}[pass == 0 || !dryRun])
+			if gvk.Kind == "ConfigMap" && dryRun {
+				checkSchedulerConfig(t.(*testing.T), u)
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/kube/queues"
 	"github.com/gpusched/gpusched/topology"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -31,6 +32,7 @@ const (
 	AnnMinGPUMemory = "min-gpu-memory"
 	AnnPods         = "pods"
 	AnnProgress     = "progress"
+	AnnQueue        = "queue"
 	LabelJob        = "job"
 	LabelRack       = "rack"
 )
@@ -84,16 +86,22 @@ type Config struct {
 	GPUTypeLabel string `json:"gpuTypeLabel,omitempty"`
 	// RackLabel is the node label that names the node's rack. Default "gpusched.io/rack".
 	RackLabel string `json:"rackLabel,omitempty"`
-	// GPUTypes maps values of GPUTypeLabel to topology presets ("a100", "a800", "h100", "t4").
-	// A value it does not list is matched to the first preset whose name it contains (case
-	// ignored, h100 before a100).
+	// GPUTypes maps values of GPUTypeLabel to topology presets ("a100", "a800", "h100", "t4",
+	// "h200", "b200", "l40s", "v100"). A value it does not list is matched to the first
+	// preset whose name it contains (case ignored: h200, h100, b200, a100, a800, l40s, v100,
+	// t4); a value that contains none is scheduled as a generic GPU (Generic) with a warning.
 	GPUTypes map[string]string `json:"gpuTypes,omitempty"`
 	// DefaultGPUType is the preset of a GPU node without GPUTypeLabel. Default "": such a
-	// node is a problem (ErrBadNode) and left out.
+	// node is scheduled as a generic GPU (Generic), with a warning (ErrUnknownGPUType).
 	DefaultGPUType string `json:"defaultGPUType,omitempty"`
 	// RackOversubscription is the oversubscription of every rack's uplinks (see
 	// topology.Rack). Default 1.
 	RackOversubscription float64 `json:"rackOversubscription,omitempty"`
+	// DefaultStepTime is the seconds per iteration assumed for a job that names neither a
+	// model (gpusched.io/model) nor a step time (gpusched.io/step-time). Default 1; with
+	// gpusched.io/iterations unset too, the scheduler's predictor learns the job's length
+	// from the jobs that finish. A negative value refuses such jobs (ErrBadJob).
+	DefaultStepTime float64 `json:"defaultStepTime,omitempty"`
 	// TolerateTaints are the keys of node taints that the gpusched pods tolerate (GPU nodes
 	// are often tainted so that only GPU pods land there). A node with a NoSchedule or
 	// NoExecute taint of another key is unusable: its GPUs are drained. Default
@@ -123,6 +131,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.TolerateTaints == nil {
 		c.TolerateTaints = []string{string(c.GPUResource)}
+	}
+	if c.DefaultStepTime == 0 || math.IsNaN(c.DefaultStepTime) || math.IsInf(c.DefaultStepTime, 0) {
+		c.DefaultStepTime = 1
 	}
 	return c
 }
@@ -206,7 +217,9 @@ func (c Config) PodGPUs(p *v1.Pod) (int64, error) {
 
 // JobFromPodGroup maps a PodGroup and its pods (those not being deleted) to a job. ref is the
 // kind of server a default plan is made for (the job's GPU type's, or the cluster's first).
-// It returns complete = false, and no error, while fewer than minMember pods exist.
+// Pods that request no GPU (an MPI launcher) are not workers: the job's worker pods are
+// gpusched.io/pods when the PodGroup says so, else minMember less the pods without GPUs.
+// It returns complete = false, and no error, while fewer worker pods exist.
 func (c Config) JobFromPodGroup(pg *v1alpha1.PodGroup, pods []*v1.Pod, ref topology.ServerSpec) (s Spec, complete bool, err error) {
 	key := JobKey{Namespace: pg.Namespace, Name: pg.Name, PodGroup: true}
 	obj := pg.Namespace + "/" + pg.Name
@@ -217,7 +230,8 @@ func (c Config) JobFromPodGroup(pg *v1alpha1.PodGroup, pods []*v1.Pod, ref topol
 }
 
 // JobFromPods maps the pods that share a job label to a job. Their gpusched annotations must
-// be equal, and name the number of pods (gpusched.io/pods). It returns complete = false, and
+// be equal, and name the number of worker pods (gpusched.io/pods); pods that request no GPU
+// are not workers. It returns complete = false, and
 // no error, while fewer pods exist.
 func (c Config) JobFromPods(key JobKey, pods []*v1.Pod, ref topology.ServerSpec) (s Spec, complete bool, err error) {
 	if len(pods) == 0 {
@@ -256,15 +270,39 @@ func (c Config) own(ann map[string]string) map[string]string {
 
 func (c Config) job(key JobKey, kind, obj string, ann map[string]string, npods int, pods []*v1.Pod, ref topology.ServerSpec) (Spec, bool, error) {
 	bad := func(field string, err error) error { return &Error{Kind: kind, Object: obj, Field: field, Err: err} }
+	// Pods without GPUs (an MPI launcher, a parameter server on CPU) run beside the workers:
+	// they are not workers. A PodGroup's minMember counts them unless gpusched.io/pods
+	// names the workers.
+	workers := pods[:0:0]
+	launchers := 0
+	for _, p := range pods {
+		if g, err := c.PodGPUs(p); err == nil && g == 0 {
+			launchers++
+			continue
+		}
+		workers = append(workers, p)
+	}
+	pods = workers
+	if kind == "PodGroup" {
+		if raw, ok := ann[c.Key(AnnPods)]; ok {
+			n, err := strconv.Atoi(strings.TrimSpace(raw))
+			if err != nil || n < 1 {
+				return Spec{}, false, bad("annotation "+c.Key(AnnPods), fmt.Errorf("%q: need a whole number >= 1", short(raw)))
+			}
+			npods = n
+		} else {
+			npods -= launchers
+		}
+		if npods < 1 {
+			return Spec{}, false, bad("spec.minMember", fmt.Errorf("%d pods, %d of them without GPUs: no worker pod", npods+launchers, launchers))
+		}
+	}
 	// GPU requests: equal over the pods.
 	var per int64 = -1
 	for _, p := range pods {
 		g, err := c.PodGPUs(p)
 		if err != nil {
 			return Spec{}, false, &Error{Kind: "Pod", Object: p.Namespace + "/" + p.Name, Field: "resources " + string(c.GPUResource), Err: err}
-		}
-		if g == 0 {
-			return Spec{}, false, &Error{Kind: "Pod", Object: p.Namespace + "/" + p.Name, Field: "resources " + string(c.GPUResource), Err: errors.New("requests no GPU: every worker pod of a job requests GPUs")}
 		}
 		if per >= 0 && g != per {
 			return Spec{}, false, &Error{Kind: "Pod", Object: p.Namespace + "/" + p.Name, Field: "resources " + string(c.GPUResource),
@@ -338,7 +376,10 @@ func (c Config) job(key JobKey, kind, obj string, ann map[string]string, npods i
 		}
 	}
 	if j.Model == nil && j.StepTime == 0 {
-		return Spec{}, false, bad("annotation "+c.Key(AnnModel), fmt.Errorf("missing, and no %s: the scheduler cannot tell how long an iteration takes", c.Key(AnnStepTime)))
+		if !(c.DefaultStepTime > 0) {
+			return Spec{}, false, bad("annotation "+c.Key(AnnModel), fmt.Errorf("missing, and no %s: the scheduler cannot tell how long an iteration takes", c.Key(AnnStepTime)))
+		}
+		j.StepTime = c.DefaultStepTime
 	}
 	if len(pods) < npods {
 		return s, false, nil
@@ -358,6 +399,12 @@ func (c Config) job(key JobKey, kind, obj string, ann map[string]string, npods i
 			}
 			j.Plan = p
 		}
+	}
+	if q := strings.TrimSpace(ann[c.Key(AnnQueue)]); q != "" {
+		if j.Features.Categorical == nil {
+			j.Features.Categorical = map[string]string{}
+		}
+		j.Features.Categorical[queues.QueueFeature] = q
 	}
 	if j.Features.Family == "" && j.Model != nil {
 		j.Features.Family = j.Model.Name()
@@ -446,4 +493,46 @@ func sorted(m map[string]string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// PodRequests returns the CPU (millicores) and memory (bytes) a pod requests: the sum over
+// its containers (requests, or limits where a container sets no request), or its largest
+// init container's if that is more, plus the pod's overhead.
+func PodRequests(p *v1.Pod) (milliCPU, memory int64) {
+	get := func(ct *v1.Container, name v1.ResourceName) int64 {
+		q, ok := ct.Resources.Requests[name]
+		if !ok {
+			q, ok = ct.Resources.Limits[name]
+		}
+		if !ok {
+			return 0
+		}
+		if name == v1.ResourceCPU {
+			return q.MilliValue()
+		}
+		return q.Value()
+	}
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		var sum, initMax int64
+		for i := range p.Spec.Containers {
+			sum += get(&p.Spec.Containers[i], name)
+		}
+		for i := range p.Spec.InitContainers {
+			initMax = max(initMax, get(&p.Spec.InitContainers[i], name))
+		}
+		v := max(sum, initMax)
+		if q, ok := p.Spec.Overhead[name]; ok {
+			if name == v1.ResourceCPU {
+				v += q.MilliValue()
+			} else {
+				v += q.Value()
+			}
+		}
+		if name == v1.ResourceCPU {
+			milliCPU = v
+		} else {
+			memory = v
+		}
+	}
+	return milliCPU, memory
 }

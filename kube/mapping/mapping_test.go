@@ -79,9 +79,8 @@ func TestBadJobs(t *testing.T) {
 		{"plan with unknown field", group(2, map[string]string{"gpusched.io/model": "resnet50", "gpusched.io/plan": `{"dp":2,"tq":1}`}), two, "gpusched.io/plan"},
 		{"features not JSON", group(2, map[string]string{"gpusched.io/step-time": "1", "gpusched.io/features": "user=x"}), two, "gpusched.io/features"},
 		{"bad memory", group(2, map[string]string{"gpusched.io/step-time": "1", "gpusched.io/min-gpu-memory": "lots"}), two, "gpusched.io/min-gpu-memory"},
-		{"no model and no step time", group(2, nil), two, "gpusched.io/model"},
 		{"pods disagree on GPUs", group(2, map[string]string{"gpusched.io/step-time": "1"}), []*v1.Pod{pod("a", 1, lbl, nil), pod("b", 2, lbl, nil)}, "nvidia.com/gpu"},
-		{"pod without GPUs", group(2, map[string]string{"gpusched.io/step-time": "1"}), []*v1.Pod{pod("a", 1, lbl, nil), pod("b", 0, lbl, nil)}, "nvidia.com/gpu"},
+		{"only pods without GPUs", group(1, map[string]string{"gpusched.io/step-time": "1"}), []*v1.Pod{pod("b", 0, lbl, nil)}, "minMember"},
 		{"more pods than minMember", group(1, map[string]string{"gpusched.io/step-time": "1"}), two, ""},
 		{"minMember 0", group(0, map[string]string{"gpusched.io/step-time": "1"}), two, "minMember"},
 	} {
@@ -95,6 +94,24 @@ func TestBadJobs(t *testing.T) {
 				t.Fatalf("error %v names field %q object %q, want %q", err, me.Field, me.Object, tc.field)
 			}
 		})
+	}
+	// A PodGroup without model or step time gets the default step time (or is refused when
+	// the default is negative); a launcher pod without GPUs is not a worker.
+	if s, complete, err := c.JobFromPodGroup(group(2, nil), two, ref); err != nil || !complete || s.Job.StepTime != 1 {
+		t.Fatalf("no annotations: %+v %v %v", s.Job, complete, err)
+	}
+	if _, _, err := (Config{DefaultStepTime: -1}).WithDefaults().JobFromPodGroup(group(2, nil), two, ref); !errors.Is(err, ErrBadJob) {
+		t.Fatalf("no annotations with the default refused: %v", err)
+	}
+	if s, _, err := c.JobFromPodGroup(group(2, map[string]string{"gpusched.io/queue": "team-a"}), two, ref); err != nil || s.Job.Features.Categorical["gpusched.io/queue"] != "team-a" {
+		t.Fatalf("queue annotation: %+v %v", s.Job.Features, err)
+	}
+	withLauncher := []*v1.Pod{pod("a", 1, lbl, nil), pod("b", 1, lbl, nil), pod("launcher", 0, lbl, nil)}
+	if s, complete, err := c.JobFromPodGroup(group(3, nil), withLauncher, ref); err != nil || !complete || s.Pods != 2 || s.Job.GPUs != 2 {
+		t.Fatalf("MPI job with a launcher: %+v %v %v", s, complete, err)
+	}
+	if s, complete, err := c.JobFromPodGroup(group(3, map[string]string{"gpusched.io/pods": "2"}), withLauncher[:2], ref); err != nil || !complete || s.Pods != 2 {
+		t.Fatalf("MPI job before its launcher, workers named: %+v %v %v", s, complete, err)
 	}
 	// Label pods that disagree.
 	jl := map[string]string{"gpusched.io/job": "x"}
@@ -136,11 +153,17 @@ func TestCluster(t *testing.T) {
 		node("n3", 4, a100, false, false),
 		node("n4", 8, a100, true, true),
 		node("weird", 8, map[string]string{"nvidia.com/gpu.product": "Voodoo-5"}, true, false),
+		node("x-h200", 8, map[string]string{"nvidia.com/gpu.product": "NVIDIA-H200"}, true, false),
+		node("x-b200", 8, map[string]string{"nvidia.com/gpu.product": "NVIDIA-B200"}, true, false),
+		node("x-l40s", 8, map[string]string{"nvidia.com/gpu.product": "NVIDIA-L40S"}, true, false),
+		node("x-v100", 8, map[string]string{"nvidia.com/gpu.product": "Tesla-V100-SXM2-32GB"}, true, false),
+		node("x-unlabelled", 8, nil, true, false),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cl.NumServers() != 4 || cl.NumGPUs() != 28 {
+	// Unknown and unlabelled GPU types are scheduled as generic GPUs, with a warning each.
+	if cl.NumServers() != 10 || cl.NumGPUs() != 76 {
 		t.Fatalf("%d servers, %d GPUs", cl.NumServers(), cl.NumGPUs())
 	}
 	if cl.Server(0).ID != "n1" || cl.Server(1).ID != "n2" || !cl.Server(1).GPU.Is("h100") || cl.Server(1).Rack != "none" || cl.Server(0).Rack != "r1" {
@@ -149,8 +172,14 @@ func TestCluster(t *testing.T) {
 	if strings.Join(unusable, ",") != "n3,n4" {
 		t.Fatalf("unusable %v", unusable)
 	}
-	if len(problems) != 1 || !errors.Is(problems[0], ErrBadNode) || !strings.Contains(problems[0].Error(), "weird") {
+	if len(problems) != 2 || !errors.Is(problems[0], ErrUnknownGPUType) || !strings.Contains(problems[0].Error(), "weird") ||
+		!errors.Is(problems[1], ErrUnknownGPUType) || !strings.Contains(problems[1].Error(), "missing") {
 		t.Fatalf("problems %v", problems)
+	}
+	for i, want := range map[int]string{4: "Voodoo-5", 5: "B200-180GB", 6: "H200-SXM-141GB", 7: "L40S-48GB", 8: "generic", 9: "V100-SXM2-32GB"} {
+		if cl.Server(i).GPU.Model != want {
+			t.Errorf("server %d (%s): GPU %q, want %q", i, cl.Server(i).ID, cl.Server(i).GPU.Model, want)
+		}
 	}
 	if cl, _, _, err := c.Cluster([]*v1.Node{node("cpu", 0, nil, true, false)}); cl != nil || err != nil {
 		t.Fatalf("no GPU node: %v %v", cl, err)

@@ -25,6 +25,18 @@ type books interface {
 	setUnavailable(set topology.GPUSet) error
 	schedule(at float64) (decided, error)
 	cluster() *topology.Cluster
+	// unavailable returns the GPUs that are unavailable now.
+	unavailable() topology.GPUSet
+	// takeChanged tells whether the jobs or their statuses changed since the last call
+	// (submissions, reports, finishes, interruptions, a decision that acted, a new cluster,
+	// a gang bound): the saved state is written only then. Progress extrapolated between
+	// reports is not a change.
+	takeChanged() bool
+	// step returns a running job's seconds per iteration (0: unknown or not running).
+	step(id gpusched.JobID) float64
+	// bound says whether running job id's gang is bound: a job progresses only while it is
+	// (the runtime extrapolates no progress for a started job whose pods have not all bound).
+	bound(id gpusched.JobID, at float64, ok bool) error
 }
 
 // decided is one applied decision: stops before starts.
@@ -36,8 +48,31 @@ type decided struct {
 }
 
 type hostBooks struct {
-	rt   *host.Runtime
-	cost gpusched.CostModel
+	rt      *host.Runtime
+	cost    gpusched.CostModel
+	unbound map[gpusched.JobID]bool // running jobs whose gang has not bound yet
+	changed bool
+}
+
+func (b *hostBooks) takeChanged() bool {
+	c := b.changed
+	b.changed = false
+	return c
+}
+
+func (b *hostBooks) step(id gpusched.JobID) float64 {
+	if e, ok := b.rt.Job(id); ok && e.Running() {
+		return e.Step()
+	}
+	return 0
+}
+
+// mark records a change when err is nil, and returns err.
+func (b *hostBooks) mark(err error) error {
+	if err == nil {
+		b.changed = true
+	}
+	return err
 }
 
 func newHostBooks(c *topology.Cluster, s gpusched.Scheduler, cost gpusched.CostModel, restore float64) (*hostBooks, error) {
@@ -45,17 +80,17 @@ func newHostBooks(c *topology.Cluster, s gpusched.Scheduler, cost gpusched.CostM
 	if err != nil {
 		return nil, err
 	}
-	return &hostBooks{rt: rt, cost: cost}, nil
+	return &hostBooks{rt: rt, cost: cost, unbound: map[gpusched.JobID]bool{}}, nil
 }
 
 func (b *hostBooks) submit(j gpusched.Job) error {
 	_, err := b.rt.Submit(j, 0)
-	return err
+	return b.mark(err)
 }
 
 func (b *hostBooks) resume(j gpusched.Job, st gpusched.JobStatus, restoreEnd, at float64) error {
 	_, err := b.rt.Resume(j, host.Resumption{Status: st, At: at, RestoreEnd: restoreEnd})
-	return err
+	return b.mark(err)
 }
 
 func (b *hostBooks) status(id gpusched.JobID, at float64) (gpusched.JobStatus, float64, bool) {
@@ -74,19 +109,24 @@ func (b *hostBooks) running(id gpusched.JobID) bool {
 	return ok && e.Running()
 }
 
-func (b *hostBooks) report(id gpusched.JobID, at, it float64) error { return b.rt.Report(id, at, it) }
-
-func (b *hostBooks) finish(id gpusched.JobID, at, it float64, killed bool) error {
-	return b.rt.Finish(id, at, it, killed)
+func (b *hostBooks) report(id gpusched.JobID, at, it float64) error {
+	return b.mark(b.rt.Report(id, at, it))
 }
 
-func (b *hostBooks) interrupt(id gpusched.JobID, at float64) error { return b.rt.Interrupt(id, at) }
+func (b *hostBooks) finish(id gpusched.JobID, at, it float64, killed bool) error {
+	return b.mark(b.rt.Finish(id, at, it, killed))
+}
+
+func (b *hostBooks) interrupt(id gpusched.JobID, at float64) error {
+	return b.mark(b.rt.Interrupt(id, at))
+}
 
 func (b *hostBooks) setCluster(c *topology.Cluster, at float64) ([]gpusched.JobID, error) {
 	acts, err := b.rt.SetCluster(c, at)
 	if err != nil {
 		return nil, err
 	}
+	b.changed = true
 	var out []gpusched.JobID
 	for _, a := range acts {
 		out = append(out, a.Job)
@@ -131,22 +171,57 @@ func (b *hostBooks) schedule(at float64) (decided, error) {
 	}
 	d.Rejected = append(d.Rejected, acts.Rejected...)
 	d.WakeAt = acts.WakeAt
+	if len(acts.Steps) > 0 || len(acts.Rejected) > 0 {
+		b.changed = true
+	}
 	// Between the progress reports of the jobs themselves, the runtime extrapolates each
 	// running job's progress at the speed the cost model gives for its placement, as the
 	// simulator does; a report replaces the extrapolation.
-	if b.cost != nil {
-		c := b.rt.Cluster()
-		for _, e := range b.rt.TakeDirty() {
-			sc, err := b.cost.StepCost(e.Job(), c, e.GPUs(), b.rt.LinkLoad(e))
-			if err != nil {
-				sc = gpusched.StepCost{} // unknown speed: no extrapolation
-			}
-			if err := b.rt.SetRate(e, at, sc); err != nil {
-				return d, err
-			}
+	// A job started now makes no progress until its gang binds (bound).
+	for _, a := range d.Starts {
+		b.unbound[a.Job] = true
+	}
+	for id := range b.unbound {
+		if !b.running(id) {
+			delete(b.unbound, id)
+		}
+	}
+	for _, e := range b.rt.TakeDirty() {
+		if err := b.rate(e, at); err != nil {
+			return d, err
 		}
 	}
 	return d, nil
 }
 
+// rate sets a running job's speed: the cost model's for its placement and link load once its
+// gang is bound, none (no extrapolation) before.
+func (b *hostBooks) rate(e *host.Entry, at float64) error {
+	sc := gpusched.StepCost{}
+	if b.cost != nil && !b.unbound[e.ID()] {
+		var err error
+		sc, err = b.cost.StepCost(e.Job(), b.rt.Cluster(), e.GPUs(), b.rt.LinkLoad(e))
+		if err != nil {
+			sc = gpusched.StepCost{} // unknown speed: no extrapolation
+		}
+	}
+	return b.rt.SetRate(e, at, sc)
+}
+
+func (b *hostBooks) bound(id gpusched.JobID, at float64, ok bool) error {
+	e, held := b.rt.Job(id)
+	if !held || !e.Running() || b.unbound[id] == !ok {
+		return nil
+	}
+	if ok {
+		delete(b.unbound, id)
+	} else {
+		b.unbound[id] = true
+	}
+	b.changed = true
+	return b.rate(e, at)
+}
+
 func (b *hostBooks) cluster() *topology.Cluster { return b.rt.Cluster() }
+
+func (b *hostBooks) unavailable() topology.GPUSet { return b.rt.Unavailable() }

@@ -23,8 +23,27 @@
 //  4. carries out the decision: stopped jobs lose their assignment and their bound pods are
 //     evicted (Actuator.Evict, the Eviction API; their controller recreates them); started
 //     jobs get the GPUs of each node the decision gave them, and their waiting pods are
-//     activated; rejected jobs get an event;
-//  5. evicts bound pods that no decision put where they are, and saves its state.
+//     activated; rejected jobs get an event; Normal events say Started, Preempted (why) and
+//     Migrated;
+//  5. evicts bound pods that no decision put where they are, sets the PodGroups' status
+//     phases, and saves its state if the books changed.
+//
+// # Never blocked, never leaking GPUs
+//
+// Evictions run off the decision path (at most 16 at once, each within
+// Options.EvictTimeout). A refusal with 429 Too Many Requests (a PodDisruptionBudget) means
+// the job cannot be stopped now: it leaves the scheduler's hands until its pods go, the GPUs
+// they request stay unavailable to the decisions while they are bound, its owner gets an
+// EvictionBlocked event, and the planner asks again after Options.EvictRetry.
+//
+// A started job makes no progress until its whole gang is bound. A started gang that does not
+// bind within Options.BindTimeout, that lacks pods for Options.PodsGoneGrace, or one of whose
+// pods other plugins' Filters reject on every node its decision gave it (Unfit, from the
+// plugin's PostFilter; after Options.UnfitGrace) is taken back: it leaves the scheduler with
+// its progress, its pods are released, its owner gets an event (NotBound, PodsGone,
+// Unschedulable), and it comes back after Options.UnstartBackoff (or once all its pods exist).
+// A job whose pods no GPU node can hold by their CPU and memory requests is never submitted
+// (DoesNotFit). The planner wakes for these deadlines itself.
 //
 // The framework plugin asks the planner at each extension point (Admit, Slots, Reserve,
 // Unreserve, Gang): a pod may only enter the queue when its job runs in the current decision,
@@ -42,15 +61,19 @@
 //
 // # Restart and failover
 //
-// After every decision the planner encodes its state (kind "gpusched-kube-planner", version 1:
-// its epoch, each job it holds with its description, arrival, progress, placement by node and
-// GPU index, and the scheduler's own state when it implements gpusched.Stateful, nested) and a
-// background writer saves the latest to the Store (ConfigMapStore: gzipped JSON in a
-// ConfigMap), once more when the planner stops. On start the planner loads it, resumes every
-// job in its original submission order (running jobs on their GPUs) and restores the
-// scheduler, so that its decisions continue the old planner's. State it cannot read or that
-// contradicts itself (an unknown kind or version, a job saved twice, a job whose id, pods and
-// GPUs disagree, a GPU index below 0, a scheduler state its scheduler refuses) is logged and
+// After every decision that changed the books (a submission, a progress report, a finish, an
+// interruption, a decision that acted, a new cluster, a gang bound) the planner encodes its
+// state (kind "gpusched-kube-planner", version 1: its epoch, each job it holds with its
+// description, arrival, progress, placement by node and GPU index, and the scheduler's own
+// state when it implements gpusched.Stateful, nested) and a background writer saves the latest
+// to the Store (ConfigMapStore: gzipped JSON in a ConfigMap), once more when the planner stops;
+// with leader election (Options.Leading) only while this replica holds the lease. Progress
+// extrapolated as time passes is no change: a restore advances each bound running job by the
+// time since the save at its saved speed. On start the planner loads it, resumes every job in
+// its original submission order (running jobs on their GPUs) and restores the scheduler, so
+// that its decisions continue the old planner's. State it cannot read or that contradicts
+// itself (an unknown kind or version, a job saved twice, a job whose id, pods and GPUs
+// disagree, a GPU index below 0, a scheduler state its scheduler refuses) is logged and
 // ignored: the planner then starts afresh and treats the live jobs as new. A job saved on a
 // node that has left (or on GPUs a node no longer has) resumes waiting. A scheduler's nested
 // state is checked only by that scheduler's RestoreState; if it accepts state that is wrong,

@@ -2,6 +2,8 @@ package planner
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,17 +32,63 @@ func (p *Planner) Admit(pod *v1.Pod) (bool, string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	j, why := p.jobOf(pod)
-	switch {
-	case j == nil:
+	if j == nil {
 		return false, why
-	case j.prob != "":
-		return false, j.prob
-	case j.done:
-		return false, fmt.Sprintf("job %s is finished or rejected", j.key.Name)
-	case j.nodes == nil:
-		return false, fmt.Sprintf("job %s waits for the scheduler's decision", j.key.Name)
+	}
+	if why := p.waitReason(j); why != "" {
+		return false, why
 	}
 	return true, ""
+}
+
+// waitReason says why a job's pods may not be scheduled now, or "" when they may.
+func (p *Planner) waitReason(j *job) string {
+	switch {
+	case j.prob != "":
+		return j.prob
+	case j.done:
+		return fmt.Sprintf("job %s is finished or rejected", j.key.Name)
+	case j.nodes != nil:
+		return ""
+	case j.why != "":
+		return j.why
+	case !j.held:
+		return fmt.Sprintf("job %s waits for all its worker pods to exist", j.key.Name)
+	}
+	return fmt.Sprintf("job %s waits in the %s scheduler's queue for GPUs", j.key.Name, p.schedName())
+}
+
+// Unfit tells the planner that no node the decision gave the pod's job can hold the pod:
+// other plugins' Filters (CPU, memory, affinity, volumes) rejected it there, for the reasons
+// given by node. The next decision takes the job back (Options.BindTimeout).
+func (p *Planner) Unfit(pod *v1.Pod, reasons map[string]string) {
+	p.mu.Lock()
+	j, _ := p.jobOf(pod)
+	if j == nil || j.nodes == nil || j.full || len(reasons) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	names := make([]string, 0, len(reasons))
+	for n := range reasons {
+		if _, ok := j.nodes[n]; ok {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "pod %s on node %s: %s", pod.Name, n, reasons[n])
+	}
+	j.unfit = b.String()
+	p.mu.Unlock()
+	p.Kick()
 }
 
 // Slots returns, for each node where the decision put the pod's job, the GPUs the job has

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/gpusched/gpusched/kube/mapping"
 	"github.com/gpusched/gpusched/topology"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -37,6 +39,13 @@ type Actuator interface {
 	RejectWaiting(pod *v1.Pod)
 	// Event records an event on an object: a Warning (bad input, a rejected job) or Normal.
 	Event(obj runtime.Object, warning bool, reason, msg string)
+	// PodGroupStatus sets a PodGroup's status: its phase (Pending: waits for the scheduler;
+	// Scheduling: started, its gang binding; Running; Finished) and its running pods. The
+	// planner calls it only when they change.
+	PodGroupStatus(pg *v1alpha1.PodGroup, phase v1alpha1.PodGroupPhase, running int32)
+	// PodWaiting sets the condition PodScheduled=False (reason GpuschedWaiting) on a pod that
+	// the planner holds back, saying why. The planner calls it only when the reason changes.
+	PodWaiting(pod *v1.Pod, why string)
 }
 
 // Store keeps the planner's saved state (a ConfigMap: ConfigMapStore).
@@ -54,6 +63,15 @@ type Options struct {
 	// SchedulerNames are the pod schedulerName values the planner serves. Pods of other
 	// schedulers that hold GPUs make those GPUs unavailable. Default {"gpusched"}.
 	SchedulerNames []string
+	// SchedulerName names the scheduler in events ("asrpt"). Default "gpusched".
+	SchedulerName string
+	// Leading, if set, tells whether this replica still holds the lease that lets it act
+	// (leader election): the state is written only while it does, so that a replica that
+	// lost its lease never overwrites its successor's state. nil: always.
+	Leading func() bool
+	// AfterSync, if set, is called after every decision with the planner's counters and
+	// gauges (metrics).
+	AfterSync func(Stats)
 	// Scheduler decides what runs where; if it implements gpusched.Stateful its state is saved
 	// to Store after every decision and restored at start.
 	Scheduler gpusched.Scheduler
@@ -86,6 +104,37 @@ type Options struct {
 	// PodSizes, if set, is told the GPUs of each pod of every job the planner submits (and 0
 	// when the job leaves): the scheduler's placer needs them (plugin.PodSizes).
 	PodSizes func(id gpusched.JobID, podGPUs int)
+	// EvictTimeout bounds each call to Actuator.Evict. Evictions run off the decision path,
+	// at most 16 at once: a slow or refusing API server never holds up a decision. Default
+	// 10 s.
+	EvictTimeout time.Duration
+	// EvictRetry is how long the planner waits before it asks again to evict a pod whose
+	// eviction was refused with 429 Too Many Requests (a PodDisruptionBudget). Default 30 s.
+	EvictRetry time.Duration
+	// BindTimeout is how long a started job's gang may take to bind. A job not fully bound
+	// by then, or one of whose pods no node the decision gave it can hold (Unfit), is taken
+	// back (un-started, with an event) and handed to the scheduler again after
+	// UnstartBackoff. Default 3 min.
+	BindTimeout time.Duration
+	// PodsGoneGrace is how long a started job may lack some of its pods (deleted, or being
+	// recreated after an eviction) before it is taken back; it is handed to the scheduler
+	// again once all its pods exist. Default 30 s.
+	PodsGoneGrace time.Duration
+	// UnstartBackoff is how long a job taken back waits before it is submitted again.
+	// Default 60 s.
+	UnstartBackoff time.Duration
+	// UnfitGrace is how long after its start a job whose pod no node can hold (Unfit) keeps
+	// its GPUs: the pods of the jobs it replaced may still be terminating and hold the CPU
+	// or memory it needs. Default 30 s.
+	UnfitGrace time.Duration
+}
+
+// blockedPod is a pod whose eviction a PodDisruptionBudget refused: its job cannot be stopped
+// now. While it stays bound, the GPUs it requests on its node are unavailable to decisions.
+type blockedPod struct {
+	job   gpusched.JobID
+	pod   *v1.Pod
+	retry time.Time // wall time of the next try; zero while a try is in flight
 }
 
 // Decision is an applied decision in node terms.
@@ -123,7 +172,8 @@ type job struct {
 	id    gpusched.JobID
 	spec  mapping.Spec
 	obj   runtime.Object // the PodGroup, or the first pod of a label job: where events go
-	pods  []*v1.Pod      // live pods (not terminating, not finished), from the last sync
+	pods  []*v1.Pod      // live worker pods (not terminating, not finished), from the last sync
+	aux   []*v1.Pod      // live pods without GPUs (an MPI launcher): they run while the job runs
 	succ  int            // pods Succeeded
 	seen  bool           // seen in the last sync
 	seq   uint64         // submission order
@@ -136,6 +186,15 @@ type job struct {
 	nodes map[string]int // the decision's GPUs per node while the job should run
 	resv  map[types.UID]string
 	gone  map[types.UID]bool // pods evicted by the planner
+
+	startAt  time.Time              // when the current decision started the job (Options.Now)
+	complete time.Time              // last time all the job's pods existed while it ran unbound
+	retryAt  time.Time              // a job taken back waits until then before it is submitted again
+	saved    float64                // iterations done when the job was taken back
+	unfit    string                 // why a pod of the started job fits none of its nodes (PostFilter)
+	why      string                 // why the job waits, when the planner knows more than "not started"
+	phase    v1alpha1.PodGroupPhase // the PodGroup status phase last set
+	told     map[types.UID]string   // the wait reason last set on each pod
 }
 
 // Planner keeps a gpusched View of a Kubernetes cluster, calls a gpusched.Scheduler at every
@@ -166,6 +225,12 @@ type Planner struct {
 	after    []func() // actuator calls, made once the lock is released
 	busy     time.Duration
 	syncs    int
+
+	metrics  counters
+	nodeRes  map[string]nodeRes        // the GPU nodes' allocatable resources
+	blocked  map[types.UID]*blockedPod // pods whose eviction a PodDisruptionBudget refused
+	evicting sync.WaitGroup            // eviction calls in flight
+	evictSem chan struct{}             // bounds the eviction calls in flight
 }
 
 // Busy returns the wall time spent deciding so far (reading the cluster, the scheduler,
@@ -217,17 +282,38 @@ func New(opt Options) (*Planner, error) {
 	if opt.Logger.GetSink() == nil {
 		opt.Logger = klog.Background()
 	}
+	if opt.EvictTimeout <= 0 {
+		opt.EvictTimeout = 10 * time.Second
+	}
+	if opt.EvictRetry <= 0 {
+		opt.EvictRetry = 30 * time.Second
+	}
+	if opt.BindTimeout <= 0 {
+		opt.BindTimeout = 3 * time.Minute
+	}
+	if opt.PodsGoneGrace <= 0 {
+		opt.PodsGoneGrace = 30 * time.Second
+	}
+	if opt.UnfitGrace <= 0 {
+		opt.UnfitGrace = 30 * time.Second
+	}
+	if opt.UnstartBackoff <= 0 {
+		opt.UnstartBackoff = 60 * time.Second
+	}
 	p := &Planner{
 		opt: opt, log: opt.Logger, names: map[string]bool{},
 		jobs: map[gpusched.JobID]*job{}, events: map[string]string{},
 		kick: make(chan struct{}, 1), stateCh: make(chan struct{}, 1),
-		epoch: opt.Now(),
+		epoch: opt.Now(), blocked: map[types.UID]*blockedPod{}, evictSem: make(chan struct{}, 16),
 	}
 	for _, n := range opt.SchedulerNames {
 		p.names[n] = true
 	}
 	return p, nil
 }
+
+// SetLeading sets Options.Leading (before Run).
+func (p *Planner) SetLeading(f func() bool) { p.opt.Leading = f }
 
 // Kick asks for a decision soon (after Debounce): informer event handlers call it.
 func (p *Planner) Kick() {
@@ -237,11 +323,22 @@ func (p *Planner) Kick() {
 	}
 }
 
-// Run restores the saved state, then decides at every change until ctx ends.
+// Run restores the saved state, then decides at every change until ctx ends. Then the
+// planner stops: its gates hold every pod again (a replica that lost its lease), and Run
+// must not be called again.
 func (p *Planner) Run(ctx context.Context) {
+	wrote := make(chan struct{})
 	if p.opt.Store != nil {
-		go p.writer(ctx)
+		go func() { p.writer(ctx); close(wrote) }()
+	} else {
+		close(wrote)
 	}
+	defer func() {
+		<-wrote
+		p.mu.Lock()
+		p.started = false
+		p.mu.Unlock()
+	}()
 	p.restore(ctx)
 	p.mu.Lock()
 	p.started = true
@@ -307,7 +404,8 @@ func (p *Planner) Sync(ctx context.Context) time.Duration {
 	p.mu.Lock()
 	t0 := time.Now()
 	wait, err := p.sync(ctx)
-	p.busy += time.Since(t0)
+	p.metrics.lastDecide = time.Since(t0)
+	p.busy += p.metrics.lastDecide
 	p.syncs++
 	after := p.after
 	p.after = nil
@@ -315,6 +413,9 @@ func (p *Planner) Sync(ctx context.Context) time.Duration {
 	// Activation runs the plugin's PreEnqueue, which takes the lock: act outside it.
 	for _, f := range after {
 		f()
+	}
+	if p.opt.AfterSync != nil {
+		p.opt.AfterSync(p.Stats())
 	}
 	if err != nil {
 		p.errs++
@@ -352,11 +453,35 @@ func (p *Planner) sync(ctx context.Context) (time.Duration, error) {
 	p.wakeAt = d.WakeAt
 	p.apply(ctx, d, now)
 	p.reconcile(ctx)
+	p.statuses()
 	p.save()
 	wait := p.opt.Resync
 	if d.WakeAt > now {
 		w := time.Duration((d.WakeAt - now) / p.opt.TimeScale * float64(time.Second))
 		wait = min(wait, max(w, time.Millisecond))
+	}
+	for _, b := range p.blocked {
+		if !b.retry.IsZero() {
+			wait = min(wait, max(time.Until(b.retry), time.Millisecond))
+		}
+	}
+	// The planner's own deadlines: a gang that must bind, pods that must come back, a job
+	// taken back that may be submitted again.
+	wall := p.opt.Now()
+	due := func(at time.Time) { wait = min(wait, max(at.Sub(wall), time.Millisecond)) }
+	for _, j := range p.jobs {
+		switch {
+		case j.held && j.nodes != nil && !j.full:
+			due(j.startAt.Add(p.opt.BindTimeout))
+			if len(j.pods) < j.spec.Pods {
+				due(j.complete.Add(p.opt.PodsGoneGrace))
+			}
+			if j.unfit != "" {
+				due(j.startAt.Add(p.opt.UnfitGrace))
+			}
+		case !j.held && !j.retryAt.IsZero() && wall.Before(j.retryAt):
+			due(j.retryAt)
+		}
 	}
 	return wait, nil
 }
@@ -375,12 +500,32 @@ func (p *Planner) syncCluster(ctx context.Context, nodes []*v1.Node, pods []*v1.
 		var me *mapping.Error
 		if errors.As(perr, &me) {
 			if n := byName[me.Object]; n != nil {
-				p.problem(n, "BadNode", perr.Error())
+				reason := "BadNode"
+				if errors.Is(perr, mapping.ErrUnknownGPUType) {
+					reason = "UnknownGPUType"
+				}
+				p.problem(n, reason, perr.Error())
 			}
 		}
 	}
 	if cl == nil {
 		return nil
+	}
+	p.nodeRes = make(map[string]nodeRes, cl.NumServers())
+	for i := range cl.NumServers() {
+		n := byName[cl.Server(i).ID]
+		if n == nil {
+			continue
+		}
+		a := n.Status.Allocatable
+		r := nodeRes{gpus: int64(cl.Server(i).GPUs), cpu: a.Cpu().MilliValue(), mem: a.Memory().Value()}
+		if _, ok := a[v1.ResourceCPU]; !ok {
+			r.cpu = math.MaxInt64 / 2 // not reported: not limiting
+		}
+		if _, ok := a[v1.ResourceMemory]; !ok {
+			r.mem = math.MaxInt64 / 2
+		}
+		p.nodeRes[n.Name] = r
 	}
 	if p.bk == nil {
 		bk, err := newHostBooks(cl, p.opt.Scheduler, p.opt.Cost, p.opt.RestoreTime)
@@ -411,12 +556,32 @@ func (p *Planner) syncCluster(ctx context.Context, nodes []*v1.Node, pods []*v1.
 		}
 	}
 	foreign := map[string]int64{}
+	live := make(map[types.UID]*v1.Pod, len(p.blocked))
 	for _, pod := range pods {
+		if _, ok := p.blocked[pod.UID]; ok && pod.Spec.NodeName != "" && !terminated(pod) {
+			live[pod.UID] = pod
+		}
 		if p.ours(pod) || pod.Spec.NodeName == "" || terminated(pod) {
 			continue
 		}
 		if g, err := p.opt.Mapping.PodGPUs(pod); err == nil && g > 0 {
 			foreign[pod.Spec.NodeName] += g
+		}
+	}
+	// Pods whose eviction was refused hold their GPUs until they go: the decisions must not
+	// give those GPUs to another job. Ask again when their time comes.
+	for uid, b := range p.blocked {
+		pod := live[uid]
+		if pod == nil {
+			delete(p.blocked, uid)
+			continue
+		}
+		if g, err := p.opt.Mapping.PodGPUs(pod); err == nil && g > 0 {
+			foreign[pod.Spec.NodeName] += g
+		}
+		if !b.retry.IsZero() && !time.Now().Before(b.retry) {
+			b.retry = time.Time{}
+			p.evictAsync(ctx, b.job, pod)
 		}
 	}
 	for name, k := range foreign {
@@ -447,7 +612,7 @@ func (p *Planner) refSpec(gpuType string) topology.ServerSpec {
 // progress, completions, lost pods, deleted jobs.
 func (p *Planner) syncJobs(ctx context.Context, pods []*v1.Pod, pgs []*v1alpha1.PodGroup, now float64) {
 	for _, j := range p.jobs {
-		j.seen, j.pods, j.succ = false, j.pods[:0], 0
+		j.seen, j.pods, j.aux, j.succ = false, j.pods[:0], j.aux[:0], 0
 	}
 	groups := make(map[mapping.JobKey]*v1alpha1.PodGroup, len(pgs))
 	for _, pg := range pgs {
@@ -480,6 +645,8 @@ func (p *Planner) syncJobs(ctx context.Context, pods []*v1.Pod, pgs []*v1alpha1.
 		case pod.Status.Phase == v1.PodSucceeded:
 			j.succ++
 		case terminated(pod) || j.gone[pod.UID]:
+		case p.Launcher(pod):
+			j.aux = append(j.aux, pod)
 		default:
 			j.pods = append(j.pods, pod)
 		}
@@ -520,6 +687,8 @@ func (p *Planner) syncJobs(ctx context.Context, pods []*v1.Pod, pgs []*v1alpha1.
 			}
 		} else if len(j.pods) > 0 {
 			j.obj = j.pods[0]
+		} else if len(j.aux) > 0 {
+			j.obj = j.aux[0]
 		}
 		if j.done {
 			continue
@@ -570,23 +739,17 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 			}
 		}
 		if p.bk.running(j.id) {
-			bound := 0
-			for _, pod := range j.pods {
-				if pod.Spec.NodeName != "" {
-					bound++
-				}
-			}
-			if bound == j.spec.Pods {
-				j.full = true
-			} else if j.full && len(j.pods) < j.spec.Pods {
-				// A pod of the running gang is gone (deleted, failed, its node lost): the
-				// job restarts from its checkpoint; the rest of the gang is evicted.
-				p.log.Info("gang lost a pod: interrupted", "job", j.id)
-				_ = p.bk.interrupt(j.id, now)
-				p.stop(ctx, j)
-			}
+			p.checkGang(ctx, j, now)
 		}
 		return
+	}
+	if !j.retryAt.IsZero() && p.opt.Now().Before(j.retryAt) {
+		return // taken back: waits before it is submitted again
+	}
+	for _, b := range p.blocked {
+		if b.job == j.id {
+			return // runs on until the budget lets its pods be evicted
+		}
 	}
 	if j.succ > 0 && len(j.pods) == 0 {
 		j.done = true // finished before the planner saw it
@@ -601,12 +764,12 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 	gpuType := ""
 	if pg != nil {
 		gpuType = pg.Annotations[m.Key(mapping.AnnGPUType)]
-		s, complete, err = m.JobFromPodGroup(pg, j.pods, p.refSpec(gpuType))
+		s, complete, err = m.JobFromPodGroup(pg, append(slices.Clip(j.pods), j.aux...), p.refSpec(gpuType))
 	} else {
 		if len(j.pods) > 0 {
 			gpuType = j.pods[0].Annotations[m.Key(mapping.AnnGPUType)]
 		}
-		s, complete, err = m.JobFromPods(j.key, j.pods, p.refSpec(gpuType))
+		s, complete, err = m.JobFromPods(j.key, append(slices.Clip(j.pods), j.aux...), p.refSpec(gpuType))
 	}
 	if err != nil {
 		target := j.obj
@@ -630,6 +793,11 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 		// Too large for the cluster as it is: the scheduler rejects and parks it; say so.
 		p.problem(j.obj, "TooLarge", err.Error())
 	}
+	if why := p.fitsNodes(j, s); why != "" {
+		j.prob = why
+		p.problem(j.obj, "DoesNotFit", why)
+		return
+	}
 	s.Job.Arrival = j.arr
 	if err := p.bk.submit(s.Job); err != nil {
 		j.prob = err.Error()
@@ -638,6 +806,8 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 	}
 	p.seq++
 	j.spec, j.seq, j.held, j.prog = s, p.seq, true, 0
+	j.retryAt, j.why = time.Time{}, ""
+	prog = max(prog, j.saved)
 	p.sized(j.id, s.PodGPUs)
 	if p.arrived == nil {
 		p.arrived = map[gpusched.JobID]float64{}
@@ -650,26 +820,144 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 	}
 }
 
+// checkGang watches a job the decision runs: once its whole gang is bound it progresses;
+// a gang that lost a pod after it bound restarts; a started gang that does not bind in
+// time, lacks pods, or one of whose pods fits none of its nodes is taken back.
+func (p *Planner) checkGang(ctx context.Context, j *job, now float64) {
+	bound := 0
+	for _, pod := range j.pods {
+		if pod.Spec.NodeName != "" {
+			bound++
+		}
+	}
+	wall := p.opt.Now()
+	switch {
+	case bound == j.spec.Pods:
+		if !j.full {
+			j.full, j.unfit = true, ""
+			if err := p.bk.bound(j.id, now, true); err != nil {
+				p.log.Error(err, "bound", "job", j.id)
+			}
+		}
+	case j.full && len(j.pods) < j.spec.Pods:
+		// A pod of the running gang is gone (deleted, failed, its node lost): the job
+		// restarts from its checkpoint; the rest of the gang is evicted.
+		p.log.Info("gang lost a pod: interrupted", "job", j.id)
+		_ = p.bk.interrupt(j.id, now)
+		p.stop(ctx, j)
+	case j.full:
+	case len(j.pods) < j.spec.Pods && wall.Sub(j.complete) >= p.opt.PodsGoneGrace:
+		p.unstart(ctx, j, now, "PodsGone", fmt.Sprintf("job %s was started but has %d of its %d pods (for %v): taken back until all its pods exist",
+			j.key.Name, len(j.pods), j.spec.Pods, wall.Sub(j.complete).Round(time.Second)), false)
+	case j.unfit != "" && wall.Sub(j.startAt) >= p.opt.UnfitGrace:
+		p.unstart(ctx, j, now, "Unschedulable", fmt.Sprintf("job %s was started but a pod fits none of the nodes the decision gave it (%s): taken back for %v",
+			j.key.Name, j.unfit, p.opt.UnstartBackoff), true)
+	case wall.Sub(j.startAt) >= p.opt.BindTimeout:
+		p.unstart(ctx, j, now, "NotBound", fmt.Sprintf("job %s was started but only %d of its %d pods bound in %v: taken back for %v",
+			j.key.Name, bound, j.spec.Pods, p.opt.BindTimeout, p.opt.UnstartBackoff), true)
+	default:
+		if len(j.pods) == j.spec.Pods {
+			j.complete = wall
+		}
+	}
+}
+
+// unstart takes back a job the decision started whose gang cannot bind: it leaves the
+// scheduler (cancelled, its progress kept for when it comes back), its waiting pods are
+// rejected and its bound pods evicted, and its owner gets a Warning event. With backoff it is
+// submitted again after Options.UnstartBackoff, else as soon as all its pods exist.
+func (p *Planner) unstart(ctx context.Context, j *job, now float64, reason, msg string, backoff bool) {
+	if st, _, ok := p.bk.status(j.id, now); ok {
+		j.saved = st.Iterations
+	}
+	if err := p.bk.finish(j.id, now, j.saved, true); err != nil {
+		p.log.Error(err, "take back", "job", j.id)
+	}
+	p.stop(ctx, j)
+	j.held = false
+	p.sized(j.id, 0)
+	j.retryAt = time.Time{}
+	if backoff {
+		j.retryAt = p.opt.Now().Add(p.opt.UnstartBackoff)
+	}
+	j.why = msg
+	p.metrics.unstarted++
+	p.lost = append(p.lost, j.id)
+	p.log.Info("gpusched: "+reason, "msg", msg)
+	p.later(func() { p.opt.Actuator.Event(j.obj, true, reason, msg) })
+}
+
+// fitsNodes tells why no set of the GPU nodes can hold the job's pods by their CPU and
+// memory requests (each node's allocatable, other pods not counted), or "" when one can.
+func (p *Planner) fitsNodes(j *job, s mapping.Spec) string {
+	var cpu, mem int64
+	for _, pod := range j.pods {
+		c, m := mapping.PodRequests(pod)
+		cpu, mem = max(cpu, c), max(mem, m)
+	}
+	if cpu == 0 && mem == 0 {
+		return ""
+	}
+	fit, bigCPU, bigMem := 0, int64(0), int64(0)
+	for _, r := range p.nodeRes {
+		bigCPU, bigMem = max(bigCPU, r.cpu), max(bigMem, r.mem)
+		n := r.gpus / int64(s.PodGPUs)
+		if cpu > 0 {
+			n = min(n, r.cpu/cpu)
+		}
+		if mem > 0 {
+			n = min(n, r.mem/mem)
+		}
+		fit += int(n)
+	}
+	if fit >= s.Pods {
+		return ""
+	}
+	return fmt.Sprintf("job %s: the GPU nodes can hold %d of its %d pods of %d GPUs, %dm CPU and %d bytes of memory each (largest allocatable: %dm CPU, %d bytes)",
+		j.key.Name, fit, s.Pods, s.PodGPUs, cpu, mem, bigCPU, bigMem)
+}
+
+// nodeRes is what a GPU node offers: allocatable GPUs, CPU (millicores) and memory (bytes).
+type nodeRes struct{ gpus, cpu, mem int64 }
+
 // apply carries out an applied decision: evictions for stops, node assignments and
 // activations for starts, events for rejections.
 func (p *Planner) apply(ctx context.Context, d decided, now float64) {
 	out := Decision{Time: now, Stops: append(p.lost, d.Stops...), Rejected: d.Rejected, Submitted: p.arrived, Finished: p.finished}
 	p.arrived, p.finished, p.lost = nil, nil, nil
-	for _, id := range d.Stops {
-		if j := p.jobs[id]; j != nil {
-			p.stop(ctx, j)
+	// Where each job starts, in node terms, for the events.
+	startNodes := make(map[gpusched.JobID]map[string]int, len(d.Starts))
+	for _, a := range d.Starts {
+		nodes := map[string]int{}
+		for _, g := range a.GPUs {
+			nodes[p.cl.Server(p.cl.ServerOf(g)).ID]++
 		}
+		startNodes[a.Job] = nodes
+	}
+	for _, id := range d.Stops {
+		j := p.jobs[id]
+		if j == nil {
+			continue
+		}
+		if _, moved := startNodes[id]; !moved && j.nodes != nil {
+			p.normal(j, "Preempted", fmt.Sprintf("job %s stopped by the %s scheduler's decision: %s", j.key.Name, p.schedName(), p.preemptReason(j, startNodes)))
+		}
+		p.stop(ctx, j)
 	}
 	for _, a := range d.Starts {
 		j := p.jobs[a.Job]
 		if j == nil {
 			continue
 		}
-		nodes := map[string]int{}
-		for _, g := range a.GPUs {
-			nodes[p.cl.Server(p.cl.ServerOf(g)).ID]++
+		nodes := startNodes[a.Job]
+		switch {
+		case slices.Contains(d.Stops, a.Job):
+			p.normal(j, "Migrated", fmt.Sprintf("job %s moved by the %s scheduler to %s", j.key.Name, p.schedName(), nodeList(nodes)))
+		default:
+			p.normal(j, "Started", fmt.Sprintf("job %s started by the %s scheduler on %s", j.key.Name, p.schedName(), nodeList(nodes)))
 		}
-		j.nodes, j.resv, j.full = nodes, map[types.UID]string{}, false
+		j.nodes, j.resv, j.full, j.told = nodes, map[types.UID]string{}, false, nil
+		j.startAt, j.complete, j.unfit = p.opt.Now(), p.opt.Now(), ""
 		out.Starts = append(out.Starts, Start{Job: a.Job, Nodes: nodes, GPUs: a.GPUs})
 		var act []*v1.Pod
 		for _, pod := range j.pods {
@@ -716,7 +1004,19 @@ func (p *Planner) stop(ctx context.Context, j *job) {
 			p.evict(ctx, j, pod)
 		}
 	}
+	for _, pod := range j.aux {
+		if pod.Spec.NodeName != "" {
+			p.evict(ctx, j, pod)
+		}
+	}
 	j.resv = nil
+}
+
+// Launcher tells whether a pod requests no GPU: an MPI launcher or another helper of its
+// job, which runs (anywhere) while its job runs and is not one of its workers.
+func (p *Planner) Launcher(pod *v1.Pod) bool {
+	g, err := p.opt.Mapping.PodGPUs(pod)
+	return err == nil && g == 0
 }
 
 func (p *Planner) evict(ctx context.Context, j *job, pod *v1.Pod) {
@@ -727,16 +1027,77 @@ func (p *Planner) evict(ctx context.Context, j *job, pod *v1.Pod) {
 		return
 	}
 	j.gone[pod.UID] = true
-	p.later(func() {
-		if err := p.opt.Actuator.Evict(ctx, pod); err != nil {
-			p.log.Error(err, "evict", "pod", klog.KObj(pod))
-			p.mu.Lock()
-			delete(j.gone, pod.UID) // try again at the next sync
-			p.mu.Unlock()
-			p.Kick()
-		}
-	})
+	p.evictAsync(ctx, j.id, pod)
 }
+
+// evictAsync evicts a pod off the decision path, within Options.EvictTimeout; evicted takes
+// the answer.
+func (p *Planner) evictAsync(ctx context.Context, id gpusched.JobID, pod *v1.Pod) {
+	p.evicting.Add(1)
+	go func() {
+		defer p.evicting.Done()
+		select {
+		case p.evictSem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		c, cancel := context.WithTimeout(ctx, p.opt.EvictTimeout)
+		err := p.opt.Actuator.Evict(c, pod)
+		cancel()
+		<-p.evictSem
+		p.evicted(id, pod, err)
+	}()
+}
+
+// evicted takes the answer to an eviction. A refusal with 429 Too Many Requests (a
+// PodDisruptionBudget) means the job cannot be stopped now: the pod is kept as blocked, its
+// GPUs stay out of the decisions while it is bound (syncCluster), the job's owner is told,
+// and the planner asks again after Options.EvictRetry. Any other failure (a timeout
+// included) is tried again at the next decision.
+func (p *Planner) evicted(id gpusched.JobID, pod *v1.Pod, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	j := p.jobs[id]
+	switch {
+	case err == nil:
+		delete(p.blocked, pod.UID)
+		p.metrics.evictions++
+		return
+	case apierrors.IsTooManyRequests(err):
+		p.metrics.blocked++
+		p.blocked[pod.UID] = &blockedPod{job: id, pod: pod, retry: time.Now().Add(p.opt.EvictRetry)}
+		if j != nil && j.held && p.bk != nil {
+			// The job runs on, whatever the books say: it leaves the scheduler's hands until
+			// its pods are gone (else the scheduler would start it elsewhere, without pods,
+			// or has already: a migration), with its progress kept, and comes back as a job
+			// that waits.
+			now := p.clock()
+			if st, _, ok := p.bk.status(id, now); ok {
+				j.saved = st.Iterations
+			}
+			if err := p.bk.finish(id, now, j.saved, true); err == nil {
+				j.held, j.nodes, j.full = false, nil, false
+				p.sized(id, 0)
+			}
+		}
+		if j != nil {
+			j.why = fmt.Sprintf("job %s cannot be stopped now: a PodDisruptionBudget refuses evicting its pods", j.key.Name)
+			p.problem(j.obj, "EvictionBlocked", fmt.Sprintf("cannot stop job %s now: the eviction of pod %s/%s was refused (%v); its GPUs on node %s stay out of the plan while it runs, asking again every %v",
+				j.key.Name, pod.Namespace, pod.Name, err, pod.Spec.NodeName, p.opt.EvictRetry))
+		}
+	default:
+		p.metrics.evictErrors++
+		p.log.Error(err, "evict", "pod", klog.KObj(pod))
+		delete(p.blocked, pod.UID)
+		if j != nil {
+			delete(j.gone, pod.UID) // try again at the next sync
+		}
+	}
+	p.Kick()
+}
+
+// waitEvictions waits for the eviction calls in flight (tests).
+func (p *Planner) waitEvictions() { p.evicting.Wait() }
 
 // later queues an actuator call for when the lock is released.
 func (p *Planner) later(f func()) { p.after = append(p.after, f) }
@@ -747,6 +1108,13 @@ func (p *Planner) reconcile(ctx context.Context) {
 	for _, j := range p.jobs {
 		if j.done && !j.held {
 			continue
+		}
+		if j.nodes == nil || !j.held {
+			for _, pod := range j.aux {
+				if pod.Spec.NodeName != "" {
+					p.evict(ctx, j, pod)
+				}
+			}
 		}
 		used := map[string]int{}
 		for _, pod := range j.pods {
@@ -790,6 +1158,117 @@ func (p *Planner) reconcile(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// statuses sets the status of every PodGroup whose phase or running pods changed, and the
+// reason its pods wait on every pod held back whose reason changed.
+func (p *Planner) statuses() {
+	for _, j := range p.jobs {
+		if why := p.waitReason(j); why != "" {
+			for _, list := range [][]*v1.Pod{j.pods, j.aux} {
+				for _, pod := range list {
+					if pod.Spec.NodeName != "" || j.told[pod.UID] == why {
+						continue
+					}
+					if j.told == nil {
+						j.told = map[types.UID]string{}
+					}
+					j.told[pod.UID] = why
+					pod := pod
+					p.later(func() { p.opt.Actuator.PodWaiting(pod, why) })
+				}
+			}
+		}
+		pg, ok := j.obj.(*v1alpha1.PodGroup)
+		if !ok {
+			continue
+		}
+		var running int32
+		for _, pod := range j.pods {
+			if pod.Spec.NodeName != "" {
+				running++
+			}
+		}
+		phase := v1alpha1.PodGroupPending
+		switch {
+		case j.done && j.succ > 0:
+			phase = v1alpha1.PodGroupFinished
+		case j.held && j.nodes != nil && j.full:
+			phase = v1alpha1.PodGroupRunning
+		case j.held && j.nodes != nil:
+			phase = v1alpha1.PodGroupScheduling
+		}
+		if phase == j.phase || (phase == pg.Status.Phase && running == pg.Status.Running) {
+			j.phase = phase
+			continue
+		}
+		j.phase = phase
+		p.later(func() { p.opt.Actuator.PodGroupStatus(pg, phase, running) })
+	}
+}
+
+// normal records a Normal event on a job's object.
+func (p *Planner) normal(j *job, reason, msg string) {
+	obj := j.obj
+	if obj == nil {
+		return
+	}
+	p.later(func() { p.opt.Actuator.Event(obj, false, reason, msg) })
+}
+
+// schedName names the scheduler in events.
+func (p *Planner) schedName() string {
+	if p.opt.SchedulerName != "" {
+		return p.opt.SchedulerName
+	}
+	return "gpusched"
+}
+
+// preemptReason says why a running job was stopped: its GPUs became unavailable (a node
+// cordoned, NotReady, tainted, or held by pods that cannot be evicted), or the jobs the
+// decision started on its nodes.
+func (p *Planner) preemptReason(j *job, starts map[gpusched.JobID]map[string]int) string {
+	var took []string
+	for id, nodes := range starts {
+		for n := range nodes {
+			if _, ok := j.nodes[n]; ok {
+				if o := p.jobs[id]; o != nil {
+					took = append(took, o.key.Name)
+				}
+				break
+			}
+		}
+	}
+	if len(took) > 0 {
+		sort.Strings(took)
+		return fmt.Sprintf("its GPUs on %s go to %s", nodeList(j.nodes), strings.Join(took, ", "))
+	}
+	for n := range j.nodes {
+		if s, ok := p.cl.ServerIndex(n); ok {
+			first, k := p.cl.GPUsOf(s)
+			if un := p.bk.unavailable(); un.CountRange(first, k) > 0 {
+				return fmt.Sprintf("GPUs of node %s are unavailable (cordoned, not Ready, tainted, or held by other pods)", n)
+			}
+		}
+	}
+	return "a job of higher priority waits for its GPUs"
+}
+
+// nodeList writes GPUs per node as "node a (4 GPUs), node b (4 GPUs)", by node name.
+func nodeList(nodes map[string]int) string {
+	names := make([]string, 0, len(nodes))
+	for n := range nodes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "node %s (%d GPUs)", n, nodes[n])
+	}
+	return b.String()
 }
 
 // problem records a Warning event on obj once per distinct message.

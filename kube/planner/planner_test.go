@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,10 +29,20 @@ type fake struct {
 	active  []string
 	events  []string
 	data    []byte
+	phases  map[string][]v1alpha1.PodGroupPhase
+	waiting map[string]string // pod -> the wait reason last set
 }
 
-func (f *fake) Nodes() ([]*v1.Node, error) { f.mu.Lock(); defer f.mu.Unlock(); return f.nodes, nil }
-func (f *fake) Pods() ([]*v1.Pod, error)   { f.mu.Lock(); defer f.mu.Unlock(); return f.pods, nil }
+func (f *fake) Nodes() ([]*v1.Node, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.nodes), nil
+}
+func (f *fake) Pods() ([]*v1.Pod, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.pods), nil
+}
 func (f *fake) PodGroups() ([]*v1alpha1.PodGroup, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -57,6 +68,22 @@ func (f *fake) Activate(pods []*v1.Pod) {
 	}
 }
 func (f *fake) RejectWaiting(*v1.Pod) {}
+func (f *fake) PodWaiting(pod *v1.Pod, why string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.waiting == nil {
+		f.waiting = map[string]string{}
+	}
+	f.waiting[pod.Name] = why
+}
+func (f *fake) PodGroupStatus(pg *v1alpha1.PodGroup, phase v1alpha1.PodGroupPhase, running int32) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.phases == nil {
+		f.phases = map[string][]v1alpha1.PodGroupPhase{}
+	}
+	f.phases[pg.Name] = append(f.phases[pg.Name], phase)
+}
 func (f *fake) Event(obj runtime.Object, _ bool, reason, msg string) {
 	f.events = append(f.events, reason+": "+msg)
 }
@@ -125,7 +152,7 @@ func TestPlannerGangCordonRestart(t *testing.T) {
 	if ok, _ := p.Admit(f.pods[0]); ok {
 		t.Fatalf("a pod was admitted before any decision")
 	}
-	p.Sync(ctx)
+	p.syncWait(ctx)
 	if ok, why := p.Admit(f.pods[0]); !ok {
 		t.Fatalf("pod of a started job not admitted: %s", why)
 	}
@@ -174,7 +201,7 @@ func TestPlannerGangCordonRestart(t *testing.T) {
 	bind(f, "g-0", node)
 	bind(f, "g-1", other)
 	clock = clock.Add(10 * time.Second)
-	p.Sync(ctx)
+	p.syncWait(ctx)
 	if len(f.evicted) != 0 {
 		t.Fatalf("evicted %v", f.evicted)
 	}
@@ -192,7 +219,7 @@ func TestPlannerGangCordonRestart(t *testing.T) {
 	if p2.Restored() != 1 {
 		t.Fatalf("restored %d jobs", p2.Restored())
 	}
-	p2.Sync(ctx)
+	p2.syncWait(ctx)
 	if len(f.evicted) != 0 {
 		t.Fatalf("restart evicted %v", f.evicted)
 	}
@@ -210,7 +237,7 @@ func TestPlannerGangCordonRestart(t *testing.T) {
 	}
 	f.mu.Unlock()
 	clock = clock.Add(5 * time.Second)
-	p2.Sync(ctx)
+	p2.syncWait(ctx)
 	if len(f.evicted) == 0 {
 		t.Fatalf("cordoned node %s not drained", node)
 	}

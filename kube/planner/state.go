@@ -61,6 +61,7 @@ type savedJob struct {
 	GPUs       []savedGPU   `json:"gpus,omitempty"`
 	RestoreEnd float64      `json:"restore_end,omitempty"`
 	Full       bool         `json:"full,omitempty"`
+	Step       float64      `json:"step,omitempty"` // seconds per iteration while it runs (0: unknown)
 }
 
 // savedGPU names a GPU by its node and its index on the node, which survive a change of the
@@ -90,7 +91,7 @@ func (p *Planner) snapshot() (*savedState, error) {
 			Namespace: j.key.Namespace, Name: j.key.Name, PodGroup: j.key.PodGroup,
 			Job: j.spec.Job, Pods: j.spec.Pods, PodGPUs: j.spec.PodGPUs, Hint: j.spec.Hint, Progress: j.prog,
 			Iterations: s.Iterations, Executed: s.Executed, Attained: s.Attained, Started: s.Started,
-			FirstStart: s.FirstStart, Since: s.Since, Preempted: s.Preemptions, Full: j.full,
+			FirstStart: s.FirstStart, Since: s.Since, Preempted: s.Preemptions, Full: j.full, Step: p.bk.step(j.id),
 		}
 		if s.GPUs != nil {
 			sj.RestoreEnd = restoreEnd
@@ -138,7 +139,7 @@ func (p *Planner) encoded() ([]byte, error) {
 
 // save hands the current state to the writer (p.mu held).
 func (p *Planner) save() {
-	if p.opt.Store == nil || p.bk == nil {
+	if p.opt.Store == nil || p.bk == nil || !p.bk.takeChanged() {
 		return
 	}
 	st, err := p.snapshot()
@@ -160,7 +161,7 @@ func (p *Planner) writer(ctx context.Context) {
 		st := p.state
 		p.state = nil
 		p.mu.Unlock()
-		if st == nil {
+		if st == nil || (p.opt.Leading != nil && !p.opt.Leading()) {
 			return
 		}
 		data, err := encodeState(st)
@@ -170,7 +171,17 @@ func (p *Planner) writer(ctx context.Context) {
 		}
 		if err := p.opt.Store.Save(ctx, data); err != nil {
 			p.log.Error(err, "gpusched planner: write state")
+			p.mu.Lock()
+			if p.state == nil {
+				p.state = st // write it again with the next change
+			}
+			p.mu.Unlock()
+			return
 		}
+		p.mu.Lock()
+		p.metrics.stateWrites++
+		p.metrics.stateBytes = len(data)
+		p.mu.Unlock()
 	}
 	for {
 		select {
@@ -316,6 +327,15 @@ func (p *Planner) restoreLocked(ctx context.Context, st *savedState) error {
 		restoreEnd := sj.RestoreEnd
 		if status.GPUs == nil {
 			restoreEnd = 0
+		} else if dt := now - st.Now; dt > 0 {
+			// The state is written when something changes, not as time passes: a job that
+			// ran meanwhile held its GPUs, and progressed at its saved speed (Step) if its
+			// gang was bound.
+			status.Executed += dt
+			status.Attained += dt * float64(len(status.GPUs))
+			if sj.Full && sj.Step > 0 {
+				status.Iterations += max(0, now-max(st.Now, restoreEnd)) / sj.Step
+			}
 		}
 		if err := p.bk.resume(sj.Job, status, restoreEnd, now); err != nil {
 			return fmt.Errorf("resume job %q: %w", sj.Job.ID, err)
@@ -325,6 +345,12 @@ func (p *Planner) restoreLocked(ctx context.Context, st *savedState) error {
 		p.jobs[k.ID()] = &job{
 			key: k, id: k.ID(), spec: mapping.Spec{Job: sj.Job, Pods: sj.Pods, PodGPUs: sj.PodGPUs, Hint: sj.Hint},
 			seq: p.seq, arr: sj.Job.Arrival, held: true, prog: sj.Progress, nodes: nodesOf, full: sj.Full && nodesOf != nil,
+			startAt: p.opt.Now(), complete: p.opt.Now(),
+		}
+		if nodesOf != nil && !sj.Full {
+			if err := p.bk.bound(k.ID(), now, false); err != nil {
+				return fmt.Errorf("resume job %q: %w", sj.Job.ID, err)
+			}
 		}
 	}
 	if s, ok := p.opt.Scheduler.(gpusched.Stateful); ok && len(st.Scheduler) > 0 {

@@ -2,22 +2,30 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/kube/mapping"
 	"github.com/gpusched/gpusched/kube/planner"
+	"github.com/gpusched/gpusched/kube/queues"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
@@ -61,21 +69,57 @@ type Args struct {
 	// PermitTimeoutSeconds is how long a reserved pod waits for the rest of its gang.
 	// Default 60.
 	PermitTimeoutSeconds int `json:"permitTimeoutSeconds,omitempty"`
+	// BindTimeoutSeconds is how long a started job's gang may take to bind before the
+	// planner takes the job back (planner.Options.BindTimeout). Default 180.
+	BindTimeoutSeconds int `json:"bindTimeoutSeconds,omitempty"`
+	// EvictTimeoutSeconds bounds each eviction call (planner.Options.EvictTimeout).
+	// Default 10.
+	EvictTimeoutSeconds int `json:"evictTimeoutSeconds,omitempty"`
+	// PodsGoneGraceSeconds (default 30), UnfitGraceSeconds (30) and UnstartBackoffSeconds
+	// (60) are planner.Options.PodsGoneGrace, UnfitGrace and UnstartBackoff.
+	PodsGoneGraceSeconds  float64 `json:"podsGoneGraceSeconds,omitempty"`
+	UnfitGraceSeconds     float64 `json:"unfitGraceSeconds,omitempty"`
+	UnstartBackoffSeconds float64 `json:"unstartBackoffSeconds,omitempty"`
+	// Queues, when set, shares the GPUs between teams' queues (guarantees, borrowing,
+	// weighted fair share) around the scheduler, which orders inside and across them
+	// (package queues). A job names its queue with the annotation gpusched.io/queue, or
+	// belongs to the queue that lists its namespace.
+	Queues *queues.Config `json:"queues,omitempty"`
+	// LeaderElection, when set, lets several replicas run: only the one that holds the
+	// Lease plans (and writes the state); the others hold every pod at PreEnqueue until they
+	// take over, restoring the state the leader wrote. Leave kube-scheduler's own
+	// leaderElection off: every replica's framework runs, and only the leader's admits pods.
+	LeaderElection *LeaderElectionArgs `json:"leaderElection,omitempty"`
+}
+
+// LeaderElectionArgs name the planner's Lease and its timing.
+type LeaderElectionArgs struct {
+	// LeaseNamespace and LeaseName name the Lease. Default gpusched-system/gpusched-planner.
+	LeaseNamespace string `json:"leaseNamespace,omitempty"`
+	LeaseName      string `json:"leaseName,omitempty"`
+	// LeaseDurationSeconds (default 15), RenewDeadlineSeconds (10) and RetryPeriodSeconds
+	// (2) are client-go's leader election timing: a failover takes up to the lease duration.
+	LeaseDurationSeconds float64 `json:"leaseDurationSeconds,omitempty"`
+	RenewDeadlineSeconds float64 `json:"renewDeadlineSeconds,omitempty"`
+	RetryPeriodSeconds   float64 `json:"retryPeriodSeconds,omitempty"`
 }
 
 // Plugin enforces a gpusched planner's decisions in the scheduling framework: PreEnqueue and
 // PreFilter hold the pods of jobs the decision does not run, Filter, Score and Reserve put
 // each pod only where the decision gave its job GPUs, Permit binds a gang all or nothing.
 type Plugin struct {
-	h       framework.Handle
-	p       *planner.Planner
-	timeout time.Duration
+	h           framework.Handle
+	p           *planner.Planner
+	timeout     time.Duration
+	gpuResource string
+	elector     *leaderelection.LeaderElector
 }
 
 var (
 	_ framework.PreEnqueuePlugin  = (*Plugin)(nil)
 	_ framework.PreFilterPlugin   = (*Plugin)(nil)
 	_ framework.FilterPlugin      = (*Plugin)(nil)
+	_ framework.PostFilterPlugin  = (*Plugin)(nil)
 	_ framework.ScorePlugin       = (*Plugin)(nil)
 	_ framework.ReservePlugin     = (*Plugin)(nil)
 	_ framework.PermitPlugin      = (*Plugin)(nil)
@@ -126,6 +170,23 @@ func DecodeArgs(obj runtime.Object) (Args, error) {
 	if a.PermitTimeoutSeconds <= 0 {
 		a.PermitTimeoutSeconds = 60
 	}
+	if le := a.LeaderElection; le != nil {
+		if le.LeaseNamespace == "" {
+			le.LeaseNamespace = "gpusched-system"
+		}
+		if le.LeaseName == "" {
+			le.LeaseName = "gpusched-planner"
+		}
+		if le.LeaseDurationSeconds <= 0 {
+			le.LeaseDurationSeconds = 15
+		}
+		if le.RenewDeadlineSeconds <= 0 {
+			le.RenewDeadlineSeconds = 10
+		}
+		if le.RetryPeriodSeconds <= 0 {
+			le.RetryPeriodSeconds = 2
+		}
+	}
 	return a, nil
 }
 
@@ -157,12 +218,24 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 		pods:  podFactory.Core().V1().Pods().Lister(),
 		pgs:   pgFactory.Scheduling().V1alpha1().PodGroups().Lister(),
 	}
-	pl := &Plugin{h: h, timeout: time.Duration(args.PermitTimeoutSeconds) * time.Second}
+	pl := &Plugin{h: h, timeout: time.Duration(args.PermitTimeoutSeconds) * time.Second, gpuResource: string(args.Mapping.WithDefaults().GPUResource)}
 	opt := planner.Options{
 		Mapping: args.Mapping, SchedulerNames: args.SchedulerNames, Scheduler: sched, Cost: cost,
 		RestoreTime: args.RestoreTime, TimeScale: args.TimeScale, Sources: src,
-		Actuator: &actuator{h: h, log: logger}, Debounce: time.Duration(args.DebounceMillis) * time.Millisecond,
+		Actuator: &actuator{h: h, log: logger, pgc: pgc, ctx: ctx, sem: make(chan struct{}, 8)}, Debounce: time.Duration(args.DebounceMillis) * time.Millisecond,
 		Logger: logger, PodSizes: sizes.Set,
+		BindTimeout:    time.Duration(args.BindTimeoutSeconds) * time.Second,
+		EvictTimeout:   time.Duration(args.EvictTimeoutSeconds) * time.Second,
+		PodsGoneGrace:  time.Duration(args.PodsGoneGraceSeconds * float64(time.Second)),
+		UnfitGrace:     time.Duration(args.UnfitGraceSeconds * float64(time.Second)),
+		UnstartBackoff: time.Duration(args.UnstartBackoffSeconds * float64(time.Second)),
+	}
+	registerMetrics()
+	obs := &observer{}
+	opt.AfterSync = obs.observe
+	opt.SchedulerName = args.Scheduler
+	if opt.SchedulerName == "" {
+		opt.SchedulerName = "asrpt"
 	}
 	if args.StateName != "-" {
 		opt.Store = &planner.ConfigMapStore{Client: h.ClientSet(), Namespace: args.StateNamespace, Name: args.StateName}
@@ -193,6 +266,39 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 			return nil, err
 		}
 	}
+	var elector *leaderelection.LeaderElector
+	if le := args.LeaderElection; le != nil {
+		host, _ := os.Hostname()
+		id := host + "_" + string(uuid.NewUUID())
+		lock := &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: le.LeaseNamespace, Name: le.LeaseName},
+			Client:     h.ClientSet().CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+		}
+		sec := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+		elector, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+			Lock: lock, Name: "gpusched-planner",
+			LeaseDuration: sec(le.LeaseDurationSeconds), RenewDeadline: sec(le.RenewDeadlineSeconds), RetryPeriod: sec(le.RetryPeriodSeconds),
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(lctx context.Context) {
+					logger.Info("gpusched planner: leading", "identity", id)
+					p.Run(lctx)
+				},
+				OnStoppedLeading: func() {
+					logger.Info("gpusched planner: lease lost or released; this replica no longer plans", "identity", id)
+					if hooks == nil && ctx.Err() == nil {
+						// As kube-scheduler does when it loses its lease: restart as a follower.
+						klog.FlushAndExit(klog.ExitFlushTimeout, 0)
+					}
+				},
+			},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("gpusched plugin: leader election: %w", err)
+		}
+		pl.elector = elector
+		p.SetLeading(elector.IsLeader)
+	}
 	go func() {
 		podFactory.Start(ctx.Done())
 		pgFactory.Start(ctx.Done())
@@ -200,10 +306,18 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 		podFactory.WaitForCacheSync(ctx.Done())
 		pgFactory.WaitForCacheSync(ctx.Done())
 		h.SharedInformerFactory().WaitForCacheSync(ctx.Done())
+		if elector != nil {
+			elector.Run(ctx)
+			return
+		}
 		p.Run(ctx)
 	}()
 	return pl, nil
 }
+
+// Leading tells whether this replica plans: it holds the planner's Lease, or leader
+// election is off.
+func (pl *Plugin) Leading() bool { return pl.elector == nil || pl.elector.IsLeader() }
 
 // Planner returns the plugin's planner.
 func (pl *Plugin) Planner() *planner.Planner { return pl.p }
@@ -226,6 +340,9 @@ func (pl *Plugin) PreFilter(_ context.Context, _ *framework.CycleState, pod *v1.
 	if ok, why := pl.p.Admit(pod); !ok {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, why)
 	}
+	if pl.p.Launcher(pod) {
+		return nil, nil // a launcher without GPUs goes wherever it fits
+	}
 	left, k := pl.p.Slots(pod)
 	nodes := sets.New[string]()
 	for n, g := range left {
@@ -245,12 +362,49 @@ func (pl *Plugin) PreFilterExtensions() framework.PreFilterExtensions { return n
 // Filter lets a pod only onto a node where the decision gave its job GPUs that its other pods
 // have not taken.
 func (pl *Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	if pl.p.Launcher(pod) {
+		return nil
+	}
 	left, k := pl.p.Slots(pod)
 	name := ni.Node().Name
 	if k == 0 || left[name] < k {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("the decision gives the pod's job no GPUs left on node %s", name))
 	}
 	return nil
+}
+
+// PostFilter runs when no node can hold the pod. Where other plugins' Filters (CPU, memory,
+// affinity, volumes) rejected it on a node the decision gave its job, the planner is told
+// (planner.Unfit) and takes the job back: the gang cannot bind as decided. It nominates no
+// node (the plugin's decisions preempt, through evictions).
+func (pl *Plugin) PostFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, m framework.NodeToStatusReader) (*framework.PostFilterResult, *framework.Status) {
+	if pl.p.Launcher(pod) {
+		return nil, framework.NewStatus(framework.Unschedulable, "no node can hold the launcher pod")
+	}
+	left, k := pl.p.Slots(pod)
+	reasons := map[string]string{}
+	for n, g := range left {
+		if g < k {
+			continue
+		}
+		st := m.Get(n)
+		if st == nil || st.IsSuccess() || st.Plugin() == Name {
+			continue
+		}
+		// GPUs are the planner's to count: a node short of GPUs holds pods that are still
+		// terminating (the jobs the decision stopped), which will go.
+		var rs []string
+		for _, r := range st.Reasons() {
+			if !strings.Contains(r, pl.gpuResource) {
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) > 0 {
+			reasons[n] = st.Plugin() + ": " + strings.Join(rs, ", ")
+		}
+	}
+	pl.p.Unfit(pod, reasons)
+	return nil, framework.NewStatus(framework.Unschedulable, "no node the decision gave the pod's job can hold it")
 }
 
 // Score prefers the nodes where the pod's job has the most GPUs left.
@@ -264,6 +418,9 @@ func (pl *Plugin) ScoreExtensions() framework.ScoreExtensions { return nil }
 
 // Reserve takes the pod's slot on the node.
 func (pl *Plugin) Reserve(_ context.Context, _ *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
+	if pl.p.Launcher(pod) {
+		return nil
+	}
 	if err := pl.p.Reserve(pod, node); err != nil {
 		return framework.NewStatus(framework.Unschedulable, err.Error())
 	}
@@ -277,6 +434,9 @@ func (pl *Plugin) Unreserve(_ context.Context, _ *framework.CycleState, pod *v1.
 
 // Permit holds every pod of a gang until all of them are reserved, then lets them all bind.
 func (pl *Plugin) Permit(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ string) (*framework.Status, time.Duration) {
+	if pl.p.Launcher(pod) {
+		return nil, 0 // admitted: its job runs
+	}
 	complete, members, err := pl.p.Gang(pod)
 	if err != nil {
 		return framework.NewStatus(framework.Unschedulable, err.Error()), 0
@@ -324,11 +484,65 @@ func (s *sources) PodGroups() ([]*v1alpha1.PodGroup, error) {
 type actuator struct {
 	h   framework.Handle
 	log klog.Logger
+	pgc pgclient.Interface
+	ctx context.Context
+	sem chan struct{} // bounds the status patches in flight
 }
 
+// PodWaiting patches the pod's PodScheduled condition (False, reason GpuschedWaiting, the
+// planner's reason as message) off the decision path. (The reason is not Unschedulable, which
+// cluster autoscalers take as a request for nodes.)
+func (a *actuator) PodWaiting(pod *v1.Pod, why string) {
+	data, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []map[string]any{{
+		"type": v1.PodScheduled, "status": v1.ConditionFalse, "reason": "GpuschedWaiting", "message": why,
+		"lastTransitionTime": metav1.Now(),
+	}}}})
+	if err != nil {
+		return
+	}
+	go func() {
+		a.sem <- struct{}{}
+		defer func() { <-a.sem }()
+		ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
+		defer cancel()
+		_, err := a.h.ClientSet().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+		if err != nil && !apierrors.IsNotFound(err) {
+			a.log.V(2).Info("pod condition", "pod", klog.KObj(pod), "err", err)
+		}
+	}()
+}
+
+// PodGroupStatus patches the PodGroup's status subresource off the decision path (a merge
+// patch: no conflict with other writers).
+func (a *actuator) PodGroupStatus(pg *v1alpha1.PodGroup, phase v1alpha1.PodGroupPhase, running int32) {
+	st := map[string]any{"phase": phase, "running": running}
+	if phase == v1alpha1.PodGroupScheduling {
+		st["scheduleStartTime"] = metav1.Now()
+	}
+	data, err := json.Marshal(map[string]any{"status": st})
+	if err != nil {
+		return
+	}
+	go func() {
+		a.sem <- struct{}{}
+		defer func() { <-a.sem }()
+		ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
+		defer cancel()
+		_, err := a.pgc.SchedulingV1alpha1().PodGroups(pg.Namespace).Patch(ctx, pg.Name, types.MergePatchType, data, metav1.PatchOptions{}, "status")
+		if err != nil && !apierrors.IsNotFound(err) {
+			a.log.V(2).Info("PodGroup status", "podgroup", klog.KObj(pg), "err", err)
+		}
+	}()
+}
+
+// Evict posts an Eviction for the pod once: client-go's typed Evict retries a 429 that comes
+// with Retry-After (a PodDisruptionBudget's refusal) up to ten times, for about 100 s; the
+// planner takes the refusal at once and asks again later itself.
 func (a *actuator) Evict(ctx context.Context, pod *v1.Pod) error {
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
-	err := a.h.ClientSet().PolicyV1().Evictions(pod.Namespace).Evict(ctx, ev)
+	err := a.h.ClientSet().PolicyV1().RESTClient().Post().AbsPath("/api/v1").
+		Namespace(pod.Namespace).Resource("pods").Name(pod.Name).SubResource("eviction").
+		Body(ev).MaxRetries(0).Do(ctx).Error()
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/asrpt"
 	"github.com/gpusched/gpusched/kube/mapping"
+	"github.com/gpusched/gpusched/kube/queues"
 	"github.com/gpusched/gpusched/partition"
 	"github.com/gpusched/gpusched/policy"
 	"github.com/gpusched/gpusched/topology"
@@ -128,10 +129,20 @@ func aligned(c *topology.Cluster, gpus []topology.GPUID, k int) bool {
 // Policies lists the schedulers the plugin can run (Args.Scheduler).
 var Policies = []string{"asrpt", "fifo", "tiresias", "first-fit"}
 
-// NewScheduler builds the scheduler that args name, with the pod-aligned placer over sizes.
+// NewScheduler builds the scheduler that args name, with the pod-aligned placer over sizes,
+// behind the queues of args.Queues when it names some.
 // The same call builds the scheduler for a simulation of the same workload (package sim),
 // which is how the end-to-end test compares the two.
 func NewScheduler(args Args, sizes *PodSizes) (gpusched.Scheduler, gpusched.CostModel, error) {
+	s, cost, err := newScheduler(args, sizes)
+	if err != nil || args.Queues == nil {
+		return s, cost, err
+	}
+	q, err := queues.Wrap(s, *args.Queues)
+	return q, cost, err
+}
+
+func newScheduler(args Args, sizes *PodSizes) (gpusched.Scheduler, gpusched.CostModel, error) {
 	cost := gpusched.DefaultCost()
 	order := policy.DefaultOrder
 	if args.Backfill {

@@ -79,13 +79,14 @@ func Etcd(t testing.TB) string {
 
 // APIServer starts etcd and a kube-apiserver against it and returns a client config for it
 // (with admin rights). The ServiceAccount admission plugin is off (no controller creates
-// service accounts here). Both stop when the test ends.
-func APIServer(t testing.TB) *rest.Config {
+// service accounts here); extra are more kube-apiserver flags ("--authorization-mode=RBAC").
+// Both stop when the test ends.
+func APIServer(t testing.TB, extra ...string) *rest.Config {
 	t.Helper()
 	etcdURL := Etcd(t)
 	storage := storagebackend.NewDefaultConfig(path.Join("gpusched-test", "registry"), nil)
 	storage.Transport.ServerList = []string{etcdURL}
-	flags := []string{"--disable-admission-plugins=ServiceAccount"}
+	flags := append([]string{"--disable-admission-plugins=ServiceAccount"}, extra...)
 	srv, err := kubeapiservertesting.StartTestServer(t, kubeapiservertesting.NewDefaultTestServerOptions(), flags, storage)
 	if err != nil {
 		t.Fatalf("testenv: start kube-apiserver: %v", err)
@@ -123,7 +124,7 @@ func Kubeconfig(t testing.TB, cfg *rest.Config) string {
 	return path
 }
 
-// Scheduler runs a kube-scheduler in process (app.Setup and app.Run, as the kube-scheduler
+// Scheduler runs a kube-scheduler in process (several may run, as replicas) (app.Setup and app.Run, as the kube-scheduler
 // binary does) with the configuration file given and the out-of-tree plugins of opts, without
 // its HTTPS endpoint. stop ends it and waits until it has stopped; it is also called when the
 // test ends.
@@ -155,6 +156,9 @@ func Scheduler(t testing.TB, configFile string, opts ...app.Option) (stop func()
 		t.Fatalf("testenv: scheduler setup: %v", err)
 	}
 	done := make(chan struct{})
+	// app.Run registers its configuration for /configz, once per process: a second replica
+	// in the same test process takes the name over.
+	configz.Delete("componentconfig")
 	go func() {
 		defer close(done)
 		if err := app.Run(ctx, cc, sched); err != nil && ctx.Err() == nil {
