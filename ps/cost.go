@@ -166,7 +166,15 @@ func Exchange(c *topology.Cluster, workers []topology.GPUID, psServers []int, sh
 	}
 	worst := 0.0
 	lat := 0.0
-	for s, x := range per {
+	// Servers in order: the byte totals are sums of floats, which a map's varying order would
+	// round differently from run to run.
+	servers := make([]int, 0, len(per))
+	for s := range per {
+		servers = append(servers, s)
+	}
+	slices.Sort(servers)
+	for _, s := range servers {
+		x := per[s]
 		m := float64(x.m)
 		// Push: the workers here send every remote shard its slice; the shards here receive
 		// from every remote worker. Pull is the reverse, with the same bytes.
