@@ -174,7 +174,7 @@ func TestExchangeIsDeterministic(t *testing.T) {
 	}
 	workers := []topology.GPUID{0, 5, 9, 14, 18, 23, 27, 30}
 	servers := []int{0, 1, 2, 3, 4, 5, 6, 7}
-	shards := []float64{1.1e9, 2.3e9, 0.7e9, 3.9e9, 1.3e9, 2.9e9, 0.3e9, 1.7e9}
+	shards := []float64{1.1e9 / 3, 2.3e9 / 7, 0.7e9 / 11, 3.9e9 / 13, 1.3e9 / 17, 2.9e9 / 19, 0.3e9 / 23, 1.7e9 / 29}
 	first, err := Exchange(c, workers, servers, shards, 2, nil, DefaultConstants())
 	if err != nil {
 		t.Fatal(err)
