@@ -138,7 +138,7 @@ func TestPrepareErrors(t *testing.T) {
 		target    error
 	}{
 		{"gpt-9,a800,8,32,,,0.1", "m.csv:2: model", graph.ErrUnknownModel},
-		{"bert-large,v100,8,32,,,0.1", `m.csv:2: gpu "v100"`, ErrUnknown},
+		{"bert-large,p100,8,32,,,0.1", `m.csv:2: gpu "p100"`, ErrUnknown},
 		{"gpt2-1.5b,a800,2,32,2,,0.1", "m.csv:2: plan", graph.ErrInvalidPlan},          // 2 does not divide 25 heads
 		{"bert-large,a800,9,9,,,0.1", "m.csv:2: placement", graph.ErrInvalidPlacement}, // 9 GPUs on an 8-GPU server
 		{"resnet50,t4,1,32,,128,0.1", "m.csv:2: seq_len", graph.ErrInvalidModel},

@@ -81,7 +81,7 @@ func TestPerfFitPredict(t *testing.T) {
 func TestPerfErrors(t *testing.T) {
 	good := writeTemp(t, "rows.csv", profilesCSV)
 	bad := writeTemp(t, "bad.csv", "model,gpu,placement,global_batch,step_time\nbert-large,a800,44,32,-1\n")
-	unknown := writeTemp(t, "unknown.csv", "model,gpu,placement,global_batch,step_time\nbert-large,v100,4,32,1\n")
+	unknown := writeTemp(t, "unknown.csv", "model,gpu,placement,global_batch,step_time\nbert-large,p100,4,32,1\n")
 	badCal := writeTemp(t, "cal.json", `{"hardware": {"a800": {"compute": 3}}}`)
 	for _, c := range []struct {
 		args []string
@@ -92,7 +92,7 @@ func TestPerfErrors(t *testing.T) {
 		{[]string{"perf", "fit", "-out", "x.json"}, "no measurements: give -in"},
 		{[]string{"perf", "fit", "-in", good}, "-out is required"},
 		{[]string{"perf", "fit", "-in", bad, "-out", "x.json"}, "bad.csv:2: step_time \"-1\""},
-		{[]string{"perf", "fit", "-in", unknown, "-out", "x.json"}, `unknown.csv:2: gpu "v100"`},
+		{[]string{"perf", "fit", "-in", unknown, "-out", "x.json"}, `unknown.csv:2: gpu "p100"`},
 		{[]string{"perf", "fit", "-in", good, "-out", "x.json", "-hardware", "maybe"}, `-hardware "maybe"`},
 		{[]string{"perf", "fit", "-in", good, "-out", "x.json", "-hardware", "always"}, "measure at least"},
 		{[]string{"perf", "fit", "-in", good, "-out", "x.json", "-format", "xml"}, `-format "xml"`},
