@@ -127,7 +127,9 @@ var (
 	_ framework.EnqueueExtensions = (*Plugin)(nil)
 )
 
-// Hooks let a test watch the planner (nil fields are ignored).
+// Hooks let a test watch the planner (nil fields are ignored). With hooks, a replica that
+// loses its planner's Lease stays up, its planner stopped (without them the process exits, as
+// kube-scheduler does), so that a test can run replicas in one process.
 type Hooks struct {
 	// Decided is called after every applied decision.
 	Decided func(planner.Decision)
