@@ -309,6 +309,11 @@ func TestEndToEnd(t *testing.T) {
 			e.mu.Unlock()
 			t.Logf("t=%.0f: %d of %d jobs done: killing the scheduler", e.clock.Seconds(), e.ag.done('j'), len(work))
 			stop()
+			select { // as a process would before it exits: the last state written
+			case <-pl.Done():
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the killed scheduler's planner did not stop in 30 s")
+			}
 			stop, pl = e.startScheduler(pl)
 			waitFor(t, 30*time.Second, "restored state", func() bool { return pl.Restored() > 0 })
 			t.Logf("the restarted planner restored %d jobs from its saved state", pl.Restored())

@@ -227,6 +227,7 @@ type Planner struct {
 	syncs    int
 
 	metrics  counters
+	done     chan struct{}             // closed when Run has returned
 	nodeRes  map[string]nodeRes        // the GPU nodes' allocatable resources
 	blocked  map[types.UID]*blockedPod // pods whose eviction a PodDisruptionBudget refused
 	evicting sync.WaitGroup            // eviction calls in flight
@@ -305,12 +306,17 @@ func New(opt Options) (*Planner, error) {
 		jobs: map[gpusched.JobID]*job{}, events: map[string]string{},
 		kick: make(chan struct{}, 1), stateCh: make(chan struct{}, 1),
 		epoch: opt.Now(), blocked: map[types.UID]*blockedPod{}, evictSem: make(chan struct{}, 16),
+		done: make(chan struct{}),
 	}
 	for _, n := range opt.SchedulerNames {
 		p.names[n] = true
 	}
 	return p, nil
 }
+
+// Done is closed when Run has returned, its last state written: a successor should restore
+// only then.
+func (p *Planner) Done() <-chan struct{} { return p.done }
 
 // SetLeading sets Options.Leading (before Run).
 func (p *Planner) SetLeading(f func() bool) { p.opt.Leading = f }
@@ -338,6 +344,7 @@ func (p *Planner) Run(ctx context.Context) {
 		p.mu.Lock()
 		p.started = false
 		p.mu.Unlock()
+		close(p.done)
 	}()
 	p.restore(ctx)
 	p.mu.Lock()

@@ -183,6 +183,8 @@ func (p *Planner) writer(ctx context.Context) {
 		p.metrics.stateBytes = len(data)
 		p.mu.Unlock()
 	}
+	// A write in progress is not cut short when ctx ends (the state it carries would be
+	// lost, and a successor would restore an older one): each has its own time limit.
 	for {
 		select {
 		case <-ctx.Done():
@@ -191,7 +193,9 @@ func (p *Planner) writer(ctx context.Context) {
 			cancel()
 			return
 		case <-p.stateCh:
-			write(ctx)
+			c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			write(c)
+			cancel()
 		}
 	}
 }

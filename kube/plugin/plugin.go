@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	gpusched "github.com/gpusched/gpusched"
@@ -126,7 +127,9 @@ var (
 	_ framework.EnqueueExtensions = (*Plugin)(nil)
 )
 
-// Hooks let a test watch the planner (nil fields are ignored).
+// Hooks let a test watch the planner (nil fields are ignored). With hooks, a replica that
+// loses its planner's Lease stays up, its planner stopped (without them the process exits, as
+// kube-scheduler does), so that a test can run replicas in one process.
 type Hooks struct {
 	// Decided is called after every applied decision.
 	Decided func(planner.Decision)
@@ -281,6 +284,8 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 			LeaseDuration: sec(le.LeaseDurationSeconds), RenewDeadline: sec(le.RenewDeadlineSeconds), RetryPeriod: sec(le.RetryPeriodSeconds),
 			Callbacks: leaderelection.LeaderCallbacks{
 				OnStartedLeading: func(lctx context.Context) {
+					running.Add(1)
+					defer running.Done()
 					logger.Info("gpusched planner: leading", "identity", id)
 					p.Run(lctx)
 				},
@@ -299,7 +304,9 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 		pl.elector = elector
 		p.SetLeading(elector.IsLeader)
 	}
+	running.Add(1)
 	go func() {
+		defer running.Done()
 		podFactory.Start(ctx.Done())
 		pgFactory.Start(ctx.Done())
 		h.SharedInformerFactory().Start(ctx.Done())
@@ -313,6 +320,22 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 		p.Run(ctx)
 	}()
 	return pl, nil
+}
+
+// running counts the planners of this process that have not stopped (Wait).
+var running sync.WaitGroup
+
+// Wait waits, at most timeout, until every planner of the process has stopped and written its
+// last state: call it after kube-scheduler's Run returns and before the process exits.
+func Wait(timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() { running.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
 }
 
 // Leading tells whether this replica plans: it holds the planner's Lease, or leader

@@ -9,6 +9,7 @@ package main
 
 import (
 	"os"
+	"time"
 
 	"github.com/gpusched/gpusched/kube/plugin"
 	"k8s.io/component-base/cli"
@@ -17,5 +18,7 @@ import (
 
 func main() {
 	cmd := app.NewSchedulerCommand(app.WithPlugin(plugin.Name, plugin.Factory(nil)))
-	os.Exit(cli.Run(cmd))
+	code := cli.Run(cmd)
+	plugin.Wait(10 * time.Second) // the planner's last state written
+	os.Exit(code)
 }
