@@ -29,6 +29,7 @@ type usage struct {
 var hardwareParams = []paramSpec{
 	{"compute", true, func(e *graph.Efficiency) *float64 { return &e.Compute }, 0.3, func(u *usage) bool { return u.fp16 }},
 	{"compute_fp32", true, func(e *graph.Efficiency) *float64 { return &e.ComputeFP32 }, 0.1, func(u *usage) bool { return u.fp32 }},
+	{"compute_size_exponent", false, func(e *graph.Efficiency) *float64 { return &e.ComputeSizeExponent }, 0.05, func(u *usage) bool { return u.fp16 || u.fp32 }},
 	{"layer_overhead", false, func(e *graph.Efficiency) *float64 { return &e.LayerOverhead }, 1e-4, func(*usage) bool { return true }},
 	{"intra_comm", true, func(e *graph.Efficiency) *float64 { return &e.IntraComm }, 0.8, func(u *usage) bool { return u.intra }},
 	{"inter_comm", true, func(e *graph.Efficiency) *float64 { return &e.InterComm }, 0.5, func(u *usage) bool { return u.inter }},
@@ -70,6 +71,13 @@ const (
 	CommPrior = 0.5
 	// HardwarePrior weighs a hardware constant's squared distance from its prior.
 	HardwarePrior = 1e-3
+	// JointFactorStrength multiplies FactorPrior and CommPrior in a joint hardware fit
+	// (FitHardware): there each model's factors are held ten times as firmly near 1 as in a
+	// refinement, so that the hardware constants, not the factors, carry what the models have
+	// in common, and predict a model none of the fit saw. Chosen by leave-one-model-out on both
+	// GPU types of ../shared/data from 1, 3, 10, 30 and 100 (benchmarks/perf.md): 10 is best
+	// on both, one figure for every model and type.
+	JointFactorStrength = 10
 	// modelRows is the weight of each model in a joint fit, in rows: a model with n rows has
 	// each row weighted modelRows / n, so that every model counts alike.
 	modelRows = 20
@@ -341,7 +349,8 @@ type HardwareFit struct {
 // cases (all of that family), each model with its own factors (graph.ModelFactors) held near 1
 // by a prior: the constants describe what the models have in common. The objective is the sum
 // of squared log errors of the step times, each model's rows weighted to count alike
-// (modelRows in all), plus FactorPrior x (log factor)^2 per factor and HardwarePrior x
+// (modelRows in all), plus JointFactorStrength x FactorPrior x (log factor)^2 per factor
+// (CommPrior for the communication factor) and HardwarePrior x
 // (distance from the prior)^2 per constant. Only the constants the cases inform are fitted
 // (compute_fp32 needs fp32 rows, inter_comm multi-server rows, the offload constants offload
 // rows, ...); the others keep the prior's values. prior is the starting point (its zero
@@ -377,6 +386,7 @@ func FitHardware(cases []*Case, prior graph.Efficiency, layouts bool) (HardwareF
 	}
 	p := &problem{cases: cases, modelOf: of, models: names, active: active, base: prior, fitHW: true, fitF: len(names) > 1, robust: true}
 	p.ohScale = overheadScales(cases, of, len(names))
+	p.strength = JointFactorStrength
 	p.weight = make([]float64, len(cases))
 	for i, m := range of {
 		p.weight[i] = modelRows / float64(count[m])
