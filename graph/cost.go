@@ -116,6 +116,9 @@ func (e Efficiency) Validate() error {
 		{"host_optimizer_per_param", "seconds", e.HostOptimizerPerParam}, {"host_bandwidth", "bytes per second", e.HostBandwidth},
 	} {
 		if !finiteNonNeg(f.v) {
+			if f.unit == "" {
+				return fmt.Errorf("%w: efficiency %s %v must be a non-negative finite number", ErrInvalidOptions, f.name, f.v)
+			}
 			return fmt.Errorf("%w: efficiency %s %v must be a non-negative finite number of %s", ErrInvalidOptions, f.name, f.v, f.unit)
 		}
 	}
