@@ -423,6 +423,9 @@ type ModelReport struct {
 	Hardware graph.Efficiency `json:"hardware"`
 	// Prior is the accuracy over every row of the model with those constants alone (k = 0).
 	Prior Accuracy `json:"prior"`
+	// PriorPredictions holds the predicted step time in seconds of each of the model's rows
+	// with those constants alone (k = 0), in the order of the cases.
+	PriorPredictions []float64 `json:"prior_predictions"`
 	// Profiles lists the lines of the rows used as profiles (see SelectProfiles).
 	Profiles []int `json:"profiles"`
 	// Factors holds the model's factors refined on the profiles.
@@ -485,6 +488,7 @@ func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, erro
 				pred[i] = b.Total
 			}
 			rep.Prior = Score(mine, pred)
+			rep.PriorPredictions = slices.Clone(pred)
 			sel := SelectProfiles(mine, k)
 			var prof, rest []*Case
 			chosen := make([]bool, len(mine))
