@@ -449,6 +449,26 @@ type ModelReport struct {
 // rows are predicted. A family with one model is fitted on that model itself for the k = 0
 // figures, which are then in sample. Models are reported in order of first appearance.
 func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, error) {
+	return EvaluateWith(cases, prior, k, EvaluateOptions{})
+}
+
+// EvaluateOptions parameterises EvaluateWith.
+type EvaluateOptions struct {
+	// JointFactorStrength replaces the package's JointFactorStrength in the hardware fits (0:
+	// keep it), so that its choice can be checked by leave-one-model-out.
+	JointFactorStrength float64
+}
+
+// EvaluateWith is Evaluate with options. A negative or non-finite JointFactorStrength is an
+// error wrapping graph.ErrInvalidOptions.
+func EvaluateWith(cases []*Case, prior graph.Efficiency, k int, opt EvaluateOptions) ([]ModelReport, error) {
+	strength := opt.JointFactorStrength
+	if strength == 0 {
+		strength = JointFactorStrength
+	}
+	if !(strength > 0) || math.IsInf(strength, 1) {
+		return nil, fmt.Errorf("%w: joint factor strength %v must be a positive finite number", graph.ErrInvalidOptions, opt.JointFactorStrength)
+	}
 	byFamily := map[string][]*Case{}
 	var fams []string
 	for _, c := range cases {
@@ -474,7 +494,7 @@ func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, erro
 			if len(others) == 0 {
 				others = mine
 			}
-			hf, err := FitHardware(others, prior, true)
+			hf, err := fitHardware(others, prior, true, strength)
 			if err != nil {
 				return nil, fmt.Errorf("model %s: %w", name, err)
 			}

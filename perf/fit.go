@@ -359,6 +359,11 @@ type HardwareFit struct {
 // deterministic. Errors wrap ErrTooFewRows (fewer rows than constants) or ErrBadRow (cases of
 // several families).
 func FitHardware(cases []*Case, prior graph.Efficiency, layouts bool) (HardwareFit, error) {
+	return fitHardware(cases, prior, layouts, JointFactorStrength)
+}
+
+// fitHardware is FitHardware with the factors' priors multiplied by strength.
+func fitHardware(cases []*Case, prior graph.Efficiency, layouts bool, strength float64) (HardwareFit, error) {
 	if len(cases) == 0 {
 		return HardwareFit{}, fmt.Errorf("%w: no measurements to fit hardware constants to", ErrTooFewRows)
 	}
@@ -386,7 +391,7 @@ func FitHardware(cases []*Case, prior graph.Efficiency, layouts bool) (HardwareF
 	}
 	p := &problem{cases: cases, modelOf: of, models: names, active: active, base: prior, fitHW: true, fitF: len(names) > 1, robust: true}
 	p.ohScale = overheadScales(cases, of, len(names))
-	p.strength = JointFactorStrength
+	p.strength = strength
 	p.weight = make([]float64, len(cases))
 	for i, m := range of {
 		p.weight[i] = modelRows / float64(count[m])

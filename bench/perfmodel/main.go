@@ -24,7 +24,15 @@ import (
 func main() {
 	data := flag.String("data", "../shared/data", "the shared data directory")
 	k := flag.Int("k", 5, "profiles per model")
+	sweep := flag.Bool("sweep", false, "only the leave-one-model-out sweep of perf.JointFactorStrength")
 	flag.Parse()
+	if *sweep {
+		if err := strengthSweep(*data); err != nil {
+			fmt.Fprintln(os.Stderr, "perfmodel:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*data, *k); err != nil {
 		fmt.Fprintln(os.Stderr, "perfmodel:", err)
 		os.Exit(1)
@@ -512,6 +520,62 @@ func unlearnable(all []*perf.Case, reps []perf.ModelReport) error {
 			return string(d)
 		})
 		fmt.Printf("| %s | %d | %s | %s | %s |\n", r.Model, len(groups), f2(r.Prior.PlacementSpearman), f2(shape), f2(place))
+	}
+	fmt.Println()
+	return nil
+}
+
+// strengthSweep prints leave-one-model-out MAPE (k = 0) of every model with the joint hardware
+// fits holding the models' factors 1, 3, 10, 30 and 100 times as firmly as a refinement.
+func strengthSweep(dir string) error {
+	var rows []perf.Row
+	for _, ds := range []string{"bert", "cifar10", "imagenet"} {
+		r, err := perf.ReadPolluxFile(filepath.Join(dir, "placements", ds+".csv"))
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+	}
+	for _, app := range []string{"bert", "gpt2", "llama7", "t5", "vit"} {
+		r, err := perf.ReadRubickFile(filepath.Join(dir, "rubick", "placements", app+".csv"))
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+	}
+	cases, err := perf.Prepare(rows)
+	if err != nil {
+		return err
+	}
+	strengths := []float64{1, 3, 10, 30, 100}
+	var reps [][]perf.ModelReport
+	for _, s := range strengths {
+		r, err := perf.EvaluateWith(cases, graph.DefaultEfficiency(), 0, perf.EvaluateOptions{JointFactorStrength: s})
+		if err != nil {
+			return err
+		}
+		reps = append(reps, r)
+	}
+	fmt.Println("#### Leave-one-model-out MAPE (k = 0) by `perf.JointFactorStrength`")
+	fmt.Println()
+	fmt.Print("| GPU | model |")
+	for _, s := range strengths {
+		fmt.Printf(" %g |", s)
+	}
+	fmt.Println()
+	fmt.Println("|---|---|" + strings.Repeat("---|", len(strengths)))
+	means := make([]float64, len(strengths))
+	for m := range reps[0] {
+		fmt.Printf("| %s | %s |", reps[0][m].Family, reps[0][m].Model)
+		for i := range strengths {
+			fmt.Printf(" %s |", pct(reps[i][m].Prior.MAPE))
+			means[i] += reps[i][m].Prior.MAPE / float64(len(reps[0]))
+		}
+		fmt.Println()
+	}
+	fmt.Print("| | mean |")
+	for i := range strengths {
+		fmt.Printf(" %s |", pct(means[i]))
 	}
 	fmt.Println()
 	return nil
