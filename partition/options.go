@@ -181,20 +181,11 @@ func checkOptions(g *Graph, opts Options) (constraints, error) {
 			share = func(i int) float64 { return float64(opts.Capacities[i]) / float64(sumCap) }
 		}
 		for i := range k {
-			s := share(i)
-			if s == 0 {
-				continue
-			}
-			t := float64(W) * s
-			c.target[i] = t
-			lim := floorTol((1 + eps) * t)
-			lim = math.Max(lim, math.Ceil(t)+float64(g.maxVW)-1)
-			if lim >= math.MaxInt64/2 {
-				c.limit[i] = math.MaxInt64 / 2
-			} else {
-				c.limit[i] = max(int64(lim), 0)
+			if s := share(i); s > 0 {
+				c.target[i] = float64(W) * s
 			}
 		}
+		balancedLimits(c.limit, c.target, eps, g.maxVW)
 	case Hard:
 		if opts.Capacities == nil {
 			return c, fmt.Errorf("%w: Hard mode needs Capacities", ErrInvalidOptions)
@@ -226,6 +217,43 @@ func checkOptions(g *Graph, opts Options) (constraints, error) {
 		return c, fmt.Errorf("%w: unknown mode %v", ErrInvalidOptions, opts.Mode)
 	}
 	return c, nil
+}
+
+// balancedLimits sets the limit of every part of Balanced mode from its
+// target (0 for a part with share 0), the tolerance eps and the largest
+// vertex weight; see Options.Imbalance.
+func balancedLimits(limit []int64, target []float64, eps float64, maxVW int64) {
+	for i, t := range target {
+		if t == 0 {
+			limit[i] = 0
+			continue
+		}
+		lim := floorTol((1 + eps) * t)
+		lim = math.Max(lim, math.Ceil(t)+float64(maxVW)-1)
+		if lim >= math.MaxInt64/2 {
+			limit[i] = math.MaxInt64 / 2
+		} else {
+			limit[i] = max(int64(lim), 0)
+		}
+	}
+}
+
+// balancedTwin returns, for K = 2 in Balanced mode with a tolerance that
+// loosens some limit, the same constraints with Imbalance 0: the balanced
+// partition that Partition computes beside the relaxed one, keeping the
+// better (see partitionOnce).
+func (c constraints) balancedTwin(maxVW int64) (constraints, bool) {
+	if c.k != 2 || !c.balance || c.eps == 0 {
+		return c, false
+	}
+	t := c
+	t.eps = 0
+	t.limit = make([]int64, c.k)
+	balancedLimits(t.limit, c.target, 0, maxVW)
+	if slices.Equal(t.limit, c.limit) {
+		return c, false
+	}
+	return t, true
 }
 
 // floorTol is math.Floor with a relative tolerance of 1e-9, so that a limit that is a whole
