@@ -86,7 +86,9 @@ type Options struct {
 	// weigh 0). The second term keeps every input feasible: with it, any
 	// vertex that does not fit in its part fits in some other. 0.03
 	// matches METIS's default (ufactor=30); 0 asks for the tightest
-	// balance. Ignored in Hard mode.
+	// balance. Ignored in Hard mode. With K = 2 a tolerance never gives a
+	// larger cut than Imbalance 0 with the same Seed, Method and Quick:
+	// Partition computes that balanced partition too and keeps the better.
 	Imbalance float64
 
 	// Seed drives every random choice; equal inputs and seeds give equal
@@ -238,22 +240,21 @@ func balancedLimits(limit []int64, target []float64, eps float64, maxVW int64) {
 	}
 }
 
-// balancedTwin returns, for K = 2 in Balanced mode with a tolerance that
-// loosens some limit, the same constraints with Imbalance 0: the balanced
-// partition that Partition computes beside the relaxed one, keeping the
-// better (see partitionOnce).
-func (c constraints) balancedTwin(maxVW int64) (constraints, bool) {
+// balancedTwin returns, for K = 2 in Balanced mode with a tolerance, the
+// same constraints with Imbalance 0: the balanced partition that
+// Partition computes beside the relaxed one, keeping the better (see
+// partitionOnce). loosens says whether the tolerance loosens some limit;
+// where it does not, Partition runs with the balanced constraints alone,
+// exactly as Imbalance 0 would. ok is false for other constraints.
+func (c constraints) balancedTwin(maxVW int64) (bal constraints, loosens, ok bool) {
 	if c.k != 2 || !c.balance || c.eps == 0 {
-		return c, false
+		return c, false, false
 	}
-	t := c
-	t.eps = 0
-	t.limit = make([]int64, c.k)
-	balancedLimits(t.limit, c.target, 0, maxVW)
-	if slices.Equal(t.limit, c.limit) {
-		return c, false
-	}
-	return t, true
+	bal = c
+	bal.eps = 0
+	bal.limit = make([]int64, c.k)
+	balancedLimits(bal.limit, c.target, 0, maxVW)
+	return bal, !slices.Equal(bal.limit, c.limit), true
 }
 
 // floorTol is math.Floor with a relative tolerance of 1e-9, so that a limit that is a whole
