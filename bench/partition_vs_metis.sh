@@ -27,9 +27,10 @@
 # cmake or C++ compiler) it says so and leaves the KaHIP column out.
 # KaHIP's cut of a cell is the mean over seeds 1..$KAHIP_SEEDS (default
 # 1: strong takes seconds to minutes per 100k-vertex graph: 15-33 s of CPU
-# on the 100k-vertex random geometric and 3-D mesh graphs); KAHIP_MAXN
-# runs it only on the graphs of at most that many vertices; KAHIP=none
-# skips it.
+# on the 100k-vertex random geometric and 3-D mesh graphs, minutes on the
+# power-law graphs); KAHIP_MAXN runs it only on the graphs of at most that
+# many vertices, KAHIP_TIMEOUT stops a run after that many seconds of wall
+# time (the cell's KaHIP column then says "-"); KAHIP=none skips it.
 #
 # Usage: bench/partition_vs_metis.sh            (from anywhere)
 # Environment: IMB (default 0.03), SEEDS (default 5), REPS (timed runs per
@@ -55,6 +56,7 @@ mkdir -p "$WORK"
 KAHIP=${KAHIP:-}
 KAHIP_SEEDS=${KAHIP_SEEDS:-1}
 KAHIP_MAXN=${KAHIP_MAXN:-}
+KAHIP_TIMEOUT=${KAHIP_TIMEOUT:-0}
 KAHIP_PCT=$(awk -v e="$IMB" 'BEGIN { printf "%g", e * 100 }')
 
 if ! command -v gpmetis >/dev/null 2>&1; then
@@ -140,15 +142,20 @@ while IFS=$'\t' read -r name n m k; do
 	done
 	kcut="-" kok=true
 	if [ -n "$KAHIP" ] && { [ -z "$KAHIP_MAXN" ] || [ "$n" -le "$KAHIP_MAXN" ]; }; then
-		cuts=""
+		cuts="" done=true
 		for s in $(seq "$KAHIP_SEEDS"); do
-			"$KAHIP" "$g" --k="$k" --preconfiguration=strong --imbalance="$KAHIP_PCT" --seed="$s" \
-				--output_filename="$WORK/kahip.part" >/dev/null
+			rm -f "$WORK/kahip.part"
+			if ! timeout "$KAHIP_TIMEOUT" "$KAHIP" "$g" --k="$k" --preconfiguration=strong --imbalance="$KAHIP_PCT" \
+				--seed="$s" --output_filename="$WORK/kahip.part" >/dev/null; then
+				echo "KaHIP: $name into $k parts, seed $s: stopped or failed (KAHIP_TIMEOUT=$KAHIP_TIMEOUT)" >&2
+				done=false
+				break
+			fi
 			read -r hcut _ _ hok < <("$PG" eval -graph "$g" -part "$WORK/kahip.part" -k "$k" -imbalance "$IMB")
 			cuts+="$hcut"$'\n'
 			[ "$hok" = true ] || kok=false
 		done
-		kcut=$(printf %s "$cuts" | mean)
+		if $done; then kcut=$(printf %s "$cuts" | mean); fi
 	fi
 	row="$row $kcut $kok $looser"
 	echo "$row" >>"$results"
@@ -159,7 +166,7 @@ echo
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') x $(nproc), $(go version | cut -d' ' -f3), $(gpmetis -help 2>&1 | grep -m1 -o 'METIS [0-9.]*' || echo 'METIS 5.1')"
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- partition bench 2>/dev/null || echo ' (modified)')"
 echo "imbalance $IMB (ufactor $UFACTOR), seeds 1-$SEEDS, $REPS timed run(s) per seed; ours: method $METHOD, trials $TRIALS, quick ${QUICK:-0}"
-if [ -n "$KAHIP" ]; then echo "KaHIP: $KAHIP --preconfiguration=strong --imbalance=$KAHIP_PCT, seeds 1-$KAHIP_SEEDS${KAHIP_MAXN:+, graphs of at most $KAHIP_MAXN vertices}"; else echo "KaHIP: not run"; fi
+if [ -n "$KAHIP" ]; then echo "KaHIP: $KAHIP --preconfiguration=strong --imbalance=$KAHIP_PCT, seeds 1-$KAHIP_SEEDS${KAHIP_MAXN:+, graphs of at most $KAHIP_MAXN vertices}, timeout ${KAHIP_TIMEOUT}s (0: none)"; else echo "KaHIP: not run"; fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 "$PG" report -in "$results"

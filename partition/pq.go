@@ -53,11 +53,6 @@ func (h *gainHeap) reset() {
 
 func (h *gainHeap) len() int { return len(h.items) }
 
-func (h *gainHeap) less(i, j int) bool { // true if i should be above j
-	a, b := &h.items[i], &h.items[j]
-	return a.key > b.key || (a.key == b.key && a.seq < b.seq)
-}
-
 func (h *gainHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
 	h.pos[h.items[i].v] = int32(i)
