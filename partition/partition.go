@@ -37,7 +37,9 @@ import (
 //     increases the cut of a feasible partition. With K = 2 the
 //     levels use 2-way FM alone, taking the best move the limits allow
 //     from either side, so the Imbalance tolerance is used where it
-//     lowers the cut.
+//     lowers the cut; the balanced partition (Imbalance 0, same seed)
+//     is refined beside it from the same coarsening, and the better of
+//     the two is kept, so a tolerance never gives a larger cut than none.
 //
 // Options.Quick coarsens further and tries fewer bisections;
 // Options.Method RecursiveBisection skips step 1 and 3's k-way levels
