@@ -74,6 +74,13 @@ type View struct {
 	// the same host, so that a scheduler can keep its per-job state up to date in time
 	// independent of the queue's length. nil: unknown (a scheduler rescans the view).
 	Delta *ViewDelta
+	// AcceptsKeepOthers tells that the host applies delta decisions (Decision.KeepOthers). A
+	// scheduler may return a delta only for a view that says so, and returns the full form
+	// otherwise, so that a host written before the delta form, or one that reads Decision.Run
+	// as the complete desired state, keeps getting it. Package host sets it; a wrapper that
+	// hands its inner scheduler a view of its own keeps it only if it handles deltas too
+	// (Decision.Expand turns one into the full form).
+	AcceptsKeepOthers bool
 
 	// held is the host's record of the GPUs Running holds (SetHeld); zero: none.
 	held heldRecord

@@ -24,6 +24,7 @@ const (
 	actMigrate
 	actReject
 	actDropped // rejected while running: stopped, never back in the queue
+	actStop    // named in Decision.Stop: preempted
 )
 
 // Entry is the runtime's record of one job, from Submit until the job leaves (it finishes, is

@@ -137,8 +137,9 @@ type Options struct {
 	// cross-check its validator with Decision.Validate: a debug aid, much slower.
 	Validate bool
 	// Decided, if set, is called with every view and the decision the scheduler returned for
-	// it, after the decision passed validation and before it is applied. Both belong to the
-	// runtime and are valid only during the call.
+	// it, in the full form (a delta decision expanded: Decision.Expand), after the decision
+	// passed validation and before it is applied. Both belong to the runtime and are valid only
+	// during the call.
 	Decided func(v *gpusched.View, d gpusched.Decision)
 }
 
@@ -277,6 +278,7 @@ type Runtime struct {
 	dirtyOut   []*Entry
 
 	epoch    uint32
+	deltaDec bool // the decision being checked and applied is a delta (KeepOthers)
 	hint     int // see find
 	gpuStamp []uint32
 	held     topology.GPUSet // GPUs the running jobs hold, kept by link and unlink (View.SetHeld)
@@ -310,6 +312,8 @@ type Runtime struct {
 	lastArrive float64
 	acts       Actions
 	stopBuf    []topology.GPUID // copies of the GPUs that stops release
+	stopList   []*Entry         // a delta decision's running jobs that stop or move, in running order
+	posBuf     []int            // queue or running positions being removed
 	segments   []Segment
 
 	clusterJSON []byte // the cluster's compact JSON form, made at the first SaveState after adopt
@@ -658,37 +662,47 @@ func (r *Runtime) growPending(k int) {
 	r.plo, r.phi = 0, n
 }
 
-// removeLeaving removes from the queue every pending job whose act is actStart or actReject,
-// moving as few entries as possible. first and last are the lowest and highest queue
-// positions removed.
-func (r *Runtime) removeLeaving(first, last int) {
-	leaving := func(e *Entry) bool { return e.act == actStart || e.act == actReject }
-	if last-r.plo <= r.phi-first {
-		// Compact towards the tail: entries before last move right.
-		w := last
-		for i := last; i >= r.plo; i-- {
-			if leaving(r.pent[i]) {
-				continue
-			}
-			r.pbuf[w], r.pent[w], r.pseq[w] = r.pbuf[i], r.pent[i], r.pseq[i]
-			w--
-		}
-		clear(r.pbuf[r.plo : w+1])
-		clear(r.pent[r.plo : w+1])
-		r.plo = w + 1
+// removeLeaving removes from the queue the pending jobs at the ascending positions pos (those
+// whose act is actStart or actReject), moving as few entries as possible and without reading
+// the entries that stay (a block move per gap between removed positions).
+func (r *Runtime) removeLeaving(pos []int) {
+	k := len(pos)
+	if k == 0 {
 		return
 	}
-	w := first
-	for i := first; i < r.phi; i++ {
-		if leaving(r.pent[i]) {
-			continue
+	if pos[k-1]-r.plo <= r.phi-pos[0] {
+		// Compact towards the tail: the entries before each removed one move right by the
+		// number of removed positions from it on.
+		for j := k - 1; j >= 0; j-- {
+			lo := r.plo
+			if j > 0 {
+				lo = pos[j-1] + 1
+			}
+			sh := k - j
+			copy(r.pbuf[lo+sh:pos[j]+sh], r.pbuf[lo:pos[j]])
+			copy(r.pent[lo+sh:pos[j]+sh], r.pent[lo:pos[j]])
+			copy(r.pseq[lo+sh:pos[j]+sh], r.pseq[lo:pos[j]])
 		}
-		r.pbuf[w], r.pent[w], r.pseq[w] = r.pbuf[i], r.pent[i], r.pseq[i]
-		w++
+		clear(r.pbuf[r.plo : r.plo+k])
+		clear(r.pent[r.plo : r.plo+k])
+		r.plo += k
+		return
 	}
-	clear(r.pbuf[w:r.phi])
-	clear(r.pent[w:r.phi])
-	r.phi = w
+	// Compact towards the head: the entries after each removed one move left by the number of
+	// removed positions up to it.
+	for j := range k {
+		hi := r.phi
+		if j+1 < k {
+			hi = pos[j+1]
+		}
+		sh := j + 1
+		copy(r.pbuf[pos[j]+1-sh:hi-sh], r.pbuf[pos[j]+1:hi])
+		copy(r.pent[pos[j]+1-sh:hi-sh], r.pent[pos[j]+1:hi])
+		copy(r.pseq[pos[j]+1-sh:hi-sh], r.pseq[pos[j]+1:hi])
+	}
+	clear(r.pbuf[r.phi-k : r.phi])
+	clear(r.pent[r.phi-k : r.phi])
+	r.phi -= k
 }
 
 // insertPending merges the entries of ins (ascending seq) into the queue in submission order.
@@ -858,10 +872,8 @@ func (r *Runtime) leave(e *Entry) {
 		p := r.runningPos(e)
 		r.running = slices.Delete(r.running, p, p+1)
 	case phasePending:
-		p := r.pendingPos(e)
-		e.act = actReject // marks it leaving for removeLeaving
-		r.removeLeaving(p, p)
-		e.act = actNone
+		r.posBuf = append(r.posBuf[:0], r.pendingPos(e))
+		r.removeLeaving(r.posBuf)
 	case phaseParked:
 		r.parked = slices.DeleteFunc(r.parked, func(x *Entry) bool { return x == e })
 	}
