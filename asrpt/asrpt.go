@@ -260,7 +260,7 @@ type Scheduler struct {
 	startBuf   []gpusched.Assignment
 	runBuf     []gpusched.Assignment // the full form of the decision being made (see decide)
 	stopIDs    []gpusched.JobID      // running jobs the decision being made leaves out
-	cands      []candidate // the compact conversion's preemptable jobs this call
+	cands      []candidate           // the compact conversion's preemptable jobs this call
 	candK      int
 	candEpoch  uint64
 	candGPUs   topology.GPUSet

@@ -279,7 +279,7 @@ type Runtime struct {
 
 	epoch    uint32
 	deltaDec bool // the decision being checked and applied is a delta (KeepOthers)
-	hint     int // see find
+	hint     int  // see find
 	gpuStamp []uint32
 	held     topology.GPUSet // GPUs the running jobs hold, kept by link and unlink (View.SetHeld)
 	owner    []*Entry        // the running job on each GPU (nil: none), kept by link and unlink
