@@ -231,6 +231,8 @@ const (
 	brokenByPos                        // check lets a start take the GPU of a job kept by position
 	brokenRelisted                     // check keeps a job by position though it was listed before
 	brokenRestoreCheckpoint            // a restored running job takes its progress as its last checkpoint
+	brokenStopOrder                    // a delta's stops are carried out in the delta's order, not the running jobs'
+	brokenImplicitOwner                // check lets a start take the GPU of a job a delta keeps without listing it
 )
 
 // forgetter is implemented by cost models that cache per-job state (gpusched.ModelCost).

@@ -219,14 +219,14 @@ func (r *Runtime) checkPass(d gpusched.Decision, full bool) (gpusched.JobID, boo
 			e.asgOff = int32(len(r.scratch))
 			r.scratch = append(r.scratch, a.GPUs...)
 			if full {
-				if !r.checkGPUs(e, a.GPUs, false) {
+				if !r.checkGPUs(e, a.GPUs, delta) {
 					return a.Job, false
 				}
 			} else {
 				deferred = true
 			}
 		case full || r.nUnavail > 0 || e.constrained:
-			if !r.checkGPUs(e, a.GPUs, false) {
+			if !r.checkGPUs(e, a.GPUs, delta) {
 				return a.Job, false
 			}
 		}
@@ -347,7 +347,7 @@ func (r *Runtime) checkGPUs(e *Entry, gpus []topology.GPUID, owner bool) bool {
 // listed as kept, kept by position, or (a delta decision) not listed at all.
 func (r *Runtime) keeps(o *Entry) bool {
 	if r.deltaDec {
-		return o.listed != r.epoch || o.act == actKeep
+		return o.listed != r.epoch && r.broken != brokenImplicitOwner || o.listed == r.epoch && o.act == actKeep
 	}
 	return o.listed == r.epoch && o.act == actKeep || r.broken != brokenByPos && r.keptByPos(o)
 }
@@ -438,7 +438,9 @@ func (r *Runtime) apply(d gpusched.Decision) {
 				r.stopList = append(r.stopList, e)
 			}
 		}
-		slices.SortFunc(r.stopList, cmpSeq)
+		if r.broken != brokenStopOrder {
+			slices.SortFunc(r.stopList, cmpSeq)
+		}
 		r.posBuf = r.posBuf[:0]
 		for _, e := range r.stopList {
 			if e.act == actMigrate {
