@@ -464,7 +464,9 @@ func (d Decision) Diff(v View) Changes {
 
 // Scheduler decides which jobs run where. Hosts call Schedule at every event: a job arrives or
 // finishes, a requested wake-up time comes. The result is the desired state, which the host
-// validates (Decision.Validate) and carries out (Decision.Diff).
+// validates (Decision.Validate) and carries out (Decision.Diff): in the full form, or, only
+// when the view accepts it (View.AcceptsKeepOthers), as a delta (see the package
+// documentation, "The Decision contract").
 //
 // A host drives a Scheduler like this:
 //
