@@ -281,12 +281,14 @@ type Runtime struct {
 
 	epoch    uint32
 	deltaDec bool // the decision being checked and applied is a delta (KeepOthers)
-	hint     int  // see find
-	gpuStamp []uint32
-	held     topology.GPUSet // GPUs the running jobs hold, kept by link and unlink (View.SetHeld)
-	owner    []*Entry        // the running job on each GPU (nil: none), kept by link and unlink
-	keptAt   []uint32        // by position in running: epoch of the decision that kept the job there
-	runKeys  []runKey        // by position in running, as of the last view: what keeps are checked against
+	// lastDelta: the last decision checked was a delta, so the next view records no runKeys
+	lastDelta bool
+	hint      int // see find
+	gpuStamp  []uint32
+	held      topology.GPUSet // GPUs the running jobs hold, kept by link and unlink (View.SetHeld)
+	owner     []*Entry        // the running job on each GPU (nil: none), kept by link and unlink
+	keptAt    []uint32        // by position in running: epoch of the decision that kept the job there
+	runKeys   []runKey        // by position in running, as of the last view: what keeps are checked against
 	// runConstrained tells that a running job of the last view is constrained (its GPUs are
 	// then checked one by one even when kept).
 	runConstrained bool

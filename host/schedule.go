@@ -40,11 +40,22 @@ func (r *Runtime) buildView() {
 		v.Running = slices.Grow(v.Running[:old], n-old)
 	}
 	v.Running = v.Running[:n]
-	r.runKeys = slices.Grow(r.runKeys[:0], n)[:n]
+	// The keys of the full form's keep-by-position check are recorded only while the
+	// scheduler answers in the full form (its last decision was not a delta): a scheduler that
+	// answers with deltas does not pay for them, and one that switches to the full form has
+	// its first full decision checked job by job.
+	keys := !r.lastDelta
+	if keys {
+		r.runKeys = slices.Grow(r.runKeys[:0], n)[:n]
+	} else {
+		r.runKeys = r.runKeys[:0]
+	}
 	r.runConstrained = false
 	for i, e := range r.running {
 		done, ex, att, _ := e.Progress(r.now)
-		r.runKeys[i] = runKey{id: e.id, gpus: unsafe.SliceData(e.gpus), n: int32(len(e.gpus)), plan: e.plan}
+		if keys {
+			r.runKeys[i] = runKey{id: e.id, gpus: unsafe.SliceData(e.gpus), n: int32(len(e.gpus)), plan: e.plan}
+		}
 		r.runConstrained = r.runConstrained || e.constrained
 		st := &v.Running[i]
 		if st.Job != &e.job {
@@ -171,6 +182,7 @@ func (r *Runtime) checkPass(d gpusched.Decision, full bool) (gpusched.JobID, boo
 	// limited host resources.
 	delta := d.KeepOthers
 	r.deltaDec = delta
+	r.lastDelta = delta
 	byPos := !delta && !full && r.nUnavail == 0 && r.hostCPU == nil && !r.runConstrained && len(r.runKeys) == len(r.running)
 	if len(r.keptAt) < len(r.running) {
 		r.keptAt = make([]uint32, max(len(r.running), 2*len(r.keptAt)))
