@@ -267,12 +267,20 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 		free = c.AllGPUs()
 		free.RemoveAll(v.Unavailable)
 	}
-	run := make([]gpusched.Assignment, 0, kept+4)
+	// For a host that takes deltas (View.AcceptsKeepOthers) the decision lists the starts and,
+	// as Stop, the preemptions; otherwise the keeps too.
+	delta := v.AcceptsKeepOthers
+	var run []gpusched.Assignment
+	if !delta {
+		run = make([]gpusched.Assignment, 0, kept+4)
+	}
 	var isKeep []bool // run[i] keeps a running job (kept only when not every running job is kept)
 	if kept == len(v.Running) {
 		// The keeps in the view's order, which hosts match without a lookup.
 		for i := range v.Running {
-			run = append(run, keep(&v.Running[i]))
+			if !delta {
+				run = append(run, keep(&v.Running[i]))
+			}
 		}
 	} else {
 		isKeep = sc.bools(keepFlags, kept+4)[:0]
@@ -281,7 +289,9 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 				for _, g := range r.st.GPUs {
 					free.Remove(g)
 				}
-				run, isKeep = append(run, keep(r.st)), append(isKeep, true)
+				if !delta {
+					run, isKeep = append(run, keep(r.st)), append(isKeep, true)
+				}
 			}
 		}
 	}
@@ -329,7 +339,9 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 				free.Remove(g)
 			}
 			chosen[i] = true
-			run, isKeep = append(run, keep(r.st)), append(isKeep, true)
+			if !delta {
+				run, isKeep = append(run, keep(r.st)), append(isKeep, true)
+			}
 			continue
 		}
 		preempted, stopped = append(preempted, r.st.Job.ID), append(stopped, r.st)
@@ -357,7 +369,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 			run, isKeep = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus}), append(isKeep, false)
 		}
 	}
-	if kept != len(v.Running) && len(preempted) < len(v.Running) {
+	if !delta && kept != len(v.Running) && len(preempted) < len(v.Running) {
 		run = keepsInViewOrder(v, order, chosen, run, isKeep, sc)
 	}
 	waiting := len(preempted) > 0
@@ -370,7 +382,11 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 			runs[i] = true
 		}
 	}
-	return selection{decision: gpusched.Decision{Run: run}, waiting: waiting, preempted: preempted, stopped: stopped, runs: runs}, nil
+	d := gpusched.Decision{Run: run}
+	if delta {
+		d.KeepOthers, d.Stop = true, slices.Clone(preempted)
+	}
+	return selection{decision: d, waiting: waiting, preempted: preempted, stopped: stopped, runs: runs}, nil
 }
 
 // scratch lends a preemptive policy's engine (preempt, preemptMerged) buffers from call to

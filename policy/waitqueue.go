@@ -372,8 +372,21 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 		sel.waiting = true // the waiting jobs not taken
 		return sel, order, nil
 	}
-	free := v.Cluster.AllGPUs()
-	free.RemoveAll(v.Unavailable)
+	var free topology.GPUSet
+	if sel.decision.KeepOthers {
+		// A delta: the running jobs not stopped keep their GPUs.
+		free = v.Free()
+		for _, st := range sel.stopped {
+			for _, g := range st.GPUs {
+				if !v.Unavailable.Contains(g) {
+					free.Add(g)
+				}
+			}
+		}
+	} else {
+		free = v.Cluster.AllGPUs()
+		free.RemoveAll(v.Unavailable)
+	}
 	for _, a := range sel.decision.Run {
 		for _, g := range a.GPUs {
 			free.Remove(g)

@@ -106,12 +106,21 @@ type formsWorkload struct {
 // one workload.
 func checkDecisionForms(t interface{ Fatalf(string, ...any) }, w formsWorkload, names []string, expand func(gpusched.Decision, gpusched.View) gpusched.Decision) {
 	{
-		c, err := topology.Uniform(topology.A100(), w.servers)
+		seed := w.seed
+		cfg := trace.DefaultPhillyConfig(w.jobs, seed)
+		// Enough servers for the largest job (8 GPUs each).
+		plain, err := trace.GeneratePhilly(cfg)
 		if err != nil {
 			t.Fatalf("%v", err)
 		}
-		seed := w.seed
-		cfg := trace.DefaultPhillyConfig(w.jobs, seed)
+		servers := w.servers
+		for _, r := range plain {
+			servers = max(servers, (r.Job.GPUs+7)/8)
+		}
+		c, err := topology.Uniform(topology.A100(), servers)
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
 		cfg.ArrivalRate = trace.RateForLoad(w.load, c.NumGPUs())
 		cfg.Cluster = c
 		recs, err := trace.GeneratePhilly(cfg)
