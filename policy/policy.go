@@ -132,6 +132,16 @@ func keepAll(v *gpusched.View) []gpusched.Assignment {
 	return run
 }
 
+// keepsFor returns what a decision that keeps every running job of v lists before its starts:
+// nothing for a host that takes deltas (the decision is a delta then: KeepOthers set to
+// v.AcceptsKeepOthers), every running job otherwise (keepAll).
+func keepsFor(v *gpusched.View) []gpusched.Assignment {
+	if v.AcceptsKeepOthers {
+		return nil
+	}
+	return keepAll(v)
+}
+
 func keep(st *gpusched.JobStatus) gpusched.Assignment {
 	return gpusched.Assignment{Job: st.Job.ID, GPUs: st.GPUs}
 }
