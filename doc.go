@@ -96,8 +96,10 @@
 // host's cost of a delta grows with what it mentions, not with the running jobs (package host
 // keeps its own record of who holds which GPU; it walks the running jobs only where GPUs are
 // unavailable, jobs are constrained to GPU types or servers have limited CPUs and memory, to
-// check the jobs kept without being listed). A-SRPT (package asrpt) answers with deltas; the
-// policies of package policy answer in the full form. The test TestPropertyDecisionForms of
+// check the jobs kept without being listed). A-SRPT (package asrpt) and the policies of package
+// policy answer such hosts with deltas (SMD at the start of each of its intervals, when it
+// reconsiders every job, and a policy whose view hides jobs it rejects answer in the full
+// form). The test TestPropertyDecisionForms of
 // cmd/gpusched checks, for every policy and call by call, that the expanded decisions a policy
 // gives a host that takes deltas equal the full-form decisions it gives one that does not, and
 // that the job records of the two simulations are byte-equal.
