@@ -593,7 +593,7 @@ func (r *Runtime) Resume(j gpusched.Job, res Resumption) (*Entry, error) {
 	if st.GPUs != nil {
 		e.setPlan(st.PlanChoice)
 	}
-	e.started, e.firstStart, e.since, e.preempt = st.Started || st.GPUs != nil, st.FirstStart, st.Since, st.Preemptions
+	e.started, e.firstStart, e.since, e.preempt = st.Started || st.GPUs != nil, st.FirstStart, st.Since, int32(st.Preemptions)
 	e.segAt = res.At
 	if st.GPUs == nil {
 		r.pbuf[r.phi-1] = e.pendingStatus()

@@ -66,7 +66,7 @@ func (r *Runtime) buildView() {
 		}
 		st.Iterations, st.Executed, st.Attained = done, ex, att
 		st.Started, st.FirstStart, st.Since = true, e.firstStart, e.since
-		st.Preemptions, st.PlanChoice = e.preempt+e.interr, int(e.plan)
+		st.Preemptions, st.PlanChoice = int(e.preempt+e.interr), int(e.plan)
 	}
 	if n < old {
 		clear(v.Running[n:old]) // no stale references past the current running jobs
