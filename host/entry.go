@@ -77,14 +77,14 @@ type Entry struct {
 	id  gpusched.JobID
 	seq uint64 // submission order
 
-	bytes      float64       // cross-server bytes moved
-	xbytes     float64       // cross-server bytes per iteration in the current placement
-	links      []int32       // dense ids of the shared links the placement uses
-	eff        *gpusched.Job // job.WithPlan(plan), built on demand (nil for plan 0)
-	migrate    int
-	maxSpan    int
-	placedAt   float64 // start of the current placement (the origin of periodic checkpoints)
-	segStart   float64 // start of the current segment (Options.RecordSegments)
+	bytes    float64       // cross-server bytes moved
+	xbytes   float64       // cross-server bytes per iteration in the current placement
+	links    []int32       // dense ids of the shared links the placement uses
+	eff      *gpusched.Job // job.WithPlan(plan), built on demand (nil for plan 0)
+	migrate  int
+	maxSpan  int
+	placedAt float64 // start of the current placement (the origin of periodic checkpoints)
+	segStart float64 // start of the current segment (Options.RecordSegments)
 
 	ckAt, ckDone, ckProd float64 // the last checkpoint: when, iterations and productive seconds then
 	lostIters            float64 // iterations thrown away by interruptions
