@@ -559,6 +559,9 @@ func (r *Runtime) Resume(j gpusched.Job, res Resumption) (*Entry, error) {
 			return nil, fmt.Errorf("%w: job %q: resumed with a status that is not finite and >= 0: %+v", gpusched.ErrInvalidJob, j.ID, res)
 		}
 	}
+	if st.Preemptions > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: job %q: resumed with %d preemptions (at most %d)", gpusched.ErrInvalidJob, j.ID, st.Preemptions, math.MaxInt32)
+	}
 	if st.GPUs != nil {
 		if n := j.GPUsFor(st.PlanChoice); len(st.GPUs) != n {
 			if n == 0 {

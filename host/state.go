@@ -576,8 +576,8 @@ func (s *savedEntry) fill(e *Entry, models []*graph.Model) error {
 	if !(s.Limit > 0) {
 		return fmt.Errorf("iteration limit %v", float64(s.Limit))
 	}
-	if s.Preempt < 0 || s.Interr < 0 || s.Migrate < 0 || s.MaxSpan < 0 {
-		return fmt.Errorf("negative counts")
+	if s.Preempt < 0 || s.Interr < 0 || s.Migrate < 0 || s.MaxSpan < 0 || s.Preempt > math.MaxInt32 || s.Interr > math.MaxInt32 {
+		return fmt.Errorf("counts out of range (negative, or preemptions or interruptions past 2^31-1)")
 	}
 	if s.Plan < 0 || int(s.Plan) >= j.Choices() {
 		return fmt.Errorf("plan choice %d of %d", s.Plan, j.Choices())
