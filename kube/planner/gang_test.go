@@ -245,3 +245,59 @@ func TestAdoptionDefaults(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+// The planner plans CPU and memory as well as GPUs: a job whose pod asks for more CPU than a
+// node has left (other pods hold it) is placed on a node that has it, and, when no node with
+// free GPUs has it, waits with the reason instead of being started where it cannot bind.
+func TestCPUPlanned(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	a, b := gpuNode("a", 4), gpuNode("b", 4)
+	for _, n := range []*v1.Node{a, b} {
+		n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("64")
+		n.Status.Allocatable[v1.ResourceMemory] = resource.MustParse("256Gi")
+	}
+	f := &evictFake{fake: &fake{nodes: []*v1.Node{a, b}}}
+	f.pgs = stepGroups("cpu")
+	hog := func(name, node string) *v1.Pod {
+		p := workerPod(name, "", 0)
+		p.Labels = nil
+		p.Spec.SchedulerName = "default-scheduler"
+		p.Spec.NodeName = node
+		p.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("60")}}
+		return p
+	}
+	pod := workerPod("cpu-0", "cpu", 1)
+	pod.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("16"), v1.ResourceMemory: resource.MustParse("1Gi")}
+	f.pods = []*v1.Pod{hog("hog-a", "a"), pod}
+	p := newPrioPlanner(t, f, &clock, nil, Options{})
+	ctx := context.Background()
+	p.syncWait(ctx)
+	// The scheduler packs onto a first; a has 4 CPUs left for the planner's pods.
+	if left, _ := p.Slots(pod); left["a"] != 0 || left["b"] != 1 {
+		t.Fatalf("a pod of 16 CPUs placed on %v: node a has 4 CPUs left, b 64", left)
+	}
+	// Both nodes busy: the job waits, with the reason, and is not started.
+	f = &evictFake{fake: &fake{nodes: []*v1.Node{a, b}}}
+	f.pgs = stepGroups("cpu")
+	f.pods = []*v1.Pod{hog("hog-a", "a"), hog("hog-b", "b"), pod}
+	p = newPrioPlanner(t, f, &clock, nil, Options{})
+	p.syncWait(ctx)
+	if ok, why := p.Admit(pod); ok || !strings.Contains(why, "waits for CPU or memory") {
+		t.Fatalf("a pod of 16 CPUs on nodes with 4 left: admitted %v (%q)", ok, why)
+	}
+	if !hasEvent(f.fake, "InsufficientResources") {
+		t.Fatalf("no InsufficientResources event: %q", f.events)
+	}
+	if s := p.Stats(); s.Running != 0 {
+		t.Fatalf("a job that cannot bind counts as running: %+v", s)
+	}
+	// b frees up: the job starts there.
+	f.mu.Lock()
+	f.pods = []*v1.Pod{hog("hog-a", "a"), pod}
+	f.mu.Unlock()
+	clock = clock.Add(time.Second)
+	p.syncWait(ctx)
+	if left, _ := p.Slots(pod); left["b"] != 1 || len(left) != 1 {
+		t.Fatalf("the job does not start on the node that frees up: %v", left)
+	}
+}
