@@ -79,7 +79,9 @@
 // interruption, a decision that acted, a new cluster, a gang bound) the planner encodes its
 // state (kind "gpusched-kube-planner", version 1: its epoch, each job it holds with its
 // description, arrival, progress, placement by node and GPU index, and the scheduler's own
-// state when it implements gpusched.Stateful, nested) and a background writer saves the latest
+// state when it implements gpusched.Stateful, nested; and each job taken out of the scheduler's
+// hands, un-started or not stoppable, with its arrival, progress, backoff and reason, so that a
+// restart neither forgets why it waits nor makes it a new job) and a background writer saves the latest
 // to the Store (ConfigMapStore: gzipped JSON in a ConfigMap), once more when the planner stops;
 // with leader election (Options.Leading) only while this replica holds the lease. Progress
 // extrapolated as time passes is no change: a restore advances each bound running job by the

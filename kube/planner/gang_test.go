@@ -301,3 +301,51 @@ func TestCPUPlanned(t *testing.T) {
 		t.Fatalf("the job does not start on the node that frees up: %v", left)
 	}
 }
+
+// A job taken back is saved with the state: a restarted planner keeps its arrival, its
+// progress, its backoff and its reason, instead of treating it as a new job.
+func TestTakenBackSurvivesRestart(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	f := &evictFake{fake: &fake{nodes: []*v1.Node{gpuNode("a", 4)}}}
+	f.pgs = stepGroups("stuck", "next")
+	f.pods = []*v1.Pod{workerPod("stuck-0", "stuck", 4), workerPod("next-0", "next", 4)}
+	opt := Options{Cost: gpusched.DefaultCost(), BindTimeout: 100 * time.Second, UnstartBackoff: 50 * time.Second}
+	prio := map[gpusched.JobID]int{"podgroup/ns/stuck": 0, "podgroup/ns/next": 1}
+	p := newPrioPlanner(t, f, &clock, prio, opt)
+	ctx := context.Background()
+	clock = clock.Add(10 * time.Second)
+	p.syncWait(ctx) // stuck arrives (t=10 s) and starts
+	clock = clock.Add(101 * time.Second)
+	p.syncWait(ctx) // not bound in time: taken back
+	p.mu.Lock()
+	arr := p.jobs["podgroup/ns/stuck"].arr
+	p.mu.Unlock()
+	data, err := p.encoded()
+	if err != nil || data == nil {
+		t.Fatalf("no state: %v", err)
+	}
+	// A new planner on the same cluster, 10 s later: stuck is still taken back, with its
+	// reason, until its backoff has passed; then it comes back with its old arrival.
+	f.data = data
+	clock = clock.Add(10 * time.Second)
+	q := newPrioPlanner(t, f, &clock, prio, opt)
+	q.syncWait(ctx)
+	if ok, why := q.Admit(f.pods[0]); ok || !strings.Contains(why, "bound in 1m40s") {
+		t.Fatalf("after the restart, stuck is not held back as taken back: admitted %v (%q)", ok, why)
+	}
+	if ok, why := q.Admit(f.pods[1]); !ok {
+		t.Fatalf("next does not run: %s", why)
+	}
+	clock = clock.Add(41 * time.Second)
+	q.syncWait(ctx)
+	q.mu.Lock()
+	j := q.jobs["podgroup/ns/stuck"]
+	held, arr2 := j.held, j.arr
+	q.mu.Unlock()
+	if !held || arr2 != arr {
+		t.Fatalf("after its backoff, stuck held %v, arrival %v (was %v)", held, arr2, arr)
+	}
+	if ok, why := q.Admit(f.pods[0]); !ok {
+		t.Fatalf("stuck, first in priority, not started again after its backoff: %s", why)
+	}
+}
