@@ -255,17 +255,29 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 	if hooks != nil && hooks.Planner != nil {
 		hooks.Planner(p)
 	}
-	kick := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { p.Kick() },
-		UpdateFunc: func(any, any) { p.Kick() },
-		DeleteFunc: func(any) { p.Kick() },
+	// Every change the planner reads kicks it; updates that change nothing it reads (the
+	// pending reasons and PodGroup statuses it writes itself, node heartbeats) do not, so
+	// that a storm of them does not hold its lock, which the extension points share.
+	kick := func(changed func(old, new any) bool) cache.ResourceEventHandlerFuncs {
+		return cache.ResourceEventHandlerFuncs{
+			AddFunc: func(any) { p.Kick() },
+			UpdateFunc: func(old, new any) {
+				if changed(old, new) {
+					p.Kick()
+				}
+			},
+			DeleteFunc: func(any) { p.Kick() },
+		}
 	}
-	for _, inf := range []cache.SharedIndexInformer{
-		h.SharedInformerFactory().Core().V1().Nodes().Informer(),
-		podFactory.Core().V1().Pods().Informer(),
-		pgFactory.Scheduling().V1alpha1().PodGroups().Informer(),
+	for _, r := range []struct {
+		inf     cache.SharedIndexInformer
+		changed func(old, new any) bool
+	}{
+		{h.SharedInformerFactory().Core().V1().Nodes().Informer(), NodeChanged},
+		{podFactory.Core().V1().Pods().Informer(), PodChanged},
+		{pgFactory.Scheduling().V1alpha1().PodGroups().Informer(), PodGroupChanged},
 	} {
-		if _, err := inf.AddEventHandler(kick); err != nil {
+		if _, err := r.inf.AddEventHandler(kick(r.changed)); err != nil {
 			return nil, err
 		}
 	}
