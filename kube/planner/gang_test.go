@@ -349,3 +349,43 @@ func TestTakenBackSurvivesRestart(t *testing.T) {
 		t.Fatalf("stuck, first in priority, not started again after its backoff: %s", why)
 	}
 }
+
+// learner records the completions a scheduler is told of.
+type learner struct {
+	gpusched.Scheduler
+	done []gpusched.Completion
+}
+
+func (l *learner) JobCompleted(c gpusched.Completion) { l.done = append(l.done, c) }
+
+// A job whose pods exit before its last progress report reaches the planner finishes at the
+// extrapolated count, rounded to whole iterations: the scheduler learns the same count as it
+// would from the report when the cost model is exact (the end-to-end test's order flake).
+func TestFinishWholeIterations(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	f := &evictFake{fake: &fake{nodes: []*v1.Node{gpuNode("a", 4)}}}
+	f.pgs = stepGroups("g")
+	f.pods = []*v1.Pod{workerPod("g-0", "g", 4)}
+	l := &learner{Scheduler: prioSched(nil)}
+	p := newPrioPlanner(t, f, &clock, nil, Options{Cost: gpusched.DefaultCost()})
+	p.opt.Scheduler = l
+	p.fit.inner = l
+	ctx := context.Background()
+	p.syncWait(ctx)
+	bind(f.fake, "g-0", "a")
+	clock = clock.Add(time.Second)
+	p.syncWait(ctx) // bound: progresses from now on, 1 iteration per second
+	clock = clock.Add(100400 * time.Millisecond)
+	f.mu.Lock()
+	q := f.pods[0].DeepCopy()
+	q.Status.Phase = v1.PodSucceeded
+	f.pods[0] = q
+	f.mu.Unlock()
+	p.syncWait(ctx)
+	if len(l.done) != 1 {
+		t.Fatalf("completions %+v", l.done)
+	}
+	if it := l.done[0].Iterations; it != 100 {
+		t.Fatalf("the scheduler learned %v iterations, want the extrapolation (100.4) rounded: 100", it)
+	}
+}

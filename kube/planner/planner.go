@@ -764,6 +764,14 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 			fin := 0.0
 			if prog != j.prog {
 				fin = prog
+			} else if st, _, ok := p.bk.status(j.id, now); ok && st.Iterations >= 0.5 {
+				// A job does whole iterations: the extrapolation, rounded. (Whether the job's
+				// last report or its pods' exit reaches the planner first is a race between two
+				// informers; with the cost model exact, the extrapolation differs from the
+				// report by float rounding only, and a learning scheduler must learn the same
+				// count either way: A-SRPT's calibration compares it with forest predictions
+				// of the same count for recurring jobs.)
+				fin = math.Round(st.Iterations)
 			}
 			if err := p.bk.finish(j.id, now, fin, false); err != nil {
 				p.log.Error(err, "finish", "job", j.id)
