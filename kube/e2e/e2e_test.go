@@ -697,14 +697,20 @@ func (e *env) clusterChanges(ctx context.Context, t *testing.T) {
 		e.mu.Unlock()
 		at := e.clock.Seconds()
 		c.change(n)
-		e.planner().Kick()
-		e.settle(t, c.name)
-		e.mu.Lock()
+		// The planner sees the change when its informer delivers it, which on a loaded
+		// machine can be after two decisions that settle() waits for: wait for the stop
+		// (kicking the planner) before settling.
 		stopped := false
-		for _, d := range e.decisions[n0:] {
-			stopped = stopped || slices.Contains(d.Stops, c.victim)
+		for deadline := time.Now().Add(30 * time.Second); !stopped && time.Now().Before(deadline); {
+			e.planner().Kick()
+			time.Sleep(20 * time.Millisecond)
+			e.mu.Lock()
+			for _, d := range e.decisions[n0:] {
+				stopped = stopped || slices.Contains(d.Stops, c.victim)
+			}
+			e.mu.Unlock()
 		}
-		e.mu.Unlock()
+		e.settle(t, c.name)
 		if !stopped {
 			t.Errorf("%s: node %s changed at t=%.0f, no decision stopped its job %s", c.name, n, at, c.victim)
 		}

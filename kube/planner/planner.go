@@ -194,6 +194,7 @@ type job struct {
 	unfit    string                 // why a pod of the started job fits none of its nodes (PostFilter)
 	why      string                 // why the job waits, when the planner knows more than "not started"
 	fitWhy   string                 // why the last decision's start of the job was left out (hostFit)
+	needSet  bool                   // its pods' CPU and memory requests are known to hostFit
 	phase    v1alpha1.PodGroupPhase // the PodGroup status phase last set
 	told     map[types.UID]string   // the wait reason last set on each pod
 }
@@ -756,7 +757,9 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 		p.problem(j.obj, "BadProgress", fmt.Sprintf("job %s: %v", j.key.Name, perr))
 	}
 	if j.held {
-		p.setNeed(j)
+		if !j.needSet {
+			p.setNeed(j) // a job restored from the state
+		}
 		if j.succ > 0 {
 			// A worker exited successfully: the training is done, and the gang finishes pod
 			// by pod (its other pods are not evicted). The progress is the job's report if it
@@ -967,11 +970,13 @@ func (p *Planner) fitsNodes(j *job, s mapping.Spec) string {
 }
 
 // setNeed records the CPU and memory each pod of a held job requests (the largest of its
-// pods') for hostFit, when it requests any.
+// pods') for hostFit, when it requests any. Requests do not change while a pod lives: it is
+// called when the job is submitted (or first seen after a restore).
 func (p *Planner) setNeed(j *job) {
 	if len(j.pods) == 0 {
 		return
 	}
+	j.needSet = true
 	n := podNeed{gpus: j.spec.PodGPUs}
 	for _, pod := range j.pods {
 		c, m := mapping.PodRequests(pod)
