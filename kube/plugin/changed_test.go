@@ -4,6 +4,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/kube/mapping"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,3 +90,22 @@ func TestChangedFilters(t *testing.T) {
 		}
 	}
 }
+
+// A deleted pod retries only the waiting pods of its own job.
+func TestPodDeletedHint(t *testing.T) {
+	pl := &Plugin{mapping: mappingDefaults()}
+	pod := func(group string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: group + "-0", Namespace: "ns", Labels: map[string]string{v1alpha1.PodGroupLabel: group}}}
+	}
+	if h, _ := pl.podDeleted(klog.Background(), pod("a"), pod("b"), nil); h != framework.QueueSkip {
+		t.Errorf("a pod of job b deleted retries job a's pod: %v", h)
+	}
+	if h, _ := pl.podDeleted(klog.Background(), pod("a"), pod("a"), nil); h != framework.Queue {
+		t.Errorf("a pod of job a deleted does not retry job a's pod: %v", h)
+	}
+	if h, _ := pl.podDeleted(klog.Background(), pod("a"), cache.DeletedFinalStateUnknown{Obj: pod("a")}, nil); h != framework.Queue {
+		t.Errorf("a tombstone of job a's pod does not retry job a's pod: %v", h)
+	}
+}
+
+func mappingDefaults() mapping.Config { return mapping.Config{}.WithDefaults() }

@@ -121,6 +121,30 @@ type Plugin struct {
 	timeout     time.Duration
 	gpuResource string
 	elector     *leaderelection.LeaderElector
+	mapping     mapping.Config
+}
+
+// podDeleted tells the scheduling queue whether a deleted pod may let a pod the plugin
+// rejected be scheduled: only when they belong to the same job (a slot of the job's GPUs came
+// free). Pods of other jobs wait for the planner, which activates them when their job starts;
+// without the hint every deletion would retry every waiting pod (5,000 of them, each asking
+// the planner).
+func (pl *Plugin) podDeleted(_ klog.Logger, pod *v1.Pod, oldObj, _ any) (framework.QueueingHint, error) {
+	gone, ok := oldObj.(*v1.Pod)
+	if !ok {
+		if d, isTomb := oldObj.(cache.DeletedFinalStateUnknown); isTomb {
+			gone, ok = d.Obj.(*v1.Pod)
+		}
+	}
+	if !ok {
+		return framework.Queue, nil
+	}
+	a, ok1 := pl.mapping.KeyOf(pod)
+	b, ok2 := pl.mapping.KeyOf(gone)
+	if ok1 && ok2 && a != b {
+		return framework.QueueSkip, nil
+	}
+	return framework.Queue, nil
 }
 
 var (
@@ -248,7 +272,7 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 	}
 	act := &actuator{h: h, log: logger, ctx: ctx, cs: scs, pgc: spgc, w: newStatusWriter()}
 	act.w.run(ctx, 8)
-	pl := &Plugin{h: h, timeout: time.Duration(args.PermitTimeoutSeconds) * time.Second, gpuResource: string(args.Mapping.WithDefaults().GPUResource)}
+	pl := &Plugin{h: h, timeout: time.Duration(args.PermitTimeoutSeconds) * time.Second, gpuResource: string(args.Mapping.WithDefaults().GPUResource), mapping: args.Mapping.WithDefaults()}
 	opt := planner.Options{
 		Mapping: args.Mapping, SchedulerNames: args.SchedulerNames, Scheduler: sched, Cost: cost,
 		RestoreTime: args.RestoreTime, TimeScale: args.TimeScale, Sources: src,
@@ -522,7 +546,7 @@ func (pl *Plugin) Permit(_ context.Context, _ *framework.CycleState, pod *v1.Pod
 // its decisions start.
 func (pl *Plugin) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}, QueueingHintFn: pl.podDeleted},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable | framework.UpdateNodeTaint}},
 	}, nil
 }
