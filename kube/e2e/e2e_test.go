@@ -245,11 +245,14 @@ func (e *env) step(t testing.TB, ctx context.Context, arrivals []work, limit flo
 	}
 	e.ag.advance(next)
 	now = e.clock.Set(next)
+	// Completions before arrivals, as sim takes them: the pods informer delivers the
+	// finished jobs' pods before the new jobs' pods, so that no decision at this instant
+	// sees an arrival but not a completion.
+	e.ag.complete(ctx, now)
 	for len(arrivals) > 0 && arrivals[0].arrival <= now {
 		e.ag.submit(ctx, arrivals[0])
 		arrivals = arrivals[1:]
 	}
-	e.ag.complete(ctx, now)
 	e.planner().Kick()
 	e.settle(t, fmt.Sprintf("step to t=%.0f", now))
 	return arrivals
@@ -697,14 +700,20 @@ func (e *env) clusterChanges(ctx context.Context, t *testing.T) {
 		e.mu.Unlock()
 		at := e.clock.Seconds()
 		c.change(n)
-		e.planner().Kick()
-		e.settle(t, c.name)
-		e.mu.Lock()
+		// The planner sees the change when its informer delivers it, which on a loaded
+		// machine can be after two decisions that settle() waits for: wait for the stop
+		// (kicking the planner) before settling.
 		stopped := false
-		for _, d := range e.decisions[n0:] {
-			stopped = stopped || slices.Contains(d.Stops, c.victim)
+		for deadline := time.Now().Add(30 * time.Second); !stopped && time.Now().Before(deadline); {
+			e.planner().Kick()
+			time.Sleep(20 * time.Millisecond)
+			e.mu.Lock()
+			for _, d := range e.decisions[n0:] {
+				stopped = stopped || slices.Contains(d.Stops, c.victim)
+			}
+			e.mu.Unlock()
 		}
-		e.mu.Unlock()
+		e.settle(t, c.name)
 		if !stopped {
 			t.Errorf("%s: node %s changed at t=%.0f, no decision stopped its job %s", c.name, n, at, c.victim)
 		}
@@ -803,11 +812,12 @@ func (e *env) compareWithSim(t *testing.T, ws []work, cl *topology.Cluster) {
 			same++
 		}
 	}
-	// Before the kill the order must be sim's exactly. After the restart a few inversions are
-	// tolerated: on a loaded machine (measured: 1 run in 3 with four busy loops beside the
-	// test) a gang's first start after the restart can move, always the same two inversions
-	// among jobs started after it; more than maxAfterRestart is a failure.
-	const maxAfterRestart = 3
+	// The order must be sim's exactly, before the kill and after the restart. (The two
+	// inversions after the restart that a loaded machine used to show, j41 before j42 and
+	// j43, came from A-SRPT learning a finished job's count from the planner's extrapolation
+	// in some runs and from the job's report in others, a race of two informers; the planner
+	// now rounds the extrapolation to whole iterations. They are still counted apart.)
+	const maxAfterRestart = 0
 	e.mu.Lock()
 	killedAt := e.killedAt
 	e.mu.Unlock()

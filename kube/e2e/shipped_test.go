@@ -134,7 +134,8 @@ func startReplica(t *testing.T, conf string) *replica {
 // TestShipped applies kube/deploy as shipped to an API server with RBAC on, and runs two
 // replicas of the scheduler as its ServiceAccount with the shipped configuration. It checks
 // the defects the issue "Kubernetes, round 2" found: a job without annotations on a node of
-// an unknown GPU type runs; a job whose pod no node can hold by CPU is refused with an event;
+// an unknown GPU type runs; a job whose pod no node can hold by CPU is refused with an event,
+// and one whose pod fits no node's CPU left (other pods hold it) is never started there;
 // a PodDisruptionBudget that refuses an eviction blocks neither the planner nor other jobs,
 // and the GPUs it keeps are not given away; the leader's death hands its jobs, from the saved
 // state, to the other replica, which evicts nothing and schedules the next job.
@@ -322,17 +323,24 @@ func TestShipped(t *testing.T) {
 	}
 	t.Logf("failover: replica b leads (%s), restored %d jobs", *lease.Spec.HolderIdentity, b.planner().Restored())
 
-	// A pod that other plugins' Filters reject where the decision puts it (a pod of another
-	// scheduler holds 60 of the node's 64 CPUs): the job is taken back, with the reason.
-	hog := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "hog", Namespace: ns}, Spec: v1.PodSpec{NodeName: pod("after-0").Spec.NodeName,
+	// A pod that does not fit the CPU its node has left (a pod of another scheduler holds 60
+	// of the node's 64 CPUs): the planner plans CPU too, so the job is never started there:
+	// it waits with the reason, or runs on a node that has the CPU.
+	hogNode := pod("after-0").Spec.NodeName
+	hog := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "hog", Namespace: ns}, Spec: v1.PodSpec{NodeName: hogNode,
 		Containers: []v1.Container{{Name: "c", Image: "x", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("60")}}}}}}
 	if _, err := cs.CoreV1().Pods(ns).Create(ctx, hog, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	group("cpu", 1, 1, "10")
-	waitFor(t, 30*time.Second, "an Unschedulable event naming the CPU", event("cpu", "Insufficient cpu"))
-	if pod("cpu-0").Spec.NodeName != "" {
-		t.Fatalf("a pod that does not fit was bound")
+	waitFor(t, 30*time.Second, "an InsufficientResources event, or the pod bound where the CPU is", func() bool {
+		return event("cpu", "InsufficientResources")() || bound("cpu-0")()
+	})
+	if n := pod("cpu-0").Spec.NodeName; n == hogNode {
+		t.Fatalf("a pod that does not fit the CPU left on node %s was bound there", n)
+	}
+	if event("cpu", "Unschedulable")() || event("cpu", "NotBound")() {
+		t.Fatalf("a job whose pod cannot bind was started and taken back: the planner did not plan the CPU")
 	}
 	// A running job whose pod is deleted (its PodGroup kept) gives its GPUs back to the job
 	// that waits for them.

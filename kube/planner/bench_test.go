@@ -3,6 +3,8 @@ package planner
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,19 +16,28 @@ import (
 // the saved state) on 200 nodes of 8 GPUs with 196 jobs running and 1,000 queued, the setting
 // of kube/e2e's BenchmarkGangLatency without the API server: the planner's share of a gang's
 // latency. Each iteration adds a progress report to one running job, so that every decision
-// has something to take in.
+// has something to take in. GPUSCHED_PLANNER_BENCH_NODES and _QUEUED change the 200 nodes
+// and 1,000 queued jobs (issue #32's scale: 1000 and 5000).
 func BenchmarkSync(b *testing.B) {
-	f := &fake{}
-	for i := range 200 {
-		f.nodes = append(f.nodes, gpuNode(fmt.Sprintf("n%03d", i), 8))
+	envInt := func(name string, def int) int {
+		if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+			return v
+		}
+		return def
 	}
-	for i := range 196 {
-		name := fmt.Sprintf("fill%03d", i)
+	nodes, queued := envInt("GPUSCHED_PLANNER_BENCH_NODES", 200), envInt("GPUSCHED_PLANNER_BENCH_QUEUED", 1000)
+	f := &fake{}
+	for i := range nodes {
+		f.nodes = append(f.nodes, gpuNode(fmt.Sprintf("n%04d", i), 8))
+	}
+	fill := nodes - 4
+	for i := range fill {
+		name := fmt.Sprintf("fill%04d", i)
 		f.pgs = append(f.pgs, podGroup(name, 1, map[string]string{"gpusched.io/step-time": "1", "gpusched.io/iterations": "1e9"}))
 		f.pods = append(f.pods, workerPod(name+"-0", name, 8))
 	}
-	for i := range 1000 {
-		name := fmt.Sprintf("queued%04d", i)
+	for i := range queued {
+		name := fmt.Sprintf("queued%05d", i)
 		f.pgs = append(f.pgs, podGroup(name, 1, map[string]string{"gpusched.io/step-time": "1", "gpusched.io/iterations": "1e6"}))
 		f.pods = append(f.pods, workerPod(name+"-0", name, 40))
 	}
@@ -55,13 +66,13 @@ func BenchmarkSync(b *testing.B) {
 			running++
 		}
 	}
-	if running != 196 {
-		b.Fatalf("%d jobs running, want 196", running)
+	if running != fill {
+		b.Fatalf("%d jobs running, want %d", running, fill)
 	}
 	b.ResetTimer()
 	for i := range b.N {
 		clock = clock.Add(time.Second)
-		k := i % 196
+		k := i % fill
 		pg := f.pgs[k].DeepCopy()
 		pg.Annotations["gpusched.io/progress"] = fmt.Sprint(i + 1)
 		f.pgs[k] = pg

@@ -45,6 +45,20 @@
 // A job whose pods no GPU node can hold by their CPU and memory requests is never submitted
 // (DoesNotFit). The planner wakes for these deadlines itself.
 //
+// # CPU and memory
+//
+// The scheduler plans GPUs; the planner plans the GPU nodes' CPU and memory around it. Each
+// node has, for the pods the planner places, its allocatable CPU and memory less the requests
+// of the bound pods it does not place (other schedulers' pods, pods without GPUs, pods whose
+// eviction was refused). Every decision's starts and migrations are checked against that,
+// once the jobs the decision keeps where they run are charged: a start whose pods would not
+// fit on the nodes the scheduler chose is moved to free GPUs on nodes where they fit (those
+// that hold most of its pods first); when no such nodes exist it is left out of the decision,
+// and the job waits with the reason (an InsufficientResources event and its pods' pending
+// reason) instead of being started where its pods cannot bind. Jobs whose pods request no
+// CPU or memory are never moved. Other plugins' Filters (affinity, volumes, requests this
+// accounting cannot see) remain covered by Unfit.
+//
 // The framework plugin asks the planner at each extension point (Admit, Slots, Reserve,
 // Unreserve, Gang): a pod may only enter the queue when its job runs in the current decision,
 // only go to a node where its job has GPUs left, and bind only when its whole gang is
@@ -65,7 +79,9 @@
 // interruption, a decision that acted, a new cluster, a gang bound) the planner encodes its
 // state (kind "gpusched-kube-planner", version 1: its epoch, each job it holds with its
 // description, arrival, progress, placement by node and GPU index, and the scheduler's own
-// state when it implements gpusched.Stateful, nested) and a background writer saves the latest
+// state when it implements gpusched.Stateful, nested; and each job taken out of the scheduler's
+// hands, un-started or not stoppable, with its arrival, progress, backoff and reason, so that a
+// restart neither forgets why it waits nor makes it a new job) and a background writer saves the latest
 // to the Store (ConfigMapStore: gzipped JSON in a ConfigMap), once more when the planner stops;
 // with leader election (Options.Leading) only while this replica holds the lease. Progress
 // extrapolated as time passes is no change: a restore advances each bound running job by the

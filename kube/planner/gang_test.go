@@ -245,3 +245,147 @@ func TestAdoptionDefaults(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+// The planner plans CPU and memory as well as GPUs: a job whose pod asks for more CPU than a
+// node has left (other pods hold it) is placed on a node that has it, and, when no node with
+// free GPUs has it, waits with the reason instead of being started where it cannot bind.
+func TestCPUPlanned(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	a, b := gpuNode("a", 4), gpuNode("b", 4)
+	for _, n := range []*v1.Node{a, b} {
+		n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("64")
+		n.Status.Allocatable[v1.ResourceMemory] = resource.MustParse("256Gi")
+	}
+	f := &evictFake{fake: &fake{nodes: []*v1.Node{a, b}}}
+	f.pgs = stepGroups("cpu")
+	hog := func(name, node string) *v1.Pod {
+		p := workerPod(name, "", 0)
+		p.Labels = nil
+		p.Spec.SchedulerName = "default-scheduler"
+		p.Spec.NodeName = node
+		p.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("60")}}
+		return p
+	}
+	pod := workerPod("cpu-0", "cpu", 1)
+	pod.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("16"), v1.ResourceMemory: resource.MustParse("1Gi")}
+	f.pods = []*v1.Pod{hog("hog-a", "a"), pod}
+	p := newPrioPlanner(t, f, &clock, nil, Options{})
+	ctx := context.Background()
+	p.syncWait(ctx)
+	// The scheduler packs onto a first; a has 4 CPUs left for the planner's pods.
+	if left, _ := p.Slots(pod); left["a"] != 0 || left["b"] != 1 {
+		t.Fatalf("a pod of 16 CPUs placed on %v: node a has 4 CPUs left, b 64", left)
+	}
+	// Both nodes busy: the job waits, with the reason, and is not started.
+	f = &evictFake{fake: &fake{nodes: []*v1.Node{a, b}}}
+	f.pgs = stepGroups("cpu")
+	f.pods = []*v1.Pod{hog("hog-a", "a"), hog("hog-b", "b"), pod}
+	p = newPrioPlanner(t, f, &clock, nil, Options{})
+	p.syncWait(ctx)
+	if ok, why := p.Admit(pod); ok || !strings.Contains(why, "waits for CPU or memory") {
+		t.Fatalf("a pod of 16 CPUs on nodes with 4 left: admitted %v (%q)", ok, why)
+	}
+	if !hasEvent(f.fake, "InsufficientResources") {
+		t.Fatalf("no InsufficientResources event: %q", f.events)
+	}
+	if s := p.Stats(); s.Running != 0 {
+		t.Fatalf("a job that cannot bind counts as running: %+v", s)
+	}
+	// b frees up: the job starts there.
+	f.mu.Lock()
+	f.pods = []*v1.Pod{hog("hog-a", "a"), pod}
+	f.mu.Unlock()
+	clock = clock.Add(time.Second)
+	p.syncWait(ctx)
+	if left, _ := p.Slots(pod); left["b"] != 1 || len(left) != 1 {
+		t.Fatalf("the job does not start on the node that frees up: %v", left)
+	}
+}
+
+// A job taken back is saved with the state: a restarted planner keeps its arrival, its
+// progress, its backoff and its reason, instead of treating it as a new job.
+func TestTakenBackSurvivesRestart(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	f := &evictFake{fake: &fake{nodes: []*v1.Node{gpuNode("a", 4)}}}
+	f.pgs = stepGroups("stuck", "next")
+	f.pods = []*v1.Pod{workerPod("stuck-0", "stuck", 4), workerPod("next-0", "next", 4)}
+	opt := Options{Cost: gpusched.DefaultCost(), BindTimeout: 100 * time.Second, UnstartBackoff: 50 * time.Second}
+	prio := map[gpusched.JobID]int{"podgroup/ns/stuck": 0, "podgroup/ns/next": 1}
+	p := newPrioPlanner(t, f, &clock, prio, opt)
+	ctx := context.Background()
+	clock = clock.Add(10 * time.Second)
+	p.syncWait(ctx) // stuck arrives (t=10 s) and starts
+	clock = clock.Add(101 * time.Second)
+	p.syncWait(ctx) // not bound in time: taken back
+	p.mu.Lock()
+	arr := p.jobs["podgroup/ns/stuck"].arr
+	p.mu.Unlock()
+	data, err := p.encoded()
+	if err != nil || data == nil {
+		t.Fatalf("no state: %v", err)
+	}
+	// A new planner on the same cluster, 10 s later: stuck is still taken back, with its
+	// reason, until its backoff has passed; then it comes back with its old arrival.
+	f.data = data
+	clock = clock.Add(10 * time.Second)
+	q := newPrioPlanner(t, f, &clock, prio, opt)
+	q.syncWait(ctx)
+	if ok, why := q.Admit(f.pods[0]); ok || !strings.Contains(why, "bound in 1m40s") {
+		t.Fatalf("after the restart, stuck is not held back as taken back: admitted %v (%q)", ok, why)
+	}
+	if ok, why := q.Admit(f.pods[1]); !ok {
+		t.Fatalf("next does not run: %s", why)
+	}
+	clock = clock.Add(41 * time.Second)
+	q.syncWait(ctx)
+	q.mu.Lock()
+	j := q.jobs["podgroup/ns/stuck"]
+	held, arr2 := j.held, j.arr
+	q.mu.Unlock()
+	if !held || arr2 != arr {
+		t.Fatalf("after its backoff, stuck held %v, arrival %v (was %v)", held, arr2, arr)
+	}
+	if ok, why := q.Admit(f.pods[0]); !ok {
+		t.Fatalf("stuck, first in priority, not started again after its backoff: %s", why)
+	}
+}
+
+// learner records the completions a scheduler is told of.
+type learner struct {
+	gpusched.Scheduler
+	done []gpusched.Completion
+}
+
+func (l *learner) JobCompleted(c gpusched.Completion) { l.done = append(l.done, c) }
+
+// A job whose pods exit before its last progress report reaches the planner finishes at the
+// extrapolated count, rounded to whole iterations: the scheduler learns the same count as it
+// would from the report when the cost model is exact (the end-to-end test's order flake).
+func TestFinishWholeIterations(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	f := &evictFake{fake: &fake{nodes: []*v1.Node{gpuNode("a", 4)}}}
+	f.pgs = stepGroups("g")
+	f.pods = []*v1.Pod{workerPod("g-0", "g", 4)}
+	l := &learner{Scheduler: prioSched(nil)}
+	p := newPrioPlanner(t, f, &clock, nil, Options{Cost: gpusched.DefaultCost()})
+	p.opt.Scheduler = l
+	p.fit.inner = l
+	ctx := context.Background()
+	p.syncWait(ctx)
+	bind(f.fake, "g-0", "a")
+	clock = clock.Add(time.Second)
+	p.syncWait(ctx) // bound: progresses from now on, 1 iteration per second
+	clock = clock.Add(100400 * time.Millisecond)
+	f.mu.Lock()
+	q := f.pods[0].DeepCopy()
+	q.Status.Phase = v1.PodSucceeded
+	f.pods[0] = q
+	f.mu.Unlock()
+	p.syncWait(ctx)
+	if len(l.done) != 1 {
+		t.Fatalf("completions %+v", l.done)
+	}
+	if it := l.done[0].Iterations; it != 100 {
+		t.Fatalf("the scheduler learned %v iterations, want the extrapolation (100.4) rounded: 100", it)
+	}
+}

@@ -50,6 +50,8 @@ func (p *Planner) waitReason(j *job) string {
 		return fmt.Sprintf("job %s is finished or rejected", j.key.Name)
 	case j.nodes != nil:
 		return ""
+	case j.fitWhy != "":
+		return j.fitWhy
 	case j.why != "":
 		return j.why
 	case !j.held:

@@ -193,6 +193,8 @@ type job struct {
 	saved    float64                // iterations done when the job was taken back
 	unfit    string                 // why a pod of the started job fits none of its nodes (PostFilter)
 	why      string                 // why the job waits, when the planner knows more than "not started"
+	fitWhy   string                 // why the last decision's start of the job was left out (hostFit)
+	needSet  bool                   // its pods' CPU and memory requests are known to hostFit
 	phase    v1alpha1.PodGroupPhase // the PodGroup status phase last set
 	told     map[types.UID]string   // the wait reason last set on each pod
 }
@@ -232,6 +234,7 @@ type Planner struct {
 	blocked  map[types.UID]*blockedPod // pods whose eviction a PodDisruptionBudget refused
 	evicting sync.WaitGroup            // eviction calls in flight
 	evictSem chan struct{}             // bounds the eviction calls in flight
+	fit      *hostFit                  // plans the nodes' CPU and memory around the scheduler
 }
 
 // Busy returns the wall time spent deciding so far (reading the cluster, the scheduler,
@@ -306,7 +309,7 @@ func New(opt Options) (*Planner, error) {
 		jobs: map[gpusched.JobID]*job{}, events: map[string]string{},
 		kick: make(chan struct{}, 1), stateCh: make(chan struct{}, 1),
 		epoch: opt.Now(), blocked: map[types.UID]*blockedPod{}, evictSem: make(chan struct{}, 16),
-		done: make(chan struct{}),
+		done: make(chan struct{}), fit: newHostFit(opt.Scheduler),
 	}
 	for _, n := range opt.SchedulerNames {
 		p.names[n] = true
@@ -458,6 +461,13 @@ func (p *Planner) sync(ctx context.Context) (time.Duration, error) {
 		return p.opt.Resync, fmt.Errorf("planner: schedule at t=%g s: %w", now, err)
 	}
 	p.wakeAt = d.WakeAt
+	for _, j := range p.jobs {
+		why := p.fit.waits[j.id]
+		if why != "" && j.held {
+			p.problem(j.obj, "InsufficientResources", why)
+		}
+		j.fitWhy = why
+	}
 	p.apply(ctx, d, now)
 	p.reconcile(ctx)
 	p.statuses()
@@ -535,7 +545,7 @@ func (p *Planner) syncCluster(ctx context.Context, nodes []*v1.Node, pods []*v1.
 		p.nodeRes[n.Name] = r
 	}
 	if p.bk == nil {
-		bk, err := newHostBooks(cl, p.opt.Scheduler, p.opt.Cost, p.opt.RestoreTime)
+		bk, err := newHostBooks(cl, p.fit, p.opt.Cost, p.opt.RestoreTime)
 		if err != nil {
 			return err
 		}
@@ -564,17 +574,40 @@ func (p *Planner) syncCluster(ctx context.Context, nodes []*v1.Node, pods []*v1.
 	}
 	foreign := map[string]int64{}
 	live := make(map[types.UID]*v1.Pod, len(p.blocked))
-	for _, pod := range pods {
-		if _, ok := p.blocked[pod.UID]; ok && pod.Spec.NodeName != "" && !terminated(pod) {
-			live[pod.UID] = pod
+	// What each GPU node has left for the pods the planner places: its allocatable CPU and
+	// memory less the requests of the bound pods it does not place (other schedulers' pods,
+	// pods without GPUs, pods whose eviction was refused).
+	free := make([]nodeRes, cl.NumServers())
+	for s := range free {
+		free[s] = p.nodeRes[cl.Server(s).ID]
+	}
+	take := func(pod *v1.Pod) {
+		if s, ok := cl.ServerIndex(pod.Spec.NodeName); ok {
+			c, m := mapping.PodRequests(pod)
+			free[s].cpu -= c
+			free[s].mem -= m
 		}
-		if p.ours(pod) || pod.Spec.NodeName == "" || terminated(pod) {
+	}
+	for _, pod := range pods {
+		if pod.Spec.NodeName == "" || terminated(pod) {
 			continue
 		}
-		if g, err := p.opt.Mapping.PodGPUs(pod); err == nil && g > 0 {
+		_, isBlocked := p.blocked[pod.UID]
+		if isBlocked {
+			live[pod.UID] = pod
+		}
+		g, gerr := p.opt.Mapping.PodGPUs(pod)
+		if isBlocked || !p.ours(pod) || gerr != nil || g == 0 {
+			take(pod)
+		}
+		if p.ours(pod) {
+			continue
+		}
+		if gerr == nil && g > 0 {
 			foreign[pod.Spec.NodeName] += g
 		}
 	}
+	p.fit.free = free
 	// Pods whose eviction was refused hold their GPUs until they go: the decisions must not
 	// give those GPUs to another job. Ask again when their time comes.
 	for uid, b := range p.blocked {
@@ -724,6 +757,9 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 		p.problem(j.obj, "BadProgress", fmt.Sprintf("job %s: %v", j.key.Name, perr))
 	}
 	if j.held {
+		if !j.needSet {
+			p.setNeed(j) // a job restored from the state
+		}
 		if j.succ > 0 {
 			// A worker exited successfully: the training is done, and the gang finishes pod
 			// by pod (its other pods are not evicted). The progress is the job's report if it
@@ -731,6 +767,14 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 			fin := 0.0
 			if prog != j.prog {
 				fin = prog
+			} else if st, _, ok := p.bk.status(j.id, now); ok && st.Iterations >= 0.5 {
+				// A job does whole iterations: the extrapolation, rounded. (Whether the job's
+				// last report or its pods' exit reaches the planner first is a race between two
+				// informers; with the cost model exact, the extrapolation differs from the
+				// report by float rounding only, and a learning scheduler must learn the same
+				// count either way: A-SRPT's calibration compares it with forest predictions
+				// of the same count for recurring jobs.)
+				fin = math.Round(st.Iterations)
 			}
 			if err := p.bk.finish(j.id, now, fin, false); err != nil {
 				p.log.Error(err, "finish", "job", j.id)
@@ -816,6 +860,7 @@ func (p *Planner) syncJob(ctx context.Context, j *job, pg *v1alpha1.PodGroup, no
 	j.retryAt, j.why = time.Time{}, ""
 	prog = max(prog, j.saved)
 	p.sized(j.id, s.PodGPUs)
+	p.setNeed(j)
 	if p.arrived == nil {
 		p.arrived = map[gpusched.JobID]float64{}
 	}
@@ -924,6 +969,26 @@ func (p *Planner) fitsNodes(j *job, s mapping.Spec) string {
 		j.key.Name, fit, s.Pods, s.PodGPUs, cpu, mem, bigCPU, bigMem)
 }
 
+// setNeed records the CPU and memory each pod of a held job requests (the largest of its
+// pods') for hostFit, when it requests any. Requests do not change while a pod lives: it is
+// called when the job is submitted (or first seen after a restore).
+func (p *Planner) setNeed(j *job) {
+	if len(j.pods) == 0 {
+		return
+	}
+	j.needSet = true
+	n := podNeed{gpus: j.spec.PodGPUs}
+	for _, pod := range j.pods {
+		c, m := mapping.PodRequests(pod)
+		n.cpu, n.mem = max(n.cpu, c), max(n.mem, m)
+	}
+	if n.cpu > 0 || n.mem > 0 {
+		p.fit.need[j.id] = n
+	} else {
+		delete(p.fit.need, j.id)
+	}
+}
+
 // nodeRes is what a GPU node offers: allocatable GPUs, CPU (millicores) and memory (bytes).
 type nodeRes struct{ gpus, cpu, mem int64 }
 
@@ -994,6 +1059,9 @@ func (p *Planner) apply(ctx context.Context, d decided, now float64) {
 }
 
 func (p *Planner) sized(id gpusched.JobID, k int) {
+	if k == 0 {
+		delete(p.fit.need, id)
+	}
 	if p.opt.PodSizes != nil {
 		p.opt.PodSizes(id, k)
 	}

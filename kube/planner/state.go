@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 
@@ -40,6 +41,23 @@ type savedState struct {
 	Now       float64         `json:"now"`
 	Jobs      []savedJob      `json:"jobs"`
 	Scheduler json.RawMessage `json:"scheduler,omitempty"`
+	// Away are the jobs taken out of the scheduler's hands (un-started because their gang
+	// could not bind or their pods were gone, or not stoppable because a PodDisruptionBudget
+	// refused evicting them), in submission order: a restart keeps their arrival, progress,
+	// backoff and reason.
+	Away []savedAway `json:"away,omitempty"`
+}
+
+// savedAway is a job taken back: it is submitted again, with its arrival and progress, once
+// its backoff has passed (RetryAt, wall time; zero: as soon as all its pods exist).
+type savedAway struct {
+	Namespace  string    `json:"namespace"`
+	Name       string    `json:"name"`
+	PodGroup   bool      `json:"podgroup,omitempty"`
+	Arrival    float64   `json:"arrival"`
+	Iterations float64   `json:"iterations,omitempty"`
+	RetryAt    time.Time `json:"retry_at,omitempty"`
+	Why        string    `json:"why,omitempty"`
 }
 
 type savedJob struct {
@@ -75,13 +93,21 @@ type savedGPU struct {
 // larger part of the work, is the writer's, outside the lock and off the decision path.
 func (p *Planner) snapshot() (*savedState, error) {
 	st := savedState{Kind: StateKind, Version: StateVersion, Epoch: p.epoch, Scale: p.opt.TimeScale, Now: p.now}
-	var held []*job
+	var held, away []*job
 	for _, j := range p.jobs {
-		if j.held {
+		switch {
+		case j.held:
 			held = append(held, j)
+		case !j.done && (j.saved > 0 || !j.retryAt.IsZero() || j.why != ""):
+			away = append(away, j)
 		}
 	}
 	sortBySeq(held)
+	sortBySeq(away)
+	for _, j := range away {
+		st.Away = append(st.Away, savedAway{Namespace: j.key.Namespace, Name: j.key.Name, PodGroup: j.key.PodGroup,
+			Arrival: j.arr, Iterations: j.saved, RetryAt: j.retryAt, Why: j.why})
+	}
 	for _, j := range held {
 		s, restoreEnd, ok := p.bk.status(j.id, p.now)
 		if !ok {
@@ -259,6 +285,7 @@ func (p *Planner) restore(ctx context.Context) {
 		return
 	}
 	p.log.Info("gpusched planner: restored", "jobs", len(st.Jobs), "time", st.Now)
+
 	p.restored = len(st.Jobs)
 }
 
@@ -356,6 +383,18 @@ func (p *Planner) restoreLocked(ctx context.Context, st *savedState) error {
 				return fmt.Errorf("resume job %q: %w", sj.Job.ID, err)
 			}
 		}
+	}
+	for i, sa := range st.Away {
+		k := mapping.JobKey{Namespace: sa.Namespace, Name: sa.Name, PodGroup: sa.PodGroup}
+		switch {
+		case sa.Name == "" || sa.Namespace == "":
+			return fmt.Errorf("%w: job taken back %d: no namespace or name", ErrBadState, i)
+		case p.jobs[k.ID()] != nil:
+			return fmt.Errorf("%w: job %q saved twice", ErrBadState, k.ID())
+		case !(sa.Arrival >= 0) || math.IsInf(sa.Arrival, 0) || !(sa.Iterations >= 0) || math.IsInf(sa.Iterations, 0):
+			return fmt.Errorf("%w: job %q taken back: arrival %v, iterations %v", ErrBadState, k.ID(), sa.Arrival, sa.Iterations)
+		}
+		p.jobs[k.ID()] = &job{key: k, id: k.ID(), arr: sa.Arrival, saved: sa.Iterations, retryAt: sa.RetryAt, why: sa.Why}
 	}
 	if s, ok := p.opt.Scheduler.(gpusched.Stateful); ok && len(st.Scheduler) > 0 {
 		if err := s.RestoreState(bytes.NewReader(st.Scheduler)); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection"
@@ -81,6 +83,11 @@ type Args struct {
 	PodsGoneGraceSeconds  float64 `json:"podsGoneGraceSeconds,omitempty"`
 	UnfitGraceSeconds     float64 `json:"unfitGraceSeconds,omitempty"`
 	UnstartBackoffSeconds float64 `json:"unstartBackoffSeconds,omitempty"`
+	// StatusQPS and StatusBurst limit the plugin's status writes (pods' pending reasons,
+	// PodGroup statuses), which have their own client so that a burst of them never delays
+	// kube-scheduler's bindings: default 20 per second, bursts of twice that.
+	StatusQPS   float64 `json:"statusQPS,omitempty"`
+	StatusBurst int     `json:"statusBurst,omitempty"`
 	// Queues, when set, shares the GPUs between teams' queues (guarantees, borrowing,
 	// weighted fair share) around the scheduler, which orders inside and across them
 	// (package queues). A job names its queue with the annotation gpusched.io/queue, or
@@ -114,6 +121,30 @@ type Plugin struct {
 	timeout     time.Duration
 	gpuResource string
 	elector     *leaderelection.LeaderElector
+	mapping     mapping.Config
+}
+
+// podDeleted tells the scheduling queue whether a deleted pod may let a pod the plugin
+// rejected be scheduled: only when they belong to the same job (a slot of the job's GPUs came
+// free). Pods of other jobs wait for the planner, which activates them when their job starts;
+// without the hint every deletion would retry every waiting pod (5,000 of them, each asking
+// the planner).
+func (pl *Plugin) podDeleted(_ klog.Logger, pod *v1.Pod, oldObj, _ any) (framework.QueueingHint, error) {
+	gone, ok := oldObj.(*v1.Pod)
+	if !ok {
+		if d, isTomb := oldObj.(cache.DeletedFinalStateUnknown); isTomb {
+			gone, ok = d.Obj.(*v1.Pod)
+		}
+	}
+	if !ok {
+		return framework.Queue, nil
+	}
+	a, ok1 := pl.mapping.KeyOf(pod)
+	b, ok2 := pl.mapping.KeyOf(gone)
+	if ok1 && ok2 && a != b {
+		return framework.QueueSkip, nil
+	}
+	return framework.Queue, nil
 }
 
 var (
@@ -173,6 +204,12 @@ func DecodeArgs(obj runtime.Object) (Args, error) {
 	if a.PermitTimeoutSeconds <= 0 {
 		a.PermitTimeoutSeconds = 60
 	}
+	if a.StatusQPS <= 0 {
+		a.StatusQPS = 20
+	}
+	if a.StatusBurst <= 0 {
+		a.StatusBurst = 2 * int(math.Ceil(a.StatusQPS))
+	}
 	if le := a.LeaderElection; le != nil {
 		if le.LeaseNamespace == "" {
 			le.LeaseNamespace = "gpusched-system"
@@ -221,11 +258,25 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 		pods:  podFactory.Core().V1().Pods().Lister(),
 		pgs:   pgFactory.Scheduling().V1alpha1().PodGroups().Lister(),
 	}
-	pl := &Plugin{h: h, timeout: time.Duration(args.PermitTimeoutSeconds) * time.Second, gpuResource: string(args.Mapping.WithDefaults().GPUResource)}
+	// Status writes: their own clients and rate limiter, so that they never hold up the
+	// scheduler's bindings (which share kube-scheduler's client).
+	scfg := rest.CopyConfig(pgcfg)
+	scfg.QPS, scfg.Burst, scfg.RateLimiter = float32(args.StatusQPS), args.StatusBurst, nil
+	scs, err := kubernetes.NewForConfig(scfg)
+	if err != nil {
+		return nil, err
+	}
+	spgc, err := pgclient.NewForConfig(scfg)
+	if err != nil {
+		return nil, err
+	}
+	act := &actuator{h: h, log: logger, ctx: ctx, cs: scs, pgc: spgc, w: newStatusWriter()}
+	act.w.run(ctx, 8)
+	pl := &Plugin{h: h, timeout: time.Duration(args.PermitTimeoutSeconds) * time.Second, gpuResource: string(args.Mapping.WithDefaults().GPUResource), mapping: args.Mapping.WithDefaults()}
 	opt := planner.Options{
 		Mapping: args.Mapping, SchedulerNames: args.SchedulerNames, Scheduler: sched, Cost: cost,
 		RestoreTime: args.RestoreTime, TimeScale: args.TimeScale, Sources: src,
-		Actuator: &actuator{h: h, log: logger, pgc: pgc, ctx: ctx, sem: make(chan struct{}, 8)}, Debounce: time.Duration(args.DebounceMillis) * time.Millisecond,
+		Actuator: act, Debounce: time.Duration(args.DebounceMillis) * time.Millisecond,
 		Logger: logger, PodSizes: sizes.Set,
 		BindTimeout:    time.Duration(args.BindTimeoutSeconds) * time.Second,
 		EvictTimeout:   time.Duration(args.EvictTimeoutSeconds) * time.Second,
@@ -255,17 +306,29 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 	if hooks != nil && hooks.Planner != nil {
 		hooks.Planner(p)
 	}
-	kick := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { p.Kick() },
-		UpdateFunc: func(any, any) { p.Kick() },
-		DeleteFunc: func(any) { p.Kick() },
+	// Every change the planner reads kicks it; updates that change nothing it reads (the
+	// pending reasons and PodGroup statuses it writes itself, node heartbeats) do not, so
+	// that a storm of them does not hold its lock, which the extension points share.
+	kick := func(changed func(old, new any) bool) cache.ResourceEventHandlerFuncs {
+		return cache.ResourceEventHandlerFuncs{
+			AddFunc: func(any) { p.Kick() },
+			UpdateFunc: func(old, new any) {
+				if changed(old, new) {
+					p.Kick()
+				}
+			},
+			DeleteFunc: func(any) { p.Kick() },
+		}
 	}
-	for _, inf := range []cache.SharedIndexInformer{
-		h.SharedInformerFactory().Core().V1().Nodes().Informer(),
-		podFactory.Core().V1().Pods().Informer(),
-		pgFactory.Scheduling().V1alpha1().PodGroups().Informer(),
+	for _, r := range []struct {
+		inf     cache.SharedIndexInformer
+		changed func(old, new any) bool
+	}{
+		{h.SharedInformerFactory().Core().V1().Nodes().Informer(), NodeChanged},
+		{podFactory.Core().V1().Pods().Informer(), PodChanged},
+		{pgFactory.Scheduling().V1alpha1().PodGroups().Informer(), PodGroupChanged},
 	} {
-		if _, err := inf.AddEventHandler(kick); err != nil {
+		if _, err := r.inf.AddEventHandler(kick(r.changed)); err != nil {
 			return nil, err
 		}
 	}
@@ -483,7 +546,7 @@ func (pl *Plugin) Permit(_ context.Context, _ *framework.CycleState, pod *v1.Pod
 // its decisions start.
 func (pl *Plugin) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}, QueueingHintFn: pl.podDeleted},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable | framework.UpdateNodeTaint}},
 	}, nil
 }
@@ -507,9 +570,11 @@ func (s *sources) PodGroups() ([]*v1alpha1.PodGroup, error) {
 type actuator struct {
 	h   framework.Handle
 	log klog.Logger
-	pgc pgclient.Interface
 	ctx context.Context
-	sem chan struct{} // bounds the status patches in flight
+	// The status writes' own clients (their own rate limiter: Args.StatusQPS) and queue.
+	cs  kubernetes.Interface
+	pgc pgclient.Interface
+	w   *statusWriter
 }
 
 // PodWaiting patches the pod's PodScheduled condition (False, reason GpuschedWaiting, the
@@ -523,16 +588,14 @@ func (a *actuator) PodWaiting(pod *v1.Pod, why string) {
 	if err != nil {
 		return
 	}
-	go func() {
-		a.sem <- struct{}{}
-		defer func() { <-a.sem }()
-		ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
+	a.w.push("pod/"+string(pod.UID), false, func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		_, err := a.h.ClientSet().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+		_, err := a.cs.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
 		if err != nil && !apierrors.IsNotFound(err) {
 			a.log.V(2).Info("pod condition", "pod", klog.KObj(pod), "err", err)
 		}
-	}()
+	})
 }
 
 // PodGroupStatus patches the PodGroup's status subresource off the decision path (a merge
@@ -546,16 +609,14 @@ func (a *actuator) PodGroupStatus(pg *v1alpha1.PodGroup, phase v1alpha1.PodGroup
 	if err != nil {
 		return
 	}
-	go func() {
-		a.sem <- struct{}{}
-		defer func() { <-a.sem }()
-		ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
+	a.w.push("podgroup/"+string(pg.UID), phase != v1alpha1.PodGroupPending, func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		_, err := a.pgc.SchedulingV1alpha1().PodGroups(pg.Namespace).Patch(ctx, pg.Name, types.MergePatchType, data, metav1.PatchOptions{}, "status")
 		if err != nil && !apierrors.IsNotFound(err) {
 			a.log.V(2).Info("PodGroup status", "podgroup", klog.KObj(pg), "err", err)
 		}
-	}()
+	})
 }
 
 // Evict posts an Eviction for the pod once: client-go's typed Evict retries a 429 that comes
