@@ -843,37 +843,41 @@ func (s *Scheduler) RestoreDelta(base, delta io.Reader) error {
 	return s.restore(&in, b)
 }
 
-// BaseKey returns the key of the trained forest in use (predict.Predictor.ModelKey), "" before
-// the first training.
+// BaseKey returns the key of the base of the predictor's state (predict.Predictor.BaseKey): it
+// changes when the forest is retrained, and when the changes since the last base have grown
+// large enough that a new base is due.
 func (f Forest) BaseKey() string {
 	if f.P == nil {
 		return ""
 	}
-	return f.P.ModelKey()
+	return f.P.BaseKey()
 }
 
-// SaveBase writes the trained forest in use and the rows it was trained on
-// (predict.Predictor.SaveModel) and returns its key.
+// SaveBase writes the predictor's whole state as a base (predict.Predictor.SaveBase): the
+// trained forest and the rows it was trained on, and what it learned besides. It returns its
+// key.
 func (f Forest) SaveBase(w io.Writer) (key string, err error) {
 	if f.P == nil {
 		return "", fmt.Errorf("asrpt: forest has no predictor")
 	}
-	return f.P.SaveModel(w)
+	return f.P.SaveBase(w)
 }
 
-// SaveDelta writes everything the predictor learned but its forest (predict.Predictor.
-// SaveLearned), naming the forest by the key it returns.
+// SaveDelta writes what the predictor learned since its last base (predict.Predictor.
+// SaveDelta), naming the base by the key it returns: between two retrainings, only the jobs
+// observed and predicted since, not the forest, the window or the remembered jobs.
 func (f Forest) SaveDelta(w io.Writer) (baseKey string, err error) {
 	if f.P == nil {
 		return "", fmt.Errorf("asrpt: forest has no predictor")
 	}
-	return f.P.SaveLearned(w)
+	return f.P.SaveDelta(w)
 }
 
 // RestoreDelta replaces what the predictor knows with what SaveBase (base) and SaveDelta
-// (delta) wrote (predict.Predictor.RestoreSplit). Bad data, or a base that is not the one the
-// delta names, is an error wrapping gpusched.ErrBadState (and predict.ErrInvalidState), and
-// leaves the predictor unchanged.
+// (delta) wrote (predict.Predictor.RestoreDelta; the pairs that earlier versions wrote, a
+// forest and the learned state but the forest, are read too). Bad data, or a base that is not
+// the one the delta names, is an error wrapping gpusched.ErrBadState (and
+// predict.ErrInvalidState), and leaves the predictor unchanged.
 func (f Forest) RestoreDelta(base, delta io.Reader) error {
 	if f.P == nil {
 		return fmt.Errorf("%w: asrpt: forest has no predictor", gpusched.ErrBadState)
@@ -889,7 +893,7 @@ func (f Forest) RestoreDelta(base, delta io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
 	}
-	if err := f.P.RestoreSplit(b, d); err != nil {
+	if err := f.P.RestoreDelta(b, d); err != nil {
 		return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
 	}
 	return nil

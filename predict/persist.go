@@ -79,6 +79,13 @@ func (p *Predictor) state(split bool) (*stateJSON, error) {
 		return nil, fmt.Errorf("%w: %s", ErrUnsupportedBackend, p.opts.Backend)
 	}
 	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.stateLocked(split, nil)
+}
+
+// stateLocked is state with p.mu held for reading (it takes p.cacheMu); pend, when not nil, is
+// called under p.cacheMu too, so that it sees the remembered jobs the state holds.
+func (p *Predictor) stateLocked(split bool, pend func()) (*stateJSON, error) {
 	st := &stateJSON{
 		Version:  StateVersion,
 		Options:  p.opts,
@@ -93,7 +100,6 @@ func (p *Predictor) state(split bool) (*stateJSON, error) {
 	if m := p.model; m != nil && !split {
 		mj, err := encodeModel(m)
 		if err != nil {
-			p.mu.RUnlock()
 			return nil, err
 		}
 		for i := range m.rows {
@@ -132,7 +138,6 @@ func (p *Predictor) state(split bool) (*stateJSON, error) {
 		st.Calibration = [numSources]*calJSON{}
 	}
 	st.Accuracy = accJSON{LogErr: jfs(p.acc.logErr), Covered: slices.Clone(p.acc.covered), Next: p.acc.next}
-	p.mu.RUnlock()
 
 	if split {
 		st.RowCols = encodeRowCols(newer)
@@ -156,6 +161,9 @@ func (p *Predictor) state(split bool) (*stateJSON, error) {
 			pj := p.pending[id]
 			st.Pending = append(st.Pending, pendingJSON{ID: id, History: encodeHist(&pj.hist), First: encodeEstimate(&pj.first)})
 		}
+	}
+	if pend != nil {
+		pend()
 	}
 	p.cacheMu.Unlock()
 	return st, nil
@@ -194,12 +202,16 @@ func (p *Predictor) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidState, err)
 	}
-	p.adopt(q)
+	p.adopt(q, nil)
 	return nil
 }
 
-// adopt replaces what p knows by what q knows.
-func (p *Predictor) adopt(q *Predictor) {
+// adopt replaces what p knows by what q knows, with mk as the mark of the last base (nil: none;
+// see SaveBase).
+func (p *Predictor) adopt(q *Predictor, mk *mark) {
+	p.markMu.Lock()
+	defer p.markMu.Unlock()
+	p.mark, p.lastDelta = mk, 0
 	p.mu.Lock()
 	p.cacheMu.Lock()
 	p.opts, p.prior, p.model, p.hist = q.opts, q.prior, q.model, q.hist
@@ -1157,13 +1169,27 @@ func (p *Predictor) SaveModel(w io.Writer) (key string, err error) {
 	if p.opts.Backend != BackendCART {
 		return "", fmt.Errorf("%w: %s", ErrUnsupportedBackend, p.opts.Backend)
 	}
-	ms := modelState{Version: StateVersion}
 	p.mu.RLock()
+	ms, err := p.modelStateLocked()
+	p.mu.RUnlock()
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(ms)
+	if err != nil {
+		return "", err
+	}
+	_, err = w.Write(b)
+	return ms.Key, err
+}
+
+// modelStateLocked returns what SaveModel writes; p.mu is held for reading.
+func (p *Predictor) modelStateLocked() (*modelState, error) {
+	ms := &modelState{Version: StateVersion}
 	if m := p.model; m != nil {
 		mj, err := encodeModel(m)
 		if err != nil {
-			p.mu.RUnlock()
-			return "", err
+			return nil, err
 		}
 		ms.Model, ms.Key = mj.bin(), modelKey(m)
 		rows := make([]*row, len(m.rows))
@@ -1172,13 +1198,7 @@ func (p *Predictor) SaveModel(w io.Writer) (key string, err error) {
 		}
 		ms.Rows = encodeRowCols(rows)
 	}
-	p.mu.RUnlock()
-	b, err := json.Marshal(&ms)
-	if err != nil {
-		return "", err
-	}
-	_, err = w.Write(b)
-	return ms.Key, err
+	return ms, nil
 }
 
 // SaveLearned writes everything the predictor knows but its forest (see SaveModel), as JSON
@@ -1204,31 +1224,60 @@ func (p *Predictor) SaveLearned(w io.Writer) (modelKey string, err error) {
 // learned state names no forest. Bad, truncated or inconsistent data is an error wrapping
 // ErrInvalidState, and leaves p unchanged. It must not run concurrently with other calls on p.
 func (p *Predictor) RestoreSplit(model, learned []byte) error {
+	st, key, err := splitState(model, learned)
+	if err != nil {
+		return err
+	}
+	q, err := st.restoreKeyed(key)
+	if err != nil {
+		return err
+	}
+	p.adopt(q, nil)
+	return nil
+}
+
+// restoreKeyed restores a whole state whose forest, when it has one, must have the given key.
+func (st *stateJSON) restoreKeyed(key string) (*Predictor, error) {
+	q, err := st.restore()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidState, err)
+	}
+	if q.model != nil {
+		if k := modelKey(q.model); k != key {
+			return nil, fmt.Errorf("%w: model: the forest restored is %q, not %q", ErrInvalidState, k, key)
+		}
+	}
+	return q, nil
+}
+
+// splitState returns the whole state that SaveModel (model) and SaveLearned (learned) wrote,
+// and the key of its forest (see RestoreSplit). Its errors wrap ErrInvalidState.
+func splitState(model, learned []byte) (*stateJSON, string, error) {
 	var st stateJSON
 	if err := decodeStrict(learned, &st); err != nil {
-		return fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
+		return nil, "", fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
 	}
 	switch {
 	case st.Model != nil || st.Pending != nil || st.Rows != nil:
-		return fmt.Errorf("%w: learned state: holds a forest, or rows or jobs not in columns (a whole state: see Load)", ErrInvalidState)
+		return nil, "", fmt.Errorf("%w: learned state: holds a forest, or rows or jobs not in columns (a whole state: see Load)", ErrInvalidState)
 	case st.PendingCols == nil || st.RowCols == nil:
-		return fmt.Errorf("%w: learned state: no pending_cols or row_cols", ErrInvalidState)
+		return nil, "", fmt.Errorf("%w: learned state: no pending_cols or row_cols", ErrInvalidState)
 	}
 	var err error
 	if st.Pending, err = st.PendingCols.pending(st.PendingQueue); err != nil {
-		return fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
+		return nil, "", fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
 	}
 	if st.Rows, err = st.RowCols.rows(); err != nil {
-		return fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
+		return nil, "", fmt.Errorf("%w: learned state: %w", ErrInvalidState, err)
 	}
 	st.PendingCols, st.RowCols = nil, nil
 	for i, cc := range st.CalCols {
 		if st.Calibration[i] != nil {
-			return fmt.Errorf("%w: learned state: calibration[%d] not in columns", ErrInvalidState, i)
+			return nil, "", fmt.Errorf("%w: learned state: calibration[%d] not in columns", ErrInvalidState, i)
 		}
 		if cc != nil {
 			if st.Calibration[i], err = cc.calibration(); err != nil {
-				return fmt.Errorf("%w: learned state: cal_cols[%d]: %w", ErrInvalidState, i, err)
+				return nil, "", fmt.Errorf("%w: learned state: cal_cols[%d]: %w", ErrInvalidState, i, err)
 			}
 		}
 	}
@@ -1236,42 +1285,32 @@ func (p *Predictor) RestoreSplit(model, learned []byte) error {
 	if st.ModelKey != "" || len(bytes.TrimSpace(model)) > 0 {
 		var ms modelState
 		if err := decodeStrict(model, &ms); err != nil {
-			return fmt.Errorf("%w: model: %w", ErrInvalidState, err)
+			return nil, "", fmt.Errorf("%w: model: %w", ErrInvalidState, err)
 		}
 		switch {
 		case ms.Version != StateVersion:
-			return fmt.Errorf("%w: model: version %d (this package reads version %d)", ErrInvalidState, ms.Version, StateVersion)
+			return nil, "", fmt.Errorf("%w: model: version %d (this package reads version %d)", ErrInvalidState, ms.Version, StateVersion)
 		case ms.Key != st.ModelKey:
-			return fmt.Errorf("%w: the learned state names forest %q, the model is %q", ErrInvalidState, st.ModelKey, ms.Key)
+			return nil, "", fmt.Errorf("%w: the learned state names forest %q, the model is %q", ErrInvalidState, st.ModelKey, ms.Key)
 		case (ms.Model == nil) != (ms.Key == ""):
-			return fmt.Errorf("%w: model: key %q with forest %t", ErrInvalidState, ms.Key, ms.Model != nil)
+			return nil, "", fmt.Errorf("%w: model: key %q with forest %t", ErrInvalidState, ms.Key, ms.Model != nil)
 		}
 		if ms.Model != nil {
 			if st.Model, err = ms.Model.model(); err != nil {
-				return fmt.Errorf("%w: model: %w", ErrInvalidState, err)
+				return nil, "", fmt.Errorf("%w: model: %w", ErrInvalidState, err)
 			}
 		}
 		if ms.Rows != nil {
 			rows, err := ms.Rows.rows()
 			if err != nil {
-				return fmt.Errorf("%w: model: %w", ErrInvalidState, err)
+				return nil, "", fmt.Errorf("%w: model: %w", ErrInvalidState, err)
 			}
 			st.Rows = append(st.Rows, rows...)
 		}
 	}
 	key := st.ModelKey
 	st.ModelKey = ""
-	q, err := st.restore()
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidState, err)
-	}
-	if q.model != nil {
-		if k := modelKey(q.model); k != key {
-			return fmt.Errorf("%w: model: the forest restored is %q, not %q", ErrInvalidState, k, key)
-		}
-	}
-	p.adopt(q)
-	return nil
+	return &st, key, nil
 }
 
 // decodeStrict decodes one JSON value of b into v, refusing unknown fields and trailing data.

@@ -371,6 +371,12 @@ type Predictor struct {
 	pendHead int
 
 	bufs sync.Pool // *scratch for estimates
+
+	// markMu guards mark, what the last base (SaveBase) held, and lastDelta, the size of the
+	// last SaveDelta (see delta.go). It is taken before mu.
+	markMu    sync.Mutex
+	mark      *mark
+	lastDelta int
 }
 
 // New returns a Predictor with nothing observed: it predicts the prior until it observes jobs.
