@@ -313,6 +313,11 @@ type Runtime struct {
 	segments   []Segment
 
 	clusterJSON []byte // the cluster's compact JSON form, made at the first SaveState after adopt
+	// mark is what the books of the last base held (SaveBase; see incremental.go), lastDelta
+	// the size of the books of the last SaveDelta.
+	mark      *booksMark
+	lastDelta int
+	building  *booksMark // the mark of the books that save is writing for a base
 }
 
 // New returns a Runtime for the cluster and scheduler of opt.

@@ -261,7 +261,8 @@ func BenchmarkRuntimeSaveDeltaForest(b *testing.B) {
 		sum += buf.Len()
 		most = max(most, buf.Len())
 	}
-	if forest := func(k string) string { return k[:strings.IndexByte(k+"#", '#')] }; forest(rt.BaseKey()) != forest(trained) {
+	// Keys are "books-...|forest-<training>-<hash>#...": the forest's part must not change.
+	if forest := func(k string) string { f, _, _ := strings.Cut(k[strings.IndexByte(k, '|')+1:], "#"); return f }; forest(rt.BaseKey()) != forest(trained) {
 		b.Fatal("the forest was retrained")
 	}
 	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
