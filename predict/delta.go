@@ -103,8 +103,10 @@ func (p *Predictor) markLocked() *mark {
 	return mk
 }
 
-// markPending adds the remembered jobs to mk; p.cacheMu is held.
+// markPending adds the remembered jobs to mk and tracks their changes from now on; p.cacheMu
+// is held.
 func (p *Predictor) markPending(mk *mark) {
+	p.pendDirty = map[gpusched.JobID]struct{}{}
 	mk.pendQ = slices.Clone(p.pendQ)
 	mk.pending = make(map[gpusched.JobID]pendingKey, len(p.pending))
 	for id, pj := range p.pending {
@@ -133,9 +135,15 @@ func markOf(st *stateJSON) *mark {
 	return mk
 }
 
-// markUsable tells whether deltas can be written to mk; p.mu is held for reading.
+// markUsable tells whether deltas can be written to mk; p.mu is held for reading (it takes
+// p.cacheMu).
 func (p *Predictor) markUsable(mk *mark) bool {
-	return mk != nil && mk.model == p.model && mk.gen == p.gen
+	if mk == nil || mk.model != p.model || mk.gen != p.gen {
+		return false
+	}
+	p.cacheMu.Lock()
+	defer p.cacheMu.Unlock()
+	return p.pendDirty != nil
 }
 
 // nextKeyLocked returns the key of the next base; p.mu is held for reading, p.markMu too.
@@ -403,29 +411,28 @@ func (p *Predictor) deltaLocked(mk *mark) *deltaState {
 			d.Queue.At, d.Queue.IDs = append(d.Queue.At, int32(i)), append(d.Queue.IDs, id)
 		}
 	}
-	// The remembered jobs in the order of the queue's slots (deterministic output).
-	done := map[gpusched.JobID]bool{}
-	for _, id := range p.pendQ {
-		pj, ok := p.pending[id]
-		if !ok || done[id] {
-			continue
-		}
-		done[id] = true
-		cur := pendingKey{hist: pj.hist, first: pj.first}
-		if old, ok := mk.pending[id]; ok && old.same(&cur) {
-			continue
-		}
-		d.Pending.IDs = append(d.Pending.IDs, id)
-		d.Pending.History = append(d.Pending.History, encodeHist(&pj.hist))
-		d.Pending.First = append(d.Pending.First, encodeEstimate(&pj.first))
+	// The remembered jobs that changed since the base (tracked: see noteDirty), in the order of
+	// their ids.
+	ids := make([]gpusched.JobID, 0, len(p.pendDirty))
+	for id := range p.pendDirty {
+		ids = append(ids, id)
 	}
-	for id := range mk.pending {
-		if _, ok := p.pending[id]; !ok {
+	slices.Sort(ids)
+	for _, id := range ids {
+		old, inBase := mk.pending[id]
+		pj, ok := p.pending[id]
+		switch {
+		case !ok && inBase:
 			d.Pending.Removed = append(d.Pending.Removed, id)
+		case !ok:
+		case inBase && old.same(&pendingKey{hist: pj.hist, first: pj.first}):
+		default:
+			d.Pending.IDs = append(d.Pending.IDs, id)
+			d.Pending.History = append(d.Pending.History, encodeHist(&pj.hist))
+			d.Pending.First = append(d.Pending.First, encodeEstimate(&pj.first))
 		}
 	}
 	p.cacheMu.Unlock()
-	slices.Sort(d.Pending.Removed)
 	return d
 }
 
@@ -488,6 +495,15 @@ func (p *Predictor) RestoreDelta(base, delta []byte) error {
 	p.markMu.Lock()
 	p.lastDelta = len(delta) // the last delta written, as BaseKey reads it
 	p.markMu.Unlock()
+	p.cacheMu.Lock()
+	p.pendDirty = make(map[gpusched.JobID]struct{}, len(d.Pending.IDs)+len(d.Pending.Removed))
+	for _, id := range d.Pending.IDs {
+		p.pendDirty[id] = struct{}{}
+	}
+	for _, id := range d.Pending.Removed {
+		p.pendDirty[id] = struct{}{}
+	}
+	p.cacheMu.Unlock()
 	return nil
 }
 

@@ -218,7 +218,7 @@ func (p *Predictor) adopt(q *Predictor, mk *mark) {
 	p.window, p.head, p.observed, p.fitAt, p.training, p.tickets = q.window, q.head, q.observed, q.fitAt, false, q.tickets
 	p.gen = q.gen
 	p.cal, p.acc = q.cal, q.acc
-	p.pending, p.pendQ, p.pendHead = q.pending, q.pendQ, q.pendHead
+	p.pending, p.pendQ, p.pendHead, p.pendDirty = q.pending, q.pendQ, q.pendHead, nil
 	p.cacheMu.Unlock()
 	p.mu.Unlock()
 }
