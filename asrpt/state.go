@@ -74,6 +74,15 @@ type savedState struct {
 	// its base by the key EstimatorBase ("": none yet).
 	EstimatorDelta bool   `json:"estimator_delta,omitempty"`
 	EstimatorBase  string `json:"estimator_base,omitempty"`
+	// OwnBase, in a delta of the own state (SaveDelta, version 2), is the key of the base whose
+	// own state it changes: Jobs are then the jobs that arrived or changed since, RemovedJobs
+	// the keys of the base's jobs no longer listed, the queue's IDs those that were added or
+	// changed, QueueRemoved those the base's queue held that it no longer does, and
+	// ClusterSame tells that the cluster is the base's (see state_delta.go).
+	OwnBase      string `json:"own_base,omitempty"`
+	RemovedJobs  []int  `json:"removed_jobs,omitempty"`
+	QueueRemoved []int  `json:"queue_removed,omitempty"`
+	ClusterSame  bool   `json:"cluster_same,omitempty"`
 }
 
 // savedQueue is srpt.QueueState with its float columns in binary.
@@ -266,15 +275,29 @@ func (e *restoredError) Unwrap() error { return e.reason }
 // change the scheduler. Its cost is O(jobs) and the output under 100 bytes per job (see
 // BENCHMARKS.md).
 func (s *Scheduler) SaveState(w io.Writer) error {
-	_, err := s.save(w, false)
+	_, err := s.save(w, saveWhole)
 	return err
 }
 
-// save writes the state; with delta, the estimator's delta instead of its whole state when it
-// is layered, and returns the key of its base.
-func (s *Scheduler) save(w io.Writer, delta bool) (string, error) {
+// saveMode is what save writes.
+type saveMode int
+
+const (
+	saveWhole saveMode = iota // the whole state (SaveState)
+	saveDelta                 // the own state's changes since s.saved and the estimator's delta (SaveDelta)
+	saveOwn                   // the own state alone, whole (the own state of a base: SaveBase)
+)
+
+// save writes the state as mode says; with saveDelta, the estimator's delta instead of its
+// whole state when it is layered, and it returns the key of its base.
+func (s *Scheduler) save(w io.Writer, mode saveMode) (string, error) {
 	if err := s.ready(); err != nil {
 		return "", err
+	}
+	delta := mode == saveDelta
+	var track *ownDelta
+	if delta && s.saved != nil {
+		track = s.saved.start()
 	}
 	n := len(s.jobs)
 	out := savedState{
@@ -322,8 +345,12 @@ func (s *Scheduler) save(w io.Writer, delta bool) (string, error) {
 			j := &out.Jobs
 			gi := -1
 			if st.group != nil {
-				gi, grouped = gidx[st.group], true
+				gi = gidx[st.group]
 			}
+			if track != nil && track.same(st, out.Groups, gi) {
+				break
+			}
+			grouped = grouped || gi >= 0
 			j.Group = append(j.Group, gi)
 			j.Predicted = append(j.Predicted, st.pred0)
 			j.GroupPredicted = append(j.GroupPredicted, st.gpred0)
@@ -348,6 +375,13 @@ func (s *Scheduler) save(w io.Writer, delta bool) (string, error) {
 	if !grouped {
 		out.Jobs.Group, out.Jobs.Predicted, out.Jobs.GroupPredicted = nil, nil, nil
 	}
+	if track != nil {
+		out.OwnBase, out.RemovedJobs = s.saved.key, track.removed(s.byKey)
+		out.Queue, out.QueueRemoved = track.queue(out.Queue)
+		if s.cluster == s.saved.cluster {
+			out.Cluster, out.ClusterSame = nil, true
+		}
+	}
 	for _, st := range s.vdone {
 		if !st.gone {
 			out.VirtuallyDone.Keys = append(out.VirtuallyDone.Keys, st.key)
@@ -369,13 +403,28 @@ func (s *Scheduler) save(w io.Writer, delta bool) (string, error) {
 	var write func(io.Writer) error
 	l, isLayered := s.opt.Estimator.(layered)
 	delta = delta && isLayered
+	if mode == saveOwn {
+		return "", statejson.Encode(w, &out)
+	}
+	// The own part's bytes (what BaseKey weighs): all but the estimator's.
+	cw := &countWriter{w: w}
+	w = cw
+	if mode == saveDelta && s.saved != nil {
+		defer func(m *ownMark) { m.last = int(cw.n) }(s.saved)
+	}
 	if delta {
 		write = func(w io.Writer) (err error) {
+			n := cw.n
+			defer func() { cw.n = n }()
 			key, err = l.SaveDelta(w)
 			return err
 		}
 	} else if e, ok := s.opt.Estimator.(gpusched.Stateful); ok {
-		write = e.SaveState
+		write = func(w io.Writer) error {
+			n := cw.n
+			defer func() { cw.n = n }()
+			return e.SaveState(w)
+		}
 	}
 	return key, encodeWith(w, &out, write, func() []byte {
 		if !delta {
@@ -512,6 +561,7 @@ func (s *Scheduler) restore(in *savedState, base []byte) error {
 		}
 	}
 	s.last = [2][]viewEntry{}
+	s.saved = nil // RestoreDelta marks its base after this
 	return nil
 }
 
@@ -785,62 +835,6 @@ type layered interface {
 	SaveBase(w io.Writer) (key string, err error)
 	SaveDelta(w io.Writer) (baseKey string, err error)
 	RestoreDelta(base, delta io.Reader) error
-}
-
-// BaseKey returns the key of the base of the scheduler's state: the key of its estimator's base
-// when the estimator saves one (a Forest: its trained forest, see predict.Predictor.ModelKey),
-// else "". It changes exactly when the base does (a Forest: at each retraining), so a host
-// that saves the scheduler often writes the base (SaveBase) only when BaseKey has changed, and
-// the rest (SaveDelta) every time.
-func (s *Scheduler) BaseKey() string {
-	if l, ok := s.opt.Estimator.(layered); ok {
-		return l.BaseKey()
-	}
-	return ""
-}
-
-// SaveBase writes the base of the scheduler's state, its estimator's base (a Forest's trained
-// forest and the rows it was trained on), and returns its key. With an estimator that saves no
-// base it writes nothing and returns "".
-func (s *Scheduler) SaveBase(w io.Writer) (key string, err error) {
-	if err := s.ready(); err != nil {
-		return "", err
-	}
-	if l, ok := s.opt.Estimator.(layered); ok {
-		return l.SaveBase(w)
-	}
-	return "", nil
-}
-
-// SaveDelta writes the scheduler's state as SaveState does, except that the estimator, when it
-// saves a base (a Forest), contributes only its delta, which names the base by the key
-// SaveDelta returns. Between two retrainings of a Forest this costs what A-SRPT's state with
-// an Oracle costs plus the forest's newer rows, histories, calibration and remembered jobs,
-// not the trees (see BENCHMARKS). Restore it with RestoreDelta and the base of that key.
-func (s *Scheduler) SaveDelta(w io.Writer) (baseKey string, err error) {
-	return s.save(w, true)
-}
-
-// RestoreDelta is RestoreState for a state that SaveDelta wrote: base is what SaveBase wrote
-// under the key that the delta names (it may be empty when that key is ""). A base of another
-// key, like every other bad data, is refused with an error wrapping gpusched.ErrBadState, and
-// the scheduler is left unchanged. A whole state (SaveState) is also accepted, base unused.
-func (s *Scheduler) RestoreDelta(base, delta io.Reader) error {
-	if err := s.ready(); err != nil {
-		return err
-	}
-	var in savedState
-	if err := statejson.Decode(delta, stateKind, stateVersion, &in); err != nil {
-		return err
-	}
-	var b []byte
-	if in.EstimatorDelta && base != nil {
-		var err error
-		if b, err = io.ReadAll(base); err != nil {
-			return statejson.Errorf(stateKind, "reading the base: %v", err)
-		}
-	}
-	return s.restore(&in, b)
 }
 
 // BaseKey returns the key of the base of the predictor's state (predict.Predictor.BaseKey): it
