@@ -3,6 +3,7 @@ package predict
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -24,8 +25,9 @@ import (
 // restored predictor: RestoreDelta marks the base it restores), or when the last delta grew
 // beyond a quarter of the base's learned part.
 //
-// The formats: a base is {"base": 2, "serial": n, "key": K, "model": <SaveModel>, "learned":
-// <SaveLearned>}, a delta {"delta": 2, "base": K, ...}. RestoreDelta also reads the pairs that
+// The formats: a base is a line of JSON {"base": 2, "serial": n, "key": K}, a line with the
+// lengths of its two parts, and the parts, what SaveModel and SaveLearned write; a delta is
+// JSON {"delta": 2, "base": K, ...}. RestoreDelta also reads the pairs that
 // SaveModel and SaveLearned wrote (version 1: what Forest wrote before version 2), and a
 // SaveLearned delta with a version-2 base (SaveDelta writes one when it has no mark); a
 // version-2 delta with a version-1 base is refused with an error that names both versions.
@@ -180,13 +182,59 @@ func (p *Predictor) BaseKey() string {
 	return k
 }
 
-// baseState is what SaveBase writes.
+// baseState is the header of what SaveBase writes: one line of JSON, then a line with the
+// lengths of the two parts that follow it (the forest as SaveModel writes it, the rest as
+// SaveLearned does), so that a restore slices them out instead of scanning them once more.
 type baseState struct {
-	Base    int             `json:"base"`
-	Serial  uint64          `json:"serial"`
-	Key     string          `json:"key"`
-	Model   json.RawMessage `json:"model"`
-	Learned json.RawMessage `json:"learned"`
+	Base   int    `json:"base"`
+	Serial uint64 `json:"serial"`
+	Key    string `json:"key"`
+}
+
+// frame writes the header h and the parts as a base.
+func frame(w io.Writer, h *baseState, parts ...[]byte) error {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	lens := make([]int, len(parts))
+	for i, p := range parts {
+		lens[i] = len(p)
+	}
+	l, _ := json.Marshal(lens)
+	b = append(append(append(b, '\n'), l...), '\n')
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// unframe reads a base: its header and its n parts (slices of data).
+func unframe(data []byte, h *baseState, n int) ([][]byte, error) {
+	head, rest, ok := bytes.Cut(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"))
+	if !ok {
+		return nil, errors.New("no line after the header")
+	}
+	if err := decodeStrict(head, h); err != nil {
+		return nil, err
+	}
+	l, rest, ok := bytes.Cut(rest, []byte("\n"))
+	var lens []int
+	if !ok || json.Unmarshal(l, &lens) != nil || len(lens) != n {
+		return nil, fmt.Errorf("not a line of %d part lengths after the header", n)
+	}
+	parts := make([][]byte, n)
+	for i, k := range lens {
+		if k < 0 || k > len(rest) {
+			return nil, fmt.Errorf("part %d of %d bytes, %d left", i, k, len(rest))
+		}
+		parts[i], rest = rest[:k:k], rest[k:]
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%d bytes after the parts", len(rest))
+	}
+	return parts, nil
 }
 
 // SaveBase writes the predictor's whole state as a base for the deltas that SaveDelta writes
@@ -220,11 +268,7 @@ func (p *Predictor) SaveBase(w io.Writer) (key string, err error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(&baseState{Base: deltaVersion, Serial: mk.serial, Key: key, Model: model, Learned: learned})
-	if err != nil {
-		return "", err
-	}
-	if _, err := w.Write(b); err != nil {
+	if err := frame(w, &baseState{Base: deltaVersion, Serial: mk.serial, Key: key}, model, learned); err != nil {
 		return "", err
 	}
 	mk.key, mk.learned = key, len(learned)
@@ -458,14 +502,16 @@ func (p *Predictor) RestoreDelta(base, delta []byte) error {
 		return p.RestoreSplit(base, delta)
 	}
 	var bs baseState
-	if err := decodeStrict(base, &bs); err != nil {
+	parts, err := unframe(base, &bs, 2)
+	if err != nil {
 		return fmt.Errorf("%w: base: %w", ErrInvalidState, err)
 	}
+	model, learned := parts[0], parts[1]
 	if bs.Base != deltaVersion {
 		return fmt.Errorf("%w: base: version %d (this package reads version %d)", ErrInvalidState, bs.Base, deltaVersion)
 	}
 	if !isDelta(delta) { // SaveLearned's, against the base's forest
-		return p.RestoreSplit(bs.Model, delta)
+		return p.RestoreSplit(model, delta)
 	}
 	var d deltaState
 	if err := decodeStrict(delta, &d); err != nil {
@@ -477,12 +523,12 @@ func (p *Predictor) RestoreDelta(base, delta []byte) error {
 	case d.Base != bs.Key:
 		return fmt.Errorf("%w: the delta is written against base %q, the base is %q", ErrInvalidState, d.Base, bs.Key)
 	}
-	st, forest, err := splitState(bs.Model, bs.Learned)
+	st, forest, err := splitState(model, learned)
 	if err != nil {
 		return err
 	}
 	mk := markOf(st)
-	mk.key, mk.serial, mk.learned = bs.Key, bs.Serial, len(bs.Learned)
+	mk.key, mk.serial, mk.learned = bs.Key, bs.Serial, len(learned)
 	if err := d.apply(st); err != nil {
 		return fmt.Errorf("%w: delta: %w", ErrInvalidState, err)
 	}
