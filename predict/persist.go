@@ -1060,8 +1060,13 @@ type pendingCols struct {
 	// Bin is At, History and First in binary, 3 values a job (what is written since version 2
 	// of the saves by parts).
 	Bin       i32s           `json:"bin,omitempty"`
-	Histories []histJSON     `json:"histories"`
-	Firsts    []estimateJSON `json:"firsts"`
+	Histories []histJSON     `json:"histories,omitempty"`
+	Firsts    []estimateJSON `json:"firsts,omitempty"`
+	// HistBin and FirstBin are Histories and Firsts in binary: 10 and 6 float64 values each,
+	// counts and sources as exact floats (what is written since version 2 of the saves by
+	// parts).
+	HistBin  f64s `json:"hist_bin,omitempty"`
+	FirstBin f64s `json:"first_bin,omitempty"`
 }
 
 // encodePendingCols returns the remembered jobs as columns, in the order of the queue's slots.
@@ -1084,25 +1089,58 @@ func encodePendingCols(queue []gpusched.JobID, pending map[gpusched.JobID]pendin
 		if !ok {
 			k = int32(len(pc.Histories))
 			hs[pj.hist] = k
-			pc.Histories = append(pc.Histories, encodeHist(&pj.hist))
+			pc.Histories = append(pc.Histories, histJSON{}) // a placeholder: see HistBin
+			h := &pj.hist
+			pc.HistBin = appendF64(pc.HistBin, float64(h.GroupRuns), h.GroupLast, h.GroupMedian, h.GroupSamples, h.GroupSpread,
+				float64(h.UserRuns), h.UserMedian, float64(h.CohortRuns), h.CohortMedian, h.CohortSamples)
 		}
 		h := k
 		k, ok = fs[pj.first]
 		if !ok {
 			k = int32(len(pc.Firsts))
 			fs[pj.first] = k
-			pc.Firsts = append(pc.Firsts, encodeEstimate(&pj.first))
+			pc.Firsts = append(pc.Firsts, estimateJSON{}) // a placeholder: see FirstBin
+			e := &pj.first
+			pc.FirstBin = appendF64(pc.FirstBin, e.Iterations, e.P10, e.P50, e.P90, e.Survival, float64(e.Source))
 		}
 		pc.Bin = appendI32(pc.Bin, int32(slot), h, k)
 	}
 	if pc.Bin == nil {
 		pc.Bin = i32s{}
 	}
+	pc.Histories, pc.Firsts = nil, nil // written in binary
 	return pc
+}
+
+// fromBinary reads HistBin and FirstBin into Histories and Firsts.
+func (pc *pendingCols) fromBinary() error {
+	if pc.HistBin == nil && pc.FirstBin == nil {
+		return nil
+	}
+	if pc.Histories != nil || pc.Firsts != nil || pc.HistBin.check() != nil || pc.FirstBin.check() != nil ||
+		pc.HistBin.len()%10 != 0 || pc.FirstBin.len()%6 != 0 {
+		return fmt.Errorf("pending_cols: %d and %d bytes of histories and estimates, or both in numbers and in binary", len(pc.HistBin), len(pc.FirstBin))
+	}
+	pc.Histories = make([]histJSON, pc.HistBin.len()/10)
+	for i := range pc.Histories {
+		v := func(k int) float64 { return pc.HistBin.at(10*i + k) }
+		n := func(k int) int { return int(v(k)) }
+		pc.Histories[i] = histJSON{GroupRuns: n(0), GroupLast: jf(v(1)), GroupMedian: jf(v(2)), GroupSamples: jf(v(3)), GroupSpread: jf(v(4)),
+			UserRuns: n(5), UserMedian: jf(v(6)), CohortRuns: n(7), CohortMedian: jf(v(8)), CohortSamples: jf(v(9))}
+	}
+	pc.Firsts = make([]estimateJSON, pc.FirstBin.len()/6)
+	for i := range pc.Firsts {
+		v := func(k int) float64 { return pc.FirstBin.at(6*i + k) }
+		pc.Firsts[i] = estimateJSON{Iterations: jf(v(0)), P10: jf(v(1)), P50: jf(v(2)), P90: jf(v(3)), Survival: jf(v(4)), Source: Source(v(5))}
+	}
+	return nil
 }
 
 // pending returns the columns as the list of remembered jobs, given the pending queue.
 func (pc *pendingCols) pending(queue []gpusched.JobID) ([]pendingJSON, error) {
+	if err := pc.fromBinary(); err != nil {
+		return nil, err
+	}
 	if pc.Bin != nil {
 		v, err := pc.Bin.values()
 		if err != nil || len(v)%3 != 0 || pc.At != nil || pc.History != nil || pc.First != nil {
