@@ -46,10 +46,12 @@ const (
 //	}
 //
 // The float columns (the queue's remaining, weights and releases, the jobs' iterations, step
-// times and weights) are written in binary: a base64 string (standard encoding) of each value's
-// IEEE 754 bits, 8 little-endian bytes each, exact and an order of magnitude faster to write and
-// read than numbers; arrays of numbers, as above and as states were written before, are read
-// too. A delta (SaveDelta) holds the estimator's delta under "estimator", followed by
+// times and weights, the groups' lengths and errors, the virtual completion times) are written
+// in binary: a base64 string (standard encoding) of each value's IEEE 754 bits, 8 little-endian
+// bytes each, exact and an order of magnitude faster to write and read than numbers; so are the
+// int columns (the queue's ids, the jobs' keys, GPUs, re-estimations and groups, the virtually
+// done keys, the groups' live keys), as int32, 4 bytes each; arrays of numbers, as above and as
+// states were written before, are read too. A delta (SaveDelta) holds the estimator's delta under "estimator", followed by
 // "estimator_delta": true and "estimator_base", the key of the base it refers to.
 //
 // The virtual queue holds, under their keys, the jobs that are not virtually done and the
@@ -89,7 +91,7 @@ type savedState struct {
 type savedQueue struct {
 	Now       float64   `json:"now"`
 	Speed     float64   `json:"speed"`
-	IDs       []int     `json:"ids"`
+	IDs       binInts   `json:"ids"`
 	Remaining binFloats `json:"remaining"`
 	Weights   binFloats `json:"weights"`
 	Releases  binFloats `json:"releases"`
@@ -151,34 +153,85 @@ func (v *binFloats) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// binInts is an int column written as a JSON string, the base64 (standard encoding) of the
+// values as int32, 4 little-endian bytes each: several times faster to read than numbers. It
+// reads a JSON array of numbers too (states written before it). A value outside the int32 range
+// is an error.
+type binInts []int
+
+// MarshalJSON writes the column as a base64 string (null for nil).
+func (v binInts) MarshalJSON() ([]byte, error) {
+	if v == nil {
+		return []byte("null"), nil
+	}
+	raw := make([]byte, 4*len(v))
+	for i, x := range v {
+		if x != int(int32(x)) {
+			return nil, fmt.Errorf("asrpt: %d is outside the range of a saved int column", x)
+		}
+		binary.LittleEndian.PutUint32(raw[4*i:], uint32(int32(x)))
+	}
+	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(raw))+2)
+	out = append(out, '"')
+	out = base64.StdEncoding.AppendEncode(out, raw)
+	return append(out, '"'), nil
+}
+
+// UnmarshalJSON reads a base64 string or an array of numbers.
+func (v *binInts) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '[' {
+		var f []int
+		err := json.Unmarshal(b, &f)
+		*v = f
+		return err
+	}
+	var raw []byte
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		*v = nil
+		return nil
+	}
+	if len(raw)%4 != 0 {
+		return fmt.Errorf("an int column of %d bytes", len(raw))
+	}
+	out := make(binInts, len(raw)/4)
+	for i := range out {
+		out[i] = int(int32(binary.LittleEndian.Uint32(raw[4*i:])))
+	}
+	*v = out
+	return nil
+}
+
 // savedGroup is one recurrence group's book for the group fallback: its last finished jobs'
 // lengths, the Estimator's and the group distribution's absolute log errors on them (-1: the
 // group distribution had not predicted it), in ring order, and the ring's next slot. Groups
 // are listed least recently used first.
 type savedGroup struct {
 	Group      string    `json:"group"`
-	Iterations []float64 `json:"iterations,omitempty"`
-	Errors     []float64 `json:"errors,omitempty"`
-	GroupErrs  []float64 `json:"group_errors,omitempty"`
+	Iterations binFloats `json:"iterations,omitempty"`
+	Errors     binFloats `json:"errors,omitempty"`
+	GroupErrs  binFloats `json:"group_errors,omitempty"`
 	Next       int       `json:"next,omitempty"`
-	Live       []int     `json:"live,omitempty"` // keys of its live jobs, in admission order
+	Live       binInts   `json:"live,omitempty"` // keys of its live jobs, in admission order
 }
 
 // savedJobs are the jobs A-SRPT tracks, by key: id, GPUs, predicted iterations, time per
 // iteration at the best placement, weight.
 type savedJobs struct {
 	IDs        []gpusched.JobID `json:"ids"`
-	Keys       []int            `json:"keys"`
-	GPUs       []int            `json:"gpus"`
+	Keys       binInts          `json:"keys"`
+	GPUs       binInts          `json:"gpus"`
 	Iterations binFloats        `json:"iterations"`
 	StepTimes  binFloats        `json:"step_times"`
 	Weights    binFloats        `json:"weights"`
 	// Overruns counts each job's re-estimations (Options.Strikes); absent when all are 0.
-	Overruns []int `json:"overruns,omitempty"`
+	Overruns binInts `json:"overruns,omitempty"`
 	// Group is each job's index in the state's groups (-1: none), Predicted its Estimator's
 	// prediction at arrival and GroupPredicted its group distribution's (0: none); absent
 	// when no job has a group.
-	Group          []int     `json:"group,omitempty"`
+	Group          binInts   `json:"group,omitempty"`
 	Predicted      binFloats `json:"predicted,omitempty"`
 	GroupPredicted binFloats `json:"group_predicted,omitempty"`
 }
@@ -201,8 +254,8 @@ type savedWait struct {
 // savedDone are the virtually completed jobs (keys) with their virtual completion times, in
 // completion order.
 type savedDone struct {
-	Keys   []int     `json:"keys"`
-	Finish []float64 `json:"finish"`
+	Keys   binInts   `json:"keys"`
+	Finish binFloats `json:"finish"`
 }
 
 // savedRejection is a job that admission refused: its id, the reason's sentinel (see

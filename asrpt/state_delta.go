@@ -3,7 +3,6 @@ package asrpt
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -25,8 +24,9 @@ import (
 // (a new scheduler, or one restored from a whole state), or the own part of the last delta
 // outgrew a quarter of the base's own state (at least 64 KiB).
 //
-// A base is {"kind": "asrpt-base", "version": 2, "key": K, "serial": n, "estimator_key": E,
-// "own": <the own state, kind asrpt>, "estimator": <the estimator's base>}; a delta is an asrpt
+// A base is a framed state (internal/statejson: a line of header, a line of part lengths, the
+// parts): header {"kind": "asrpt-base", "version": 2, "key": K, "serial": n, "estimator_key":
+// E}, parts the own state (kind asrpt) and the estimator's base; a delta is an asrpt
 // state (version 1) with "own_base": K. RestoreDelta reads those, and the pairs that version 1
 // wrote (the estimator's base and a delta holding the own state whole); a delta of version 2
 // with a base that is not is refused with an error that says so.
@@ -214,9 +214,7 @@ type savedBase struct {
 	statejson.Header
 	Key          string          `json:"key"`
 	Serial       uint64          `json:"serial"`
-	EstimatorKey string          `json:"estimator_key,omitempty"`
-	Own          json.RawMessage `json:"own"`
-	Estimator    json.RawMessage `json:"estimator,omitempty"`
+	EstimatorKey string `json:"estimator_key,omitempty"`
 }
 
 // SaveBase writes a base for the deltas of SaveDelta and returns its key (see BaseKey): the
@@ -237,16 +235,8 @@ func (s *Scheduler) SaveBase(w io.Writer) (key string, err error) {
 		}
 	}
 	key, serial := s.nextKey(ek)
-	out := savedBase{Header: statejson.Header{Kind: baseKind, Version: baseVersion}, Key: key, Serial: serial, EstimatorKey: ek,
-		Own: own.Bytes(), Estimator: est.Bytes()}
-	if len(out.Estimator) == 0 {
-		out.Estimator = nil
-	}
-	b, err := json.Marshal(&out)
-	if err != nil {
-		return "", err
-	}
-	if _, err := w.Write(b); err != nil {
+	out := savedBase{Header: statejson.Header{Kind: baseKind, Version: baseVersion}, Key: key, Serial: serial, EstimatorKey: ek}
+	if err := statejson.EncodeFramed(w, &out, own.Bytes(), est.Bytes()); err != nil {
 		return "", err
 	}
 	var in savedState
@@ -303,25 +293,27 @@ func (s *Scheduler) RestoreDelta(base, delta io.Reader) error {
 		}
 	}
 	var m *ownMark
-	if bytes.HasPrefix(bytes.TrimSpace(b), []byte(`{"kind":"`+baseKind+`"`)) {
+	if statejson.IsFramed(b, baseKind) {
 		var sb savedBase
-		if err := statejson.Unmarshal(b, baseKind, baseVersion, &sb); err != nil {
+		parts, err := statejson.DecodeFramed(b, baseKind, baseVersion, &sb, 2)
+		if err != nil {
 			return err
 		}
-		b = sb.Estimator
+		ownRaw := parts[0]
+		b = parts[1]
 		if in.OwnBase != "" {
 			if in.OwnBase != sb.Key {
 				return statejson.Errorf(stateKind, "the delta is written against base %q, the base is %q", in.OwnBase, sb.Key)
 			}
 			var own savedState
-			if err := statejson.Unmarshal(sb.Own, stateKind, stateVersion, &own); err != nil {
+			if err := statejson.Unmarshal(ownRaw, stateKind, stateVersion, &own); err != nil {
 				return err
 			}
 			if own.OwnBase != "" || own.EstimatorDelta || len(own.Estimator) != 0 {
 				return statejson.Errorf(stateKind, "base %q: its own state is a delta, or holds an estimator's state", sb.Key)
 			}
 			m = markOf(&own)
-			m.key, m.serial, m.est, m.own = sb.Key, sb.Serial, sb.EstimatorKey, len(sb.Own)
+			m.key, m.serial, m.est, m.own = sb.Key, sb.Serial, sb.EstimatorKey, len(ownRaw)
 			if err := in.merge(&own); err != nil {
 				return statejson.Errorf(stateKind, "delta of base %q: %v", sb.Key, err)
 			}
