@@ -577,7 +577,7 @@ func (s *Scheduler) restore(in *savedState, base []byte) error {
 	case in.EstimatorDelta && !isLayered:
 		return statejson.Errorf(stateKind, "the state holds an estimator's delta, but this scheduler's estimator (%T) saves no deltas", s.opt.Estimator)
 	case in.EstimatorDelta:
-		if err := lay.RestoreDelta(bytes.NewReader(base), bytes.NewReader(in.Estimator)); err != nil {
+		if err := lay.RestoreDelta(bytes.NewBuffer(base), bytes.NewBuffer(in.Estimator)); err != nil {
 			if errors.Is(err, gpusched.ErrBadState) {
 				return err
 			}
@@ -588,7 +588,7 @@ func (s *Scheduler) restore(in *savedState, base []byte) error {
 	case len(in.Estimator) == 0 && stateful:
 		return statejson.Errorf(stateKind, "the state holds no estimator state, but this scheduler's estimator (%T) keeps state", s.opt.Estimator)
 	case stateful:
-		if err := est.RestoreState(bytes.NewReader(in.Estimator)); err != nil {
+		if err := est.RestoreState(bytes.NewBuffer(in.Estimator)); err != nil {
 			if errors.Is(err, gpusched.ErrBadState) {
 				return err
 			}
@@ -932,11 +932,11 @@ func (f Forest) RestoreDelta(base, delta io.Reader) error {
 	var b []byte
 	if base != nil {
 		var err error
-		if b, err = io.ReadAll(base); err != nil {
+		if b, err = statejson.ReadAll(base); err != nil {
 			return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
 		}
 	}
-	d, err := io.ReadAll(delta)
+	d, err := statejson.ReadAll(delta)
 	if err != nil {
 		return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
 	}

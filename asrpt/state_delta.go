@@ -288,7 +288,7 @@ func (s *Scheduler) RestoreDelta(base, delta io.Reader) error {
 	var b []byte
 	if (in.EstimatorDelta || in.OwnBase != "") && base != nil {
 		var err error
-		if b, err = io.ReadAll(base); err != nil {
+		if b, err = statejson.ReadAll(base); err != nil {
 			return statejson.Errorf(stateKind, "reading the base: %v", err)
 		}
 	}

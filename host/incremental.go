@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -24,9 +23,10 @@ import (
 // when the scheduler's base changed, no base was marked (a new runtime, or one restored from a
 // whole state), or the books of the last delta outgrew a quarter of the base's books.
 //
-// A base is {"kind": "host-runtime-base", "version": 2, "key": K, "serial": n,
-// "scheduler_key": S, "books": <the books, kind host-runtime>, "scheduler": <the scheduler's
-// base>}; a delta is a host-runtime state (version 1) with "books_base": K. RestoreDelta reads
+// A base is a framed state (internal/statejson: a line of header, a line of part lengths, the
+// parts, so that restoring it does not scan the nested states once more): header {"kind":
+// "host-runtime-base", "version": 2, "key": K, "serial": n, "scheduler_key": S}, parts the
+// books (kind host-runtime) and the scheduler's base; a delta is a host-runtime state (version 1) with "books_base": K. RestoreDelta reads
 // those, and the pairs that version 1 wrote (the scheduler's base and a delta holding the books
 // whole); a delta of version 2 with a base that is not is refused with an error that says so.
 
@@ -177,9 +177,7 @@ type savedBase struct {
 	statejson.Header
 	Key          string          `json:"key"`
 	Serial       uint64          `json:"serial"`
-	SchedulerKey string          `json:"scheduler_key,omitempty"`
-	Books        json.RawMessage `json:"books"`
-	Scheduler    json.RawMessage `json:"scheduler,omitempty"`
+	SchedulerKey string `json:"scheduler_key,omitempty"`
 }
 
 // SaveBase writes a base for the deltas of SaveDelta and returns its key (see BaseKey): the
@@ -207,7 +205,7 @@ func (r *Runtime) SaveBase(w io.Writer) (key string, err error) {
 	}
 	key = bk + "|" + sk
 	out := savedBase{Header: statejson.Header{Kind: baseKind, Version: baseVersion}, Key: key, Serial: serial, SchedulerKey: sk}
-	if err := encodeWith(w, &out, rawField{name: "books", raw: books.Bytes()}, rawField{name: "scheduler", raw: sched.Bytes()}); err != nil {
+	if err := statejson.EncodeFramed(w, &out, books.Bytes(), sched.Bytes()); err != nil {
 		return "", err
 	}
 	m := r.building
@@ -238,39 +236,40 @@ func (r *Runtime) saveDelta(w io.Writer) (string, error) {
 // (nil when in holds the books whole).
 func (in *savedRuntime) withBase(raw []byte) ([]byte, *booksMark, error) {
 	bad := func(format string, args ...any) error { return statejson.Errorf(stateKind, format, args...) }
-	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`{"kind":"`+baseKind+`"`)) {
+	if !statejson.IsFramed(raw, baseKind) {
 		if in.BooksBase != "" {
 			return nil, nil, bad("a delta of version %d (its base %q) needs a base of version %d (Runtime.SaveBase), not the base of a scheduler (version 1)", baseVersion, in.BooksBase, baseVersion)
 		}
 		return raw, nil, nil // version 1: the scheduler's base
 	}
 	var sb savedBase
-	if err := statejson.Unmarshal(raw, baseKind, baseVersion, &sb); err != nil {
+	parts, err := statejson.DecodeFramed(raw, baseKind, baseVersion, &sb, 2)
+	if err != nil {
 		return nil, nil, err
 	}
+	booksRaw, sched := parts[0], parts[1]
 	if in.BooksBase == "" { // the books whole, the scheduler's delta against the base's
-		return sb.Scheduler, nil, nil
+		return sched, nil, nil
 	}
 	if in.BooksBase != sb.Key {
 		return nil, nil, bad("the delta is written against base %q, the base is %q", in.BooksBase, sb.Key)
 	}
 	var books savedRuntime
-	if err := statejson.Unmarshal(sb.Books, stateKind, stateVersion, &books); err != nil {
+	if err := statejson.Unmarshal(booksRaw, stateKind, stateVersion, &books); err != nil {
 		return nil, nil, err
 	}
 	if books.BooksBase != "" || books.SchedulerDelta || len(books.Scheduler) != 0 {
 		return nil, nil, bad("base %q: its books are a delta, or hold a scheduler's state", sb.Key)
 	}
-	var err error
 	if books.Jobs, err = books.JobCols.entries(); err != nil {
 		return nil, nil, bad("base %q: jobs: %v", sb.Key, err)
 	}
 	m := markOf(&books)
-	m.key, m.serial, m.sched, m.books = sb.Key, sb.Serial, sb.SchedulerKey, len(sb.Books)
+	m.key, m.serial, m.sched, m.books = sb.Key, sb.Serial, sb.SchedulerKey, len(booksRaw)
 	if err := in.merge(&books); err != nil {
 		return nil, nil, bad("delta of base %q: %v", sb.Key, err)
 	}
-	return sb.Scheduler, m, nil
+	return sched, m, nil
 }
 
 // merge makes the delta in whole: the base's held jobs but those removed or changed, and the

@@ -398,7 +398,7 @@ func restore(opt Options, base, rd io.Reader, prepare func(*Runtime)) (*Runtime,
 	case (in.SchedulerDelta || in.BooksBase != "") && base == nil:
 		return nil, statejson.Errorf(stateKind, "the state is a delta (its base is %q): see RestoreDelta", in.SchedulerBase+in.BooksBase)
 	case in.SchedulerDelta || in.BooksBase != "":
-		raw, err := io.ReadAll(base)
+		raw, err := statejson.ReadAll(base)
 		if err != nil {
 			return nil, statejson.Errorf(stateKind, "reading the base: %v", err)
 		}
@@ -597,7 +597,7 @@ func (r *Runtime) restoreFrom(in *savedRuntime, base []byte) error {
 	case in.SchedulerDelta && !incremental:
 		return bad("a delta for scheduler %s, which saves none", r.name)
 	case in.SchedulerDelta:
-		if err := inc.RestoreDelta(bytes.NewReader(base), bytes.NewReader(in.Scheduler)); err != nil {
+		if err := inc.RestoreDelta(bytes.NewBuffer(base), bytes.NewBuffer(in.Scheduler)); err != nil {
 			return fmt.Errorf("host: restoring scheduler %s: %w", r.name, err)
 		}
 	case stateful && len(in.Scheduler) == 0:
@@ -605,7 +605,7 @@ func (r *Runtime) restoreFrom(in *savedRuntime, base []byte) error {
 	case !stateful && len(in.Scheduler) != 0:
 		return bad("state for scheduler %s, which keeps none", r.name)
 	case stateful:
-		if err := st.RestoreState(bytes.NewReader(in.Scheduler)); err != nil {
+		if err := st.RestoreState(bytes.NewBuffer(in.Scheduler)); err != nil {
 			return fmt.Errorf("host: restoring scheduler %s: %w", r.name, err)
 		}
 	}
