@@ -212,8 +212,8 @@ func (s *Scheduler) BaseKey() string {
 // savedBase is what SaveBase writes.
 type savedBase struct {
 	statejson.Header
-	Key          string          `json:"key"`
-	Serial       uint64          `json:"serial"`
+	Key          string `json:"key"`
+	Serial       uint64 `json:"serial"`
 	EstimatorKey string `json:"estimator_key,omitempty"`
 }
 

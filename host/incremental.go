@@ -175,8 +175,8 @@ func (r *Runtime) BaseKey() string {
 // savedBase is what SaveBase writes.
 type savedBase struct {
 	statejson.Header
-	Key          string          `json:"key"`
-	Serial       uint64          `json:"serial"`
+	Key          string `json:"key"`
+	Serial       uint64 `json:"serial"`
 	SchedulerKey string `json:"scheduler_key,omitempty"`
 }
 
