@@ -23,7 +23,8 @@ import (
 // the base, not with the window, the remembered jobs or the forest. BaseKey tells when a new
 // base is due: when the forest changed (a retraining, Fit), when there is no mark yet (a new or
 // restored predictor: RestoreDelta marks the base it restores), or when the last delta grew
-// beyond a quarter of the base's learned part.
+// beyond half the base's learned part. The forest's encoding is kept from one base to the next
+// while the forest does not change.
 //
 // The formats: a base is a line of JSON {"base": 2, "serial": n, "key": K}, a line with the
 // lengths of its two parts, and the parts, what SaveModel and SaveLearned write; a delta is
@@ -166,8 +167,8 @@ const rebaseBytes = 64 << 10
 
 // BaseKey returns the key of the base that SaveDelta's deltas are written against: the key of
 // the last base (SaveBase) while it can serve, a new key when a new base is due (the forest
-// changed, no base was marked, or the last delta outgrew a quarter of the base's learned part,
-// at least 64 KiB). A host that saves the predictor often calls SaveBase when BaseKey differs
+// changed, no base was marked, or the last delta outgrew half the base's learned part, at
+// least 64 KiB). A host that saves the predictor often calls SaveBase when BaseKey differs
 // from the key of the base it holds, and SaveDelta every time. It costs a hash of the forest
 // only when a new base is due.
 func (p *Predictor) BaseKey() string {
@@ -175,7 +176,7 @@ func (p *Predictor) BaseKey() string {
 	defer p.markMu.Unlock()
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	if mk := p.mark; p.markUsable(mk) && p.lastDelta <= max(mk.learned/4, rebaseBytes) {
+	if mk := p.mark; p.markUsable(mk) && p.lastDelta <= max(mk.learned/2, rebaseBytes) {
 		return mk.key
 	}
 	k, _ := p.nextKeyLocked()
@@ -248,10 +249,12 @@ func (p *Predictor) SaveBase(w io.Writer) (key string, err error) {
 	p.markMu.Lock()
 	defer p.markMu.Unlock()
 	p.mu.RLock()
-	ms, err := p.modelStateLocked()
-	if err != nil {
-		p.mu.RUnlock()
-		return "", err
+	var ms *modelState
+	if p.modelFor != p.model || p.modelBytes == nil {
+		if ms, err = p.modelStateLocked(); err != nil {
+			p.mu.RUnlock()
+			return "", err
+		}
 	}
 	mk := p.markLocked()
 	st, err := p.stateLocked(true, func() { p.markPending(mk) })
@@ -260,10 +263,14 @@ func (p *Predictor) SaveBase(w io.Writer) (key string, err error) {
 	if err != nil {
 		return "", err
 	}
-	model, err := json.Marshal(ms)
-	if err != nil {
-		return "", err
+	if ms != nil { // the forest changed since the last base: encode it once
+		b, err := json.Marshal(ms)
+		if err != nil {
+			return "", err
+		}
+		p.modelBytes, p.modelFor = b, mk.model
 	}
+	model := p.modelBytes
 	learned, err := json.Marshal(st)
 	if err != nil {
 		return "", err

@@ -186,7 +186,7 @@
 // slots, the histories and calibration windows updated, the remembered jobs added, changed or
 // forgotten), so that between two retrainings its size grows with the jobs observed and
 // predicted since the base, not with the window or the forest; BaseKey changes when a new base
-// is due (a retraining, or deltas grown beyond a quarter of the base's learned part);
+// is due (a retraining, or deltas grown beyond half the base's learned part);
 // RestoreDelta restores from a base and a delta and goes on writing deltas against that base.
 // It also reads the version-1 pairs of SaveModel and SaveLearned; a version-2 delta with a
 // version-1 base is an error (ErrInvalidState) that names both versions.

@@ -380,6 +380,10 @@ type Predictor struct {
 	markMu    sync.Mutex
 	mark      *mark
 	lastDelta int
+	// modelBytes is what SaveModel writes of the forest modelFor (markMu): a new base of the
+	// same forest reuses it.
+	modelBytes []byte
+	modelFor   *model
 }
 
 // New returns a Predictor with nothing observed: it predicts the prior until it observes jobs.
