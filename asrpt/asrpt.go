@@ -151,7 +151,18 @@ type Options struct {
 	// live jobs have run past their predictions. See the package documentation, "Wrong
 	// predictions".
 	NoGroupFallback bool
+	// BurstGap groups jobs that name no recurrence group (empty Features.Group) into bursts
+	// for the group fallback: a job of the same Features.User and GPU count submitted at most
+	// BurstGap seconds after the previous one joins its burst, whose jobs the fallback then
+	// treats as a group (with lengths compared in seconds per reference GPU, not iterations,
+	// since a burst need not share a model). Traces that carry no job names, such as Philly's,
+	// hold most of their signal there: jobs submitted together are a sweep of one experiment.
+	// Zero selects DefaultBurstGap; negative turns bursts off.
+	BurstGap float64
 }
+
+// DefaultBurstGap is the default Options.BurstGap: 60 s.
+const DefaultBurstGap = 60
 
 // DefaultStrikes is the default Options.Strikes: a job re-estimated twice no longer preempts.
 const DefaultStrikes = 2
@@ -219,28 +230,30 @@ type forgetter interface{ Forget(j *gpusched.Job) }
 // Scheduler is the A-SRPT scheduler. It keeps the virtual single-machine SRPT instance across
 // calls, so it must see every event of one host in time order. It is not safe for concurrent use.
 type Scheduler struct {
-	groups     map[string]*groupBook // the group fallback's books, by Features.Group
-	groupClock uint64                // counts arrivals and departures of grouped jobs (groupBook.used)
-	regroup    []*jobState           // jobs admitted in this call, sized by their group once all are marked
-	opt        Options
-	cluster    *topology.Cluster
-	g0         float64 // GPUs of the first cluster seen: the unit of virtual sizes
-	queue      *srpt.Queue
-	placer     *Partitioned // the default placer, told when jobs leave
-	forget     []forgetter  // caches told when jobs leave
-	jobs       map[gpusched.JobID]*jobState
-	rejected   map[gpusched.JobID]*rejection
-	byKey      []*jobState // key -> state (nil when gone)
-	marks      []presence  // key -> where the latest view listed the job
-	free       []int       // free keys
-	vdone      []*jobState // virtually completed jobs still present, by virtual completion
-	vdoneGone  int         // entries of vdone that have left (compacted away when most have)
-	live       []*jobState // jobs in the virtual queue that have not left, in queue order
-	unfit      int         // live jobs too large for the current cluster
-	epoch      uint64
-	now        float64
-	consol     *consolidate.Consolidator // nil with NoConsolidate
-	moves      int
+	groups      map[string]*groupBook // the group fallback's books, by Features.Group
+	groupClock  uint64                // counts arrivals and departures of grouped jobs (groupBook.used)
+	regroup     []*jobState           // jobs admitted in this call, sized by their group once all are marked
+	bursts      map[string]string     // burst key (user, GPUs) -> its latest burst's group name
+	dirtyGroups []*groupBook          // books that learnt something since the last call
+	opt         Options
+	cluster     *topology.Cluster
+	g0          float64 // GPUs of the first cluster seen: the unit of virtual sizes
+	queue       *srpt.Queue
+	placer      *Partitioned // the default placer, told when jobs leave
+	forget      []forgetter  // caches told when jobs leave
+	jobs        map[gpusched.JobID]*jobState
+	rejected    map[gpusched.JobID]*rejection
+	byKey       []*jobState // key -> state (nil when gone)
+	marks       []presence  // key -> where the latest view listed the job
+	free        []int       // free keys
+	vdone       []*jobState // virtually completed jobs still present, by virtual completion
+	vdoneGone   int         // entries of vdone that have left (compacted away when most have)
+	live        []*jobState // jobs in the virtual queue that have not left, in queue order
+	unfit       int         // live jobs too large for the current cluster
+	epoch       uint64
+	now         float64
+	consol      *consolidate.Consolidator // nil with NoConsolidate
+	moves       int
 
 	// reversed flips the priority order: a deliberately wrong variant for tests.
 	reversed bool
@@ -732,6 +745,9 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	}
 	clear(s.regroup)
 	s.regroup = s.regroup[:0]
+	if err := s.groupRefresh(&v); err != nil {
+		return gpusched.Decision{}, err
+	}
 	// 3. Re-estimate running jobs that ran past their prediction.
 	wake := math.Inf(1)
 	if !s.opt.NoReestimate {

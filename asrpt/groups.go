@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gpusched/gpusched"
@@ -46,6 +47,105 @@ type groupBook struct {
 	live    []*jobState   // its jobs in the system, in admission order
 	obs     []observation // scratch for the Kaplan-Meier estimate
 	errb    []float64     // scratch for the medians
+	// timed marks a burst (Options.BurstGap): its lengths are in seconds at the jobs' best
+	// placements (iterations x jobState.tau), since a burst's jobs need not share a model.
+	timed bool
+	burst string  // a burst's key: its jobs' user and GPU count
+	last  float64 // a burst's latest arrival
+	// dirty marks a book that learnt something (a job finished or overran) since the last
+	// call: its live jobs are sized again at the next.
+	dirty bool
+}
+
+// groupDirty notes that book g learnt something.
+func (s *Scheduler) groupDirty(g *groupBook) {
+	if g.timed && !g.dirty {
+		g.dirty = true
+		s.dirtyGroups = append(s.dirtyGroups, g)
+	}
+}
+
+// groupRefresh sizes again the live jobs of the books that learnt something since the last
+// call, when their predictions are poor: a job waiting while its siblings finish is sized by
+// what they took, not by what was known when it arrived.
+func (s *Scheduler) groupRefresh(v *gpusched.View) error {
+	for _, g := range s.dirtyGroups {
+		g.dirty = false
+		if len(g.live) == 0 || !s.groupPoor(g) {
+			continue
+		}
+		for k, st := range g.live {
+			if k == groupLive {
+				break
+			}
+			done, ok := s.doneOf(v, st)
+			if !ok || st.overruns > 0 {
+				continue
+			}
+			until, rank, ok := s.groupRank(v, st, done)
+			if !ok || until == st.iters {
+				continue
+			}
+			st.iters = until
+			if err := s.resize(st, float64(st.gpus)*rank*st.tau/s.g0); err != nil {
+				return err
+			}
+		}
+	}
+	clear(s.dirtyGroups)
+	s.dirtyGroups = s.dirtyGroups[:0]
+	return nil
+}
+
+// scale is what converts job st's iterations into the units of its group's book.
+func (g *groupBook) scale(st *jobState) float64 {
+	if g.timed && st.tau > 0 {
+		return st.tau
+	}
+	return 1
+}
+
+// burstPrefix starts the name of a burst's book, which no Features.Group can be confused with
+// (a group name is what a trace or user gave; this one starts with a NUL byte).
+const burstPrefix = "\x00burst\x00"
+
+// burstOf returns the book of the burst job j belongs to, creating it; nil with bursts off.
+func (s *Scheduler) burstOf(j *gpusched.Job) *groupBook {
+	gap := s.opt.BurstGap
+	if gap == 0 {
+		gap = DefaultBurstGap
+	}
+	if !(gap > 0) {
+		return nil
+	}
+	bk := j.Features.User + "\x00" + strconv.Itoa(j.GPUs)
+	if name, ok := s.bursts[bk]; ok {
+		if g := s.groups[name]; g != nil && j.Arrival-g.last <= gap {
+			g.last = math.Max(g.last, j.Arrival)
+			return g
+		}
+	}
+	name := burstPrefix + bk + "\x00" + string(j.ID)
+	g := s.newGroup(name)
+	g.timed, g.burst, g.last = true, bk, j.Arrival
+	if s.bursts == nil {
+		s.bursts = map[string]string{}
+	}
+	s.bursts[bk] = name
+	return g
+}
+
+// newGroup makes an empty book named k.
+func (s *Scheduler) newGroup(k string) *groupBook {
+	g := &groupBook{}
+	if s.groups == nil {
+		s.groups = map[string]*groupBook{}
+	}
+	s.groups[k] = g
+	if len(s.groups) > 2*groupBooks {
+		s.groupSweep()
+	}
+	return g
 }
 
 // observation is one length for the Kaplan-Meier estimate: exact (a finished job) or censored
@@ -61,19 +161,13 @@ func (s *Scheduler) groupOf(j *gpusched.Job) *groupBook {
 		return nil
 	}
 	k := j.Features.Group
+	var g *groupBook
 	if k == "" {
-		return nil
-	}
-	g := s.groups[k]
-	if g == nil {
-		if s.groups == nil {
-			s.groups = map[string]*groupBook{}
+		if g = s.burstOf(j); g == nil {
+			return nil
 		}
-		g = &groupBook{}
-		s.groups[k] = g
-		if len(s.groups) > 2*groupBooks {
-			s.groupSweep()
-		}
+	} else if g = s.groups[k]; g == nil {
+		g = s.newGroup(k)
 	}
 	s.groupClock++
 	g.used = s.groupClock
@@ -104,6 +198,11 @@ func (s *Scheduler) groupSweep() {
 	})
 	for _, x := range idles[groupBooks:] {
 		delete(s.groups, x.name)
+	}
+	for bk, name := range s.bursts {
+		if s.groups[name] == nil {
+			delete(s.bursts, bk)
+		}
 	}
 }
 
@@ -141,6 +240,16 @@ func (s *Scheduler) groupLeave(st *jobState, finished bool, iterations float64) 
 	if st.gpred0 > 0 {
 		ge = math.Abs(math.Log(iterations / st.gpred0))
 	}
+	iterations *= g.scale(st)
+	if g.timed && len(g.done) > 0 {
+		// A burst's jobs mostly arrive together, before any has finished: the group's
+		// prediction is scored by what its finished jobs would have said when this one left,
+		// the estimate that the refresh gives its waiting siblings.
+		g.errb = append(g.errb[:0], g.done...)
+		slices.Sort(g.errb)
+		ge = math.Abs(math.Log(iterations / g.errb[len(g.errb)/2]))
+	}
+	s.groupDirty(g)
 	if len(g.done) < groupHistory {
 		g.done = append(g.done, iterations)
 		g.errs = append(g.errs, e)
@@ -155,6 +264,7 @@ func (s *Scheduler) groupLeave(st *jobState, finished bool, iterations float64) 
 func (s *Scheduler) groupOverrun(st *jobState) {
 	if st.group != nil && st.overruns == 1 {
 		st.group.over++
+		s.groupDirty(st.group)
 	}
 }
 
@@ -204,11 +314,13 @@ func (s *Scheduler) groupRank(v *gpusched.View, st *jobState, done float64) (unt
 	if g == nil || !s.groupPoor(g) {
 		return 0, 0, false
 	}
-	km := s.groupDist(v, g, st, done)
+	sc := g.scale(st)
+	km := s.groupDist(v, g, st, done*sc)
 	if km == nil {
 		return 0, 0, false
 	}
-	rank, until, ok = GittinsRank(km, done)
+	rank, until, ok = GittinsRank(km, done*sc)
+	until, rank = until/sc, rank/sc
 	if !ok || !(until > done) {
 		return 0, 0, false
 	}
@@ -231,13 +343,19 @@ func (s *Scheduler) groupDist(v *gpusched.View, g *groupBook, st *jobState, done
 			continue
 		}
 		if d, ok := s.doneOf(v, m); ok && d > 0 {
-			g.obs = append(g.obs, observation{d, false})
+			g.obs = append(g.obs, observation{d * g.scale(m), false})
 		}
 	}
 	if len(g.obs) < groupMinSamples {
 		return nil
 	}
-	return kaplanMeier(g.obs, done)
+	tail := 0.0
+	if g.timed {
+		// A burst whose jobs have all run briefly says little about its length: what is left
+		// beyond its observations is placed no lower than the Estimator's own prediction.
+		tail = st.pred0 * g.scale(st)
+	}
+	return kaplanMeier(g.obs, done, tail)
 }
 
 // groupArrive sizes a job admitted in this call: it notes the group distribution's median as
@@ -252,11 +370,13 @@ func (s *Scheduler) groupArrive(v *gpusched.View, st *jobState) error {
 	if km == nil {
 		return nil
 	}
-	st.gpred0 = km.Quantile(0.5)
+	sc := g.scale(st)
+	st.gpred0 = km.Quantile(0.5) / sc
 	if !s.groupPoor(g) {
 		return nil
 	}
 	rank, until, ok := GittinsRank(km, 0)
+	until, rank = until/sc, rank/sc
 	if !ok || !(until > 0) {
 		return nil
 	}
@@ -282,8 +402,9 @@ func (d *kmDist) Quantile(q float64) float64 {
 // kaplanMeier returns the Kaplan-Meier estimate of the length distribution from obs, conditioned
 // on exceeding done: its mass at each exact length above done, and the survival left after the
 // largest observation at twice the largest of it and done (the doubling that re-estimation
-// assumes without a better estimate). nil when nothing is left above done. It sorts obs.
-func kaplanMeier(obs []observation, done float64) *kmDist {
+// assumes without a better estimate), or at tail if that is larger. nil when nothing is left
+// above done. It sorts obs.
+func kaplanMeier(obs []observation, done, tail float64) *kmDist {
 	slices.SortFunc(obs, func(a, b observation) int {
 		switch {
 		case a.n < b.n:
@@ -322,7 +443,7 @@ func kaplanMeier(obs []observation, done float64) *kmDist {
 		atRisk -= total
 	}
 	if surv > 1e-12 {
-		d.x = append(d.x, 2*top)
+		d.x = append(d.x, max(2*top, tail))
 		d.cdf = append(d.cdf, surv)
 	}
 	sum := 0.0

@@ -58,7 +58,7 @@ func kmReference(obs []observation, done float64) (x, p []float64) {
 func TestKaplanMeierExample(t *testing.T) {
 	// Exact 10 and 20, censored at 15: S drops to 2/3 at 10 (3 at risk) and to 0 at 20 (1 at
 	// risk), so the masses are 1/3 at 10 and 2/3 at 20.
-	d := kaplanMeier([]observation{{20, true}, {15, false}, {10, true}}, 0)
+	d := kaplanMeier([]observation{{20, true}, {15, false}, {10, true}}, 0, 0)
 	if d == nil || !slices.Equal(d.x, []float64{10, 20}) || math.Abs(d.cdf[0]-1.0/3) > 1e-12 || d.cdf[1] != 1 {
 		t.Fatalf("got %+v, want x [10 20], cdf [1/3 1]", d)
 	}
@@ -66,12 +66,12 @@ func TestKaplanMeierExample(t *testing.T) {
 		t.Errorf("median %v, want 20", q)
 	}
 	// All censored: nothing is known but that the length exceeds the largest, 40.
-	d = kaplanMeier([]observation{{40, false}, {15, false}}, 0)
+	d = kaplanMeier([]observation{{40, false}, {15, false}}, 0, 0)
 	if d == nil || !slices.Equal(d.x, []float64{80}) {
 		t.Fatalf("all censored: got %+v, want all mass at 80", d)
 	}
 	// Conditioned on having done 25: only the mass above 25 is left.
-	d = kaplanMeier([]observation{{20, true}, {15, false}, {10, true}, {30, true}, {50, false}}, 25)
+	d = kaplanMeier([]observation{{20, true}, {15, false}, {10, true}, {30, true}, {50, false}}, 25, 0)
 	if d == nil || d.x[0] != 30 || d.x[len(d.x)-1] != 100 {
 		t.Fatalf("conditioned on 25: got %+v, want mass at 30 and the rest at 100", d)
 	}
@@ -87,7 +87,7 @@ func TestKaplanMeierMatchesDefinition(t *testing.T) {
 		}
 		done := float64(rapid.IntRange(0, 14).Draw(t, "done"))
 		wx, wp := kmReference(slices.Clone(obs), done)
-		d := kaplanMeier(obs, done)
+		d := kaplanMeier(obs, done, 0)
 		if len(wx) == 0 {
 			if d != nil {
 				t.Fatalf("got %+v, want nil", d)

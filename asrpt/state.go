@@ -215,6 +215,13 @@ type savedGroup struct {
 	GroupErrs  binFloats `json:"group_errors,omitempty"`
 	Next       int       `json:"next,omitempty"`
 	Live       binInts   `json:"live,omitempty"` // keys of its live jobs, in admission order
+	// Burst is a burst's key (Options.BurstGap; empty: a recurrence group), Last its latest
+	// arrival, Current whether it is the latest burst of its key (the one an arrival may
+	// join), Dirty its place (from 1) among the books to refresh at the next call (0: none).
+	Burst   string  `json:"burst,omitempty"`
+	Last    float64 `json:"last,omitempty"`
+	Current bool    `json:"current,omitempty"`
+	Dirty   int     `json:"dirty,omitempty"`
 }
 
 // savedJobs are the jobs A-SRPT tracks, by key: id, GPUs, predicted iterations, time per
@@ -376,6 +383,12 @@ func (s *Scheduler) save(w io.Writer, mode saveMode) (string, error) {
 			g := s.groups[k]
 			gidx[g] = len(out.Groups)
 			sg := savedGroup{Group: k, Iterations: g.done, Errors: g.errs, GroupErrs: make([]float64, len(g.gerr)), Next: g.next}
+			if g.timed {
+				sg.Burst, sg.Last, sg.Current = g.burst, g.last, s.bursts[g.burst] == k
+				if g.dirty {
+					sg.Dirty = slices.Index(s.dirtyGroups, g) + 1
+				}
+			}
 			for _, m := range g.live {
 				sg.Live = append(sg.Live, m.key)
 			}
@@ -605,6 +618,7 @@ func (s *Scheduler) restore(in *savedState, base []byte) error {
 	s.jobs, s.rejected, s.byKey, s.free = n.jobs, n.rejected, n.byKey, n.free
 	s.vdone, s.live, s.unfit, s.vdoneGone = n.vdone, n.live, n.unfit, 0
 	s.groups, s.groupClock = n.groups, uint64(len(n.groups))
+	s.bursts, s.dirtyGroups = n.bursts, n.dirty
 	s.now = n.queue.Now()
 	s.sizing = nil
 	s.marks = make([]presence, len(s.byKey))
@@ -635,6 +649,8 @@ type restored struct {
 	live     []*jobState
 	unfit    int
 	groups   map[string]*groupBook
+	bursts   map[string]string
+	dirty    []*groupBook
 }
 
 // rebuild validates a decoded state and builds the scheduler's structures from it.
@@ -647,6 +663,12 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 	nj := len(js.IDs)
 	books := make([]*groupBook, len(in.Groups))
 	var groups map[string]*groupBook
+	var bursts map[string]string
+	type dirtyAt struct {
+		g   *groupBook
+		pos int
+	}
+	var dirty []dirtyAt
 	for i, sg := range in.Groups {
 		n := len(sg.Iterations)
 		switch {
@@ -661,6 +683,26 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 			return bad("group %q: next slot %d of %d", sg.Group, sg.Next, n)
 		}
 		g := &groupBook{done: slices.Clone(sg.Iterations), errs: slices.Clone(sg.Errors), gerr: make([]float64, n), next: sg.Next, used: uint64(i + 1)}
+		if sg.Burst != "" {
+			if math.IsNaN(sg.Last) || math.IsInf(sg.Last, 0) || sg.Dirty < 0 || sg.Dirty > len(in.Groups) {
+				return bad("burst %q: latest arrival %v, refresh place %d", sg.Group, sg.Last, sg.Dirty)
+			}
+			g.timed, g.burst, g.last, g.dirty = true, sg.Burst, sg.Last, sg.Dirty > 0
+			if sg.Current {
+				if bursts == nil {
+					bursts = map[string]string{}
+				}
+				if _, dup := bursts[sg.Burst]; dup {
+					return bad("burst key %q has two current bursts", sg.Burst)
+				}
+				bursts[sg.Burst] = sg.Group
+			}
+			if sg.Dirty > 0 {
+				dirty = append(dirty, dirtyAt{g, sg.Dirty})
+			}
+		} else if sg.Current || sg.Dirty != 0 || sg.Last != 0 {
+			return bad("group %q is no burst but has burst fields", sg.Group)
+		}
 		for k := range n {
 			e, ge := sg.Errors[k], sg.GroupErrs[k]
 			if !finitePos(sg.Iterations[k]) || !(e >= 0) || math.IsInf(e, 1) || !(ge >= 0 || ge == -1) || math.IsInf(ge, 1) {
@@ -706,7 +748,14 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 	}
 	n := &restored{cluster: in.Cluster, g0: in.G0, queue: q, moves: in.Migrations,
 		jobs: make(map[gpusched.JobID]*jobState, nj), rejected: make(map[gpusched.JobID]*rejection, len(in.Rejected)),
-		byKey: make([]*jobState, in.Keys), free: slices.Clone(in.FreeKeys), groups: groups}
+		byKey: make([]*jobState, in.Keys), free: slices.Clone(in.FreeKeys), groups: groups, bursts: bursts}
+	slices.SortFunc(dirty, func(a, b dirtyAt) int { return cmp.Compare(a.pos, b.pos) })
+	for i, d := range dirty {
+		if i > 0 && d.pos == dirty[i-1].pos {
+			return bad("two bursts share refresh place %d", d.pos)
+		}
+		n.dirty = append(n.dirty, d.g)
+	}
 	used := make([]bool, in.Keys)
 	useKey := func(k int, what string) error {
 		if k < 0 || k >= in.Keys {

@@ -252,6 +252,22 @@ func brokenCases() []brokenCase {
 				st.Queue.Speed = 1
 			}
 		})},
+		{"the bursts' books", "noisy", mutate(func(s *Scheduler, st *savedState) {
+			st.Groups = slices.DeleteFunc(st.Groups, func(g savedGroup) bool { return g.Burst != "" })
+			for i := range st.Jobs.Group {
+				if st.Jobs.Group[i] >= len(st.Groups) {
+					st.Jobs.Group[i] = -1
+				}
+			}
+			if len(st.Groups) == 0 {
+				st.Groups = nil
+			}
+		})},
+		{"which burst an arrival joins", "noisy", mutate(func(s *Scheduler, st *savedState) {
+			for i := range st.Groups {
+				st.Groups[i].Current = false
+			}
+		})},
 		{"the estimator's state", "learner", mutate(func(s *Scheduler, st *savedState) {
 			var b bytes.Buffer
 			_ = (&learner{}).SaveState(&b)
@@ -452,6 +468,9 @@ func TestRestoreStateRejects(t *testing.T) {
 			j := &st.Jobs
 			j.IDs, j.Keys, j.GPUs = append(j.IDs, j.IDs[0]), append(j.Keys, st.Keys), append(j.GPUs, 1)
 			j.Iterations, j.StepTimes, j.Weights = append(j.Iterations, 1), append(j.StepTimes, 1), append(j.Weights, 1)
+			if j.Group != nil {
+				j.Group, j.Predicted, j.GroupPredicted = append(j.Group, -1), append(j.Predicted, 1), append(j.GroupPredicted, 0)
+			}
 			st.Keys++
 		}), "listed twice"},
 		{"short column", edit(func(st *savedState) { st.Jobs.Weights = st.Jobs.Weights[1:] }), "different lengths"},

@@ -2,6 +2,7 @@ package asrpt_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gpusched/gpusched"
@@ -138,5 +139,66 @@ func TestGroupFallbackLearnsFromRunningSiblings(t *testing.T) {
 	if on.Summary.PreemptionsPerJob >= off.Summary.PreemptionsPerJob || on.Summary.AvgJCT >= off.Summary.AvgJCT {
 		t.Errorf("with the fallback: %.2f preemptions per job, mean JCT %.0f s; want fewer than without (%.2f, %.0f s)",
 			on.Summary.PreemptionsPerJob, on.Summary.AvgJCT, off.Summary.PreemptionsPerJob, off.Summary.AvgJCT)
+	}
+}
+
+// userEstimator predicts a fixed length per Features.User and, past it, twice what a job has
+// done: an estimator that cannot tell a sweep's jobs from the user's other jobs.
+type userEstimator map[string]float64
+
+func (e userEstimator) Estimate(j *gpusched.Job, done float64) (float64, error) {
+	if done == 0 {
+		return e[j.Features.User], nil
+	}
+	return 2 * done, nil
+}
+
+// A sweep (forty short jobs of one user and GPU count submitted a second apart, no recurrence
+// group) that the estimator predicts long: once a few have finished, the burst fallback sizes
+// the waiting ones by what those took, and they run ahead of a user's jobs that are truly long.
+// With bursts off they wait behind them.
+func TestBurstFallbackLearnsFromFinishedSiblings(t *testing.T) {
+	c, err := topology.Uniform(topology.A100(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []trace.Record
+	for i := range 40 {
+		j := gpusched.Job{ID: gpusched.JobID(fmt.Sprintf("sweep-%02d", i)), GPUs: 1, StepTime: 1, Arrival: float64(i)}
+		j.Features.User = "sweeper"
+		jobs = append(jobs, trace.Record{Job: j, Iterations: 100})
+	}
+	for i := range 16 {
+		// Arrivals 100 s apart: one burst each.
+		j := gpusched.Job{ID: gpusched.JobID(fmt.Sprintf("long-%02d", i)), GPUs: 1, StepTime: 1, Arrival: float64(i) * 100}
+		j.Features.User = "patient"
+		jobs = append(jobs, trace.Record{Job: j, Iterations: 5000})
+	}
+	est := userEstimator{"sweeper": 1e4, "patient": 5000}
+	run := func(gap float64) float64 {
+		s, err := asrpt.New(asrpt.Options{Estimator: est, BurstGap: gap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Run(sim.Config{Cluster: c, Jobs: jobs, Scheduler: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, n := 0.0, 0
+		for _, r := range res.Jobs {
+			if strings.HasPrefix(string(r.ID), "sweep-") {
+				sum += r.JCT
+				n++
+			}
+		}
+		return sum / float64(n)
+	}
+	off, on := run(-1), run(0)
+	t.Logf("the sweep's mean JCT: %.0f s without bursts, %.0f s with", off, on)
+	if off < 2000 {
+		t.Fatalf("without bursts the sweep did not wait behind the long jobs (mean JCT %.0f s): the test cannot fail", off)
+	}
+	if on > off/2 {
+		t.Errorf("with bursts the sweep's mean JCT is %.0f s; want at most half of %.0f s (without)", on, off)
 	}
 }

@@ -33,6 +33,8 @@ type policyEnv struct {
 	BCOReplan float64
 	// NoGroupFallback turns off A-SRPT's group fallback (-asrpt-group-fallback=false).
 	NoGroupFallback bool
+	// BurstGap is A-SRPT's Options.BurstGap (-asrpt-burst-gap; negative: no bursts).
+	BurstGap float64
 	// sawTruth, when not nil, is set by truth: the policy is an oracle (TestOraclePolicies).
 	sawTruth *bool
 }
@@ -138,7 +140,7 @@ func policies() []policySpec {
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback})
+				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap})
 			}, true},
 		{"asrpt-backfill", "A-SRPT with the random-forest predictor, backfilling lower-priority jobs into GPUs the priority prefix leaves free",
 			func(env policyEnv) (gpusched.Scheduler, error) {
@@ -146,7 +148,7 @@ func policies() []policySpec {
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback})
+				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap})
 			}, true},
 		{"asrpt-plan", "A-SRPT choosing at admission the plan of least GPU-time per iteration among a reconfigurable job's plans (asrpt.PlanChoice)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
@@ -154,7 +156,7 @@ func policies() []policySpec {
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.NewPlanChoice(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback})
+				return asrpt.NewPlanChoice(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap})
 			}, true},
 		{"asrpt-oracle", "A-SRPT with exact iteration counts (asrpt.Oracle)",
 			func(env policyEnv) (gpusched.Scheduler, error) {

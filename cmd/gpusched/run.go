@@ -154,7 +154,7 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 	}
 	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: cost, Seed: j.seed,
 		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off", PredictionError: perr, Tiresias: o.tiresias,
-		BCOReplan: o.bcoReplan.Seconds(), NoGroupFallback: !o.groupFB})
+		BCOReplan: o.bcoReplan.Seconds(), NoGroupFallback: !o.groupFB, BurstGap: burstGap(o.burstGap)})
 	if err == nil && o.consolidate == "on" && !j.policy.Consolidates {
 		s, err = consolidate.Wrap(s, consolidate.Options{Cost: cost, RestoreTime: o.restoreSeconds()})
 	}
@@ -355,6 +355,14 @@ func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 				return nil, nil, usagef("-%s applies to the tiresias policy, which is not selected", f)
 			}
 		}
+	}
+	if o.burstGap < 0 {
+		return nil, nil, usagef("-asrpt-burst-gap %v must not be negative", o.burstGap)
+	}
+	if o.set["asrpt-burst-gap"] && !slices.ContainsFunc(specs, func(p policySpec) bool {
+		return p.Name == "asrpt" || p.Name == "asrpt-backfill" || p.Name == "asrpt-plan"
+	}) {
+		return nil, nil, usagef("-asrpt-burst-gap applies to asrpt, asrpt-backfill and asrpt-plan, none of which is selected")
 	}
 	if o.set["asrpt-group-fallback"] && !slices.ContainsFunc(specs, func(p policySpec) bool {
 		return p.Name == "asrpt" || p.Name == "asrpt-backfill" || p.Name == "asrpt-plan"
@@ -719,4 +727,12 @@ func (p *progress) draw(done, runsDone int, final bool) {
 	if final {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// burstGap converts -asrpt-burst-gap to asrpt.Options.BurstGap: 0 turns bursts off.
+func burstGap(d time.Duration) float64 {
+	if d == 0 {
+		return -1
+	}
+	return d.Seconds()
 }

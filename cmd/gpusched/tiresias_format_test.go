@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A Tiresias simulator job CSV is recognised by its header and read with -format tiresias.
@@ -72,5 +74,50 @@ func TestGroupFallbackFlag(t *testing.T) {
 	}
 	if _, err := runCmd(t, "compare", "-jobs", "20", "-policies", "fifo,asrpt-oracle", "-asrpt-group-fallback=false", "-progress", "off"); err == nil {
 		t.Errorf("-asrpt-group-fallback with fifo and asrpt-oracle only: accepted")
+	}
+}
+
+// -asrpt-burst-gap 0 turns bursts off: on a Philly-format file of sweeps (twenty jobs of one
+// virtual cluster a second apart, alternately short and long, which nothing in a row tells
+// apart) it changes asrpt's results. It is an error when no A-SRPT policy with a forest is
+// selected, and when negative.
+func TestBurstGapFlag(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("timestamp,duration,num_gpus,gpu_time,cluster\n")
+	start := time.Date(2017, 10, 1, 0, 0, 0, 0, time.UTC)
+	for k := range 30 {
+		d := 100.0
+		if k%2 == 1 {
+			d = 20000
+		}
+		for i := range 20 {
+			at := start.Add(time.Duration(k)*3*time.Hour + time.Duration(i)*time.Second)
+			fmt.Fprintf(&b, "%s,%g,1,%g,vc\n", at.Format("2006-01-02 15:04:05"), d, d)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "sweeps.csv")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"compare", "-trace", file, "-cluster", "a100:1", "-policies", "asrpt", "-progress", "off"}
+	on, err := runCmd(t, base...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := runCmd(t, append(base, "-asrpt-burst-gap", "0")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("with bursts:\n%s\nwithout:\n%s", rowOf(on, "asrpt"), rowOf(off, "asrpt"))
+	if rowOf(on, "asrpt") == rowOf(off, "asrpt") {
+		t.Errorf("-asrpt-burst-gap 0 changed nothing:\n%s", rowOf(on, "asrpt"))
+	}
+	for _, args := range [][]string{
+		{"-policies", "fifo,asrpt-oracle", "-asrpt-burst-gap", "30s"},
+		{"-policies", "asrpt", "-asrpt-burst-gap", "-1s"},
+	} {
+		if _, err := runCmd(t, append([]string{"compare", "-jobs", "20", "-progress", "off"}, args...)...); err == nil {
+			t.Errorf("%v: accepted", args)
+		}
 	}
 }
