@@ -139,7 +139,7 @@ func markOf(books *savedRuntime) *booksMark {
 	return m
 }
 
-// booksKey returns the key part of the books of the next base.
+// nextBooks returns the books part of the key of the next base, and its serial number.
 func (r *Runtime) nextBooks() (string, uint64) {
 	serial := uint64(1)
 	if r.mark != nil {
