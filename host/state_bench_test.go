@@ -276,6 +276,34 @@ func BenchmarkRuntimeSaveDeltaForest(b *testing.B) {
 	b.ReportMetric(float64(cpu+baseCPU)/1e6/float64(b.N), "amortized-cpu-ms/op")
 }
 
+// BenchmarkRuntimeSaveBaseForest: Runtime.SaveBase of forestWorld after each step, the forest
+// unchanged (a base that BaseKey asks for when the deltas have grown; the first, untimed,
+// encodes the forest, which later bases of the same forest reuse). cpu-ms/op is SaveBase's CPU
+// time, MB the base's size.
+func BenchmarkRuntimeSaveBaseForest(b *testing.B) {
+	rt, _, step := forestWorld(b)
+	var base bytes.Buffer
+	if _, err := rt.SaveBase(&base); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var cpu time.Duration
+	for range b.N {
+		b.StopTimer()
+		step()
+		base.Reset()
+		b.StartTimer()
+		c0 := processCPU()
+		if _, err := rt.SaveBase(&base); err != nil {
+			b.Fatal(err)
+		}
+		cpu += processCPU() - c0
+	}
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(base.Len())/1e6, "MB")
+}
+
 // BenchmarkRuntimeRestoreDeltaForest: host.RestoreDelta of a delta and its base after 10 steps
 // of forestWorld, building A-SRPT and its forest (New) not included.
 func BenchmarkRuntimeRestoreDeltaForest(b *testing.B) {
