@@ -128,10 +128,11 @@
 //	rt, err := host.RestoreDelta(opt, baseFile, deltaFile) // on restart
 //
 // BaseKey changes when the scheduler's base does (A-SRPT's forest is retrained) or when the
-// deltas have outgrown a part of what the base holds (a quarter of the books, half the
-// forest's learned state), so a delta stays small (at 10,000 live jobs with A-SRPT and its
-// forest, under half a megabyte and about 12 ms of CPU after each event; see
-// benchmarks/host-31.md and bench/host_state.sh). A delta restored with a
+// deltas have outgrown a part of what the base holds (a seventh of the whole base, a
+// quarter of the books, half the forest's learned state), so a delta stays small (at 10,000
+// live jobs with A-SRPT and its forest, at most about 1 MB and 16 ms of CPU after each event,
+// 18 ms with the bases spread over the saves; see benchmarks/host-31.md and
+// bench/host_state.sh). A delta restored with a
 // base of another key is refused. Bases and deltas are of version 2; those of version 1
 // (the scheduler's base alone, and deltas holding the books whole) still restore, and a delta
 // of version 2 with a base of version 1 is refused with an error that names both versions.

@@ -21,7 +21,8 @@ import (
 // changed, the submission numbers of those that left, the cluster only when it changed, the
 // short lists whole) and the scheduler's delta. Runtime.BaseKey tells when a new base is due:
 // when the scheduler's base changed, no base was marked (a new runtime, or one restored from a
-// whole state), or the books of the last delta outgrew a quarter of the base's books.
+// whole state), the books of the last delta outgrew a quarter of the base's books, or the whole
+// last delta a seventh of the whole base.
 //
 // A base is a framed state (internal/statejson: a line of header, a line of part lengths, the
 // parts, so that restoring it does not scan the nested states once more): header {"kind":
@@ -40,6 +41,13 @@ const (
 // new base.
 const rebaseBytes = 64 << 10
 
+// wholeShare: BaseKey asks for a new base when the whole last delta outgrows this share of the
+// whole base. A delta's cost grows with the events since its base (A-SRPT with its forest at
+// 10,000 live jobs: from 9 ms by about 0.5 ms an event of 10 completions), and a base costs
+// about 70-80 ms, so the saves cost least on average with a new base every 15 to 20 such
+// events, when the delta weighs about a seventh of the base (benchmarks/host-31.md).
+const wholeShare = 7
+
 // booksMark is what the books of the last base held.
 type booksMark struct {
 	key     string // the base's key (books and scheduler)
@@ -51,6 +59,8 @@ type booksMark struct {
 	nmodels int
 	c       *topology.Cluster // the base's cluster (nil: unknown)
 	books   int               // bytes of the base's books
+	whole   int               // bytes of the whole base (0: unknown)
+	last    int               // bytes of the whole last delta
 }
 
 // entryKey is what a saved entry holds but its job, which never changes: two entries with
@@ -159,13 +169,14 @@ func (r *Runtime) schedKey() string {
 // BaseKey returns the key of the base that SaveDelta's deltas are written against: the key of
 // the last base (SaveBase) while it can serve, a new key when a new base is due: the
 // scheduler's base changed (A-SRPT with its forest: at a retraining, or when the forest's own
-// delta has grown), no base was written or restored, or the books of the last delta outgrew a
-// quarter of the base's books (at least 64 KiB). A host that saves after every decision writes
+// delta has grown), no base was written or restored, the books of the last delta outgrew a
+// quarter of the base's books, or the whole last delta a seventh of the whole base (at least
+// 64 KiB either). A host that saves after every decision writes
 // the base when BaseKey differs from the key of the base it holds, and the delta every time
 // (see SaveDelta).
 func (r *Runtime) BaseKey() string {
 	sk := r.schedKey()
-	if m := r.mark; m != nil && m.sched == sk && r.lastDelta <= max(m.books/4, rebaseBytes) {
+	if m := r.mark; m != nil && m.sched == sk && r.lastDelta <= max(m.books/4, rebaseBytes) && m.last <= max(m.whole/wholeShare, rebaseBytes) {
 		return m.key
 	}
 	bk, _ := r.nextBooks()
@@ -185,8 +196,11 @@ type savedBase struct {
 // forest: the trained forest and what it learned), its whole state when it is only
 // gpusched.Stateful. Call it between calls.
 func (r *Runtime) SaveBase(w io.Writer) (key string, err error) {
+	// The key names the base by its books' serial number and the scheduler's key as BaseKey
+	// gave it (a base the runtime asks for makes the scheduler's base new too: its key then
+	// changes in SaveBase).
 	bk, serial := r.nextBooks()
-	sk := ""
+	sk, sk0 := "", r.schedKey()
 	inc, incremental := r.sched.(Incremental)
 	var books bytes.Buffer
 	if _, err := r.save(&books, saveBooks); err != nil {
@@ -203,14 +217,15 @@ func (r *Runtime) SaveBase(w io.Writer) (key string, err error) {
 			return "", fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
 		}
 	}
-	key = bk + "|" + sk
+	key = bk + "|" + sk0
 	out := savedBase{Header: statejson.Header{Kind: baseKind, Version: baseVersion}, Key: key, Serial: serial, SchedulerKey: sk}
-	if err := statejson.EncodeFramed(w, &out, books.Bytes(), sched.Bytes()); err != nil {
+	cw := &countWriter{w: w}
+	if err := statejson.EncodeFramed(cw, &out, books.Bytes(), sched.Bytes()); err != nil {
 		return "", err
 	}
 	m := r.building
 	r.building = nil
-	m.key, m.serial, m.sched, m.c, m.books = key, serial, sk, r.c, books.Len()
+	m.key, m.serial, m.sched, m.c, m.books, m.whole = key, serial, sk, r.c, books.Len(), int(cw.n)
 	r.mark, r.lastDelta = m, 0
 	return key, nil
 }
@@ -218,9 +233,13 @@ func (r *Runtime) SaveBase(w io.Writer) (key string, err error) {
 // saveDelta is SaveDelta: the books' changes against the mark (the books whole without one)
 // and the scheduler's delta.
 func (r *Runtime) saveDelta(w io.Writer) (string, error) {
-	sk, err := r.save(w, saveDelta)
+	cw := &countWriter{w: w}
+	sk, err := r.save(cw, saveDelta)
 	if err != nil {
 		return "", err
+	}
+	if r.mark != nil {
+		r.mark.last = int(cw.n)
 	}
 	if r.mark == nil {
 		return r.BaseKey(), nil
@@ -265,7 +284,7 @@ func (in *savedRuntime) withBase(raw []byte) ([]byte, *booksMark, error) {
 		return nil, nil, bad("base %q: jobs: %v", sb.Key, err)
 	}
 	m := markOf(&books)
-	m.key, m.serial, m.sched, m.books = sb.Key, sb.Serial, sb.SchedulerKey, len(booksRaw)
+	m.key, m.serial, m.sched, m.books, m.whole = sb.Key, sb.Serial, sb.SchedulerKey, len(booksRaw), len(raw)
 	if err := in.merge(&books); err != nil {
 		return nil, nil, bad("delta of base %q: %v", sb.Key, err)
 	}
