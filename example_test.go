@@ -60,3 +60,39 @@ func Example() {
 	// keep [a] preempt 0
 	// true gpusched: GPU double-booked: GPU 3 (a100-0/3) given to jobs "a" and "b"
 }
+
+// A delta decision names only what changes: here job b starts, job a stops, and job c, which
+// nothing mentions, keeps its GPUs. Expand gives the full form an embedder may want, and Diff
+// the changes either form asks for.
+func ExampleDecision_Expand() {
+	cluster, _ := topology.Uniform(topology.A100(), 1) // 8 GPUs
+	a := &gpusched.Job{ID: "a", GPUs: 4}
+	b := &gpusched.Job{ID: "b", GPUs: 4}
+	c := &gpusched.Job{ID: "c", GPUs: 4}
+	v := gpusched.View{
+		Now:     30,
+		Cluster: cluster,
+		Running: []gpusched.JobStatus{
+			{Job: a, GPUs: []topology.GPUID{0, 1, 2, 3}, Started: true},
+			{Job: c, GPUs: []topology.GPUID{4, 5, 6, 7}, Started: true},
+		},
+		Pending:           []gpusched.JobStatus{{Job: b}},
+		AcceptsKeepOthers: true, // the host applies deltas
+	}
+	d := gpusched.Decision{
+		KeepOthers: true,
+		Run:        []gpusched.Assignment{{Job: "b", GPUs: []topology.GPUID{0, 1, 2, 3}}},
+		Stop:       []gpusched.JobID{"a"},
+	}
+	fmt.Println("valid:", d.Validate(v) == nil)
+	for _, r := range d.Expand(v).Run {
+		fmt.Println("run", r.Job, r.GPUs)
+	}
+	ch := d.Diff(v)
+	fmt.Println("start", len(ch.Start), "preempt", ch.Preempt, "keep", ch.Keep)
+	// Output:
+	// valid: true
+	// run c [4 5 6 7]
+	// run b [0 1 2 3]
+	// start 1 preempt [a] keep [c]
+}

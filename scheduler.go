@@ -74,6 +74,13 @@ type View struct {
 	// the same host, so that a scheduler can keep its per-job state up to date in time
 	// independent of the queue's length. nil: unknown (a scheduler rescans the view).
 	Delta *ViewDelta
+	// AcceptsKeepOthers tells that the host applies delta decisions (Decision.KeepOthers). A
+	// scheduler may return a delta only for a view that says so, and returns the full form
+	// otherwise, so that a host written before the delta form, or one that reads Decision.Run
+	// as the complete desired state, keeps getting it. Package host sets it; a wrapper that
+	// hands its inner scheduler a view of its own keeps it only if it handles deltas too
+	// (Decision.Expand turns one into the full form).
+	AcceptsKeepOthers bool
 
 	// held is the host's record of the GPUs Running holds (SetHeld); zero: none.
 	held heldRecord
@@ -248,15 +255,33 @@ type Assignment struct {
 	PlanChoice int
 }
 
-// Decision is a scheduler's answer: the complete set of jobs that should run from now on and
-// where. It is declarative: a running job that is absent is to be preempted, a pending job that
-// is present is to be started, a running job present with other GPUs is to be migrated (see
-// Diff). An assignment that keeps a job where it runs may share its GPU slice with the View
+// Decision is a scheduler's answer: the set of jobs that should run from now on and where. It
+// comes in two forms (see the package documentation, "The Decision contract"):
+//
+//   - Full (KeepOthers false, the default): Run is the complete desired state. A running job
+//     that is absent is to be preempted, a pending job that is present is to be started, a
+//     running job present with other GPUs or another plan choice is to be migrated (see Diff).
+//   - Delta (KeepOthers true): Run lists only what changes (starts, migrations; listing a
+//     running job where it runs is allowed and changes nothing), Stop the running jobs to
+//     preempt, and every running job of the view that neither Run, Stop nor Rejected mentions
+//     keeps its placement and plan choice. Expand gives the full form of the same decision.
+//
+// An assignment that keeps a job where it runs may share its GPU slice with the View
 // (JobStatus.GPUs), so hosts must apply or copy a decision before they change the view's
 // slices, and nobody may modify a decision's GPU slices in place.
 type Decision struct {
-	// Run lists every job that should hold GPUs, with its placement.
+	// Run lists the jobs that should hold GPUs, with their placement: every such job in the
+	// full form; with KeepOthers, only those started, moved or re-planned (and any kept job
+	// the scheduler chooses to list).
 	Run []Assignment
+	// KeepOthers makes the decision a delta: every running job of the view that Run, Stop and
+	// Rejected do not mention keeps its GPUs and plan choice. A scheduler that changes little
+	// per call returns it so that neither it nor the host spends time on every running job.
+	KeepOthers bool
+	// Stop lists running jobs of the view to preempt (they wait again). It is how a delta
+	// decision preempts; in the full form it may be used too and is redundant (a running job
+	// absent from Run is preempted anyway). A job in Stop must not be in Run or Rejected.
+	Stop []JobID
 	// WakeAt, when later than the view's Now, asks the host to call Schedule again no later than
 	// that time (in seconds) even if nothing else happens. Zero means no request.
 	WakeAt float64
@@ -277,13 +302,23 @@ type Decision struct {
 // GPU the job may not use (ErrIneligibleGPU) or that the view marks unavailable
 // (ErrUnavailableGPU), a plan choice the job does not offer (ErrPlanChoice), more CPU cores or
 // host memory on a server than it has (ErrHostResources), a rejection without a reason, and a
-// WakeAt that is NaN. The GPU count checked is that of the assignment's plan choice.
+// WakeAt that is NaN. The GPU count checked is that of the assignment's plan choice. A job in
+// Stop must be running in the view (ErrUnknownJob otherwise) and mentioned nowhere else in the
+// decision (ErrDuplicateJob). A delta decision (KeepOthers) is checked as its full form
+// (Expand), so the running jobs it keeps are checked too: on GPUs now unavailable, or beside
+// new placements that take their GPUs, they make the decision invalid.
 func (d Decision) Validate(v View) error {
 	if v.Cluster == nil {
 		return fmt.Errorf("%w: no cluster", ErrInvalidView)
 	}
 	if math.IsNaN(d.WakeAt) {
 		return fmt.Errorf("gpusched: decision wake-up time is NaN")
+	}
+	if len(d.Stop) > 0 || d.KeepOthers {
+		if err := d.checkStop(v); err != nil {
+			return err
+		}
+		d = d.Expand(v)
 	}
 	jobs := make(map[JobID]*Job, len(v.Pending)+len(v.Running))
 	for _, list := range [][]JobStatus{v.Pending, v.Running} {
@@ -390,8 +425,12 @@ type Changes struct {
 // whose new placement holds the same GPUs in a different worker order, or that is given another
 // plan choice, counts as migrated. The
 // decision should have passed Validate. Each list follows the order of d.Run (Preempt: of
-// v.Running). Running statuses without a job (which Validate refuses) are ignored.
+// v.Running). Running statuses without a job (which Validate refuses) are ignored. A delta
+// decision (KeepOthers) is diffed as its full form (Expand).
 func (d Decision) Diff(v View) Changes {
+	if d.KeepOthers {
+		d = d.Expand(v)
+	}
 	var ch Changes
 	running := make(map[JobID]*JobStatus, len(v.Running))
 	for i := range v.Running {
@@ -425,7 +464,9 @@ func (d Decision) Diff(v View) Changes {
 
 // Scheduler decides which jobs run where. Hosts call Schedule at every event: a job arrives or
 // finishes, a requested wake-up time comes. The result is the desired state, which the host
-// validates (Decision.Validate) and carries out (Decision.Diff).
+// validates (Decision.Validate) and carries out (Decision.Diff): in the full form, or, only
+// when the view accepts it (View.AcceptsKeepOthers), as a delta (see the package
+// documentation, "The Decision contract").
 //
 // A host drives a Scheduler like this:
 //

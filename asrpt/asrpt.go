@@ -271,7 +271,9 @@ type Scheduler struct {
 	strikeRun  float64        // Options.StrikeRunTime resolved
 	fixedPlain bool           // the cost model times jobs without a model the same on every placement
 	startBuf   []gpusched.Assignment
-	cands      []candidate // the compact conversion's preemptable jobs this call
+	runBuf     []gpusched.Assignment // the full form of the decision being made (see decide)
+	stopIDs    []gpusched.JobID      // running jobs the decision being made leaves out
+	cands      []candidate           // the compact conversion's preemptable jobs this call
 	candK      int
 	candEpoch  uint64
 	candGPUs   topology.GPUSet
@@ -1196,8 +1198,13 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			}
 		}
 	}
+	// The decision is built in its full form in a buffer reused between calls (consolidation
+	// works on it), and returned as a delta (gpusched.Decision.KeepOthers: the starts and
+	// moves, and the running jobs it leaves out as Stop) to a host that takes deltas
+	// (View.AcceptsKeepOthers), as a copy of the full form to any other.
 	var d gpusched.Decision
-	d.Run = make([]gpusched.Assignment, 0, len(v.Running)+4)
+	d.Run = s.runBuf[:0]
+	s.stopIDs = s.stopIDs[:0]
 	// kept lists the running jobs the decision keeps where they are. The ids come from the
 	// marking walk's list (entry i is v.Running[i]'s), which spares loading every running job's
 	// description again. The compact conversion may preempt more jobs while it starts the
@@ -1206,7 +1213,11 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		last := s.last[1]
 		for i := range v.Running {
 			st := last[i].st
-			if st == nil || st.unfit || (displaced && st.displaced == s.epoch) || (preempted && st.preempted == s.epoch) {
+			if st == nil || st.unfit {
+				continue // rejected (Decision.Rejected)
+			}
+			if (displaced && st.displaced == s.epoch) || (preempted && st.preempted == s.epoch) {
+				s.stopIDs = append(s.stopIDs, last[i].id)
 				continue
 			}
 			d.Run = append(d.Run, gpusched.Assignment{Job: last[i].id, GPUs: v.Running[i].GPUs})
@@ -1263,11 +1274,14 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		return gpusched.Decision{}, 0, err
 	}
 	kept()
+	nKept := len(d.Run)
 	d.Run = append(d.Run, starts...)
 	starts = starts[:0]
 	// Consolidate before backfilling, or backfilled jobs take the GPUs a scattered job needs.
+	var moves []consolidate.Move
 	if s.consol != nil {
-		moves, err := s.consol.Apply(&v, &d)
+		var err error
+		moves, err = s.consol.Apply(&v, &d)
 		if err != nil {
 			return gpusched.Decision{}, 0, fmt.Errorf("asrpt: %w", err)
 		}
@@ -1288,7 +1302,39 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		d.Run = append(d.Run, starts...)
 	}
 	s.startBuf = starts[:0]
-	return d, wake, nil
+	out := s.delta(d.Run, nKept, moves, displaced, !v.AcceptsKeepOthers)
+	clear(d.Run) // no references to the view's slices past the call
+	s.runBuf = d.Run[:0]
+	return out, wake, nil
+}
+
+// delta returns the decision whose full form is run, of which the first nKept entries keep
+// running jobs (consolidation may have moved some of them: moves) and the rest start or move
+// jobs, with s.stopIDs the running jobs left out (displaced jobs among them may be placed
+// again in run). With full (a host that does not take deltas) it returns the full form itself.
+func (s *Scheduler) delta(run []gpusched.Assignment, nKept int, moves []consolidate.Move, displaced, full bool) gpusched.Decision {
+	if full {
+		return gpusched.Decision{Run: slices.Clone(run)}
+	}
+	out := gpusched.Decision{KeepOthers: true}
+	if n := len(run) - nKept + len(moves); n > 0 {
+		out.Run = make([]gpusched.Assignment, 0, n)
+	}
+	if len(moves) > 0 {
+		for _, a := range run[:nKept] {
+			if slices.ContainsFunc(moves, func(m consolidate.Move) bool { return m.Job == a.Job }) {
+				out.Run = append(out.Run, a)
+			}
+		}
+	}
+	out.Run = append(out.Run, run[nKept:]...)
+	for _, id := range s.stopIDs {
+		if displaced && slices.ContainsFunc(run[nKept:], func(a gpusched.Assignment) bool { return a.Job == id }) {
+			continue // displaced and placed again: a move
+		}
+		out.Stop = append(out.Stop, id)
+	}
+	return out
 }
 
 // Beta returns G / (G - gmax + 1), the list-scheduling factor of the competitive bound for a

@@ -16,8 +16,19 @@ import (
 // incremental state: a 512 x 8 A100 cluster (4,096 GPUs), about 10,000 jobs queued, and a host
 // that applies every decision. Each call follows one event: a running job completes and a new
 // job arrives. It reports p50 and p99 latency per call, as wall time and as the thread's CPU
-// time (which other processes on a busy machine do not inflate).
+// time (which other processes on a busy machine do not inflate). The host takes delta
+// decisions (View.AcceptsKeepOthers) in form=delta, the full form only in form=full.
 func BenchmarkSchedule10kQueued4096GPUs(b *testing.B) {
+	for _, delta := range []bool{false, true} {
+		name := "form=full"
+		if delta {
+			name = "form=delta"
+		}
+		b.Run(name, func(b *testing.B) { benchSchedule10k(b, delta) })
+	}
+}
+
+func benchSchedule10k(b *testing.B, delta bool) {
 	c, err := topology.Uniform(topology.A100(), 512)
 	if err != nil {
 		b.Fatal(err)
@@ -33,7 +44,7 @@ func BenchmarkSchedule10kQueued4096GPUs(b *testing.B) {
 		truth[j.ID] = float64(100 + rng.IntN(100000))
 		return j
 	}
-	v := gpusched.View{Cluster: c}
+	v := gpusched.View{Cluster: c, AcceptsKeepOthers: delta}
 	ids := make(map[gpusched.JobID]*gpusched.Job, 16384)
 	for i := 0; i < 12000; i++ {
 		v.Pending = append(v.Pending, gpusched.JobStatus{Job: newJob(0)})
@@ -50,6 +61,7 @@ func BenchmarkSchedule10kQueued4096GPUs(b *testing.B) {
 	place := make(map[*gpusched.Job][]topology.GPUID, 8192)
 	var run, pend []gpusched.JobStatus
 	apply := func(d gpusched.Decision) {
+		d = d.Expand(v)
 		clear(place)
 		for _, a := range d.Run {
 			place[ids[a.Job]] = a.GPUs

@@ -1,6 +1,7 @@
 package asrpt_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -176,6 +177,9 @@ func TestPropertyNoMigrate(t *testing.T) {
 		cfg.Cluster = c
 		cfg.ArrivalRate = trace.RateForLoad(rapid.Float64Range(0.8, 3).Draw(rt, "load"), c.NumGPUs())
 		jobs, err := trace.GeneratePhilly(cfg)
+		if errors.Is(err, gpusched.ErrInvalidJob) {
+			rt.Skip(err) // a rare 24- or 32-GPU job drawn for a cluster of 16 or 24 GPUs
+		}
 		if err != nil {
 			rt.Fatal(err)
 		}

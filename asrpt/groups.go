@@ -74,6 +74,14 @@ func (s *Scheduler) groupRefresh(v *gpusched.View) error {
 		if len(g.live) == 0 || !s.groupPoor(g) {
 			continue
 		}
+		// Jobs that have not run share one estimate but for its tail (each its own
+		// prediction's): it is taken once, and its tail set for each. The others are
+		// conditioned on what they have done, from the observations sorted once: a job's own
+		// censored observation, at what it has done, does not change its group's
+		// distribution conditioned on exceeding that.
+		var fresh *kmDist
+		freshDone := false
+		obs, sorted := 0, false
 		for k, st := range g.live {
 			if k == groupLive {
 				break
@@ -82,7 +90,32 @@ func (s *Scheduler) groupRefresh(v *gpusched.View) error {
 			if !ok || st.overruns > 0 {
 				continue
 			}
-			until, rank, ok := s.groupRank(v, st, done)
+			var until, rank float64
+			if done == 0 {
+				if !freshDone {
+					fresh, freshDone = s.groupDistTail(v, g, nil, 0, 0), true
+				}
+				if fresh == nil {
+					continue
+				}
+				until, rank, ok = fresh.rankWithTail(g.tailOf(st), g.scale(st))
+			} else {
+				if !sorted {
+					s.groupDistTail(v, g, nil, 0, 0) // fills and sorts g.obs
+					obs, sorted = len(g.obs), true
+				}
+				if obs-1 < groupMinSamples {
+					continue
+				}
+				sc := g.scale(st)
+				km := kmSorted(g.obs, done*sc, g.tailOf(st))
+				if km == nil {
+					continue
+				}
+				rank, until, ok = GittinsRank(km, done*sc)
+				until, rank = until/sc, rank/sc
+				ok = ok && until > done
+			}
 			if !ok || until == st.iters {
 				continue
 			}
@@ -331,6 +364,11 @@ func (s *Scheduler) groupRank(v *gpusched.View, st *jobState, done float64) (unt
 // done, from its finished jobs and its groupLive earliest live ones other than st; nil with
 // fewer than groupMinSamples observations.
 func (s *Scheduler) groupDist(v *gpusched.View, g *groupBook, st *jobState, done float64) *kmDist {
+	return s.groupDistTail(v, g, st, done, g.tailOf(st))
+}
+
+// groupDistTail is groupDist with the tail given (see tailOf); st may be nil (none excluded).
+func (s *Scheduler) groupDistTail(v *gpusched.View, g *groupBook, st *jobState, done, tail float64) *kmDist {
 	g.obs = g.obs[:0]
 	for _, n := range g.done {
 		g.obs = append(g.obs, observation{n, true})
@@ -349,13 +387,35 @@ func (s *Scheduler) groupDist(v *gpusched.View, g *groupBook, st *jobState, done
 	if len(g.obs) < groupMinSamples {
 		return nil
 	}
-	tail := 0.0
-	if g.timed {
-		// A burst whose jobs have all run briefly says little about its length: what is left
-		// beyond its observations is placed no lower than the Estimator's own prediction.
-		tail = st.pred0 * g.scale(st)
-	}
 	return kaplanMeier(g.obs, done, tail)
+}
+
+// tailOf is the least length at which the group distribution places what is left beyond its
+// observations, for job st: a burst whose jobs have all run briefly says little about its
+// length, so there it is the Estimator's own prediction for st; 0 (none) for groups.
+func (g *groupBook) tailOf(st *jobState) float64 {
+	if !g.timed {
+		return 0
+	}
+	return st.pred0 * g.scale(st)
+}
+
+// rankWithTail is GittinsRank(d, 0) with d's tail (if it has one) placed at least at tail,
+// converted from the book's units by dividing by sc: the end of the first quantum and the rank.
+// It leaves d as it was.
+func (d *kmDist) rankWithTail(tail, sc float64) (until, rank float64, ok bool) {
+	last := len(d.x) - 1
+	x := d.x[last]
+	if d.tail && tail > x {
+		d.x[last] = tail
+	}
+	rank, until, ok = GittinsRank(d, 0)
+	d.x[last] = x
+	until, rank = until/sc, rank/sc
+	if !ok || !(until > 0) {
+		return 0, 0, false
+	}
+	return until, rank, true
 }
 
 // groupArrive sizes a job admitted in this call: it notes the group distribution's median as
@@ -388,6 +448,7 @@ func (s *Scheduler) groupArrive(v *gpusched.View, st *jobState) error {
 // cumulative probabilities (the last is 1).
 type kmDist struct {
 	x, cdf []float64
+	tail   bool // the last value is the survival beyond the largest observation
 }
 
 // Quantile returns the least value whose cumulative probability reaches q.
@@ -405,6 +466,12 @@ func (d *kmDist) Quantile(q float64) float64 {
 // assumes without a better estimate), or at tail if that is larger. nil when nothing is left
 // above done. It sorts obs.
 func kaplanMeier(obs []observation, done, tail float64) *kmDist {
+	sortObservations(obs)
+	return kmSorted(obs, done, tail)
+}
+
+// sortObservations sorts obs by length, an event before a censoring at the same length.
+func sortObservations(obs []observation) {
 	slices.SortFunc(obs, func(a, b observation) int {
 		switch {
 		case a.n < b.n:
@@ -418,6 +485,10 @@ func kaplanMeier(obs []observation, done, tail float64) *kmDist {
 		}
 		return 0
 	})
+}
+
+// kmSorted is kaplanMeier on observations sorted by sortObservations.
+func kmSorted(obs []observation, done, tail float64) *kmDist {
 	d := &kmDist{}
 	surv, atRisk := 1.0, float64(len(obs))
 	top := done
@@ -445,6 +516,7 @@ func kaplanMeier(obs []observation, done, tail float64) *kmDist {
 	if surv > 1e-12 {
 		d.x = append(d.x, max(2*top, tail))
 		d.cdf = append(d.cdf, surv)
+		d.tail = true
 	}
 	sum := 0.0
 	for _, p := range d.cdf {

@@ -32,6 +32,6 @@ func Example() {
 	}
 	fmt.Println("now on", d.Run[0].GPUs)
 	// Output:
-	// bert: 4 -> 1 servers, 37% faster per iteration
+	// bert: 4 -> 1 servers, 36% faster per iteration
 	// now on [0 1 2 3]
 }

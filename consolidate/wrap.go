@@ -33,6 +33,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err != nil {
 		return d, err
 	}
+	d = d.Expand(v) // Apply works on the full form
 	moves, err := s.c.Apply(&v, &d)
 	if err != nil {
 		return gpusched.Decision{}, fmt.Errorf("%s: %w", s, err)

@@ -31,6 +31,12 @@ type Efficiency struct {
 	// shards less efficient: a layer of f FLOPs per GPU runs at f / (f + P x Compute x
 	// LayerOverhead) of the achieved peak P x Compute. At least 0.
 	LayerOverhead float64 `json:"layer_overhead,omitempty"`
+	// ComputeSizeExponent makes the achieved fraction of peak grow with the work of one layer
+	// on one GPU: a stage whose layers average f forward FLOPs per micro-batch and GPU runs at
+	// Compute x (f / ComputeSizeRef)^ComputeSizeExponent of peak (at most all of it), so that
+	// wide layers and long sequences (large matrix products) run nearer peak than narrow ones.
+	// 0 leaves the term out; at least 0.
+	ComputeSizeExponent float64 `json:"compute_size_exponent,omitempty"`
 	// IntraComm is the achieved fraction of the intra-server bandwidth (NVLink, PCIe), in (0, 1].
 	IntraComm float64 `json:"intra_comm"`
 	// InterComm is the achieved fraction of the inter-server bandwidth (NICs, uplinks), in
@@ -67,6 +73,10 @@ type Efficiency struct {
 	RingLayout RingLayout `json:"ring_layout,omitempty"`
 }
 
+// ComputeSizeRef is the forward FLOPs of one layer per micro-batch and GPU at which
+// Efficiency.ComputeSizeExponent leaves the achieved fraction of peak at Efficiency.Compute.
+const ComputeSizeRef = 1e10
+
 // DefaultEfficiency returns the uncalibrated textbook constants: Compute 0.5 (Megatron-LM
 // reaches 44-52% of A100 peak on GPT models, Narayanan et al. 2021), IntraComm and InterComm
 // 0.8 (NCCL's bus bandwidth is typically 80-90% of the line rate on NVLink and InfiniBand),
@@ -101,10 +111,14 @@ func (e Efficiency) Validate() error {
 		v          float64
 	}{
 		{"step_overhead", "seconds", e.StepOverhead}, {"layer_overhead", "seconds", e.LayerOverhead},
+		{"compute_size_exponent", "", e.ComputeSizeExponent},
 		{"optimizer_per_param", "seconds", e.OptimizerPerParam}, {"cpu_optimizer_per_param", "seconds", e.CPUOptimizerPerParam},
 		{"host_optimizer_per_param", "seconds", e.HostOptimizerPerParam}, {"host_bandwidth", "bytes per second", e.HostBandwidth},
 	} {
 		if !finiteNonNeg(f.v) {
+			if f.unit == "" {
+				return fmt.Errorf("%w: efficiency %s %v must be a non-negative finite number", ErrInvalidOptions, f.name, f.v)
+			}
 			return fmt.Errorf("%w: efficiency %s %v must be a non-negative finite number of %s", ErrInvalidOptions, f.name, f.v, f.unit)
 		}
 	}
@@ -270,9 +284,11 @@ func IterationTime(model *Model, plan Plan, cluster *topology.Cluster, placement
 // sample, L_s layers, p_s parameters, slowest GPU peak P_s, hardware constants E and model
 // factors f (each 1 when unset):
 //
-//	fwd_s     = f.Compute x (b F_s / TP / (P_s x E.Compute) + L_s x E.LayerOverhead)
-//	            (E.ComputeFP32 instead of E.Compute for a 32-bit model; x f.Parallel too
-//	            when TP or PP is above 1)
+//	fwd_s     = f.Compute x (b F_s / TP / (P_s x r_s) + L_s x E.LayerOverhead)
+//	            (x f.Parallel too when TP or PP is above 1)
+//	r_s       = min(1, E.Compute x (b F_s / TP / L_s / ComputeSizeRef)^E.ComputeSizeExponent)
+//	            (E.ComputeFP32 instead of E.Compute for a 32-bit model): the achieved
+//	            fraction of peak grows with the mean work of one layer on one GPU
 //	compute_s = 3 fwd_s (4 fwd_s with checkpointing: the forward pass is recomputed)
 //	tp_s      = passes x ring all-reduce over the TP group of b x TPAllReduceBytes_s
 //	            (passes = 2: forward and backward; 3 with checkpointing), with the ring's
@@ -903,7 +919,12 @@ func (c *Compiled) timing(geo *geometry, eff Efficiency, f ModelFactors) Breakdo
 	prevBnd := 0.0 // the slowest transfer across boundary s-1
 	for s := range c.stages {
 		st := &c.stages[s]
-		fwd := fc * (c.mb*st.FLOPs/c.tpDiv/(geo.peak[s]*compute) + float64(st.End-st.First)*eff.LayerOverhead)
+		work := c.mb * st.FLOPs / c.tpDiv
+		rate := compute
+		if a := eff.ComputeSizeExponent; a > 0 && st.End > st.First && work > 0 {
+			rate = min(1, compute*math.Pow(work/float64(st.End-st.First)/ComputeSizeRef, a))
+		}
+		fwd := fc * (work/(geo.peak[s]*rate) + float64(st.End-st.First)*eff.LayerOverhead)
 		tp := 0.0
 		bytes, count := c.tpPasses*c.mb*st.TPAllReduceBytes, c.tpPasses*float64(st.TPAllReduces)
 		for _, r := range geo.tp[geo.tpOff[s]:geo.tpOff[s+1]] {

@@ -77,6 +77,46 @@ func TestIterationTimePureDPByHand(t *testing.T) {
 	}
 }
 
+// TestComputeSizeExponentByHand checks the size-dependent compute rate on a two-layer model
+// whose layers do 4e10 and 1.2e11 forward FLOPs per sample: with 2 samples per GPU and TP 2
+// their mean work per GPU is 8e10 FLOPs, eight times ComputeSizeRef, so they run at Compute x
+// 8^a of peak. A variant that took the work per sample, or ignored the tensor-parallel split,
+// would see 2x or 2x more work and fail the check; so would one that summed the stage's
+// layers instead of averaging them.
+func TestComputeSizeExponentByHand(t *testing.T) {
+	m := mustModel(t, ModelSpec{Name: "two", Heads: 2, Layers: []Layer{
+		{Name: "a", FLOPs: 4e10, ParamBytes: 1e6, ActivationBytes: 1, MemoryBytes: 1},
+		{Name: "b", FLOPs: 1.2e11, ParamBytes: 1e6, ActivationBytes: 1, MemoryBytes: 1}}})
+	c, err := Compile(m, Plan{DP: 1, TP: 2, PP: 1, MicroBatches: 1, GlobalBatch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := mustUniform(t, topology.A100(), 1)
+	for _, a := range []float64{0, 0.1, 0.5} {
+		eff := Efficiency{Compute: 0.2, IntraComm: 1, InterComm: 1, ComputeSizeExponent: a}
+		b, err := c.IterationTime(cl, ids(0, 1), Options{Efficiency: eff})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rate := 0.2 * math.Pow(8, a)
+		want := 3 * 2 * (4e10 + 1.2e11) / 2 / (312e12 * rate)
+		if !near(b.Compute, want, 1e-12) {
+			t.Fatalf("exponent %v: compute %v s, want %v s", a, b.Compute, want)
+		}
+	}
+	// The rate never exceeds peak.
+	eff := Efficiency{Compute: 0.9, IntraComm: 1, InterComm: 1, ComputeSizeExponent: 2}
+	b, _ := c.IterationTime(cl, ids(0, 1), Options{Efficiency: eff})
+	if want := 3 * 2 * (4e10 + 1.2e11) / 2 / 312e12; !near(b.Compute, want, 1e-12) {
+		t.Fatalf("capped compute %v s, want %v s", b.Compute, want)
+	}
+	for _, bad := range []float64{-0.1, math.NaN(), math.Inf(1)} {
+		if err := (Efficiency{Compute: 0.2, IntraComm: 1, InterComm: 1, ComputeSizeExponent: bad}).Validate(); err == nil {
+			t.Errorf("exponent %v accepted", bad)
+		}
+	}
+}
+
 // TestIterationTimeMixedByHand checks TP inside T4 servers and DP across them: the four DP rings
 // of a stage share each server's single NIC, and the pipeline's stages are on different servers.
 func TestIterationTimeMixedByHand(t *testing.T) {
@@ -382,7 +422,19 @@ func referenceIterationTime(c *Compiled, cl *topology.Cluster, pl []topology.GPU
 				peak = math.Min(peak, cl.GPU(pl[p.Rank(d, s, t)]).PeakFLOPS)
 			}
 		}
-		fwd := fComp * (b*st[s].FLOPs/float64(p.TP)/(peak*compute) + float64(st[s].End-st[s].First)*eff.LayerOverhead)
+		rate := compute
+		if eff.ComputeSizeExponent > 0 {
+			// The mean forward work of one of the stage's layers on one GPU, layer by layer.
+			work := 0.0
+			for l := st[s].First; l < st[s].End; l++ {
+				work += b * c.model.Layers()[l].FLOPs / float64(p.TP)
+			}
+			if work > 0 {
+				work /= float64(st[s].End - st[s].First)
+				rate = math.Min(1, compute*math.Pow(work/ComputeSizeRef, eff.ComputeSizeExponent))
+			}
+		}
+		fwd := fComp * (b*st[s].FLOPs/float64(p.TP)/(peak*rate) + float64(st[s].End-st[s].First)*eff.LayerOverhead)
 		tp, dp := 0.0, 0.0
 		for d := 0; d < p.DP; d++ {
 			tp = math.Max(tp, ring(tpGroups[d*p.PP+s], passes*b*st[s].TPAllReduceBytes, passes*float64(st[s].TPAllReduces), tpLoad))
@@ -480,6 +532,7 @@ func TestIterationTimeMatchesReference(t *testing.T) {
 			Efficiency: Efficiency{Compute: rapid.Float64Range(0.05, 1).Draw(t, "compute"), IntraComm: comm, InterComm: comm,
 				Overlap: rapid.Float64Range(0, 1).Draw(t, "overlap"), StepOverhead: rapid.Float64Range(0, 0.1).Draw(t, "oh"),
 				LayerOverhead:        rapid.Float64Range(0, 1e-3).Draw(t, "layer"),
+				ComputeSizeExponent:  rapid.SampledFrom([]float64{0, 0.02, 0.3}).Draw(t, "size"),
 				OptimizerPerParam:    rapid.Float64Range(0, 1e-9).Draw(t, "opt"),
 				CPUOptimizerPerParam: rapid.Float64Range(0, 1e-8).Draw(t, "cpu"), HostOptimizerPerParam: rapid.Float64Range(0, 1e-9).Draw(t, "host"),
 				HostBandwidth: rapid.SampledFrom([]float64{0, 1e9, 25e9}).Draw(t, "pcie"),

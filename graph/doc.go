@@ -88,7 +88,8 @@
 // # Constants per GPU type, factors per model
 //
 // The constants that are fitted rather than derived belong to the hardware: an Efficiency
-// (fractions of peak FLOP/s and of link bandwidth, per-layer overhead, overlap, step overhead,
+// (fractions of peak FLOP/s and of link bandwidth, the growth of the compute fraction with a
+// layer's work per GPU, per-layer overhead, overlap, step overhead,
 // optimizer time per parameter, CPU and PCIe figures for offload, and the RingLayout that says
 // how rings use the paths between servers: ServerGrouped, or HalfDuplexPairs where the two
 // directions of a server pair's path share its capacity, as the Pollux T4 testbed measured).

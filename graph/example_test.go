@@ -120,8 +120,8 @@ func ExampleCompiled_IterationTime() {
 	b2, _ := c.IterationTime(cluster, placement, graph.Options{Load: busy})
 	fmt.Printf("with 3 other flows on server 0's NICs: %.1f ms\n", b2.Total*1e3)
 	// Output:
-	// total 5226.454 ms = compute 3930.461 + bubble 297.712 + tp 824.114 + pp 8.812 + dp 145.086 (of 167.710) + optimizer 7.989 + overhead 12.280 (bottleneck stage 1)
-	// with 3 other flows on server 0's NICs: 5689.5 ms
+	// total 4960.294 ms = compute 3886.432 + bubble 283.315 + tp 638.291 + pp 8.312 + dp 133.795 (of 158.094) + optimizer 5.490 + overhead 4.660 (bottleneck stage 1)
+	// with 3 other flows on server 0's NICs: 5387.8 ms
 }
 
 // DefaultPlan picks pure data parallelism when a replica fits, else tensor parallelism inside
@@ -157,12 +157,12 @@ func ExampleHardwareConstants() {
 		fmt.Printf("%s: %.2f s per iteration\n", spec.GPU.Model, b.Total)
 	}
 	// Output:
-	// a800  fitted true  compute 0.177 of peak
-	// a100  fitted false compute 0.177 of peak
-	// h100  fitted false compute 0.177 of peak
-	// t4    fitted true  compute 0.177 of peak
-	// A800-SXM4-80GB: 0.23 s per iteration
-	// T4-16GB: 3.97 s per iteration
+	// a800  fitted true  compute 0.173 of peak
+	// a100  fitted false compute 0.173 of peak
+	// h100  fitted false compute 0.173 of peak
+	// t4    fitted true  compute 0.173 of peak
+	// A800-SXM4-80GB: 0.22 s per iteration
+	// T4-16GB: 4.25 s per iteration
 }
 
 // The ring layout says how a ring's hops use the paths between servers. Under the default,
@@ -189,6 +189,6 @@ func ExampleRingLayout() {
 		fmt.Println()
 	}
 	// Output:
-	// server-grouped     22   0.73 s  1111 0.73 s  11   0.41 s  111  0.62 s
-	// half-duplex-pairs  22   1.71 s  1111 0.73 s  11   1.06 s  111  0.62 s
+	// server-grouped     22   0.75 s  1111 0.75 s  11   0.42 s  111  0.64 s
+	// half-duplex-pairs  22   1.73 s  1111 0.75 s  11   1.07 s  111  0.64 s
 }

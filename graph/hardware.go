@@ -40,16 +40,16 @@ var (
 	// (../shared/data/rubick/placements: bert-large, gpt2-1.5b, llama-7b, t5-1.2b, vit-base;
 	// 8 x A800 servers, NVLink, 4 x 200 Gb/s RDMA; data, tensor, pipeline parallel, ZeRO-2,
 	// ZeRO-Offload, checkpointing).
-	a800Constants = Efficiency{Compute: 0.1769, LayerOverhead: 0.0007836, IntraComm: 0.2566, InterComm: 0.3074, Overlap: 0.1349,
-		StepOverhead: 0.01228, OptimizerPerParam: 1.86e-11, CPUOptimizerPerParam: 4.304e-09, HostOptimizerPerParam: 1.604e-10,
-		HostBandwidth: 8.689e+09}
+	a800Constants = Efficiency{Compute: 0.1734, LayerOverhead: 0.0009352, ComputeSizeExponent: 0.0233, IntraComm: 0.3367, InterComm: 0.3261,
+		Overlap: 0.1537, StepOverhead: 0.00466, OptimizerPerParam: 1.278e-11, CPUOptimizerPerParam: 2.971e-09, HostOptimizerPerParam: 1.766e-10,
+		HostBandwidth: 9.624e+09}
 	// t4Constants: fitted jointly on the three models of the Pollux artifact's measurements
 	// (../shared/data/placements: bert-base on SQuAD, resnet18 on CIFAR-10, resnet50 on
 	// ImageNet, all taken to run in fp32; 4 x T4 servers, 50 Gb/s Ethernet; data parallel).
 	// The fit weighs each row's measured sync_time beside its step time (perf.SyncWeight): the
 	// single-server syncs (PCIe, no peer-to-peer) are 7x slower than IntraComm 0.8 had them.
-	t4Constants = Efficiency{ComputeFP32: 0.07225, LayerOverhead: 5.323e-05, IntraComm: 0.1499, InterComm: 0.1072, Overlap: 0.7812,
-		StepOverhead: 0.009131, OptimizerPerParam: 1.034e-09, RingLayout: HalfDuplexPairs}
+	t4Constants = Efficiency{ComputeFP32: 0.07342, LayerOverhead: 2.506e-05, ComputeSizeExponent: 0.006902, IntraComm: 0.15, InterComm: 0.1065,
+		Overlap: 0.7853, StepOverhead: 0.003014, OptimizerPerParam: 1.796e-09, RingLayout: HalfDuplexPairs}
 )
 
 // shipped returns the shipped table, in a fixed order.

@@ -19,12 +19,43 @@ import (
 // or unavailable, a placement of the wrong size, a job listed twice (at the end, or first on a
 // copy of its GPUs); half the time it shuffles
 // the list, otherwise the jobs kept stay first in the view's order (the runtime's fast path).
+// Half of its decisions (spoiled or not) it returns as deltas (toDelta), now and then spoiled
+// further with a Stop of a waiting, unknown, already stopped or run job.
 type mutant struct {
 	chaos
 	spoiled int
 }
 
 func (m *mutant) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	d, err := m.spoil(v)
+	if err != nil || m.rng.IntN(2) == 0 {
+		return d, err
+	}
+	// Half the time, the same decision as a delta (gpusched.Decision.KeepOthers), spoiled
+	// further now and then in the ways only a delta can be.
+	d = toDelta(&v, d, m.rng)
+	switch m.rng.IntN(8) {
+	case 0:
+		if len(v.Pending) > 0 {
+			d.Stop = append(d.Stop, v.Pending[m.rng.IntN(len(v.Pending))].Job.ID)
+		}
+	case 1:
+		d.Stop = append(d.Stop, "nobody")
+	case 2:
+		if len(d.Stop) > 0 {
+			d.Stop = append(d.Stop, d.Stop[0])
+		}
+	case 3:
+		if len(d.Run) > 0 {
+			d.Stop = append(d.Stop, d.Run[0].Job)
+		}
+	}
+	m.d = d
+	return d, nil
+}
+
+// spoil returns chaos' decision, spoiled half the time.
+func (m *mutant) spoil(v gpusched.View) (gpusched.Decision, error) {
 	d, err := m.chaos.Schedule(v)
 	if err != nil || len(d.Run) == 0 || m.rng.IntN(2) == 0 {
 		return d, err
@@ -103,8 +134,9 @@ func checkProperty(broken string) func(*rapid.T) {
 			switch {
 			case err == nil:
 			case errors.As(err, &se) && se.Invalid:
-				if !slices.ContainsFunc(m.d.Run, func(a gpusched.Assignment) bool { return a.Job == se.Job }) {
-					t.Fatalf("t=%v: refusal names %q, not a job of the decision", now, se.Job)
+				if !slices.ContainsFunc(m.d.Run, func(a gpusched.Assignment) bool { return a.Job == se.Job }) && !slices.Contains(m.d.Stop, se.Job) &&
+					!(m.d.KeepOthers && before[se.Job] != "") {
+					t.Fatalf("t=%v: refusal names %q, not a job of the decision %+v: %v", now, se.Job, m.d, err)
 				}
 				if after := placements(rt); !maps2Equal(before, after) {
 					t.Fatalf("t=%v: a refused decision changed the placements: %v -> %v", now, before, after)

@@ -68,7 +68,14 @@
 //
 // # Applying a decision in a safe order
 //
-// A decision is declarative. The runtime diffs it against the current state and returns the
+// A decision is declarative, in the full form or as a delta (gpusched.Decision.KeepOthers):
+// every view the runtime builds accepts deltas (View.AcceptsKeepOthers). A delta costs the
+// runtime in proportion to what it mentions: the jobs it starts, moves, stops and rejects are
+// checked against the runtime's record of which job holds each GPU, and the running jobs it
+// does not mention are neither read nor rewritten, except where GPUs are unavailable, jobs
+// are constrained to GPU types or servers limit CPU cores and memory (then every running job
+// is checked, as in the full form). Both forms give the same actions in the same order.
+// The runtime diffs a decision against the current state and returns the
 // steps in an order a real cluster can follow: every Stop (preemptions, the stop half of every
 // migration, rejected running jobs) before every Start (starts and resumptions, the start half
 // of every migration). A job migrating onto GPUs it partly holds therefore stops on all its old

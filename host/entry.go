@@ -24,6 +24,7 @@ const (
 	actMigrate
 	actReject
 	actDropped // rejected while running: stopped, never back in the queue
+	actStop    // named in Decision.Stop: preempted
 )
 
 // Entry is the runtime's record of one job, from Submit until the job leaves (it finishes, is
@@ -37,13 +38,8 @@ const (
 // changes speed); in between, a job with a known time per iteration (SetRate) progresses at
 // that rate, and Progress and Status extrapolate.
 type Entry struct {
-	// Tag is the host's own: the runtime never reads or changes it (but saves it).
-	//
-	// Deprecated: keep the host's own data about a job in the host, keyed by the job's ID
-	// (package sim does); removed after one release.
-	Tag int32
-
-	// Hot fields, read at every call by check, find and the view, come first.
+	// Hot fields, read at every call by the view (buildView, Progress), come first and fit in
+	// 128 bytes: the flags, the placement and the progress with its anchors.
 	phase   phase
 	inView  bool // in the last view handed to the scheduler (see Runtime.delta)
 	viewRun bool // running in the last view handed to the scheduler
@@ -53,36 +49,42 @@ type Entry struct {
 	started bool
 	// constrained caches job.Constrained()
 	constrained bool
-	listed      uint32 // decision epoch in which the job was listed
-	asgOff      int32  // offset of its new placement in the runtime's scratch buffer
-	ngpus       int32  // job.GPUsFor(plan)
-	plan        int32  // plan choice it runs or last ran under
-	newPlan     int32  // plan choice of its assignment in the decision being applied
-	preempt     int    // stops by decisions
-	interr      int    // stops by the host (Interrupt, Fail, SetCluster)
-	id          gpusched.JobID
+	ngpus       int32            // job.GPUsFor(plan)
+	plan        int32            // plan choice it runs or last ran under
+	preempt     int32            // stops by decisions
+	interr      int32            // stops by the host (Interrupt, Fail, SetCluster)
 	gpus        []topology.GPUID // current placement (nil while waiting)
-	seq         uint64           // submission order
+	segAt       float64          // progress below is folded in up to this time
+	done        float64          // iterations done
+	executed    float64          // seconds holding GPUs
+	attained    float64          // GPU-seconds holding GPUs
+	productive  float64          // seconds holding GPUs and making progress (restores excluded)
+	restoreEnd  float64          // no progress before this time (restore after a stop or migration)
+	step        float64          // seconds per iteration in the current placement and load (0: unknown)
+	limit       float64          // extrapolated progress never exceeds this many iterations
+	firstStart  float64
+	since       float64
 
-	segAt      float64 // progress below is folded in up to this time
-	done       float64 // iterations done
-	executed   float64 // seconds holding GPUs
-	attained   float64 // GPU-seconds holding GPUs
-	restoreEnd float64 // no progress before this time (restore after a stop or migration)
-	step       float64 // seconds per iteration in the current placement and load (0: unknown)
-	limit      float64 // extrapolated progress never exceeds this many iterations
-	firstStart float64
-	since      float64
+	// Read by check and find for the jobs a decision mentions.
+	listed  uint32 // decision epoch in which the job was listed
+	asgOff  int32  // offset of its new placement in the runtime's scratch buffer
+	newPlan int32  // plan choice of its assignment in the decision being applied
+	// Tag is the host's own: the runtime never reads or changes it (but saves it).
+	//
+	// Deprecated: keep the host's own data about a job in the host, keyed by the job's ID
+	// (package sim does); removed after one release.
+	Tag int32
+	id  gpusched.JobID
+	seq uint64 // submission order
 
-	productive float64       // seconds holding GPUs and making progress (restores excluded)
-	bytes      float64       // cross-server bytes moved
-	xbytes     float64       // cross-server bytes per iteration in the current placement
-	links      []int32       // dense ids of the shared links the placement uses
-	eff        *gpusched.Job // job.WithPlan(plan), built on demand (nil for plan 0)
-	migrate    int
-	maxSpan    int
-	placedAt   float64 // start of the current placement (the origin of periodic checkpoints)
-	segStart   float64 // start of the current segment (Options.RecordSegments)
+	bytes    float64       // cross-server bytes moved
+	xbytes   float64       // cross-server bytes per iteration in the current placement
+	links    []int32       // dense ids of the shared links the placement uses
+	eff      *gpusched.Job // job.WithPlan(plan), built on demand (nil for plan 0)
+	migrate  int
+	maxSpan  int
+	placedAt float64 // start of the current placement (the origin of periodic checkpoints)
+	segStart float64 // start of the current segment (Options.RecordSegments)
 
 	ckAt, ckDone, ckProd float64 // the last checkpoint: when, iterations and productive seconds then
 	lostIters            float64 // iterations thrown away by interruptions
@@ -165,7 +167,7 @@ func (e *Entry) Status(t float64) gpusched.JobStatus {
 	done, ex, att, _ := e.Progress(t)
 	st := gpusched.JobStatus{
 		Job: &e.job, Iterations: done, Executed: ex, Attained: att,
-		Started: e.started, FirstStart: e.firstStart, Since: e.since, Preemptions: e.preempt + e.interr,
+		Started: e.started, FirstStart: e.firstStart, Since: e.since, Preemptions: int(e.preempt + e.interr),
 		PlanChoice: int(e.plan),
 	}
 	if e.phase == phaseRunning {
@@ -209,7 +211,7 @@ func (e *Entry) Stats() Stats {
 	return Stats{
 		Iterations: e.done, Executed: e.executed, Productive: e.productive, Attained: e.attained,
 		Started: e.started, FirstStart: e.firstStart,
-		Preemptions: e.preempt, Interruptions: e.interr, Migrations: e.migrate, ServersSpanned: e.maxSpan,
+		Preemptions: int(e.preempt), Interruptions: int(e.interr), Migrations: e.migrate, ServersSpanned: e.maxSpan,
 		CrossServerBytes: e.bytes, LostIterations: e.lostIters, LostProductive: e.lostProd, LostGPUTime: e.lostGPU,
 		Ended: e.ended, Killed: e.killed,
 	}
@@ -271,7 +273,7 @@ func (e *Entry) checkpoint() {
 func (e *Entry) pendingStatus() gpusched.JobStatus {
 	return gpusched.JobStatus{
 		Job: &e.job, Iterations: e.done, Executed: e.executed, Attained: e.attained,
-		Started: e.started, FirstStart: e.firstStart, Since: e.since, Preemptions: e.preempt + e.interr,
+		Started: e.started, FirstStart: e.firstStart, Since: e.since, Preemptions: int(e.preempt + e.interr),
 		PlanChoice: int(e.plan),
 	}
 }

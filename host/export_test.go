@@ -12,7 +12,9 @@ import (
 // decision keeps; "bypos" only that of a job kept by position (the runtime's fast path);
 // "relisted" keeps a job by position though the decision listed it before;
 // "restorecheckpoint" makes RestoreState take each running job's progress as its last
-// checkpoint (what Resume does), so that an interruption after a restart loses less work.
+// checkpoint (what Resume does), so that an interruption after a restart loses less work;
+// "stoporder" carries out a delta decision's stops in the delta's order instead of the running
+// jobs'; "implicitowner" lets a start take the GPU of a job a delta keeps without listing it.
 func Break(r *Runtime, kind string) {
 	switch kind {
 	case "order":
@@ -33,6 +35,10 @@ func Break(r *Runtime, kind string) {
 		r.broken = brokenRelisted
 	case "restorecheckpoint":
 		r.broken = brokenRestoreCheckpoint
+	case "stoporder":
+		r.broken = brokenStopOrder
+	case "implicitowner":
+		r.broken = brokenImplicitOwner
 	default:
 		panic("host: unknown broken variant " + kind)
 	}

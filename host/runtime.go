@@ -137,8 +137,9 @@ type Options struct {
 	// cross-check its validator with Decision.Validate: a debug aid, much slower.
 	Validate bool
 	// Decided, if set, is called with every view and the decision the scheduler returned for
-	// it, after the decision passed validation and before it is applied. Both belong to the
-	// runtime and are valid only during the call.
+	// it, in the full form (a delta decision expanded: Decision.Expand), after the decision
+	// passed validation and before it is applied. Both belong to the runtime and are valid only
+	// during the call.
 	Decided func(v *gpusched.View, d gpusched.Decision)
 }
 
@@ -230,6 +231,8 @@ const (
 	brokenByPos                        // check lets a start take the GPU of a job kept by position
 	brokenRelisted                     // check keeps a job by position though it was listed before
 	brokenRestoreCheckpoint            // a restored running job takes its progress as its last checkpoint
+	brokenStopOrder                    // a delta's stops are carried out in the delta's order, not the running jobs'
+	brokenImplicitOwner                // check lets a start take the GPU of a job a delta keeps without listing it
 )
 
 // forgetter is implemented by cost models that cache per-job state (gpusched.ModelCost).
@@ -277,12 +280,15 @@ type Runtime struct {
 	dirtyOut   []*Entry
 
 	epoch    uint32
-	hint     int // see find
-	gpuStamp []uint32
-	held     topology.GPUSet // GPUs the running jobs hold, kept by link and unlink (View.SetHeld)
-	owner    []*Entry        // the running job on each GPU (nil: none), kept by link and unlink
-	keptAt   []uint32        // by position in running: epoch of the decision that kept the job there
-	runKeys  []runKey        // by position in running, as of the last view: what keeps are checked against
+	deltaDec bool // the decision being checked and applied is a delta (KeepOthers)
+	// lastDelta: the last decision checked was a delta, so the next view records no runKeys
+	lastDelta bool
+	hint      int // see find
+	gpuStamp  []uint32
+	held      topology.GPUSet // GPUs the running jobs hold, kept by link and unlink (View.SetHeld)
+	owner     []*Entry        // the running job on each GPU (nil: none), kept by link and unlink
+	keptAt    []uint32        // by position in running: epoch of the decision that kept the job there
+	runKeys   []runKey        // by position in running, as of the last view: what keeps are checked against
 	// runConstrained tells that a running job of the last view is constrained (its GPUs are
 	// then checked one by one even when kept).
 	runConstrained bool
@@ -310,6 +316,8 @@ type Runtime struct {
 	lastArrive float64
 	acts       Actions
 	stopBuf    []topology.GPUID // copies of the GPUs that stops release
+	stopList   []*Entry         // a delta decision's running jobs that stop or move, in running order
+	posBuf     []int            // queue or running positions being removed
 	segments   []Segment
 
 	clusterJSON []byte // the cluster's compact JSON form, made at the first SaveState after adopt
@@ -556,6 +564,9 @@ func (r *Runtime) Resume(j gpusched.Job, res Resumption) (*Entry, error) {
 			return nil, fmt.Errorf("%w: job %q: resumed with a status that is not finite and >= 0: %+v", gpusched.ErrInvalidJob, j.ID, res)
 		}
 	}
+	if st.Preemptions > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: job %q: resumed with %d preemptions (at most %d)", gpusched.ErrInvalidJob, j.ID, st.Preemptions, math.MaxInt32)
+	}
 	if st.GPUs != nil {
 		if n := j.GPUsFor(st.PlanChoice); len(st.GPUs) != n {
 			if n == 0 {
@@ -590,7 +601,7 @@ func (r *Runtime) Resume(j gpusched.Job, res Resumption) (*Entry, error) {
 	if st.GPUs != nil {
 		e.setPlan(st.PlanChoice)
 	}
-	e.started, e.firstStart, e.since, e.preempt = st.Started || st.GPUs != nil, st.FirstStart, st.Since, st.Preemptions
+	e.started, e.firstStart, e.since, e.preempt = st.Started || st.GPUs != nil, st.FirstStart, st.Since, int32(st.Preemptions)
 	e.segAt = res.At
 	if st.GPUs == nil {
 		r.pbuf[r.phi-1] = e.pendingStatus()
@@ -663,37 +674,47 @@ func (r *Runtime) growPending(k int) {
 	r.plo, r.phi = 0, n
 }
 
-// removeLeaving removes from the queue every pending job whose act is actStart or actReject,
-// moving as few entries as possible. first and last are the lowest and highest queue
-// positions removed.
-func (r *Runtime) removeLeaving(first, last int) {
-	leaving := func(e *Entry) bool { return e.act == actStart || e.act == actReject }
-	if last-r.plo <= r.phi-first {
-		// Compact towards the tail: entries before last move right.
-		w := last
-		for i := last; i >= r.plo; i-- {
-			if leaving(r.pent[i]) {
-				continue
-			}
-			r.pbuf[w], r.pent[w], r.pseq[w] = r.pbuf[i], r.pent[i], r.pseq[i]
-			w--
-		}
-		clear(r.pbuf[r.plo : w+1])
-		clear(r.pent[r.plo : w+1])
-		r.plo = w + 1
+// removeLeaving removes from the queue the pending jobs at the ascending positions pos (those
+// whose act is actStart or actReject), moving as few entries as possible and without reading
+// the entries that stay (a block move per gap between removed positions).
+func (r *Runtime) removeLeaving(pos []int) {
+	k := len(pos)
+	if k == 0 {
 		return
 	}
-	w := first
-	for i := first; i < r.phi; i++ {
-		if leaving(r.pent[i]) {
-			continue
+	if pos[k-1]-r.plo <= r.phi-pos[0] {
+		// Compact towards the tail: the entries before each removed one move right by the
+		// number of removed positions from it on.
+		for j := k - 1; j >= 0; j-- {
+			lo := r.plo
+			if j > 0 {
+				lo = pos[j-1] + 1
+			}
+			sh := k - j
+			copy(r.pbuf[lo+sh:pos[j]+sh], r.pbuf[lo:pos[j]])
+			copy(r.pent[lo+sh:pos[j]+sh], r.pent[lo:pos[j]])
+			copy(r.pseq[lo+sh:pos[j]+sh], r.pseq[lo:pos[j]])
 		}
-		r.pbuf[w], r.pent[w], r.pseq[w] = r.pbuf[i], r.pent[i], r.pseq[i]
-		w++
+		clear(r.pbuf[r.plo : r.plo+k])
+		clear(r.pent[r.plo : r.plo+k])
+		r.plo += k
+		return
 	}
-	clear(r.pbuf[w:r.phi])
-	clear(r.pent[w:r.phi])
-	r.phi = w
+	// Compact towards the head: the entries after each removed one move left by the number of
+	// removed positions up to it.
+	for j := range k {
+		hi := r.phi
+		if j+1 < k {
+			hi = pos[j+1]
+		}
+		sh := j + 1
+		copy(r.pbuf[pos[j]+1-sh:hi-sh], r.pbuf[pos[j]+1:hi])
+		copy(r.pent[pos[j]+1-sh:hi-sh], r.pent[pos[j]+1:hi])
+		copy(r.pseq[pos[j]+1-sh:hi-sh], r.pseq[pos[j]+1:hi])
+	}
+	clear(r.pbuf[r.phi-k : r.phi])
+	clear(r.pent[r.phi-k : r.phi])
+	r.phi -= k
 }
 
 // insertPending merges the entries of ins (ascending seq) into the queue in submission order.
@@ -863,10 +884,8 @@ func (r *Runtime) leave(e *Entry) {
 		p := r.runningPos(e)
 		r.running = slices.Delete(r.running, p, p+1)
 	case phasePending:
-		p := r.pendingPos(e)
-		e.act = actReject // marks it leaving for removeLeaving
-		r.removeLeaving(p, p)
-		e.act = actNone
+		r.posBuf = append(r.posBuf[:0], r.pendingPos(e))
+		r.removeLeaving(r.posBuf)
 	case phaseParked:
 		r.parked = slices.DeleteFunc(r.parked, func(x *Entry) bool { return x == e })
 	}

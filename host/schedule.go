@@ -33,17 +33,29 @@ func (r *Runtime) buildView() {
 	v.Now = r.now
 	v.Unavailable = r.unavailable
 	v.Delta = nil
+	v.AcceptsKeepOthers = true // check and apply take delta decisions
 	v.Pending = r.pbuf[r.plo:r.phi]
 	old, n := len(v.Running), len(r.running)
 	if cap(v.Running) < n {
 		v.Running = slices.Grow(v.Running[:old], n-old)
 	}
 	v.Running = v.Running[:n]
-	r.runKeys = slices.Grow(r.runKeys[:0], n)[:n]
+	// The keys of the full form's keep-by-position check are recorded only while the
+	// scheduler answers in the full form (its last decision was not a delta): a scheduler that
+	// answers with deltas does not pay for them, and one that switches to the full form has
+	// its first full decision checked job by job.
+	keys := !r.lastDelta
+	if keys {
+		r.runKeys = slices.Grow(r.runKeys[:0], n)[:n]
+	} else {
+		r.runKeys = r.runKeys[:0]
+	}
 	r.runConstrained = false
 	for i, e := range r.running {
 		done, ex, att, _ := e.Progress(r.now)
-		r.runKeys[i] = runKey{id: e.id, gpus: unsafe.SliceData(e.gpus), n: int32(len(e.gpus)), plan: e.plan}
+		if keys {
+			r.runKeys[i] = runKey{id: e.id, gpus: unsafe.SliceData(e.gpus), n: int32(len(e.gpus)), plan: e.plan}
+		}
 		r.runConstrained = r.runConstrained || e.constrained
 		st := &v.Running[i]
 		if st.Job != &e.job {
@@ -54,7 +66,7 @@ func (r *Runtime) buildView() {
 		}
 		st.Iterations, st.Executed, st.Attained = done, ex, att
 		st.Started, st.FirstStart, st.Since = true, e.firstStart, e.since
-		st.Preemptions, st.PlanChoice = e.preempt+e.interr, int(e.plan)
+		st.Preemptions, st.PlanChoice = int(e.preempt+e.interr), int(e.plan)
 	}
 	if n < old {
 		clear(v.Running[n:old]) // no stale references past the current running jobs
@@ -108,7 +120,7 @@ func (r *Runtime) Schedule(at float64) (*Actions, error) {
 		return nil, &ScheduleError{Scheduler: r.name, Time: r.now, Invalid: true, Job: bad, Err: verr}
 	}
 	if r.opt.Decided != nil {
-		r.opt.Decided(&r.view, d)
+		r.opt.Decided(&r.view, d.Expand(r.view))
 	}
 	r.apply(d)
 	return &r.acts, nil
@@ -165,7 +177,13 @@ func (r *Runtime) checkPass(d gpusched.Decision, full bool) (gpusched.JobID, boo
 	// by position (runKeys) and stamped in keptAt, without touching their entries. Such keeps
 	// are matched in order, each within a few positions of the last one matched; the other
 	// assignments go through find.
-	byPos := !full && r.nUnavail == 0 && r.hostCPU == nil && !r.runConstrained && len(r.runKeys) == len(r.running)
+	// A delta decision (KeepOthers) lists no kept job but those it chooses to: the others are
+	// checked below only where GPUs are unavailable, jobs are constrained or servers have
+	// limited host resources.
+	delta := d.KeepOthers
+	r.deltaDec = delta
+	r.lastDelta = delta
+	byPos := !delta && !full && r.nUnavail == 0 && r.hostCPU == nil && !r.runConstrained && len(r.runKeys) == len(r.running)
 	if len(r.keptAt) < len(r.running) {
 		r.keptAt = make([]uint32, max(len(r.running), 2*len(r.keptAt)))
 	}
@@ -213,14 +231,14 @@ func (r *Runtime) checkPass(d gpusched.Decision, full bool) (gpusched.JobID, boo
 			e.asgOff = int32(len(r.scratch))
 			r.scratch = append(r.scratch, a.GPUs...)
 			if full {
-				if !r.checkGPUs(e, a.GPUs, false) {
+				if !r.checkGPUs(e, a.GPUs, delta) {
 					return a.Job, false
 				}
 			} else {
 				deferred = true
 			}
 		case full || r.nUnavail > 0 || e.constrained:
-			if !r.checkGPUs(e, a.GPUs, false) {
+			if !r.checkGPUs(e, a.GPUs, delta) {
 				return a.Job, false
 			}
 		}
@@ -240,6 +258,30 @@ func (r *Runtime) checkPass(d gpusched.Decision, full bool) (gpusched.JobID, boo
 		e.listed = r.epoch
 		e.act = actReject
 		r.listed = append(r.listed, e)
+	}
+	for _, id := range d.Stop {
+		e, ok := r.ids[id]
+		if !ok || e.phase != phaseRunning || e.listed == r.epoch || (kept > 0 && r.keptByPos(e)) {
+			return id, false
+		}
+		e.listed = r.epoch
+		e.act = actStop
+		r.listed = append(r.listed, e)
+	}
+	if delta && (r.nUnavail > 0 || r.runConstrained || r.hostCPU != nil) {
+		// The running jobs the decision keeps without listing them: on available GPUs they
+		// may use, within their servers' host resources.
+		for _, e := range r.running {
+			if e.listed == r.epoch {
+				continue
+			}
+			if (r.nUnavail > 0 || e.constrained) && !r.checkGPUs(e, e.gpus, false) {
+				return e.id, false
+			}
+			if r.hostCPU != nil && !r.hostFits(e, gpusched.Assignment{Job: e.id, GPUs: e.gpus, PlanChoice: int(e.plan)}) {
+				return e.id, false
+			}
+		}
 	}
 	if deferred {
 		for _, e := range r.listed {
@@ -305,12 +347,21 @@ func (r *Runtime) checkGPUs(e *Entry, gpus []topology.GPUID, owner bool) bool {
 		if e.constrained && !e.job.Eligible(r.c.GPU(g)) {
 			return false
 		}
-		if o := r.owner[g]; owner && r.broken != brokenOwner && o != nil && o != e && (o.listed == r.epoch && o.act == actKeep || r.broken != brokenByPos && r.keptByPos(o)) {
+		if o := r.owner[g]; owner && r.broken != brokenOwner && o != nil && o != e && r.keeps(o) {
 			return false
 		}
 		r.gpuStamp[g] = r.epoch
 	}
 	return true
+}
+
+// keeps reports whether the decision being checked keeps the running job o where it runs:
+// listed as kept, kept by position, or (a delta decision) not listed at all.
+func (r *Runtime) keeps(o *Entry) bool {
+	if r.deltaDec {
+		return o.listed != r.epoch && r.broken != brokenImplicitOwner || o.listed == r.epoch && o.act == actKeep
+	}
+	return o.listed == r.epoch && o.act == actKeep || r.broken != brokenByPos && r.keptByPos(o)
 }
 
 // runKey is what the runtime checks a kept running job against, by position: its id, its
@@ -387,54 +438,59 @@ func (r *Runtime) apply(d gpusched.Decision) {
 		acts.WakeAt = d.WakeAt
 	}
 	r.stopBuf = r.stopBuf[:0]
-	// Preempt running jobs the decision leaves out (or rejects); unplace migrating ones.
+	// Preempt running jobs the decision leaves out, stops or rejects; unplace migrating ones.
 	r.preempted = r.preempted[:0]
 	stopped := false
-	for i, e := range r.running {
-		if r.keptAt[i] == r.epoch {
-			continue // kept by position (check): its entry is not even read
-		}
-		if e.listed == r.epoch && e.act != actReject {
-			if e.act == actMigrate {
-				e.settle(t, r.ck)
-				r.closeSegment(e, false)
-				r.unlink(e)
-				acts.Steps = append(acts.Steps, Action{Kind: Stop, Job: e.id, GPUs: r.keepGPUs(e.gpus), Migration: true})
+	if r.deltaDec {
+		// Only the listed running jobs change; taken in running (submission) order, as the
+		// walk of the full form takes them, so that the actions are the same.
+		r.stopList = r.stopList[:0]
+		for _, e := range r.listed {
+			if e.phase == phaseRunning && e.act != actKeep {
+				r.stopList = append(r.stopList, e)
 			}
-			continue
 		}
-		e.settle(t, r.ck)
-		r.closeSegment(e, false)
-		r.unlink(e)
-		r.busy -= int(e.ngpus)
-		acts.Steps = append(acts.Steps, Action{Kind: Stop, Job: e.id, GPUs: r.keepGPUs(e.gpus), Rejected: e.act == actReject})
-		e.phase = phasePending
-		r.touch(e)
-		e.gpus = e.gpus[:0]
-		e.step = 0
-		e.since = t
-		stopped = true
-		if e.act == actReject {
-			e.act = actDropped // stopped, and never in the queue
-		} else {
-			e.preempt++
-			r.preempted = append(r.preempted, e)
+		if r.broken != brokenStopOrder {
+			slices.SortFunc(r.stopList, cmpSeq)
 		}
-	}
-	if stopped {
-		r.running = slices.DeleteFunc(r.running, func(e *Entry) bool { return e.phase != phaseRunning })
+		r.posBuf = r.posBuf[:0]
+		for _, e := range r.stopList {
+			if e.act == actMigrate {
+				r.unplace(e, t)
+				continue
+			}
+			r.posBuf = append(r.posBuf, r.runningPos(e))
+			r.stop(e, t)
+		}
+		if len(r.posBuf) > 0 {
+			r.running = deletePositions(r.running, r.posBuf)
+		}
+		clear(r.stopList)
+	} else {
+		for i, e := range r.running {
+			if r.keptAt[i] == r.epoch {
+				continue // kept by position (check): its entry is not even read
+			}
+			if e.listed == r.epoch && e.act != actReject && e.act != actStop {
+				if e.act == actMigrate {
+					r.unplace(e, t)
+				}
+				continue
+			}
+			r.stop(e, t)
+			stopped = true
+		}
+		if stopped {
+			r.running = slices.DeleteFunc(r.running, func(e *Entry) bool { return e.phase != phaseRunning })
+		}
 	}
 	// Start and migrate; find the queue positions of the jobs that leave the queue.
 	r.started = r.started[:0]
-	first, last := -1, -1
+	r.posBuf = r.posBuf[:0]
 	for _, e := range r.listed {
 		switch e.act {
 		case actStart:
-			p := r.pendingPos(e)
-			if first < 0 || p < first {
-				first = p
-			}
-			last = max(last, p)
+			r.posBuf = append(r.posBuf, r.pendingPos(e))
 			e.settle(t, r.ck)
 			reconf := e.plan != e.newPlan
 			e.setPlan(int(e.newPlan))
@@ -470,15 +526,14 @@ func (r *Runtime) apply(d gpusched.Decision) {
 			e.checkpoint()
 			acts.Steps = append(acts.Steps, Action{Kind: Start, Job: e.id, GPUs: e.gpus, Migration: true})
 		case actReject:
-			p := r.pendingPos(e)
-			if first < 0 || p < first {
-				first = p
+			if e.phase == phasePending {
+				r.posBuf = append(r.posBuf, r.pendingPos(e))
 			}
-			last = max(last, p)
 		}
 	}
-	if first >= 0 {
-		r.removeLeaving(first, last)
+	if len(r.posBuf) > 0 {
+		slices.Sort(r.posBuf)
+		r.removeLeaving(r.posBuf)
 	}
 	if len(r.started) > 0 {
 		slices.SortFunc(r.started, func(a, b *Entry) int { return cmpSeq(a, b) })
@@ -515,6 +570,50 @@ func (r *Runtime) apply(d gpusched.Decision) {
 	if r.broken == brokenOrder {
 		acts.Steps = perJobOrder(acts.Steps)
 	}
+}
+
+// unplace takes the migrating running job e off its GPUs at t (the stop half of its move).
+func (r *Runtime) unplace(e *Entry, t float64) {
+	e.settle(t, r.ck)
+	r.closeSegment(e, false)
+	r.unlink(e)
+	r.acts.Steps = append(r.acts.Steps, Action{Kind: Stop, Job: e.id, GPUs: r.keepGPUs(e.gpus), Migration: true})
+}
+
+// stop takes the running job e off its GPUs at t: preempted (it waits again, in r.preempted)
+// or, rejected, dropped. The caller removes it from r.running.
+func (r *Runtime) stop(e *Entry, t float64) {
+	e.settle(t, r.ck)
+	r.closeSegment(e, false)
+	r.unlink(e)
+	r.busy -= int(e.ngpus)
+	r.acts.Steps = append(r.acts.Steps, Action{Kind: Stop, Job: e.id, GPUs: r.keepGPUs(e.gpus), Rejected: e.act == actReject})
+	e.phase = phasePending
+	r.touch(e)
+	e.gpus = e.gpus[:0]
+	e.step = 0
+	e.since = t
+	if e.act == actReject {
+		e.act = actDropped // stopped, and never in the queue
+	} else {
+		e.preempt++
+		r.preempted = append(r.preempted, e)
+	}
+}
+
+// deletePositions removes the elements at the ascending positions pos from s, moving the
+// others in blocks, and clears the tail it frees.
+func deletePositions[T any](s []T, pos []int) []T {
+	w := pos[0]
+	for j, p := range pos {
+		hi := len(s)
+		if j+1 < len(pos) {
+			hi = pos[j+1]
+		}
+		w += copy(s[w:], s[p+1:hi])
+	}
+	clear(s[w:])
+	return s[:w]
 }
 
 // perJobOrder moves the stop half of every migration to just before its start half: the

@@ -332,7 +332,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 func (e *Entry) saved(out *savedRuntime, models map[*graph.Model]int) savedEntry {
 	s := savedEntry{
 		Job: e.job, Phase: e.phase, Seq: e.seq, Tag: e.Tag, Plan: e.plan, Dirty: e.dirty,
-		Started: e.started, Killed: e.killed, Preempt: e.preempt, Interr: e.interr, Migrate: e.migrate, MaxSpan: e.maxSpan,
+		Started: e.started, Killed: e.killed, Preempt: int(e.preempt), Interr: int(e.interr), Migrate: e.migrate, MaxSpan: e.maxSpan,
 		SegAt: e.segAt, Done: e.done, Executed: e.executed, Attained: e.attained, RestoreEnd: e.restoreEnd,
 		Step: e.step, Limit: statejson.Float(e.limit), FirstStart: e.firstStart, Since: e.since,
 		Productive: e.productive, Bytes: e.bytes, XBytes: e.xbytes, PlacedAt: e.placedAt, SegStart: e.segStart,
@@ -641,8 +641,8 @@ func (s *savedEntry) fill(e *Entry, models []*graph.Model) error {
 	if !(s.Limit > 0) {
 		return fmt.Errorf("iteration limit %v", float64(s.Limit))
 	}
-	if s.Preempt < 0 || s.Interr < 0 || s.Migrate < 0 || s.MaxSpan < 0 {
-		return fmt.Errorf("negative counts")
+	if s.Preempt < 0 || s.Interr < 0 || s.Migrate < 0 || s.MaxSpan < 0 || s.Preempt > math.MaxInt32 || s.Interr > math.MaxInt32 {
+		return fmt.Errorf("counts out of range (negative, or preemptions or interruptions past 2^31-1)")
 	}
 	if s.Plan < 0 || int(s.Plan) >= j.Choices() {
 		return fmt.Errorf("plan choice %d of %d", s.Plan, j.Choices())
@@ -656,7 +656,7 @@ func (s *savedEntry) fill(e *Entry, models []*graph.Model) error {
 	}
 	*e = Entry{
 		Tag: s.Tag, phase: s.Phase, started: s.Started, constrained: j.Constrained(), plan: s.Plan,
-		preempt: s.Preempt, interr: s.Interr, id: j.ID, seq: s.Seq,
+		preempt: int32(s.Preempt), interr: int32(s.Interr), id: j.ID, seq: s.Seq,
 		segAt: s.SegAt, done: s.Done, executed: s.Executed, attained: s.Attained, restoreEnd: s.RestoreEnd,
 		step: s.Step, limit: float64(s.Limit), firstStart: s.FirstStart, since: s.Since,
 		productive: s.Productive, bytes: s.Bytes, xbytes: s.XBytes, migrate: s.Migrate, maxSpan: s.MaxSpan,

@@ -100,11 +100,17 @@ func (s *matchScratch) matchHeavyEdge(g *Graph, maxVW int64, rng *rand.Rand) []i
 		}
 		best := int32(-1)
 		var bestW int64 = -1
-		wu := g.vw[u]
-		for i := lo; i < hi; i++ {
-			v := g.adj[i]
-			if match[v] < 0 && g.ew[i] > bestW && wu+g.vw[v] <= maxVW {
-				best, bestW = v, g.ew[i]
+		room := maxVW - g.vw[u]
+		// The edge weight is tested first: it is read in sequence, while
+		// the neighbour's state and weight are random accesses (with unit
+		// weights only the neighbours up to the first unmatched one are
+		// looked up).
+		ew, adj := g.ew[lo:hi], g.adj[lo:hi]
+		for i, w := range ew {
+			if w > bestW {
+				if v := adj[i]; match[v] < 0 && g.vw[v] <= room {
+					best, bestW = v, w
+				}
 			}
 		}
 		if best >= 0 {
@@ -201,50 +207,52 @@ func contract(g *Graph, match []int32, s *matchScratch) ([]int32, *Graph) {
 			cn++
 		}
 	}
-	cg := &Graph{
-		xadj: make([]int32, cn+1),
-		adj:  make([]int32, 0, len(g.adj)),
-		ew:   make([]int64, 0, len(g.adj)),
-		vw:   make([]int64, cn),
-	}
+	xadj := make([]int32, cn+1)
+	cadj := make([]int32, len(g.adj))
+	cew := make([]int64, len(g.adj))
+	cvw := make([]int64, cn)
 	htab := s.htab[:cn]
 	for i := range htab {
 		htab[i] = -1
 	}
+	gx, ga, gw := g.xadj, g.adj, g.ew
+	nc := int32(0) // entries written
 	c := int32(0)
-	addRow := func(v int32) {
-		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
-			cu := cmap[g.adj[i]]
-			if cu == c {
-				continue
-			}
-			if h := htab[cu]; h >= 0 {
-				cg.ew[h] += g.ew[i]
-			} else {
-				htab[cu] = int32(len(cg.adj))
-				cg.adj = append(cg.adj, cu)
-				cg.ew = append(cg.ew, g.ew[i])
-			}
-		}
-	}
 	for v := range int32(n) {
 		if cmap[v] != c {
 			continue // already handled as the partner of a smaller vertex
 		}
-		start := len(cg.adj)
+		start := nc
 		m := match[v]
-		cg.vw[c] = g.vw[v]
-		addRow(v)
-		if m != v {
-			cg.vw[c] += g.vw[m]
-			addRow(m)
+		w := g.vw[v]
+		for u := v; ; u = m {
+			for i := gx[u]; i < gx[u+1]; i++ {
+				cu := cmap[ga[i]]
+				if cu == c {
+					continue
+				}
+				if h := htab[cu]; h >= 0 {
+					cew[h] += gw[i]
+				} else {
+					htab[cu] = nc
+					cadj[nc] = cu
+					cew[nc] = gw[i]
+					nc++
+				}
+			}
+			if u == m {
+				break
+			}
+			w += g.vw[m]
 		}
-		for _, u := range cg.adj[start:] {
+		cvw[c] = w
+		for _, u := range cadj[start:nc] {
 			htab[u] = -1
 		}
 		c++
-		cg.xadj[c] = int32(len(cg.adj))
+		xadj[c] = nc
 	}
+	cg := &Graph{xadj: xadj, adj: cadj[:nc:nc], ew: cew[:nc:nc], vw: cvw}
 	cg.totalVW = g.totalVW
 	var mv, te int64
 	for _, w := range cg.vw {

@@ -44,7 +44,10 @@
 // then project back level by level with greedy sweeps and k-way FM
 // refinement that can swap vertices between full parts and never
 // increases the cut. With K = 2 the refinement uses the Imbalance
-// tolerance wherever an unbalanced split cuts less. Options.Quick trades some cut for speed;
+// tolerance wherever an unbalanced split cuts less, and the partitioner
+// also refines the balanced split (the one Imbalance 0 gives, same seed)
+// and keeps the better of the two, so a tolerance never gives a larger
+// cut than none. Options.Quick trades some cut for speed;
 // Method RecursiveBisection selects pure recursive bisection instead.
 // BENCHMARKS.md compares both with METIS 5.1 (gpmetis).
 //

@@ -9,8 +9,15 @@ import (
 	"pgregory.net/rapid"
 )
 
+// fataler is what the graph helpers need of a test: testing.TB or
+// *rapid.T.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+}
+
 // testGrid returns an r x c grid graph with unit weights.
-func testGrid(tb testing.TB, r, c int) *Graph {
+func testGrid(tb fataler, r, c int) *Graph {
 	tb.Helper()
 	b := NewBuilder(r * c)
 	for i := range r {
@@ -33,7 +40,7 @@ func testGrid(tb testing.TB, r, c int) *Graph {
 
 // testRGG returns a random geometric graph in the unit square with the
 // DIMACS radius 0.55*sqrt(ln n / n).
-func testRGG(tb testing.TB, n int, seed uint64) *Graph {
+func testRGG(tb fataler, n int, seed uint64) *Graph {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
 	xs, ys := make([]float64, n), make([]float64, n)

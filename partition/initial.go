@@ -85,6 +85,14 @@ func bisectLimits(g *Graph, t0 float64, eps float64) bisection {
 // greedy growings with 2-way FM on the coarsest graph, keep the best, and
 // refine with 2-way FM at every level on the way back.
 func mlBisect(g *Graph, b bisection, ws *workspace) []int32 {
+	levels, best, _, _ := coarseBisect(g, b, ws)
+	return uncoarsenBisect(g, b, ws, levels, best)
+}
+
+// coarseBisect coarsens g for a bisection and returns the levels and the
+// best bisection of the coarsest graph (left in the refiner, whose degrees
+// markInterior reads), with its weight above the limits and its cut.
+func coarseBisect(g *Graph, b bisection, ws *workspace) ([]level, []int32, int64, int64) {
 	rng := ws.rng
 	maxVW := max(int64(1.5*float64(g.totalVW)/bisectCoarsenTo), 1)
 	levels, cg := coarsen(g, bisectCoarsenTo, maxVW, rng, &ws.ms)
@@ -117,6 +125,7 @@ func mlBisect(g *Graph, b bisection, ws *workspace) []int32 {
 	if lo := float64(g.totalVW - b.limit[1]); lo <= b.t0-float64(g.maxVW) {
 		grows[2] = max(lo, 1)
 	}
+	lastBest := false
 	for t := 0; t < ws.tries; t++ {
 		if cn == 0 {
 			break
@@ -126,14 +135,32 @@ func mlBisect(g *Graph, b bisection, ws *workspace) []int32 {
 		r.balance()
 		r.refine()
 		over, cut := r.overload(), r.cut()
-		if over < bestOver || (over == bestOver && cut < bestCut) {
+		lastBest = over < bestOver || (over == bestOver && cut < bestCut)
+		if lastBest {
 			bestOver, bestCut = over, cut
 			copy(best, cur)
 		}
 	}
+	if !lastBest && cn > 0 {
+		// the refiner must hold the partition that is projected
+		// (markInterior reads its external degrees)
+		r.init(cg, best, 2, limit, target)
+	}
+	return levels, best, bestOver, bestCut
+}
+
+// uncoarsenBisect projects the coarsest graph's bisection best back
+// through levels, refining with 2-way FM at every level.
+func uncoarsenBisect(g *Graph, b bisection, ws *workspace, levels []level, best []int32) []int32 {
+	limit := b.limit[:]
+	target := []float64{b.t0, float64(g.totalVW) - b.t0}
+	r := &ws.r
+	r.alternate = true
+	defer func() { r.alternate = ws.brokenAlternate }()
 	part := best
 	for i := len(levels) - 1; i >= 0; i-- {
 		lv := levels[i]
+		r.markInterior(lv.cmap)
 		fine := make([]int32, lv.g.NumVertices())
 		for v, c := range lv.cmap {
 			fine[v] = part[c]

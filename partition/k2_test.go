@@ -150,3 +150,61 @@ func TestK2SlackOnMesh(t *testing.T) {
 		}
 	}
 }
+
+// Issue #33: with K = 2 a looser tolerance could give a larger cut than a
+// tighter one (the relaxed refinement settles wherever the slack leads it;
+// 13 of 24 graphs in the issue). Partition now computes the balanced
+// partition beside the relaxed one and keeps the better.
+
+// looserNeverWorse is the property: for K = 2 in Balanced mode, any
+// Imbalance gives a cut no larger than Imbalance 0 (the balanced partition)
+// with the same seed, method, Quick and Trials, and its result respects
+// the looser limits. Graphs: random (up to 150 vertices, weights 1-3), two planted
+// clusters (where the relaxed partition wins), grids and random geometric
+// graphs (where refinement with and without slack ends in different local
+// optima, and the old partitioner most often did worse with slack).
+func looserNeverWorse(ws func() *workspace) func(*rapid.T) {
+	return func(t *rapid.T) {
+		var g *Graph
+		switch rapid.IntRange(0, 3).Draw(t, "family") {
+		case 0:
+			g = genGraph(t, 2, 150, rapid.SampledFrom([]int64{1, 1, 3}).Draw(t, "maxvw"))
+		case 1:
+			b := rapid.IntRange(10, 60).Draw(t, "b")
+			g = plantedPair(t, b+rapid.IntRange(0, b).Draw(t, "a-b"), b)
+		case 2:
+			g = testGrid(t, rapid.IntRange(5, 30).Draw(t, "rows"), rapid.IntRange(5, 30).Draw(t, "cols"))
+		default:
+			g = testRGG(t, rapid.IntRange(50, 600).Draw(t, "n"), rapid.Uint64().Draw(t, "rgg seed"))
+		}
+		base := Options{K: 2, Seed: rapid.Uint64().Draw(t, "seed"),
+			Method: rapid.SampledFrom([]Method{KWay, RecursiveBisection}).Draw(t, "method"),
+			Quick:  rapid.Bool().Draw(t, "quick"), Trials: rapid.IntRange(0, 3).Draw(t, "trials")}
+		tight, err := partitionWith(g, base, ws())
+		if err != nil {
+			t.Skip("no balanced partition within the limits:", err)
+		}
+		loose := base
+		loose.Imbalance = rapid.SampledFrom([]float64{0.01, 0.03, 0.1, 0.3, 1}).Draw(t, "imbalance")
+		res, err := partitionWith(g, loose, ws())
+		if err != nil {
+			t.Fatalf("imbalance %v: %v", loose.Imbalance, err)
+		}
+		if err := checkResult(g, loose, res); err != nil {
+			t.Fatalf("imbalance %v: %v", loose.Imbalance, err)
+		}
+		if res.Cut > tight.Cut {
+			t.Fatalf("imbalance %v: cut %d (part weights %v), larger than %d with imbalance 0 (part weights %v)",
+				loose.Imbalance, res.Cut, res.PartWeights, tight.Cut, tight.PartWeights)
+		}
+	}
+}
+
+// TestK2LooserNeverWorse: the property holds, and fails for the partitioner
+// before issue #33 (the relaxed partition alone).
+func TestK2LooserNeverWorse(t *testing.T) {
+	rapid.Check(t, looserNeverWorse(func() *workspace { return &workspace{} }))
+	if !teeth.Fails(looserNeverWorse(func() *workspace { return &workspace{brokenNoTwin: true} })) {
+		t.Fatal("the property does not catch a K = 2 partitioner that keeps only the relaxed partition")
+	}
+}

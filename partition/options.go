@@ -86,7 +86,9 @@ type Options struct {
 	// weigh 0). The second term keeps every input feasible: with it, any
 	// vertex that does not fit in its part fits in some other. 0.03
 	// matches METIS's default (ufactor=30); 0 asks for the tightest
-	// balance. Ignored in Hard mode.
+	// balance. Ignored in Hard mode. With K = 2 a tolerance never gives a
+	// larger cut than Imbalance 0 with the same Seed, Method and Quick:
+	// Partition computes that balanced partition too and keeps the better.
 	Imbalance float64
 
 	// Seed drives every random choice; equal inputs and seeds give equal
@@ -181,20 +183,11 @@ func checkOptions(g *Graph, opts Options) (constraints, error) {
 			share = func(i int) float64 { return float64(opts.Capacities[i]) / float64(sumCap) }
 		}
 		for i := range k {
-			s := share(i)
-			if s == 0 {
-				continue
-			}
-			t := float64(W) * s
-			c.target[i] = t
-			lim := floorTol((1 + eps) * t)
-			lim = math.Max(lim, math.Ceil(t)+float64(g.maxVW)-1)
-			if lim >= math.MaxInt64/2 {
-				c.limit[i] = math.MaxInt64 / 2
-			} else {
-				c.limit[i] = max(int64(lim), 0)
+			if s := share(i); s > 0 {
+				c.target[i] = float64(W) * s
 			}
 		}
+		balancedLimits(c.limit, c.target, eps, g.maxVW)
 	case Hard:
 		if opts.Capacities == nil {
 			return c, fmt.Errorf("%w: Hard mode needs Capacities", ErrInvalidOptions)
@@ -226,6 +219,42 @@ func checkOptions(g *Graph, opts Options) (constraints, error) {
 		return c, fmt.Errorf("%w: unknown mode %v", ErrInvalidOptions, opts.Mode)
 	}
 	return c, nil
+}
+
+// balancedLimits sets the limit of every part of Balanced mode from its
+// target (0 for a part with share 0), the tolerance eps and the largest
+// vertex weight; see Options.Imbalance.
+func balancedLimits(limit []int64, target []float64, eps float64, maxVW int64) {
+	for i, t := range target {
+		if t == 0 {
+			limit[i] = 0
+			continue
+		}
+		lim := floorTol((1 + eps) * t)
+		lim = math.Max(lim, math.Ceil(t)+float64(maxVW)-1)
+		if lim >= math.MaxInt64/2 {
+			limit[i] = math.MaxInt64 / 2
+		} else {
+			limit[i] = max(int64(lim), 0)
+		}
+	}
+}
+
+// balancedTwin returns, for K = 2 in Balanced mode with a tolerance, the
+// same constraints with Imbalance 0: the balanced partition that
+// Partition computes beside the relaxed one, keeping the better (see
+// partitionOnce). loosens says whether the tolerance loosens some limit;
+// where it does not, Partition runs with the balanced constraints alone,
+// exactly as Imbalance 0 would. ok is false for other constraints.
+func (c constraints) balancedTwin(maxVW int64) (bal constraints, loosens, ok bool) {
+	if c.k != 2 || !c.balance || c.eps == 0 {
+		return c, false, false
+	}
+	bal = c
+	bal.eps = 0
+	bal.limit = make([]int64, c.k)
+	balancedLimits(bal.limit, c.target, 0, maxVW)
+	return bal, !slices.Equal(bal.limit, c.limit), true
 }
 
 // floorTol is math.Floor with a relative tolerance of 1e-9, so that a limit that is a whole

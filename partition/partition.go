@@ -37,7 +37,9 @@ import (
 //     increases the cut of a feasible partition. With K = 2 the
 //     levels use 2-way FM alone, taking the best move the limits allow
 //     from either side, so the Imbalance tolerance is used where it
-//     lowers the cut.
+//     lowers the cut; the balanced partition (Imbalance 0, same seed)
+//     is refined beside it from the same coarsening, and the better of
+//     the two is kept, so a tolerance never gives a larger cut than none.
 //
 // Options.Quick coarsens further and tries fewer bisections;
 // Options.Method RecursiveBisection skips step 1 and 3's k-way levels
@@ -66,9 +68,7 @@ func partitionWith(g *Graph, opts Options, ws *workspace) (Result, error) {
 	bestCut, bestOver := int64(math.MaxInt64), int64(math.MaxInt64)
 	for t := range trials {
 		seed := opts.Seed + uint64(t)*0x9e3779b97f4a7c15
-		part := partitionOnce(g, c, opts.Method, seed, ws)
-		ws.r.init(g, part, c.k, c.limit, c.target)
-		over, cut := ws.r.overload(), ws.r.cut()
+		part, over, cut := partitionOnce(g, c, opts.Method, seed, ws)
 		if over < bestOver || (over == bestOver && cut < bestCut) {
 			best, bestCut, bestOver = part, cut, over
 		}
@@ -100,6 +100,11 @@ type workspace struct {
 	lim   []int64
 	tries int // greedy-growing tries per bisection
 
+	// brokenNoTwin skips the balanced partition of K = 2 (partitionOnce),
+	// as before issue #33, so that a tolerance can give a larger cut than
+	// none. Only tests set it.
+	brokenNoTwin bool
+
 	// brokenAlternate makes every 2-way refinement move from the side
 	// heavier relative to its target, as before issue #19, so that K = 2
 	// ignores Imbalance. Only tests set it, to show that the property
@@ -123,17 +128,34 @@ const coarsenPerPart, quickPerPart = 30, 10
 
 // partitionOnce runs one multilevel partitioning with the given seed and
 // returns the part of each vertex (always a complete assignment; feasible
-// whenever forceFit can make it so).
-func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *workspace) []int32 {
+// whenever forceFit can make it so), its weight above the limits and its
+// cut.
+//
+// With K = 2 in Balanced mode and a tolerance that loosens the limits, it
+// computes two partitions and keeps the better: the balanced one, exactly
+// the partition Imbalance 0 gives with the same seed, and a relaxed one,
+// which uses the tolerance; so a tolerance never gives a larger cut than no
+// tolerance. (Issue #33: the relaxed refinement alone, which settles in
+// whatever local optimum the slack leads it to, gave a larger cut than the
+// balanced partition on 13 of 24 graphs.) KWay shares the coarsening
+// between the two; RecursiveBisection runs twice.
+func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *workspace) ([]int32, int64, int64) {
 	ws.rng = rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))
 	ws.r.rng = ws.rng
 	ws.r.alternate = ws.brokenAlternate
 	n := g.NumVertices()
 	if c.k == 1 {
-		return make([]int32, n)
+		return make([]int32, n), max(g.totalVW-c.limit[0], 0), 0
+	}
+	relaxed := c
+	bal, twin, ok := c.balancedTwin(g.maxVW)
+	if ws.brokenNoTwin {
+		twin, ok = false, false
+	}
+	if ok {
+		c = bal
 	}
 	spec, parts, target := rbSetup(g, c, ws)
-	r := &ws.r
 	ws.tries = bisectTries
 	if method == KWay {
 		spec.cuts = initialCuts
@@ -141,39 +163,97 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 	if c.quick {
 		spec.cuts, ws.tries = 1, quickTries
 	}
-	var part []int32
-	switch method {
-	case RecursiveBisection:
-		part = make([]int32, n)
+	if method == RecursiveBisection {
+		part := make([]int32, n)
 		spec.recurse(g, nil, parts, target, part)
-	default:
-		perPart := coarsenPerPart
-		if c.quick {
-			perPart = quickPerPart
+		part, over, cut := finish(g, part, c, ws)
+		if !twin {
+			return part, over, cut
 		}
-		to := coarsenTarget(n, len(parts), perPart)
-		maxVW := max(int64(1.5*float64(g.totalVW)/float64(to)), 1)
-		levels, cg := coarsen(g, to, maxVW, ws.rng, &ws.ms)
-		part = make([]int32, cg.NumVertices())
-		spec.recurse(cg, nil, parts, target, part)
-		r.init(cg, part, c.k, coarseLimit(c.limit, cg, levels, relaxKWay, ws), c.target)
-		r.balance()
-		r.refine()
-		for i := len(levels) - 1; i >= 0; i-- {
-			lv := levels[i]
-			fine := make([]int32, lv.g.NumVertices())
-			for v, cv := range lv.cmap {
-				fine[v] = part[cv]
-			}
-			part = fine
-			if i > 0 {
-				ws.lim = relaxLimits(c.limit, lv.g, relaxKWay, ws.lim)
-				r.init(lv.g, part, c.k, ws.lim, c.target)
-				r.balance()
-				r.refine()
+		rspec, _, _ := rbSetup(g, relaxed, ws)
+		rspec.cuts = spec.cuts
+		rpart := make([]int32, n)
+		rspec.recurse(g, nil, parts, target, rpart)
+		rpart, rover, rcut := finish(g, rpart, relaxed, ws)
+		return better(g, relaxed, part, rpart, rover, rcut)
+	}
+	perPart := coarsenPerPart
+	if c.quick {
+		perPart = quickPerPart
+	}
+	to := coarsenTarget(n, len(parts), perPart)
+	maxVW := max(int64(1.5*float64(g.totalVW)/float64(to)), 1)
+	levels, cg := coarsen(g, to, maxVW, ws.rng, &ws.ms)
+	initial := make([]int32, cg.NumVertices())
+	spec.recurse(cg, nil, parts, target, initial)
+	if !twin {
+		return uncoarsen(g, cg, levels, initial, c, ws)
+	}
+	part, _, _ := uncoarsen(g, cg, levels, initial, c, ws)
+	// The relaxed partition starts from its own initial bisection: grown
+	// to the largest and smallest weights the tolerance allows too, it
+	// can find a cut that the balanced one cannot reach by refinement
+	// (TestK2UsesSlack).
+	rspec, _, _ := rbSetup(g, relaxed, ws)
+	rspec.cuts = spec.cuts
+	rinitial := make([]int32, cg.NumVertices())
+	rspec.recurse(cg, nil, parts, target, rinitial)
+	rpart, rover, rcut := uncoarsen(g, cg, levels, rinitial, relaxed, ws)
+	return better(g, relaxed, part, rpart, rover, rcut)
+}
+
+// better returns the balanced partition part or the relaxed partition
+// rpart (with its overload and cut under c), whichever has the smaller
+// (overload under c, cut); the balanced one on a tie.
+func better(g *Graph, c constraints, part, rpart []int32, rover, rcut int64) ([]int32, int64, int64) {
+	var pw [2]int64
+	var cut int64
+	for v, p := range part {
+		pw[p] += g.vw[v]
+		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
+			if part[g.adj[i]] != p {
+				cut += g.ew[i]
 			}
 		}
 	}
+	cut /= 2 // every cut edge was counted from both ends
+	over := max(pw[0]-c.limit[0], 0) + max(pw[1]-c.limit[1], 0)
+	if rover < over || (rover == over && rcut < cut) {
+		return rpart, rover, rcut
+	}
+	return part, over, cut
+}
+
+// uncoarsen projects part, a partition of the coarsest graph cg, back
+// through levels to g, refining at every level, and finishes it on g.
+func uncoarsen(g, cg *Graph, levels []level, part []int32, c constraints, ws *workspace) ([]int32, int64, int64) {
+	r := &ws.r
+	r.init(cg, part, c.k, coarseLimit(c.limit, cg, levels, relaxKWay, ws), c.target)
+	r.balance()
+	r.refine()
+	for i := len(levels) - 1; i >= 0; i-- {
+		lv := levels[i]
+		r.markInterior(lv.cmap)
+		fine := make([]int32, lv.g.NumVertices())
+		for v, cv := range lv.cmap {
+			fine[v] = part[cv]
+		}
+		part = fine
+		if i > 0 {
+			ws.lim = relaxLimits(c.limit, lv.g, relaxKWay, ws.lim)
+			r.init(lv.g, part, c.k, ws.lim, c.target)
+			r.balance()
+			r.refine()
+		}
+	}
+	return finish(g, part, c, ws)
+}
+
+// finish refines part on g under c's limits, makes it feasible if it is
+// not (forceFit, else packing from scratch), and returns it with its
+// overload and cut.
+func finish(g *Graph, part []int32, c constraints, ws *workspace) ([]int32, int64, int64) {
+	r := &ws.r
 	r.init(g, part, c.k, c.limit, c.target)
 	r.balance()
 	r.refine()
@@ -190,7 +270,7 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 	if r.overload() == 0 {
 		r.refine()
 	}
-	return r.part
+	return r.part, r.overload(), r.cut()
 }
 
 // packDecreasing assigns vertices heaviest first, each to a part with room:

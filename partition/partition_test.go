@@ -249,3 +249,46 @@ func TestLimitRounding(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckResultCatches shows that checkResult, the oracle of the
+// property tests, rejects results that are wrong in each way it checks: a
+// cut off by one, a vertex left without a part, a part above its limit,
+// and part weights that do not add up.
+func TestCheckResultCatches(t *testing.T) {
+	g := testGrid(t, 6, 6)
+	opts := Options{K: 2, Imbalance: 0.03, Seed: 1}
+	res, err := Partition(g, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkResult(g, opts, res); err != nil {
+		t.Fatalf("a correct result rejected: %v", err)
+	}
+	clone := func() Result {
+		r := res
+		r.Part = slices.Clone(res.Part)
+		r.PartWeights = slices.Clone(res.PartWeights)
+		return r
+	}
+	broken := map[string]func(*Result){
+		"cut off by one":  func(r *Result) { r.Cut++ },
+		"uncovered":       func(r *Result) { r.Part = r.Part[:len(r.Part)-1] },
+		"label out range": func(r *Result) { r.Part[0] = opts.K },
+		"weights wrong":   func(r *Result) { r.PartWeights[0]++ },
+		"over the limit": func(r *Result) {
+			// every vertex in part 0: weights consistent, limit broken
+			for v := range r.Part {
+				r.Part[v] = 0
+			}
+			r.PartWeights = []int64{int64(len(r.Part)), 0}
+			r.Cut = 0
+		},
+	}
+	for name, breakIt := range broken {
+		r := clone()
+		breakIt(&r)
+		if checkResult(g, opts, r) == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

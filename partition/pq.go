@@ -2,7 +2,11 @@ package partition
 
 import "math/rand/v2"
 
-// gainHeap is an indexed binary max-heap of vertices keyed by int64 gains.
+// heapArity is the number of children of a heap node: four 16-byte items
+// fill one cache line, and the tree is half as deep as a binary one.
+const heapArity = 4
+
+// gainHeap is an indexed 4-ary max-heap of vertices keyed by int64 gains.
 // Ties are broken by the smaller sequence number, i.e. by insertion order,
 // so behaviour is deterministic. pos[v] is v's index in the heap or -1.
 type gainHeap struct {
@@ -49,11 +53,6 @@ func (h *gainHeap) reset() {
 
 func (h *gainHeap) len() int { return len(h.items) }
 
-func (h *gainHeap) less(i, j int) bool { // true if i should be above j
-	a, b := &h.items[i], &h.items[j]
-	return a.key > b.key || (a.key == b.key && a.seq < b.seq)
-}
-
 func (h *gainHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
 	h.pos[h.items[i].v] = int32(i)
@@ -63,7 +62,7 @@ func (h *gainHeap) swap(i, j int) {
 func (h *gainHeap) up(i int) {
 	it := h.items[i]
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / heapArity
 		q := &h.items[p]
 		if !(it.key > q.key || (it.key == q.key && it.seq < q.seq)) {
 			break
@@ -77,26 +76,31 @@ func (h *gainHeap) up(i int) {
 }
 
 func (h *gainHeap) down(i int) {
-	n := len(h.items)
-	it := h.items[i]
+	items := h.items
+	n := len(items)
+	it := items[i]
 	for {
-		l := 2*i + 1
-		if l >= n {
+		first := heapArity*i + 1
+		if first >= n {
 			break
 		}
-		c := l
-		if r := l + 1; r < n && h.less(r, l) {
-			c = r
+		// the best of up to heapArity children (four items of 16 bytes:
+		// one cache line)
+		c := first
+		ck, cs := items[c].key, items[c].seq
+		for j := first + 1; j < min(first+heapArity, n); j++ {
+			if k := items[j].key; k > ck || (k == ck && items[j].seq < cs) {
+				c, ck, cs = j, k, items[j].seq
+			}
 		}
-		q := &h.items[c]
-		if !(q.key > it.key || (q.key == it.key && q.seq < it.seq)) {
+		if !(ck > it.key || (ck == it.key && cs < it.seq)) {
 			break
 		}
-		h.items[i] = *q
-		h.pos[q.v] = int32(i)
+		items[i] = items[c]
+		h.pos[items[c].v] = int32(i)
 		i = c
 	}
-	h.items[i] = it
+	items[i] = it
 	h.pos[it.v] = int32(i)
 }
 
@@ -129,7 +133,10 @@ func (h *gainHeap) add(v int32, key int64) {
 
 // heapify restores the heap order in linear time.
 func (h *gainHeap) heapify() {
-	for i := len(h.items)/2 - 1; i >= 0; i-- {
+	if len(h.items) < 2 {
+		return
+	}
+	for i := (len(h.items) - 2) / heapArity; i >= 0; i-- {
 		h.down(i)
 	}
 }

@@ -31,11 +31,8 @@ type refiner struct {
 	limit  []int64
 	target []float64
 
-	id     []int64 // edge weight to the vertex's own part
-	ed     []int64 // edge weight to other parts
-	nstart []int32 // v's entries live in pool[nstart[v]:nstart[v]+nn[v]]
-	nn     []int32
-	pool   []nbr
+	vx   []vtx // per vertex: degrees and where its part entries live
+	pool []nbr
 
 	heap      gainHeap
 	partHeaps []gainHeap // per-part heaps for forced moves, sharing partPos
@@ -64,6 +61,18 @@ type refiner struct {
 	// of a pass, including losing ones). Only tests set it, to show that
 	// the "refinement never increases the cut" property catches it.
 	brokenNoRollback bool
+
+	interior    []bool // see markInterior
+	hasInterior bool
+}
+
+// vtx is what the refiner keeps per vertex, in one place so that a vertex
+// costs one cache miss, not four: its internal degree (edge weight to its
+// own part), its external degree (edge weight to other parts), and its
+// part entries, pool[start:start+nn].
+type vtx struct {
+	id, ed    int64
+	start, nn int32
 }
 
 type nbr struct {
@@ -166,21 +175,22 @@ func (r *refiner) initConn() {
 	}
 	r.needEntries = false
 	r.entriesStale = false
-	r.id = grow(r.id, n)
-	r.ed = grow(r.ed, n)
-	r.nstart = grow(r.nstart, n+1)
-	r.nn = grow(r.nn, n)
+	inner := r.takeInterior(n)
+	r.vx = grow(r.vx, n)
 	total := 0
 	for v := range n {
-		r.nstart[v] = int32(total)
+		r.vx[v].start = int32(total)
 		total += min(g.Degree(v), r.k)
 	}
-	r.nstart[n] = int32(total)
 	r.pool = grow(r.pool, total)
 	for v := range n {
+		if inner != nil && inner[v] {
+			r.vx[v].id, r.vx[v].ed, r.vx[v].nn = weightedDegree(g, v), 0, 0
+			continue
+		}
 		pv := r.part[v]
 		var id, ed int64
-		base := r.nstart[v]
+		base := r.vx[v].start
 		cnt := int32(0)
 		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
 			p, w := r.part[g.adj[i]], g.ew[i]
@@ -201,8 +211,44 @@ func (r *refiner) initConn() {
 				cnt++
 			}
 		}
-		r.id[v], r.ed[v], r.nn[v] = id, ed, cnt
+		r.vx[v].id, r.vx[v].ed, r.vx[v].nn = id, ed, cnt
 	}
+}
+
+// markInterior is called before the refiner moves from a coarse graph to
+// the next finer one (cmap: fine vertex -> coarse vertex): it records which
+// fine vertices lie inside their part, those whose coarse vertex has no
+// edge to another part (all their neighbours belong to that coarse vertex
+// or to its neighbours, hence to the same part). The next initConn or
+// initDegrees, on the finer graph, takes their internal degree from their
+// own edge weights without looking up their neighbours' parts; the result
+// is the same as without the mark.
+func (r *refiner) markInterior(cmap []int32) {
+	r.interior = grow(r.interior, len(cmap))
+	for v, c := range cmap {
+		r.interior[v] = r.vx[c].ed == 0
+	}
+	r.hasInterior = true
+}
+
+// takeInterior returns the mark of markInterior if it was made for a
+// graph of n vertices (and forgets it), else nil.
+func (r *refiner) takeInterior(n int) []bool {
+	if !r.hasInterior || len(r.interior) != n {
+		r.hasInterior = false
+		return nil
+	}
+	r.hasInterior = false
+	return r.interior
+}
+
+// weightedDegree is the total weight of the edges at v.
+func weightedDegree(g *Graph, v int) int64 {
+	var d int64
+	for _, w := range g.ew[g.xadj[v]:g.xadj[v+1]] {
+		d += w
+	}
+	return d
 }
 
 // initDegrees computes only id and ed (enough for fm2Pass) and marks the
@@ -210,9 +256,13 @@ func (r *refiner) initConn() {
 func (r *refiner) initDegrees() {
 	g := r.g
 	n := g.NumVertices()
-	r.id = grow(r.id, n)
-	r.ed = grow(r.ed, n)
+	inner := r.takeInterior(n)
+	r.vx = grow(r.vx, n)
 	for v := range n {
+		if inner != nil && inner[v] {
+			r.vx[v].id, r.vx[v].ed = weightedDegree(g, v), 0
+			continue
+		}
 		pv := r.part[v]
 		var id, ed int64
 		for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
@@ -222,7 +272,7 @@ func (r *refiner) initDegrees() {
 				ed += g.ew[i]
 			}
 		}
-		r.id[v], r.ed[v] = id, ed
+		r.vx[v].id, r.vx[v].ed = id, ed
 	}
 	r.entriesStale = true
 }
@@ -230,20 +280,52 @@ func (r *refiner) initDegrees() {
 // addConn adds w (possibly negative) to u's entry for part p, creating or
 // deleting the entry as needed.
 func (r *refiner) addConn(u, p int32, w int64) {
-	base := r.nstart[u]
-	end := base + r.nn[u]
+	base := r.vx[u].start
+	end := base + r.vx[u].nn
 	for j := base; j < end; j++ {
 		if r.pool[j].p == p {
 			r.pool[j].w += w
 			if r.pool[j].w == 0 {
 				r.pool[j] = r.pool[end-1]
-				r.nn[u]--
+				r.vx[u].nn--
 			}
 			return
 		}
 	}
 	r.pool[end] = nbr{p: p, w: w}
-	r.nn[u]++
+	r.vx[u].nn++
+}
+
+// shiftConn moves w of u's entries from part a to part b (u lies in
+// neither): one scan of u's entries instead of the two of addConn(u, a, -w)
+// and addConn(u, b, w), with the same entries (in another order, which no
+// reader depends on: ties between parts are broken by lighter).
+func (r *refiner) shiftConn(u, a, b int32, w int64) {
+	x := &r.vx[u]
+	es := r.pool[x.start : x.start+x.nn]
+	ia, ib := -1, -1
+	for j := range es {
+		switch es[j].p {
+		case a:
+			ia = j
+		case b:
+			ib = j
+		}
+	}
+	es[ia].w -= w
+	switch {
+	case es[ia].w != 0 && ib >= 0:
+		es[ib].w += w
+	case es[ia].w != 0:
+		r.pool[x.start+x.nn] = nbr{p: b, w: w}
+		x.nn++
+	case ib >= 0:
+		es[ib].w += w
+		es[ia] = es[len(es)-1]
+		x.nn--
+	default:
+		es[ia] = nbr{p: b, w: w}
+	}
 }
 
 // overload is the total weight above the limits.
@@ -260,8 +342,8 @@ func (r *refiner) overload() int64 {
 // cut computes the edge cut of the current partition.
 func (r *refiner) cut() int64 {
 	var c int64
-	for _, e := range r.ed {
-		c += e
+	for i := range r.vx {
+		c += r.vx[i].ed
 	}
 	return c / 2
 }
@@ -282,11 +364,11 @@ func (r *refiner) lighter(p, q int32, w int64) bool {
 // no such part exists.
 func (r *refiner) bestMove(v int32, slack int64) (to int32, gain int64, ok bool) {
 	wv := r.g.vw[v]
-	internal := r.id[v]
+	internal := r.vx[v].id
 	to, gain = -1, math.MinInt64
-	base := r.nstart[v]
+	base := r.vx[v].start
 	spareAdjacent := false
-	for _, e := range r.pool[base : base+r.nn[v]] {
+	for _, e := range r.pool[base : base+r.vx[v].nn] {
 		if e.p == r.spare {
 			spareAdjacent = true
 		}
@@ -310,9 +392,9 @@ func (r *refiner) bestMove(v int32, slack int64) (to int32, gain int64, ok bool)
 // bestMove(v, 0) would return (without choosing target parts).
 func (r *refiner) moveGains(v int32) (gs int64, oks bool, g0 int64, ok0 bool) {
 	wv := r.g.vw[v]
-	internal := r.id[v]
+	internal := r.vx[v].id
 	gs, g0 = math.MinInt64, math.MinInt64
-	base := r.nstart[v]
+	base := r.vx[v].start
 	spareAdjacent := false
 	consider := func(p int32, gp int64) {
 		room := r.limit[p] - r.pw[p] - wv
@@ -323,7 +405,7 @@ func (r *refiner) moveGains(v int32) (gs int64, oks bool, g0 int64, ok0 bool) {
 			g0, ok0 = gp, true
 		}
 	}
-	for _, e := range r.pool[base : base+r.nn[v]] {
+	for _, e := range r.pool[base : base+r.vx[v].nn] {
 		if e.p == r.spare {
 			spareAdjacent = true
 		}
@@ -369,38 +451,37 @@ func (r *refiner) move(v, b int32) int64 {
 
 	// v's own entries: the old internal degree becomes the entry for a,
 	// the entry for b becomes the internal degree.
-	base := r.nstart[v]
+	base := r.vx[v].start
 	var wb int64
-	for j := base; j < base+r.nn[v]; j++ {
+	for j := base; j < base+r.vx[v].nn; j++ {
 		if r.pool[j].p == b {
 			wb = r.pool[j].w
-			r.pool[j] = r.pool[base+r.nn[v]-1]
-			r.nn[v]--
+			r.pool[j] = r.pool[base+r.vx[v].nn-1]
+			r.vx[v].nn--
 			break
 		}
 	}
-	if old := r.id[v]; old > 0 {
-		r.pool[base+r.nn[v]] = nbr{p: a, w: old}
-		r.nn[v]++
+	if old := r.vx[v].id; old > 0 {
+		r.pool[base+r.vx[v].nn] = nbr{p: a, w: old}
+		r.vx[v].nn++
 	}
-	r.ed[v] += r.id[v] - wb
-	r.id[v] = wb
+	r.vx[v].ed += r.vx[v].id - wb
+	r.vx[v].id = wb
 	r.part[v] = b
 
 	for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
 		u, ew := g.adj[i], g.ew[i]
 		switch r.part[u] {
 		case a:
-			r.id[u] -= ew
-			r.ed[u] += ew
+			r.vx[u].id -= ew
+			r.vx[u].ed += ew
 			r.addConn(u, b, ew)
 		case b:
-			r.id[u] += ew
-			r.ed[u] -= ew
+			r.vx[u].id += ew
+			r.vx[u].ed -= ew
 			r.addConn(u, a, -ew)
 		default:
-			r.addConn(u, a, -ew)
-			r.addConn(u, b, ew)
+			r.shiftConn(u, a, b, ew)
 		}
 	}
 	return after - before
@@ -463,15 +544,15 @@ func (r *refiner) greedyPass() int64 {
 	r.boundaryOrder()
 	var delta int64
 	for _, v := range r.order {
-		if r.ed[v] == 0 {
+		if r.vx[v].ed == 0 {
 			continue // interior now (global mode lists every vertex)
 		}
 		a := r.part[v]
 		wv := r.g.vw[v]
-		internal := r.id[v]
+		internal := r.vx[v].id
 		to, gain := int32(-1), int64(math.MinInt64)
-		base := r.nstart[v]
-		for _, e := range r.pool[base : base+r.nn[v]] {
+		base := r.vx[v].start
+		for _, e := range r.pool[base : base+r.vx[v].nn] {
 			if r.pw[e.p]+wv > r.limit[e.p] {
 				continue
 			}
@@ -510,7 +591,7 @@ func (r *refiner) fm2Pass() (bool, int64) {
 	(*hs)[1].reset()
 	r.boundaryOrder()
 	for _, v := range r.order {
-		(*hs)[r.part[v]].add(v, r.ed[v]-r.id[v])
+		(*hs)[r.part[v]].add(v, r.vx[v].ed-r.vx[v].id)
 	}
 	(*hs)[0].heapify()
 	(*hs)[1].heapify()
@@ -611,22 +692,23 @@ func (r *refiner) move2(v, b int32, updateHeaps bool) int64 {
 	r.pw[a] -= w
 	r.pw[b] += w
 	after := max(r.pw[a]-r.limit[a], 0) + max(r.pw[b]-r.limit[b], 0)
-	r.id[v], r.ed[v] = r.ed[v], r.id[v]
+	x := &r.vx[v]
+	x.id, x.ed = x.ed, x.id
 	r.part[v] = b
 	for i := g.xadj[v]; i < g.xadj[v+1]; i++ {
 		u, ew := g.adj[i], g.ew[i]
 		pu := r.part[u]
 		if pu == b {
-			r.id[u] += ew
-			r.ed[u] -= ew
+			r.vx[u].id += ew
+			r.vx[u].ed -= ew
 		} else {
-			r.id[u] -= ew
-			r.ed[u] += ew
+			r.vx[u].id -= ew
+			r.vx[u].ed += ew
 		}
 		// keep unlocked neighbours' heap keys exact (fm2Pass)
 		if updateHeaps && r.stamp[u] != r.pass {
-			if hu := &r.partHeaps[pu]; r.ed[u] > 0 || r.global {
-				hu.push(u, r.ed[u]-r.id[u])
+			if hu := &r.partHeaps[pu]; r.vx[u].ed > 0 || r.global {
+				hu.push(u, r.vx[u].ed-r.vx[u].id)
 			} else {
 				hu.remove(u)
 			}
@@ -639,8 +721,8 @@ func (r *refiner) move2(v, b int32, updateHeaps bool) int64 {
 // boundaryOrder fills r.order with the boundary vertices in random order.
 func (r *refiner) boundaryOrder() {
 	r.order = r.order[:0]
-	for v, e := range r.ed {
-		if e > 0 || r.global {
+	for v := range r.vx {
+		if r.vx[v].ed > 0 || r.global {
 			r.order = append(r.order, int32(v))
 		}
 	}
@@ -857,7 +939,7 @@ func (r *refiner) balanceMove(v int32) (to int32, gain int64, ok bool) {
 	if to < 0 {
 		return -1, 0, false
 	}
-	return to, -r.id[v], true
+	return to, -r.vx[v].id, true
 }
 
 // forceFit makes the partition feasible if it is not: it takes vertices
@@ -882,7 +964,7 @@ func (r *refiner) forceFit() bool {
 				vs = append(vs, int32(v))
 			}
 		}
-		slices.SortStableFunc(vs, func(x, y int32) int { return cmp.Compare(r.id[x], r.id[y]) })
+		slices.SortStableFunc(vs, func(x, y int32) int { return cmp.Compare(r.vx[x].id, r.vx[y].id) })
 		for _, v := range vs {
 			if r.pw[a] <= r.limit[a] {
 				break

@@ -82,8 +82,8 @@ func checkRefine(c refineCase, seed uint64, broken bool) string {
 	fresh.rng = r.rng
 	fresh.init(c.g, append([]int32(nil), part...), c.k, c.limit, c.target)
 	for v := range part {
-		if fresh.id[v] != r.id[v] || fresh.ed[v] != r.ed[v] {
-			return sprintf("vertex %d: id/ed %d/%d, fresh %d/%d", v, r.id[v], r.ed[v], fresh.id[v], fresh.ed[v])
+		if fresh.vx[v].id != r.vx[v].id || fresh.vx[v].ed != r.vx[v].ed {
+			return sprintf("vertex %d: id/ed %d/%d, fresh %d/%d", v, r.vx[v].id, r.vx[v].ed, fresh.vx[v].id, fresh.vx[v].ed)
 		}
 	}
 	return ""

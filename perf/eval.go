@@ -423,6 +423,9 @@ type ModelReport struct {
 	Hardware graph.Efficiency `json:"hardware"`
 	// Prior is the accuracy over every row of the model with those constants alone (k = 0).
 	Prior Accuracy `json:"prior"`
+	// PriorPredictions holds the predicted step time in seconds of each of the model's rows
+	// with those constants alone (k = 0), in the order of the cases.
+	PriorPredictions []float64 `json:"prior_predictions"`
 	// Profiles lists the lines of the rows used as profiles (see SelectProfiles).
 	Profiles []int `json:"profiles"`
 	// Factors holds the model's factors refined on the profiles.
@@ -446,6 +449,26 @@ type ModelReport struct {
 // rows are predicted. A family with one model is fitted on that model itself for the k = 0
 // figures, which are then in sample. Models are reported in order of first appearance.
 func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, error) {
+	return EvaluateWith(cases, prior, k, EvaluateOptions{})
+}
+
+// EvaluateOptions parameterises EvaluateWith.
+type EvaluateOptions struct {
+	// JointFactorStrength replaces the package's JointFactorStrength in the hardware fits (0:
+	// keep it), so that its choice can be checked by leave-one-model-out.
+	JointFactorStrength float64
+}
+
+// EvaluateWith is Evaluate with options. A negative or non-finite JointFactorStrength is an
+// error wrapping graph.ErrInvalidOptions.
+func EvaluateWith(cases []*Case, prior graph.Efficiency, k int, opt EvaluateOptions) ([]ModelReport, error) {
+	strength := opt.JointFactorStrength
+	if strength == 0 {
+		strength = JointFactorStrength
+	}
+	if !(strength > 0) || math.IsInf(strength, 1) {
+		return nil, fmt.Errorf("%w: joint factor strength %v must be a positive finite number", graph.ErrInvalidOptions, opt.JointFactorStrength)
+	}
 	byFamily := map[string][]*Case{}
 	var fams []string
 	for _, c := range cases {
@@ -471,7 +494,7 @@ func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, erro
 			if len(others) == 0 {
 				others = mine
 			}
-			hf, err := FitHardware(others, prior, true)
+			hf, err := fitHardware(others, prior, true, strength)
 			if err != nil {
 				return nil, fmt.Errorf("model %s: %w", name, err)
 			}
@@ -485,6 +508,7 @@ func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, erro
 				pred[i] = b.Total
 			}
 			rep.Prior = Score(mine, pred)
+			rep.PriorPredictions = slices.Clone(pred)
 			sel := SelectProfiles(mine, k)
 			var prof, rest []*Case
 			chosen := make([]bool, len(mine))

@@ -1,12 +1,14 @@
 package perf
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gpusched/gpusched/graph"
 	"pgregory.net/rapid"
 )
 
@@ -144,5 +146,16 @@ func TestScore(t *testing.T) {
 	}
 	if e := Score(nil, nil); e.Rows != 0 || !math.IsNaN(e.MAPE) {
 		t.Errorf("empty score %+v", e)
+	}
+}
+
+// TestEvaluateWithRejectsBadStrength: a joint factor strength that is not a positive finite
+// number is refused before any fit.
+func TestEvaluateWithRejectsBadStrength(t *testing.T) {
+	for _, s := range []float64{-1, math.NaN(), math.Inf(1)} {
+		_, err := EvaluateWith(nil, graph.DefaultEfficiency(), 0, EvaluateOptions{JointFactorStrength: s})
+		if !errors.Is(err, graph.ErrInvalidOptions) {
+			t.Errorf("strength %v: %v", s, err)
+		}
 	}
 }

@@ -42,6 +42,6 @@ bert-large,a800,2,32,2,0.38
 	// Output:
 	// a800: one model measured (bert-large): its factors absorb what differs; measure two or more models to fit the hardware's constants
 	// bert-large: 4 rows, error in sample 1%
-	// 4 zero=0: 0.23 s
+	// 4 zero=0: 0.24 s
 	// 44 zero=2: 0.21 s
 }

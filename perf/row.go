@@ -389,6 +389,15 @@ func parseRow(fields []string, col map[string]int, name string, line int) (Row, 
 	if r.ComputeTime, err = timeField("compute_time", false); err != nil {
 		return Row{}, err
 	}
+	// A part of a step cannot outlast the step.
+	for _, part := range []struct {
+		name string
+		v    float64
+	}{{"sync_time", r.SyncTime}, {"compute_time", r.ComputeTime}} {
+		if part.v > r.StepTime {
+			return Row{}, fmt.Errorf("%w: %s:%d: %s %g s is longer than the step_time %g s it is part of", ErrBadRow, name, line, part.name, part.v, r.StepTime)
+		}
+	}
 	r.Tag, _ = get("tag")
 	return r, nil
 }

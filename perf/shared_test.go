@@ -3,6 +3,7 @@ package perf
 import (
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gpusched/gpusched/graph"
@@ -177,5 +178,38 @@ func TestFitReproducesShipped(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestLayoutBySyncRank: with BERT-base held out of the T4 rows, the ResNets' step-time loss
+// prefers the server-grouped ring layout (1.10 against 1.15) while their measured sync times
+// rank better under half-duplex-pairs (0.43 against 0.35), which every fit that includes
+// BERT-base picks; FitHardware follows the sync ranks. A fit that chose by loss alone fails
+// here.
+func TestLayoutBySyncRank(t *testing.T) {
+	skipSlow(t)
+	t4, _ := loadShared(t)
+	var resnets []*Case
+	for _, c := range t4 {
+		if !strings.HasPrefix(c.Model.Name(), "bert") {
+			resnets = append(resnets, c)
+		}
+	}
+	hf, err := FitHardware(resnets, graph.DefaultEfficiency(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hf.Efficiency.RingLayout != graph.HalfDuplexPairs {
+		t.Errorf("layout %v, want half-duplex-pairs", hf.Efficiency.RingLayout)
+	}
+	// What a choice by loss alone would have made: the other layout fits with a lower loss.
+	e := graph.DefaultEfficiency()
+	e.RingLayout = graph.ServerGrouped
+	sg, err := FitHardware(resnets, e, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(sg.Loss < hf.Loss) {
+		t.Logf("server-grouped loss %.4f, half-duplex-pairs %.4f: the loss no longer disagrees with the sync ranks", sg.Loss, hf.Loss)
 	}
 }

@@ -143,14 +143,35 @@ func (l *ListScheduling) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 	if err != nil {
 		return d, err
 	}
-	l.busy = l.ranOn(&v, d.Run)
+	l.busy = l.ranOn(&v, d)
 	return d, nil
 }
 
-// ranOn returns the GPUs of the jobs in run. When run starts by keeping every running job of v
-// on its GPUs (dispatch's decisions do) and no GPU is unavailable, those are the GPUs v does
-// not list free, and only the started jobs' GPUs are read.
-func (l *ListScheduling) ranOn(v *gpusched.View, run []gpusched.Assignment) topology.GPUSet {
+// ranOn returns the GPUs of the jobs that decision d (of dispatch) runs. When d is a delta, or
+// its Run starts by keeping every running job of v on its GPUs (dispatch's full decisions do),
+// and no GPU is unavailable, the running jobs' GPUs are those v does not list free, and only
+// the started jobs' GPUs are read.
+func (l *ListScheduling) ranOn(v *gpusched.View, d gpusched.Decision) topology.GPUSet {
+	run := d.Run
+	if d.KeepOthers {
+		// A delta of dispatch: every running job kept, then the starts.
+		busy := v.Cluster.AllGPUs()
+		busy.RemoveAll(v.Free())
+		if v.Unavailable.Len() > 0 {
+			busy = topology.NewGPUSet(v.Cluster.NumGPUs())
+			for i := range v.Running {
+				for _, g := range v.Running[i].GPUs {
+					busy.Add(g)
+				}
+			}
+		}
+		for _, a := range run {
+			for _, g := range a.GPUs {
+				busy.Add(g)
+			}
+		}
+		return busy
+	}
 	keeps := len(run) >= len(v.Running) && v.Unavailable.Len() == 0
 	for i := 0; keeps && i < len(v.Running); i++ {
 		a, st := &run[i], &v.Running[i]

@@ -132,6 +132,16 @@ func keepAll(v *gpusched.View) []gpusched.Assignment {
 	return run
 }
 
+// keepsFor returns what a decision that keeps every running job of v lists before its starts:
+// nothing for a host that takes deltas (the decision is a delta then: KeepOthers set to
+// v.AcceptsKeepOthers), every running job otherwise (keepAll).
+func keepsFor(v *gpusched.View) []gpusched.Assignment {
+	if v.AcceptsKeepOthers {
+		return nil
+	}
+	return keepAll(v)
+}
+
 func keep(st *gpusched.JobStatus) gpusched.Assignment {
 	return gpusched.Assignment{Job: st.Job.ID, GPUs: st.GPUs}
 }
@@ -267,12 +277,20 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 		free = c.AllGPUs()
 		free.RemoveAll(v.Unavailable)
 	}
-	run := make([]gpusched.Assignment, 0, kept+4)
+	// For a host that takes deltas (View.AcceptsKeepOthers) the decision lists the starts and,
+	// as Stop, the preemptions; otherwise the keeps too.
+	delta := v.AcceptsKeepOthers
+	var run []gpusched.Assignment
+	if !delta {
+		run = make([]gpusched.Assignment, 0, kept+4)
+	}
 	var isKeep []bool // run[i] keeps a running job (kept only when not every running job is kept)
 	if kept == len(v.Running) {
 		// The keeps in the view's order, which hosts match without a lookup.
 		for i := range v.Running {
-			run = append(run, keep(&v.Running[i]))
+			if !delta {
+				run = append(run, keep(&v.Running[i]))
+			}
 		}
 	} else {
 		isKeep = sc.bools(keepFlags, kept+4)[:0]
@@ -281,7 +299,9 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 				for _, g := range r.st.GPUs {
 					free.Remove(g)
 				}
-				run, isKeep = append(run, keep(r.st)), append(isKeep, true)
+				if !delta {
+					run, isKeep = append(run, keep(r.st)), append(isKeep, true)
+				}
 			}
 		}
 	}
@@ -329,7 +349,9 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 				free.Remove(g)
 			}
 			chosen[i] = true
-			run, isKeep = append(run, keep(r.st)), append(isKeep, true)
+			if !delta {
+				run, isKeep = append(run, keep(r.st)), append(isKeep, true)
+			}
 			continue
 		}
 		preempted, stopped = append(preempted, r.st.Job.ID), append(stopped, r.st)
@@ -357,7 +379,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 			run, isKeep = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus}), append(isKeep, false)
 		}
 	}
-	if kept != len(v.Running) && len(preempted) < len(v.Running) {
+	if !delta && kept != len(v.Running) && len(preempted) < len(v.Running) {
 		run = keepsInViewOrder(v, order, chosen, run, isKeep, sc)
 	}
 	waiting := len(preempted) > 0
@@ -370,7 +392,11 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 			runs[i] = true
 		}
 	}
-	return selection{decision: gpusched.Decision{Run: run}, waiting: waiting, preempted: preempted, stopped: stopped, runs: runs}, nil
+	d := gpusched.Decision{Run: run}
+	if delta {
+		d.KeepOthers, d.Stop = true, slices.Clone(preempted)
+	}
+	return selection{decision: d, waiting: waiting, preempted: preempted, stopped: stopped, runs: runs}, nil
 }
 
 // scratch lends a preemptive policy's engine (preempt, preemptMerged) buffers from call to

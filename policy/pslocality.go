@@ -160,7 +160,11 @@ func (p *PSLocality) Schedule(v gpusched.View) (gpusched.Decision, error) {
 }
 
 func (p *PSLocality) schedule(v *gpusched.View) (gpusched.Decision, error) {
-	d := gpusched.Decision{Run: (*psState)(nil).keepRunning(v)}
+	// Every running job keeps its GPUs: a host that takes deltas gets the starts only.
+	d := gpusched.Decision{KeepOthers: v.AcceptsKeepOthers}
+	if !d.KeepOthers {
+		d.Run = (*psState)(nil).keepRunning(v)
+	}
 	if len(v.Pending) == 0 {
 		return d, nil
 	}

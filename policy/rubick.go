@@ -643,19 +643,33 @@ func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		free.RemoveAll(topology.SetOf(bestG...))
 		h.take(c, best.st.Job.WithPlan(bestK), bestG, 1)
 	}
-	n := 0
-	for _, rj := range jobs {
-		if rj.run {
-			n++
+	// For a host that takes deltas (View.AcceptsKeepOthers), only the jobs that start or change
+	// are listed, and the running jobs left out are stopped.
+	delta := v.AcceptsKeepOthers
+	d.KeepOthers = delta
+	if !delta {
+		n := 0
+		for _, rj := range jobs {
+			if rj.run {
+				n++
+			}
 		}
+		d.Run = make([]gpusched.Assignment, 0, n)
 	}
-	d.Run = make([]gpusched.Assignment, 0, n)
 	for _, rj := range jobs {
+		running := rj.st.GPUs != nil
 		if !rj.run {
+			if delta && running {
+				d.Stop = append(d.Stop, rj.st.Job.ID)
+			}
 			continue
 		}
-		if rj.st.GPUs != nil && (rj.st.PlanChoice != rj.choice || !slices.Equal(rj.st.GPUs, rj.gpus)) {
+		changed := running && (rj.st.PlanChoice != rj.choice || !slices.Equal(rj.st.GPUs, rj.gpus))
+		if changed {
 			r.reconf[rj.st.Job.ID]++
+		}
+		if delta && running && !changed {
+			continue
 		}
 		d.Run = append(d.Run, gpusched.Assignment{Job: rj.st.Job.ID, GPUs: rj.gpus, PlanChoice: rj.choice})
 	}

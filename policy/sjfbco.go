@@ -160,17 +160,17 @@ func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		return s.scheduleBatch(&v)
 	}
 	s.follow(&v)
-	run := keepAll(&v)
+	run := keepsFor(&v)
 	if len(v.Pending) == 0 {
-		return gpusched.Decision{Run: run}, nil
+		return gpusched.Decision{Run: run, KeepOthers: v.AcceptsKeepOthers}, nil
 	}
 	free := v.Free()
 	if s.opt.Replan > 0 && s.plan != nil && s.planOn == v.Cluster && v.Now < s.planAt+s.opt.Replan {
-		return s.replanWake(gpusched.Decision{Run: s.followPlan(run, free)}, free, v.Now), nil
+		return s.replanWake(gpusched.Decision{Run: s.followPlan(run, free), KeepOthers: v.AcceptsKeepOthers}, free, v.Now), nil
 	}
 	waiting := s.queue.smallest(s.opt.Window)
 	if waiting[0].GPUs > free.Len() {
-		return gpusched.Decision{Run: run}, nil
+		return gpusched.Decision{Run: run, KeepOthers: v.AcceptsKeepOthers}, nil
 	}
 	jobs := make([]BCOJob, len(waiting))
 	for i, j := range waiting {
@@ -210,7 +210,7 @@ func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		s.queue.started(pl.Job.ID)
 		s.memo.drop(pl.Job.ID)
 	}
-	return s.replanWake(gpusched.Decision{Run: run}, free, v.Now), nil
+	return s.replanWake(gpusched.Decision{Run: run, KeepOthers: v.AcceptsKeepOthers}, free, v.Now), nil
 }
 
 // replanWake asks, with Replan > 0, to be called when the next plan is due if a waiting job
@@ -580,7 +580,7 @@ func (s *SJFBCO) scheduleBatch(v *gpusched.View) (gpusched.Decision, error) {
 		s.done = make([]bool, len(plan.Jobs))
 	}
 	forget(s.iters, v)
-	run := keepAll(v)
+	run := keepsFor(v)
 	free := v.Free()
 	// blocked[g]: a job planned on g has not started yet, so later jobs on g must wait.
 	blocked := make(map[topology.GPUID]bool)
@@ -604,5 +604,5 @@ func (s *SJFBCO) scheduleBatch(v *gpusched.View) (gpusched.Decision, error) {
 			blocked[g] = true
 		}
 	}
-	return gpusched.Decision{Run: run}, nil
+	return gpusched.Decision{Run: run, KeepOthers: v.AcceptsKeepOthers}, nil
 }

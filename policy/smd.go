@@ -219,7 +219,11 @@ func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
 			cands = append(cands, &v.Running[i])
 		}
 	} else {
-		d.Run = (*psState)(nil).keepRunning(v)
+		// Between intervals every running job keeps its GPUs: a host that takes deltas gets
+		// the starts only.
+		if d.KeepOthers = v.AcceptsKeepOthers; !d.KeepOthers {
+			d.Run = (*psState)(nil).keepRunning(v)
+		}
 		if len(v.Pending) == 0 || v.Free().Len() == 0 {
 			return d, nil // nothing to place, or nowhere (newPSState's freeGPUs would be 0)
 		}

@@ -372,8 +372,21 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 		sel.waiting = true // the waiting jobs not taken
 		return sel, order, nil
 	}
-	free := v.Cluster.AllGPUs()
-	free.RemoveAll(v.Unavailable)
+	var free topology.GPUSet
+	if sel.decision.KeepOthers {
+		// A delta: the running jobs not stopped keep their GPUs.
+		free = v.Free()
+		for _, st := range sel.stopped {
+			for _, g := range st.GPUs {
+				if !v.Unavailable.Contains(g) {
+					free.Add(g)
+				}
+			}
+		}
+	} else {
+		free = v.Cluster.AllGPUs()
+		free.RemoveAll(v.Unavailable)
+	}
 	for _, a := range sel.decision.Run {
 		for _, g := range a.GPUs {
 			free.Remove(g)
@@ -405,9 +418,15 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 }
 
 // dispatchNext is dispatch over the waiting jobs that next returns in order: the walk stops
-// once no GPU is free (or, in strict order, at the first job that does not start).
+// once no GPU is free (or, in strict order, at the first job that does not start). Every
+// running job is kept: for a host that takes deltas (View.AcceptsKeepOthers) the decision is a
+// delta that lists only the starts, otherwise it lists the running jobs first, in the view's
+// order.
 func dispatchNext(v *gpusched.View, next func() (*gpusched.JobStatus, bool), backfill bool, place placeFunc) (gpusched.Decision, error) {
-	run := keepAll(v)
+	var run []gpusched.Assignment
+	if !v.AcceptsKeepOthers {
+		run = keepAll(v)
+	}
 	free := v.Free()
 	nfree := free.Len()
 	for nfree > 0 {
@@ -437,7 +456,7 @@ func dispatchNext(v *gpusched.View, next func() (*gpusched.JobStatus, bool), bac
 		nfree -= len(gpus)
 		run = append(run, gpusched.Assignment{Job: st.Job.ID, GPUs: gpus})
 	}
-	return gpusched.Decision{Run: run}, nil
+	return gpusched.Decision{Run: run, KeepOthers: v.AcceptsKeepOthers}, nil
 }
 
 // statusPool hands out the stand-in statuses of waiting jobs that an ordering policy takes

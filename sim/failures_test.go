@@ -92,6 +92,11 @@ func failureProperty(broken string) func(*rapid.T) {
 			sim.Break(&cfg, broken)
 		}
 		res, err := sim.Run(cfg)
+		if errors.Is(err, sim.ErrNoProgress) && cfg.Failures.MTBF > 0 {
+			// Failures drawn far more often than a job can run between checkpoints: the run
+			// stops with an error naming the job (TestNoProgress), which loses nothing.
+			t.Skip(err)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -144,9 +144,10 @@ const (
 
 // Observer holds optional callbacks, called synchronously from Run.
 type Observer struct {
-	// Scheduled is called with every view and the decision the scheduler returned for it,
-	// after the decision passed validation and before it is applied. Both belong to the
-	// simulator and are valid only during the call.
+	// Scheduled is called with every view and the decision the scheduler returned for it, in
+	// the full form (a delta decision expanded: gpusched.Decision.Expand), after the decision
+	// passed validation and before it is applied. Both belong to the simulator and are valid
+	// only during the call.
 	Scheduled func(v *gpusched.View, d gpusched.Decision)
 	// Finished is called with the record of every job as it leaves the system.
 	Finished func(r JobRecord)

@@ -17,7 +17,9 @@
 //	    part number per line, as gpmetis writes)
 //	partitiongen report -in results.tsv
 //	    print the markdown table, geometric means and worst cells (all
-//	    cells, by k, by family) and the CPU-time comparison
+//	    cells, by k, by family), the CPU-time comparison (by k too), the
+//	    cut ratio to KaHIP where its column is there, and at K = 2 how
+//	    often the tolerance gave a larger cut than Imbalance 0
 //
 // Instances (see BENCHMARKS.md), each into 2, 8 and 64 parts: 2-D grids,
 // random geometric graphs and Barabasi-Albert power-law graphs at 1k, 10k
@@ -415,7 +417,11 @@ func cmdEval(args []string) error {
 
 // cmdReport reads rows "instance n m k ourCut ourCPU ourOK kwayCut kwayCPU
 // kwayOK rbCut rbCPU rbOK" (cuts: means over the seeds; CPU: median
-// seconds) and prints the markdown table and its summaries.
+// seconds), optionally followed by "kahipCut kahipOK looser" (KaHIP
+// strong's mean cut or "-" where it did not run; looser: at K = 2 the
+// seeds whose cut with the tolerance exceeds the cut with Imbalance 0, as
+// "worse/seeds", else "-"), and prints the markdown table and its
+// summaries.
 func cmdReport(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ExitOnError)
 	in := fs.String("in", "", "results file")
@@ -429,67 +435,155 @@ func cmdReport(args []string) error {
 		k                int
 		rk, rbest, rcpu  float64
 		cpuOurs, cpuKway float64
+		rkahip           float64 // ours / KaHIP strong, NaN without KaHIP
+		looserWorse      int     // seeds where the tolerance gave a larger cut (K = 2)
+		looserSeeds      int
 	}
 	var rows []row
-	fmt.Println("| instance | n | m | k | ours | METIS kway | METIS rb | ours/kway | ours/best | ours CPU ms | kway CPU ms | rb CPU ms | CPU ours/kway |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 13 {
-			return fmt.Errorf("%s:%d: %d fields, want 13", *in, i+1, len(f))
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	withKahip := false
+	for _, line := range lines {
+		if f := strings.Fields(line); len(f) == 16 && f[13] != "-" {
+			withKahip = true
 		}
-		var x [13]float64
+	}
+	head := "| instance | n | m | k | ours | METIS kway | METIS rb |"
+	rule := "|---|---:|---:|---:|---:|---:|---:|"
+	if withKahip {
+		head += " KaHIP strong |"
+		rule += "---:|"
+	}
+	head += " ours/kway | ours/best |"
+	rule += "---:|---:|"
+	if withKahip {
+		head += " ours/KaHIP |"
+		rule += "---:|"
+	}
+	fmt.Println(head + " ours CPU ms | kway CPU ms | rb CPU ms | CPU ours/kway |")
+	fmt.Println(rule + "---:|---:|---:|---:|")
+	for i, line := range lines {
+		f := strings.Fields(line)
+		if len(f) != 13 && len(f) != 16 {
+			return fmt.Errorf("%s:%d: %d fields, want 13 or 16", *in, i+1, len(f))
+		}
+		var x [14]float64
 		for _, j := range []int{1, 2, 3, 4, 5, 7, 8, 10, 11} {
 			if x[j], err = strconv.ParseFloat(f[j], 64); err != nil {
 				return fmt.Errorf("%s:%d: field %d: %w", *in, i+1, j+1, err)
 			}
 		}
 		flag := func(j int) string {
-			if f[j] == "true" {
+			if j >= len(f) || f[j] == "true" {
 				return ""
 			}
 			return "*"
 		}
 		ours, kw, rb := x[4], x[7], x[10]
 		r := row{name: f[0], family: family(f[0]), k: int(x[3]), rk: ratio(ours, kw), rbest: ratio(ours, math.Min(kw, rb)),
-			cpuOurs: x[5], cpuKway: x[8], rcpu: ratio(x[5], x[8])}
+			cpuOurs: x[5], cpuKway: x[8], rcpu: ratio(x[5], x[8]), rkahip: math.NaN()}
+		kahip := "-"
+		if len(f) == 16 {
+			if f[13] != "-" {
+				if x[13], err = strconv.ParseFloat(f[13], 64); err != nil {
+					return fmt.Errorf("%s:%d: field 14: %w", *in, i+1, err)
+				}
+				r.rkahip = ratio(ours, x[13])
+				kahip = cutStr(x[13]) + flag(14)
+			}
+			if w, s, ok := strings.Cut(f[15], "/"); ok {
+				r.looserWorse, _ = strconv.Atoi(w)
+				r.looserSeeds, _ = strconv.Atoi(s)
+			}
+		}
 		rows = append(rows, r)
 		cpuRatio := "n/a" // METIS under its 1 ms resolution
 		if x[8] > 0 {
 			cpuRatio = strconv.FormatFloat(r.rcpu, 'f', 2, 64)
 		}
-		fmt.Printf("| %s | %s | %s | %s | %s%s | %s%s | %s%s | %.3f | %.3f | %.1f | %.1f | %.1f | %s |\n",
-			f[0], f[1], f[2], f[3], cutStr(ours), flag(6), cutStr(kw), flag(9), cutStr(rb), flag(12), r.rk, r.rbest,
-			1000*x[5], 1000*x[8], 1000*x[11], cpuRatio)
+		cells := fmt.Sprintf("| %s | %s | %s | %s | %s%s | %s%s | %s%s |", f[0], f[1], f[2], f[3],
+			cutStr(ours), flag(6), cutStr(kw), flag(9), cutStr(rb), flag(12))
+		if withKahip {
+			cells += " " + kahip + " |"
+		}
+		cells += fmt.Sprintf(" %.3f | %.3f |", r.rk, r.rbest)
+		if withKahip {
+			if math.IsNaN(r.rkahip) {
+				cells += " - |"
+			} else {
+				cells += fmt.Sprintf(" %.3f |", r.rkahip)
+			}
+		}
+		fmt.Printf("%s %.1f | %.1f | %.1f | %s |\n", cells, 1000*x[5], 1000*x[8], 1000*x[11], cpuRatio)
 	}
 	if len(rows) == 0 {
 		return nil
 	}
-	// summary prints the geometric mean and the worst of ours/kway (and
-	// ours/best) over the rows that keep says.
-	summary := func(label string, keep func(row) bool) {
-		var lk, lb float64
-		var worst row
+	// gmean is the geometric mean of the values of the rows that keep
+	// says (NaN values left out), with their count.
+	gmean := func(rs []row, val func(row) float64) (float64, int) {
+		var l float64
 		cnt := 0
+		for _, r := range rs {
+			if v := val(r); !math.IsNaN(v) {
+				l += math.Log(v)
+				cnt++
+			}
+		}
+		return math.Exp(l / float64(cnt)), cnt
+	}
+	// cpuVal is a row's CPU ratio where METIS takes >= 10 ms: gpmetis
+	// prints milliseconds, so shorter cells carry a rounding error of up
+	// to 5% and are left out of the geometric means (they are in the
+	// totals).
+	cpuVal := func(r row) float64 {
+		if r.cpuKway >= 0.010 {
+			return r.rcpu
+		}
+		return math.NaN()
+	}
+	// summary prints the geometric mean and the worst of ours/kway, and
+	// ours/best, ours/KaHIP and the CPU ratio, over the rows keep says.
+	summary := func(label string, keep func(row) bool) {
+		var sel []row
+		var worst row
 		for _, r := range rows {
 			if !keep(r) {
 				continue
 			}
-			lk += math.Log(r.rk)
-			lb += math.Log(r.rbest)
-			if cnt == 0 || r.rk > worst.rk {
+			if len(sel) == 0 || r.rk > worst.rk {
 				worst = r
 			}
-			cnt++
+			sel = append(sel, r)
 		}
-		if cnt > 0 {
-			fmt.Printf("| %s | %d | %.3f | %.3f (%s, k = %d) | %.3f |\n", label, cnt,
-				math.Exp(lk/float64(cnt)), worst.rk, worst.name, worst.k, math.Exp(lb/float64(cnt)))
+		if len(sel) == 0 {
+			return
 		}
+		gk, _ := gmean(sel, func(r row) float64 { return r.rk })
+		gb, _ := gmean(sel, func(r row) float64 { return r.rbest })
+		line := fmt.Sprintf("| %s | %d | %.3f | %.3f (%s, k = %d) | %.3f |", label, len(sel), gk, worst.rk, worst.name, worst.k, gb)
+		if withKahip {
+			if gh, n := gmean(sel, func(r row) float64 { return r.rkahip }); n > 0 {
+				line += fmt.Sprintf(" %.3f (%d) |", gh, n)
+			} else {
+				line += " - |"
+			}
+		}
+		if gc, n := gmean(sel, cpuVal); n > 0 {
+			line += fmt.Sprintf(" %.2f (%d) |", gc, n)
+		} else {
+			line += " - |"
+		}
+		fmt.Println(line)
 	}
 	fmt.Println()
-	fmt.Println("| cells | count | geometric mean ours/kway | worst ours/kway | geometric mean ours/best |")
-	fmt.Println("|---|---:|---:|---:|---:|")
+	head = "| cells | count | geometric mean ours/kway | worst ours/kway | geometric mean ours/best |"
+	rule = "|---|---:|---:|---:|---:|"
+	if withKahip {
+		head += " geometric mean ours/KaHIP (cells) |"
+		rule += "---:|"
+	}
+	fmt.Println(head + " CPU ours/kway, geometric mean (cells with METIS >= 10 ms) |")
+	fmt.Println(rule + "---:|")
 	summary("all", func(row) bool { return true })
 	var ks []int
 	var fams []string
@@ -505,12 +599,10 @@ func cmdReport(args []string) error {
 	for _, k := range ks {
 		summary(fmt.Sprintf("k = %d", k), func(r row) bool { return r.k == k })
 	}
+	summary("k = n/8 (worker graphs)", func(r row) bool { return r.k != 2 && r.k != 8 && r.k != 64 })
 	for _, fam := range fams {
 		summary(fam, func(r row) bool { return r.family == fam })
 	}
-	// CPU: gpmetis prints milliseconds, so cells where METIS takes under
-	// 10 ms carry a rounding error of up to 5% and are left out of the
-	// geometric mean (they are in the totals).
 	var lc float64
 	var sumOurs, sumKway float64
 	cnt, faster := 0, 0
@@ -518,11 +610,11 @@ func cmdReport(args []string) error {
 	for _, r := range rows {
 		sumOurs += r.cpuOurs
 		sumKway += r.cpuKway
-		if r.cpuKway >= 0.010 {
-			lc += math.Log(r.rcpu)
+		if v := cpuVal(r); !math.IsNaN(v) {
+			lc += math.Log(v)
 			cnt++
-			minR, maxR = math.Min(minR, r.rcpu), math.Max(maxR, r.rcpu)
-			if r.rcpu < 1 {
+			minR, maxR = math.Min(minR, v), math.Max(maxR, v)
+			if v < 1 {
 				faster++
 			}
 		}
@@ -531,6 +623,17 @@ func cmdReport(args []string) error {
 	if cnt > 0 {
 		fmt.Printf("CPU time ours/METIS kway: geometric mean %.2f over the %d cells where METIS takes >= 10 ms (range %.2f-%.2f, ours faster on %d); total %.2f s vs %.2f s (%.2fx)\n",
 			math.Exp(lc/float64(cnt)), cnt, minR, maxR, faster, sumOurs, sumKway, sumOurs/sumKway)
+	}
+	worse, seeds, cellsWorse := 0, 0, 0
+	for _, r := range rows {
+		worse += r.looserWorse
+		seeds += r.looserSeeds
+		if r.looserWorse > 0 {
+			cellsWorse++
+		}
+	}
+	if seeds > 0 {
+		fmt.Printf("K = 2, the tolerance against Imbalance 0 (same seed): a larger cut in %d of %d runs (%d cells)\n", worse, seeds, cellsWorse)
 	}
 	fmt.Println("(* = a part heavier than the limit floor/ceil rule of partition.Options allows)")
 	return nil

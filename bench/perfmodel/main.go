@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,7 +24,15 @@ import (
 func main() {
 	data := flag.String("data", "../shared/data", "the shared data directory")
 	k := flag.Int("k", 5, "profiles per model")
+	sweep := flag.Bool("sweep", false, "only the leave-one-model-out sweep of perf.JointFactorStrength")
 	flag.Parse()
+	if *sweep {
+		if err := strengthSweep(*data); err != nil {
+			fmt.Fprintln(os.Stderr, "perfmodel:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*data, *k); err != nil {
 		fmt.Fprintln(os.Stderr, "perfmodel:", err)
 		os.Exit(1)
@@ -167,6 +176,10 @@ func run(dir string, k int) error {
 	}
 	fmt.Printf("\nMet: k=0 MAPE %d of %d, Spearman %d of %d, k=5 median %d of %d, worst %d of %d, no worse than k=0 %d of %d, T4 placement ranking %d of 3.\n\n",
 		met["mape"], len(reps), met["sp"], len(reps), met["median"], len(reps), met["worst"], len(reps), met["never"], len(reps), met["place"])
+
+	if err := unlearnable(all, reps); err != nil {
+		return err
+	}
 
 	// The micro-batch size of the Megatron-LM runs, which the Rubick files do not record, chosen
 	// from the k profiles (perf.FitMicroBatchSize) with the leave-one-model-out constants.
@@ -339,5 +352,231 @@ func run(dir string, k int) error {
 		}
 	}
 	fmt.Printf("Refine on 300 rows: %.0f ms per call (mean of 5, wall)\n", time.Since(start).Seconds()*1000/5)
+	return nil
+}
+
+// unlearnable prints what the held-out A800 models do that the other models' rows cannot teach:
+// the k = 0 error by plan kind, the cost of a multi-server placement with an odd number of GPUs
+// on some server, and pipeline-only runs against a single-GPU data-parallel run of the same
+// batch.
+func unlearnable(all []*perf.Case, reps []perf.ModelReport) error {
+	fmt.Println("#### Where the k = 0 error comes from (A800)")
+	fmt.Println()
+	fmt.Println("Mean signed error (predicted / measured - 1) and MAPE of the leave-one-model-out predictions, by plan kind (`perf.Kind`):")
+	fmt.Println()
+	fmt.Println("| model | kind: rows, mean signed error, MAPE |")
+	fmt.Println("|---|---|")
+	byModel := func(r perf.ModelReport) []*perf.Case {
+		var mine []*perf.Case
+		for _, c := range all {
+			if c.Family() == r.Family && c.Model.Name() == r.Model {
+				mine = append(mine, c)
+			}
+		}
+		return mine
+	}
+	for _, r := range reps {
+		if r.Family != "a800" {
+			continue
+		}
+		mine := byModel(r)
+		if len(mine) != len(r.PriorPredictions) {
+			return fmt.Errorf("%s: %d rows but %d predictions", r.Model, len(mine), len(r.PriorPredictions))
+		}
+		type agg struct {
+			n           int
+			signed, abs float64
+		}
+		kinds := map[string]*agg{}
+		var order []string
+		for i, c := range mine {
+			k := perf.Kind(c.Row.Plan)
+			if kinds[k] == nil {
+				kinds[k] = &agg{}
+				order = append(order, k)
+			}
+			e := r.PriorPredictions[i]/c.Row.StepTime - 1
+			kinds[k].n++
+			kinds[k].signed += e
+			kinds[k].abs += math.Abs(e)
+		}
+		var cells []string
+		for _, k := range order {
+			a := kinds[k]
+			cells = append(cells, fmt.Sprintf("%s: %d, %+.0f%%, %.0f%%", k, a.n, 100*a.signed/float64(a.n), 100*a.abs/float64(a.n)))
+		}
+		fmt.Printf("| %s | %s |\n", r.Model, strings.Join(cells, "; "))
+	}
+	fmt.Println()
+	fmt.Println("Measured step times of the data-parallel runs (no ZeRO-Offload) on 8 GPUs over 2-8 servers: mean over the")
+	fmt.Println("placements where some server holds an odd number of the job's GPUs, over those where every server holds an")
+	fmt.Println("even number, and their ratio; and the pipeline-only runs (tp = 1, pp > 1, one micro-batch per replica: the")
+	fmt.Println("whole batch through every stage in turn) against the fastest single-GPU data-parallel run of the same batch.")
+	fmt.Println("The model sees servers and GPUs per server, not which GPUs share a PCIe switch or NIC.")
+	fmt.Println()
+	fmt.Println("| model | odd placements | even placements | odd / even | pipeline-only runs, mean | single GPU, fastest | pipeline / single GPU |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, r := range reps {
+		if r.Family != "a800" {
+			continue
+		}
+		var odd, even, pipe []float64
+		single := math.Inf(1)
+		for _, c := range byModel(r) {
+			p := c.Row.Plan
+			switch {
+			case p.TP == 1 && p.PP > 1:
+				pipe = append(pipe, c.Row.StepTime)
+			case p.TP == 1 && p.PP == 1 && !p.Offload:
+				if c.Row.GPUs() == 1 {
+					single = min(single, c.Row.StepTime)
+				}
+				if c.Row.GPUs() != 8 || len(c.Row.Placement) < 2 {
+					continue
+				}
+				isOdd := false
+				for _, d := range c.Row.Placement {
+					isOdd = isOdd || (d-'0')%2 == 1
+				}
+				if isOdd {
+					odd = append(odd, c.Row.StepTime)
+				} else {
+					even = append(even, c.Row.StepTime)
+				}
+			}
+		}
+		avg := func(x []float64) float64 {
+			if len(x) == 0 {
+				return math.NaN()
+			}
+			t := 0.0
+			for _, v := range x {
+				t += v
+			}
+			return t / float64(len(x))
+		}
+		secs := func(v float64, n int) string {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return "-"
+			}
+			if n > 0 {
+				return fmt.Sprintf("%.3f s (%d)", v, n)
+			}
+			return fmt.Sprintf("%.3f s", v)
+		}
+		ratio := math.NaN()
+		if !math.IsInf(single, 1) {
+			ratio = avg(pipe) / single
+		}
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", r.Model, secs(avg(odd), len(odd)), secs(avg(even), len(even)), f2(avg(odd)/avg(even)),
+			secs(avg(pipe), len(pipe)), secs(single, 0), f2(ratio))
+	}
+	fmt.Println()
+
+	fmt.Println("#### How far the T4 placement ranking can go")
+	fmt.Println()
+	fmt.Println("Spearman of predicted and measured step times across the placements measured at one per-GPU batch, weighted by")
+	fmt.Println("rows as `Accuracy.PlacementSpearman` (k = 0), beside two in-sample oracles that predict each row by the mean")
+	fmt.Println("measured step time of the rows of the same batch with the same number of servers and GPUs (what a model that")
+	fmt.Println("sees only those can reach at best), and with the same GPUs per server in any order (\"13\" and \"31\": each")
+	fmt.Println("placement string is measured once per batch, its mirror images give repeats; the ceiling that measurement")
+	fmt.Println("noise leaves a model to which servers are alike, as this one's are).")
+	fmt.Println()
+	fmt.Println("| model | groups | model (k = 0) | oracle by servers, GPUs | oracle by GPUs per server |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, r := range reps {
+		if r.Family != "t4" {
+			continue
+		}
+		mine := byModel(r)
+		groups := map[int][]int{}
+		for i, c := range mine {
+			groups[c.Row.Plan.GlobalBatch/c.Row.Plan.DP] = append(groups[c.Row.Plan.GlobalBatch/c.Row.Plan.DP], i)
+		}
+		oracle := func(key func(perf.Row) string) float64 {
+			sum, n := 0.0, 0
+			for _, idx := range groups {
+				if len(idx) < 3 {
+					continue
+				}
+				tot, cnt := map[string]float64{}, map[string]float64{}
+				for _, i := range idx {
+					tot[key(mine[i].Row)] += mine[i].Row.StepTime
+					cnt[key(mine[i].Row)]++
+				}
+				x, y := make([]float64, len(idx)), make([]float64, len(idx))
+				for k, i := range idx {
+					x[k], y[k] = tot[key(mine[i].Row)]/cnt[key(mine[i].Row)], mine[i].Row.StepTime
+				}
+				sum += float64(len(idx)) * perf.Spearman(x, y)
+				n += len(idx)
+			}
+			return sum / float64(n)
+		}
+		shape := oracle(func(r perf.Row) string { return fmt.Sprintf("%d/%d", r.Servers(), r.GPUs()) })
+		place := oracle(func(r perf.Row) string {
+			d := []byte(r.Placement)
+			slices.Sort(d)
+			return string(d)
+		})
+		fmt.Printf("| %s | %d | %s | %s | %s |\n", r.Model, len(groups), f2(r.Prior.PlacementSpearman), f2(shape), f2(place))
+	}
+	fmt.Println()
+	return nil
+}
+
+// strengthSweep prints leave-one-model-out MAPE (k = 0) of every model with the joint hardware
+// fits holding the models' factors 1, 3, 10, 30 and 100 times as firmly as a refinement.
+func strengthSweep(dir string) error {
+	var rows []perf.Row
+	for _, ds := range []string{"bert", "cifar10", "imagenet"} {
+		r, err := perf.ReadPolluxFile(filepath.Join(dir, "placements", ds+".csv"))
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+	}
+	for _, app := range []string{"bert", "gpt2", "llama7", "t5", "vit"} {
+		r, err := perf.ReadRubickFile(filepath.Join(dir, "rubick", "placements", app+".csv"))
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+	}
+	cases, err := perf.Prepare(rows)
+	if err != nil {
+		return err
+	}
+	strengths := []float64{1, 3, 10, 30, 100}
+	var reps [][]perf.ModelReport
+	for _, s := range strengths {
+		r, err := perf.EvaluateWith(cases, graph.DefaultEfficiency(), 0, perf.EvaluateOptions{JointFactorStrength: s})
+		if err != nil {
+			return err
+		}
+		reps = append(reps, r)
+	}
+	fmt.Println("#### Leave-one-model-out MAPE (k = 0) by `perf.JointFactorStrength`")
+	fmt.Println()
+	fmt.Print("| GPU | model |")
+	for _, s := range strengths {
+		fmt.Printf(" %g |", s)
+	}
+	fmt.Println()
+	fmt.Println("|---|---|" + strings.Repeat("---|", len(strengths)))
+	means := make([]float64, len(strengths))
+	for m := range reps[0] {
+		fmt.Printf("| %s | %s |", reps[0][m].Family, reps[0][m].Model)
+		for i := range strengths {
+			fmt.Printf(" %s |", pct(reps[i][m].Prior.MAPE))
+			means[i] += reps[i][m].Prior.MAPE / float64(len(reps[0]))
+		}
+		fmt.Println()
+	}
+	fmt.Print("| | mean |")
+	for i := range strengths {
+		fmt.Printf(" %s |", pct(means[i]))
+	}
+	fmt.Println()
 	return nil
 }

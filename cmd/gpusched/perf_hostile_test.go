@@ -15,6 +15,15 @@ func TestPerfHostile(t *testing.T) {
 	zero := writeTemp(t, "zero.csv", "model,gpu,placement,global_batch,step_time\nbert-large,a800,44,32,0\n")
 	cannot := writeTemp(t, "cannot.csv", "model,gpu,placement,global_batch,tp,step_time\ngpt2-1.5b,a800,2,32,2,0.5\n")
 	devModel := writeTemp(t, "dev.csv", "model,gpu,placement,global_batch,step_time\n/dev/zero,a800,1,8,0.5\n")
+	head := "model,gpu,placement,global_batch,step_time,sync_time\n"
+	neg := writeTemp(t, "neg.csv", head+"bert-large,a800,44,32,0.2,0.01\nbert-large,a800,44,32,-0.2,0.01\n")
+	nan := writeTemp(t, "nan.csv", head+"bert-large,a800,44,32,NaN,0.01\n")
+	unknown := writeTemp(t, "unknown.csv", head+"bert-large,a800,44,32,0.2,0.01\nno-such-model,a800,44,32,0.2,0.01\n")
+	gpu := writeTemp(t, "gpu.csv", head+"bert-large,b9000,44,32,0.2,0.01\n")
+	sync := writeTemp(t, "sync.csv", head+"bert-large,a800,44,32,0.2,0.5\n")
+	short := writeTemp(t, "short.csv", head+"bert-large,a800,44,32\n")
+	wrongTP := writeTemp(t, "tp.csv", "model,gpu,placement,global_batch,tp,pp,step_time\nbert-large,a800,8,32,8,2,0.2\n")
+	badCal := writeTemp(t, "cal.json", `{"hardware":{"a800":{"compute":0.2,"intra_comm":0.3,"inter_comm":0.3,"overlap":0.1,"step_overhead":0.01,"compute_size_exponent":-1}}}`)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -27,6 +36,14 @@ func TestPerfHostile(t *testing.T) {
 		{[]string{"perf", "fit", "-in", zero, "-out", "x.json"}, "zero.csv:2: step_time \"0\""},
 		{[]string{"perf", "predict", "-in", cannot}, "cannot.csv:2: plan"},
 		{[]string{"perf", "fit", "-in", devModel, "-out", "x.json"}, "dev.csv:2: model \"/dev/zero\""},
+		{[]string{"perf", "fit", "-in", neg, "-out", "x.json"}, "neg.csv:3: step_time \"-0.2\""},
+		{[]string{"perf", "predict", "-in", nan}, "nan.csv:2: step_time \"NaN\""},
+		{[]string{"perf", "fit", "-in", unknown, "-out", "x.json"}, "unknown.csv:3: model: graph: unknown model: \"no-such-model\""},
+		{[]string{"perf", "predict", "-in", gpu}, "gpu.csv:2: gpu \"b9000\""},
+		{[]string{"perf", "fit", "-in", sync, "-out", "x.json"}, "sync.csv:2: sync_time 0.5 s is longer than the step_time 0.2 s"},
+		{[]string{"perf", "predict", "-in", short}, "short.csv:2: 4 fields, the header has 6"},
+		{[]string{"perf", "predict", "-in", wrongTP}, "tp.csv:2: dp 0 x tp 8 x pp 2"},
+		{[]string{"perf", "predict", "-perf", badCal, "-in", good}, "compute_size_exponent -1 must be a non-negative finite number"},
 	} {
 		_, err := runCmd(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -238,6 +238,7 @@ func (h *host) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err != nil {
 		return d, err
 	}
+	d = d.Expand(w) // the decisions are recorded and compared in the full form
 	if err := d.Validate(w); err != nil {
 		return d, fmt.Errorf("invalid decision at t=%v: %w", v.Now, err)
 	}

@@ -274,6 +274,7 @@ func (w *wrapper) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err != nil {
 		return d, err
 	}
+	d = d.Expand(iv) // the checks below read the full form
 	// A start that takes a queue past its share is dropped (in the inner decision's order,
 	// the later ones first).
 	was := make(map[gpusched.JobID]bool, len(keep))
