@@ -176,7 +176,7 @@ func (r *Runtime) schedKey() string {
 // (see SaveDelta).
 func (r *Runtime) BaseKey() string {
 	sk := r.schedKey()
-	if m := r.mark; m != nil && m.sched == sk && r.lastDelta <= max(m.books/4, rebaseBytes) && m.last <= max(m.whole/wholeShare, rebaseBytes) {
+	if m := r.mark; m != nil && m.sched == sk && r.lastBooks <= max(m.books/4, rebaseBytes) && m.last <= max(m.whole/wholeShare, rebaseBytes) {
 		return m.key
 	}
 	bk, _ := r.nextBooks()
@@ -226,7 +226,7 @@ func (r *Runtime) SaveBase(w io.Writer) (key string, err error) {
 	m := r.building
 	r.building = nil
 	m.key, m.serial, m.sched, m.c, m.books, m.whole = key, serial, sk, r.c, books.Len(), int(cw.n)
-	r.mark, r.lastDelta = m, 0
+	r.mark, r.lastBooks = m, 0
 	return key, nil
 }
 
@@ -363,5 +363,5 @@ func (m *booksMark) adopt(r *Runtime, in *savedRuntime) {
 	if len(bytes.TrimSpace(in.Cluster)) != 0 {
 		m.c = r.c // the cluster of the base
 	}
-	r.mark, r.lastDelta = m, 0
+	r.mark, r.lastBooks = m, 0
 }

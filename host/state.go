@@ -227,7 +227,7 @@ func (r *Runtime) save(w io.Writer, mode saveMode) (string, error) {
 	cw := &countWriter{w: w}
 	w = cw
 	if mode == saveDelta {
-		defer func(n *int64) { r.lastDelta = int(*n) }(&cw.n)
+		defer func(n *int64) { r.lastBooks = int(*n) }(&cw.n)
 	}
 	var key string
 	fields := []rawField{{name: "cluster", raw: cj}}
