@@ -279,6 +279,9 @@ type Scheduler struct {
 	candGPUs   topology.GPUSet
 	poolBuf    topology.GPUSet
 
+	// saved is what the own state of the last base held (SaveBase; see state_delta.go).
+	saved *ownMark
+
 	// scratch
 	fresh     []freshJob
 	vorder    []*jobState // the latest patient order

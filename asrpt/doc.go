@@ -365,7 +365,10 @@
 // would. RestoreState refuses bad, foreign or other-version data with an error wrapping
 // gpusched.ErrBadState and leaves the scheduler unchanged. With 10,000 live jobs the state is
 // under 1 MB and restores in tens of milliseconds
-// (benchmarks/asrpt.md "Save and restore: 10,000 live jobs").
+// (benchmarks/asrpt.md "Save and restore: 10,000 live jobs"). A host that saves after every
+// decision saves by changes (BaseKey, SaveBase, SaveDelta, RestoreDelta: package host's
+// Incremental): a base now and then, and deltas that hold only the jobs and virtual-queue
+// entries that changed since, with the Forest's own changes (see package host).
 //
 // The package tests check the first inequality of each theorem with rapid on generated instances (arrivals,
 // demands up to g_max, prediction errors within mu) and the ratio against exact optima of tiny

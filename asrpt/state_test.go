@@ -784,7 +784,7 @@ func TestRestoreTrustsTheViewsJob(t *testing.T) {
 	old := mustNew(t, o)
 	schedule(t, old, gpusched.View{Now: 0, Cluster: c, Pending: []gpusched.JobStatus{{Job: j}}})
 	data := save(t, old)
-	bad := bytes.Replace(data, []byte(`"gpus":[4]`), []byte(`"gpus":[9]`), 1)
+	bad := bytes.Replace(data, []byte(`"gpus":"BAAAAA=="`), []byte(`"gpus":"CQAAAA=="`), 1) // 4 -> 9, int32 in base64
 	if bytes.Equal(bad, data) {
 		t.Fatalf("fixture: no GPU count to edit in %s", data)
 	}

@@ -5,22 +5,25 @@
 # running, most waiting), two ways:
 #   - with true sizes (an Oracle): host.Runtime.SaveState and host.Restore of the whole state;
 #   - with its default learning estimator (asrpt.Forest, ForestOptions) that has observed
-#     12,000 finished jobs (its forest last trained on 6,400 of them): saved by parts between
-#     two retrainings, the delta (Runtime.SaveDelta) every time and the base (Runtime.SaveBase,
-#     the trained forest) once per retraining, restored with host.RestoreDelta; and, for
-#     comparison, the whole state in one blob (SaveState).
+#     12,000 finished jobs (its forest last trained on 6,400 of them): saved by changes between
+#     two retrainings as a host that saves after every event does (before each save one step:
+#     10 completions, 10 arrivals, a decision), the delta (Runtime.SaveDelta) every time and the
+#     base (Runtime.SaveBase) whenever Runtime.BaseKey changes; restored with host.RestoreDelta
+#     from a base and the delta 10 steps later; and, for comparison, the whole state in one
+#     blob (SaveState, host.Restore).
 # cpu-ms/op is the process's CPU time per operation (all threads, GC included), which, unlike
-# ns/op, does not grow while other processes hold the CPU; MB the size written; base-MB the
-# base's size. The script prints each benchmark COUNT times and then the median of each
-# metric.
+# ns/op, does not grow while other processes hold the CPU; amortized-cpu-ms/op adds the bases'
+# CPU time spread over the saves; MB the size written (the deltas' mean), max-MB the largest
+# delta, base-MB the base's size, bases the bases written. The script prints each benchmark
+# COUNT times and then the median of each metric.
 #
 # Usage: bench/host_state.sh
-#   COUNT      runs of each benchmark (default 5)
-#   BENCHTIME  iterations per run (default 10x)
+#   COUNT      runs of each benchmark (default 3)
+#   BENCHTIME  iterations per run (default 20x)
 set -eu
 cd "$(dirname "$0")/.."
-COUNT=${COUNT:-5}
-BENCHTIME=${BENCHTIME:-10x}
+COUNT=${COUNT:-3}
+BENCHTIME=${BENCHTIME:-20x}
 OUT=$(mktemp)
 go test -run '^$' -bench 'RuntimeSaveState|RuntimeRestore|DeltaForest' -benchtime "$BENCHTIME" -count "$COUNT" ./host/ | tee "$OUT"
 echo

@@ -25,48 +25,32 @@ type Incremental interface {
 	RestoreDelta(base, delta io.Reader) error
 }
 
-// BaseKey returns the key of the base of the scheduler's state when the scheduler is
-// Incremental ("" otherwise, or when it has none yet). A host that saves by parts writes the
-// base (SaveBase) when BaseKey differs from the key of the base it holds, then the delta
-// (SaveDelta) (see SaveDelta).
-func (r *Runtime) BaseKey() string {
-	if inc, ok := r.sched.(Incremental); ok {
-		return inc.BaseKey()
-	}
-	return ""
-}
-
-// SaveBase writes the base of the scheduler's state (see Incremental) and returns its key; it
-// writes nothing and returns "" when the scheduler is not Incremental. Call it between calls.
-func (r *Runtime) SaveBase(w io.Writer) (key string, err error) {
-	if inc, ok := r.sched.(Incremental); ok {
-		return inc.SaveBase(w)
-	}
-	return "", nil
-}
-
-// SaveDelta writes the runtime as SaveState does, except that an Incremental scheduler
-// contributes only its delta, which names its base by the key SaveDelta returns. For A-SRPT
-// with its forest between two retrainings this leaves out the trees and the rows they were
-// trained on (most of the state: see BENCHMARKS). A host that saves after every decision
-// keeps the base of the key it last saved and does:
+// SaveDelta writes what changed since the last base (SaveBase) and returns the base's key
+// (see BaseKey): the runtime's books but the jobs unchanged since the base, and the
+// scheduler's delta when it is Incremental (its whole state when it is only gpusched.Stateful).
+// For A-SRPT with its forest between two retrainings this leaves out the trees, the rows they
+// were trained on and every job, row and remembered job that did not change (see BENCHMARKS).
+// A host that saves after every decision keeps the base of the key it last saved and does:
 //
 //	if k := rt.BaseKey(); k != heldKey {
-//		rt.SaveBase(baseFile) // once per retraining
+//		rt.SaveBase(baseFile) // at a retraining, or when the deltas have grown
 //		heldKey = k
 //	}
-//	rt.SaveDelta(deltaFile) // every time
+//	rt.SaveDelta(deltaFile) // every time, replacing the last delta
 //
-// and restarts with RestoreDelta(opt, baseFile, deltaFile). With a scheduler that is not
-// Incremental, SaveDelta writes what SaveState writes and returns "".
+// and restarts with RestoreDelta(opt, baseFile, deltaFile). Without a base (none written since
+// New or Restore) it writes the books whole. Call it between calls.
 func (r *Runtime) SaveDelta(w io.Writer) (baseKey string, err error) {
-	return r.save(w, true)
+	return r.saveDelta(w)
 }
 
 // RestoreDelta is Restore for what SaveDelta wrote: base is what SaveBase wrote under the key
-// the delta names (it may be empty when that key is ""). A base of another key is refused with
-// an error wrapping gpusched.ErrBadState. A whole state (SaveState) is also accepted, base
-// unused.
+// the delta names. The restored runtime marks that base, so that its deltas go on being
+// written against it. A base of another key is refused with an error wrapping
+// gpusched.ErrBadState. A whole state (SaveState) is also accepted, base unused. What version
+// 1 wrote (a scheduler's base, from Runtime.SaveBase, and a delta holding the books whole)
+// restores too; a delta of version 2 with a base of version 1 is refused with an error that
+// names both versions.
 func RestoreDelta(opt Options, base, delta io.Reader) (*Runtime, error) {
 	if base == nil {
 		base = eof{}

@@ -54,3 +54,13 @@ func RestoreBroken(opt Options, rd io.Reader, kind string) (*Runtime, error) {
 
 // JobRestFields are the fields of gpusched.Job that the saved job columns keep whole.
 var JobRestFields = jobRestFields
+
+// ForgetBooks makes the mark of r's last base remember none of its jobs, as a wrong save by
+// changes would: every later delta writes every held job again.
+func ForgetBooks(r *Runtime) {
+	if r.mark != nil {
+		m := *r.mark
+		m.seqs, m.keys = nil, nil
+		r.mark = &m
+	}
+}

@@ -122,7 +122,7 @@ func runWorldWith(t tb, p leakPolicy, opt host.Options, jobs int, seed uint64, o
 // runWorldSaving is runWorldWith; with delta the host saves by parts instead: the base
 // (Runtime.SaveBase) whenever Runtime.BaseKey changes and the delta (Runtime.SaveDelta) after
 // each call, and restores with host.RestoreDelta (restore unused); it also returns how many
-// distinct non-empty bases it saved.
+// bases of a new forest it saved.
 func runWorldSaving(t tb, p leakPolicy, opt host.Options, jobs int, seed uint64, odds int, kills map[int]bool,
 	restore func(host.Options, io.Reader) (*host.Runtime, error), delta bool) ([]string, int) {
 	bases := 0
@@ -137,7 +137,7 @@ func runWorldSaving(t tb, p leakPolicy, opt host.Options, jobs int, seed uint64,
 		t.Fatal(err)
 	}
 	var saved, base []byte
-	var key string
+	var key, forest string
 	stats := map[gpusched.JobID]host.Stats{}
 	for i := 0; i < jobs || rt.Len() > len(rt.Parked()); i++ {
 		if i > 20*jobs+100 {
@@ -171,7 +171,9 @@ func runWorldSaving(t tb, p leakPolicy, opt host.Options, jobs int, seed uint64,
 					t.Fatalf("base %q, BaseKey %q: %v", key, k, err)
 				}
 				base = b.Bytes()
-				if key != "" {
+				// A base of a new forest (keys "books...|forest-...#..."; not "untrained").
+				if f, _, _ := strings.Cut(key[strings.IndexByte(key, '|')+1:], "#"); strings.HasPrefix(f, "forest-") && f != forest {
+					forest = f
 					bases++
 				}
 			}

@@ -321,6 +321,11 @@ type Runtime struct {
 	segments   []Segment
 
 	clusterJSON []byte // the cluster's compact JSON form, made at the first SaveState after adopt
+	// mark is what the books of the last base held (SaveBase; see incremental.go), lastBooks
+	// the size of the books of the last SaveDelta.
+	mark      *booksMark
+	lastBooks int
+	building  *booksMark // the mark of the books that save is writing for a base
 }
 
 // New returns a Runtime for the cluster and scheduler of opt.

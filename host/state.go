@@ -53,6 +53,12 @@ type savedRuntime struct {
 	// which names its base by the key SchedulerBase ("": none yet).
 	SchedulerDelta bool   `json:"scheduler_delta,omitempty"`
 	SchedulerBase  string `json:"scheduler_base,omitempty"`
+	// BooksBase, in a delta of the books (SaveDelta, version 2), is the key of the base whose
+	// books it changes: Jobs are then the held jobs that changed or arrived since, Removed the
+	// submission numbers of the base's jobs no longer held, Models the models of the base
+	// (null) followed by new ones, and an absent Cluster the base's (see incremental.go).
+	BooksBase string   `json:"books_base,omitempty"`
+	Removed   []uint64 `json:"removed,omitempty"`
 }
 
 // savedEntry is the JSON form of one Entry: every field that outlives a call (zeros omitted).
@@ -134,13 +140,23 @@ func (e *restoredError) Unwrap() error { return e.wrap }
 // between calls, typically after carrying out the actions of each Schedule call; it changes
 // nothing.
 func (r *Runtime) SaveState(w io.Writer) error {
-	_, err := r.save(w, false)
+	_, err := r.save(w, saveWhole)
 	return err
 }
 
-// save writes the runtime; with delta, the scheduler's delta when it is Incremental, and it
-// returns the key of the scheduler's base.
-func (r *Runtime) save(w io.Writer, delta bool) (string, error) {
+// saveMode is what save writes.
+type saveMode int
+
+const (
+	saveWhole saveMode = iota // the books and the scheduler's whole state (SaveState)
+	saveDelta                 // the books' changes since r.mark and the scheduler's delta (SaveDelta)
+	saveBooks                 // the books alone (the books of a base: SaveBase)
+)
+
+// save writes the runtime as mode says; with saveDelta it returns the key of the scheduler's
+// base (the scheduler's delta when it is Incremental, its whole state otherwise).
+func (r *Runtime) save(w io.Writer, mode saveMode) (string, error) {
+	delta := mode == saveDelta
 	r.compactRunning()
 	out := savedRuntime{
 		Header: statejson.Header{Kind: stateKind, Version: stateVersion},
@@ -160,11 +176,35 @@ func (r *Runtime) save(w io.Writer, delta bool) (string, error) {
 		held = append(held, e)
 	}
 	slices.SortFunc(held, cmpSeq)
+	var track *booksDelta
+	if delta && r.mark != nil {
+		track = r.mark.start(&out, models)
+		if r.c == r.mark.c {
+			cj = nil // the base's
+		}
+	}
+	var building *booksMark
+	if mode == saveBooks {
+		building = &booksMark{seqs: make([]uint64, 0, len(held)), keys: make([]entryKey, 0, len(held)), models: models}
+	}
 	jobs := newColBuilder(len(held))
 	s := new(savedEntry) // one for all: the builder keeps none
 	for _, e := range held {
 		*s = e.saved(&out, models)
+		if track != nil {
+			if !track.same(s) {
+				track.changed = append(track.changed, *s)
+			}
+			continue
+		}
+		if building != nil {
+			building.seqs, building.keys = append(building.seqs, s.Seq), append(building.keys, keyOf(s))
+		}
 		jobs.add(s)
+	}
+	if track != nil {
+		out.Removed = track.removed()
+		out.BooksBase = r.mark.key
 	}
 	for _, e := range r.parked {
 		out.Parked = append(out.Parked, e.seq)
@@ -173,14 +213,28 @@ func (r *Runtime) save(w io.Writer, delta bool) (string, error) {
 		out.Ended = append(out.Ended, e.saved(&out, models))
 	}
 	out.JobCols = jobs.done()
+	if track != nil {
+		out.JobCols = columns(track.changed)
+	}
 	if len(out.Ended) > 0 {
 		out.EndedCols = columns(out.Ended)
 	}
+	if building != nil {
+		building.nmodels = len(out.Models)
+		r.building = building
+	}
 	// The scheduler's state goes straight to w, after the books (and its base's key after it).
+	cw := &countWriter{w: w}
+	w = cw
+	if mode == saveDelta {
+		defer func(n *int64) { r.lastBooks = int(*n) }(&cw.n)
+	}
 	var key string
 	fields := []rawField{{name: "cluster", raw: cj}}
-	if inc, ok := r.sched.(Incremental); ok && delta {
+	if inc, ok := r.sched.(Incremental); ok && delta && mode != saveBooks {
 		fields = append(fields, rawField{name: "scheduler", write: func(w io.Writer) (err error) {
+			books := cw.n // the books' bytes: what BaseKey weighs
+			defer func() { cw.n = books }()
 			if key, err = inc.SaveDelta(w); err != nil {
 				return fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
 			}
@@ -192,8 +246,10 @@ func (r *Runtime) save(w io.Writer, delta bool) (string, error) {
 			}
 			return err
 		}})
-	} else if st, ok := r.sched.(gpusched.Stateful); ok {
+	} else if st, ok := r.sched.(gpusched.Stateful); ok && mode != saveBooks {
 		fields = append(fields, rawField{name: "scheduler", write: func(w io.Writer) error {
+			books := cw.n
+			defer func() { cw.n = books }()
 			if err := st.SaveState(w); err != nil {
 				return fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
 			}
@@ -315,8 +371,8 @@ func (r *Runtime) RestoreState(rd io.Reader) error {
 	if err := statejson.Decode(rd, stateKind, stateVersion, &in); err != nil {
 		return err
 	}
-	if in.SchedulerDelta {
-		return statejson.Errorf(stateKind, "the state is a delta (its scheduler's base is %q): see RestoreDelta", in.SchedulerBase)
+	if in.SchedulerDelta || in.BooksBase != "" {
+		return statejson.Errorf(stateKind, "the state is a delta (its base is %q): see RestoreDelta", in.SchedulerBase+in.BooksBase)
 	}
 	return r.restoreFrom(&in, nil)
 }
@@ -337,13 +393,17 @@ func restore(opt Options, base, rd io.Reader, prepare func(*Runtime)) (*Runtime,
 		return nil, err
 	}
 	var b []byte
+	var mk *booksMark
 	switch {
-	case in.SchedulerDelta && base == nil:
-		return nil, statejson.Errorf(stateKind, "the state is a delta (its scheduler's base is %q): see RestoreDelta", in.SchedulerBase)
-	case in.SchedulerDelta:
-		var err error
-		if b, err = io.ReadAll(base); err != nil {
+	case (in.SchedulerDelta || in.BooksBase != "") && base == nil:
+		return nil, statejson.Errorf(stateKind, "the state is a delta (its base is %q): see RestoreDelta", in.SchedulerBase+in.BooksBase)
+	case in.SchedulerDelta || in.BooksBase != "":
+		raw, err := statejson.ReadAll(base)
+		if err != nil {
 			return nil, statejson.Errorf(stateKind, "reading the base: %v", err)
+		}
+		if b, mk, err = in.withBase(raw); err != nil {
+			return nil, err
 		}
 	}
 	if opt.Cluster == nil {
@@ -362,6 +422,9 @@ func restore(opt Options, base, rd io.Reader, prepare func(*Runtime)) (*Runtime,
 	}
 	if err := r.restoreFrom(&in, b); err != nil {
 		return nil, err
+	}
+	if mk != nil {
+		mk.adopt(r, &in)
 	}
 	return r, nil
 }
@@ -407,8 +470,10 @@ func (in *savedRuntime) cluster(cur *Runtime) (*topology.Cluster, error) {
 func (r *Runtime) restoreFrom(in *savedRuntime, base []byte) error {
 	bad := func(format string, args ...any) error { return statejson.Errorf(stateKind, format, args...) }
 	var err error
-	if in.Jobs, err = in.JobCols.entries(); err != nil {
-		return bad("jobs: %v", err)
+	if in.JobCols != nil || in.BooksBase == "" { // a books delta merged with its base has Jobs
+		if in.Jobs, err = in.JobCols.entries(); err != nil {
+			return bad("jobs: %v", err)
+		}
 	}
 	if in.Ended, err = in.EndedCols.entries(); err != nil {
 		return bad("ended jobs: %v", err)
@@ -532,7 +597,7 @@ func (r *Runtime) restoreFrom(in *savedRuntime, base []byte) error {
 	case in.SchedulerDelta && !incremental:
 		return bad("a delta for scheduler %s, which saves none", r.name)
 	case in.SchedulerDelta:
-		if err := inc.RestoreDelta(bytes.NewReader(base), bytes.NewReader(in.Scheduler)); err != nil {
+		if err := inc.RestoreDelta(bytes.NewBuffer(base), bytes.NewBuffer(in.Scheduler)); err != nil {
 			return fmt.Errorf("host: restoring scheduler %s: %w", r.name, err)
 		}
 	case stateful && len(in.Scheduler) == 0:
@@ -540,7 +605,7 @@ func (r *Runtime) restoreFrom(in *savedRuntime, base []byte) error {
 	case !stateful && len(in.Scheduler) != 0:
 		return bad("state for scheduler %s, which keeps none", r.name)
 	case stateful:
-		if err := st.RestoreState(bytes.NewReader(in.Scheduler)); err != nil {
+		if err := st.RestoreState(bytes.NewBuffer(in.Scheduler)); err != nil {
 			return fmt.Errorf("host: restoring scheduler %s: %w", r.name, err)
 		}
 	}

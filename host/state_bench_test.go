@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +107,15 @@ func BenchmarkRuntimeRestore(b *testing.B) {
 // estimator (asrpt.Forest with ForestOptions) that has observed 12,000 finished jobs (its forest
 // last trained on 6,400 of them, its window full): between two retrainings.
 func forestRuntime(b *testing.B) (*host.Runtime, func() host.Options) {
+	rt, opts, _ := forestWorld(b)
+	return rt, opts
+}
+
+// forestWorld is forestRuntime with a step: one event of the host after it, at the next
+// second: 10 running jobs finish (their completions delivered, so the forest observes them
+// without retraining), 10 jobs arrive, A-SRPT decides and the new placements get their rates.
+// The runtime keeps 10,000 live jobs.
+func forestWorld(b *testing.B) (*host.Runtime, func() host.Options, func()) {
 	b.Helper()
 	c, err := topology.Uniform(topology.A100(), 512)
 	if err != nil {
@@ -162,7 +172,36 @@ func forestRuntime(b *testing.B) (*host.Runtime, func() host.Options) {
 			}
 		}
 	}
-	return rt, opts
+	next, t := 10000, 100.0
+	step := func() {
+		t++
+		running := rt.Running()
+		ids := make([]gpusched.JobID, 0, 10)
+		for i := 0; i < len(running) && len(ids) < 10; i++ {
+			ids = append(ids, running[i].ID())
+		}
+		for _, id := range ids {
+			if err := rt.Finish(id, t, float64(100+rng.IntN(100000)), false); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for range 10 {
+			if _, err := rt.Submit(job(next, t), float64(100+rng.IntN(100000))); err != nil {
+				b.Fatal(err)
+			}
+			next++
+		}
+		rt.Deliver()
+		if _, err := rt.Schedule(t); err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range rt.TakeDirty() {
+			if err := rt.SetRate(e, t, gpusched.StepCost{Time: e.Job().StepTime}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return rt, opts, step
 }
 
 // BenchmarkRuntimeSaveStateForest: BenchmarkRuntimeSaveState with A-SRPT's forest (whole state).
@@ -185,40 +224,96 @@ func BenchmarkRuntimeSaveStateForest(b *testing.B) {
 // A-SRPT saves by parts.
 var _ host.Incremental = (*asrpt.Scheduler)(nil)
 
-// BenchmarkRuntimeSaveDeltaForest: Runtime.SaveDelta of forestRuntime between retrainings (the
-// base, the trained forest, is not written: BaseKey does not change). MB is the delta's size,
-// base-MB what SaveBase writes once per retraining.
+// BenchmarkRuntimeSaveDeltaForest: Runtime.SaveDelta of forestWorld between retrainings, as a
+// host that saves after every event does: before each save (untimed) one step of forestWorld
+// (10 completions, 10 arrivals, a decision), and the base (Runtime.SaveBase) whenever BaseKey
+// changes (untimed, counted in bases). cpu-ms/op is SaveDelta's CPU time, amortized-cpu-ms/op
+// with the bases' CPU time spread over the saves, MB the mean size of the deltas, max-MB the
+// largest, base-MB the size of the last base.
 func BenchmarkRuntimeSaveDeltaForest(b *testing.B) {
-	rt, _ := forestRuntime(b)
+	rt, _, step := forestWorld(b)
 	var base, buf bytes.Buffer
 	key, err := rt.SaveBase(&base)
 	if err != nil || key == "" {
 		b.Fatalf("base %q: %v", key, err)
 	}
+	trained := rt.BaseKey()
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := processCPU()
+	var cpu, baseCPU time.Duration
+	var sum, most, bases int
 	for range b.N {
-		buf.Reset()
-		if rt.BaseKey() != key {
-			b.Fatal("the base changed")
+		b.StopTimer()
+		step()
+		if k := rt.BaseKey(); k != key {
+			base.Reset()
+			c0 := processCPU()
+			if key, err = rt.SaveBase(&base); err != nil || key != k {
+				b.Fatalf("base %q, BaseKey %q: %v", key, k, err)
+			}
+			baseCPU += processCPU() - c0
+			bases++
 		}
+		buf.Reset()
+		b.StartTimer()
+		c0 := processCPU()
 		if k, err := rt.SaveDelta(&buf); err != nil || k != key {
 			b.Fatalf("delta names %q, not %q: %v", k, key, err)
 		}
+		cpu += processCPU() - c0
+		sum += buf.Len()
+		most = max(most, buf.Len())
 	}
-	b.ReportMetric(float64(processCPU()-cpu)/1e6/float64(b.N), "cpu-ms/op")
-	b.ReportMetric(float64(buf.Len())/1e6, "MB")
+	// Keys are "books-...|forest-<training>-<hash>#...": the forest's part must not change.
+	if forest := func(k string) string { f, _, _ := strings.Cut(k[strings.IndexByte(k, '|')+1:], "#"); return f }; forest(rt.BaseKey()) != forest(trained) {
+		b.Fatal("the forest was retrained")
+	}
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(sum)/1e6/float64(b.N), "MB")
+	b.ReportMetric(float64(most)/1e6, "max-MB")
 	b.ReportMetric(float64(base.Len())/1e6, "base-MB")
+	b.ReportMetric(float64(bases), "bases")
+	b.ReportMetric(float64(cpu+baseCPU)/1e6/float64(b.N), "amortized-cpu-ms/op")
 }
 
-// BenchmarkRuntimeRestoreDeltaForest: host.RestoreDelta of that delta and its base, building
-// A-SRPT and its forest (New) not included.
+// BenchmarkRuntimeSaveBaseForest: Runtime.SaveBase of forestWorld after each step, the forest
+// unchanged (a base that BaseKey asks for when the deltas have grown; the first, untimed,
+// encodes the forest, which later bases of the same forest reuse). cpu-ms/op is SaveBase's CPU
+// time, MB the base's size.
+func BenchmarkRuntimeSaveBaseForest(b *testing.B) {
+	rt, _, step := forestWorld(b)
+	var base bytes.Buffer
+	if _, err := rt.SaveBase(&base); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var cpu time.Duration
+	for range b.N {
+		b.StopTimer()
+		step()
+		base.Reset()
+		b.StartTimer()
+		c0 := processCPU()
+		if _, err := rt.SaveBase(&base); err != nil {
+			b.Fatal(err)
+		}
+		cpu += processCPU() - c0
+	}
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(base.Len())/1e6, "MB")
+}
+
+// BenchmarkRuntimeRestoreDeltaForest: host.RestoreDelta of a delta and its base after 10 steps
+// of forestWorld, building A-SRPT and its forest (New) not included.
 func BenchmarkRuntimeRestoreDeltaForest(b *testing.B) {
-	rt, opts := forestRuntime(b)
+	rt, opts, step := forestWorld(b)
 	var base, delta bytes.Buffer
 	if _, err := rt.SaveBase(&base); err != nil {
 		b.Fatal(err)
+	}
+	for range 10 {
+		step()
 	}
 	if _, err := rt.SaveDelta(&delta); err != nil {
 		b.Fatal(err)
@@ -237,6 +332,7 @@ func BenchmarkRuntimeRestoreDeltaForest(b *testing.B) {
 		cpu += processCPU() - c0
 	}
 	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(delta.Len())/1e6, "MB")
 }
 
 // BenchmarkRuntimeRestoreForest: host.Restore of forestRuntime's whole state (SaveState),

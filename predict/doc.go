@@ -179,4 +179,15 @@
 // another version, truncated or inconsistent, is an error wrapping ErrInvalidState, never a
 // panic. A default predictor with a full window (20,000 jobs) saves to about 17 MB in about
 // 1 s of CPU, save and load together.
+//
+// A host that saves often saves by changes: SaveBase writes the whole state as a base (the
+// forest as SaveModel writes it, the rest as SaveLearned does) and remembers what it held;
+// SaveDelta writes only what changed since (the rows observed since, the window's overwritten
+// slots, the histories and calibration windows updated, the remembered jobs added, changed or
+// forgotten), so that between two retrainings its size grows with the jobs observed and
+// predicted since the base, not with the window or the forest; BaseKey changes when a new base
+// is due (a retraining, or deltas grown beyond half the base's learned part);
+// RestoreDelta restores from a base and a delta and goes on writing deltas against that base.
+// It also reads the version-1 pairs of SaveModel and SaveLearned; a version-2 delta with a
+// version-1 base is an error (ErrInvalidState) that names both versions.
 package predict

@@ -176,3 +176,51 @@ func ExamplePredictor_GroupAccuracy() {
 	// steady: known true, typical error factor below 2: true
 	// erratic: known true, typical error factor below 2: false
 }
+
+// ExamplePredictor_SaveDelta saves a predictor by changes, as a host that saves after every
+// event does: a base when BaseKey changes, a delta every time, which holds only what changed
+// since the base; a new predictor restored from both predicts as the original.
+func ExamplePredictor_SaveDelta() {
+	recs, err := trace.GenerateRecurring(trace.DefaultRecurringConfig(1200, 1))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := predict.New(predict.Options{Trees: 8, Seed: 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var base, delta bytes.Buffer
+	held := ""
+	for i := range recs[:1000] {
+		if err := p.Observe(&recs[i].Job, recs[i].Iterations); err != nil {
+			fmt.Println(err)
+			return
+		}
+		if k := p.BaseKey(); k != held { // at a retraining, or when the deltas have grown
+			base.Reset()
+			if held, err = p.SaveBase(&base); err != nil {
+				fmt.Println(err)
+				return
+			}
+		}
+		delta.Reset()
+		if _, err := p.SaveDelta(&delta); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	q, _ := predict.New(predict.Options{})
+	if err := q.RestoreDelta(base.Bytes(), delta.Bytes()); err != nil {
+		fmt.Println(err)
+		return
+	}
+	a, _ := p.Predict(&recs[1100].Job)
+	b, _ := q.Predict(&recs[1100].Job)
+	fmt.Println("the delta is smaller than the base:", delta.Len() < base.Len()/5)
+	fmt.Println("same prediction:", a == b)
+	// Output:
+	// the delta is smaller than the base: true
+	// same prediction: true
+}

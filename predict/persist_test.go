@@ -433,14 +433,19 @@ func TestSplitSaveIdentical(t *testing.T) {
 	if err := json.Unmarshal(model.Bytes(), &ms); err != nil {
 		t.Fatal(err)
 	}
-	if ms.Rows == nil || len(ms.Rows.Seq) == 0 || st.RowCols == nil || len(st.RowCols.Seq) == 0 || st.Rows != nil {
+	if ms.Rows == nil || st.RowCols == nil || st.Rows != nil {
 		t.Fatal("the model or the learned state holds no rows, or the learned state holds whole rows")
 	}
+	modelSeq, err1 := ms.Rows.SeqBin.values()
+	learnedSeq, err2 := st.RowCols.SeqBin.values()
+	if err1 != nil || err2 != nil || len(modelSeq) == 0 || len(learnedSeq) == 0 {
+		t.Fatalf("the model or the learned state holds no rows: %v, %v", err1, err2)
+	}
 	inModel := map[uint64]bool{}
-	for _, s := range ms.Rows.Seq {
+	for _, s := range modelSeq {
 		inModel[s] = true
 	}
-	for _, s := range st.RowCols.Seq {
+	for _, s := range learnedSeq {
 		if inModel[s] {
 			t.Fatalf("row %d is in both parts", s)
 		}

@@ -369,8 +369,21 @@ type Predictor struct {
 	pending  map[gpusched.JobID]pendingJob
 	pendQ    []gpusched.JobID // FIFO of remembered ids, ring of opts.MaxPending
 	pendHead int
+	// pendDirty holds the remembered jobs added, changed or forgotten since the last base
+	// (SaveBase, RestoreDelta); nil: not tracked (see noteDirty).
+	pendDirty map[gpusched.JobID]struct{}
 
 	bufs sync.Pool // *scratch for estimates
+
+	// markMu guards mark, what the last base (SaveBase) held, and lastDelta, the size of the
+	// last SaveDelta (see delta.go). It is taken before mu.
+	markMu    sync.Mutex
+	mark      *mark
+	lastDelta int
+	// modelBytes is what SaveModel writes of the forest modelFor (markMu): a new base of the
+	// same forest reuses it.
+	modelBytes []byte
+	modelFor   *model
 }
 
 // New returns a Predictor with nothing observed: it predicts the prior until it observes jobs.
@@ -1019,6 +1032,9 @@ func (p *Predictor) takeContext(id gpusched.JobID) (pendingJob, bool) {
 	p.cacheMu.Lock()
 	pj, ok := p.pending[id]
 	delete(p.pending, id)
+	if ok {
+		p.noteDirty(id)
+	}
 	if ok && pj.hasArr && p.arr != nil {
 		p.arr.done(pj.group)
 	}
@@ -1048,6 +1064,7 @@ func (p *Predictor) remember(job *gpusched.Job, h History) pendingJob {
 			p.arr.done(pj.group)
 		}
 		delete(p.pending, old)
+		p.noteDirty(old)
 		p.pendQ[p.pendHead] = id
 		p.pendHead = (p.pendHead + 1) % len(p.pendQ)
 	}
@@ -1058,7 +1075,22 @@ func (p *Predictor) remember(job *gpusched.Job, h History) pendingJob {
 		p.arr.arrive(&job.Features, job.Arrival, true)
 	}
 	p.pending[id] = pj
+	p.noteDirty(id)
 	return pj
+}
+
+// noteDirty records that what is remembered of job id changed (added, changed or forgotten)
+// since the last base, when the remembered jobs are tracked (see SaveBase); beyond four times
+// Options.MaxPending ids it stops tracking, and the next delta needs a new base. p.cacheMu is
+// held.
+func (p *Predictor) noteDirty(id gpusched.JobID) {
+	if p.pendDirty == nil {
+		return
+	}
+	p.pendDirty[id] = struct{}{}
+	if len(p.pendDirty) > 4*max(p.opts.MaxPending, 1) {
+		p.pendDirty = nil
+	}
 }
 
 // arrivalJob returns job with its arrival features added (Options.ArrivalFeatures): those
@@ -1091,6 +1123,7 @@ func (p *Predictor) rememberFirst(id gpusched.JobID, e Estimate) {
 	if pj, ok := p.pending[id]; ok && pj.first.Source < 0 {
 		pj.first = e
 		p.pending[id] = pj
+		p.noteDirty(id)
 	}
 }
 

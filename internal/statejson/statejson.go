@@ -43,7 +43,7 @@ func Encode(w io.Writer, v any) error {
 // trailing data are errors. Every error wraps gpusched.ErrBadState and names the kind; v may be
 // partly filled when Decode fails, so decode into a fresh value.
 func Decode(r io.Reader, kind string, version int, v any) error {
-	data, err := io.ReadAll(r)
+	data, err := ReadAll(r)
 	if err != nil {
 		return fmt.Errorf("%w: %s: reading: %w", gpusched.ErrBadState, kind, err)
 	}
