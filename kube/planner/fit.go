@@ -56,6 +56,9 @@ func (h *hostFit) JobCompleted(c gpusched.Completion) {
 // Schedule calls the scheduler and fits its starts to the nodes' CPU and memory.
 func (h *hostFit) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	d, err := h.inner.Schedule(v)
+	if err == nil && d.KeepOthers {
+		d = d.Expand(v) // the checks below charge every running job, listed or kept
+	}
 	clear(h.waits)
 	if err != nil || h.free == nil || len(h.need) == 0 || v.Cluster == nil || len(h.free) != v.Cluster.NumServers() {
 		return d, err

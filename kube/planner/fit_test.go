@@ -56,12 +56,19 @@ func genFitCase(intn func(n int) int) fitCase {
 		fc.view.Unavailable.Add(g) // a GPU no job holds
 	}
 	keep := intn(2) == 0
+	// A host that takes deltas: the scheduler then keeps its running jobs by KeepOthers,
+	// without listing them (what hostFit must still charge).
+	fc.view.AcceptsKeepOthers = keep && intn(2) == 0
 	fc.inner = gpusched.SchedulerFunc(func(v gpusched.View) (gpusched.Decision, error) {
 		// Keeps running jobs (or drops them: preempted), packs the waiting ones on what is
 		// left; CPU and memory unknown to it.
 		var d gpusched.Decision
 		free := v.Free()
+		d.KeepOthers = keep && v.AcceptsKeepOthers
 		for _, s := range v.Running {
+			if d.KeepOthers {
+				continue
+			}
 			if keep {
 				d.Run = append(d.Run, gpusched.Assignment{Job: s.Job.ID, GPUs: s.GPUs})
 			} else {
@@ -101,6 +108,8 @@ func checkFit(fc fitCase, broken bool) error {
 		return fmt.Errorf("invalid decision: %w", err)
 	}
 	want, _ := fc.inner.Schedule(fc.view)
+	want = want.Expand(fc.view)
+	d = d.Expand(fc.view)
 	wantGPUs := map[gpusched.JobID][]topology.GPUID{}
 	for _, a := range want.Run {
 		wantGPUs[a.Job] = a.GPUs
