@@ -346,8 +346,10 @@
 // SaveState writes all of it as versioned JSON (kind "asrpt", version 1: the virtual machine's
 // clock, speed and every queued job's exact remaining work, release and weight; the key
 // allocator; predictions, times per iteration, weights and virtual completions; rejected jobs
-// with their reasons; the last cluster; the migration count; and, nested, the estimator's state
-// when the estimator implements gpusched.Stateful). Floats are written so that they read back
+// with their reasons; the last cluster; the migration count; the group fallback's books, bursts
+// included (their latest arrival, which burst of a user and GPU count an arrival joins, and the
+// bursts to size again at the next call); and, nested, the estimator's state when the estimator
+// implements gpusched.Stateful). Floats are written so that they read back
 // bit for bit. A host saves after each decision (or periodically, losing only what happened
 // since), and on start or when it becomes leader builds the scheduler with the same options
 // and calls RestoreState before its first Schedule call: from then on every decision is the
