@@ -112,9 +112,7 @@ func (s *Scheduler) groupRefresh(v *gpusched.View) error {
 				if km == nil {
 					continue
 				}
-				rank, until, ok = GittinsRank(km, done*sc)
-				until, rank = until/sc, rank/sc
-				ok = ok && until > done
+				until, rank, ok = km.rank(done, sc)
 			}
 			if !ok || until == st.iters {
 				continue
@@ -352,7 +350,13 @@ func (s *Scheduler) groupRank(v *gpusched.View, st *jobState, done float64) (unt
 	if km == nil {
 		return 0, 0, false
 	}
-	rank, until, ok = GittinsRank(km, done*sc)
+	return km.rank(done, sc)
+}
+
+// rank is GittinsRank(d, done*sc) converted from the book's units to job iterations by dividing
+// by sc: the end of the job's quantum and its rank, ok only when the quantum ends past done.
+func (d *kmDist) rank(done, sc float64) (until, rank float64, ok bool) {
+	rank, until, ok = GittinsRank(d, done*sc)
 	until, rank = until/sc, rank/sc
 	if !ok || !(until > done) {
 		return 0, 0, false
@@ -409,13 +413,9 @@ func (d *kmDist) rankWithTail(tail, sc float64) (until, rank float64, ok bool) {
 	if d.tail && tail > x {
 		d.x[last] = tail
 	}
-	rank, until, ok = GittinsRank(d, 0)
+	until, rank, ok = d.rank(0, sc)
 	d.x[last] = x
-	until, rank = until/sc, rank/sc
-	if !ok || !(until > 0) {
-		return 0, 0, false
-	}
-	return until, rank, true
+	return until, rank, ok
 }
 
 // groupArrive sizes a job admitted in this call: it notes the group distribution's median as
@@ -435,9 +435,8 @@ func (s *Scheduler) groupArrive(v *gpusched.View, st *jobState) error {
 	if !s.groupPoor(g) {
 		return nil
 	}
-	rank, until, ok := GittinsRank(km, 0)
-	until, rank = until/sc, rank/sc
-	if !ok || !(until > 0) {
+	until, rank, ok := km.rank(0, sc)
+	if !ok {
 		return nil
 	}
 	st.iters = until
