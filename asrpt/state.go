@@ -473,22 +473,22 @@ func (s *Scheduler) save(w io.Writer, mode saveMode) (string, error) {
 		return "", statejson.Encode(w, &out)
 	}
 	// The own part's bytes (what BaseKey weighs): all but the estimator's.
-	cw := &countWriter{w: w}
+	cw := &statejson.CountWriter{W: w}
 	w = cw
 	if mode == saveDelta && s.saved != nil {
-		defer func(m *ownMark) { m.last = int(cw.n) }(s.saved)
+		defer func(m *ownMark) { m.last = int(cw.N) }(s.saved)
 	}
 	if delta {
 		write = func(w io.Writer) (err error) {
-			n := cw.n
-			defer func() { cw.n = n }()
+			n := cw.N
+			defer func() { cw.N = n }()
 			key, err = l.SaveDelta(w)
 			return err
 		}
 	} else if e, ok := s.opt.Estimator.(gpusched.Stateful); ok {
 		write = func(w io.Writer) error {
-			n := cw.n
-			defer func() { cw.n = n }()
+			n := cw.N
+			defer func() { cw.N = n }()
 			return e.SaveState(w)
 		}
 	}
@@ -510,43 +510,31 @@ func encodeWith(w io.Writer, v any, write func(io.Writer) error, tail func() []b
 	if write == nil {
 		return statejson.Encode(w, v)
 	}
-	hb := &holdback{w: w}
+	hb := &statejson.Holdback{W: w}
 	if err := statejson.Encode(hb, v); err != nil {
 		return err
 	}
-	if string(hb.tail) != "}\n" || hb.n < 3 {
-		return fmt.Errorf("asrpt: encoding the state: %q is not an object", hb.tail)
+	if string(hb.Tail) != "}\n" || hb.N < 3 {
+		return fmt.Errorf("asrpt: encoding the state: %q is not an object", hb.Tail)
 	}
 	b := []byte(`"estimator":`)
-	if hb.n > 3 {
+	if hb.N > 3 {
 		b = []byte(`,"estimator":`)
 	}
 	if _, err := w.Write(b); err != nil {
 		return err
 	}
-	cw := &countWriter{w: w}
+	cw := &statejson.CountWriter{W: w}
 	if err := write(cw); err != nil {
 		return err
 	}
 	end := []byte{}
-	if cw.n == 0 {
+	if cw.N == 0 {
 		end = append(end, "null"...)
 	}
 	end = append(end, tail()...)
 	_, err := w.Write(append(end, "}\n"...))
 	return err
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // RestoreState replaces the scheduler's state by one that SaveState wrote, so that every later
@@ -993,36 +981,4 @@ func (f Forest) RestoreDelta(base, delta io.Reader) error {
 		return fmt.Errorf("%w: asrpt forest: %w", gpusched.ErrBadState, err)
 	}
 	return nil
-}
-
-// holdback writes on to w all but the last two bytes written to it, which it keeps in tail (an
-// encoded object's "}\n", so that more fields can follow). n counts the bytes written to it.
-type holdback struct {
-	w    io.Writer
-	tail []byte
-	n    int
-}
-
-func (h *holdback) Write(p []byte) (int, error) {
-	h.n += len(p)
-	if len(h.tail)+len(p) <= 2 {
-		h.tail = append(h.tail, p...)
-		return len(p), nil
-	}
-	out := len(h.tail) + len(p) - 2 // bytes that go out now
-	if out <= len(h.tail) {
-		if _, err := h.w.Write(h.tail[:out]); err != nil {
-			return 0, err
-		}
-		h.tail = append(h.tail[out:], p...)
-		return len(p), nil
-	}
-	if _, err := h.w.Write(h.tail); err != nil {
-		return 0, err
-	}
-	if _, err := h.w.Write(p[:len(p)-2]); err != nil {
-		return 0, err
-	}
-	h.tail = append(h.tail[:0], p[len(p)-2:]...)
-	return len(p), nil
 }

@@ -219,13 +219,13 @@ func (r *Runtime) SaveBase(w io.Writer) (key string, err error) {
 	}
 	key = bk + "|" + sk0
 	out := savedBase{Header: statejson.Header{Kind: baseKind, Version: baseVersion}, Key: key, Serial: serial, SchedulerKey: sk}
-	cw := &countWriter{w: w}
+	cw := &statejson.CountWriter{W: w}
 	if err := statejson.EncodeFramed(cw, &out, books.Bytes(), sched.Bytes()); err != nil {
 		return "", err
 	}
 	m := r.building
 	r.building = nil
-	m.key, m.serial, m.sched, m.c, m.books, m.whole = key, serial, sk, r.c, books.Len(), int(cw.n)
+	m.key, m.serial, m.sched, m.c, m.books, m.whole = key, serial, sk, r.c, books.Len(), int(cw.N)
 	r.mark, r.lastBooks = m, 0
 	return key, nil
 }
@@ -233,13 +233,13 @@ func (r *Runtime) SaveBase(w io.Writer) (key string, err error) {
 // saveDelta is SaveDelta: the books' changes against the mark (the books whole without one)
 // and the scheduler's delta.
 func (r *Runtime) saveDelta(w io.Writer) (string, error) {
-	cw := &countWriter{w: w}
+	cw := &statejson.CountWriter{W: w}
 	sk, err := r.save(cw, saveDelta)
 	if err != nil {
 		return "", err
 	}
 	if r.mark != nil {
-		r.mark.last = int(cw.n)
+		r.mark.last = int(cw.N)
 	}
 	if r.mark == nil {
 		return r.BaseKey(), nil

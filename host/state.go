@@ -224,17 +224,17 @@ func (r *Runtime) save(w io.Writer, mode saveMode) (string, error) {
 		r.building = building
 	}
 	// The scheduler's state goes straight to w, after the books (and its base's key after it).
-	cw := &countWriter{w: w}
+	cw := &statejson.CountWriter{W: w}
 	w = cw
 	if mode == saveDelta {
-		defer func(n *int64) { r.lastBooks = int(*n) }(&cw.n)
+		defer func(n *int64) { r.lastBooks = int(*n) }(&cw.N)
 	}
 	var key string
 	fields := []rawField{{name: "cluster", raw: cj}}
 	if inc, ok := r.sched.(Incremental); ok && delta && mode != saveBooks {
 		fields = append(fields, rawField{name: "scheduler", write: func(w io.Writer) (err error) {
-			books := cw.n // the books' bytes: what BaseKey weighs
-			defer func() { cw.n = books }()
+			books := cw.N // the books' bytes: what BaseKey weighs
+			defer func() { cw.N = books }()
 			if key, err = inc.SaveDelta(w); err != nil {
 				return fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
 			}
@@ -248,8 +248,8 @@ func (r *Runtime) save(w io.Writer, mode saveMode) (string, error) {
 		}})
 	} else if st, ok := r.sched.(gpusched.Stateful); ok && mode != saveBooks {
 		fields = append(fields, rawField{name: "scheduler", write: func(w io.Writer) error {
-			books := cw.n
-			defer func() { cw.n = books }()
+			books := cw.N
+			defer func() { cw.N = books }()
 			if err := st.SaveState(w); err != nil {
 				return fmt.Errorf("host: saving the state of scheduler %s: %w", r.name, err)
 			}
@@ -275,15 +275,15 @@ type rawField struct {
 // compacted again, nor copied: the scheduler's state may be megabytes. On error w may hold part
 // of the state.
 func encodeWith(w io.Writer, v any, fields ...rawField) error {
-	hb := &holdback{w: w}
+	hb := &statejson.Holdback{W: w}
 	if err := statejson.Encode(hb, v); err != nil {
 		return err
 	}
-	if string(hb.tail) != "}\n" || hb.n < 3 {
-		return fmt.Errorf("host: encoding the state: %q is not an object", hb.tail)
+	if string(hb.Tail) != "}\n" || hb.N < 3 {
+		return fmt.Errorf("host: encoding the state: %q is not an object", hb.Tail)
 	}
 	var b []byte       // what comes before the next field
-	empty := hb.n == 3 // "{" alone went out
+	empty := hb.N == 3 // "{" alone went out
 	for _, f := range fields {
 		raw := bytes.TrimSpace(f.raw)
 		if len(raw) == 0 && f.write == nil {
@@ -299,11 +299,11 @@ func encodeWith(w io.Writer, v any, fields ...rawField) error {
 			return err
 		}
 		if f.write != nil {
-			cw := &countWriter{w: w}
+			cw := &statejson.CountWriter{W: w}
 			if err := f.write(cw); err != nil {
 				return err
 			}
-			if cw.n == 0 {
+			if cw.N == 0 {
 				raw = []byte("null")
 			}
 		}
@@ -314,18 +314,6 @@ func encodeWith(w io.Writer, v any, fields ...rawField) error {
 	}
 	_, err := w.Write(append(b, "}\n"...))
 	return err
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // saved returns e's JSON form, adding its model to out.Models.
@@ -1146,36 +1134,4 @@ func (b *binCol) values(n int) ([]float64, error) {
 		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b.V[8*k:]))
 	}
 	return out, nil
-}
-
-// holdback writes on to w all but the last two bytes written to it, which it keeps in tail (an
-// encoded object's "}\n", so that more fields can follow). n counts the bytes written to it.
-type holdback struct {
-	w    io.Writer
-	tail []byte
-	n    int
-}
-
-func (h *holdback) Write(p []byte) (int, error) {
-	h.n += len(p)
-	if len(h.tail)+len(p) <= 2 {
-		h.tail = append(h.tail, p...)
-		return len(p), nil
-	}
-	out := len(h.tail) + len(p) - 2 // bytes that go out now
-	if out <= len(h.tail) {
-		if _, err := h.w.Write(h.tail[:out]); err != nil {
-			return 0, err
-		}
-		h.tail = append(h.tail[out:], p...)
-		return len(p), nil
-	}
-	if _, err := h.w.Write(h.tail); err != nil {
-		return 0, err
-	}
-	if _, err := h.w.Write(p[:len(p)-2]); err != nil {
-		return 0, err
-	}
-	h.tail = append(h.tail[:0], p[len(p)-2:]...)
-	return len(p), nil
 }

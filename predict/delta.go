@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/internal/statejson"
 )
 
 // Saving by changes. SaveBase writes the whole state (the forest in SaveModel's form, the rest in
@@ -367,9 +368,9 @@ func (p *Predictor) SaveDelta(w io.Writer) (baseKey string, err error) {
 	mk := p.mark
 	if !p.markUsable(mk) {
 		p.mu.RUnlock()
-		cw := &countWriter{w: w}
+		cw := &statejson.CountWriter{W: w}
 		key, err := p.SaveLearned(cw)
-		p.lastDelta = int(cw.n)
+		p.lastDelta = int(cw.N)
 		return key, err
 	}
 	d := p.deltaLocked(mk)
@@ -383,18 +384,6 @@ func (p *Predictor) SaveDelta(w io.Writer) (baseKey string, err error) {
 	}
 	p.lastDelta = len(b)
 	return mk.key, nil
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
 }
 
 // deltaLocked returns the changes since mk; p.mu is held for reading (it takes p.cacheMu).
