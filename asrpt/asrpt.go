@@ -51,8 +51,8 @@ func (o Oracle) Estimate(j *gpusched.Job, done float64) (float64, error) {
 const DefaultPatience = 8.0
 
 // Options configure a Scheduler. The zero value is the default A-SRPT: a random-forest
-// predictor that learns online, sizes from the default cost model, the patient conversion
-// (DefaultPatience), consolidating placement, strict order, immediate preemption,
+// predictor that learns online, sizes from the default cost model, the remaining-work
+// conversion with patience (DefaultPatience), consolidating placement, strict order, immediate preemption,
 // re-estimation of overrunning jobs.
 type Options struct {
 	// Estimator predicts iterations. Default: a Forest over predict.New(ForestOptions(1)). Use an
@@ -96,15 +96,24 @@ type Options struct {
 	// RestoreTime is the host's checkpoint/restore cost in seconds, which a consolidating
 	// migration must repay. Zero selects 30 s (package sim's default); negative means free.
 	RestoreTime float64
-	// Patience is theta of the patient conversion (see the package documentation): a job the
-	// virtual machine has finished is ordered among such jobs by its predicted remaining
-	// GPU-time, shortest first, until it is theta times its predicted processing time past its
-	// virtual completion, and from then on ahead of them, by virtual completion. It keeps a
+	// Patience is theta of the patient and remaining-work conversions (see the package
+	// documentation): a job the virtual machine has finished is ordered by its predicted
+	// remaining GPU-time, shortest first, until it is theta times its predicted processing time
+	// past its virtual completion, and from then on ahead of such jobs, by virtual completion. It keeps a
 	// backlog of virtually finished jobs from being served in arrival order when the real
 	// cluster lags the virtual machine (overload), at a price of theta mu in the competitive
 	// ratio. Zero selects DefaultPatience; negative means none (the original conversion, whose
 	// bound is the package documentation's first theorem).
 	Patience float64
+	// VirtualFirst keeps the patient conversion of Theorem 2 (see the package documentation):
+	// every job the virtual machine has finished comes before every job it has not, and those
+	// follow in virtual SRPT order. By default (the remaining-work conversion, Theorem 3) the jobs
+	// that are not overdue are ordered together by predicted remaining GPU-time over weight,
+	// whether the virtual machine has finished them or not; overdue jobs still come first. The
+	// default is far less sensitive to prediction errors: on an overloaded Philly slice a 10%
+	// error (lognormal, sigma 0.1) doubled A-SRPT's mean JCT with VirtualFirst and costs it 7%
+	// without (BENCHMARKS.md, "The remaining-work conversion"). No effect with Patience < 0.
+	VirtualFirst bool
 	// Name names the scheduler in reports. Default "asrpt".
 	Name string
 	// Gittins sizes a job by its Gittins rank under the Estimator's predictive distribution
@@ -264,6 +273,7 @@ type Scheduler struct {
 	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
 
 	patience   float64        // Options.Patience resolved: 0 for none
+	merged     bool           // the remaining-work conversion (patience > 0, not Options.VirtualFirst)
 	compact    bool           // the compact conversion (on unless Options.NoCompact)
 	dist       Distributional // the Estimator's distributions (nil: point sizes)
 	slack      float64        // Options.CompactSlack resolved
@@ -354,6 +364,7 @@ func New(opt Options) (*Scheduler, error) {
 	case opt.Patience > 0:
 		s.patience = opt.Patience
 	}
+	s.merged = s.patience > 0 && !opt.VirtualFirst
 	s.compact = !opt.NoCompact || opt.NoMigrate
 	switch opt.Cost.(type) {
 	case *gpusched.ModelCost, gpusched.FixedCost, *gpusched.FixedCost:
@@ -832,9 +843,11 @@ func (s *Scheduler) unfitError(st *jobState) *gpusched.JobError {
 	return gpusched.Reject(st.job.ID, gpusched.Fits(st.job, s.cluster))
 }
 
-// orderPrefix fills s.order with present jobs in priority order: virtually completed jobs by
-// virtual completion, then the SRPT queue. Unless full is set it stops once the GPU demands
-// of the jobs taken exceed the cluster (the rest cannot be in the prefix).
+// orderPrefix fills s.order with present jobs in priority order: with the original conversion
+// virtually completed jobs by virtual completion, then the SRPT queue; with patience the
+// patient order (patientOrder), followed by the SRPT queue unless the conversion is the
+// remaining-work one, whose patient order holds every job. Unless full is set it stops once
+// the GPU demands of the jobs taken exceed the cluster (the rest cannot be in the prefix).
 func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 	s.order = s.order[:0]
 	budget := G
@@ -860,6 +873,9 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 			return
 		}
 	}
+	if s.merged {
+		return // patientOrder took the virtually unfinished jobs too
+	}
 	for _, st := range s.live {
 		if !take(st) {
 			return
@@ -870,16 +886,19 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 // patientOrder returns the present virtually finished jobs in priority order with patience
 // theta: first the overdue ones (at least theta times their predicted processing time past
 // their virtual completion), by virtual completion; then the others, by predicted remaining
-// GPU-time over weight, shortest first (ties by virtual completion).
+// GPU-time over weight, shortest first (ties by virtual completion). With the remaining-work
+// conversion (s.merged) the jobs the virtual machine has not finished join the others, in the
+// same order: the result is then the whole priority order.
 func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 	s.fresh = s.fresh[:0]
 	prev := s.vorder
 	s.vorder, s.vorderOld = s.vorderOld[:0], prev
-	// fresh reports whether st is a present, fitting, virtually finished job that is not yet
-	// overdue, and if so adds it to s.fresh with its keys.
+	// fresh reports whether st is a present, fitting job that is virtually finished but not
+	// yet overdue (or, with s.merged, not virtually finished), and if so adds it to s.fresh
+	// with its keys.
 	fresh := func(st *jobState) {
-		if st.fresh == s.epoch || !st.vdone || st.gone || s.marks[st.key].seen != s.epoch || st.unfit ||
-			s.now-st.vfinish >= s.patience*st.iters*st.tau {
+		if st.fresh == s.epoch || (!st.vdone && !s.merged) || st.gone || s.marks[st.key].seen != s.epoch || st.unfit ||
+			(st.vdone && s.now-st.vfinish >= s.patience*st.iters*st.tau) {
 			return
 		}
 		done := 0.0
@@ -909,6 +928,11 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 			continue
 		}
 		fresh(st)
+	}
+	if s.merged {
+		for _, st := range s.live {
+			fresh(st)
+		}
 	}
 	sortFresh(s.fresh)
 	for _, f := range s.fresh {
@@ -976,6 +1000,9 @@ type victim struct {
 
 // rank returns a job's position in the priority order (smaller runs first).
 func (s *Scheduler) rank(st *jobState) int {
+	if s.merged {
+		return st.vrank
+	}
 	if st.vdone {
 		if s.patience > 0 {
 			return st.vrank
@@ -1365,6 +1392,17 @@ func PatientRatio(G, gmax int, mu, theta float64) float64 {
 		return math.NaN()
 	}
 	return 1 + theta*mu + mu*mu*Beta(G, gmax)
+}
+
+// RemainingWorkRatio returns the competitive ratio 1 + mu + theta mu + mu^2 Beta(G, gmax) that
+// the package documentation proves for the sum of completion times under the remaining-work
+// conversion (Theorem 3, the default) with patience theta >= 0 and predictions within a
+// factor mu >= 1 of the truth.
+func RemainingWorkRatio(G, gmax int, mu, theta float64) float64 {
+	if r := PatientRatio(G, gmax, mu, theta); !math.IsNaN(r) {
+		return r + mu
+	}
+	return math.NaN()
 }
 
 // compactPlace is the compact conversion's check of a multi-GPU job's placement gpus on the

@@ -218,7 +218,7 @@ func checkPatientBound(t *rapid.T, run, theta float64, backfill, reversed bool) 
 }
 
 func checkPatientBoundOn(t *rapid.T, in instance, run, theta float64, backfill, reversed bool) {
-	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: run})
+	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: run, VirtualFirst: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,5 +264,72 @@ func TestPatientBound(t *testing.T) {
 func TestPatientBoundHasTeeth(t *testing.T) {
 	if !propertyFails(func(t *rapid.T) { checkPatientBoundOn(t, drawInstance(t, 8, 16, 40, 20), 2, 2, false, true) }) {
 		t.Fatal("the patient bound property did not catch reversed priority")
+	}
+}
+
+// checkRemainingBound is Theorem 3's bound (the remaining-work conversion, the default) on one
+// instance: sum C_j <= sum_j (p_j + theta p^_j) + (1 + mu beta) ^V, with ^V the total completion
+// time of SRPT on the predicted virtual instance (srpt.Offline, computed independently), and
+// hence <= RemainingWorkRatio x the lower bound on OPT. As in checkPatientBound, a scheduler
+// more patient than the bound checked (run > theta) is a deliberately wrong variant.
+func checkRemainingBound(t *rapid.T, in instance, run, theta float64, backfill, reversed bool) {
+	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.merged {
+		t.Fatal("the default conversion is not the remaining-work one")
+	}
+	s.reversed = reversed
+	done, err := runHost(oneServer(in.G), in.jobs, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	virtual := make([]srpt.Job, len(in.jobs))
+	sumC, base := 0.0, 0.0
+	for i, j := range in.jobs {
+		sumC += done[j.job.ID]
+		p := j.iters * j.job.StepTime
+		predicted := p * in.factor[j.job.ID]
+		base += p + theta*predicted
+		virtual[i] = srpt.Job{ID: i, Release: j.job.Arrival, Size: float64(j.job.GPUs) * predicted / float64(in.G)}
+	}
+	sched, err := srpt.Offline(virtual, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bound := base + (1+in.mu*in.beta())*sched.SumCompletion; sumC > bound*(1+1e-9) {
+		t.Fatalf("theta %v: sum C = %v > sum (p + theta p^) + (1 + mu beta) ^V = %v + (1 + %v x %v) x %v", theta, sumC, base, in.mu, in.beta(), sched.SumCompletion)
+	}
+	lb, err := srpt.LowerBounds(in.gang(), in.G)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ratio := RemainingWorkRatio(in.G, in.gmax, in.mu, theta); sumC > ratio*lb.Best()*(1+1e-9) {
+		t.Fatalf("theta %v: sum C = %v > RemainingWorkRatio x LB = %v x %v", theta, sumC, ratio, lb.Best())
+	}
+}
+
+func TestRemainingWorkBound(t *testing.T) {
+	for _, theta := range []float64{0.5, 2, 8} {
+		rapid.Check(t, func(t *rapid.T) { checkRemainingBound(t, drawInstance(t, 8, 8, 12, 12), theta, theta, false, false) })
+		rapid.Check(t, func(t *rapid.T) { checkRemainingBound(t, drawInstance(t, 8, 8, 12, 12), theta, theta, true, false) })
+	}
+}
+
+// TestRemainingWorkBoundHasTeeth: the property catches the reversed-priority variant on
+// instances with more, longer jobs.
+func TestRemainingWorkBoundHasTeeth(t *testing.T) {
+	if !propertyFails(func(t *rapid.T) { checkRemainingBound(t, drawInstance(t, 8, 16, 40, 20), 2, 2, false, true) }) {
+		t.Fatal("the remaining-work bound property did not catch reversed priority")
+	}
+}
+
+func TestRemainingWorkRatio(t *testing.T) {
+	if got, want := RemainingWorkRatio(64, 16, 1, 8), PatientRatio(64, 16, 1, 8)+1; got != want {
+		t.Fatalf("RemainingWorkRatio(64, 16, 1, 8) = %v, want %v", got, want)
+	}
+	if r := RemainingWorkRatio(64, 16, 0.5, 8); !math.IsNaN(r) {
+		t.Fatalf("RemainingWorkRatio with mu < 1 = %v, want NaN", r)
 	}
 }

@@ -77,6 +77,27 @@ func TestGroupFallbackFlag(t *testing.T) {
 	}
 }
 
+// -asrpt-virtual-first selects the patient conversion (it changes asrpt-oracle's results on a
+// small overloaded workload with noisy sizes), and is an error when no A-SRPT policy is
+// selected.
+func TestVirtualFirstFlag(t *testing.T) {
+	base := []string{"compare", "-jobs", "400", "-load", "1.5", "-cluster", "a100:2", "-policies", "asrpt-oracle", "-prediction-error", "lognormal:0.3", "-progress", "off"}
+	merged, err := runCmd(t, base...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := runCmd(t, append(base, "-asrpt-virtual-first")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rowOf(merged, "asrpt-oracle") == rowOf(first, "asrpt-oracle") {
+		t.Errorf("-asrpt-virtual-first changed nothing:\n%s", rowOf(merged, "asrpt-oracle"))
+	}
+	if _, err := runCmd(t, "compare", "-jobs", "20", "-policies", "fifo,tiresias", "-asrpt-virtual-first", "-progress", "off"); err == nil {
+		t.Errorf("-asrpt-virtual-first with fifo and tiresias only: accepted")
+	}
+}
+
 // -asrpt-burst-gap 0 turns bursts off: on a Philly-format file of sweeps (twenty jobs of one
 // virtual cluster a second apart, alternately short and long, which nothing in a row tells
 // apart) it changes asrpt's results. It is an error when no A-SRPT policy with a forest is
