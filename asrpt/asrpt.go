@@ -51,8 +51,8 @@ func (o Oracle) Estimate(j *gpusched.Job, done float64) (float64, error) {
 const DefaultPatience = 8.0
 
 // Options configure a Scheduler. The zero value is the default A-SRPT: a random-forest
-// predictor that learns online, sizes from the default cost model, the remaining-work
-// conversion with patience (DefaultPatience), consolidating placement, strict order, immediate preemption,
+// predictor that learns online, sizes from the default cost model, the patient conversion
+// (DefaultPatience), consolidating placement, strict order, immediate preemption,
 // re-estimation of overrunning jobs.
 type Options struct {
 	// Estimator predicts iterations. Default: a Forest over predict.New(ForestOptions(1)). Use an
@@ -105,15 +105,17 @@ type Options struct {
 	// ratio. Zero selects DefaultPatience; negative means none (the original conversion, whose
 	// bound is the package documentation's first theorem).
 	Patience float64
-	// VirtualFirst keeps the patient conversion of Theorem 2 (see the package documentation):
-	// every job the virtual machine has finished comes before every job it has not, and those
-	// follow in virtual SRPT order. By default (the remaining-work conversion, Theorem 3) the jobs
-	// that are not overdue are ordered together by predicted remaining GPU-time over weight,
-	// whether the virtual machine has finished them or not; overdue jobs still come first. The
-	// default is far less sensitive to prediction errors: on an overloaded Philly slice a 10%
-	// error (lognormal, sigma 0.1) doubled A-SRPT's mean JCT with VirtualFirst and costs it 7%
-	// without (BENCHMARKS.md, "The remaining-work conversion"). No effect with Patience < 0.
-	VirtualFirst bool
+	// RemainingWork selects the remaining-work conversion (Theorem 3 in the package
+	// documentation) instead of the patient one (Theorem 2, the default): the jobs that are not
+	// overdue are ordered together by predicted remaining GPU-time over weight, whether the
+	// virtual machine has finished them or not (the patient conversion puts every job the
+	// virtual machine has finished before every job it has not); overdue jobs still come first.
+	// It is far less sensitive to prediction errors: on an overloaded Philly slice a 7% size
+	// error (lognormal, sigma 0.1) doubled A-SRPT's mean JCT under the patient conversion and
+	// costs it 7% under this one (BENCHMARKS.md, "The remaining-work conversion"). It is not
+	// the default because each call orders every waiting job: at 10,000 queued jobs on 4,096
+	// GPUs a Schedule call costs about twice the CPU. No effect with Patience < 0.
+	RemainingWork bool
 	// Name names the scheduler in reports. Default "asrpt".
 	Name string
 	// Gittins sizes a job by its Gittins rank under the Estimator's predictive distribution
@@ -273,7 +275,7 @@ type Scheduler struct {
 	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
 
 	patience   float64        // Options.Patience resolved: 0 for none
-	merged     bool           // the remaining-work conversion (patience > 0, not Options.VirtualFirst)
+	merged     bool           // the remaining-work conversion (patience > 0 and Options.RemainingWork)
 	compact    bool           // the compact conversion (on unless Options.NoCompact)
 	dist       Distributional // the Estimator's distributions (nil: point sizes)
 	slack      float64        // Options.CompactSlack resolved
@@ -364,7 +366,7 @@ func New(opt Options) (*Scheduler, error) {
 	case opt.Patience > 0:
 		s.patience = opt.Patience
 	}
-	s.merged = s.patience > 0 && !opt.VirtualFirst
+	s.merged = s.patience > 0 && opt.RemainingWork
 	s.compact = !opt.NoCompact || opt.NoMigrate
 	switch opt.Cost.(type) {
 	case *gpusched.ModelCost, gpusched.FixedCost, *gpusched.FixedCost:
@@ -1396,7 +1398,7 @@ func PatientRatio(G, gmax int, mu, theta float64) float64 {
 
 // RemainingWorkRatio returns the competitive ratio 1 + mu + theta mu + mu^2 Beta(G, gmax) that
 // the package documentation proves for the sum of completion times under the remaining-work
-// conversion (Theorem 3, the default) with patience theta >= 0 and predictions within a
+// conversion (Theorem 3, Options.RemainingWork) with patience theta >= 0 and predictions within a
 // factor mu >= 1 of the truth.
 func RemainingWorkRatio(G, gmax int, mu, theta float64) float64 {
 	if r := PatientRatio(G, gmax, mu, theta); !math.IsNaN(r) {

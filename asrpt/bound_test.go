@@ -218,7 +218,7 @@ func checkPatientBound(t *rapid.T, run, theta float64, backfill, reversed bool) 
 }
 
 func checkPatientBoundOn(t *rapid.T, in instance, run, theta float64, backfill, reversed bool) {
-	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: run, VirtualFirst: true})
+	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,18 +267,18 @@ func TestPatientBoundHasTeeth(t *testing.T) {
 	}
 }
 
-// checkRemainingBound is Theorem 3's bound (the remaining-work conversion, the default) on one
+// checkRemainingBound is Theorem 3's bound (the remaining-work conversion) on one
 // instance: sum C_j <= sum_j (p_j + theta p^_j) + (1 + mu beta) ^V, with ^V the total completion
 // time of SRPT on the predicted virtual instance (srpt.Offline, computed independently), and
 // hence <= RemainingWorkRatio x the lower bound on OPT. As in checkPatientBound, a scheduler
 // more patient than the bound checked (run > theta) is a deliberately wrong variant.
 func checkRemainingBound(t *rapid.T, in instance, run, theta float64, backfill, reversed bool) {
-	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: run})
+	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: run, RemainingWork: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !s.merged {
-		t.Fatal("the default conversion is not the remaining-work one")
+		t.Fatal("RemainingWork did not select the remaining-work conversion")
 	}
 	s.reversed = reversed
 	done, err := runHost(oneServer(in.G), in.jobs, s)

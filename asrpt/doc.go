@@ -17,17 +17,17 @@
 //     GPUs that become unavailable and servers that come and go). Preemptive SRPT is optimal there for
 //     the total completion time (package srpt), and A-SRPT keeps that SRPT schedule
 //     incrementally (an srpt.Queue), advancing it to the view's time at every call.
-//  3. Priority (the remaining-work conversion, the default, with Options.Patience = theta,
-//     DefaultPatience = 8): jobs the virtual machine has finished at least theta times their
-//     predicted processing time p^_j ago ("overdue") come first, in the order the virtual
-//     machine finished them; then every other job, whether the virtual machine has finished
-//     it or not, by predicted remaining GPU-time (shortest first). With Options.VirtualFirst
-//     (the patient conversion of Theorem 2) the jobs the virtual machine has not finished come
-//     after all those it has, in the virtual SRPT order (smallest virtual remaining work
-//     first). With Patience < 0 every virtually finished job is ordered by virtual completion,
-//     then the virtual SRPT order (the original conversion): among jobs present at the same
-//     time that is the order of their virtual completion times, and it never changes between
-//     two arrivals.
+//  3. Priority (the patient conversion, Options.Patience = theta, DefaultPatience = 8): jobs the
+//     virtual machine has finished come first. Among them, those at least theta times their
+//     predicted processing time p^_j past their virtual completion ("overdue") come first, in
+//     the order the virtual machine finished them; then the others, by predicted remaining
+//     GPU-time (shortest first). Then the jobs the virtual machine has not finished, in the
+//     virtual SRPT order (smallest virtual remaining work first). With Options.RemainingWork
+//     (the remaining-work conversion, Theorem 3) the jobs the virtual machine has not finished
+//     are ordered together with the virtually finished ones that are not overdue, by predicted
+//     remaining GPU-time. With Patience < 0 every virtually finished job is ordered by virtual
+//     completion (the original conversion): among jobs present at the same time that is the
+//     order of their virtual completion times, and it never changes between two arrivals.
 //  4. Conversion: the longest prefix of the priority order whose GPU demands fit in the cluster
 //     must run. Waiting prefix jobs are placed on free GPUs by the Placer (the partition-based
 //     placer keeps traffic inside servers); if there are not enough free GPUs, running jobs
@@ -128,7 +128,7 @@
 // waiting: backfilled jobs lie outside the prefix and are preempted as soon as the prefix needs
 // their GPUs.
 //
-// Theorem 2 (the patient conversion, Options.VirtualFirst). With Patience = theta > 0 and otherwise as in
+// Theorem 2 (the patient conversion, the default). With Patience = theta > 0 and otherwise as in
 // Theorem 1,
 //
 //	sum_j C_j <= sum_j (r_j + p_j + theta p^_j) + mu beta ^V  <=  (1 + theta mu + mu^2 beta) OPT;
@@ -143,8 +143,8 @@
 // window lasts theta p^_j <= theta mu p_j. Summing, and with sum_j p_j <= OPT and ^V <= mu V <=
 // mu OPT as before, the theorem follows. PatientRatio returns the ratio.
 //
-// Theorem 3 (the remaining-work conversion, the default). With Patience = theta > 0, without
-// VirtualFirst, and otherwise as in Theorem 1,
+// Theorem 3 (the remaining-work conversion, Options.RemainingWork). With Patience = theta > 0
+// and otherwise as in Theorem 1,
 //
 //	sum_j C_j <= sum_j (p_j + theta p^_j) + (1 + mu beta) ^V  <=  (1 + mu + theta mu + mu^2 beta) OPT;
 //
@@ -160,8 +160,9 @@
 // job's predicted size moves the moment the virtual machine finishes it), so under sustained
 // overload small errors reorder the backlog wholesale, while an order by predicted remaining
 // work moves a job only by its own error (BENCHMARKS.md, "The remaining-work conversion":
-// on an overloaded Philly slice a 10% error doubled the patient conversion's mean JCT and
-// cost this one 7%).
+// on an overloaded Philly slice a 7% error doubled the patient conversion's mean JCT and cost
+// this one 7%). It is not the default yet because it orders every waiting job at every call,
+// about twice the CPU per call at 10,000 queued jobs.
 //
 // The argument is the list-scheduling argument for rigid jobs (Garey and Graham, "Bounds for
 // multiprocessor scheduling with resource constraints", SIAM J. Comput. 4(2), 1975) applied to

@@ -310,13 +310,14 @@ func fromState(t testing.TB, o Options, data []byte) *Scheduler {
 
 // The case: a job 90% done keeps running after a restart when a job half its size
 // arrives; a new scheduler without the saved state would preempt it. That is so under the
-// patient conversion (VirtualFirst), whose order is the virtual schedule the state holds; the
-// remaining-work conversion reads the job's progress from the view and keeps it either way.
+// patient conversion, whose order is the virtual schedule the state holds; the remaining-work
+// conversion (Options.RemainingWork) reads the job's progress from the view and keeps it
+// either way.
 func TestRestartKeepsRunningJob(t *testing.T) {
 	c := oneServer(4)
 	long := &gpusched.Job{ID: "long", GPUs: 4, StepTime: 1}
 	half := &gpusched.Job{ID: "half", GPUs: 4, StepTime: 1, Arrival: 900}
-	o := Options{Estimator: truthOracle(map[gpusched.JobID]float64{"long": 1000, "half": 500}), VirtualFirst: true}
+	o := Options{Estimator: truthOracle(map[gpusched.JobID]float64{"long": 1000, "half": 500})}
 	old := mustNew(t, o)
 	schedule(t, old, gpusched.View{Now: 0, Cluster: c, Pending: []gpusched.JobStatus{{Job: long}}})
 	data := save(t, old)
@@ -744,8 +745,7 @@ func BenchmarkRestoreState(b *testing.B) {
 func ExampleScheduler_SaveState() {
 	cluster, _ := topology.Uniform(topology.T4(), 1)
 	truth := map[gpusched.JobID]float64{"long": 1000, "half": 500}
-	// The patient conversion orders jobs by the virtual schedule, which lives in the state.
-	opt := Options{Estimator: Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok }), VirtualFirst: true}
+	opt := Options{Estimator: Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok })}
 	long := &gpusched.Job{ID: "long", GPUs: 4, StepTime: 1}
 	half := &gpusched.Job{ID: "half", GPUs: 4, StepTime: 1, Arrival: 900}
 

@@ -77,24 +77,24 @@ func TestGroupFallbackFlag(t *testing.T) {
 	}
 }
 
-// -asrpt-virtual-first selects the patient conversion (it changes asrpt-oracle's results on a
+// -asrpt-remaining-work selects the remaining-work conversion (it changes asrpt-oracle's results on a
 // small overloaded workload with noisy sizes), and is an error when no A-SRPT policy is
 // selected.
-func TestVirtualFirstFlag(t *testing.T) {
+func TestRemainingWorkFlag(t *testing.T) {
 	base := []string{"compare", "-jobs", "400", "-load", "1.5", "-cluster", "a100:2", "-policies", "asrpt-oracle", "-prediction-error", "lognormal:0.3", "-progress", "off"}
-	merged, err := runCmd(t, base...)
+	first, err := runCmd(t, base...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := runCmd(t, append(base, "-asrpt-virtual-first")...)
+	merged, err := runCmd(t, append(base, "-asrpt-remaining-work")...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rowOf(merged, "asrpt-oracle") == rowOf(first, "asrpt-oracle") {
-		t.Errorf("-asrpt-virtual-first changed nothing:\n%s", rowOf(merged, "asrpt-oracle"))
+		t.Errorf("-asrpt-remaining-work changed nothing:\n%s", rowOf(merged, "asrpt-oracle"))
 	}
-	if _, err := runCmd(t, "compare", "-jobs", "20", "-policies", "fifo,tiresias", "-asrpt-virtual-first", "-progress", "off"); err == nil {
-		t.Errorf("-asrpt-virtual-first with fifo and tiresias only: accepted")
+	if _, err := runCmd(t, "compare", "-jobs", "20", "-policies", "fifo,tiresias", "-asrpt-remaining-work", "-progress", "off"); err == nil {
+		t.Errorf("-asrpt-remaining-work with fifo and tiresias only: accepted")
 	}
 }
 
