@@ -120,7 +120,7 @@
 // # Real durations: what a host knows about its jobs
 //
 // Where jobs carry little more than their user, group, GPU count and submit time (the Philly
-// trace: group = virtual cluster x GPU count), four options, all off by default, use what a
+// trace: group = virtual cluster x GPU count), these options, all off by default, use what a
 // host sees anyway (BENCHMARKS: benchmarks/predict-28.md, bench/predict_intervals.sh):
 //
 //   - Options.ArrivalFeatures: at a job's first prediction, the seconds since its group's
@@ -133,6 +133,11 @@
 //     GroupMixRuns (200) runs mixed into the forest's before calibration, each group's weight
 //     moved online towards whichever of the two has lately given its finished jobs the higher
 //     likelihood.
+//   - Options.CalibrationAtArrival and CalibrationJobWeights: the calibration learns where each
+//     finished job fell in the distribution it was given at its first prediction (not in the
+//     one it would get when it finishes, which has seen its batch-mates finish), and every job
+//     weighs 1 in the calibration windows (not every batch): coverage is then a share of jobs,
+//     as a scheduler that sees every job of a burst counts it.
 //   - Options.CalibrationUserStep and CalibrationJobStep: adaptive conformal inference on the
 //     10th and 90th percentiles, per user or over all jobs, measured on the coverage of each
 //     job's first estimate, on top of the group/user/overall calibration maps. On Philly they
