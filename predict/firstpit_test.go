@@ -1,7 +1,9 @@
 package predict
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"math"
 	"testing"
 
@@ -214,6 +216,35 @@ func TestCalibrationAtArrival(t *testing.T) {
 		}
 		if atArrival && !(got > 0.99 && out.PIT < 0.9) {
 			t.Errorf("PIT %v in the first distribution, %v at completion: the test does not tell them apart", got, out.PIT)
+		}
+	}
+}
+
+// TestSaveLoadJobWeights: with CalibrationJobWeights a restored predictor answers every later
+// call exactly as the original (its calibration maps weigh every job 1 from the start, not
+// only once a window is next updated).
+func TestSaveLoadJobWeights(t *testing.T) {
+	recs := workload(t, 1600, 11)
+	ev := replayEvents(recs)
+	o := persistOptions()
+	o.CalibrationJobWeights = true
+	orig := mustNew(t, o)
+	cut := len(ev) / 2
+	for _, e := range ev[:cut] {
+		step(t, orig, recs, e)
+	}
+	var buf bytes.Buffer
+	if err := orig.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, e := range ev[cut:] {
+		a, b := step(t, orig, recs, e), step(t, back, recs, e)
+		if !slices.EqualFunc(a, b, func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) }) {
+			t.Fatalf("event %d after the restore (job %d, arrival %v): original %v, restored %v", k, e.i, e.arrive, a, b)
 		}
 	}
 }
