@@ -3,8 +3,8 @@ package predict
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"math"
+	"slices"
 	"testing"
 
 	gpusched "github.com/gpusched/gpusched"
