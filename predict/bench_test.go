@@ -2,11 +2,14 @@ package predict
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
+	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/trace"
 )
 
@@ -146,6 +149,31 @@ func BenchmarkPredictRealDurations(b *testing.B) {
 		}
 	}
 	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N)*1e6, "cpu-us/op")
+}
+
+// BenchmarkPredictFirstRealDurations: first predictions of jobs with IDs (each remembered, as a
+// host's jobs are, until Options.MaxPending evicts it) under Options.WithRealDurations, with
+// and without CalibrationAtArrival (which keeps 41 quantiles of each job's first
+// distribution).
+func BenchmarkPredictFirstRealDurations(b *testing.B) {
+	for _, atArrival := range []bool{false, true} {
+		b.Run(fmt.Sprintf("atArrival=%v", atArrival), func(b *testing.B) {
+			o := Options{Seed: 1, RetrainEvery: -1}.WithRealDurations()
+			o.CalibrationAtArrival = atArrival
+			p, jobs := calibratedPredictorWith(b, o)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := cpuSeconds()
+			for i := 0; i < b.N; i++ {
+				j := jobs[i%len(jobs)].Job
+				j.ID = gpusched.JobID("first" + strconv.Itoa(i))
+				if _, err := p.Predict(&j); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((cpuSeconds()-cpu)/float64(b.N)*1e6, "cpu-us/op")
+		})
+	}
 }
 
 // BenchmarkDistribution: a calibrated distribution (its own copy) and three of its quantiles.

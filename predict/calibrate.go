@@ -15,7 +15,8 @@ import (
 // same two completions of their group: they were predicted from the same information,
 // typically a burst of near-identical submissions, and their errors go together. Each batch
 // weighs 1 in all, shared equally by its jobs, so that a burst of fifty jobs counts as much as
-// one independent job, not as fifty.
+// one independent job, not as fifty; or, with jobs set (Options.CalibrationJobWeights), every
+// job weighs 1 and the batches only group the PITs for eviction.
 type pitWindow struct {
 	ring    []string // batch keys, at most limit; once full, ring[next] is the oldest
 	next    int
@@ -23,6 +24,7 @@ type pitWindow struct {
 	sorted  []pitEntry // the PITs of every batch, ascending
 	grid    [calLevels + 1]float64
 	seq     uint64 // calibrator sequence number of the last update, for eviction
+	jobs    bool   // every PIT weighs 1 (else each batch weighs 1)
 }
 
 // pitBatch is one batch's PITs: at most batchPITs, the first to finish, each weighing
@@ -94,15 +96,22 @@ func (w *pitWindow) remove(u float64, b *pitBatch) {
 // position (C + v/2 + 1/2)/(n + 1), n the number of batches (with unit weights: i/(n+1) for
 // the i-th smallest), with 0 and 1 at the ends, interpolated linearly. As in split-conformal
 // prediction with its finite-sample correction, the interval between the levels a and b then
-// holds a new exchangeable batch's jobs with probability about b - a.
+// holds a new exchangeable batch's jobs with probability about b - a. With w.jobs every PIT
+// weighs 1 and n is the number of PITs: the same for a new job.
 func (w *pitWindow) updateGrid() {
 	n := float64(len(w.ring))
+	if w.jobs {
+		n = float64(len(w.sorted))
+	}
 	m := 1
 	prevP, prevU := 0.0, 0.0
 	cum := 0.0
 	next := float64(m) / calLevels // the next level to place
 	for _, e := range w.sorted {
 		v := e.b.w
+		if w.jobs {
+			v = 1
+		}
 		p := (cum + v/2 + 0.5) / (n + 1)
 		cum += v
 		for next <= p {
@@ -145,11 +154,14 @@ type calibrator struct {
 	jobStep   float64
 	jobOff    [2]float64
 	userBatch bool // weight a user's jobs 1/sqrt(k) as the k-th of their batch (else 1)
-	local     map[string]*[2]float64
-	groups    map[string]*pitWindow
-	users     map[string]*pitWindow
-	global    pitWindow
-	seq       uint64
+	// jobWeights makes every window weigh each job 1 instead of each batch
+	// (Options.CalibrationJobWeights).
+	jobWeights bool
+	local      map[string]*[2]float64
+	groups     map[string]*pitWindow
+	users      map[string]*pitWindow
+	global     pitWindow
+	seq        uint64
 }
 
 func newCalibrator(limit int, prior, step float64, maxKeys int) *calibrator {
@@ -177,6 +189,7 @@ func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
 		}
 	}
 	c.seq++
+	c.global.jobs = c.jobWeights
 	c.global.add(key, u, c.limit, c.seq)
 	for _, kv := range [...]struct {
 		m   map[string]*pitWindow
@@ -193,7 +206,28 @@ func (c *calibrator) add(f *gpusched.Features, key string, u float64) {
 			w = &pitWindow{}
 			kv.m[kv.key] = w
 		}
+		w.jobs = c.jobWeights
 		w.add(key, u, c.limit, c.seq)
+	}
+}
+
+// setJobWeights sets how the windows weigh their PITs (Options.CalibrationJobWeights) and
+// recomputes the maps of those it changes: for a calibrator restored from saved state.
+func (c *calibrator) setJobWeights(on bool) {
+	c.jobWeights = on
+	set := func(w *pitWindow) {
+		if w.jobs != on {
+			w.jobs = on
+			if len(w.ring) > 0 {
+				w.updateGrid()
+			}
+		}
+	}
+	set(&c.global)
+	for _, m := range [...]map[string]*pitWindow{c.groups, c.users} {
+		for _, w := range m {
+			set(w)
+		}
 	}
 }
 

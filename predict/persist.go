@@ -655,6 +655,9 @@ func (st *stateJSON) restore() (*Predictor, error) {
 			if err := cj.restore(c); err != nil {
 				return nil, fmt.Errorf("calibration[%d]: %w", i, err)
 			}
+			if o.CalibrationJobWeights {
+				c.setJobWeights(true) // the windows' maps weigh every job 1
+			}
 			p.cal[i] = c
 		}
 	}

@@ -169,6 +169,28 @@ type Options struct {
 	// score (benchmarks/predict-28.md): measured, not recommended. Not yet part of Save's
 	// state.
 	CalibrationJobStep float64
+	// CalibrationAtArrival makes the calibration learn, from each finished job, where its
+	// length fell in the uncalibrated distribution the predictor gave it at its first
+	// prediction (the one a scheduler acted on), instead of in the one it would give it when
+	// it finishes: by then the job's batch-mates (its group's jobs predicted alongside it) have
+	// often finished and sharpened the group's history, so that the latter is a narrower
+	// yardstick than the first estimate had, and its coverage falls short. The predictor keeps
+	// 41 quantiles (164 bytes) of each remembered job's first distribution; a job without one
+	// (no ID, forgotten, or predicted before a Load: they are not part of Save's state) is
+	// calibrated as without the option. Outcome.PIT is unchanged. Default false; measured on
+	// the Philly trace with CalibrationJobWeights (see there): not part of WithRealDurations.
+	CalibrationAtArrival bool
+	// CalibrationJobWeights makes every finished job weigh 1 in the calibration windows,
+	// instead of every batch (see CalibrationWindow): the calibrated intervals then hold the
+	// nominal share of jobs, not of batches, which a scheduler that sees each job of a burst
+	// needs. The windows still hold CalibrationWindow batches, at most 64 jobs each. Default
+	// false. On the Philly trace (benchmarks/predict-28.md, round 3), with CalibrationAtArrival
+	// on top of WithRealDurations, the two lowered the interval score and lifted coverage
+	// towards 80% on the training period, but on the held-out last 30% the large virtual
+	// clusters' bursts, now weighing per job in the overall map, widened the small clusters'
+	// intervals (over all test jobs IS80 4.64 -> 4.71; 80% coverage in 75-85% on 2 of 8
+	// clusters instead of 6): measured, not part of WithRealDurations.
+	CalibrationJobWeights bool
 	// ArrivalFeatures adds to every job, at its first prediction, what the predictor has seen
 	// of the submissions around it: the time since its group's previous submission, its
 	// group's and its user's submissions in the hour before, its group's jobs predicted and not
@@ -416,6 +438,7 @@ func (p *Predictor) resetCalibration() {
 			p.cal[i].userStep = p.opts.CalibrationUserStep
 			p.cal[i].userBatch = userBatchWeights
 			p.cal[i].jobStep = p.opts.CalibrationJobStep
+			p.cal[i].jobWeights = p.opts.CalibrationJobWeights
 		}
 	}
 	p.acc = accuracyRing{}
@@ -438,6 +461,10 @@ type pendingJob struct {
 	arr    arrivalFeats
 	hasArr bool
 	group  string
+	// firstQ are the job's first uncalibrated distribution's quantiles at firstLevels, and
+	// firstSrc its source (Options.CalibrationAtArrival; nil: none).
+	firstQ   []float32
+	firstSrc Source
 }
 
 // Options returns the predictor's options with the defaults filled in.
@@ -650,10 +677,17 @@ func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outco
 		p.mix.addScore(job.Features.Group, mixDiff)
 		p.mix.add(job.Features.Group, y)
 	}
-	if c := p.cal[src]; c != nil && p.gen == gen {
+	calSrc, u := src, out.PIT
+	if p.opts.CalibrationAtArrival && pj.firstQ != nil {
+		// Where the job fell in its first distribution (see Options.CalibrationAtArrival).
+		if v := firstPIT(pj.firstQ, y, math.Log1p(p.opts.Tail)); !math.IsNaN(v) {
+			calSrc, u = pj.firstSrc, v
+		}
+	}
+	if c := p.cal[calSrc]; c != nil && p.gen == gen {
 		key := batchKey(&job.Features, &h, known, r.seq)
-		c.add(&job.Features, key, out.PIT)
-		if out.Known && pj.first.Source == src {
+		c.add(&job.Features, key, u)
+		if out.Known && pj.first.Source == calSrc {
 			c.adaptUser(&job.Features, key, iterations < pj.first.P10, iterations > pj.first.P90)
 		}
 	}
@@ -872,6 +906,9 @@ func (p *Predictor) distribution(job *gpusched.Job, sc *scratch) (d Distribution
 	d, src, _, vm := p.rawDistribution(job, h, sc, memo)
 	if vm != 0 && job.ID != "" {
 		p.rememberVotes(job.ID, sc.votes, vm)
+	}
+	if p.opts.CalibrationAtArrival && job.ID != "" && (!known || pj.firstQ == nil && pj.first.Source < 0) {
+		p.rememberFirstQ(job.ID, firstQuantiles(&d), src)
 	}
 	p.mu.RLock()
 	if c := p.cal[src]; c != nil {
@@ -1110,6 +1147,17 @@ func (p *Predictor) arrivalJob(job *gpusched.Job, pj *pendingJob) *gpusched.Job 
 	}
 	p.cacheMu.Unlock()
 	return withArrival(job, &a)
+}
+
+// rememberFirstQ records job id's first uncalibrated quantiles q from source src
+// (Options.CalibrationAtArrival), if its History is remembered and it has none yet.
+func (p *Predictor) rememberFirstQ(id gpusched.JobID, q []float32, src Source) {
+	p.cacheMu.Lock()
+	defer p.cacheMu.Unlock()
+	if pj, ok := p.pending[id]; ok && pj.firstQ == nil {
+		pj.firstQ, pj.firstSrc = q, src
+		p.pending[id] = pj
+	}
 }
 
 // rememberFirst records job id's first estimate, if its History is remembered and it has no

@@ -339,6 +339,10 @@ func applyVariantKey(o *predict.Options, k string, f float64) bool {
 		o.CalibrationUserStep = f
 	case "mixruns":
 		o.GroupMixRuns = int(f)
+	case "calarrival":
+		o.CalibrationAtArrival = f != 0
+	case "jobweights":
+		o.CalibrationJobWeights = f != 0
 	default:
 		return false
 	}
