@@ -31,8 +31,9 @@
 //     regularised update of the factors a prior calibration holds for it (factors of 1 when
 //     none; k = 0: the prior alone), the overhead held near the prior's on an absolute scale
 //     (RefineOverheadScale). RefineCV chooses how strongly the prior holds by
-//     leave-one-profile-out and reports that error; Fit (and `gpusched perf fit`) reports it
-//     per model and warns above CVWarn (15%).
+//     leave-one-profile-out, keeps the prior unless refinement beats it on the held-out
+//     profiles by more than the standard error of the difference, and reports that error; Fit
+//     (and `gpusched perf fit`) reports it per model and warns above CVWarn (15%).
 //
 // Where a row has a measured sync_time, the fits weigh it against the predicted exposed
 // synchronisation (SyncWeight), so that a step is split between compute and communication as

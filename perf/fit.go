@@ -577,8 +577,9 @@ type CrossValidation struct {
 	Worst float64 `json:"worst"`
 	// Strength is the multiplier of the factors' priors the refinement used: chosen among
 	// RefineStrengths by the leave-one-out error when there are 2 to MaxLeaveOneOut rows, 1
-	// otherwise; +Inf means the prior's factors were kept (no refinement predicted the
-	// held-out rows better).
+	// otherwise; +Inf means the prior's factors were kept: no refinement predicted the
+	// held-out rows better than the prior by more than the standard error of the difference
+	// (see RefineCV). MAPE and Worst are then the prior's errors on the rows.
 	Strength float64 `json:"strength"`
 	// PriorMAPE is the mean relative error of the rows with the prior's factors.
 	PriorMAPE float64 `json:"prior_mape"`
@@ -598,12 +599,22 @@ const MaxLeaveOneOut = 20
 var RefineStrengths = []float64{math.Inf(1), 16, 4, 1, 0.25}
 
 // RefineCV refines a model's factors on its rows (cases) as a regularised update of prior
-// (RefineFrom), choosing how strongly the prior holds by leave-one-profile-out: with 2 to
-// MaxLeaveOneOut rows, for each strength of RefineStrengths every row is predicted with the
-// factors refined on the others, and the strength with the least mean relative error wins
-// (ties to the stronger prior, so the prior's factors are kept unless refinement predicts
-// held-out profiles better). It returns the factors refined on every row at that strength and
-// the cross-validated error.
+// (RefineFrom), choosing how strongly the prior holds by leave-one-profile-out, and falls back
+// to the prior's factors unless refinement predicts held-out rows clearly better:
+//
+//   - With 2 to MaxLeaveOneOut rows, for each finite strength of RefineStrengths every row is
+//     predicted with the factors refined on the others, and the strength with the least mean
+//     relative error wins (ties to the stronger prior). With more rows, strength 1 is
+//     scored 5-fold (rows i, i+5, ... held out together).
+//   - The prior is kept (Strength +Inf) unless the winner's held-out errors improve on the
+//     prior's errors of the same rows by more than one standard error of their paired
+//     difference: mean(d) > sd(d)/sqrt(n), d_i the prior's error on row i minus the held-out
+//     one. A few profiles that refinement fits in turn can still mislead it (the five extreme
+//     runs SelectProfiles picks): a gain within the noise of their leave-one-out errors does
+//     not license moving away from the prior (benchmarks/perf.md, round 3).
+//
+// It returns the factors refined on every row at the chosen strength (prior when kept) and
+// the cross-validated error (the prior's error of the rows when it is kept).
 func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (graph.ModelFactors, CrossValidation, error) {
 	cv := CrossValidation{Method: "leave-one-out", MAPE: math.NaN(), Worst: math.NaN(), Strength: 1, PriorMAPE: math.NaN()}
 	if len(cases) == 0 {
@@ -619,15 +630,14 @@ func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (gr
 		}
 		return math.Abs(b.Total/c.Row.StepTime - 1), nil
 	}
-	pm := 0.0
-	for _, c := range cases {
-		e, err := predErr(c, prior)
-		if err != nil {
+	priorErrs := make([]float64, len(cases))
+	for i, c := range cases {
+		var err error
+		if priorErrs[i], err = predErr(c, prior); err != nil {
 			return graph.ModelFactors{}, cv, err
 		}
-		pm += e
 	}
-	cv.PriorMAPE = pm / float64(len(cases))
+	cv.PriorMAPE, _ = errSummary(priorErrs)
 	// heldOut returns the errors of the rows held out fold by fold.
 	heldOut := func(strength float64, folds int) ([]float64, error) {
 		errs := make([]float64, len(cases))
@@ -656,24 +666,21 @@ func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (gr
 		}
 		return errs, nil
 	}
-	summary := func(errs []float64) (mape, worst float64) {
-		for _, e := range errs {
-			mape += e
-			worst = math.Max(worst, e)
-		}
-		return mape / float64(len(errs)), worst
-	}
+	var best []float64 // the chosen strength's held-out errors
 	switch n := len(cases); {
 	case n < 2:
 	case n <= MaxLeaveOneOut:
-		best := math.Inf(1)
+		bestMAPE := math.Inf(1)
 		for _, st := range RefineStrengths {
+			if math.IsInf(st, 1) {
+				continue // the prior: weighed against the winner below
+			}
 			errs, err := heldOut(st, n)
 			if err != nil {
 				return graph.ModelFactors{}, cv, err
 			}
-			if m, w := summary(errs); m < best-1e-9 {
-				best, cv.MAPE, cv.Worst, cv.Strength = m, m, w, st
+			if m, w := errSummary(errs); m < bestMAPE-1e-9 {
+				bestMAPE, cv.MAPE, cv.Worst, cv.Strength, best = m, m, w, st, errs
 			}
 		}
 	default:
@@ -682,10 +689,43 @@ func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (gr
 		if err != nil {
 			return graph.ModelFactors{}, cv, err
 		}
-		cv.MAPE, cv.Worst = summary(errs)
+		cv.MAPE, cv.Worst = errSummary(errs)
+		best = errs
+	}
+	if best != nil && !clearlyBetter(priorErrs, best) {
+		cv.Strength = math.Inf(1)
+		cv.MAPE, cv.Worst = errSummary(priorErrs)
 	}
 	f, err := refine(cases, eff, prior, cv.Strength)
 	return f, cv, err
+}
+
+// errSummary returns the mean and the largest of errs.
+func errSummary(errs []float64) (mean, worst float64) {
+	for _, e := range errs {
+		mean += e
+		worst = math.Max(worst, e)
+	}
+	return mean / float64(len(errs)), worst
+}
+
+// clearlyBetter reports whether the errors b improve on the errors a of the same rows by more
+// than one standard error of the paired difference a_i - b_i (at least two rows).
+func clearlyBetter(a, b []float64) bool {
+	n := float64(len(a))
+	d := make([]float64, len(a))
+	m := 0.0
+	for i := range a {
+		d[i] = a[i] - b[i]
+		m += d[i]
+	}
+	m /= n
+	ss := 0.0
+	for _, v := range d {
+		ss += (v - m) * (v - m)
+	}
+	se := math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+	return m > se
 }
 
 // ConstantsDiffer returns the names of the constants among fitted (HardwareFit.Fitted) in which
