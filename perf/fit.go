@@ -24,6 +24,9 @@ type paramSpec struct {
 // can inform are fitted.
 type usage struct {
 	fp16, fp32, intra, inter, dp, offload, gpuOpt bool
+	// halfDuplex: the fit's ring layout is HalfDuplexPairs (set by fitHardware once the
+	// layout is chosen, never by usageOf), so that pair_duplex can matter.
+	halfDuplex bool
 }
 
 var hardwareParams = []paramSpec{
@@ -39,6 +42,7 @@ var hardwareParams = []paramSpec{
 	{"cpu_optimizer_per_param", false, func(e *graph.Efficiency) *float64 { return &e.CPUOptimizerPerParam }, 3e-9, func(u *usage) bool { return u.offload }},
 	{"host_optimizer_per_param", false, func(e *graph.Efficiency) *float64 { return &e.HostOptimizerPerParam }, 3e-10, func(u *usage) bool { return u.offload }},
 	{"host_bandwidth", false, func(e *graph.Efficiency) *float64 { return &e.HostBandwidth }, 10e9, func(u *usage) bool { return u.offload }},
+	{"pair_duplex", true, func(e *graph.Efficiency) *float64 { return &e.PairDuplex }, 0.5, func(u *usage) bool { return u.inter && u.halfDuplex }},
 }
 
 // nFactors is the number of per-model factors: compute, comm, optimizer, overhead, parallel.
@@ -355,7 +359,9 @@ type HardwareFit struct {
 // (compute_fp32 needs fp32 rows, inter_comm multi-server rows, the offload constants offload
 // rows, ...); the others keep the prior's values. prior is the starting point (its zero
 // constants start from typical values); with layouts, every ring layout is tried and the best
-// kept, else the prior's is used. The fit uses gonum's L-BFGS and Nelder-Mead and is
+// kept, else the prior's is used. When the layout kept is HalfDuplexPairs and some rows span
+// servers, graph.Efficiency.PairDuplex is then fitted with the other constants, from that
+// layout's fit (the prior's PairDuplex, or 0.5, to start). The fit uses gonum's L-BFGS and Nelder-Mead and is
 // deterministic. Errors wrap ErrTooFewRows (fewer rows than constants) or ErrBadRow (cases of
 // several families).
 func FitHardware(cases []*Case, prior graph.Efficiency, layouts bool) (HardwareFit, error) {
@@ -396,18 +402,7 @@ func fitHardware(cases []*Case, prior graph.Efficiency, layouts bool, strength f
 	for i, m := range of {
 		p.weight[i] = modelRows / float64(count[m])
 	}
-	for _, ps := range active {
-		v := *ps.get(&p.base)
-		if v == 0 || (ps.frac && v >= 1) {
-			v = ps.start
-		}
-		if ps.frac {
-			v = math.Min(math.Max(v, 1e-4), 1-1e-4)
-			p.x0 = append(p.x0, logit(v))
-		} else {
-			p.x0 = append(p.x0, math.Log(v))
-		}
-	}
+	p.x0 = priorVector(active, &p.base)
 	p.factor0 = make([][nFactors]float64, len(names))
 	p.fixed = make([]graph.ModelFactors, len(names))
 	ringLayouts := []graph.RingLayout{prior.RingLayout}
@@ -415,6 +410,7 @@ func fitHardware(cases []*Case, prior graph.Efficiency, layouts bool, strength f
 		ringLayouts = []graph.RingLayout{graph.ServerGrouped, graph.HalfDuplexPairs}
 	}
 	var best HardwareFit
+	var bestX []float64
 	best.Loss = math.Inf(1)
 	bestRank := math.Inf(-1)
 	for _, rl := range ringLayouts {
@@ -434,12 +430,63 @@ func fitHardware(cases []*Case, prior graph.Efficiency, layouts bool, strength f
 			for m, n := range names {
 				best.Models[n] = fs[m]
 			}
+			bestX = x
+		}
+	}
+	if u.halfDuplex = best.Efficiency.RingLayout == graph.HalfDuplexPairs; u.inter && u.halfDuplex {
+		// Under HalfDuplexPairs, how much of a two-server path each direction keeps
+		// (Efficiency.PairDuplex) is fitted with the others, from the layout's fit: the
+		// Pollux T4 rows halve the two-server rings' bandwidth less than the full halving
+		// (benchmarks/perf.md, round 3). Fitted after the layout is chosen, so that the
+		// choice and the fits that keep ServerGrouped (the A800's) are as before.
+		var pd []paramSpec
+		for _, ps := range hardwareParams {
+			if ps.use(&u) {
+				pd = append(pd, ps)
+			}
+		}
+		p.active, p.base, p.x0 = pd, best.Efficiency, priorVector(pd, &prior)
+		start := slices.Clone(p.x0) // pair_duplex from the prior's (or its typical value)
+		for i, ps := range pd {
+			if j := slices.IndexFunc(active, func(a paramSpec) bool { return a.name == ps.name }); j >= 0 {
+				start[i] = bestX[j] // the others from the layout's fit
+			}
+		}
+		start = append(start, bestX[len(active):]...)
+		x := minimize(p.loss, start)
+		if l := p.loss(x); l < best.Loss {
+			e, fs := p.decode(x)
+			best.Efficiency, best.Loss = e, l
+			for m, n := range names {
+				best.Models[n] = fs[m]
+			}
+			active = pd
 		}
 	}
 	for _, ps := range active {
 		best.Fitted = append(best.Fitted, ps.name)
 	}
 	return best, nil
+}
+
+// priorVector returns the fit coordinates of the active constants of prior: logits of the
+// fractions, logarithms of the others; a zero constant (or a fraction of 1) starts from its
+// typical value.
+func priorVector(active []paramSpec, prior *graph.Efficiency) []float64 {
+	var x []float64
+	for _, ps := range active {
+		v := *ps.get(prior)
+		if v == 0 || (ps.frac && v >= 1) {
+			v = ps.start
+		}
+		if ps.frac {
+			v = math.Min(math.Max(v, 1e-4), 1-1e-4)
+			x = append(x, logit(v))
+		} else {
+			x = append(x, math.Log(v))
+		}
+	}
+	return x
 }
 
 // syncRankScore is the mean, over the groups of at least three cases of one model and
