@@ -92,7 +92,8 @@
 // layer's work per GPU, per-layer overhead, overlap, step overhead,
 // optimizer time per parameter, CPU and PCIe figures for offload, and the RingLayout that says
 // how rings use the paths between servers: ServerGrouped, or HalfDuplexPairs where the two
-// directions of a server pair's path share its capacity, as the Pollux T4 testbed measured).
+// directions of a server pair's path share its capacity, as the Pollux T4 testbed measured,
+// each keeping PairDuplex of it for itself).
 // With Options{} a job gets the constants of the GPU type it is placed on (HardwareConstants),
 // fitted by package perf jointly across every model measured on that type in ../shared/data:
 // the A800 on the Rubick artifact's five models (carried over to the A100, same chip, and the
