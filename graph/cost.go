@@ -71,6 +71,12 @@ type Efficiency struct {
 	// measurements call for HalfDuplexPairs. It lives beside the constants because it is chosen
 	// by calibration together with them.
 	RingLayout RingLayout `json:"ring_layout,omitempty"`
+	// PairDuplex is, under HalfDuplexPairs, the fraction of a path's capacity between two
+	// servers that each direction has of its own, in [0, 1]: a ring over exactly two servers
+	// gets its inter-server bandwidth divided by 2 - PairDuplex. The zero value is the
+	// layout's full halving; 1 makes HalfDuplexPairs ServerGrouped. Ignored under
+	// ServerGrouped.
+	PairDuplex float64 `json:"pair_duplex,omitempty"`
 }
 
 // ComputeSizeRef is the forward FLOPs of one layer per micro-batch and GPU at which
@@ -101,7 +107,7 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"compute_fp32", e.ComputeFP32}, {"overlap", e.Overlap}} {
+	}{{"compute_fp32", e.ComputeFP32}, {"overlap", e.Overlap}, {"pair_duplex", e.PairDuplex}} {
 		if !(f.v >= 0 && f.v <= 1) {
 			return fmt.Errorf("%w: efficiency %s %v must be in [0, 1]", ErrInvalidOptions, f.name, f.v)
 		}
@@ -314,9 +320,9 @@ func IterationTime(model *Model, plan Plan, cluster *topology.Cluster, placement
 //
 // A ring all-reduce of B bytes over n GPUs takes 2(n-1)/n x B / bw + 2(n-1) x latency, where bw
 // is the smaller of the ring's slowest intra-server hop x E.IntraComm and its slowest
-// inter-server hop x E.InterComm (topology's ring model), the latter divided by 2 when
-// E.RingLayout is HalfDuplexPairs and the ring spans exactly two servers (its hops A->B and
-// B->A share one path), and a point-to-point send takes latency + bytes / (bandwidth x the
+// inter-server hop x E.InterComm (topology's ring model), the latter divided by 2 -
+// E.PairDuplex when E.RingLayout is HalfDuplexPairs and the ring spans exactly two servers (its
+// hops A->B and B->A share one path), and a point-to-point send takes latency + bytes / (bandwidth x the
 // efficiency of its kind of link).
 //
 // Links are shared: o.Load counts other jobs' flows on each link, and the job's own concurrent
@@ -695,7 +701,7 @@ func (r ringGeo) allReduce(bytes, count float64, eff Efficiency) float64 {
 	if r.n < 2 || bytes <= 0 {
 		return 0
 	}
-	bw := min(r.intraBW*eff.IntraComm, r.interBW*eff.InterComm/eff.RingLayout.pairShare(r.servers))
+	bw := min(r.intraBW*eff.IntraComm, r.interBW*eff.InterComm/eff.pairShare(r.servers))
 	return 2*(r.n-1)/r.n*bytes/bw + count*2*(r.n-1)*r.lat
 }
 

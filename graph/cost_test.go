@@ -190,6 +190,8 @@ func TestIterationTimeErrors(t *testing.T) {
 		{ids(0, 1, 2, 3), Options{Efficiency: Efficiency{Compute: math.NaN()}}, cl, ErrInvalidOptions, "compute NaN"},
 		{ids(0, 1, 2, 3), Options{Efficiency: Efficiency{Compute: 1, IntraComm: 1, InterComm: 2}}, cl, ErrInvalidOptions, "inter_comm 2"},
 		{ids(0, 1, 2, 3), Options{Efficiency: Efficiency{Compute: 1, IntraComm: 1, InterComm: 1, Overlap: -0.1}}, cl, ErrInvalidOptions, "overlap -0.1"},
+		{ids(0, 1, 2, 3), Options{Efficiency: Efficiency{Compute: 1, IntraComm: 1, InterComm: 1, PairDuplex: 1.5}}, cl, ErrInvalidOptions, "pair_duplex 1.5"},
+		{ids(0, 1, 2, 3), Options{Efficiency: Efficiency{Compute: 1, IntraComm: 1, InterComm: 1, PairDuplex: math.NaN()}}, cl, ErrInvalidOptions, "pair_duplex NaN"},
 		{ids(0, 1, 2, 3), Options{Efficiency: Efficiency{Compute: 1, IntraComm: 1, InterComm: 1, StepOverhead: math.Inf(1)}}, cl, ErrInvalidOptions, "step_overhead"},
 	} {
 		_, err := c.IterationTime(tc.cl, tc.placement, tc.opts)

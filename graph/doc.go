@@ -92,7 +92,8 @@
 // layer's work per GPU, per-layer overhead, overlap, step overhead,
 // optimizer time per parameter, CPU and PCIe figures for offload, and the RingLayout that says
 // how rings use the paths between servers: ServerGrouped, or HalfDuplexPairs where the two
-// directions of a server pair's path share its capacity, as the Pollux T4 testbed measured).
+// directions of a server pair's path share its capacity, as the Pollux T4 testbed measured,
+// each keeping PairDuplex of it for itself).
 // With Options{} a job gets the constants of the GPU type it is placed on (HardwareConstants),
 // fitted by package perf jointly across every model measured on that type in ../shared/data:
 // the A800 on the Rubick artifact's five models (carried over to the A100, same chip, and the
@@ -101,17 +102,17 @@
 // overhead of its own), fitted from a few of its profiles; a Calibration holds constants per
 // GPU type and factors per model name and is what `gpusched perf fit` writes.
 //
-// How close the model comes (benchmarks/graph.md "Performance model" has the tables and
-// bench/perf_model.sh reproduces them): predicting a model with the constants fitted on the
-// other models of its GPU type alone, the step-time error is 8-14% for BERT-large and GPT-2
-// but 26-46% for LLaMA-7B, T5 and ViT on the A800, and 16-24% on the T4; refining each model
-// on 5 profiles brings the A800 models to 4-10% except ViT (43%) and the T4 models to 12-15%.
+// How close the model comes (benchmarks/perf.md has the tables and bench/perf_model.sh
+// reproduces them): predicting a model with the constants fitted on the other models of its
+// GPU type alone, the step-time error is 5-9% for BERT-large and GPT-2 but 25-43% for
+// LLaMA-7B, T5 and ViT on the A800, and 10-19% on the T4; refining each model on 5 profiles
+// brings the A800 models to 5-10% except ViT (43%) and the T4 models to 7-12%.
 // What the constants cannot carry across models is each one's implementation: the A800's
 // tensor- and pipeline-parallel (Megatron-LM) runs of LLaMA-7B and T5 compute at 0.65x and
 // 2.9x the pace the other models' runs predict (their fitted factors), and ViT and T5 pay a
 // fixed ~0.3 s per iteration on placements with an odd number of GPUs on a server, which no
 // bandwidth explains. On the T4 data the rank of sync times across placements
-// is 0.83 (bert), 0.36 (cifar10) and 0.54 (imagenet), unchanged: between placements a cost
-// model cannot tell apart the measurements are noise (in-sample oracles that predict each
-// placement by the mean of its shape reach only 0.89, 0.62 and 0.72).
+// is 0.87 (bert), 0.40 (cifar10) and 0.57 (imagenet): between placements a cost model cannot
+// tell apart the measurements are noise (in-sample oracles that predict each placement by the
+// mean of its shape reach only 0.89, 0.62 and 0.72).
 package graph

@@ -20,6 +20,7 @@ const (
 	// or more servers uses each pair of servers once and is unchanged; a ring over exactly two
 	// servers runs A->B and B->A over the same pair and each hop gets half the bandwidth, so a
 	// job over two servers can communicate more slowly than the same GPUs over three.
+	// Efficiency.PairDuplex softens the halving: each hop gets 1 / (2 - PairDuplex).
 	//
 	// This is the layout the Pollux testbed's measurements support (see Calibrated and
 	// benchmarks/graph.md "Rank of sync time across placements (T4 data)"): its two-server
@@ -64,12 +65,12 @@ func (l *RingLayout) UnmarshalText(b []byte) error {
 	return fmt.Errorf("%w: unknown ring layout %q (want server-grouped or half-duplex-pairs)", ErrInvalidOptions, b)
 }
 
-// pairShare is the number of a ring's hops that share each inter-server path under the layout:
-// the divisor of the ring's inter-server bandwidth. servers is the number of servers the
-// (server-grouped) ring visits.
-func (l RingLayout) pairShare(servers int) float64 {
-	if l == HalfDuplexPairs && servers == 2 {
-		return 2
+// pairShare is the divisor of the inter-server bandwidth of a ring that visits servers servers
+// (server-grouped) under the constants' layout: the number of the ring's hops that share each
+// inter-server path, 2 - PairDuplex for a ring over two servers under HalfDuplexPairs.
+func (e Efficiency) pairShare(servers int) float64 {
+	if e.RingLayout == HalfDuplexPairs && servers == 2 {
+		return 2 - e.PairDuplex
 	}
 	return 1
 }

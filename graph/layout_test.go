@@ -53,8 +53,8 @@ func TestRingLayoutText(t *testing.T) {
 
 // TestHalfDuplexPairsByHand checks the data-parallel all-reduce time of pure-DP ResNet-50 on T4
 // servers (one 50 Gb/s NIC, far slower than PCIe at these efficiencies) against the formula:
-// 2(n-1)/n x B / (NIC x InterComm / share) + 2(n-1) x NIC latency, share 2 for a ring over two
-// servers under HalfDuplexPairs and 1 otherwise.
+// 2(n-1)/n x B / (NIC x InterComm / share) + 2(n-1) x NIC latency, share 2 - PairDuplex for a
+// ring over two servers under HalfDuplexPairs and 1 otherwise (PairDuplex ignored).
 func TestHalfDuplexPairsByHand(t *testing.T) {
 	m := mustZoo(t, "resnet50")
 	cl := mustUniform(t, topology.T4(), 4)
@@ -72,11 +72,15 @@ func TestHalfDuplexPairsByHand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range []RingLayout{ServerGrouped, HalfDuplexPairs} {
-			eff := Efficiency{Compute: 0.1, IntraComm: 0.8, InterComm: 0.1, Overlap: 0.8, RingLayout: l}
+		for _, v := range []struct {
+			l      RingLayout
+			duplex float64
+		}{{ServerGrouped, 0}, {HalfDuplexPairs, 0}, {ServerGrouped, 0.3}, {HalfDuplexPairs, 0.3}, {HalfDuplexPairs, 1}} {
+			l := v.l
+			eff := Efficiency{Compute: 0.1, IntraComm: 0.8, InterComm: 0.1, Overlap: 0.8, RingLayout: l, PairDuplex: v.duplex}
 			share := 1.0
 			if l == HalfDuplexPairs && c.servers == 2 {
-				share = 2
+				share = 2 - v.duplex
 			}
 			want := 2*(n-1)/n*m.ParamBytes()/(spec.NICBandwidth*0.1/share) + 2*(n-1)*spec.NICLatency
 			b, err := cc.IterationTime(cl, gpus, Options{Efficiency: eff})
@@ -84,7 +88,7 @@ func TestHalfDuplexPairsByHand(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !near(b.DPComm, want, 1e-12) {
-				t.Errorf("%s under %v: DPComm %v, by hand %v", c.placement, l, b.DPComm, want)
+				t.Errorf("%s under %v, pair duplex %v: DPComm %v, by hand %v", c.placement, l, v.duplex, b.DPComm, want)
 			}
 		}
 	}

@@ -18,12 +18,13 @@
 //     fraction of peak FLOP/s and how it grows with a layer's work per GPU, per-layer overhead,
 //     intra- and inter-server collective efficiency, overlap of gradient synchronisation with
 //     the backward pass, step overhead, optimizer time per parameter, CPU optimizer and PCIe
-//     figures, ring layout). FitHardware fits them jointly across several models of one GPU
+//     figures, ring layout and, under HalfDuplexPairs, how much of a two-server path each
+//     direction keeps). FitHardware fits them jointly across several models of one GPU
 //     type, each model with its own factors held near 1 by a prior JointFactorStrength times
 //     as firm as a refinement's, so that the constants describe what the models share and
 //     predict a model the fit did not see. Of the ring layouts, it keeps the one whose
 //     predicted synchronisation ranks the measured sync times best across placements (the
-//     lower loss where no row has one).
+//     lower loss where no row has one); under HalfDuplexPairs it then fits PairDuplex too.
 //     graph.HardwareConstants ships the constants fitted on ../shared/data.
 //   - graph.ModelFactors, a model's own coefficients (compute, communication, optimizer,
 //     tensor/pipeline-parallel compute factors and an overhead of its own). RefineFrom fits
@@ -31,8 +32,9 @@
 //     regularised update of the factors a prior calibration holds for it (factors of 1 when
 //     none; k = 0: the prior alone), the overhead held near the prior's on an absolute scale
 //     (RefineOverheadScale). RefineCV chooses how strongly the prior holds by
-//     leave-one-profile-out and reports that error; Fit (and `gpusched perf fit`) reports it
-//     per model and warns above CVWarn (15%).
+//     leave-one-profile-out, keeps the prior unless refinement beats it on the held-out
+//     profiles by more than the standard error of the difference, and reports that error; Fit
+//     (and `gpusched perf fit`) reports it per model and warns above CVWarn (15%).
 //
 // Where a row has a measured sync_time, the fits weigh it against the predicted exposed
 // synchronisation (SyncWeight), so that a step is split between compute and communication as

@@ -159,3 +159,41 @@ func TestEvaluateWithRejectsBadStrength(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectProfilesMedianBatch: of the main kind's largest single-server cases, the one at the
+// median batch is taken (the upper median of an even count), not the largest batch.
+func TestSelectProfilesMedianBatch(t *testing.T) {
+	read := func(batches ...int) []*Case {
+		var b strings.Builder
+		b.WriteString("model,gpu,placement,global_batch,step_time\n")
+		b.WriteString("bert-large,a800,1,8,1\n")   // 0: the smallest case
+		b.WriteString("bert-large,a800,11,8,1\n")  // 1: the smallest multi-server case
+		b.WriteString("bert-large,a800,44,64,1\n") // 2: the widest multi-server case
+		for _, gb := range batches {               // 3...: the largest single-server cases
+			fmt.Fprintf(&b, "bert-large,a800,4,%d,1\n", gb)
+		}
+		rows, err := Read(strings.NewReader(b.String()), "t.csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases, err := Prepare(rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cases
+	}
+	for _, tc := range []struct {
+		batches []int
+		want    int
+	}{
+		{[]int{256, 16, 64, 128, 32}, 5}, // batch 64, the third of five
+		{[]int{128, 16, 64, 32}, 5},      // batch 64, the upper median of four
+		{[]int{32, 32, 32}, 4},           // equal batches: file order, the second of three
+		{[]int{16}, 3},
+	} {
+		got := SelectProfiles(read(tc.batches...), 4)
+		if want := []int{0, 1, tc.want, 2}; !slices.Equal(got, want) {
+			t.Errorf("batches %v: %v, want %v", tc.batches, got, want)
+		}
+	}
+}

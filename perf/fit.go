@@ -24,6 +24,9 @@ type paramSpec struct {
 // can inform are fitted.
 type usage struct {
 	fp16, fp32, intra, inter, dp, offload, gpuOpt bool
+	// halfDuplex: the fit's ring layout is HalfDuplexPairs (set by fitHardware once the
+	// layout is chosen, never by usageOf), so that pair_duplex can matter.
+	halfDuplex bool
 }
 
 var hardwareParams = []paramSpec{
@@ -39,6 +42,7 @@ var hardwareParams = []paramSpec{
 	{"cpu_optimizer_per_param", false, func(e *graph.Efficiency) *float64 { return &e.CPUOptimizerPerParam }, 3e-9, func(u *usage) bool { return u.offload }},
 	{"host_optimizer_per_param", false, func(e *graph.Efficiency) *float64 { return &e.HostOptimizerPerParam }, 3e-10, func(u *usage) bool { return u.offload }},
 	{"host_bandwidth", false, func(e *graph.Efficiency) *float64 { return &e.HostBandwidth }, 10e9, func(u *usage) bool { return u.offload }},
+	{"pair_duplex", true, func(e *graph.Efficiency) *float64 { return &e.PairDuplex }, 0.5, func(u *usage) bool { return u.inter && u.halfDuplex }},
 }
 
 // nFactors is the number of per-model factors: compute, comm, optimizer, overhead, parallel.
@@ -355,7 +359,9 @@ type HardwareFit struct {
 // (compute_fp32 needs fp32 rows, inter_comm multi-server rows, the offload constants offload
 // rows, ...); the others keep the prior's values. prior is the starting point (its zero
 // constants start from typical values); with layouts, every ring layout is tried and the best
-// kept, else the prior's is used. The fit uses gonum's L-BFGS and Nelder-Mead and is
+// kept, else the prior's is used. When the layout kept is HalfDuplexPairs and some rows span
+// servers, graph.Efficiency.PairDuplex is then fitted with the other constants, from that
+// layout's fit (the prior's PairDuplex, or 0.5, to start). The fit uses gonum's L-BFGS and Nelder-Mead and is
 // deterministic. Errors wrap ErrTooFewRows (fewer rows than constants) or ErrBadRow (cases of
 // several families).
 func FitHardware(cases []*Case, prior graph.Efficiency, layouts bool) (HardwareFit, error) {
@@ -396,18 +402,7 @@ func fitHardware(cases []*Case, prior graph.Efficiency, layouts bool, strength f
 	for i, m := range of {
 		p.weight[i] = modelRows / float64(count[m])
 	}
-	for _, ps := range active {
-		v := *ps.get(&p.base)
-		if v == 0 || (ps.frac && v >= 1) {
-			v = ps.start
-		}
-		if ps.frac {
-			v = math.Min(math.Max(v, 1e-4), 1-1e-4)
-			p.x0 = append(p.x0, logit(v))
-		} else {
-			p.x0 = append(p.x0, math.Log(v))
-		}
-	}
+	p.x0 = priorVector(active, &p.base)
 	p.factor0 = make([][nFactors]float64, len(names))
 	p.fixed = make([]graph.ModelFactors, len(names))
 	ringLayouts := []graph.RingLayout{prior.RingLayout}
@@ -415,6 +410,7 @@ func fitHardware(cases []*Case, prior graph.Efficiency, layouts bool, strength f
 		ringLayouts = []graph.RingLayout{graph.ServerGrouped, graph.HalfDuplexPairs}
 	}
 	var best HardwareFit
+	var bestX []float64
 	best.Loss = math.Inf(1)
 	bestRank := math.Inf(-1)
 	for _, rl := range ringLayouts {
@@ -434,12 +430,63 @@ func fitHardware(cases []*Case, prior graph.Efficiency, layouts bool, strength f
 			for m, n := range names {
 				best.Models[n] = fs[m]
 			}
+			bestX = x
+		}
+	}
+	if u.halfDuplex = best.Efficiency.RingLayout == graph.HalfDuplexPairs; u.inter && u.halfDuplex {
+		// Under HalfDuplexPairs, how much of a two-server path each direction keeps
+		// (Efficiency.PairDuplex) is fitted with the others, from the layout's fit: the
+		// Pollux T4 rows halve the two-server rings' bandwidth less than the full halving
+		// (benchmarks/perf.md, round 3). Fitted after the layout is chosen, so that the
+		// choice and the fits that keep ServerGrouped (the A800's) are as before.
+		var pd []paramSpec
+		for _, ps := range hardwareParams {
+			if ps.use(&u) {
+				pd = append(pd, ps)
+			}
+		}
+		p.active, p.base, p.x0 = pd, best.Efficiency, priorVector(pd, &prior)
+		start := slices.Clone(p.x0) // pair_duplex from the prior's (or its typical value)
+		for i, ps := range pd {
+			if j := slices.IndexFunc(active, func(a paramSpec) bool { return a.name == ps.name }); j >= 0 {
+				start[i] = bestX[j] // the others from the layout's fit
+			}
+		}
+		start = append(start, bestX[len(active):]...)
+		x := minimize(p.loss, start)
+		if l := p.loss(x); l < best.Loss {
+			e, fs := p.decode(x)
+			best.Efficiency, best.Loss = e, l
+			for m, n := range names {
+				best.Models[n] = fs[m]
+			}
+			active = pd
 		}
 	}
 	for _, ps := range active {
 		best.Fitted = append(best.Fitted, ps.name)
 	}
 	return best, nil
+}
+
+// priorVector returns the fit coordinates of the active constants of prior: logits of the
+// fractions, logarithms of the others; a zero constant (or a fraction of 1) starts from its
+// typical value.
+func priorVector(active []paramSpec, prior *graph.Efficiency) []float64 {
+	var x []float64
+	for _, ps := range active {
+		v := *ps.get(prior)
+		if v == 0 || (ps.frac && v >= 1) {
+			v = ps.start
+		}
+		if ps.frac {
+			v = math.Min(math.Max(v, 1e-4), 1-1e-4)
+			x = append(x, logit(v))
+		} else {
+			x = append(x, math.Log(v))
+		}
+	}
+	return x
 }
 
 // syncRankScore is the mean, over the groups of at least three cases of one model and
@@ -577,8 +624,9 @@ type CrossValidation struct {
 	Worst float64 `json:"worst"`
 	// Strength is the multiplier of the factors' priors the refinement used: chosen among
 	// RefineStrengths by the leave-one-out error when there are 2 to MaxLeaveOneOut rows, 1
-	// otherwise; +Inf means the prior's factors were kept (no refinement predicted the
-	// held-out rows better).
+	// otherwise; +Inf means the prior's factors were kept: no refinement predicted the
+	// held-out rows better than the prior by more than the standard error of the difference
+	// (see RefineCV). MAPE and Worst are then the prior's errors on the rows.
 	Strength float64 `json:"strength"`
 	// PriorMAPE is the mean relative error of the rows with the prior's factors.
 	PriorMAPE float64 `json:"prior_mape"`
@@ -598,12 +646,22 @@ const MaxLeaveOneOut = 20
 var RefineStrengths = []float64{math.Inf(1), 16, 4, 1, 0.25}
 
 // RefineCV refines a model's factors on its rows (cases) as a regularised update of prior
-// (RefineFrom), choosing how strongly the prior holds by leave-one-profile-out: with 2 to
-// MaxLeaveOneOut rows, for each strength of RefineStrengths every row is predicted with the
-// factors refined on the others, and the strength with the least mean relative error wins
-// (ties to the stronger prior, so the prior's factors are kept unless refinement predicts
-// held-out profiles better). It returns the factors refined on every row at that strength and
-// the cross-validated error.
+// (RefineFrom), choosing how strongly the prior holds by leave-one-profile-out, and falls back
+// to the prior's factors unless refinement predicts held-out rows clearly better:
+//
+//   - With 2 to MaxLeaveOneOut rows, for each finite strength of RefineStrengths every row is
+//     predicted with the factors refined on the others, and the strength with the least mean
+//     relative error wins (ties to the stronger prior). With more rows, strength 1 is
+//     scored 5-fold (rows i, i+5, ... held out together).
+//   - The prior is kept (Strength +Inf) unless the winner's held-out errors improve on the
+//     prior's errors of the same rows by more than one standard error of their paired
+//     difference: mean(d) > sd(d)/sqrt(n), d_i the prior's error on row i minus the held-out
+//     one. A few profiles that refinement fits in turn can still mislead it (the five extreme
+//     runs SelectProfiles picks): a gain within the noise of their leave-one-out errors does
+//     not license moving away from the prior (benchmarks/perf.md, round 3).
+//
+// It returns the factors refined on every row at the chosen strength (prior when kept) and
+// the cross-validated error (the prior's error of the rows when it is kept).
 func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (graph.ModelFactors, CrossValidation, error) {
 	cv := CrossValidation{Method: "leave-one-out", MAPE: math.NaN(), Worst: math.NaN(), Strength: 1, PriorMAPE: math.NaN()}
 	if len(cases) == 0 {
@@ -619,15 +677,14 @@ func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (gr
 		}
 		return math.Abs(b.Total/c.Row.StepTime - 1), nil
 	}
-	pm := 0.0
-	for _, c := range cases {
-		e, err := predErr(c, prior)
-		if err != nil {
+	priorErrs := make([]float64, len(cases))
+	for i, c := range cases {
+		var err error
+		if priorErrs[i], err = predErr(c, prior); err != nil {
 			return graph.ModelFactors{}, cv, err
 		}
-		pm += e
 	}
-	cv.PriorMAPE = pm / float64(len(cases))
+	cv.PriorMAPE, _ = errSummary(priorErrs)
 	// heldOut returns the errors of the rows held out fold by fold.
 	heldOut := func(strength float64, folds int) ([]float64, error) {
 		errs := make([]float64, len(cases))
@@ -656,24 +713,21 @@ func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (gr
 		}
 		return errs, nil
 	}
-	summary := func(errs []float64) (mape, worst float64) {
-		for _, e := range errs {
-			mape += e
-			worst = math.Max(worst, e)
-		}
-		return mape / float64(len(errs)), worst
-	}
+	var best []float64 // the chosen strength's held-out errors
 	switch n := len(cases); {
 	case n < 2:
 	case n <= MaxLeaveOneOut:
-		best := math.Inf(1)
+		bestMAPE := math.Inf(1)
 		for _, st := range RefineStrengths {
+			if math.IsInf(st, 1) {
+				continue // the prior: weighed against the winner below
+			}
 			errs, err := heldOut(st, n)
 			if err != nil {
 				return graph.ModelFactors{}, cv, err
 			}
-			if m, w := summary(errs); m < best-1e-9 {
-				best, cv.MAPE, cv.Worst, cv.Strength = m, m, w, st
+			if m, w := errSummary(errs); m < bestMAPE-1e-9 {
+				bestMAPE, cv.MAPE, cv.Worst, cv.Strength, best = m, m, w, st, errs
 			}
 		}
 	default:
@@ -682,10 +736,43 @@ func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (gr
 		if err != nil {
 			return graph.ModelFactors{}, cv, err
 		}
-		cv.MAPE, cv.Worst = summary(errs)
+		cv.MAPE, cv.Worst = errSummary(errs)
+		best = errs
+	}
+	if best != nil && !clearlyBetter(priorErrs, best) {
+		cv.Strength = math.Inf(1)
+		cv.MAPE, cv.Worst = errSummary(priorErrs)
 	}
 	f, err := refine(cases, eff, prior, cv.Strength)
 	return f, cv, err
+}
+
+// errSummary returns the mean and the largest of errs.
+func errSummary(errs []float64) (mean, worst float64) {
+	for _, e := range errs {
+		mean += e
+		worst = math.Max(worst, e)
+	}
+	return mean / float64(len(errs)), worst
+}
+
+// clearlyBetter reports whether the errors b improve on the errors a of the same rows by more
+// than one standard error of the paired difference a_i - b_i (at least two rows).
+func clearlyBetter(a, b []float64) bool {
+	n := float64(len(a))
+	d := make([]float64, len(a))
+	m := 0.0
+	for i := range a {
+		d[i] = a[i] - b[i]
+		m += d[i]
+	}
+	m /= n
+	ss := 0.0
+	for _, v := range d {
+		ss += (v - m) * (v - m)
+	}
+	se := math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+	return m > se
 }
 
 // ConstantsDiffer returns the names of the constants among fitted (HardwareFit.Fitted) in which

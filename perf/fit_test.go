@@ -312,3 +312,87 @@ func TestFitMicroBatchSize(t *testing.T) {
 		t.Errorf("3 samples per micro-batch of 16: %v", err)
 	}
 }
+
+// looMAPE is the least mean leave-one-out error over the finite strengths of RefineStrengths:
+// what RefineCV's refinement would score on the rows.
+func looMAPE(t *testing.T, cases []*Case, eff graph.Efficiency) float64 {
+	t.Helper()
+	best := math.Inf(1)
+	for _, st := range RefineStrengths {
+		if math.IsInf(st, 1) {
+			continue
+		}
+		sum := 0.0
+		for j := range cases {
+			sub := append(append([]*Case{}, cases[:j]...), cases[j+1:]...)
+			f, err := refine(sub, eff, graph.ModelFactors{}, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := cases[j].Placed.Time(eff, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += math.Abs(b.Total/cases[j].Row.StepTime - 1)
+		}
+		best = math.Min(best, sum/float64(len(cases)))
+	}
+	return best
+}
+
+// TestRefineCVKeepsPriorWithinNoise: five profiles of a model the prior describes exactly, each
+// measured off by a few percent either way (noise, not a factor): refinement's
+// leave-one-out error beats the prior's (the rule before round 3 refined), but by less than
+// the standard error of the paired differences, so RefineCV keeps the prior. The same
+// profiles all slower by 5-15% (a factor the prior lacks) are refined.
+func TestRefineCVKeepsPriorWithinNoise(t *testing.T) {
+	eff, _ := graph.HardwareConstants("a800")
+	cases := synthetic(t, "bert-large", eff, graph.ModelFactors{})
+	profiles := func(scales []float64) []*Case {
+		var out []*Case
+		for i, j := range []int{0, 5, 10, 21, 30} {
+			c := *cases[j]
+			c.Row.StepTime *= scales[i]
+			out = append(out, &c)
+		}
+		return out
+	}
+	noisy := profiles([]float64{1.081, 0.914, 1.117, 1.009, 1.111})
+	f, cv, err := RefineCV(noisy, eff, graph.ModelFactors{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loo := looMAPE(t, noisy, eff); !(loo < cv.PriorMAPE) {
+		t.Fatalf("premise: refinement's leave-one-out error %.4f should beat the prior's %.4f", loo, cv.PriorMAPE)
+	}
+	if !math.IsInf(cv.Strength, 1) || f != (graph.ModelFactors{}) || cv.MAPE != cv.PriorMAPE {
+		t.Errorf("noise within its standard error: strength %v, factors %+v, cv %+v; want the prior kept", cv.Strength, f, cv)
+	}
+	slow := profiles([]float64{1.068, 1.108, 1.107, 1.148, 1.054})
+	f, cv, err = RefineCV(slow, eff, graph.ModelFactors{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.IsInf(cv.Strength, 1) || !(f.Compute > 1.02) || !(cv.MAPE < cv.PriorMAPE/2) {
+		t.Errorf("consistently slower profiles: strength %v, factors %+v, cv %+v; want them refined", cv.Strength, f, cv)
+	}
+}
+
+// TestClearlyBetter: the paired one-standard-error rule by hand.
+func TestClearlyBetter(t *testing.T) {
+	for _, tc := range []struct {
+		a, b []float64
+		want bool
+	}{
+		{[]float64{0.1, 0.1, 0.1}, []float64{0.05, 0.05, 0.05}, true}, // every row better: sd 0
+		{[]float64{0.1, 0.1, 0.1}, []float64{0.1, 0.1, 0.1}, false},   // no gain
+		{[]float64{0.2, 0.1, 0.1}, []float64{0.0, 0.15, 0.15}, false}, // d = 0.2, -0.05, -0.05: mean 0.033, se 0.083
+		{[]float64{0.2, 0.1, 0.1}, []float64{0.1, 0.05, 0.04}, true},  // d = 0.1, 0.05, 0.06: mean 0.07, se 0.015
+		{[]float64{0.1, 0.1}, []float64{0.2, 0.0}, false},             // mean 0, se 0.1
+		{[]float64{0.05, 0.05}, []float64{0.06, 0.06}, false},         // worse
+	} {
+		if got := clearlyBetter(tc.a, tc.b); got != tc.want {
+			t.Errorf("clearlyBetter(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

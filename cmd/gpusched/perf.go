@@ -147,8 +147,12 @@ func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(report, "%d measurements of %d models\n", len(cases), len(rep.Models))
 	for _, h := range rep.Hardware {
 		e := h.Efficiency
+		layout := e.RingLayout.String()
+		if e.RingLayout == graph.HalfDuplexPairs {
+			layout += fmt.Sprintf(" (pair duplex %.3g)", e.PairDuplex)
+		}
 		fmt.Fprintf(report, "%s: hardware constants fitted on %d rows: compute %.3g (fp32 %.3g) of peak, layer overhead %.3g s, intra %.3g / inter %.3g of link bandwidth, overlap %.3g, step overhead %.3g s, optimizer %.3g s/param, %s\n",
-			h.Family, h.Rows, e.Compute, e.ComputeFP32, e.LayerOverhead, e.IntraComm, e.InterComm, e.Overlap, e.StepOverhead, e.OptimizerPerParam, e.RingLayout)
+			h.Family, h.Rows, e.Compute, e.ComputeFP32, e.LayerOverhead, e.IntraComm, e.InterComm, e.Overlap, e.StepOverhead, e.OptimizerPerParam, layout)
 	}
 	for _, k := range rep.Kept {
 		fmt.Fprintf(report, "kept: %s\n", k)
