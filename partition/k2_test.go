@@ -73,7 +73,12 @@ func plantedPair(t *rapid.T, a, b int) *Graph {
 // split must cut a cluster, at a cost of 10 or more). (With a much
 // smaller second cluster, coarsening may merge its vertices with the
 // other cluster's across the bridge, and the multilevel heuristic, ours
-// as METIS's, can miss the planted cut at any imbalance.)
+// as METIS's, can miss the planted cut at any imbalance.) The partitioner
+// runs three trials: one multilevel run can still miss the planted cut on
+// small pairs (clusters of 24 and 20 at imbalance 0.19, seed 0, cut 10:
+// rapid seed 11250352036020516450), which made this test fail about once
+// in a few hundred runs; with three trials 1,500 checks pass, and the
+// broken variant below still fails.
 func k2UsesSlack(ws func() *workspace) func(*rapid.T) {
 	return func(t *rapid.T) {
 		b := rapid.IntRange(20, 150).Draw(t, "b")
@@ -81,7 +86,7 @@ func k2UsesSlack(ws func() *workspace) func(*rapid.T) {
 		g := plantedPair(t, a, b)
 		half := float64(a+b) / 2
 		opts := Options{K: 2, Imbalance: float64(a)/half - 1 + rapid.Float64Range(0, 0.1).Draw(t, "extra"),
-			Seed: rapid.Uint64().Draw(t, "seed"), Method: rapid.SampledFrom([]Method{KWay, RecursiveBisection}).Draw(t, "method")}
+			Seed: rapid.Uint64().Draw(t, "seed"), Method: rapid.SampledFrom([]Method{KWay, RecursiveBisection}).Draw(t, "method"), Trials: 3}
 		res, err := partitionWith(g, opts, ws())
 		if err != nil {
 			t.Fatal(err)
