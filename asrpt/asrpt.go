@@ -112,9 +112,9 @@ type Options struct {
 	// virtual machine has finished before every job it has not); overdue jobs still come first.
 	// It is far less sensitive to prediction errors: on an overloaded Philly slice a 7% size
 	// error (lognormal, sigma 0.1) doubled A-SRPT's mean JCT under the patient conversion and
-	// costs it 7% under this one (BENCHMARKS.md, "The remaining-work conversion"). It is not
-	// the default because each call orders every waiting job: at 10,000 queued jobs on 4,096
-	// GPUs a Schedule call costs about twice the CPU. No effect with Patience < 0.
+	// costs it 7% under this one (BENCHMARKS.md, "The remaining-work conversion"). Waiting
+	// jobs are kept sorted between calls, so a call costs about what the patient conversion's
+	// does. Not yet the default (the same section says why). No effect with Patience < 0.
 	RemainingWork bool
 	// Name names the scheduler in reports. Default "asrpt".
 	Name string
@@ -200,13 +200,20 @@ type jobState struct {
 	gone    bool    // left the host; a ghost in the virtual queue until it completes there
 	unfit   bool    // the current cluster has fewer GPUs than it needs of its kind
 
-	prefix    uint64        // epoch of the last call that put the job in the priority prefix
-	vrank     int           // position in the virtually finished part of the order (with patience)
-	displaced uint64        // epoch of the last call in which it ran on an unavailable GPU
-	job       *gpusched.Job // the job as the latest view describes it (refreshed every call)
-	rem, rel  float64       // virtual remaining work and release, as the queue holds them (live jobs)
-	vkey      float64       // the queue's priority key: rem / weight
-	preempted uint64        // epoch of the last call that preempted the job
+	prefix uint64 // epoch of the last call that put the job in the priority prefix
+	// The remaining-work conversion keeps waiting jobs in Scheduler.wait, sorted by their
+	// fresh keys (freshLess) as of when they were last placed there: inWait tells that the job
+	// is in it, wr and wv are its keys there (predicted remaining GPU-time over weight, virtual
+	// completion) and wdone the iterations done that wr was computed from.
+	inWait        bool
+	wr, wv, wdone float64
+	rseen         uint64        // Scheduler.rstamp of the last remainingOrder walk that took it as running
+	vrank         int           // position in the virtually finished part of the order (with patience)
+	displaced     uint64        // epoch of the last call in which it ran on an unavailable GPU
+	job           *gpusched.Job // the job as the latest view describes it (refreshed every call)
+	rem, rel      float64       // virtual remaining work and release, as the queue holds them (live jobs)
+	vkey          float64       // the queue's priority key: rem / weight
+	preempted     uint64        // epoch of the last call that preempted the job
 	// waitFrom is the time since which the compact conversion has kept the job waiting for a
 	// compact placement (NaN: it is not waiting for one).
 	waitFrom float64
@@ -268,6 +275,9 @@ type Scheduler struct {
 
 	// reversed flips the priority order: a deliberately wrong variant for tests.
 	reversed bool
+	// brokenWait places waiting jobs as if they had done nothing: a deliberately wrong
+	// variant of the remaining-work order's incremental list, for tests.
+	brokenWait bool
 
 	// the lists of the latest view (0: pending, 1: running): last[w][i] describes entry i of
 	// its list w; and scratch for building the next ones
@@ -276,6 +286,10 @@ type Scheduler struct {
 
 	patience   float64        // Options.Patience resolved: 0 for none
 	merged     bool           // the remaining-work conversion (patience > 0 and Options.RemainingWork)
+	wait       []*jobState    // with merged: the waiting jobs, sorted by their fresh keys (see waitInsert)
+	running    []freshJob     // with merged: scratch, this call's running jobs that are not overdue
+	runOrder   []*jobState    // with merged: the last call's running jobs in order, the next sort's start
+	rstamp     uint64         // with merged: counts remainingOrder's walks (orderPrefix may run twice a call)
 	compact    bool           // the compact conversion (on unless Options.NoCompact)
 	dist       Distributional // the Estimator's distributions (nil: point sizes)
 	slack      float64        // Options.CompactSlack resolved
@@ -307,10 +321,11 @@ type Scheduler struct {
 // viewEntry is what the marking walk learned of one entry of a view's list: the job's id and
 // description, and its state and key (nil and -1 for a job that admission refused).
 type viewEntry struct {
-	id  gpusched.JobID
-	job *gpusched.Job
-	st  *jobState
-	key int32
+	id   gpusched.JobID
+	job  *gpusched.Job
+	st   *jobState
+	key  int32
+	done float64 // the iterations the entry reported (the remaining-work order's key of a waiting job)
 }
 
 // sizingKey identifies the jobs that share sizing candidates: same GPU count and constraints.
@@ -496,6 +511,9 @@ func (s *Scheduler) drop(st *jobState) {
 		s.unfit--
 	}
 	s.marks[st.key].gone = true
+	if st.inWait {
+		s.waitRemove(st)
+	}
 	if st.vdone {
 		st.gone = true
 		s.vdoneGone++
@@ -602,6 +620,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			s.liveRemove(st)
 			st.vdone, st.vfinish = true, c.Time
 			s.vdone = append(s.vdone, st)
+			s.waitRekey(st)
 		}
 		if k, _, ok := s.queue.Head(); ok {
 			if st := s.byKey[k]; st != nil && !st.gone {
@@ -645,12 +664,14 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			var st *jobState
 			key := int32(-1)
 			var id gpusched.JobID
-			same := false // js.Job is the Job the state holds
+			same := false     // js.Job is the Job the state holds
+			fromPrev := false // st comes from the previous call's entry in the same list
+			prevDone := 0.0   // the iterations that entry reported
 			for d := 0; d < 4 && k+d < len(prev); d++ {
 				if e := &prev[k+d]; e.job == js.Job {
 					id, same = e.id, true
 					if c, ck := e.st, e.key; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
-						st, key = c, ck
+						st, key, fromPrev, prevDone = c, ck, true, e.done
 					}
 					k += d + 1
 					break
@@ -661,7 +682,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				for d := 0; d < 4 && k+d < len(prev); d++ {
 					if e := &prev[k+d]; e.id == id {
 						if c, ck := e.st, e.key; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
-							st, key = c, ck
+							st, key, fromPrev, prevDone = c, ck, true, e.done
 						}
 						k += d + 1
 						break
@@ -717,7 +738,23 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			if s.unfit > 0 && st.unfit {
 				s.rejectBuf = append(s.rejectBuf, s.unfitError(st))
 			}
-			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key})
+			if s.merged {
+				// A job in the same list as in the last call is where it was in s.wait (a
+				// waiting job that reports other progress is placed again); any other moved
+				// between the lists, was admitted, or was described anew.
+				switch {
+				case running:
+					if !fromPrev && st.inWait {
+						s.waitRemove(st)
+					}
+				case !fromPrev || !same || prevDone != js.Iterations:
+					if st.inWait {
+						s.waitRemove(st)
+					}
+					s.waitInsert(st, js.Iterations)
+				}
+			}
+			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key, done: js.Iterations})
 			seen++
 		}
 		s.last[w], s.scratch[w] = cur, prev
@@ -866,6 +903,10 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 		s.vdone = slices.DeleteFunc(s.vdone, func(st *jobState) bool { return st.gone })
 		s.vdoneGone = 0
 	}
+	if s.merged {
+		s.remainingOrder(v, take)
+		return
+	}
 	vorder := s.vdone
 	if s.patience > 0 {
 		vorder = s.patientOrder(v)
@@ -874,9 +915,6 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 		if !take(st) {
 			return
 		}
-	}
-	if s.merged {
-		return // patientOrder took the virtually unfinished jobs too
 	}
 	for _, st := range s.live {
 		if !take(st) {
@@ -888,19 +926,16 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 // patientOrder returns the present virtually finished jobs in priority order with patience
 // theta: first the overdue ones (at least theta times their predicted processing time past
 // their virtual completion), by virtual completion; then the others, by predicted remaining
-// GPU-time over weight, shortest first (ties by virtual completion). With the remaining-work
-// conversion (s.merged) the jobs the virtual machine has not finished join the others, in the
-// same order: the result is then the whole priority order.
+// GPU-time over weight, shortest first (ties by virtual completion).
 func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 	s.fresh = s.fresh[:0]
 	prev := s.vorder
 	s.vorder, s.vorderOld = s.vorderOld[:0], prev
-	// fresh reports whether st is a present, fitting job that is virtually finished but not
-	// yet overdue (or, with s.merged, not virtually finished), and if so adds it to s.fresh
-	// with its keys.
+	// fresh reports whether st is a present, fitting, virtually finished job that is not yet
+	// overdue, and if so adds it to s.fresh with its keys.
 	fresh := func(st *jobState) {
-		if st.fresh == s.epoch || (!st.vdone && !s.merged) || st.gone || s.marks[st.key].seen != s.epoch || st.unfit ||
-			(st.vdone && s.now-st.vfinish >= s.patience*st.iters*st.tau) {
+		if st.fresh == s.epoch || !st.vdone || st.gone || s.marks[st.key].seen != s.epoch || st.unfit ||
+			s.now-st.vfinish >= s.patience*st.iters*st.tau {
 			return
 		}
 		done := 0.0
@@ -931,11 +966,6 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		}
 		fresh(st)
 	}
-	if s.merged {
-		for _, st := range s.live {
-			fresh(st)
-		}
-	}
 	sortFresh(s.fresh)
 	for _, f := range s.fresh {
 		s.vorder = append(s.vorder, f.st)
@@ -944,6 +974,141 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		st.vrank = i
 	}
 	return s.vorder
+}
+
+// overdue reports whether job st is overdue: finished by the virtual machine at least theta
+// times its predicted processing time ago.
+func (s *Scheduler) overdue(st *jobState) bool {
+	return st.vdone && s.now-st.vfinish >= s.patience*st.iters*st.tau
+}
+
+// remainingOrder is orderPrefix under the remaining-work conversion: the overdue jobs, in the
+// order the virtual machine finished them, then every other present fitting job by its fresh
+// keys (freshLess), taken while take says so. The waiting jobs come from s.wait, which is kept
+// sorted between calls (their keys change only when they stop, are re-sized or finish
+// virtually: waitInsert), merged with this call's running jobs, sorted here; so a call walks
+// the running jobs and the prefix, not every waiting job. Each running job's vrank is set to a
+// position that orders the running jobs as the whole priority order would (see rank).
+func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) {
+	s.vorder = s.vorder[:0]
+	for _, st := range s.vdone {
+		if !st.gone && s.marks[st.key].seen == s.epoch && !st.unfit && s.overdue(st) {
+			st.vrank = len(s.vorder)
+			s.vorder = append(s.vorder, st)
+		}
+	}
+	// The running jobs, starting from the last call's order (their keys shrink as they run,
+	// mostly keeping it, so the insertion sort does little work), then those that started.
+	s.running = s.running[:0]
+	s.rstamp++
+	add := func(st *jobState) {
+		if st == nil || st.rseen == s.rstamp || st.gone || st.unfit || s.overdue(st) {
+			return
+		}
+		m := s.marks[st.key]
+		if m.seen != s.epoch || !m.running {
+			return
+		}
+		st.rseen = s.rstamp
+		rkey := float64(st.gpus) * max(st.iters-v.Running[m.idx].Iterations, 0) * st.tau / st.weight
+		s.running = append(s.running, freshJob{rkey, st.vfinish, st.key, st})
+	}
+	for _, st := range s.runOrder {
+		add(st)
+	}
+	for i := range v.Running {
+		add(s.last[1][i].st)
+	}
+	sortFresh(s.running)
+	s.runOrder = s.runOrder[:0]
+	for i := range s.running {
+		s.running[i].st.vrank = len(s.vorder) + i
+		s.runOrder = append(s.runOrder, s.running[i].st)
+	}
+	for _, st := range s.vorder {
+		if !take(st) {
+			return
+		}
+	}
+	i := 0
+	for _, w := range s.wait {
+		if w.gone || s.marks[w.key].seen != s.epoch || w.unfit || s.overdue(w) {
+			continue
+		}
+		for ; i < len(s.running); i++ {
+			r := &s.running[i]
+			if !freshLess(r, &freshJob{w.wr, w.wv, w.key, w}) {
+				break
+			}
+			if !take(r.st) {
+				return
+			}
+		}
+		if !take(w) {
+			return
+		}
+	}
+	for ; i < len(s.running); i++ {
+		if !take(s.running[i].st) {
+			return
+		}
+	}
+}
+
+// waitKey is the fresh key of waiting job st that has done `done` iterations: its predicted
+// remaining GPU-time over weight, as patientOrder computes it.
+func waitKey(st *jobState, done float64) float64 {
+	return float64(st.gpus) * max(st.iters-done, 0) * st.tau / st.weight
+}
+
+// waitLess orders s.wait: by the keys the jobs were placed with (freshLess's order).
+func waitLess(a, b *jobState) int {
+	switch {
+	case a.wr != b.wr:
+		if a.wr < b.wr {
+			return -1
+		}
+		return 1
+	case a.wv != b.wv:
+		if a.wv < b.wv {
+			return -1
+		}
+		return 1
+	}
+	return a.key - b.key
+}
+
+// waitInsert places waiting job st, which has done `done` iterations, in s.wait by its current
+// keys. Its keys change when it is re-sized (waitRekey from resize) or the virtual machine
+// finishes it (Schedule's step 1), when it is placed again.
+func (s *Scheduler) waitInsert(st *jobState, done float64) {
+	if s.brokenWait {
+		done = 0
+	}
+	st.wr, st.wv, st.wdone = waitKey(st, done), st.vfinish, done
+	i, _ := slices.BinarySearchFunc(s.wait, st, waitLess)
+	s.wait = slices.Insert(s.wait, i, st)
+	st.inWait = true
+}
+
+// waitRemove takes job st out of s.wait.
+func (s *Scheduler) waitRemove(st *jobState) {
+	st.inWait = false
+	if i, ok := slices.BinarySearchFunc(s.wait, st, waitLess); ok && s.wait[i] == st {
+		s.wait = slices.Delete(s.wait, i, i+1)
+		return
+	}
+	if i := slices.Index(s.wait, st); i >= 0 { // not reached while the keys are current
+		s.wait = slices.Delete(s.wait, i, i+1)
+	}
+}
+
+// waitRekey places a waiting job again after its keys changed.
+func (s *Scheduler) waitRekey(st *jobState) {
+	if st.inWait && (st.wr != waitKey(st, st.wdone) || st.wv != st.vfinish) {
+		s.waitRemove(st)
+		s.waitInsert(st, st.wdone)
+	}
 }
 
 // sortFresh sorts fresh jobs by their keys. The input is usually almost sorted (the previous
@@ -1077,6 +1242,7 @@ func (s *Scheduler) reestimate(v *gpusched.View, st *jobState, done float64) err
 	extra := float64(st.job.GPUs) * (n - st.iters) * st.tau / s.g0
 	st.iters = n
 	if extra <= 0 {
+		s.waitRekey(st)
 		return nil
 	}
 	rem := 0.0
@@ -1099,6 +1265,7 @@ func (s *Scheduler) resize(st *jobState, size float64) error {
 		}
 		st.rel = s.queue.Now()
 		s.liveInsert(st)
+		s.waitRekey(st)
 		return nil
 	}
 	s.liveRemove(st)
@@ -1106,6 +1273,7 @@ func (s *Scheduler) resize(st *jobState, size float64) error {
 		return fmt.Errorf("asrpt: re-sizing job %q: %w", st.job.ID, err)
 	}
 	s.liveInsert(st)
+	s.waitRekey(st)
 	return nil
 }
 

@@ -17,18 +17,20 @@ import (
 // that applies every decision. Each call follows one event: a running job completes and a new
 // job arrives. It reports p50 and p99 latency per call, as wall time and as the thread's CPU
 // time (which other processes on a busy machine do not inflate). The host takes delta
-// decisions (View.AcceptsKeepOthers) in form=delta, the full form only in form=full.
+// decisions (View.AcceptsKeepOthers) in form=delta, the full form only in form=full; the
+// conversion is the default patient one but in conv=remaining (Options.RemainingWork).
 func BenchmarkSchedule10kQueued4096GPUs(b *testing.B) {
 	for _, delta := range []bool{false, true} {
 		name := "form=full"
 		if delta {
 			name = "form=delta"
 		}
-		b.Run(name, func(b *testing.B) { benchSchedule10k(b, delta) })
+		b.Run(name, func(b *testing.B) { benchSchedule10k(b, delta, false) })
 	}
+	b.Run("form=delta,conv=remaining", func(b *testing.B) { benchSchedule10k(b, true, true) })
 }
 
-func benchSchedule10k(b *testing.B, delta bool) {
+func benchSchedule10k(b *testing.B, delta, remaining bool) {
 	c, err := topology.Uniform(topology.A100(), 512)
 	if err != nil {
 		b.Fatal(err)
@@ -52,7 +54,7 @@ func benchSchedule10k(b *testing.B, delta bool) {
 	for _, st := range v.Pending {
 		ids[st.Job.ID] = st.Job
 	}
-	s, err := New(Options{Estimator: Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok })})
+	s, err := New(Options{Estimator: Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok }), RemainingWork: remaining})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -161,8 +161,7 @@
 // overload small errors reorder the backlog wholesale, while an order by predicted remaining
 // work moves a job only by its own error (BENCHMARKS.md, "The remaining-work conversion":
 // on an overloaded Philly slice a 7% error doubled the patient conversion's mean JCT and cost
-// this one 7%). It is not the default yet because it orders every waiting job at every call,
-// about twice the CPU per call at 10,000 queued jobs.
+// this one 7%).
 //
 // The argument is the list-scheduling argument for rigid jobs (Garey and Graham, "Bounds for
 // multiprocessor scheduling with resource constraints", SIAM J. Comput. 4(2), 1975) applied to

@@ -616,6 +616,10 @@ func (s *Scheduler) restore(in *savedState, base []byte) error {
 		}
 	}
 	s.last = [2][]viewEntry{}
+	clear(s.wait) // the restored jobs are new states: every one takes the slow path of the next call's walk
+	s.wait = s.wait[:0]
+	clear(s.runOrder)
+	s.runOrder = s.runOrder[:0]
 	s.saved = nil // RestoreDelta marks its base after this
 	return nil
 }

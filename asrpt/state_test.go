@@ -121,6 +121,7 @@ func drawOptions(t *rapid.T) Options {
 		NoReestimate:     rapid.IntRange(0, 4).Draw(t, "no re-estimate") == 0,
 		ReestimateMargin: rapid.SampledFrom([]float64{0, 0, 0.5}).Draw(t, "re-estimate margin"),
 		NoConsolidate:    rapid.Bool().Draw(t, "no consolidate"),
+		RemainingWork:    rapid.Bool().Draw(t, "remaining work"),
 	}
 }
 

@@ -1,0 +1,112 @@
+package asrpt
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/internal/teeth"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// orderChecked runs A-SRPT and, after every call, compares the whole priority order of the
+// remaining-work conversion (orderPrefix with full, from the incremental waiting list) with
+// the order computed from scratch: the overdue jobs in the order the virtual machine finished
+// them, then every other present fitting job sorted by freshLess, with its remaining work
+// read from the view.
+type orderChecked struct {
+	*Scheduler
+	err error
+}
+
+func (c *orderChecked) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	d, err := c.Scheduler.Schedule(v)
+	if err != nil || c.err != nil {
+		return d, err
+	}
+	s := c.Scheduler
+	s.orderPrefix(&v, v.Cluster.NumGPUs(), true)
+	got := slices.Clone(s.order)
+	var want []*jobState
+	var fresh []freshJob
+	for _, st := range s.vdone {
+		if !st.gone && s.marks[st.key].seen == s.epoch && !st.unfit && s.overdue(st) {
+			want = append(want, st)
+		}
+	}
+	for _, list := range [][]gpusched.JobStatus{v.Running, v.Pending} {
+		for _, js := range list {
+			st := s.jobs[js.Job.ID]
+			if st == nil || st.unfit || s.overdue(st) {
+				continue
+			}
+			rkey := float64(st.gpus) * max(st.iters-js.Iterations, 0) * st.tau / st.weight
+			fresh = append(fresh, freshJob{rkey, st.vfinish, st.key, st})
+		}
+	}
+	slices.SortFunc(fresh, func(a, b freshJob) int {
+		switch {
+		case freshLess(&a, &b):
+			return -1
+		case freshLess(&b, &a):
+			return 1
+		}
+		return 0
+	})
+	for _, f := range fresh {
+		want = append(want, f.st)
+	}
+	if !slices.Equal(got, want) {
+		ids := func(l []*jobState) []gpusched.JobID {
+			out := make([]gpusched.JobID, len(l))
+			for i, st := range l {
+				out[i] = st.job.ID
+			}
+			return out
+		}
+		c.err = fmt.Errorf("t=%v: order %v, from scratch %v", v.Now, ids(got), ids(want))
+	}
+	return d, nil
+}
+
+func remainingOrderProp(broken bool) func(*rapid.T) {
+	return func(t *rapid.T) {
+		in := drawInstance(t, 8, 14, 30, 30)
+		servers := rapid.IntRange(1, 2).Draw(t, "servers")
+		c, err := topology.Uniform(topology.T4(), servers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range in.jobs {
+			in.jobs[i].job.GPUs = min(in.jobs[i].job.GPUs, c.NumGPUs())
+		}
+		s, err := New(Options{Estimator: in.estimator(), RemainingWork: true,
+			Patience: rapid.SampledFrom([]float64{0.5, 2, 8}).Draw(t, "patience"),
+			Backfill: rapid.Bool().Draw(t, "backfill")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.brokenWait = broken
+		oc := &orderChecked{Scheduler: s}
+		if _, err := runHost(c, in.jobs, oc); err != nil {
+			t.Fatal(err)
+		}
+		if oc.err != nil {
+			t.Fatal(oc.err)
+		}
+	}
+}
+
+// The remaining-work conversion keeps its waiting jobs sorted between calls; at every call its
+// whole priority order equals the order sorted from scratch (jobs preempted with progress,
+// re-estimated, finished virtually and overdue included), and a list that places preempted
+// jobs as if they had done nothing is caught.
+func TestRemainingOrderMatchesSort(t *testing.T) {
+	rapid.Check(t, remainingOrderProp(false))
+	if !teeth.Fails(remainingOrderProp(true)) {
+		t.Fatal("the order property did not catch a waiting list that ignores progress")
+	}
+}
