@@ -55,14 +55,18 @@ func Unmarshal(data []byte, kind string, version int, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fmt.Errorf("%w: %s: no data", gpusched.ErrBadState, kind)
 	}
-	// One strict pass into v (encoding/json scans the data twice in it); the header is checked
-	// after it, and read on its own only to explain a failure.
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, end := dec.Token(); !errors.Is(end, io.EOF) {
-			err = errTrailing
+	// One strict pass into v: FastUnmarshal's, or, where it gives up, encoding/json's (which
+	// scans the data twice in it); the header is checked after it, and read on its own only
+	// to explain a failure.
+	var err error
+	if !FastUnmarshal(data, v) {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(v)
+		if err == nil {
+			if _, end := dec.Token(); !errors.Is(end, io.EOF) {
+				err = errTrailing
+			}
 		}
 	}
 	var h Header
