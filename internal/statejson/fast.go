@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Fast decoding. encoding/json scans every byte of a value twice when it decodes strictly (a
@@ -699,6 +700,9 @@ func (d *fastDecoder) string() (string, bool) {
 			if !d.skipString() {
 				return "", false
 			}
+			if s, ok := unquoteASCII(d.data[start+1 : d.i-1]); ok {
+				return s, true
+			}
 			var s string
 			return s, json.Unmarshal(d.data[start:d.i], &s) == nil
 		}
@@ -952,4 +956,44 @@ func Number(b []byte) (float64, bool) {
 	d := fastDecoder{data: b}
 	x, ok := d.float(64)
 	return x, ok && d.i == len(b)
+}
+
+// unquoteASCII returns the string whose JSON form, between its quotes, is s (checked by
+// skipString), as encoding/json unquotes it, when s is ASCII and its \u escapes are not
+// surrogates; false otherwise (encoding/json decides, replacing bad UTF-8 and lone surrogates).
+func unquoteASCII(s []byte) (string, bool) {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 0x80:
+			return "", false
+		case c != '\\':
+			out = append(out, c)
+			continue
+		}
+		i++ // skipString checked that an escape follows
+		switch s[i] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, err := strconv.ParseUint(string(s[i+1:i+5]), 16, 32)
+			if err != nil || 0xd800 <= r && r < 0xe000 {
+				return "", false
+			}
+			out = utf8.AppendRune(out, rune(r))
+			i += 4
+		default: // '"', '\\', '/'
+			out = append(out, s[i])
+		}
+	}
+	return string(out), true
 }
