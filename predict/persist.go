@@ -876,8 +876,9 @@ func (pj *pitJSON) restore(limit int) (*pitWindow, error) {
 		w.batches[bj.Key] = b
 		w.ring[i] = bj.Key
 	}
-	slices.SortStableFunc(w.sorted, func(a, b pitEntry) int { return cmp.Compare(a.u, b.u) })
-	if pj.Order != nil {
+	if pj.Order == nil {
+		slices.SortStableFunc(w.sorted, func(a, b pitEntry) int { return cmp.Compare(a.u, b.u) })
+	} else {
 		// The saved order of equal PITs: it changes the grid's sums in their last bits.
 		if len(pj.Order) != len(w.sorted) {
 			return nil, fmt.Errorf("order: %d entries for %d PITs", len(pj.Order), len(w.sorted))

@@ -451,6 +451,11 @@ func decodeSlice(d *fastDecoder, ft *fastType, v reflect.Value) bool {
 		}
 		return true
 	}
+	switch ft.t.Elem().Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
+		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		v.Set(reflect.MakeSlice(ft.t, 0, d.lenHint()))
+	}
 	for n := 0; ; n++ {
 		if n >= v.Cap() {
 			v.Grow(1)
@@ -510,6 +515,9 @@ func decodeTyped[T any](d *fastDecoder, ft *fastType, v reflect.Value, elem func
 		out = nil
 	}
 	if !d.empty(']') {
+		if _, text := any(out).([]string); !text {
+			out = make([]T, 0, d.lenHint())
+		}
 		for {
 			if d.peek() == 'n' {
 				return false // null leaves an element as it is: the generic path
@@ -530,6 +538,18 @@ func decodeTyped[T any](d *fastDecoder, ft *fastType, v reflect.Value, elem func
 	}
 	*p = out
 	return true
+}
+
+// lenHint guesses the length of the array that begins at d.i (after its bracket): its commas
+// before the first closing bracket, plus one. Exact for an array of numbers, which is what it is
+// for: a capacity that spares the copies of growing (at most one element for every two bytes
+// of the data, so bounded by the data's size).
+func (d *fastDecoder) lenHint() int {
+	rest := d.data[d.i:]
+	if end := bytes.IndexByte(rest, ']'); end >= 0 {
+		rest = rest[:end]
+	}
+	return bytes.Count(rest, []byte{','}) + 1
 }
 
 func decodeArray(d *fastDecoder, ft *fastType, v reflect.Value) bool {
