@@ -10,6 +10,12 @@
 // Finite float64 values are written by encoding/json in the shortest form that reads back to
 // the same bits, so they round-trip exactly. Fields that may hold an infinity or NaN use Float,
 // which writes them as the strings "+Inf", "-Inf" and "NaN".
+//
+// States are written with encoding/json and read with FastUnmarshal, a strict one-pass
+// decoder of the same forms (several times faster than encoding/json on the states of A-SRPT
+// with its forest: benchmarks/host-31.md), which hands whatever it does not read, errors
+// included, back to encoding/json: the values and errors are encoding/json's either way.
+// CheckFast is its differential check for the packages' tests.
 package statejson
 
 import (
