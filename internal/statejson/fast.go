@@ -914,6 +914,19 @@ func (d *fastDecoder) skip() bool {
 func (d *fastDecoder) skipString() bool {
 	data := d.data
 	i := d.i + 1
+	if end := bytes.IndexByte(data[i:], '"'); end >= 0 { // no escapes: one pass over the bytes
+		plain := true
+		for _, c := range data[i : i+end] {
+			if c < 0x20 || c == '\\' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			d.i = i + end + 1
+			return true
+		}
+	}
 	for i < len(data) {
 		switch c := data[i]; {
 		case c == '"':
