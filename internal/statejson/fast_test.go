@@ -224,3 +224,33 @@ func TestUnmarshalFastAndSlow(t *testing.T) {
 		t.Errorf("%+v and %+v", a, b)
 	}
 }
+
+// TestFastUnmarshalManyFields: a struct of more than 64 fields (the repeated-field check keeps
+// a slice instead of a bit set) decodes as encoding/json decodes it, and a repeated field
+// still gives up.
+func TestFastUnmarshalManyFields(t *testing.T) {
+	var fields []reflect.StructField
+	var data, repeated strings.Builder
+	data.WriteString("{")
+	for i := range 70 {
+		name := "F" + strings.Repeat("x", i)
+		fields = append(fields, reflect.StructField{Name: name, Type: reflect.TypeFor[int](), Tag: reflect.StructTag(`json:"f` + string(rune('a'+i%26)) + strings.Repeat("_", i/26) + `"`)})
+		if i > 0 {
+			data.WriteString(",")
+		}
+		data.WriteString(`"f` + string(rune('a'+i%26)) + strings.Repeat("_", i/26) + `":` + string(rune('0'+i%10)))
+	}
+	data.WriteString("}")
+	typ := reflect.StructOf(fields)
+	fast, slow := reflect.New(typ).Interface(), reflect.New(typ).Interface()
+	if !FastUnmarshal([]byte(data.String()), fast) {
+		t.Fatal("gave up on a struct of 70 fields")
+	}
+	if err := strictDecode([]byte(data.String()), slow); err != nil || !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("decoded differently (%v)", err)
+	}
+	repeated.WriteString(strings.TrimSuffix(data.String(), "}") + `,"fz_":1}`)
+	if FastUnmarshal([]byte(repeated.String()), reflect.New(typ).Interface()) {
+		t.Error("read a repeated field of a struct of 70 fields")
+	}
+}
