@@ -50,8 +50,10 @@ type fastSample struct {
 	Str   int                  `json:"str,string"`
 	Plain int                  // no tag: its Go name
 	Skip  int                  `json:"-"`
-	Dash  int                  `json:"-,"`
-	low   int
+	//lint:ignore SA5008 the field named "-", which encoding/json reads under that name
+	Dash int `json:"-,"`
+	//lint:ignore U1000 an unexported field, which a JSON field "low" must not reach
+	low int
 }
 
 type (
