@@ -134,9 +134,11 @@ func (v *binFloats) UnmarshalJSON(b []byte) error {
 		*v = f
 		return err
 	}
-	var raw []byte
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
+	raw, ok := statejson.Base64(b) // one pass; where it cannot, encoding/json decides
+	if !ok {
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return err
+		}
 	}
 	if raw == nil {
 		*v = nil
@@ -185,9 +187,11 @@ func (v *binInts) UnmarshalJSON(b []byte) error {
 		*v = f
 		return err
 	}
-	var raw []byte
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
+	raw, ok := statejson.Base64(b) // one pass; where it cannot, encoding/json decides
+	if !ok {
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return err
+		}
 	}
 	if raw == nil {
 		*v = nil

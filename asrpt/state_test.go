@@ -22,6 +22,7 @@ import (
 	"github.com/gpusched/gpusched/internal/teeth"
 	"github.com/gpusched/gpusched/predict"
 	"github.com/gpusched/gpusched/topology"
+	"github.com/gpusched/gpusched/trace"
 	"pgregory.net/rapid"
 )
 
@@ -848,5 +849,102 @@ func TestRestoreReadsNumberColumns(t *testing.T) {
 	}
 	if again := save(t, s); !bytes.Equal(again, good) {
 		t.Errorf("restored from number columns, it saves\n%s\nnot\n%s", again, good)
+	}
+}
+
+// forestRestoreDiffers restores a forest with options o that has observed 1,600 recurring jobs
+// (whole, SaveState, and by parts: SaveBase from the 1,500th job on whenever BaseKey asks for
+// one, and SaveDelta after the last) and returns how many
+// of the next 500 jobs the restored forests estimate differently from the original, or give
+// another distribution, each job observed by all three after its estimate.
+func forestRestoreDiffers(t *testing.T, o predict.Options) int {
+	t.Helper()
+	recs, err := trace.GenerateRecurring(trace.DefaultRecurringConfig(2100, 17))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newForest := func() Forest {
+		f, err := NewForest(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	f := newForest()
+	learn := func(fs []Forest, r *trace.Record) {
+		for _, g := range fs {
+			if _, err := g.Estimate(&r.Job, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Observe(&r.Job, r.Iterations); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var base, delta, whole bytes.Buffer
+	key := ""
+	for i := range 1600 {
+		learn([]Forest{f}, &recs[i])
+		if k := f.BaseKey(); i >= 1500 && k != key { // as a host does: a new base when it is due
+			base.Reset()
+			if key, err = f.SaveBase(&base); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := f.SaveDelta(&delta); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SaveState(&whole); err != nil {
+		t.Fatal(err)
+	}
+	byParts, fromWhole := newForest(), newForest()
+	if err := byParts.RestoreDelta(&base, &delta); err != nil {
+		t.Fatal(err)
+	}
+	if err := fromWhole.RestoreState(&whole); err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for i := 1600; i < 2100; i++ {
+		j := &recs[i].Job
+		var got []string
+		for _, g := range []Forest{f, byParts, fromWhole} {
+			e, err1 := g.Estimate(j, 0)
+			d, err2 := g.Distribution(j, 0)
+			got = append(got, fmt.Sprint(e, d, err1, err2))
+		}
+		if got[0] != got[1] || got[0] != got[2] {
+			differ++
+		}
+		learn([]Forest{f, byParts, fromWhole}, &recs[i])
+	}
+	return differ
+}
+
+// TestForestRestoreKeepsEstimates: a forest with A-SRPT's options (ForestOptions) restored
+// from its saved state (whole or by parts) estimates every later job as the original does.
+// The predictor's saved state leaves out what those options do not use (per-user and per-job
+// calibration offsets, per-group accuracies, the group mixture's runs, the arrival-feature
+// store: predict.Options CalibrationUserStep, CalibrationJobStep, GroupMix, ArrivalFeatures);
+// a forest with any of those options set diverges after a restore, which shows that the check
+// would catch ForestOptions coming to use one of them.
+func TestForestRestoreKeepsEstimates(t *testing.T) {
+	o := ForestOptions(1)
+	o.Window, o.RetrainEvery = 1000, 1200 // ForestOptions' at a tenth of the jobs: retrained within them
+	if n := forestRestoreDiffers(t, o); n != 0 {
+		t.Errorf("A-SRPT's forest options: %d of 500 jobs estimated differently after a restore", n)
+	}
+	for name, edit := range map[string]func(*predict.Options){
+		"GroupMix":            func(o *predict.Options) { o.GroupMix = 0.3 },
+		"ArrivalFeatures":     func(o *predict.Options) { o.ArrivalFeatures = true },
+		"CalibrationUserStep": func(o *predict.Options) { o.CalibrationUserStep = 0.01 },
+		"CalibrationJobStep":  func(o *predict.Options) { o.CalibrationJobStep = 0.01 },
+	} {
+		o := o
+		edit(&o)
+		if n := forestRestoreDiffers(t, o); n == 0 {
+			t.Errorf("with %s, which the saved state leaves out, no job was estimated differently", name)
+		}
 	}
 }

@@ -2,6 +2,8 @@ package host
 
 import (
 	"io"
+
+	"github.com/gpusched/gpusched/internal/statejson"
 )
 
 // Break makes r a deliberately wrong variant, for tests that show their properties catch it:
@@ -63,4 +65,10 @@ func ForgetBooks(r *Runtime) {
 		m.seqs, m.keys = nil, nil
 		r.mark = &m
 	}
+}
+
+// CheckFastDecode checks statejson.FastUnmarshal on data, a saved runtime, and n variants of it
+// (see statejson.CheckFast).
+func CheckFastDecode(data []byte, n int) error {
+	return statejson.CheckFast(data, func() any { return new(savedRuntime) }, n, 3)
 }

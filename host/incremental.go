@@ -2,10 +2,12 @@ package host
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	gpusched "github.com/gpusched/gpusched"
@@ -318,7 +320,23 @@ func (in *savedRuntime) merge(base *savedRuntime) error {
 	for i := range changed {
 		gone[changed[i].Seq] = true
 	}
-	jobs := make([]savedEntry, 0, len(base.Jobs)+len(changed))
+	// The merged jobs go in place of the base's (which are not read again) when the base's and
+	// the delta's are in submission order and each of the delta's either replaces one of the
+	// base's or comes after them all (jobs that arrived since the base have later submission
+	// numbers), so that the merge never writes ahead of what it reads; in a new slice otherwise.
+	jobs := base.Jobs[:0]
+	if !slices.IsSortedFunc(base.Jobs, func(a, b savedEntry) int { return cmp.Compare(a.Seq, b.Seq) }) {
+		jobs = nil // the checks of the merged jobs refuse them
+	}
+	var prev uint64
+	for i := range changed {
+		s := changed[i].Seq
+		if i > 0 && s <= prev || len(base.Jobs) > 0 && s < base.Jobs[len(base.Jobs)-1].Seq && !holds(base.Jobs, s) {
+			jobs = make([]savedEntry, 0, len(base.Jobs)+len(changed))
+			break
+		}
+		prev = s
+	}
 	k := 0
 	removed := 0
 	for i := range base.Jobs {
@@ -342,6 +360,12 @@ func (in *savedRuntime) merge(base *savedRuntime) error {
 	}
 	in.Jobs = jobs
 	return nil
+}
+
+// holds tells whether jobs, in ascending submission order, hold the job of number seq.
+func holds(jobs []savedEntry, seq uint64) bool {
+	i, ok := slices.BinarySearchFunc(jobs, seq, func(s savedEntry, seq uint64) int { return cmp.Compare(s.Seq, seq) })
+	return ok && i >= 0
 }
 
 // slicesContainsSorted tells whether the ascending s holds v.

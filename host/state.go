@@ -921,6 +921,14 @@ func (c *savedColumns) entries() ([]savedEntry, error) {
 		}
 		floats[name] = v
 	}
+	counts := make([][]int, len(countFields)) // the columns by field, looked up once
+	for k, f := range countFields {
+		counts[k] = c.Counts[f.name]
+	}
+	vals := make([][]float64, len(floatFields))
+	for k, f := range floatFields {
+		vals[k] = floats[f.name]
+	}
 	es := make([]savedEntry, n)
 	for i := range es {
 		s := &es[i]
@@ -951,13 +959,13 @@ func (c *savedColumns) entries() ([]savedEntry, error) {
 		if c.Rejected != nil {
 			s.Rejected = c.Rejected[i]
 		}
-		for _, f := range countFields {
-			if v := c.Counts[f.name]; v != nil {
+		for k, f := range countFields {
+			if v := counts[k]; v != nil {
 				*f.at(s) = v[i]
 			}
 		}
-		for _, f := range floatFields {
-			if v := floats[f.name]; v != nil {
+		for k, f := range floatFields {
+			if v := vals[k]; v != nil {
 				*f.at(s) = v[i]
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/internal/statejson"
 )
 
 // StateVersion is the version of the encoding that Save and MarshalJSON write. Load and
@@ -192,13 +193,15 @@ func encodeRows(rows map[uint64]*row) []rowJSON {
 // On error p is unchanged. It must not run concurrently with other calls on p.
 func (p *Predictor) UnmarshalJSON(b []byte) error {
 	var st stateJSON
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&st); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidState, err)
-	}
-	if dec.More() {
-		return fmt.Errorf("%w: data after the state", ErrInvalidState)
+	if !statejson.FastUnmarshal(b, &st) { // one pass; where it gives up, encoding/json decides
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&st); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidState, err)
+		}
+		if dec.More() {
+			return fmt.Errorf("%w: data after the state", ErrInvalidState)
+		}
 	}
 	if st.ModelKey != "" || st.PendingCols != nil || st.RowCols != nil || st.CalCols != [numSources]*calCols{} || st.WindowBin != nil {
 		return fmt.Errorf("%w: a learned state without its forest (see RestoreSplit)", ErrInvalidState)
@@ -405,9 +408,11 @@ func (v *jf) UnmarshalJSON(b []byte) error {
 		*v = jf(math.Inf(-1))
 		return nil
 	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
+	f, ok := statejson.Number(b) // without encoding/json's validation pass; where it cannot, it decides
+	if !ok {
+		if err := json.Unmarshal(b, &f); err != nil {
+			return err
+		}
 	}
 	*v = jf(f)
 	return nil
@@ -874,8 +879,9 @@ func (pj *pitJSON) restore(limit int) (*pitWindow, error) {
 		w.batches[bj.Key] = b
 		w.ring[i] = bj.Key
 	}
-	slices.SortStableFunc(w.sorted, func(a, b pitEntry) int { return cmp.Compare(a.u, b.u) })
-	if pj.Order != nil {
+	if pj.Order == nil {
+		slices.SortStableFunc(w.sorted, func(a, b pitEntry) int { return cmp.Compare(a.u, b.u) })
+	} else {
 		// The saved order of equal PITs: it changes the grid's sums in their last bits.
 		if len(pj.Order) != len(w.sorted) {
 			return nil, fmt.Errorf("order: %d entries for %d PITs", len(pj.Order), len(w.sorted))
@@ -1403,6 +1409,9 @@ func splitState(model, learned []byte) (*stateJSON, string, error) {
 
 // decodeStrict decodes one JSON value of b into v, refusing unknown fields and trailing data.
 func decodeStrict(b []byte, v any) error {
+	if statejson.FastUnmarshal(b, v) { // one pass; where it gives up, encoding/json decides
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -10,6 +10,12 @@
 // Finite float64 values are written by encoding/json in the shortest form that reads back to
 // the same bits, so they round-trip exactly. Fields that may hold an infinity or NaN use Float,
 // which writes them as the strings "+Inf", "-Inf" and "NaN".
+//
+// States are written with encoding/json and read with FastUnmarshal, a strict one-pass
+// decoder of the same forms (several times faster than encoding/json on the states of A-SRPT
+// with its forest: benchmarks/host-31.md), which hands whatever it does not read, errors
+// included, back to encoding/json: the values and errors are encoding/json's either way.
+// CheckFast is its differential check for the packages' tests.
 package statejson
 
 import (
@@ -55,14 +61,18 @@ func Unmarshal(data []byte, kind string, version int, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fmt.Errorf("%w: %s: no data", gpusched.ErrBadState, kind)
 	}
-	// One strict pass into v (encoding/json scans the data twice in it); the header is checked
-	// after it, and read on its own only to explain a failure.
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, end := dec.Token(); !errors.Is(end, io.EOF) {
-			err = errTrailing
+	// One strict pass into v: FastUnmarshal's, or, where it gives up, encoding/json's (which
+	// scans the data twice in it); the header is checked after it, and read on its own only
+	// to explain a failure.
+	var err error
+	if !FastUnmarshal(data, v) {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(v)
+		if err == nil {
+			if _, end := dec.Token(); !errors.Is(end, io.EOF) {
+				err = errTrailing
+			}
 		}
 	}
 	var h Header
