@@ -105,6 +105,12 @@ type workspace struct {
 	// none. Only tests set it.
 	brokenNoTwin bool
 
+	// brokenVCycle makes every V-cycle coarsen across part boundaries
+	// (the coarse vertex takes the part of its last fine vertex) and keep
+	// its result even where it is worse. Only tests set it, to show that
+	// the property "V-cycles never make the partition worse" catches it.
+	brokenVCycle bool
+
 	// brokenAlternate makes every 2-way refinement move from the side
 	// heavier relative to its target, as before issue #19, so that K = 2
 	// ignores Imbalance. Only tests set it, to show that the property
@@ -163,33 +169,35 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 	if c.quick {
 		spec.cuts, ws.tries = 1, quickTries
 	}
-	if method == RecursiveBisection {
-		part := make([]int32, n)
-		spec.recurse(g, nil, parts, target, part)
-		part, over, cut := finish(g, part, c, ws)
-		if !twin {
-			return part, over, cut
-		}
-		rspec, _, _ := rbSetup(g, relaxed, ws)
-		rspec.cuts = spec.cuts
-		rpart := make([]int32, n)
-		rspec.recurse(g, nil, parts, target, rpart)
-		rpart, rover, rcut := finish(g, rpart, relaxed, ws)
-		return better(g, relaxed, part, rpart, rover, rcut)
-	}
 	perPart := coarsenPerPart
 	if c.quick {
 		perPart = quickPerPart
 	}
 	to := coarsenTarget(n, len(parts), perPart)
 	maxVW := max(int64(1.5*float64(g.totalVW)/float64(to)), 1)
+	if method == RecursiveBisection {
+		part := make([]int32, n)
+		spec.recurse(g, nil, parts, target, part)
+		part, over, cut := finish(g, part, c, ws)
+		if !twin {
+			return vcycles(g, part, over, cut, c, to, maxVW, seed, ws)
+		}
+		rspec, _, _ := rbSetup(g, relaxed, ws)
+		rspec.cuts = spec.cuts
+		rpart := make([]int32, n)
+		rspec.recurse(g, nil, parts, target, rpart)
+		rpart, rover, rcut := finish(g, rpart, relaxed, ws)
+		part, _, _ = vcycles(g, part, over, cut, c, to, maxVW, seed, ws)
+		rpart, rover, rcut = vcycles(g, rpart, rover, rcut, relaxed, to, maxVW, seed^vcycleStream, ws)
+		return better(g, relaxed, part, rpart, rover, rcut)
+	}
 	levels, cg := coarsen(g, to, maxVW, ws.rng, &ws.ms)
 	initial := make([]int32, cg.NumVertices())
 	spec.recurse(cg, nil, parts, target, initial)
+	part, over, cut := uncoarsen(g, cg, levels, initial, c, ws)
 	if !twin {
-		return uncoarsen(g, cg, levels, initial, c, ws)
+		return vcycles(g, part, over, cut, c, to, maxVW, seed, ws)
 	}
-	part, _, _ := uncoarsen(g, cg, levels, initial, c, ws)
 	// The relaxed partition starts from its own initial bisection: grown
 	// to the largest and smallest weights the tolerance allows too, it
 	// can find a cut that the balanced one cannot reach by refinement
@@ -199,7 +207,78 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 	rinitial := make([]int32, cg.NumVertices())
 	rspec.recurse(cg, nil, parts, target, rinitial)
 	rpart, rover, rcut := uncoarsen(g, cg, levels, rinitial, relaxed, ws)
+	// V-cycles come last, each on its own random stream, so the two
+	// partitions they start from are those of VCycles 0, and the balanced
+	// one ends as with Imbalance 0.
+	part, _, _ = vcycles(g, part, over, cut, c, to, maxVW, seed, ws)
+	rpart, rover, rcut = vcycles(g, rpart, rover, rcut, relaxed, to, maxVW, seed^vcycleStream, ws)
 	return better(g, relaxed, part, rpart, rover, rcut)
+}
+
+// projectDown gives every vertex of cg the part of the last fine vertex
+// merged into it: only the broken V-cycle of the tests uses it, on a
+// hierarchy that may merge vertices of different parts.
+func projectDown(levels []level, cg *Graph, part []int32) []int32 {
+	for i, lv := range levels {
+		next := cg
+		if i+1 < len(levels) {
+			next = levels[i+1].g
+		}
+		cp := make([]int32, next.NumVertices())
+		for v, c := range lv.cmap {
+			cp[c] = part[v]
+		}
+		part = cp
+	}
+	return part
+}
+
+// vcycleStream seeds the random stream of the V-cycles (with the trial's
+// seed).
+const vcycleStream = 0x2545f4914f6cdd1d
+
+// vcycles runs up to c.vcycles V-cycles on part, a partition of g with
+// weight over above the limits and cut cut: coarsen g again without
+// merging vertices of different parts (so the coarsest graph carries part
+// exactly), then refine at every level on the way back, as uncoarsen does
+// after the initial partitioning. Each cycle starts from the partition
+// the last one left, with a new random matching; refinement never
+// increases the cut of a feasible partition, and a cycle's result is kept
+// only if it is better by (weight above the limits, cut). The cycles stop
+// after one that brings no improvement, and are not run on an infeasible
+// partition.
+func vcycles(g *Graph, part []int32, over, cut int64, c constraints, to int, maxVW int64, seed uint64, ws *workspace) ([]int32, int64, int64) {
+	if c.vcycles == 0 {
+		return part, over, cut
+	}
+	// A random stream of their own: the partition the cycles start from
+	// is the same as without them.
+	rng := rand.New(rand.NewPCG(seed, vcycleStream))
+	saved := ws.r.rng
+	ws.r.rng = rng
+	defer func() { ws.r.rng = saved }()
+	for range c.vcycles {
+		if over > 0 {
+			break
+		}
+		within := part
+		if ws.brokenVCycle {
+			within = nil
+		}
+		levels, cg, cpart := coarsenWithin(g, within, to, maxVW, rng, &ws.ms)
+		if len(levels) == 0 {
+			break
+		}
+		if ws.brokenVCycle {
+			cpart = projectDown(levels, cg, part)
+		}
+		np, nover, ncut := uncoarsen(g, cg, levels, cpart, c, ws)
+		if !ws.brokenVCycle && (nover > over || (nover == over && ncut >= cut)) {
+			break
+		}
+		part, over, cut = np, nover, ncut
+	}
+	return part, over, cut
 }
 
 // better returns the balanced partition part or the relaxed partition

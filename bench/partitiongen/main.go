@@ -8,7 +8,7 @@
 //	partitiongen gen -out DIR
 //	    write every instance as DIR/<name>.graph (METIS format) and list the
 //	    instances with their part counts in DIR/instances.tsv
-//	partitiongen part -graph F -k K [-imbalance 0.03] [-seed 1] [-method kway|rb] [-trials 1] [-quick] [-reps 3] [-out P]
+//	partitiongen part -graph F -k K [-imbalance 0.03] [-seed 1] [-method kway|rb] [-trials 1] [-quick] [-vcycles 0] [-reps 3] [-out P] [-cpuprofile F]
 //	    partition F, print "cut cpuSeconds wallSeconds" (medians of reps
 //	    runs of partition.Partition, file I/O excluded; CPU time from
 //	    getrusage); write the part file to P
@@ -49,6 +49,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -292,14 +293,16 @@ func cmdPart(args []string) error {
 	method := fs.String("method", "kway", "kway or rb")
 	trials := fs.Int("trials", 1, "independent runs")
 	quick := fs.Bool("quick", false, "Options.Quick")
+	vcycles := fs.Int("vcycles", 0, "Options.VCycles")
 	reps := fs.Int("reps", 3, "timed repetitions (median reported)")
 	out := fs.String("out", "", "write the part file here")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed runs here")
 	fs.Parse(args)
 	g, err := readGraph(*graph)
 	if err != nil {
 		return err
 	}
-	opts := partition.Options{K: *k, Imbalance: *imb, Seed: *seed, Trials: *trials, Quick: *quick}
+	opts := partition.Options{K: *k, Imbalance: *imb, Seed: *seed, Trials: *trials, Quick: *quick, VCycles: *vcycles}
 	switch *method {
 	case "kway":
 	case "rb":
@@ -309,6 +312,17 @@ func cmdPart(args []string) error {
 	}
 	var res partition.Result
 	var cpus, walls []float64
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for range max(*reps, 1) {
 		c0, err := cpuSeconds()
 		if err != nil {
