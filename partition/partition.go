@@ -40,6 +40,10 @@ import (
 //     lowers the cut; the balanced partition (Imbalance 0, same seed)
 //     is refined beside it from the same coarsening, and the better of
 //     the two is kept, so a tolerance never gives a larger cut than none.
+//  4. With Options.VCycles, V-cycles: coarsen again without merging
+//     vertices of different parts, so the coarsest graph carries the
+//     partition, and refine back as in step 3; a cycle is kept only where
+//     it lowers the cut (KaHIP's iterated multilevel scheme).
 //
 // Options.Quick coarsens further and tries fewer bisections;
 // Options.Method RecursiveBisection skips step 1 and 3's k-way levels
