@@ -103,6 +103,7 @@ type workspace struct {
 	gain  []int64
 	lim   []int64
 	tries int // greedy-growing tries per bisection
+	fs    flowScratch
 
 	// brokenNoTwin skips the balanced partition of K = 2 (partitionOnce),
 	// as before issue #33, so that a tolerance can give a larger cut than
@@ -184,15 +185,15 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 		spec.recurse(g, nil, parts, target, part)
 		part, over, cut := finish(g, part, c, ws)
 		if !twin {
-			return vcycles(g, part, over, cut, c, to, maxVW, seed, ws)
+			return polish(g, part, over, cut, c, to, maxVW, seed, ws)
 		}
 		rspec, _, _ := rbSetup(g, relaxed, ws)
 		rspec.cuts = spec.cuts
 		rpart := make([]int32, n)
 		rspec.recurse(g, nil, parts, target, rpart)
 		rpart, rover, rcut := finish(g, rpart, relaxed, ws)
-		part, _, _ = vcycles(g, part, over, cut, c, to, maxVW, seed, ws)
-		rpart, rover, rcut = vcycles(g, rpart, rover, rcut, relaxed, to, maxVW, seed^vcycleStream, ws)
+		part, _, _ = polish(g, part, over, cut, c, to, maxVW, seed, ws)
+		rpart, rover, rcut = polish(g, rpart, rover, rcut, relaxed, to, maxVW, seed^vcycleStream, ws)
 		return better(g, relaxed, part, rpart, rover, rcut)
 	}
 	levels, cg := coarsen(g, to, maxVW, ws.rng, &ws.ms)
@@ -200,7 +201,7 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 	spec.recurse(cg, nil, parts, target, initial)
 	part, over, cut := uncoarsen(g, cg, levels, initial, c, ws)
 	if !twin {
-		return vcycles(g, part, over, cut, c, to, maxVW, seed, ws)
+		return polish(g, part, over, cut, c, to, maxVW, seed, ws)
 	}
 	// The relaxed partition starts from its own initial bisection: grown
 	// to the largest and smallest weights the tolerance allows too, it
@@ -211,11 +212,11 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 	rinitial := make([]int32, cg.NumVertices())
 	rspec.recurse(cg, nil, parts, target, rinitial)
 	rpart, rover, rcut := uncoarsen(g, cg, levels, rinitial, relaxed, ws)
-	// V-cycles come last, each on its own random stream, so the two
-	// partitions they start from are those of VCycles 0, and the balanced
-	// one ends as with Imbalance 0.
-	part, _, _ = vcycles(g, part, over, cut, c, to, maxVW, seed, ws)
-	rpart, rover, rcut = vcycles(g, rpart, rover, rcut, relaxed, to, maxVW, seed^vcycleStream, ws)
+	// V-cycles and flow refinement come last, each partition's on its own
+	// random stream, so the two partitions they start from are those
+	// without them, and the balanced one ends as with Imbalance 0.
+	part, _, _ = polish(g, part, over, cut, c, to, maxVW, seed, ws)
+	rpart, rover, rcut = polish(g, rpart, rover, rcut, relaxed, to, maxVW, seed^vcycleStream, ws)
 	return better(g, relaxed, part, rpart, rover, rcut)
 }
 
@@ -355,6 +356,53 @@ func finish(g *Graph, part []int32, c constraints, ws *workspace) ([]int32, int6
 	}
 	return r.part, r.overload(), r.cut()
 }
+
+// polish improves part, a partition of g with weight over above the
+// limits and cut cut, by the optional last steps: V-cycles
+// (Options.VCycles) and flow refinement (Options.FlowRefinement), on
+// random streams derived from seed, so that the partition they start from
+// is the one Partition gives without them. Neither makes it worse.
+func polish(g *Graph, part []int32, over, cut int64, c constraints, to int, maxVW int64, seed uint64, ws *workspace) ([]int32, int64, int64) {
+	part, over, cut = vcycles(g, part, over, cut, c, to, maxVW, seed, ws)
+	if c.flow {
+		part, over, cut = flowPolish(g, part, over, cut, c, seed, ws)
+	}
+	return part, over, cut
+}
+
+// flowPolish runs flow refinement (flowRefine) on part, a partition of g
+// with weight over above the limits and cut cut, and FM refinement after
+// each round that lowers the cut; up to flowRounds rounds, the later ones
+// on the pairs of parts that changed. Only a feasible partition in
+// Balanced mode is refined. The cut never grows.
+func flowPolish(g *Graph, part []int32, over, cut int64, c constraints, seed uint64, ws *workspace) ([]int32, int64, int64) {
+	if !c.balance || over > 0 {
+		return part, over, cut
+	}
+	r := &ws.r
+	saved := r.rng
+	r.rng = rand.New(rand.NewPCG(seed, flowStream))
+	defer func() { r.rng = saved }()
+	part = slices.Clone(part)
+	r.init(g, part, c.k, c.limit, c.target)
+	for i := range flowRounds {
+		pw := slices.Clone(r.pw)
+		ws.fs.onlyChanged = i > 0
+		if ws.fs.flowRefine(g, r.part, pw, c.limit, c.target) == 0 {
+			break
+		}
+		r.init(g, r.part, c.k, c.limit, c.target)
+		r.refine()
+	}
+	return r.part, r.overload(), r.cut()
+}
+
+// flowStream seeds the random stream of the FM refinement between flow
+// rounds (with the trial's seed).
+const flowStream = 0x6a09e667f3bcc908
+
+// flowRounds bounds the rounds of flowPolish.
+const flowRounds = 3
 
 // packDecreasing assigns vertices heaviest first, each to a part with room:
 // the part it is most connected to (ties: tightest fit), or with bestFit

@@ -59,9 +59,10 @@ func TestCoarsenWithinKeepsParts(t *testing.T) {
 	}
 }
 
-// vcyclesNeverWorse is the property of Options.VCycles: with any number
-// of V-cycles the result is valid (checkResult) and its cut is no larger
-// than without them, with the same seed, method, mode and limits. The
+// vcyclesNeverWorse is the property of Options.VCycles and
+// Options.FlowRefinement: with any number of V-cycles, with or without
+// flow refinement, the result is valid (checkResult) and its cut is no
+// larger than without either, with the same seed, method, mode and limits. The
 // graphs (grids, random geometric graphs and random graphs of 150-1,500
 // vertices) are larger than the coarsening target, so the cycles run.
 func vcyclesNeverWorse(ws func() *workspace) func(*rapid.T) {
@@ -87,15 +88,16 @@ func vcyclesNeverWorse(ws func() *workspace) func(*rapid.T) {
 		}
 		more := opts
 		more.VCycles = rapid.IntRange(1, 3).Draw(t, "vcycles")
+		more.FlowRefinement = rapid.Bool().Draw(t, "flow")
 		res, err := partitionWith(g, more, ws())
 		if err != nil {
-			t.Fatalf("%d V-cycles: %v", more.VCycles, err)
+			t.Fatalf("%d V-cycles, flow %v: %v", more.VCycles, more.FlowRefinement, err)
 		}
 		if err := checkResult(g, more, res); err != nil {
-			t.Fatalf("%d V-cycles: %v", more.VCycles, err)
+			t.Fatalf("%d V-cycles, flow %v: %v", more.VCycles, more.FlowRefinement, err)
 		}
 		if res.Cut > base.Cut {
-			t.Fatalf("%d V-cycles: cut %d, larger than %d without", more.VCycles, res.Cut, base.Cut)
+			t.Fatalf("%d V-cycles, flow %v: cut %d, larger than %d without", more.VCycles, more.FlowRefinement, res.Cut, base.Cut)
 		}
 	}
 }
@@ -129,5 +131,36 @@ func TestVCyclesImprove(t *testing.T) {
 			t.Errorf("seed %d: cut %d with 2 V-cycles, %d without", seed, res.Cut, base.Cut)
 		}
 		t.Logf("seed %d: cut %d -> %d", seed, base.Cut, res.Cut)
+	}
+}
+
+// TestFlowRefinementImproves: on a random geometric graph into 2 and 8
+// parts, flow refinement finds a smaller total cut over three seeds than
+// FM alone, and no larger cut for any seed.
+func TestFlowRefinementImproves(t *testing.T) {
+	g := testRGG(t, 4000, 3)
+	for _, k := range []int{2, 8} {
+		var sumBase, sumFlow int64
+		for seed := range uint64(3) {
+			opts := Options{K: k, Imbalance: 0.03, Seed: seed}
+			base, err := Partition(g, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts.FlowRefinement = true
+			res, err := Partition(g, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Cut > base.Cut {
+				t.Errorf("k = %d, seed %d: cut %d with flow refinement, %d without", k, seed, res.Cut, base.Cut)
+			}
+			sumBase += base.Cut
+			sumFlow += res.Cut
+			t.Logf("k = %d, seed %d: cut %d -> %d", k, seed, base.Cut, res.Cut)
+		}
+		if sumFlow >= sumBase {
+			t.Errorf("k = %d: total cut %d with flow refinement, %d without", k, sumFlow, sumBase)
+		}
 	}
 }

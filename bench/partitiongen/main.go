@@ -8,7 +8,7 @@
 //	partitiongen gen -out DIR
 //	    write every instance as DIR/<name>.graph (METIS format) and list the
 //	    instances with their part counts in DIR/instances.tsv
-//	partitiongen part -graph F -k K [-imbalance 0.03] [-seed 1] [-method kway|rb] [-trials 1] [-quick] [-vcycles 0] [-reps 3] [-out P] [-cpuprofile F]
+//	partitiongen part -graph F -k K [-imbalance 0.03] [-seed 1] [-method kway|rb] [-trials 1] [-quick] [-vcycles 0] [-flow] [-reps 3] [-out P] [-cpuprofile F]
 //	    partition F, print "cut cpuSeconds wallSeconds" (medians of reps
 //	    runs of partition.Partition, file I/O excluded; CPU time from
 //	    getrusage); write the part file to P
@@ -294,6 +294,7 @@ func cmdPart(args []string) error {
 	trials := fs.Int("trials", 1, "independent runs")
 	quick := fs.Bool("quick", false, "Options.Quick")
 	vcycles := fs.Int("vcycles", 0, "Options.VCycles")
+	flow := fs.Bool("flow", false, "Options.FlowRefinement")
 	reps := fs.Int("reps", 3, "timed repetitions (median reported)")
 	out := fs.String("out", "", "write the part file here")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed runs here")
@@ -302,7 +303,7 @@ func cmdPart(args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := partition.Options{K: *k, Imbalance: *imb, Seed: *seed, Trials: *trials, Quick: *quick, VCycles: *vcycles}
+	opts := partition.Options{K: *k, Imbalance: *imb, Seed: *seed, Trials: *trials, Quick: *quick, VCycles: *vcycles, FlowRefinement: *flow}
 	switch *method {
 	case "kway":
 	case "rb":
