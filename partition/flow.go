@@ -76,7 +76,9 @@ func (f *flowScratch) flowRefine(g *Graph, part []int32, pw, limit []int64, targ
 		if !f.active[a] && !f.active[b] {
 			continue
 		}
-		for _, alpha := range flowAlphas {
+		// region bounds, in tolerances of the receiving part, tried
+		// until a cut fits
+		for _, alpha := range [...]float64{4, 1} {
 			gain, done := f.pair(g, part, pw, limit, target, a, b, seeds[j], alpha)
 			if gain > 0 {
 				total += gain
@@ -93,10 +95,6 @@ func (f *flowScratch) flowRefine(g *Graph, part []int32, pw, limit []int64, targ
 // flowHubDegree: vertices of more than this degree (and more than 8 times
 // the average) are left out of flow regions.
 const flowHubDegree = 64
-
-// flowAlphas are the region bounds flowRefine tries, in tolerances of the
-// receiving part, until a cut fits.
-var flowAlphas = [...]float64{4, 1}
 
 // flowScratch holds the buffers of flowRefine.
 type flowScratch struct {
