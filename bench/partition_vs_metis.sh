@@ -36,8 +36,9 @@
 # Environment: IMB (default 0.03), SEEDS (default 5), REPS (timed runs per
 # seed, default 1), WORK (scratch dir, default a new temp dir), TRIALS (our
 # Options.Trials, default 1), METHOD (our method, kway or rb; default kway),
-# QUICK (1: Options.Quick), ONLY (a regular expression: only the instances
-# whose name matches).
+# QUICK (1: Options.Quick), VCYCLES (our Options.VCycles, default 0), FLOW
+# (1: our Options.FlowRefinement), ONLY (a regular expression: only the
+# instances whose name matches).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,9 +48,12 @@ REPS=${REPS:-1}
 TRIALS=${TRIALS:-1}
 METHOD=${METHOD:-kway}
 QUICK=${QUICK:-}
+VCYCLES=${VCYCLES:-0}
+FLOW=${FLOW:-}
 ONLY=${ONLY:-}
-QUICKFLAG=""
-if [ -n "$QUICK" ]; then QUICKFLAG="-quick"; fi
+OURFLAGS=""
+if [ -n "$QUICK" ]; then OURFLAGS="-quick"; fi
+if [ -n "$FLOW" ]; then OURFLAGS="$OURFLAGS -flow"; fi
 UFACTOR=$(awk -v e="$IMB" 'BEGIN { printf "%d", e * 1000 + 0.5 }')
 WORK=${WORK:-$(mktemp -d)}
 mkdir -p "$WORK"
@@ -114,13 +118,13 @@ while IFS=$'\t' read -r name n m k; do
 	cuts="" cpus="" ok=true looser="-" worse=0
 	for s in $(seq "$SEEDS"); do
 		read -r ocut ocpu _ < <("$PG" part -graph "$g" -k "$k" -imbalance "$IMB" -seed "$s" \
-			-method "$METHOD" -trials "$TRIALS" $QUICKFLAG -reps "$REPS" -out "$WORK/ours.part")
+			-method "$METHOD" -trials "$TRIALS" -vcycles "$VCYCLES" $OURFLAGS -reps "$REPS" -out "$WORK/ours.part")
 		read -r _ _ _ ook < <("$PG" eval -graph "$g" -part "$WORK/ours.part" -k "$k" -imbalance "$IMB")
 		cuts+="$ocut"$'\n' cpus+="$ocpu"$'\n'
 		[ "$ook" = true ] || ok=false
 		if [ "$k" = 2 ] && [ "$UFACTOR" != 0 ]; then
 			read -r zcut _ < <("$PG" part -graph "$g" -k 2 -imbalance 0 -seed "$s" \
-				-method "$METHOD" -trials "$TRIALS" $QUICKFLAG -reps 1)
+				-method "$METHOD" -trials "$TRIALS" -vcycles "$VCYCLES" $OURFLAGS -reps 1)
 			[ "$ocut" -le "$zcut" ] || worse=$((worse + 1))
 			looser="$worse/$s"
 		fi
@@ -165,7 +169,7 @@ done <"$WORK/graphs/instances.tsv"
 echo
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') x $(nproc), $(go version | cut -d' ' -f3), $(gpmetis -help 2>&1 | grep -m1 -o 'METIS [0-9.]*' || echo 'METIS 5.1')"
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- partition bench 2>/dev/null || echo ' (modified)')"
-echo "imbalance $IMB (ufactor $UFACTOR), seeds 1-$SEEDS, $REPS timed run(s) per seed; ours: method $METHOD, trials $TRIALS, quick ${QUICK:-0}"
+echo "imbalance $IMB (ufactor $UFACTOR), seeds 1-$SEEDS, $REPS timed run(s) per seed; ours: method $METHOD, trials $TRIALS, quick ${QUICK:-0}, vcycles $VCYCLES, flow ${FLOW:-0}"
 if [ -n "$KAHIP" ]; then echo "KaHIP: $KAHIP --preconfiguration=strong --imbalance=$KAHIP_PCT, seeds 1-$KAHIP_SEEDS${KAHIP_MAXN:+, graphs of at most $KAHIP_MAXN vertices}, timeout ${KAHIP_TIMEOUT}s (0: none)"; else echo "KaHIP: not run"; fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

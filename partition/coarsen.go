@@ -20,22 +20,44 @@ const coarsenFraction = 0.85
 // heavier than maxVW unless a single fine vertex already is. It returns the
 // levels (finest first) and the coarsest graph.
 func coarsen(g *Graph, to int, maxVW int64, rng *rand.Rand, s *matchScratch) ([]level, *Graph) {
+	levels, cg, _ := coarsenWithin(g, nil, to, maxVW, rng, s)
+	return levels, cg
+}
+
+// coarsenWithin is coarsen that, with a partition part of g (nil: none),
+// never merges vertices of different parts, and returns the partition of
+// the coarsest graph that part induces (nil for nil part): projected back
+// through the levels, it gives part again. It is the coarsening of a
+// V-cycle.
+func coarsenWithin(g *Graph, part []int32, to int, maxVW int64, rng *rand.Rand, s *matchScratch) ([]level, *Graph, []int32) {
 	var levels []level
 	for g.NumVertices() > to && g.NumEdges() > 0 {
+		s.side = part
 		match := s.matchHeavyEdge(g, maxVW, rng)
+		s.side = nil
 		cmap, cg := contract(g, match, s)
 		levels = append(levels, level{g: g, cmap: cmap})
+		if part != nil {
+			cpart := make([]int32, cg.NumVertices())
+			for v, c := range cmap {
+				cpart[c] = part[v]
+			}
+			part = cpart
+		}
 		n := g.NumVertices()
 		g = cg
 		if float64(cg.NumVertices()) > coarsenFraction*float64(n) {
 			break
 		}
 	}
-	return levels, g
+	return levels, g, part
 }
 
 // matchScratch holds buffers reused by every matching and contraction.
 type matchScratch struct {
+	// side, when set, is a partition of the graph being matched: only
+	// vertices of the same part are matched (coarsenWithin).
+	side  []int32
 	match []int32
 	order []int32
 	perm  []int32
@@ -56,7 +78,7 @@ func (s *matchScratch) matchHeavyEdge(g *Graph, maxVW int64, rng *rand.Rand) []i
 	s.order = grow(s.order, n)
 	s.perm = grow(s.perm, n)
 	s.htab = grow(s.htab, n)
-	match, order, perm := s.match, s.order, s.perm
+	match, order, perm, side := s.match, s.order, s.perm, s.side
 	for i := range match {
 		match[i] = -1
 	}
@@ -88,7 +110,7 @@ func (s *matchScratch) matchHeavyEdge(g *Graph, maxVW int64, rng *rand.Rand) []i
 		lo, hi := g.xadj[u], g.xadj[u+1]
 		if lo == hi {
 			// pair isolated vertices with each other
-			if lastIsolated >= 0 && g.vw[u]+g.vw[lastIsolated] <= maxVW {
+			if lastIsolated >= 0 && g.vw[u]+g.vw[lastIsolated] <= maxVW && (side == nil || side[u] == side[lastIsolated]) {
 				match[u], match[lastIsolated] = lastIsolated, u
 				lastIsolated = -1
 				unmatched--
@@ -106,10 +128,21 @@ func (s *matchScratch) matchHeavyEdge(g *Graph, maxVW int64, rng *rand.Rand) []i
 		// weights only the neighbours up to the first unmatched one are
 		// looked up).
 		ew, adj := g.ew[lo:hi], g.adj[lo:hi]
-		for i, w := range ew {
-			if w > bestW {
-				if v := adj[i]; match[v] < 0 && g.vw[v] <= room {
-					best, bestW = v, w
+		if side == nil {
+			for i, w := range ew {
+				if w > bestW {
+					if v := adj[i]; match[v] < 0 && g.vw[v] <= room {
+						best, bestW = v, w
+					}
+				}
+			}
+		} else {
+			su := side[u]
+			for i, w := range ew {
+				if w > bestW {
+					if v := adj[i]; match[v] < 0 && g.vw[v] <= room && side[v] == su {
+						best, bestW = v, w
+					}
 				}
 			}
 		}
@@ -183,7 +216,7 @@ func (s *matchScratch) match2Hop(g *Graph, match []int32, maxDeg int, maxVW int6
 				pending = v
 				continue
 			}
-			if g.vw[pending]+g.vw[v] <= maxVW {
+			if g.vw[pending]+g.vw[v] <= maxVW && (s.side == nil || s.side[pending] == s.side[v]) {
 				match[pending], match[v] = v, pending
 				pending = -1
 			}

@@ -47,8 +47,12 @@
 // tolerance wherever an unbalanced split cuts less, and the partitioner
 // also refines the balanced split (the one Imbalance 0 gives, same seed)
 // and keeps the better of the two, so a tolerance never gives a larger
-// cut than none. Options.Quick trades some cut for speed;
-// Method RecursiveBisection selects pure recursive bisection instead.
+// cut than none. Options.Quick trades some cut for speed, and
+// Options.VCycles and Options.FlowRefinement time for cut (V-cycles:
+// coarsen again within the parts and refine back; flow refinement:
+// minimum cuts between adjacent parts; both as KaHIP does, neither ever
+// makes the cut larger); Method RecursiveBisection selects pure recursive
+// bisection instead.
 // BENCHMARKS.md compares both with METIS 5.1 (gpmetis).
 //
 // Exact finds a minimum-cut assignment under the same limits by branch and

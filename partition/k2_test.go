@@ -163,7 +163,8 @@ func TestK2SlackOnMesh(t *testing.T) {
 
 // looserNeverWorse is the property: for K = 2 in Balanced mode, any
 // Imbalance gives a cut no larger than Imbalance 0 (the balanced partition)
-// with the same seed, method, Quick and Trials, and its result respects
+// with the same seed, method, Quick, Trials, VCycles and FlowRefinement,
+// and its result respects
 // the looser limits. Graphs: random (up to 150 vertices, weights 1-3), two planted
 // clusters (where the relaxed partition wins), grids and random geometric
 // graphs (where refinement with and without slack ends in different local
@@ -184,7 +185,8 @@ func looserNeverWorse(ws func() *workspace) func(*rapid.T) {
 		}
 		base := Options{K: 2, Seed: rapid.Uint64().Draw(t, "seed"),
 			Method: rapid.SampledFrom([]Method{KWay, RecursiveBisection}).Draw(t, "method"),
-			Quick:  rapid.Bool().Draw(t, "quick"), Trials: rapid.IntRange(0, 3).Draw(t, "trials")}
+			Quick:  rapid.Bool().Draw(t, "quick"), Trials: rapid.IntRange(0, 3).Draw(t, "trials"),
+			VCycles: rapid.IntRange(0, 2).Draw(t, "vcycles"), FlowRefinement: rapid.Bool().Draw(t, "flow")}
 		tight, err := partitionWith(g, base, ws())
 		if err != nil {
 			t.Skip("no balanced partition within the limits:", err)

@@ -40,6 +40,10 @@ import (
 //     lowers the cut; the balanced partition (Imbalance 0, same seed)
 //     is refined beside it from the same coarsening, and the better of
 //     the two is kept, so a tolerance never gives a larger cut than none.
+//  4. With Options.VCycles, V-cycles: coarsen again without merging
+//     vertices of different parts, so the coarsest graph carries the
+//     partition, and refine back as in step 3; a cycle is kept only where
+//     it lowers the cut (KaHIP's iterated multilevel scheme).
 //
 // Options.Quick coarsens further and tries fewer bisections;
 // Options.Method RecursiveBisection skips step 1 and 3's k-way levels
@@ -99,11 +103,18 @@ type workspace struct {
 	gain  []int64
 	lim   []int64
 	tries int // greedy-growing tries per bisection
+	fs    flowScratch
 
 	// brokenNoTwin skips the balanced partition of K = 2 (partitionOnce),
 	// as before issue #33, so that a tolerance can give a larger cut than
 	// none. Only tests set it.
 	brokenNoTwin bool
+
+	// brokenVCycle makes every V-cycle coarsen across part boundaries
+	// (the coarse vertex takes the part of its last fine vertex) and keep
+	// its result even where it is worse. Only tests set it, to show that
+	// the property "V-cycles never make the partition worse" catches it.
+	brokenVCycle bool
 
 	// brokenAlternate makes every 2-way refinement move from the side
 	// heavier relative to its target, as before issue #19, so that K = 2
@@ -163,33 +174,35 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 	if c.quick {
 		spec.cuts, ws.tries = 1, quickTries
 	}
-	if method == RecursiveBisection {
-		part := make([]int32, n)
-		spec.recurse(g, nil, parts, target, part)
-		part, over, cut := finish(g, part, c, ws)
-		if !twin {
-			return part, over, cut
-		}
-		rspec, _, _ := rbSetup(g, relaxed, ws)
-		rspec.cuts = spec.cuts
-		rpart := make([]int32, n)
-		rspec.recurse(g, nil, parts, target, rpart)
-		rpart, rover, rcut := finish(g, rpart, relaxed, ws)
-		return better(g, relaxed, part, rpart, rover, rcut)
-	}
 	perPart := coarsenPerPart
 	if c.quick {
 		perPart = quickPerPart
 	}
 	to := coarsenTarget(n, len(parts), perPart)
 	maxVW := max(int64(1.5*float64(g.totalVW)/float64(to)), 1)
+	if method == RecursiveBisection {
+		part := make([]int32, n)
+		spec.recurse(g, nil, parts, target, part)
+		part, over, cut := finish(g, part, c, ws)
+		if !twin {
+			return polish(g, part, over, cut, c, to, maxVW, seed, ws)
+		}
+		rspec, _, _ := rbSetup(g, relaxed, ws)
+		rspec.cuts = spec.cuts
+		rpart := make([]int32, n)
+		rspec.recurse(g, nil, parts, target, rpart)
+		rpart, rover, rcut := finish(g, rpart, relaxed, ws)
+		part, _, _ = polish(g, part, over, cut, c, to, maxVW, seed, ws)
+		rpart, rover, rcut = polish(g, rpart, rover, rcut, relaxed, to, maxVW, seed^vcycleStream, ws)
+		return better(g, relaxed, part, rpart, rover, rcut)
+	}
 	levels, cg := coarsen(g, to, maxVW, ws.rng, &ws.ms)
 	initial := make([]int32, cg.NumVertices())
 	spec.recurse(cg, nil, parts, target, initial)
+	part, over, cut := uncoarsen(g, cg, levels, initial, c, ws)
 	if !twin {
-		return uncoarsen(g, cg, levels, initial, c, ws)
+		return polish(g, part, over, cut, c, to, maxVW, seed, ws)
 	}
-	part, _, _ := uncoarsen(g, cg, levels, initial, c, ws)
 	// The relaxed partition starts from its own initial bisection: grown
 	// to the largest and smallest weights the tolerance allows too, it
 	// can find a cut that the balanced one cannot reach by refinement
@@ -199,7 +212,78 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 	rinitial := make([]int32, cg.NumVertices())
 	rspec.recurse(cg, nil, parts, target, rinitial)
 	rpart, rover, rcut := uncoarsen(g, cg, levels, rinitial, relaxed, ws)
+	// V-cycles and flow refinement come last, each partition's on its own
+	// random stream, so the two partitions they start from are those
+	// without them, and the balanced one ends as with Imbalance 0.
+	part, _, _ = polish(g, part, over, cut, c, to, maxVW, seed, ws)
+	rpart, rover, rcut = polish(g, rpart, rover, rcut, relaxed, to, maxVW, seed^vcycleStream, ws)
 	return better(g, relaxed, part, rpart, rover, rcut)
+}
+
+// projectDown gives every vertex of cg the part of the last fine vertex
+// merged into it: only the broken V-cycle of the tests uses it, on a
+// hierarchy that may merge vertices of different parts.
+func projectDown(levels []level, cg *Graph, part []int32) []int32 {
+	for i, lv := range levels {
+		next := cg
+		if i+1 < len(levels) {
+			next = levels[i+1].g
+		}
+		cp := make([]int32, next.NumVertices())
+		for v, c := range lv.cmap {
+			cp[c] = part[v]
+		}
+		part = cp
+	}
+	return part
+}
+
+// vcycleStream seeds the random stream of the V-cycles (with the trial's
+// seed).
+const vcycleStream = 0x2545f4914f6cdd1d
+
+// vcycles runs up to c.vcycles V-cycles on part, a partition of g with
+// weight over above the limits and cut cut: coarsen g again without
+// merging vertices of different parts (so the coarsest graph carries part
+// exactly), then refine at every level on the way back, as uncoarsen does
+// after the initial partitioning. Each cycle starts from the partition
+// the last one left, with a new random matching; refinement never
+// increases the cut of a feasible partition, and a cycle's result is kept
+// only if it is better by (weight above the limits, cut). The cycles stop
+// after one that brings no improvement, and are not run on an infeasible
+// partition.
+func vcycles(g *Graph, part []int32, over, cut int64, c constraints, to int, maxVW int64, seed uint64, ws *workspace) ([]int32, int64, int64) {
+	if c.vcycles == 0 {
+		return part, over, cut
+	}
+	// A random stream of their own: the partition the cycles start from
+	// is the same as without them.
+	rng := rand.New(rand.NewPCG(seed, vcycleStream))
+	saved := ws.r.rng
+	ws.r.rng = rng
+	defer func() { ws.r.rng = saved }()
+	for range c.vcycles {
+		if over > 0 {
+			break
+		}
+		within := part
+		if ws.brokenVCycle {
+			within = nil
+		}
+		levels, cg, cpart := coarsenWithin(g, within, to, maxVW, rng, &ws.ms)
+		if len(levels) == 0 {
+			break
+		}
+		if ws.brokenVCycle {
+			cpart = projectDown(levels, cg, part)
+		}
+		np, nover, ncut := uncoarsen(g, cg, levels, cpart, c, ws)
+		if !ws.brokenVCycle && (nover > over || (nover == over && ncut >= cut)) {
+			break
+		}
+		part, over, cut = np, nover, ncut
+	}
+	return part, over, cut
 }
 
 // better returns the balanced partition part or the relaxed partition
@@ -272,6 +356,53 @@ func finish(g *Graph, part []int32, c constraints, ws *workspace) ([]int32, int6
 	}
 	return r.part, r.overload(), r.cut()
 }
+
+// polish improves part, a partition of g with weight over above the
+// limits and cut cut, by the optional last steps: V-cycles
+// (Options.VCycles) and flow refinement (Options.FlowRefinement), on
+// random streams derived from seed, so that the partition they start from
+// is the one Partition gives without them. Neither makes it worse.
+func polish(g *Graph, part []int32, over, cut int64, c constraints, to int, maxVW int64, seed uint64, ws *workspace) ([]int32, int64, int64) {
+	part, over, cut = vcycles(g, part, over, cut, c, to, maxVW, seed, ws)
+	if c.flow {
+		part, over, cut = flowPolish(g, part, over, cut, c, seed, ws)
+	}
+	return part, over, cut
+}
+
+// flowPolish runs flow refinement (flowRefine) on part, a partition of g
+// with weight over above the limits and cut cut, and FM refinement after
+// each round that lowers the cut; up to flowRounds rounds, the later ones
+// on the pairs of parts that changed. Only a feasible partition in
+// Balanced mode is refined. The cut never grows.
+func flowPolish(g *Graph, part []int32, over, cut int64, c constraints, seed uint64, ws *workspace) ([]int32, int64, int64) {
+	if !c.balance || over > 0 {
+		return part, over, cut
+	}
+	r := &ws.r
+	saved := r.rng
+	r.rng = rand.New(rand.NewPCG(seed, flowStream))
+	defer func() { r.rng = saved }()
+	part = slices.Clone(part)
+	r.init(g, part, c.k, c.limit, c.target)
+	for i := range flowRounds {
+		pw := slices.Clone(r.pw)
+		ws.fs.onlyChanged = i > 0
+		if ws.fs.flowRefine(g, r.part, pw, c.limit, c.target) == 0 {
+			break
+		}
+		r.init(g, r.part, c.k, c.limit, c.target)
+		r.refine()
+	}
+	return r.part, r.overload(), r.cut()
+}
+
+// flowStream seeds the random stream of the FM refinement between flow
+// rounds (with the trial's seed).
+const flowStream = 0x6a09e667f3bcc908
+
+// flowRounds bounds the rounds of flowPolish.
+const flowRounds = 3
 
 // packDecreasing assigns vertices heaviest first, each to a part with room:
 // the part it is most connected to (ties: tightest fit), or with bestFit

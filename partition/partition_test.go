@@ -29,6 +29,7 @@ func TestPartitionRejects(t *testing.T) {
 		{"NaN imbalance", g, Options{K: 2, Imbalance: math.NaN()}, ErrInvalidOptions, "imbalance NaN"},
 		{"negative imbalance", g, Options{K: 2, Imbalance: -0.1}, ErrInvalidOptions, "imbalance -0.1"},
 		{"negative trials", g, Options{K: 2, Trials: -1}, ErrInvalidOptions, "Trials"},
+		{"negative V-cycles", g, Options{K: 2, VCycles: -2}, ErrInvalidOptions, "VCycles = -2"},
 		{"unknown mode", g, Options{K: 2, Mode: Mode(7)}, ErrInvalidOptions, "Mode(7)"},
 		{"unknown method", g, Options{K: 2, Method: Method(9)}, ErrInvalidOptions, "Method(9)"},
 		{"hard without capacities", g, Options{K: 2, Mode: Hard}, ErrInvalidOptions, "Hard mode needs Capacities"},
