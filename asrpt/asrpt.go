@@ -1244,7 +1244,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 				}
 				continue
 			}
-			gpus, ok := s.opt.Placer(v.Cluster, free, st.job)
+			gpus, ok := s.placeMemo(v.Cluster, free, st)
 			if !ok || len(gpus) != st.job.GPUs {
 				if !s.opt.Backfill && !calm(st) {
 					return nil
@@ -1446,7 +1446,8 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 
 // compactMemo is what the compact conversion last computed for a waiting job: its slow-down on
 // the placement it was offered, and the placer's compact proposal on the pool of free and
-// preemptable GPUs (to, when toOK) with the free GPUs and pool it was made on.
+// preemptable GPUs (to, when toOK) with the free GPUs and pool it was made on; and the default
+// placer's last placement of the job on the free GPUs (see placeMemo).
 type compactMemo struct {
 	gpus       []topology.GPUID
 	slow       float64
@@ -1455,6 +1456,33 @@ type compactMemo struct {
 	to         []topology.GPUID
 	toOK       bool
 	okPool     bool
+
+	placeFree    topology.GPUSet   // the free GPUs of the last placement,
+	placeJob     *gpusched.Job     // the job's description,
+	placeCluster *topology.Cluster // and the cluster it was made on
+	placed       []topology.GPUID  // its answer
+	placedOK     bool
+	okPlace      bool // the fields above hold a placement
+}
+
+// placeMemo is the Placer's placement of st's job on free. A job that the compact conversion
+// keeps waiting is offered the placer's answer on the free GPUs call after call, and the free
+// GPUs often do not change between calls (an arrival that queues): with the default placer
+// (Partitioned, a function of the cluster, the free GPUs and the job) the answer is taken
+// from the job's memo when they are the same as last time.
+func (s *Scheduler) placeMemo(c *topology.Cluster, free topology.GPUSet, st *jobState) ([]topology.GPUID, bool) {
+	m := st.cm
+	if m == nil || s.placer == nil {
+		return s.opt.Placer(c, free, st.job)
+	}
+	if m.okPlace && m.placeJob == st.job && m.placeCluster == c && m.placeFree.Equal(free) {
+		return slices.Clone(m.placed), m.placedOK
+	}
+	gpus, ok := s.opt.Placer(c, free, st.job)
+	m.placeFree.SetTo(free)
+	m.placeJob, m.placeCluster = st.job, c
+	m.placed, m.placedOK, m.okPlace = append(m.placed[:0], gpus...), ok, true
+	return gpus, ok
 }
 
 // candidate is a running job that the compact conversion may preempt, with its index in the
