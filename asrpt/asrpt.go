@@ -1385,7 +1385,7 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 	// The job's time on a placement changes only with the placement: a job that waits is
 	// offered the same one call after call.
 	if !m.okSlow || !slices.Equal(m.gpus, gpus) {
-		m.slow, _ = s.slowdown(v.Cluster, st, gpus) // 0 when it cannot tell: taken as compact
+		m.slow, _ = s.slowMemo(v.Cluster, st, m, gpus) // 0 when it cannot tell: taken as compact
 		m.gpus = append(m.gpus[:0], gpus...)
 		m.okSlow = true
 	}
@@ -1404,7 +1404,7 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 			if !m.okPool || !m.pool.Equal(*pool) || !m.free.Equal(*free) {
 				m.to, m.toOK = nil, false
 				if to, ok := s.opt.Placer(v.Cluster, *pool, st.job); ok && len(to) == st.gpus {
-					if sl, ok := s.slowdown(v.Cluster, st, to); ok && sl <= 1+s.slack {
+					if sl, ok := s.slowMemo(v.Cluster, st, m, to); ok && sl <= 1+s.slack {
 						m.to, m.toOK = append(m.to[:0], to...), true
 					}
 				}
@@ -1463,6 +1463,44 @@ type compactMemo struct {
 	placed       []topology.GPUID  // its answer
 	placedOK     bool
 	okPlace      bool // the fields above hold a placement
+
+	slows  [slowMemoSize]slowEntry // the last slow-downs computed (see slowMemo)
+	slowAt int                     // the entry the next one replaces
+}
+
+// slowEntry is one slow-down that slowMemo remembers: slowdown's answer for the job's
+// description and time per iteration on a cluster and placement.
+type slowEntry struct {
+	gpus []topology.GPUID
+	c    *topology.Cluster
+	job  *gpusched.Job
+	tau  float64
+	slow float64
+	has  bool // slowdown's second result
+	ok   bool // the entry holds an answer
+}
+
+// slowMemoSize is how many slow-downs a waiting job's memo remembers.
+const slowMemoSize = 4
+
+// slowMemo is slowdown remembered in a waiting job's memo m: the compact conversion computes
+// the slow-down of the placement the job is offered and of the placer's proposal on the pool
+// of free and preemptable GPUs at every call, and both come back (the pool changes with the
+// running jobs while the proposal, a whole server, often stays). slowdown is a function of
+// the cluster, the job's description, its time per iteration at its best placement and the
+// placement (the cost model is one of idle links), which are the key.
+func (s *Scheduler) slowMemo(c *topology.Cluster, st *jobState, m *compactMemo, gpus []topology.GPUID) (float64, bool) {
+	for k := range m.slows {
+		if e := &m.slows[k]; e.ok && e.c == c && e.job == st.job && e.tau == st.tau && slices.Equal(e.gpus, gpus) {
+			return e.slow, e.has
+		}
+	}
+	slow, has := s.slowdown(c, st, gpus)
+	e := &m.slows[m.slowAt]
+	m.slowAt = (m.slowAt + 1) % slowMemoSize
+	e.gpus = append(e.gpus[:0], gpus...)
+	e.c, e.job, e.tau, e.slow, e.has, e.ok = c, st.job, st.tau, slow, has, true
+	return slow, has
 }
 
 // placeMemo is the Placer's placement of st's job on free. A job that the compact conversion

@@ -63,3 +63,57 @@ func TestPlaceMemoKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowMemoKey: slowMemo answers what slowdown answers for the placement, the job's
+// description, its time per iteration and the cluster of each call, over more placements than
+// the memo holds; the placements, descriptions and times of the test give different answers,
+// so a memo that ignored one of them would answer a call with another's slow-down.
+func TestSlowMemoKey(t *testing.T) {
+	c, err := topology.Uniform(topology.A100(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := topology.Uniform(topology.A100(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := graph.ZooModel("llama-7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &gpusched.Job{ID: "j", GPUs: 4, Model: m, Plan: graph.Plan{DP: 1, TP: 4, PP: 1, MicroBatches: 4, GlobalBatch: 8}}
+	j2 := &gpusched.Job{ID: "j", GPUs: 4, Model: m, Plan: graph.Plan{DP: 4, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 8}}
+	placements := [][]topology.GPUID{{0, 1, 2, 3}, {0, 1, 8, 9}, {0, 8, 16, 24}, {0, 1, 2, 8}, {4, 5, 12, 13}, {0, 9, 18, 27}}
+	st := &jobState{job: j, gpus: 4, tau: 1}
+	memo := &compactMemo{}
+	type call struct {
+		c   *topology.Cluster
+		job *gpusched.Job
+		tau float64
+		p   int
+	}
+	var calls []call
+	for round := range 2 {
+		for p := range placements {
+			calls = append(calls, call{c, j, 1, p})
+		}
+		calls = append(calls, call{c, j2, 1, 1}, call{c, j, 2, 1}, call{c2, j, 1, 2}, call{c, j, 1, round})
+	}
+	distinct := map[float64]bool{}
+	for i, k := range calls {
+		st.job, st.tau = k.job, k.tau
+		want, wok := s.slowdown(k.c, st, placements[k.p])
+		got, ok := s.slowMemo(k.c, st, memo, placements[k.p])
+		if got != want || ok != wok {
+			t.Errorf("call %d: slowMemo gives %v (%v), slowdown %v (%v)", i, got, ok, want, wok)
+		}
+		distinct[want] = true
+	}
+	if len(distinct) < 4 {
+		t.Fatalf("test bug: only %d distinct slow-downs", len(distinct))
+	}
+}
