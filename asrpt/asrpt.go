@@ -1441,7 +1441,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 				}
 				continue
 			}
-			gpus, ok := s.opt.Placer(v.Cluster, free, st.job)
+			gpus, ok := s.placeMemo(v.Cluster, free, st)
 			if !ok || len(gpus) != st.job.GPUs {
 				if !s.opt.Backfill && !calm(st) {
 					return nil
@@ -1593,7 +1593,7 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 	// The job's time on a placement changes only with the placement: a job that waits is
 	// offered the same one call after call.
 	if !m.okSlow || !slices.Equal(m.gpus, gpus) {
-		m.slow, _ = s.slowdown(v.Cluster, st, gpus) // 0 when it cannot tell: taken as compact
+		m.slow, _ = s.slowMemo(v.Cluster, st, m, gpus) // 0 when it cannot tell: taken as compact
 		m.gpus = append(m.gpus[:0], gpus...)
 		m.okSlow = true
 	}
@@ -1612,7 +1612,7 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 			if !m.okPool || !m.pool.Equal(*pool) || !m.free.Equal(*free) {
 				m.to, m.toOK = nil, false
 				if to, ok := s.opt.Placer(v.Cluster, *pool, st.job); ok && len(to) == st.gpus {
-					if sl, ok := s.slowdown(v.Cluster, st, to); ok && sl <= 1+s.slack {
+					if sl, ok := s.slowMemo(v.Cluster, st, m, to); ok && sl <= 1+s.slack {
 						m.to, m.toOK = append(m.to[:0], to...), true
 					}
 				}
@@ -1654,7 +1654,8 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 
 // compactMemo is what the compact conversion last computed for a waiting job: its slow-down on
 // the placement it was offered, and the placer's compact proposal on the pool of free and
-// preemptable GPUs (to, when toOK) with the free GPUs and pool it was made on.
+// preemptable GPUs (to, when toOK) with the free GPUs and pool it was made on; and the default
+// placer's last placement of the job on the free GPUs (see placeMemo).
 type compactMemo struct {
 	gpus       []topology.GPUID
 	slow       float64
@@ -1663,6 +1664,71 @@ type compactMemo struct {
 	to         []topology.GPUID
 	toOK       bool
 	okPool     bool
+
+	placeFree    topology.GPUSet   // the free GPUs of the last placement,
+	placeJob     *gpusched.Job     // the job's description,
+	placeCluster *topology.Cluster // and the cluster it was made on
+	placed       []topology.GPUID  // its answer
+	placedOK     bool
+	okPlace      bool // the fields above hold a placement
+
+	slows  [slowMemoSize]slowEntry // the last slow-downs computed (see slowMemo)
+	slowAt int                     // the entry the next one replaces
+}
+
+// slowEntry is one slow-down that slowMemo remembers: slowdown's answer for the job's
+// description and time per iteration on a cluster and placement.
+type slowEntry struct {
+	gpus []topology.GPUID
+	c    *topology.Cluster
+	job  *gpusched.Job
+	tau  float64
+	slow float64
+	has  bool // slowdown's second result
+	ok   bool // the entry holds an answer
+}
+
+// slowMemoSize is how many slow-downs a waiting job's memo remembers.
+const slowMemoSize = 4
+
+// slowMemo is slowdown remembered in a waiting job's memo m: the compact conversion computes
+// the slow-down of the placement the job is offered and of the placer's proposal on the pool
+// of free and preemptable GPUs at every call, and both come back (the pool changes with the
+// running jobs while the proposal, a whole server, often stays). slowdown is a function of
+// the cluster, the job's description, its time per iteration at its best placement and the
+// placement (the cost model is one of idle links), which are the key.
+func (s *Scheduler) slowMemo(c *topology.Cluster, st *jobState, m *compactMemo, gpus []topology.GPUID) (float64, bool) {
+	for k := range m.slows {
+		if e := &m.slows[k]; e.ok && e.c == c && e.job == st.job && e.tau == st.tau && slices.Equal(e.gpus, gpus) {
+			return e.slow, e.has
+		}
+	}
+	slow, has := s.slowdown(c, st, gpus)
+	e := &m.slows[m.slowAt]
+	m.slowAt = (m.slowAt + 1) % slowMemoSize
+	e.gpus = append(e.gpus[:0], gpus...)
+	e.c, e.job, e.tau, e.slow, e.has, e.ok = c, st.job, st.tau, slow, has, true
+	return slow, has
+}
+
+// placeMemo is the Placer's placement of st's job on free. A job that the compact conversion
+// keeps waiting is offered the placer's answer on the free GPUs call after call, and the free
+// GPUs often do not change between calls (an arrival that queues): with the default placer
+// (Partitioned, a function of the cluster, the free GPUs and the job) the answer is taken
+// from the job's memo when they are the same as last time.
+func (s *Scheduler) placeMemo(c *topology.Cluster, free topology.GPUSet, st *jobState) ([]topology.GPUID, bool) {
+	m := st.cm
+	if m == nil || s.placer == nil {
+		return s.opt.Placer(c, free, st.job)
+	}
+	if m.okPlace && m.placeJob == st.job && m.placeCluster == c && m.placeFree.Equal(free) {
+		return slices.Clone(m.placed), m.placedOK
+	}
+	gpus, ok := s.opt.Placer(c, free, st.job)
+	m.placeFree.SetTo(free)
+	m.placeJob, m.placeCluster = st.job, c
+	m.placed, m.placedOK, m.okPlace = append(m.placed[:0], gpus...), ok, true
+	return gpus, ok
 }
 
 // candidate is a running job that the compact conversion may preempt, with its index in the

@@ -37,10 +37,18 @@ type gate struct {
 	admit   func(j *gpusched.Job, c *topology.Cluster) error
 	cluster *topology.Cluster
 	verdict map[gpusched.JobID]verdict
-	out     gpusched.View // scratch for the filtered view
-	sync    deltaSync
-	nrej    int // jobs of the last view with a rejecting verdict
-	members int // jobs in the last view
+	// sizing caches gpusched.SizingCandidates by what they depend on (GPU count and
+	// constraints) for the gate's cluster, so that admission under cost costs one BestAmong
+	// per job instead of a walk over every server and a Pack.
+	sizing map[sizingKey][][]topology.GPUID
+	// judging is the job whose admission test is calling admit, and judgingTau its time per
+	// iteration at its best placement found by the test (0: none).
+	judging    *gpusched.Job
+	judgingTau float64
+	out        gpusched.View // scratch for the filtered view
+	sync       deltaSync
+	nrej       int // jobs of the last view with a rejecting verdict
+	members    int // jobs in the last view
 }
 
 // deltaSync follows a host's sequence of views (gpusched.ViewDelta).
@@ -67,6 +75,18 @@ func (s *deltaSync) reset() { s.source, s.seq = nil, 0 }
 type verdict struct {
 	job *gpusched.Job      // kept to tell the cost model to forget it
 	err *gpusched.JobError // nil: admitted
+	// tau is the job's time per iteration at its best placement (gpusched.BestPlacement under
+	// the gate's cost) when admission under cost found it, 0 otherwise: a policy that sizes
+	// jobs with the same cost model takes it from here instead of computing it again.
+	tau float64
+}
+
+// sizingKey identifies the jobs that share sizing candidates (gpusched.SizingCandidates): the
+// same GPU count and constraints.
+type sizingKey struct {
+	gpus    int
+	gpuType string
+	minMem  float64
 }
 
 type costForgetter interface{ Forget(j *gpusched.Job) }
@@ -115,7 +135,7 @@ func (g *gate) prepare(v *gpusched.View) (*gpusched.View, []*gpusched.JobError) 
 	reject := func(st *gpusched.JobStatus) bool {
 		vd, ok := g.verdict[st.Job.ID]
 		if !ok {
-			vd = verdict{job: st.Job, err: g.check(st.Job, c)}
+			vd = g.judge(st.Job, c)
 			g.verdict[st.Job.ID] = vd
 		}
 		if vd.err != nil {
@@ -193,7 +213,7 @@ func (g *gate) apply(v *gpusched.View, d *gpusched.ViewDelta) (bool, error) {
 		if old, ok := g.verdict[st.Job.ID]; ok && old.err != nil {
 			g.nrej--
 		}
-		vd := verdict{job: st.Job, err: g.check(st.Job, v.Cluster)}
+		vd := g.judge(st.Job, v.Cluster)
 		g.verdict[st.Job.ID] = vd
 		if vd.err != nil {
 			g.nrej++
@@ -205,11 +225,27 @@ func (g *gate) apply(v *gpusched.View, d *gpusched.ViewDelta) (bool, error) {
 	return g.nrej == 0 && v.Unavailable.Len() == 0 && g.members == len(v.Pending)+len(v.Running), nil
 }
 
-// check is the admission test of one job on cluster c.
-func (g *gate) check(j *gpusched.Job, c *topology.Cluster) *gpusched.JobError {
+// judge is the admission test of one job on cluster c, as its verdict.
+func (g *gate) judge(j *gpusched.Job, c *topology.Cluster) verdict {
+	vd := verdict{job: j}
+	vd.err, vd.tau = g.check(j, c)
+	return vd
+}
+
+// check is the admission test of one job on cluster c, with the job's time per iteration at its
+// best placement when the test found it (under cost; 0 otherwise).
+func (g *gate) check(j *gpusched.Job, c *topology.Cluster) (*gpusched.JobError, float64) {
 	var err error
+	tau := 0.0
 	if g.cost != nil {
-		err = gpusched.Admit(j, c, g.cost)
+		// gpusched.Admit, with the sizing candidates cached.
+		var cands [][]topology.GPUID
+		if cands, err = g.candidates(j, c); err == nil {
+			var sc gpusched.StepCost
+			if _, sc, err = gpusched.BestAmong(j, c, g.cost, cands); err == nil {
+				tau = sc.Time
+			}
+		}
 	} else {
 		err = j.Validate(c)
 		if err == nil {
@@ -220,12 +256,49 @@ func (g *gate) check(j *gpusched.Job, c *topology.Cluster) *gpusched.JobError {
 		}
 	}
 	if err == nil && g.admit != nil {
+		g.judging, g.judgingTau = j, tau // for bestTime, while admit runs
 		err = g.admit(j, c)
+		g.judging = nil
 	}
 	if err != nil {
-		return gpusched.Reject(j.ID, err)
+		return gpusched.Reject(j.ID, err), 0
 	}
-	return nil
+	return nil, tau
+}
+
+// candidates is gpusched.SizingCandidates(j, c), cached by the job's GPU count and constraints
+// while the cluster stays the gate's (forgetAll drops them). The job is validated every time;
+// an error is never cached (it names the job).
+func (g *gate) candidates(j *gpusched.Job, c *topology.Cluster) ([][]topology.GPUID, error) {
+	key := sizingKey{j.GPUs, j.GPUType, j.MinGPUMemory}
+	if cands, ok := g.sizing[key]; ok && c != nil && c == g.cluster {
+		if err := j.Validate(c); err != nil {
+			return nil, gpusched.Reject(j.ID, err)
+		}
+		return cands, nil
+	}
+	cands, err := gpusched.SizingCandidates(j, c)
+	if err == nil && c != nil && c == g.cluster {
+		if g.sizing == nil {
+			g.sizing = map[sizingKey][][]topology.GPUID{}
+		}
+		g.sizing[key] = cands
+	}
+	return cands, err
+}
+
+// bestTime returns job j's time per iteration at its best placement under the gate's cost, if
+// the gate's admission test of j (this very description of the job: the verdict, or the test
+// under way, whose admit may ask) found it.
+func (g *gate) bestTime(j *gpusched.Job) (float64, bool) {
+	if g.judging != nil && g.judging == j {
+		return g.judgingTau, g.judgingTau > 0
+	}
+	vd, ok := g.verdict[j.ID]
+	if !ok || vd.job != j || vd.err != nil || !(vd.tau > 0) {
+		return 0, false
+	}
+	return vd.tau, true
 }
 
 // onUnavailable reports whether a running job holds a GPU the view marks unavailable.
@@ -255,8 +328,9 @@ func (g *gate) prune(v *gpusched.View) {
 	}
 }
 
-// forgetAll drops every verdict (the cluster changed).
+// forgetAll drops every verdict and the cached sizing candidates (the cluster changed).
 func (g *gate) forgetAll() {
+	clear(g.sizing)
 	if f := g.forgetter(); f != nil {
 		for _, vd := range g.verdict {
 			f.Forget(vd.job)

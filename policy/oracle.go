@@ -198,12 +198,15 @@ func (s *SRPTOracle) job(v *gpusched.View, j *gpusched.Job) (*oracleJob, error) 
 	}
 	tau, ok := s.tau[j.ID]
 	if !ok {
+		tau, ok = s.gate.bestTime(j) // found by admission under the same cost
+	}
+	if !ok {
 		var err error
 		if tau, err = bestStepTime(s.opt.Cost, v, j); err != nil {
 			return nil, fmt.Errorf("srpt-oracle: %w", err)
 		}
-		s.tau[j.ID] = tau
 	}
+	s.tau[j.ID] = tau
 	n := s.opt.Iterations(j.ID)
 	if math.IsNaN(n) || n < 0 {
 		return nil, fmt.Errorf("%w: %w: srpt-oracle: job %q has %v true iterations", gpusched.ErrInvalidJob, ErrInvalidOptions, j.ID, n)

@@ -263,17 +263,35 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 			blocked = true
 		}
 	}
-	kept := 0
+	kept, inOrder := 0, 0
 	for i, r := range order {
-		if chosen[i] && r.running {
-			kept++
+		if r.running {
+			inOrder++
+			if chosen[i] {
+				kept++
+			}
 		}
 	}
 	var free topology.GPUSet
-	if kept == len(v.Running) {
+	switch {
+	case kept == len(v.Running):
 		// Every running job of the view keeps its GPUs (an order holds each at most once).
 		free = v.Free()
-	} else {
+	case inOrder == len(v.Running):
+		// Every running job of the view is in the order: the GPUs that neither a chosen one
+		// holds nor are unavailable are the free ones and those of the running jobs not
+		// chosen, which are few (while the chosen ones are most).
+		free = v.Free()
+		for i, r := range order {
+			if r.running && !chosen[i] {
+				for _, g := range r.st.GPUs {
+					if !v.Unavailable.Contains(g) {
+						free.Add(g)
+					}
+				}
+			}
+		}
+	default:
 		free = c.AllGPUs()
 		free.RemoveAll(v.Unavailable)
 	}
@@ -294,10 +312,13 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 		}
 	} else {
 		isKeep = sc.bools(keepFlags, kept+4)[:0]
+		removed := inOrder == len(v.Running) // free already leaves out the chosen jobs' GPUs
 		for i, r := range order {
 			if chosen[i] && r.running {
-				for _, g := range r.st.GPUs {
-					free.Remove(g)
+				if !removed {
+					for _, g := range r.st.GPUs {
+						free.Remove(g)
+					}
 				}
 				if !delta {
 					run, isKeep = append(run, keep(r.st)), append(isKeep, true)
