@@ -87,6 +87,29 @@ func newPrioPlanner(t testing.TB, f *evictFake, clock *time.Time, prio map[gpusc
 	return p
 }
 
+// stateNow takes the planner's state as a decision saves it: the books under both locks, the
+// scheduler's under the scheduler's lock.
+func (p *Planner) stateNow() (*savedState, error) {
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	p.mu.Lock()
+	st := p.snapshot()
+	p.mu.Unlock()
+	return st, p.withScheduler(st)
+}
+
+// saveNow hands the planner's state to the writer now, changed or not.
+func (p *Planner) saveNow(t testing.TB) {
+	t.Helper()
+	st, err := p.stateNow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.state = st
+	p.mu.Unlock()
+}
+
 func (p *Planner) syncWait(ctx context.Context) {
 	p.Sync(ctx)
 	p.waitEvictions()
