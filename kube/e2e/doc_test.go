@@ -56,7 +56,8 @@
 //     again; all six finish.
 //
 // It takes about a minute of wall time (two on a busy machine) and skips without the shared
-// data (../shared/data/philly), or fails when the environment says CI=true.
+// data (../shared/data/philly), or fails when the environment says CI=true or when
+// ../shared/data exists without the file.
 //
 // BenchmarkGangLatency measures gang latency on 200 nodes x 8 GPUs with 1,000 queued jobs
 // (sizes from the environment: issue #32's 1,000 nodes and 5,000 queued): p50 and p99 from

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"testing"
 	"time"
@@ -17,7 +18,8 @@ import (
 // of kube/e2e's BenchmarkGangLatency without the API server: the planner's share of a gang's
 // latency. Each iteration adds a progress report to one running job, so that every decision
 // has something to take in. held-ms/op is the part of a decision spent holding the planner's
-// lock, which the framework's extension points wait for. GPUSCHED_PLANNER_BENCH_NODES and _QUEUED change the 200 nodes
+// lock, which the framework's extension points wait for. GPUSCHED_PLANNER_BENCH_PROFILE=FILE
+// writes a CPU profile of the measured decisions only (not of the setup). GPUSCHED_PLANNER_BENCH_NODES and _QUEUED change the 200 nodes
 // and 1,000 queued jobs (issue #32's scale: 1000 and 5000).
 func BenchmarkSync(b *testing.B) {
 	envInt := func(name string, def int) int {
@@ -71,6 +73,16 @@ func BenchmarkSync(b *testing.B) {
 		b.Fatalf("%d jobs running, want %d", running, fill)
 	}
 	held0 := lockHeld(p)
+	if path := os.Getenv("GPUSCHED_PLANNER_BENCH_PROFILE"); path != "" {
+		out, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(out); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { pprof.StopCPUProfile(); _ = out.Close() }()
+	}
 	b.ResetTimer()
 	for i := range b.N {
 		clock = clock.Add(time.Second)
