@@ -202,3 +202,33 @@ func TestEvictionRefusedByBudget(t *testing.T) {
 		t.Fatalf("high does not run once low is evicted: %s", why)
 	}
 }
+
+// A job that a decision moves gets a Normal Migrated event naming its new nodes, its pods
+// are evicted from the old ones, and the job that took its GPUs a Started event.
+func TestMigratedEvent(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	f := &evictFake{fake: &fake{nodes: []*v1.Node{gpuNode("a", 4), gpuNode("b", 4)}}}
+	f.pgs = stepGroups("low", "high")
+	f.pods = []*v1.Pod{workerPod("low-0", "low", 4)}
+	p := newPrioPlanner(t, f, &clock, map[gpusched.JobID]int{"podgroup/ns/high": 0, "podgroup/ns/low": 1}, Options{})
+	ctx := context.Background()
+	p.syncWait(ctx)
+	if !hasEvent(f.fake, "Started: job low started by the gpusched scheduler on node a (4 GPUs)") {
+		t.Fatalf("events %q", f.events)
+	}
+	bind(f.fake, "low-0", "a")
+	f.addPod(workerPod("high-0", "high", 4))
+	clock = clock.Add(time.Second)
+	p.syncWait(ctx) // high takes node a (packed first); low moves to node b
+	for _, ev := range []string{"Migrated: job low moved by the gpusched scheduler to node b (4 GPUs)", "Started: job high started by the gpusched scheduler on node a (4 GPUs)"} {
+		if !hasEvent(f.fake, ev) {
+			t.Fatalf("no event %q: %q", ev, f.events)
+		}
+	}
+	if !slices.Contains(f.evicted, "low-0") {
+		t.Fatalf("the migrated job's pod was not evicted from its old node: %v", f.evicted)
+	}
+	if hasEvent(f.fake, "Preempted: job low") {
+		t.Fatalf("a migration reported as a preemption: %q", f.events)
+	}
+}
