@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	pgclient "sigs.k8s.io/scheduler-plugins/pkg/generated/clientset/versioned"
@@ -350,4 +351,45 @@ func TestShipped(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "the waiting job to get the GPUs of a job without pods", bound("wait8-0"))
 	waitFor(t, 10*time.Second, "a PodsGone event", event("next", "PodsGone"))
+
+	// The metrics kube-scheduler serves on /metrics (component-base's registry, shared by the
+	// two replicas of this process) counted what happened: decisions, state writes, the
+	// refused eviction, the job taken back.
+	waitFor(t, 10*time.Second, "the gpusched metrics", func() bool {
+		m := gpuschedMetrics(t)
+		return m["gpusched_decision_duration_seconds"] > 0 && m["gpusched_state_writes_total"] > 0 &&
+			m[`gpusched_evictions_total{result="refused"}`] >= 1 && m["gpusched_unstarted_jobs_total"] >= 1
+	})
+	t.Logf("metrics: %v", gpuschedMetrics(t))
+}
+
+// gpuschedMetrics gathers the gpusched_* metrics of the process's legacy registry (what
+// kube-scheduler serves on /metrics): counters and gauges by name and labels, histograms by
+// their sample count.
+func gpuschedMetrics(t *testing.T) map[string]float64 {
+	mfs, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if !strings.HasPrefix(mf.GetName(), "gpusched_") {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			name := mf.GetName()
+			for _, l := range m.GetLabel() {
+				name += fmt.Sprintf("{%s=%q}", l.GetName(), l.GetValue())
+			}
+			switch {
+			case m.GetCounter() != nil:
+				out[name] = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				out[name] = m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				out[name] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return out
 }
