@@ -351,6 +351,23 @@ func TestShipped(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "the waiting job to get the GPUs of a job without pods", bound("wait8-0"))
 	waitFor(t, 10*time.Second, "a PodsGone event", event("next", "PodsGone"))
+	// A pod that another plugin's Filter rejects on every node (a nodeSelector no node
+	// matches: nothing the planner's accounting sees): the plugin's PostFilter tells the
+	// planner, which takes the job back (Unschedulable, naming the filter) after UnfitGrace
+	// (1 s here) instead of keeping its GPUs.
+	if _, err := pgc.SchedulingV1alpha1().PodGroups(ns).Create(ctx, &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "picky", Namespace: ns},
+		Spec: v1alpha1.PodGroupSpec{MinMember: 1}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	picky := gpuPod("picky-0", map[string]string{v1alpha1.PodGroupLabel: "picky"}, nil, 1)
+	picky.Spec.NodeSelector = map[string]string{"example.com/no-such-label": "x"}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, picky, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "an Unschedulable event naming the filter", event("picky", "NodeAffinity"))
+	if bound("picky-0")() {
+		t.Fatalf("a pod no node's filters accept was bound")
+	}
 
 	// The metrics kube-scheduler serves on /metrics (component-base's registry, shared by the
 	// two replicas of this process) counted what happened: decisions, state writes, the
@@ -358,7 +375,7 @@ func TestShipped(t *testing.T) {
 	waitFor(t, 10*time.Second, "the gpusched metrics", func() bool {
 		m := gpuschedMetrics(t)
 		return m["gpusched_decision_duration_seconds"] > 0 && m["gpusched_state_writes_total"] > 0 &&
-			m[`gpusched_evictions_total{result="refused"}`] >= 1 && m["gpusched_unstarted_jobs_total"] >= 1
+			m[`gpusched_evictions_total{result="refused"}`] >= 1 && m["gpusched_unstarted_jobs_total"] >= 2
 	})
 	t.Logf("metrics: %v", gpuschedMetrics(t))
 }
