@@ -431,7 +431,6 @@ func (p *Planner) Sync(ctx context.Context) time.Duration {
 	wait, err := p.sync(ctx)
 	held := time.Since(t0)
 	p.held += held
-	p.syncs++
 	after := p.after
 	p.after = nil
 	p.mu.Unlock()
@@ -446,6 +445,7 @@ func (p *Planner) Sync(ctx context.Context) time.Duration {
 	p.mu.Lock()
 	p.metrics.lastDecide = held + time.Since(t1)
 	p.busy += p.metrics.lastDecide
+	p.syncs++ // counted once the state is with the writer
 	p.mu.Unlock()
 	if p.opt.AfterSync != nil {
 		p.opt.AfterSync(p.Stats())

@@ -189,14 +189,16 @@ func (p *Planner) save() {
 }
 
 // final hands the writer the planner's state as it is now when decisions since the last
-// save changed nothing in the books: the scheduler's own state may have changed (A-SRPT
+// save changed nothing in the books, or the books changed since the last decision: the
+// scheduler's own state may have changed (A-SRPT
 // re-estimates and advances its virtual queue at every call), and a successor restores
 // exactly the state this planner stopped in. Run calls it as it stops.
 func (p *Planner) final() {
 	p.smu.Lock()
 	defer p.smu.Unlock()
 	p.mu.Lock()
-	if !p.unsaved || p.bk == nil || p.opt.Store == nil {
+	if p.bk == nil || p.opt.Store == nil || (!p.bk.takeChanged() && !p.unsaved) {
+		// (A refused eviction after the last decision changed the books: written too.)
 		p.mu.Unlock()
 		return
 	}
