@@ -473,7 +473,7 @@ func TestFinalStateOnStop(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	decide()
-	w0 := store.count()
+	w0 := store.atLeast(1)
 	if w0 < 1 {
 		t.Fatal("the first decision wrote no state")
 	}
