@@ -3,7 +3,11 @@
 // plugin, and an agent that plays the kubelets and the jobs' controller (no kubelet runs).
 //
 // TestManifests validates kube/deploy with a server-side dry run, in the order kubectl apply
-// -f kube/deploy/ sends the objects (files by name: the namespace first).
+// -f kube/deploy/ sends the objects (files by name: the namespace first); and the recipes of
+// kube/recipes (a batch/v1 Job, a JobSet, a PyTorchJob, an MPIJob, each with its PodGroup):
+// the PodGroup, the Job and every pod template pass the API server's validation, the Jobs
+// ignore evictions (podFailurePolicy), and package mapping makes one complete job of the pods
+// their controllers would make (an MPI launcher not a worker).
 //
 // TestShipped applies kube/deploy as shipped (for real) to an API server with RBAC on and runs
 // two replicas of the scheduler as the ServiceAccount gpusched-system/gpusched-scheduler (a
@@ -15,7 +19,8 @@
 // gets EvictionBlocked while another job binds (milliseconds) on the other node and not on the
 // GPUs the blocked job keeps; then the leader is stopped, the other replica takes the Lease,
 // restores the running job from the state ConfigMap without evicting it, and schedules a new
-// job. About 15 s.
+// job; the metrics kube-scheduler serves (gpusched_*) counted the decisions, the state
+// writes, the refused eviction and the job taken back. About 15 s.
 //
 // TestEndToEnd runs 50 jobs of the shared Philly trace (one virtual cluster's first jobs of at
 // most 16 GPUs, mapped to zoo models, arrivals 20x compressed, durations clipped to 5 min-2 h;
@@ -56,7 +61,8 @@
 //     again; all six finish.
 //
 // It takes about a minute of wall time (two on a busy machine) and skips without the shared
-// data (../shared/data/philly), or fails when the environment says CI=true.
+// data (../shared/data/philly), or fails when the environment says CI=true or when
+// ../shared/data exists without the file.
 //
 // BenchmarkGangLatency measures gang latency on 200 nodes x 8 GPUs with 1,000 queued jobs
 // (sizes from the environment: issue #32's 1,000 nodes and 5,000 queued): p50 and p99 from

@@ -28,7 +28,8 @@ import (
 )
 
 // TestManifests validates kube/deploy against a real API server (server-side dry run) and
-// the KubeSchedulerConfiguration with kube-scheduler's own loader.
+// the KubeSchedulerConfiguration with kube-scheduler's own loader; and, on the same API
+// server, the recipes of kube/recipes (checkRecipes).
 func TestManifests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd and a kube-apiserver")
@@ -36,6 +37,7 @@ func TestManifests(t *testing.T) {
 	cfg := testenv.APIServer(t)
 	installCRD(t, cfg)
 	validateManifests(t, cfg)
+	t.Run("recipes", func(t *testing.T) { checkRecipes(t, cfg) })
 }
 
 // installCRD installs the PodGroup CRD that scheduler-plugins publishes in its module

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	pgclient "sigs.k8s.io/scheduler-plugins/pkg/generated/clientset/versioned"
@@ -350,4 +351,62 @@ func TestShipped(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "the waiting job to get the GPUs of a job without pods", bound("wait8-0"))
 	waitFor(t, 10*time.Second, "a PodsGone event", event("next", "PodsGone"))
+	// A pod that another plugin's Filter rejects on every node (a nodeSelector no node
+	// matches: nothing the planner's accounting sees): the plugin's PostFilter tells the
+	// planner, which takes the job back (Unschedulable, naming the filter) after UnfitGrace
+	// (1 s here) instead of keeping its GPUs.
+	if _, err := pgc.SchedulingV1alpha1().PodGroups(ns).Create(ctx, &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "picky", Namespace: ns},
+		Spec: v1alpha1.PodGroupSpec{MinMember: 1}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	picky := gpuPod("picky-0", map[string]string{v1alpha1.PodGroupLabel: "picky"}, nil, 1)
+	picky.Spec.NodeSelector = map[string]string{"example.com/no-such-label": "x"}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, picky, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "an Unschedulable event naming the filter", event("picky", "NodeAffinity"))
+	if bound("picky-0")() {
+		t.Fatalf("a pod no node's filters accept was bound")
+	}
+
+	// The metrics kube-scheduler serves on /metrics (component-base's registry, shared by the
+	// two replicas of this process) counted what happened: decisions, state writes, the
+	// refused eviction, the job taken back.
+	waitFor(t, 10*time.Second, "the gpusched metrics", func() bool {
+		m := gpuschedMetrics(t)
+		return m["gpusched_decision_duration_seconds"] > 0 && m["gpusched_state_writes_total"] > 0 &&
+			m[`gpusched_evictions_total{result="refused"}`] >= 1 && m["gpusched_unstarted_jobs_total"] >= 2
+	})
+	t.Logf("metrics: %v", gpuschedMetrics(t))
+}
+
+// gpuschedMetrics gathers the gpusched_* metrics of the process's legacy registry (what
+// kube-scheduler serves on /metrics): counters and gauges by name and labels, histograms by
+// their sample count.
+func gpuschedMetrics(t *testing.T) map[string]float64 {
+	mfs, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if !strings.HasPrefix(mf.GetName(), "gpusched_") {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			name := mf.GetName()
+			for _, l := range m.GetLabel() {
+				name += fmt.Sprintf("{%s=%q}", l.GetName(), l.GetValue())
+			}
+			switch {
+			case m.GetCounter() != nil:
+				out[name] = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				out[name] = m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				out[name] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return out
 }

@@ -87,6 +87,29 @@ func newPrioPlanner(t testing.TB, f *evictFake, clock *time.Time, prio map[gpusc
 	return p
 }
 
+// stateNow takes the planner's state as a decision saves it: the books under both locks, the
+// scheduler's under the scheduler's lock.
+func (p *Planner) stateNow() (*savedState, error) {
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	p.mu.Lock()
+	st := p.snapshot()
+	p.mu.Unlock()
+	return st, p.withScheduler(st)
+}
+
+// saveNow hands the planner's state to the writer now, changed or not.
+func (p *Planner) saveNow(t testing.TB) {
+	t.Helper()
+	st, err := p.stateNow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.state = st
+	p.mu.Unlock()
+}
+
 func (p *Planner) syncWait(ctx context.Context) {
 	p.Sync(ctx)
 	p.waitEvictions()
@@ -177,5 +200,35 @@ func TestEvictionRefusedByBudget(t *testing.T) {
 	p.syncWait(ctx)
 	if ok, why := p.Admit(f.pods[1]); !ok {
 		t.Fatalf("high does not run once low is evicted: %s", why)
+	}
+}
+
+// A job that a decision moves gets a Normal Migrated event naming its new nodes, its pods
+// are evicted from the old ones, and the job that took its GPUs a Started event.
+func TestMigratedEvent(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	f := &evictFake{fake: &fake{nodes: []*v1.Node{gpuNode("a", 4), gpuNode("b", 4)}}}
+	f.pgs = stepGroups("low", "high")
+	f.pods = []*v1.Pod{workerPod("low-0", "low", 4)}
+	p := newPrioPlanner(t, f, &clock, map[gpusched.JobID]int{"podgroup/ns/high": 0, "podgroup/ns/low": 1}, Options{})
+	ctx := context.Background()
+	p.syncWait(ctx)
+	if !hasEvent(f.fake, "Started: job low started by the gpusched scheduler on node a (4 GPUs)") {
+		t.Fatalf("events %q", f.events)
+	}
+	bind(f.fake, "low-0", "a")
+	f.addPod(workerPod("high-0", "high", 4))
+	clock = clock.Add(time.Second)
+	p.syncWait(ctx) // high takes node a (packed first); low moves to node b
+	for _, ev := range []string{"Migrated: job low moved by the gpusched scheduler to node b (4 GPUs)", "Started: job high started by the gpusched scheduler on node a (4 GPUs)"} {
+		if !hasEvent(f.fake, ev) {
+			t.Fatalf("no event %q: %q", ev, f.events)
+		}
+	}
+	if !slices.Contains(f.evicted, "low-0") {
+		t.Fatalf("the migrated job's pod was not evicted from its old node: %v", f.evicted)
+	}
+	if hasEvent(f.fake, "Preempted: job low") {
+		t.Fatalf("a migration reported as a preemption: %q", f.events)
 	}
 }

@@ -206,6 +206,11 @@ type Planner struct {
 	names map[string]bool
 	log   klog.Logger
 
+	// smu is the scheduler's lock: held while the books or the scheduler change (a decision,
+	// a refused eviction, the restore) and while the scheduler's state is saved. mu guards
+	// the rest, which the framework's extension points read; smu is taken before mu, so the
+	// scheduler's SaveState runs outside mu and never holds up the extension points.
+	smu      sync.Mutex
 	mu       sync.Mutex
 	bk       books
 	cl       *topology.Cluster
@@ -218,6 +223,8 @@ type Planner struct {
 	arrived  map[gpusched.JobID]float64
 	finished []gpusched.JobID
 	lost     []gpusched.JobID // jobs stopped because their nodes left, for the next Decision
+	pend     *savedState      // the books of the last decision that changed them, waiting for the scheduler's state (publish)
+	unsaved  bool             // a decision since the last state taken (the scheduler's own state may have changed)
 	state    *savedState      // latest state, waiting for the writer to encode and save it
 	stateCh  chan struct{}
 	kick     chan struct{}
@@ -226,6 +233,7 @@ type Planner struct {
 	restored int
 	after    []func() // actuator calls, made once the lock is released
 	busy     time.Duration
+	held     time.Duration // the part of busy spent holding mu
 	syncs    int
 
 	metrics  counters
@@ -238,8 +246,8 @@ type Planner struct {
 }
 
 // Busy returns the wall time spent deciding so far (reading the cluster, the scheduler,
-// applying its decision, encoding the state; not the actuator's API calls) and the number of
-// decisions.
+// applying its decision, taking the state to save; not the actuator's API calls, nor the
+// encoding and writing of the state) and the number of decisions.
 func (p *Planner) Busy() (time.Duration, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -336,13 +344,18 @@ func (p *Planner) Kick() {
 // planner stops: its gates hold every pod again (a replica that lost its lease), and Run
 // must not be called again.
 func (p *Planner) Run(ctx context.Context) {
-	wrote := make(chan struct{})
+	wrote, stopping := make(chan struct{}), make(chan struct{})
 	if p.opt.Store != nil {
-		go func() { p.writer(ctx); close(wrote) }()
+		go func() { p.writer(stopping); close(wrote) }()
 	} else {
 		close(wrote)
 	}
 	defer func() {
+		// The last state: the scheduler's as it is now, even if the decisions since the last
+		// save changed only the scheduler's own state (A-SRPT's virtual queue advances with
+		// time), so that a successor continues exactly where this planner stopped.
+		p.final()
+		close(stopping)
 		<-wrote
 		p.mu.Lock()
 		p.started = false
@@ -411,12 +424,13 @@ func terminated(pod *v1.Pod) bool {
 // Sync reads the cluster, updates the books, calls the scheduler and carries out its
 // decision. It returns how long until it wants to run again.
 func (p *Planner) Sync(ctx context.Context) time.Duration {
+	p.smu.Lock()
+	defer p.smu.Unlock()
 	p.mu.Lock()
 	t0 := time.Now()
 	wait, err := p.sync(ctx)
-	p.metrics.lastDecide = time.Since(t0)
-	p.busy += p.metrics.lastDecide
-	p.syncs++
+	held := time.Since(t0)
+	p.held += held
 	after := p.after
 	p.after = nil
 	p.mu.Unlock()
@@ -424,11 +438,22 @@ func (p *Planner) Sync(ctx context.Context) time.Duration {
 	for _, f := range after {
 		f()
 	}
+	// The scheduler's state, with the books the decision left (p.smu still held: nothing
+	// has changed them since), outside mu.
+	t1 := time.Now()
+	p.publish()
+	p.mu.Lock()
+	p.metrics.lastDecide = held + time.Since(t1)
+	p.busy += p.metrics.lastDecide
+	p.syncs++ // counted once the state is with the writer
+	p.mu.Unlock()
 	if p.opt.AfterSync != nil {
 		p.opt.AfterSync(p.Stats())
 	}
 	if err != nil {
+		p.mu.Lock()
 		p.errs++
+		p.mu.Unlock()
 		p.log.Error(err, "gpusched planner: sync failed")
 		return min(wait, time.Second)
 	}
@@ -1130,6 +1155,10 @@ func (p *Planner) evictAsync(ctx context.Context, id gpusched.JobID, pod *v1.Pod
 // and the planner asks again after Options.EvictRetry. Any other failure (a timeout
 // included) is tried again at the next decision.
 func (p *Planner) evicted(id gpusched.JobID, pod *v1.Pod, err error) {
+	if apierrors.IsTooManyRequests(err) {
+		p.smu.Lock() // the job leaves the books
+		defer p.smu.Unlock()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	j := p.jobs[id]

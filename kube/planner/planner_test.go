@@ -206,9 +206,7 @@ func TestPlannerGangCordonRestart(t *testing.T) {
 		t.Fatalf("evicted %v", f.evicted)
 	}
 	// Restart: a new planner from the saved state keeps the job where it runs.
-	p.mu.Lock()
-	p.save()
-	p.mu.Unlock()
+	p.saveNow(t)
 	data, err := p.encoded()
 	if err != nil {
 		t.Fatal(err)

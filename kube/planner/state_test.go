@@ -23,9 +23,7 @@ func savedFixture(t testing.TB) ([]byte, *fake) {
 	f.pods = []*v1.Pod{workerPod("g-0", "g", 2), workerPod("g-1", "g", 2)}
 	p := newPlanner(t, f, &clock)
 	p.Sync(context.Background())
-	p.mu.Lock()
-	p.save()
-	p.mu.Unlock()
+	p.saveNow(t)
 	data, err := p.encoded()
 	if err != nil || data == nil {
 		t.Fatalf("no state saved: %v", err)
@@ -166,10 +164,7 @@ func FuzzRestoreState(f *testing.F) {
 		p := newPlanner(t, f, &clock)
 		if p.Restored() > 0 {
 			// What was restored is consistent enough to save again.
-			p.mu.Lock()
-			_, err := p.snapshot()
-			p.mu.Unlock()
-			if err != nil {
+			if _, err := p.stateNow(); err != nil {
 				t.Fatalf("restored state cannot be saved: %v", err)
 			}
 		}
