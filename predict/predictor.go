@@ -1079,6 +1079,35 @@ func (p *Predictor) takeContext(id gpusched.JobID) (pendingJob, bool) {
 	return pj, ok
 }
 
+// pendSlack is how many ids of jobs no longer remembered (observed or forgotten) the ring of
+// remembered ids may hold beyond twice the remembered jobs before it is compacted.
+const pendSlack = 1024
+
+// compactPending drops from the ring of remembered ids (pendQ) those of jobs no longer
+// remembered, and all but the latest of an id that appears twice, keeping the others in their
+// order (oldest first, from pendHead). Without it the ring fills to MaxPending with ids of
+// finished jobs, so memory grows with the jobs seen up to that bound, and once full it forgets
+// the job at its head even when only a few jobs are pending. Called with cacheMu held, when the
+// ring holds at least twice the remembered jobs plus pendSlack: amortised O(1) per prediction.
+func (p *Predictor) compactPending() {
+	n := len(p.pendQ)
+	keep := make([]gpusched.JobID, 0, len(p.pending)+pendSlack)
+	seen := make(map[gpusched.JobID]struct{}, len(p.pending))
+	for k := n - 1; k >= 0; k-- { // newest first: the latest copy of an id wins
+		id := p.pendQ[(p.pendHead+k)%n]
+		if _, ok := p.pending[id]; !ok {
+			continue
+		}
+		if _, dup := seen[id]; dup {
+			continue
+		}
+		seen[id] = struct{}{}
+		keep = append(keep, id)
+	}
+	slices.Reverse(keep)
+	p.pendQ, p.pendHead = keep, 0
+}
+
 // remember keeps job's History unless one is kept already, forgetting the oldest remembered
 // job beyond Options.MaxPending, and returns what is kept (the zero value for a job without
 // an ID). With Options.ArrivalFeatures it records the job's submission and keeps its arrival
@@ -1092,6 +1121,9 @@ func (p *Predictor) remember(job *gpusched.Job, h History) pendingJob {
 	defer p.cacheMu.Unlock()
 	if pj, ok := p.pending[id]; ok {
 		return pj
+	}
+	if n := len(p.pendQ); n >= 2*len(p.pending)+pendSlack {
+		p.compactPending()
 	}
 	if len(p.pendQ) < p.opts.MaxPending {
 		p.pendQ = append(p.pendQ, id)
