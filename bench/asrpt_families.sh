@@ -20,6 +20,7 @@
 # Usage: bench/asrpt_families.sh [OUTDIR]
 #   POLICIES  default asrpt-oracle,asrpt,srpt-oracle,sjf-bco,sjf,tiresias,fifo
 #   MODES     default "off on" (the -consolidate values; every policy gets the same)
+#   EXTRA     more gpusched compare flags for every cell (e.g. -asrpt-remaining-work)
 #   WORKERS   simulations in parallel (default 2)
 # Prints, per cell and mode, every policy's mean JCT, its ratio to the cell's best, migrations
 # per job and checkpoint bytes moved; then one table per mode with, per cell: the best policy,
@@ -46,7 +47,8 @@ cell() {
 	shift
 	for m in $MODES; do
 		echo "== $name (migrations $m for every policy)"
-		"$BIN" compare "$@" -policies "$POLICIES" -consolidate "$m" \
+		# shellcheck disable=SC2086 # EXTRA is split into flags on purpose
+		"$BIN" compare "$@" -policies "$POLICIES" -consolidate "$m" ${EXTRA:-} \
 			-workers "$WORKERS" -progress off -out "$OUT/$name-$m" > "$OUT/$name-$m.txt"
 		awk -F, -v cell="$name" -v cells="$OUT/cells-$m.txt" '
 			NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
