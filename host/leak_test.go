@@ -3,7 +3,10 @@ package host_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 
 	gpusched "github.com/gpusched/gpusched"
@@ -174,11 +177,31 @@ func leakGrowth(t testing.TB, p leakPolicy, n int) (early, late uint64) {
 		t.Fatal(err)
 	}
 	at := map[int]func(){}
+	// GPUSCHED_LEAK_HEAPPROFILE=DIR writes a heap profile at each probe (DIR/heap-K.prof after
+	// K jobs): the live heap includes the runtime's entries of the jobs in the system at that
+	// moment (host.(*Runtime).newEntry), which vary with the queue (benchmarks/host-31.md).
+	dir := os.Getenv("GPUSCHED_LEAK_HEAPPROFILE")
+	probe := func(k int) uint64 {
+		h := heapAfterGC()
+		if dir != "" {
+			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("heap-%d.prof", k)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pprof.WriteHeapProfile(f); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return h
+	}
 	for _, k := range []int{n / 10, n / 5, 3 * n / 10} {
-		at[k] = func() { early = max(early, heapAfterGC()) }
+		at[k] = func() { early = max(early, probe(k)) }
 	}
 	for _, k := range []int{7 * n / 10, 9 * n / 10, n - 50} {
-		at[k] = func() { late = max(late, heapAfterGC()) }
+		at[k] = func() { late = max(late, probe(k)) }
 	}
 	streamJobs(t, s, truth, n, at)
 	runtime.KeepAlive(s)
