@@ -285,11 +285,11 @@ type Scheduler struct {
 	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
 
 	patience   float64        // Options.Patience resolved: 0 for none
-	merged     bool           // the remaining-work conversion (patience > 0 and Options.RemainingWork)
-	wait       []*jobState    // with merged: the waiting jobs, sorted by their fresh keys (see waitInsert)
-	running    []freshJob     // with merged: scratch, this call's running jobs that are not overdue
-	runOrder   []*jobState    // with merged: the last call's running jobs in order, the next sort's start
-	rstamp     uint64         // with merged: counts remainingOrder's walks (orderPrefix may run twice a call)
+	remWork    bool           // the remaining-work conversion (patience > 0 and Options.RemainingWork)
+	wait       []*jobState    // with remWork: the waiting jobs, sorted by their fresh keys (see waitInsert)
+	running    []freshJob     // with remWork: scratch, this call's running jobs that are not overdue
+	runOrder   []*jobState    // with remWork: the last call's running jobs in order, the next sort's start
+	rstamp     uint64         // with remWork: counts remainingOrder's walks (orderPrefix may run twice a call)
 	compact    bool           // the compact conversion (on unless Options.NoCompact)
 	dist       Distributional // the Estimator's distributions (nil: point sizes)
 	slack      float64        // Options.CompactSlack resolved
@@ -381,7 +381,7 @@ func New(opt Options) (*Scheduler, error) {
 	case opt.Patience > 0:
 		s.patience = opt.Patience
 	}
-	s.merged = s.patience > 0 && opt.RemainingWork
+	s.remWork = s.patience > 0 && opt.RemainingWork
 	s.compact = !opt.NoCompact || opt.NoMigrate
 	switch opt.Cost.(type) {
 	case *gpusched.ModelCost, gpusched.FixedCost, *gpusched.FixedCost:
@@ -738,7 +738,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			if s.unfit > 0 && st.unfit {
 				s.rejectBuf = append(s.rejectBuf, s.unfitError(st))
 			}
-			if s.merged {
+			if s.remWork {
 				// A job in the same list as in the last call is where it was in s.wait (a
 				// waiting job that reports other progress is placed again); any other moved
 				// between the lists, was admitted, or was described anew.
@@ -903,7 +903,7 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 		s.vdone = slices.DeleteFunc(s.vdone, func(st *jobState) bool { return st.gone })
 		s.vdoneGone = 0
 	}
-	if s.merged {
+	if s.remWork {
 		s.remainingOrder(v, take)
 		return
 	}
@@ -945,8 +945,7 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 			done = v.Pending[m.idx].Iterations
 		}
 		st.fresh = s.epoch
-		rkey := float64(st.gpus) * max(st.iters-done, 0) * st.tau / st.weight
-		s.fresh = append(s.fresh, freshJob{rkey, st.vfinish, st.key, st})
+		s.fresh = append(s.fresh, freshJob{freshKey(st, done), st.vfinish, st.key, st})
 	}
 	// The fresh jobs, first in the previous call's order, then those new to the list: the
 	// keys change little between calls (only running jobs' remaining work shrinks), so the
@@ -1010,8 +1009,7 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 			return
 		}
 		st.rseen = s.rstamp
-		rkey := float64(st.gpus) * max(st.iters-v.Running[m.idx].Iterations, 0) * st.tau / st.weight
-		s.running = append(s.running, freshJob{rkey, st.vfinish, st.key, st})
+		s.running = append(s.running, freshJob{freshKey(st, v.Running[m.idx].Iterations), st.vfinish, st.key, st})
 	}
 	for _, st := range s.runOrder {
 		add(st)
@@ -1035,9 +1033,10 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 		if w.gone || s.marks[w.key].seen != s.epoch || w.unfit || s.overdue(w) {
 			continue
 		}
+		wf := w.waitJob()
 		for ; i < len(s.running); i++ {
 			r := &s.running[i]
-			if !freshLess(r, &freshJob{w.wr, w.wv, w.key, w}) {
+			if !freshLess(r, &wf) {
 				break
 			}
 			if !take(r.st) {
@@ -1055,27 +1054,19 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 	}
 }
 
-// waitKey is the fresh key of waiting job st that has done `done` iterations: its predicted
-// remaining GPU-time over weight, as patientOrder computes it.
-func waitKey(st *jobState, done float64) float64 {
+// freshKey is the first of job st's fresh keys (freshLess) when it has done `done` iterations:
+// its predicted remaining GPU-time over weight.
+func freshKey(st *jobState, done float64) float64 {
 	return float64(st.gpus) * max(st.iters-done, 0) * st.tau / st.weight
 }
 
-// waitLess orders s.wait: by the keys the jobs were placed with (freshLess's order).
-func waitLess(a, b *jobState) int {
-	switch {
-	case a.wr != b.wr:
-		if a.wr < b.wr {
-			return -1
-		}
-		return 1
-	case a.wv != b.wv:
-		if a.wv < b.wv {
-			return -1
-		}
-		return 1
-	}
-	return a.key - b.key
+// waitJob is waiting job st with the keys it was placed in s.wait with.
+func (st *jobState) waitJob() freshJob { return freshJob{st.wr, st.wv, st.key, st} }
+
+// waitCmp orders s.wait: by the keys the jobs were placed with, in freshLess's order.
+func waitCmp(a, b *jobState) int {
+	fa, fb := a.waitJob(), b.waitJob()
+	return freshCmp(&fa, &fb)
 }
 
 // waitInsert places waiting job st, which has done `done` iterations, in s.wait by its current
@@ -1085,8 +1076,8 @@ func (s *Scheduler) waitInsert(st *jobState, done float64) {
 	if s.brokenWait {
 		done = 0
 	}
-	st.wr, st.wv, st.wdone = waitKey(st, done), st.vfinish, done
-	i, _ := slices.BinarySearchFunc(s.wait, st, waitLess)
+	st.wr, st.wv, st.wdone = freshKey(st, done), st.vfinish, done
+	i, _ := slices.BinarySearchFunc(s.wait, st, waitCmp)
 	s.wait = slices.Insert(s.wait, i, st)
 	st.inWait = true
 }
@@ -1094,7 +1085,7 @@ func (s *Scheduler) waitInsert(st *jobState, done float64) {
 // waitRemove takes job st out of s.wait.
 func (s *Scheduler) waitRemove(st *jobState) {
 	st.inWait = false
-	if i, ok := slices.BinarySearchFunc(s.wait, st, waitLess); ok && s.wait[i] == st {
+	if i, ok := slices.BinarySearchFunc(s.wait, st, waitCmp); ok && s.wait[i] == st {
 		s.wait = slices.Delete(s.wait, i, i+1)
 		return
 	}
@@ -1105,7 +1096,7 @@ func (s *Scheduler) waitRemove(st *jobState) {
 
 // waitRekey places a waiting job again after its keys changed.
 func (s *Scheduler) waitRekey(st *jobState) {
-	if st.inWait && (st.wr != waitKey(st, st.wdone) || st.wv != st.vfinish) {
+	if st.inWait && (st.wr != freshKey(st, st.wdone) || st.wv != st.vfinish) {
 		s.waitRemove(st)
 		s.waitInsert(st, st.wdone)
 	}
@@ -1125,15 +1116,7 @@ func sortFresh(f []freshJob) {
 		}
 		f[j] = x
 		if budget -= i - j; budget < 0 {
-			slices.SortFunc(f, func(a, b freshJob) int {
-				switch {
-				case freshLess(&a, &b):
-					return -1
-				case freshLess(&b, &a):
-					return 1
-				}
-				return 0
-			})
+			slices.SortFunc(f, func(a, b freshJob) int { return freshCmp(&a, &b) })
 			return
 		}
 	}
@@ -1149,6 +1132,17 @@ func freshLess(a, b *freshJob) bool {
 		return a.vfinish < b.vfinish
 	}
 	return a.key < b.key
+}
+
+// freshCmp is freshLess as a three-way comparison.
+func freshCmp(a, b *freshJob) int {
+	switch {
+	case freshLess(a, b):
+		return -1
+	case freshLess(b, a):
+		return 1
+	}
+	return 0
 }
 
 // freshJob is a virtually finished job that is not yet overdue, with its sort keys: predicted
@@ -1167,7 +1161,7 @@ type victim struct {
 
 // rank returns a job's position in the priority order (smaller runs first).
 func (s *Scheduler) rank(st *jobState) int {
-	if s.merged {
+	if s.remWork {
 		return st.vrank
 	}
 	if st.vdone {

@@ -223,32 +223,13 @@ func checkPatientBoundOn(t *rapid.T, in instance, run, theta float64, backfill, 
 		t.Fatal(err)
 	}
 	s.reversed = reversed
-	done, err := runHost(oneServer(in.G), in.jobs, s)
-	if err != nil {
-		t.Fatal(err)
+	r := runPatient(t, in, s)
+	base := r.release + r.p + theta*r.predicted
+	if bound := base + in.mu*in.beta()*r.virtual; r.sumC > bound*(1+1e-9) {
+		t.Fatalf("theta %v: sum C = %v > sum (r + p + theta p^) + mu beta ^V = %v + %v x %v x %v", theta, r.sumC, base, in.mu, in.beta(), r.virtual)
 	}
-	virtual := make([]srpt.Job, len(in.jobs))
-	sumC, base := 0.0, 0.0
-	for i, j := range in.jobs {
-		sumC += done[j.job.ID]
-		p := j.iters * j.job.StepTime
-		predicted := p * in.factor[j.job.ID]
-		base += j.job.Arrival + p + theta*predicted
-		virtual[i] = srpt.Job{ID: i, Release: j.job.Arrival, Size: float64(j.job.GPUs) * predicted / float64(in.G)}
-	}
-	sched, err := srpt.Offline(virtual, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bound := base + in.mu*in.beta()*sched.SumCompletion; sumC > bound*(1+1e-9) {
-		t.Fatalf("theta %v: sum C = %v > sum (r + p + theta p^) + mu beta ^V = %v + %v x %v x %v", theta, sumC, base, in.mu, in.beta(), sched.SumCompletion)
-	}
-	lb, err := srpt.LowerBounds(in.gang(), in.G)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ratio := 1 + theta*in.mu + in.mu*in.mu*in.beta(); sumC > ratio*lb.Best()*(1+1e-9) {
-		t.Fatalf("theta %v: sum C = %v > (1 + theta mu + mu^2 beta) LB = %v x %v", theta, sumC, ratio, lb.Best())
+	if ratio := 1 + theta*in.mu + in.mu*in.mu*in.beta(); r.sumC > ratio*r.lb.Best()*(1+1e-9) {
+		t.Fatalf("theta %v: sum C = %v > (1 + theta mu + mu^2 beta) LB = %v x %v", theta, r.sumC, ratio, r.lb.Best())
 	}
 }
 
@@ -277,37 +258,55 @@ func checkRemainingBound(t *rapid.T, in instance, run, theta float64, backfill, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.merged {
+	if !s.remWork {
 		t.Fatal("RemainingWork did not select the remaining-work conversion")
 	}
 	s.reversed = reversed
+	r := runPatient(t, in, s)
+	base := r.p + theta*r.predicted
+	if bound := base + (1+in.mu*in.beta())*r.virtual; r.sumC > bound*(1+1e-9) {
+		t.Fatalf("theta %v: sum C = %v > sum (p + theta p^) + (1 + mu beta) ^V = %v + (1 + %v x %v) x %v", theta, r.sumC, base, in.mu, in.beta(), r.virtual)
+	}
+	if ratio := RemainingWorkRatio(in.G, in.gmax, in.mu, theta); r.sumC > ratio*r.lb.Best()*(1+1e-9) {
+		t.Fatalf("theta %v: sum C = %v > RemainingWorkRatio x LB = %v x %v", theta, r.sumC, ratio, r.lb.Best())
+	}
+}
+
+// patientRun is what the patient and remaining-work bounds read of one run: the sum of
+// completion times, of releases, of true and of predicted processing times, the total
+// completion time ^V of SRPT on the predicted virtual instance (srpt.Offline, computed
+// independently of the scheduler), and the lower bounds on OPT.
+type patientRun struct {
+	sumC, release, p, predicted, virtual float64
+	lb                                   srpt.Bounds
+}
+
+// runPatient runs s on instance in and sums what the bounds read.
+func runPatient(t *rapid.T, in instance, s *Scheduler) patientRun {
 	done, err := runHost(oneServer(in.G), in.jobs, s)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var r patientRun
 	virtual := make([]srpt.Job, len(in.jobs))
-	sumC, base := 0.0, 0.0
 	for i, j := range in.jobs {
-		sumC += done[j.job.ID]
+		r.sumC += done[j.job.ID]
 		p := j.iters * j.job.StepTime
 		predicted := p * in.factor[j.job.ID]
-		base += p + theta*predicted
+		r.release += j.job.Arrival
+		r.p += p
+		r.predicted += predicted
 		virtual[i] = srpt.Job{ID: i, Release: j.job.Arrival, Size: float64(j.job.GPUs) * predicted / float64(in.G)}
 	}
 	sched, err := srpt.Offline(virtual, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bound := base + (1+in.mu*in.beta())*sched.SumCompletion; sumC > bound*(1+1e-9) {
-		t.Fatalf("theta %v: sum C = %v > sum (p + theta p^) + (1 + mu beta) ^V = %v + (1 + %v x %v) x %v", theta, sumC, base, in.mu, in.beta(), sched.SumCompletion)
-	}
-	lb, err := srpt.LowerBounds(in.gang(), in.G)
-	if err != nil {
+	r.virtual = sched.SumCompletion
+	if r.lb, err = srpt.LowerBounds(in.gang(), in.G); err != nil {
 		t.Fatal(err)
 	}
-	if ratio := RemainingWorkRatio(in.G, in.gmax, in.mu, theta); sumC > ratio*lb.Best()*(1+1e-9) {
-		t.Fatalf("theta %v: sum C = %v > RemainingWorkRatio x LB = %v x %v", theta, sumC, ratio, lb.Best())
-	}
+	return r
 }
 
 func TestRemainingWorkBound(t *testing.T) {

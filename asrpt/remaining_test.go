@@ -47,15 +47,7 @@ func (c *orderChecked) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			fresh = append(fresh, freshJob{rkey, st.vfinish, st.key, st})
 		}
 	}
-	slices.SortFunc(fresh, func(a, b freshJob) int {
-		switch {
-		case freshLess(&a, &b):
-			return -1
-		case freshLess(&b, &a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(fresh, func(a, b freshJob) int { return freshCmp(&a, &b) })
 	for _, f := range fresh {
 		want = append(want, f.st)
 	}
