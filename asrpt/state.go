@@ -120,10 +120,31 @@ func (v binFloats) MarshalJSON() ([]byte, error) {
 	for i, x := range v {
 		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(x))
 	}
+	return quoteColumn(raw), nil
+}
+
+// quoteColumn is a binary column's JSON form: its bytes in base64 (standard encoding), quoted.
+func quoteColumn(raw []byte) []byte {
 	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(raw))+2)
 	out = append(out, '"')
 	out = base64.StdEncoding.AppendEncode(out, raw)
-	return append(out, '"'), nil
+	return append(out, '"')
+}
+
+// columnBytes reads a binary column's JSON string (see quoteColumn): its bytes, nil for null,
+// and an error naming what the column holds when the bytes are not whole values of width
+// bytes.
+func columnBytes(b []byte, width int, what string) ([]byte, error) {
+	raw, ok := statejson.Base64(b) // one pass; where it cannot, encoding/json decides
+	if !ok {
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return nil, err
+		}
+	}
+	if raw != nil && len(raw)%width != 0 {
+		return nil, fmt.Errorf("%s column of %d bytes", what, len(raw))
+	}
+	return raw, nil
 }
 
 // UnmarshalJSON reads a base64 string or an array of numbers.
@@ -134,18 +155,13 @@ func (v *binFloats) UnmarshalJSON(b []byte) error {
 		*v = f
 		return err
 	}
-	raw, ok := statejson.Base64(b) // one pass; where it cannot, encoding/json decides
-	if !ok {
-		if err := json.Unmarshal(b, &raw); err != nil {
-			return err
-		}
+	raw, err := columnBytes(b, 8, "a float")
+	if err != nil {
+		return err
 	}
 	if raw == nil {
 		*v = nil
 		return nil
-	}
-	if len(raw)%8 != 0 {
-		return fmt.Errorf("a float column of %d bytes", len(raw))
 	}
 	out := make(binFloats, len(raw)/8)
 	for i := range out {
@@ -173,10 +189,7 @@ func (v binInts) MarshalJSON() ([]byte, error) {
 		}
 		binary.LittleEndian.PutUint32(raw[4*i:], uint32(int32(x)))
 	}
-	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(raw))+2)
-	out = append(out, '"')
-	out = base64.StdEncoding.AppendEncode(out, raw)
-	return append(out, '"'), nil
+	return quoteColumn(raw), nil
 }
 
 // UnmarshalJSON reads a base64 string or an array of numbers.
@@ -187,18 +200,13 @@ func (v *binInts) UnmarshalJSON(b []byte) error {
 		*v = f
 		return err
 	}
-	raw, ok := statejson.Base64(b) // one pass; where it cannot, encoding/json decides
-	if !ok {
-		if err := json.Unmarshal(b, &raw); err != nil {
-			return err
-		}
+	raw, err := columnBytes(b, 4, "an int")
+	if err != nil {
+		return err
 	}
 	if raw == nil {
 		*v = nil
 		return nil
-	}
-	if len(raw)%4 != 0 {
-		return fmt.Errorf("an int column of %d bytes", len(raw))
 	}
 	out := make(binInts, len(raw)/4)
 	for i := range out {
