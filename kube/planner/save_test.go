@@ -461,17 +461,7 @@ func TestFinalStateOnStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { p.Run(ctx); close(done) }()
-	decide := func() {
-		_, s0 := p.Busy()
-		p.Kick()
-		for {
-			if _, s := p.Busy(); s > s0 {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	decide := func() { kickAndSettle(p) }
 	decide()
 	w0 := store.atLeast(1)
 	if w0 < 1 {

@@ -57,17 +57,7 @@ func TestStateWrittenOnlyWhenChanged(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { p.Run(ctx); close(done) }()
-	decide := func() {
-		_, s0 := p.Busy()
-		p.Kick()
-		for {
-			if _, s := p.Busy(); s > s0 {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(20 * time.Millisecond) // let the writer write
-	}
+	decide := func() { kickAndSettle(p) }
 	decide()
 	w0 := store.atLeast(1)
 	if w0 < 1 {
@@ -109,4 +99,18 @@ func TestStateWrittenOnlyWhenChanged(t *testing.T) {
 	if st.Iterations < 99 || st.Iterations > 101 {
 		t.Fatalf("restored progress %v iterations, want about 100", st.Iterations)
 	}
+}
+
+// kickAndSettle asks p for a decision, waits until it has made one, and leaves the state
+// writer 20 ms to write.
+func kickAndSettle(p *Planner) {
+	_, s0 := p.Busy()
+	p.Kick()
+	for {
+		if _, s := p.Busy(); s > s0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
 }
