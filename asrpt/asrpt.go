@@ -40,7 +40,7 @@ func (o Oracle) Estimate(j *gpusched.Job, done float64) (float64, error) {
 	return n, nil
 }
 
-// DefaultPatience is the patience (Options.Patience) of the default conversion: theta = 8. On
+// DefaultPatience is the patience (Options.Patience) of the conversions: theta = 8. On
 // the shared Philly file overloaded (five of its virtual clusters on 192 GPUs) it takes A-SRPT
 // with true sizes from 135 h of mean JCT (the original conversion) to 15.6 h (theta 1: 45 h;
 // theta 2: 16 h); on three other virtual clusters overloaded on 48 GPUs, from 157 h to 14.6 h,
@@ -51,8 +51,8 @@ func (o Oracle) Estimate(j *gpusched.Job, done float64) (float64, error) {
 const DefaultPatience = 8.0
 
 // Options configure a Scheduler. The zero value is the default A-SRPT: a random-forest
-// predictor that learns online, sizes from the default cost model, the patient conversion
-// (DefaultPatience), consolidating placement, strict order, immediate preemption,
+// predictor that learns online, sizes from the default cost model, the remaining-work
+// conversion (DefaultPatience), consolidating placement, strict order, immediate preemption,
 // re-estimation of overrunning jobs.
 type Options struct {
 	// Estimator predicts iterations. Default: a Forest over predict.New(ForestOptions(1)). Use an
@@ -105,17 +105,16 @@ type Options struct {
 	// ratio. Zero selects DefaultPatience; negative means none (the original conversion, whose
 	// bound is the package documentation's first theorem).
 	Patience float64
-	// RemainingWork selects the remaining-work conversion (Theorem 3 in the package
-	// documentation) instead of the patient one (Theorem 2, the default): the jobs that are not
-	// overdue are ordered together by predicted remaining GPU-time over weight, whether the
-	// virtual machine has finished them or not (the patient conversion puts every job the
-	// virtual machine has finished before every job it has not); overdue jobs still come first.
-	// It is far less sensitive to prediction errors: on an overloaded Philly slice a 7% size
-	// error (lognormal, sigma 0.1) doubled A-SRPT's mean JCT under the patient conversion and
-	// costs it 7% under this one (BENCHMARKS.md, "The remaining-work conversion"). Waiting
-	// jobs are kept sorted between calls, so a call costs about what the patient conversion's
-	// does. Not yet the default (the same section says why). No effect with Patience < 0.
-	RemainingWork bool
+	// Patient selects the patient conversion (Theorem 2 in the package documentation; the
+	// default before v0.2.0) instead of the remaining-work conversion (Theorem 3, the default):
+	// every job the virtual machine has finished comes before every job it has not, in place of
+	// one order of the jobs that are not overdue by predicted remaining GPU-time over weight.
+	// The remaining-work conversion is far less sensitive to prediction errors: on an
+	// overloaded Philly slice a 7% size error (lognormal, sigma 0.1) doubled A-SRPT's mean JCT
+	// under the patient conversion and costs it 7% under the other (benchmarks/asrpt.md, "The
+	// remaining-work conversion", which also gives the families table behind the change of
+	// default). No effect with Patience < 0.
+	Patient bool
 	// Name names the scheduler in reports. Default "asrpt".
 	Name string
 	// Gittins sizes a job by its Gittins rank under the Estimator's predictive distribution
@@ -285,7 +284,7 @@ type Scheduler struct {
 	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
 
 	patience   float64        // Options.Patience resolved: 0 for none
-	remWork    bool           // the remaining-work conversion (patience > 0 and Options.RemainingWork)
+	remWork    bool           // the remaining-work conversion (patience > 0 and not Options.Patient)
 	wait       []*jobState    // with remWork: the waiting jobs, sorted by their fresh keys (see waitInsert)
 	running    []freshJob     // with remWork: scratch, this call's running jobs that are not overdue
 	runOrder   []*jobState    // with remWork: the last call's running jobs in order, the next sort's start
@@ -381,7 +380,7 @@ func New(opt Options) (*Scheduler, error) {
 	case opt.Patience > 0:
 		s.patience = opt.Patience
 	}
-	s.remWork = s.patience > 0 && opt.RemainingWork
+	s.remWork = s.patience > 0 && !opt.Patient
 	s.compact = !opt.NoCompact || opt.NoMigrate
 	switch opt.Cost.(type) {
 	case *gpusched.ModelCost, gpusched.FixedCost, *gpusched.FixedCost:
@@ -1560,7 +1559,7 @@ func PatientRatio(G, gmax int, mu, theta float64) float64 {
 
 // RemainingWorkRatio returns the competitive ratio 1 + mu + theta mu + mu^2 Beta(G, gmax) that
 // the package documentation proves for the sum of completion times under the remaining-work
-// conversion (Theorem 3, Options.RemainingWork) with patience theta >= 0 and predictions within a
+// conversion (Theorem 3, the default) with patience theta >= 0 and predictions within a
 // factor mu >= 1 of the truth.
 func RemainingWorkRatio(G, gmax int, mu, theta float64) float64 {
 	if r := PatientRatio(G, gmax, mu, theta); !math.IsNaN(r) {

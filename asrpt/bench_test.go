@@ -18,7 +18,7 @@ import (
 // job arrives. It reports p50 and p99 latency per call, as wall time and as the thread's CPU
 // time (which other processes on a busy machine do not inflate). The host takes delta
 // decisions (View.AcceptsKeepOthers) in form=delta, the full form only in form=full; the
-// conversion is the default patient one but in conv=remaining (Options.RemainingWork).
+// conversion is the default remaining-work one but in conv=patient (Options.Patient).
 func BenchmarkSchedule10kQueued4096GPUs(b *testing.B) {
 	for _, delta := range []bool{false, true} {
 		name := "form=full"
@@ -27,10 +27,10 @@ func BenchmarkSchedule10kQueued4096GPUs(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) { benchSchedule10k(b, delta, false) })
 	}
-	b.Run("form=delta,conv=remaining", func(b *testing.B) { benchSchedule10k(b, true, true) })
+	b.Run("form=delta,conv=patient", func(b *testing.B) { benchSchedule10k(b, true, true) })
 }
 
-func benchSchedule10k(b *testing.B, delta, remaining bool) {
+func benchSchedule10k(b *testing.B, delta, patient bool) {
 	c, err := topology.Uniform(topology.A100(), 512)
 	if err != nil {
 		b.Fatal(err)
@@ -54,7 +54,7 @@ func benchSchedule10k(b *testing.B, delta, remaining bool) {
 	for _, st := range v.Pending {
 		ids[st.Job.ID] = st.Job
 	}
-	s, err := New(Options{Estimator: Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok }), RemainingWork: remaining})
+	s, err := New(Options{Estimator: Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok }), Patient: patient})
 	if err != nil {
 		b.Fatal(err)
 	}

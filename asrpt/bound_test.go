@@ -218,7 +218,7 @@ func checkPatientBound(t *rapid.T, run, theta float64, backfill, reversed bool) 
 }
 
 func checkPatientBoundOn(t *rapid.T, in instance, run, theta float64, backfill, reversed bool) {
-	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: run})
+	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: run, Patient: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,12 +254,12 @@ func TestPatientBoundHasTeeth(t *testing.T) {
 // hence <= RemainingWorkRatio x the lower bound on OPT. As in checkPatientBound, a scheduler
 // more patient than the bound checked (run > theta) is a deliberately wrong variant.
 func checkRemainingBound(t *rapid.T, in instance, run, theta float64, backfill, reversed bool) {
-	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: run, RemainingWork: true})
+	s, err := New(Options{Estimator: in.estimator(), NoReestimate: true, Backfill: backfill, Patience: run})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !s.remWork {
-		t.Fatal("RemainingWork did not select the remaining-work conversion")
+		t.Fatal("the default did not select the remaining-work conversion")
 	}
 	s.reversed = reversed
 	r := runPatient(t, in, s)

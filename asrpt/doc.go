@@ -17,17 +17,17 @@
 //     GPUs that become unavailable and servers that come and go). Preemptive SRPT is optimal there for
 //     the total completion time (package srpt), and A-SRPT keeps that SRPT schedule
 //     incrementally (an srpt.Queue), advancing it to the view's time at every call.
-//  3. Priority (the patient conversion, Options.Patience = theta, DefaultPatience = 8): jobs the
-//     virtual machine has finished come first. Among them, those at least theta times their
-//     predicted processing time p^_j past their virtual completion ("overdue") come first, in
-//     the order the virtual machine finished them; then the others, by predicted remaining
-//     GPU-time (shortest first). Then the jobs the virtual machine has not finished, in the
-//     virtual SRPT order (smallest virtual remaining work first). With Options.RemainingWork
-//     (the remaining-work conversion, Theorem 3) the jobs the virtual machine has not finished
-//     are ordered together with the virtually finished ones that are not overdue, by predicted
-//     remaining GPU-time. With Patience < 0 every virtually finished job is ordered by virtual
-//     completion (the original conversion): among jobs present at the same time that is the
-//     order of their virtual completion times, and it never changes between two arrivals.
+//  3. Priority (the remaining-work conversion, Options.Patience = theta, DefaultPatience = 8):
+//     jobs at least theta times their predicted processing time p^_j past their virtual
+//     completion ("overdue") come first, in the order the virtual machine finished them; then
+//     every other job, whether the virtual machine has finished it or not, by predicted
+//     remaining GPU-time (shortest first). With Options.Patient (the patient conversion,
+//     Theorem 2, the default before v0.2.0) the virtually finished jobs that are not overdue
+//     come next, by predicted remaining GPU-time, and then the jobs the virtual machine has not
+//     finished, in the virtual SRPT order (smallest virtual remaining work first). With
+//     Patience < 0 every virtually finished job is ordered by virtual completion (the original
+//     conversion): among jobs present at the same time that is the order of their virtual
+//     completion times, and it never changes between two arrivals.
 //  4. Conversion: the longest prefix of the priority order whose GPU demands fit in the cluster
 //     must run. Waiting prefix jobs are placed on free GPUs by the Placer (the partition-based
 //     placer keeps traffic inside servers); if there are not enough free GPUs, running jobs
@@ -128,7 +128,7 @@
 // waiting: backfilled jobs lie outside the prefix and are preempted as soon as the prefix needs
 // their GPUs.
 //
-// Theorem 2 (the patient conversion, the default). With Patience = theta > 0 and otherwise as in
+// Theorem 2 (the patient conversion, Options.Patient). With Patience = theta > 0 and otherwise as in
 // Theorem 1,
 //
 //	sum_j C_j <= sum_j (r_j + p_j + theta p^_j) + mu beta ^V  <=  (1 + theta mu + mu^2 beta) OPT;
@@ -143,7 +143,7 @@
 // window lasts theta p^_j <= theta mu p_j. Summing, and with sum_j p_j <= OPT and ^V <= mu V <=
 // mu OPT as before, the theorem follows. PatientRatio returns the ratio.
 //
-// Theorem 3 (the remaining-work conversion, Options.RemainingWork). With Patience = theta > 0
+// Theorem 3 (the remaining-work conversion, the default). With Patience = theta > 0
 // and otherwise as in Theorem 1,
 //
 //	sum_j C_j <= sum_j (p_j + theta p^_j) + (1 + mu beta) ^V  <=  (1 + mu + theta mu + mu^2 beta) OPT;
@@ -335,7 +335,8 @@
 //
 //	sum_j C_j <= sum_j (r_j + p_j) + mu beta' ^V,   beta' = G_max / (G_min - g_max + 1),
 //
-// (plus theta sum_j p^_j for the patient conversion)
+// (plus theta sum_j p^_j for the patient conversion; for the remaining-work conversion, the
+// first inequality of Theorem 3 with beta' in place of beta)
 //
 // with ^V the total virtual completion time of the predicted instance, as the scheduler itself
 // computes it (the virtual machine does at most G_max ^C_j GPU-seconds of work by ^C_j). With

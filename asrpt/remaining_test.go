@@ -75,7 +75,7 @@ func remainingOrderProp(broken bool) func(*rapid.T) {
 		for i := range in.jobs {
 			in.jobs[i].job.GPUs = min(in.jobs[i].job.GPUs, c.NumGPUs())
 		}
-		s, err := New(Options{Estimator: in.estimator(), RemainingWork: true,
+		s, err := New(Options{Estimator: in.estimator(),
 			Patience: rapid.SampledFrom([]float64{0.5, 2, 8}).Draw(t, "patience"),
 			Backfill: rapid.Bool().Draw(t, "backfill")})
 		if err != nil {

@@ -122,7 +122,7 @@ func drawOptions(t *rapid.T) Options {
 		NoReestimate:     rapid.IntRange(0, 4).Draw(t, "no re-estimate") == 0,
 		ReestimateMargin: rapid.SampledFrom([]float64{0, 0, 0.5}).Draw(t, "re-estimate margin"),
 		NoConsolidate:    rapid.Bool().Draw(t, "no consolidate"),
-		RemainingWork:    rapid.Bool().Draw(t, "remaining work"),
+		Patient:          rapid.Bool().Draw(t, "patient"),
 	}
 }
 
@@ -312,14 +312,14 @@ func fromState(t testing.TB, o Options, data []byte) *Scheduler {
 
 // The case: a job 90% done keeps running after a restart when a job half its size
 // arrives; a new scheduler without the saved state would preempt it. That is so under the
-// patient conversion, whose order is the virtual schedule the state holds; the remaining-work
-// conversion (Options.RemainingWork) reads the job's progress from the view and keeps it
-// either way.
+// patient conversion (Options.Patient), whose order is the virtual schedule the state holds;
+// the remaining-work conversion (the default) reads the job's progress from the view and keeps
+// it either way.
 func TestRestartKeepsRunningJob(t *testing.T) {
 	c := oneServer(4)
 	long := &gpusched.Job{ID: "long", GPUs: 4, StepTime: 1}
 	half := &gpusched.Job{ID: "half", GPUs: 4, StepTime: 1, Arrival: 900}
-	o := Options{Estimator: truthOracle(map[gpusched.JobID]float64{"long": 1000, "half": 500})}
+	o := Options{Estimator: truthOracle(map[gpusched.JobID]float64{"long": 1000, "half": 500}), Patient: true}
 	old := mustNew(t, o)
 	schedule(t, old, gpusched.View{Now: 0, Cluster: c, Pending: []gpusched.JobStatus{{Job: long}}})
 	data := save(t, old)
@@ -747,7 +747,10 @@ func BenchmarkRestoreState(b *testing.B) {
 func ExampleScheduler_SaveState() {
 	cluster, _ := topology.Uniform(topology.T4(), 1)
 	truth := map[gpusched.JobID]float64{"long": 1000, "half": 500}
-	opt := Options{Estimator: Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok })}
+	// The patient conversion orders jobs by the virtual schedule, which only the state holds
+	// (the default remaining-work conversion reads progress from the view, and would keep the
+	// long job either way; the state still carries what was learned and predicted).
+	opt := Options{Estimator: Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok }), Patient: true}
 	long := &gpusched.Job{ID: "long", GPUs: 4, StepTime: 1}
 	half := &gpusched.Job{ID: "half", GPUs: 4, StepTime: 1, Arrival: 900}
 

@@ -20,7 +20,7 @@
 # Usage: bench/asrpt_families.sh [OUTDIR]
 #   POLICIES  default asrpt-oracle,asrpt,srpt-oracle,sjf-bco,sjf,tiresias,fifo
 #   MODES     default "off on" (the -consolidate values; every policy gets the same)
-#   EXTRA     more gpusched compare flags for every cell (e.g. -asrpt-remaining-work)
+#   EXTRA     more gpusched compare flags for every cell (e.g. -asrpt-conversion patient)
 #   WORKERS   simulations in parallel (default 2)
 # Prints, per cell and mode, every policy's mean JCT, its ratio to the cell's best, migrations
 # per job and checkpoint bytes moved; then one table per mode with, per cell: the best policy,

@@ -69,7 +69,7 @@ type options struct {
 	tirGittins  bool          // -tiresias-gittins
 	groupFB     bool          // -asrpt-group-fallback
 	burstGap    time.Duration // -asrpt-burst-gap
-	remWork     bool          // -asrpt-remaining-work
+	conversion  string        // -asrpt-conversion
 	shard       *shardSpec    // sweep -shard; nil: the whole sweep
 	sweepConfig string        // sweepConfig of a sharded sweep
 }
@@ -104,7 +104,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.Float64Var(&o.tirPromote, "tiresias-promote", 0, "tiresias: promotion knob, wait/executed time sending a job to queue 0 (0: off)")
 	fs.StringVar(&o.tirService, "tiresias-service", "gpu-time", "tiresias: service as gpu-time (2D-LAS) or time (LAS)")
 	fs.DurationVar(&o.burstGap, "asrpt-burst-gap", time.Minute, "asrpt, asrpt-backfill, asrpt-plan: jobs without a recurrence group, of one user and GPU count, submitted at most this far apart form a burst that the group fallback treats as a group (asrpt.Options.BurstGap, default asrpt.DefaultBurstGap; 0: no bursts)")
-	fs.BoolVar(&o.remWork, "asrpt-remaining-work", false, "asrpt, asrpt-backfill, asrpt-plan, asrpt-oracle: the remaining-work conversion (jobs that are not overdue ordered by predicted remaining GPU-time, whether the virtual machine has finished them or not; asrpt.Options.RemainingWork) instead of the patient one")
+	fs.StringVar(&o.conversion, "asrpt-conversion", "remaining-work", "asrpt, asrpt-backfill, asrpt-plan, asrpt-oracle: how the virtual schedule becomes a priority order: remaining-work (jobs that are not overdue ordered by predicted remaining GPU-time, whether the virtual machine has finished them or not) or patient (every job the virtual machine has finished before every job it has not; asrpt.Options.Patient, the default before v0.2.0)")
 	fs.BoolVar(&o.groupFB, "asrpt-group-fallback", true, "asrpt, asrpt-backfill, asrpt-plan: size the jobs of a recurrence group whose predictions are poor by the group's own censored distribution (asrpt.Options.NoGroupFallback when false)")
 	fs.BoolVar(&o.tirGittins, "tiresias-gittins", false, "tiresias: order each queue by Gittins index over attained service, learned from finished jobs (2D-Gittins) instead of first come, first served")
 	fs.DurationVar(&o.bcoReplan, "sjf-bco-replan", 0, fmt.Sprintf("sjf-bco: least time between two plans; between them it follows its last plan (0: plan at every event; at most %v)", maxBCOReplan))

@@ -35,8 +35,8 @@ type policyEnv struct {
 	NoGroupFallback bool
 	// BurstGap is A-SRPT's Options.BurstGap (-asrpt-burst-gap; negative: no bursts).
 	BurstGap float64
-	// RemainingWork is A-SRPT's Options.RemainingWork (-asrpt-remaining-work).
-	RemainingWork bool
+	// Patient is A-SRPT's Options.Patient (-asrpt-conversion patient).
+	Patient bool
 	// sawTruth, when not nil, is set by truth: the policy is an oracle (TestOraclePolicies).
 	sawTruth *bool
 }
@@ -142,7 +142,7 @@ func policies() []policySpec {
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap, RemainingWork: env.RemainingWork})
+				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap, Patient: env.Patient})
 			}, true},
 		{"asrpt-backfill", "A-SRPT with the random-forest predictor, backfilling lower-priority jobs into GPUs the priority prefix leaves free",
 			func(env policyEnv) (gpusched.Scheduler, error) {
@@ -150,7 +150,7 @@ func policies() []policySpec {
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap, RemainingWork: env.RemainingWork})
+				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap, Patient: env.Patient})
 			}, true},
 		{"asrpt-plan", "A-SRPT choosing at admission the plan of least GPU-time per iteration among a reconfigurable job's plans (asrpt.PlanChoice)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
@@ -158,12 +158,12 @@ func policies() []policySpec {
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.NewPlanChoice(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap, RemainingWork: env.RemainingWork})
+				return asrpt.NewPlanChoice(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap, Patient: env.Patient})
 			}, true},
 		{"asrpt-oracle", "A-SRPT with exact iteration counts (asrpt.Oracle)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()
-				return asrpt.New(asrpt.Options{Cost: env.Cost, Name: "asrpt-oracle", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, RemainingWork: env.RemainingWork,
+				return asrpt.New(asrpt.Options{Cost: env.Cost, Name: "asrpt-oracle", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, Patient: env.Patient,
 					Estimator: asrpt.Oracle(func(id gpusched.JobID) (float64, bool) {
 						n, ok := truth[id]
 						return n, ok

@@ -154,7 +154,7 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 	}
 	s, err := j.policy.New(policyEnv{Cluster: j.cluster, Jobs: j.records, Cost: cost, Seed: j.seed,
 		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off", PredictionError: perr, Tiresias: o.tiresias,
-		BCOReplan: o.bcoReplan.Seconds(), NoGroupFallback: !o.groupFB, BurstGap: burstGap(o.burstGap), RemainingWork: o.remWork})
+		BCOReplan: o.bcoReplan.Seconds(), NoGroupFallback: !o.groupFB, BurstGap: burstGap(o.burstGap), Patient: o.conversion == "patient"})
 	if err == nil && o.consolidate == "on" && !j.policy.Consolidates {
 		s, err = consolidate.Wrap(s, consolidate.Options{Cost: cost, RestoreTime: o.restoreSeconds()})
 	}
@@ -369,8 +369,11 @@ func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 	}) {
 		return nil, nil, usagef("-asrpt-group-fallback applies to asrpt, asrpt-backfill and asrpt-plan, none of which is selected")
 	}
-	if o.set["asrpt-remaining-work"] && !slices.ContainsFunc(specs, func(p policySpec) bool { return strings.HasPrefix(p.Name, "asrpt") }) {
-		return nil, nil, usagef("-asrpt-remaining-work applies to the A-SRPT policies (asrpt, asrpt-backfill, asrpt-plan, asrpt-oracle), none of which is selected")
+	if o.conversion != "remaining-work" && o.conversion != "patient" {
+		return nil, nil, usagef("-asrpt-conversion %q: want remaining-work or patient", o.conversion)
+	}
+	if o.set["asrpt-conversion"] && !slices.ContainsFunc(specs, func(p policySpec) bool { return strings.HasPrefix(p.Name, "asrpt") }) {
+		return nil, nil, usagef("-asrpt-conversion applies to the A-SRPT policies (asrpt, asrpt-backfill, asrpt-plan, asrpt-oracle), none of which is selected")
 	}
 	if o.set["sjf-bco-replan"] && !slices.ContainsFunc(specs, func(p policySpec) bool { return p.Name == "sjf-bco" }) {
 		return nil, nil, usagef("-sjf-bco-replan applies to the sjf-bco policy, which is not selected")

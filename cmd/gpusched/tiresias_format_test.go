@@ -77,24 +77,34 @@ func TestGroupFallbackFlag(t *testing.T) {
 	}
 }
 
-// -asrpt-remaining-work selects the remaining-work conversion (it changes asrpt-oracle's results on a
-// small overloaded workload with noisy sizes), and is an error when no A-SRPT policy is
-// selected.
-func TestRemainingWorkFlag(t *testing.T) {
+// -asrpt-conversion patient selects the patient conversion (it changes asrpt-oracle's results on
+// a small overloaded workload with noisy sizes; remaining-work, the default, gives the default's
+// results), and is an error when no A-SRPT policy is selected or its value is unknown.
+func TestConversionFlag(t *testing.T) {
 	base := []string{"compare", "-jobs", "400", "-load", "1.5", "-cluster", "a100:2", "-policies", "asrpt-oracle", "-prediction-error", "lognormal:0.3", "-progress", "off"}
-	first, err := runCmd(t, base...)
+	def, err := runCmd(t, base...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	merged, err := runCmd(t, append(base, "-asrpt-remaining-work")...)
+	rw, err := runCmd(t, append(base, "-asrpt-conversion", "remaining-work")...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rowOf(merged, "asrpt-oracle") == rowOf(first, "asrpt-oracle") {
-		t.Errorf("-asrpt-remaining-work changed nothing:\n%s", rowOf(merged, "asrpt-oracle"))
+	patient, err := runCmd(t, append(base, "-asrpt-conversion", "patient")...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := runCmd(t, "compare", "-jobs", "20", "-policies", "fifo,tiresias", "-asrpt-remaining-work", "-progress", "off"); err == nil {
-		t.Errorf("-asrpt-remaining-work with fifo and tiresias only: accepted")
+	if rowOf(rw, "asrpt-oracle") != rowOf(def, "asrpt-oracle") {
+		t.Errorf("-asrpt-conversion remaining-work is not the default:\n%s\n%s", rowOf(rw, "asrpt-oracle"), rowOf(def, "asrpt-oracle"))
+	}
+	if rowOf(patient, "asrpt-oracle") == rowOf(def, "asrpt-oracle") {
+		t.Errorf("-asrpt-conversion patient changed nothing:\n%s", rowOf(patient, "asrpt-oracle"))
+	}
+	if _, err := runCmd(t, "compare", "-jobs", "20", "-policies", "fifo,tiresias", "-asrpt-conversion", "patient", "-progress", "off"); err == nil {
+		t.Errorf("-asrpt-conversion with fifo and tiresias only: accepted")
+	}
+	if _, err := runCmd(t, "compare", "-jobs", "20", "-policies", "asrpt", "-asrpt-conversion", "merged", "-progress", "off"); err == nil || !strings.Contains(err.Error(), "want remaining-work or patient") {
+		t.Errorf("-asrpt-conversion merged: %v", err)
 	}
 }
 
