@@ -16,13 +16,12 @@ import (
 	"github.com/gpusched/gpusched/trace"
 )
 
-// groupCeiling is an Estimator that knows, for every job, the true distribution of the
-// iterations of the OTHER jobs of its group in the whole workload (its recurrence group, or
-// its user where a trace has no groups, and its GPU count), but not the job's own: the best
-// any predictor can do that sees only which group a job belongs to, however long it has
-// learned. It sizes a job by the conditional median (or mean) of its group's sample above the
-// iterations done.
-type groupCeiling struct {
+// groupDist is an Estimator that knows, for every job, the true iterations of the OTHER jobs of
+// its group in the whole workload (its recurrence group, or its user where a trace has no
+// groups, and its GPU count), future included, but not the job's own: a predictor that knows
+// exactly what the group says about a job and nothing else. It sizes a job by the median (or
+// mean) of its group's sample above the iterations done.
+type groupDist struct {
 	sample map[gpusched.JobID][]float64 // ascending, the job's own size left out
 	mean   bool
 }
@@ -35,7 +34,7 @@ func groupKey(j *gpusched.Job) string {
 	return fmt.Sprintf("%s|%d", g, j.GPUs)
 }
 
-func newGroupCeiling(recs []trace.Record, mean bool) *groupCeiling {
+func newGroupDist(recs []trace.Record, mean bool) *groupDist {
 	by := map[string][]float64{}
 	var all []float64
 	for _, r := range recs {
@@ -46,7 +45,7 @@ func newGroupCeiling(recs []trace.Record, mean bool) *groupCeiling {
 		slices.Sort(s)
 	}
 	slices.Sort(all)
-	g := &groupCeiling{sample: map[gpusched.JobID][]float64{}, mean: mean}
+	g := &groupDist{sample: map[gpusched.JobID][]float64{}, mean: mean}
 	for _, r := range recs {
 		s := by[groupKey(&r.Job)]
 		i, _ := slices.BinarySearch(s, r.Iterations)
@@ -59,7 +58,7 @@ func newGroupCeiling(recs []trace.Record, mean bool) *groupCeiling {
 	return g
 }
 
-func (g *groupCeiling) Estimate(j *gpusched.Job, done float64) (float64, error) {
+func (g *groupDist) Estimate(j *gpusched.Job, done float64) (float64, error) {
 	s := g.sample[j.ID]
 	i, _ := slices.BinarySearch(s, done)
 	for i < len(s) && s[i] <= done {
@@ -79,14 +78,15 @@ func (g *groupCeiling) Estimate(j *gpusched.Job, done float64) (float64, error) 
 	return above[len(above)/2], nil
 }
 
-// TestGroupCeiling measures, on the cell whose compare flags GPUSCHED_CEILING holds, A-SRPT
-// with the group-distribution ceiling beside asrpt, asrpt-oracle and tiresias (migrations as
-// the flags say: off by default). A measurement for issue #28, not a check: it skips unless
-// the variable is set.
-func TestGroupCeiling(t *testing.T) {
-	spec := os.Getenv("GPUSCHED_CEILING")
+// TestGroupDistribution measures, on the cell whose compare flags GPUSCHED_GROUP_DIST holds,
+// A-SRPT sized from its groups' true distributions (groupDist) beside asrpt, asrpt-oracle,
+// tiresias and tiresias with 2D-Gittins (migrations as the flags say: off by default).
+// benchmarks/asrpt.md, "What the Rubick workloads' features can tell", has the figures. A
+// measurement for issue #28, not a check: it skips unless the variable is set.
+func TestGroupDistribution(t *testing.T) {
+	spec := os.Getenv("GPUSCHED_GROUP_DIST")
 	if spec == "" {
-		t.Skip("set GPUSCHED_CEILING to a cell's compare flags to measure the group-distribution ceiling")
+		t.Skip("set GPUSCHED_GROUP_DIST to a cell's compare flags to measure A-SRPT sized from its groups' true distributions")
 	}
 	fs, o := newFlags("compare", io.Discard)
 	fs.StringVar(&o.policies, "policies", "all", "")
@@ -126,9 +126,9 @@ func TestGroupCeiling(t *testing.T) {
 		name string
 		mean bool
 		fb   bool
-	}{{"ceiling-median", false, false}, {"ceiling-mean", false, false}, {"ceiling-median+fb", false, true}} {
+	}{{"group-median", false, false}, {"group-mean", false, false}, {"group-median+fb", false, true}} {
 		v.mean = strings.Contains(v.name, "mean")
-		s, err := asrpt.New(asrpt.Options{Estimator: newGroupCeiling(w.records, v.mean), Cost: cost, Name: v.name,
+		s, err := asrpt.New(asrpt.Options{Estimator: newGroupDist(w.records, v.mean), Cost: cost, Name: v.name,
 			RestoreTime: o.restoreSeconds(), NoConsolidate: off, NoMigrate: off, NoGroupFallback: !v.fb,
 			BurstGap: burstGap(o.burstGap), Patient: o.conversion == "patient"})
 		if err != nil {
