@@ -3,6 +3,7 @@ package asrpt
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -611,5 +612,29 @@ func TestReestimationToleratesRounding(t *testing.T) {
 	}
 	if n, _, _ := s.Predicted("a"); n != 10 {
 		t.Errorf("progress 9.99: prediction %v, want 10", n)
+	}
+}
+
+// TestZeroAndNilPlanChoice: a PlanChoice not built by NewPlanChoice (the zero value or a nil
+// pointer) answers every method with an error or nothing, never a panic (issue #34).
+func TestZeroAndNilPlanChoice(t *testing.T) {
+	c := oneServer(4)
+	v := gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "j", GPUs: 1, StepTime: 1}}}}
+	for name, p := range map[string]*PlanChoice{"zero": {}, "nil": nil} {
+		if _, err := p.Schedule(v); err == nil {
+			t.Errorf("%s: Schedule accepted", name)
+		}
+		if err := p.SaveState(io.Discard); err == nil {
+			t.Errorf("%s: SaveState accepted", name)
+		}
+		if err := p.RestoreState(strings.NewReader("{}")); err == nil {
+			t.Errorf("%s: RestoreState accepted", name)
+		}
+		p.JobCompleted(gpusched.Completion{Job: v.Pending[0].Job})
+		if _, ok := p.Choice("j"); ok {
+			t.Errorf("%s: Choice found a job", name)
+		}
+		_ = p.String()
+		_ = p.Inner()
 	}
 }

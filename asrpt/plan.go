@@ -1,6 +1,7 @@
 package asrpt
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -51,13 +52,34 @@ func NewPlanChoice(opt Options) (*PlanChoice, error) {
 }
 
 // String returns the scheduler's name.
-func (p *PlanChoice) String() string { return p.name }
+func (p *PlanChoice) String() string {
+	if p == nil {
+		return ""
+	}
+	return p.name
+}
+
+// ready returns an error for a nil or zero PlanChoice (one not built by NewPlanChoice).
+func (p *PlanChoice) ready() error {
+	if p == nil || p.inner == nil || p.cost == nil {
+		return errors.New("asrpt: a nil or zero PlanChoice: build it with NewPlanChoice")
+	}
+	return nil
+}
 
 // Inner returns the A-SRPT scheduler that schedules the jobs under their chosen plans.
-func (p *PlanChoice) Inner() *Scheduler { return p.inner }
+func (p *PlanChoice) Inner() *Scheduler {
+	if p == nil {
+		return nil
+	}
+	return p.inner
+}
 
 // Choice returns the plan choice made for a job, if it was seen.
 func (p *PlanChoice) Choice(id gpusched.JobID) (int, bool) {
+	if p == nil {
+		return 0, false
+	}
 	c, ok := p.chosen[id]
 	return c.k, ok
 }
@@ -103,6 +125,9 @@ func (p *PlanChoice) choose(j *gpusched.Job, c *topology.Cluster) *gpusched.Job 
 
 // Schedule implements gpusched.Scheduler.
 func (p *PlanChoice) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := p.ready(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	in := v
 	for i, list := range [][]gpusched.JobStatus{v.Pending, v.Running} {
 		buf := p.bufs[i][:0]
@@ -130,6 +155,9 @@ func (p *PlanChoice) Schedule(v gpusched.View) (gpusched.Decision, error) {
 
 // JobCompleted tells the inner scheduler, with the job as it saw it, and forgets the choice.
 func (p *PlanChoice) JobCompleted(c gpusched.Completion) {
+	if p.ready() != nil {
+		return
+	}
 	if pc, ok := p.chosen[c.Job.ID]; ok {
 		c.Job = pc.job
 		delete(p.chosen, c.Job.ID)
@@ -139,7 +167,17 @@ func (p *PlanChoice) JobCompleted(c gpusched.Completion) {
 
 // SaveState saves the inner scheduler's state; the plan choices are made again, identically,
 // from the jobs of the next view.
-func (p *PlanChoice) SaveState(w io.Writer) error { return p.inner.SaveState(w) }
+func (p *PlanChoice) SaveState(w io.Writer) error {
+	if err := p.ready(); err != nil {
+		return err
+	}
+	return p.inner.SaveState(w)
+}
 
 // RestoreState restores the inner scheduler's state (see SaveState).
-func (p *PlanChoice) RestoreState(r io.Reader) error { return p.inner.RestoreState(r) }
+func (p *PlanChoice) RestoreState(r io.Reader) error {
+	if err := p.ready(); err != nil {
+		return err
+	}
+	return p.inner.RestoreState(r)
+}
