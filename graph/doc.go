@@ -93,7 +93,9 @@
 // optimizer time per parameter, CPU and PCIe figures for offload, and the RingLayout that says
 // how rings use the paths between servers: ServerGrouped, or HalfDuplexPairs where the two
 // directions of a server pair's path share its capacity, as the Pollux T4 testbed measured,
-// each keeping PairDuplex of it for itself).
+// each keeping PairDuplex of it for itself, and BucketStepLatency, a latency per ring step
+// and 25 MiB gradient bucket of the data-parallel all-reduce over servers, half a
+// millisecond on that testbed's Ethernet).
 // With Options{} a job gets the constants of the GPU type it is placed on (HardwareConstants),
 // fitted by package perf jointly across every model measured on that type in ../shared/data:
 // the A800 on the Rubick artifact's five models (carried over to the A100, same chip, and the

@@ -81,8 +81,8 @@ func run(dir string, k int) error {
 
 	fmt.Println("#### Hardware constants fitted on every model of a GPU type (the shipped ones), by `perf.Fit` as `gpusched perf fit` runs it; every fitted constant compared with the shipped one (1%)")
 	fmt.Println()
-	fmt.Println("| GPU | rows | models | compute | compute fp32 | layer overhead | intra | inter | overlap | step overhead | optimizer /param | CPU optimizer /param/thread | host optimizer /param | host bandwidth | ring layout | pair duplex | fit time |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| GPU | rows | models | compute | compute fp32 | layer overhead | intra | inter | overlap | step overhead | optimizer /param | CPU optimizer /param/thread | host optimizer /param | host bandwidth | ring layout | pair duplex | bucket step latency | fit time |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, set := range [][]*perf.Case{a800, t4} {
 		start := time.Now()
 		// What `gpusched perf fit -in <the type's files>` runs.
@@ -105,9 +105,12 @@ func run(dir string, k int) error {
 		if d := perf.ConstantsDiffer(e, shipped, hf.Fitted, 0.01); len(d) > 0 {
 			match = "DIFFERS from shipped: " + strings.Join(d, ", ")
 		}
-		fmt.Printf("| %s | %d | %d | %.4g | %.4g | %.3g s | %.3g | %.3g | %.3g | %.3g s | %.3g s | %.3g s | %.3g s | %.3g GB/s | %s | %.3g | %.1f s (%s) |\n",
+		fmt.Printf("| %s | %d | %d | %.4g | %.4g | %.3g s | %.3g | %.3g | %.3g | %.3g s | %.3g s | %.3g s | %.3g s | %.3g GB/s | %s | %.3g | %.3g ms | %.1f s (%s) |\n",
 			hf.Family, hf.Rows, len(hf.Models), e.Compute, e.ComputeFP32, e.LayerOverhead, e.IntraComm, e.InterComm, e.Overlap, e.StepOverhead,
-			e.OptimizerPerParam, e.CPUOptimizerPerParam, e.HostOptimizerPerParam, e.HostBandwidth/1e9, e.RingLayout, e.PairDuplex, time.Since(start).Seconds(), match)
+			e.OptimizerPerParam, e.CPUOptimizerPerParam, e.HostOptimizerPerParam, e.HostBandwidth/1e9, e.RingLayout, e.PairDuplex, 1e3*e.BucketStepLatency, time.Since(start).Seconds(), match)
+		if match != "matches shipped" {
+			fmt.Fprintf(os.Stderr, "perfmodel: %s fitted: %#v\n", hf.Family, e)
+		}
 	}
 	fmt.Println()
 	fmt.Println("Constants a type's rows do not inform keep the textbook values (T4: 16-bit compute, offload); graph ships them carried over from the A800, see `graph.ShippedHardware`.")
