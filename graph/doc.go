@@ -107,8 +107,8 @@
 // How close the model comes (benchmarks/perf.md has the tables and bench/perf_model.sh
 // reproduces them): predicting a model with the constants fitted on the other models of its
 // GPU type alone, the step-time error is 5-9% for BERT-large and GPT-2 but 25-43% for
-// LLaMA-7B, T5 and ViT on the A800, and 10-19% on the T4; refining each model on 5 profiles
-// brings the A800 models to 5-10% except ViT (43%) and the T4 models to 7-12%.
+// LLaMA-7B, T5 and ViT on the A800, and 11-18% on the T4; refining each model on 5 profiles
+// brings the A800 models to 5-10% except ViT (43%) and the T4 models to 5-11%.
 // What the constants cannot carry across models is each one's implementation: the A800's
 // tensor- and pipeline-parallel (Megatron-LM) runs of LLaMA-7B and T5 compute at 0.65x and
 // 2.9x the pace the other models' runs predict (their fitted factors), and ViT and T5 pay a
