@@ -77,7 +77,22 @@ type Efficiency struct {
 	// layout's full halving; 1 makes HalfDuplexPairs ServerGrouped. Ignored under
 	// ServerGrouped.
 	PairDuplex float64 `json:"pair_duplex,omitempty"`
+	// BucketStepLatency is a time in seconds that each step of a data-parallel gradient
+	// all-reduce over several servers pays per gradient bucket, beyond its bytes over the
+	// bandwidth and the links' own latency: frameworks all-reduce the gradients in buckets of
+	// GradientBucketBytes (PyTorch DDP), each a ring of 2(n-1) steps over n GPUs, and every
+	// step waits for one message over the network (a TCP/IP stack on Ethernet, a proxy
+	// thread, a kernel launch). A ring of B bytes over n GPUs on several servers pays
+	// ceil(B / GradientBucketBytes) x 2(n-1) x BucketStepLatency more (x 1.5 under ZeRO-3).
+	// It is part of the synchronisation, overlapped like the rest. 0 leaves the term out; at
+	// least 0.
+	BucketStepLatency float64 `json:"bucket_step_latency,omitempty"`
 }
+
+// GradientBucketBytes is the size of the buckets in which data-parallel gradients are
+// all-reduced (Efficiency.BucketStepLatency): PyTorch DistributedDataParallel's default
+// bucket_cap_mb of 25 MiB.
+const GradientBucketBytes = 25 << 20
 
 // ComputeSizeRef is the forward FLOPs of one layer per micro-batch and GPU at which
 // Efficiency.ComputeSizeExponent leaves the achieved fraction of peak at Efficiency.Compute.
@@ -117,7 +132,7 @@ func (e Efficiency) Validate() error {
 		v          float64
 	}{
 		{"step_overhead", "seconds", e.StepOverhead}, {"layer_overhead", "seconds", e.LayerOverhead},
-		{"compute_size_exponent", "", e.ComputeSizeExponent},
+		{"compute_size_exponent", "", e.ComputeSizeExponent}, {"bucket_step_latency", "seconds", e.BucketStepLatency},
 		{"optimizer_per_param", "seconds", e.OptimizerPerParam}, {"cpu_optimizer_per_param", "seconds", e.CPUOptimizerPerParam},
 		{"host_optimizer_per_param", "seconds", e.HostOptimizerPerParam}, {"host_bandwidth", "bytes per second", e.HostBandwidth},
 	} {
@@ -304,7 +319,10 @@ func IterationTime(model *Model, plan Plan, cluster *topology.Cluster, placement
 //	T_s       = compute_s + tp_s + pp_s;  T = max_s T_s (the bottleneck stage)
 //	pipeline  = (m + PP - 1) x T   (1F1B; Bubble = (PP - 1) x T)
 //	dp_s      = f.Comm x ring all-reduce over the stage's DP ring of ParamBytes_s / TP bytes
-//	            (x 1.5 under ZeRO-3, which adds parameter all-gathers); slowest ring
+//	            (x 1.5 under ZeRO-3, which adds parameter all-gathers); slowest ring; a
+//	            ring over several servers adds ceil(ParamBytes_s / TP / GradientBucketBytes)
+//	            x 2(n-1) x E.BucketStepLatency (x 1.5 under ZeRO-3): one latency per ring
+//	            step and gradient bucket
 //	exposed_s = dp_s - min(E.Overlap x dp_s, backward time of one micro-batch of stage s)
 //	            without ZeRO; under ZeRO the reduce-scatter half overlaps so and the rest
 //	            (the parameter all-gather after the optimizer step) is exposed
@@ -705,6 +723,16 @@ func (r ringGeo) allReduce(bytes, count float64, eff Efficiency) float64 {
 	return 2*(r.n-1)/r.n*bytes/bw + count*2*(r.n-1)*r.lat
 }
 
+// bucketSteps returns the time the gradient buckets' steps add to a data-parallel all-reduce
+// of bytes (one all-reduce's volume; count of them) over the ring: on a ring over several
+// servers, ceil(bytes / GradientBucketBytes) x count x 2(n-1) x eff.BucketStepLatency.
+func (r ringGeo) bucketSteps(bytes, count float64, eff Efficiency) float64 {
+	if r.n < 2 || r.servers < 2 || bytes <= 0 || eff.BucketStepLatency == 0 {
+		return 0
+	}
+	return math.Ceil(bytes/GradientBucketBytes) * count * 2 * (r.n - 1) * eff.BucketStepLatency
+}
+
 // linkGeo is what the cost model needs of a point-to-point path.
 type linkGeo struct {
 	bw, lat float64
@@ -951,7 +979,7 @@ func (c *Compiled) timing(geo *geometry, eff Efficiency, f ModelFactors) Breakdo
 		dp := 0.0
 		bytes = c.dpFactor * st.ParamBytes / c.tpDiv
 		for _, r := range geo.dp[geo.dpOff[s]:geo.dpOff[s+1]] {
-			dp = max(dp, r.allReduce(bytes, c.dpFactor, eff))
+			dp = max(dp, r.allReduce(bytes, c.dpFactor, eff)+r.bucketSteps(st.ParamBytes/c.tpDiv, c.dpFactor, eff))
 		}
 		dp *= f.Comm
 		ts := c.computeMul*fwd + tp + pp

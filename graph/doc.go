@@ -93,7 +93,9 @@
 // optimizer time per parameter, CPU and PCIe figures for offload, and the RingLayout that says
 // how rings use the paths between servers: ServerGrouped, or HalfDuplexPairs where the two
 // directions of a server pair's path share its capacity, as the Pollux T4 testbed measured,
-// each keeping PairDuplex of it for itself).
+// each keeping PairDuplex of it for itself, and BucketStepLatency, a latency per ring step
+// and 25 MiB gradient bucket of the data-parallel all-reduce over servers, half a
+// millisecond on that testbed's Ethernet).
 // With Options{} a job gets the constants of the GPU type it is placed on (HardwareConstants),
 // fitted by package perf jointly across every model measured on that type in ../shared/data:
 // the A800 on the Rubick artifact's five models (carried over to the A100, same chip, and the
@@ -105,8 +107,8 @@
 // How close the model comes (benchmarks/perf.md has the tables and bench/perf_model.sh
 // reproduces them): predicting a model with the constants fitted on the other models of its
 // GPU type alone, the step-time error is 5-9% for BERT-large and GPT-2 but 25-43% for
-// LLaMA-7B, T5 and ViT on the A800, and 10-19% on the T4; refining each model on 5 profiles
-// brings the A800 models to 5-10% except ViT (43%) and the T4 models to 7-12%.
+// LLaMA-7B, T5 and ViT on the A800, and 11-18% on the T4; refining each model on 5 profiles
+// brings the A800 models to 5-10% except ViT (43%) and the T4 models to 5-11%.
 // What the constants cannot carry across models is each one's implementation: the A800's
 // tensor- and pipeline-parallel (Megatron-LM) runs of LLaMA-7B and T5 compute at 0.65x and
 // 2.9x the pace the other models' runs predict (their fitted factors), and ViT and T5 pay a

@@ -162,13 +162,13 @@ func ExampleHardwareConstants() {
 	// h100  fitted false compute 0.173 of peak
 	// t4    fitted true  compute 0.173 of peak
 	// A800-SXM4-80GB: 0.22 s per iteration
-	// T4-16GB: 3.39 s per iteration
+	// T4-16GB: 3.48 s per iteration
 }
 
 // The ring layout says how a ring's hops use the paths between servers. Under the default,
 // ServerGrouped, spreading a job over more servers never makes its all-reduce faster; the
 // Pollux T4 testbed's measurements call for HalfDuplexPairs, where a ring over two servers
-// runs both directions over one path (each gets 1 / (2 - Efficiency.PairDuplex) of it, 0.65
+// runs both directions over one path (each gets 1 / (2 - Efficiency.PairDuplex) of it, 0.59
 // with the fitted constants), so "22" syncs more slowly than "1111". Printed: the exposed sync time (Breakdown.DP) of BERT fine-tuning at 8 samples per
 // GPU with the testbed's fitted constants (graph.HardwareConstants("t4")); measured there: "22" 1.44 s, "1111" 0.66 s,
 // "11" 0.76 s, "111" 0.56 s.
@@ -189,6 +189,6 @@ func ExampleRingLayout() {
 		fmt.Println()
 	}
 	// Output:
-	// server-grouped     22   0.77 s  1111 0.77 s  11   0.43 s  111  0.66 s
-	// half-duplex-pairs  22   1.31 s  1111 0.77 s  11   0.79 s  111  0.66 s
+	// server-grouped     22   0.69 s  1111 0.69 s  11   0.36 s  111  0.57 s
+	// half-duplex-pairs  22   1.29 s  1111 0.69 s  11   0.76 s  111  0.57 s
 }

@@ -48,11 +48,14 @@ var (
 	// ImageNet, all taken to run in fp32; 4 x T4 servers, 50 Gb/s Ethernet; data parallel).
 	// The fit weighs each row's measured sync_time beside its step time (perf.SyncWeight): the
 	// single-server syncs (PCIe, no peer-to-peer) are 7x slower than IntraComm 0.8 had them.
-	// A ring over two servers gets 1 / (2 - PairDuplex) = 0.65 of the inter-server bandwidth
+	// A ring over two servers gets 1 / (2 - PairDuplex) = 0.59 of the inter-server bandwidth
 	// (HalfDuplexPairs' full halving over-predicted the two-server rows: resnet18 left out of
 	// the fit, by 42-50% at per-GPU batches under 256 against 6-11% on three and four servers).
-	t4Constants = Efficiency{ComputeFP32: 0.06945, LayerOverhead: 5.256e-05, ComputeSizeExponent: 0.01082, IntraComm: 0.1402, InterComm: 0.1024,
-		Overlap: 0.7954, StepOverhead: 0.004128, OptimizerPerParam: 1.370e-09, RingLayout: HalfDuplexPairs, PairDuplex: 0.4710}
+	// Each ring step of the gradient all-reduce over servers costs 0.54 ms per 25 MiB bucket
+	// (BucketStepLatency: any two of the three models fit 0.46-0.65 ms).
+	t4Constants = Efficiency{ComputeFP32: 0.07118, LayerOverhead: 3.565e-05, ComputeSizeExponent: 0.007803, IntraComm: 0.1461, InterComm: 0.1196,
+		Overlap: 0.7940, StepOverhead: 0.003336, OptimizerPerParam: 1.532e-09, RingLayout: HalfDuplexPairs, PairDuplex: 0.3147,
+		BucketStepLatency: 5.424e-04}
 )
 
 // shipped returns the shipped table, in a fixed order.

@@ -19,12 +19,14 @@
 //     intra- and inter-server collective efficiency, overlap of gradient synchronisation with
 //     the backward pass, step overhead, optimizer time per parameter, CPU optimizer and PCIe
 //     figures, ring layout and, under HalfDuplexPairs, how much of a two-server path each
-//     direction keeps). FitHardware fits them jointly across several models of one GPU
-//     type, each model with its own factors held near 1 by a prior JointFactorStrength times
-//     as firm as a refinement's, so that the constants describe what the models share and
-//     predict a model the fit did not see. Of the ring layouts, it keeps the one whose
+//     direction keeps and the latency of each ring step per gradient bucket over servers).
+//     FitHardware fits them jointly across several models of one GPU type, each model with
+//     its own factors held near 1 by a prior JointFactorStrength times as firm as a
+//     refinement's, so that the constants describe what the models share and predict a
+//     model the fit did not see. Of the ring layouts, it keeps the one whose
 //     predicted synchronisation ranks the measured sync times best across placements (the
-//     lower loss where no row has one); under HalfDuplexPairs it then fits PairDuplex too.
+//     lower loss where no row has one); under HalfDuplexPairs it then fits PairDuplex and
+//     BucketStepLatency (a latency per ring step and gradient bucket over servers) too.
 //     graph.HardwareConstants ships the constants fitted on ../shared/data.
 //   - graph.ModelFactors, a model's own coefficients (compute, communication, optimizer,
 //     tensor/pipeline-parallel compute factors and an overhead of its own). RefineFrom fits

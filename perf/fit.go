@@ -25,7 +25,8 @@ type paramSpec struct {
 type usage struct {
 	fp16, fp32, intra, inter, dp, offload, gpuOpt bool
 	// halfDuplex: the fit's ring layout is HalfDuplexPairs (set by fitHardware once the
-	// layout is chosen, never by usageOf), so that pair_duplex can matter.
+	// layout is chosen, never by usageOf), so that pair_duplex can matter and the Ethernet
+	// links' per-bucket step latency (bucket_step_latency) is fitted with it.
 	halfDuplex bool
 }
 
@@ -42,6 +43,7 @@ var hardwareParams = []paramSpec{
 	{"cpu_optimizer_per_param", false, func(e *graph.Efficiency) *float64 { return &e.CPUOptimizerPerParam }, 3e-9, func(u *usage) bool { return u.offload }},
 	{"host_optimizer_per_param", false, func(e *graph.Efficiency) *float64 { return &e.HostOptimizerPerParam }, 3e-10, func(u *usage) bool { return u.offload }},
 	{"host_bandwidth", false, func(e *graph.Efficiency) *float64 { return &e.HostBandwidth }, 10e9, func(u *usage) bool { return u.offload }},
+	{"bucket_step_latency", false, func(e *graph.Efficiency) *float64 { return &e.BucketStepLatency }, 2e-4, func(u *usage) bool { return u.inter && u.halfDuplex }},
 	{"pair_duplex", true, func(e *graph.Efficiency) *float64 { return &e.PairDuplex }, 0.5, func(u *usage) bool { return u.inter && u.halfDuplex }},
 }
 
@@ -360,8 +362,9 @@ type HardwareFit struct {
 // rows, ...); the others keep the prior's values. prior is the starting point (its zero
 // constants start from typical values); with layouts, every ring layout is tried and the best
 // kept, else the prior's is used. When the layout kept is HalfDuplexPairs and some rows span
-// servers, graph.Efficiency.PairDuplex is then fitted with the other constants, from that
-// layout's fit (the prior's PairDuplex, or 0.5, to start). The fit uses gonum's L-BFGS and Nelder-Mead and is
+// servers, graph.Efficiency.PairDuplex and graph.Efficiency.BucketStepLatency are then fitted
+// with the other constants, from that layout's fit (the prior's values, or 0.5 and 0.2 ms, to
+// start). The fit uses gonum's L-BFGS and Nelder-Mead and is
 // deterministic. Errors wrap ErrTooFewRows (fewer rows than constants) or ErrBadRow (cases of
 // several families).
 func FitHardware(cases []*Case, prior graph.Efficiency, layouts bool) (HardwareFit, error) {
@@ -437,8 +440,12 @@ func fitHardware(cases []*Case, prior graph.Efficiency, layouts bool, strength f
 		// Under HalfDuplexPairs, how much of a two-server path each direction keeps
 		// (Efficiency.PairDuplex) is fitted with the others, from the layout's fit: the
 		// Pollux T4 rows halve the two-server rings' bandwidth less than the full halving
-		// (benchmarks/perf.md, round 3). Fitted after the layout is chosen, so that the
-		// choice and the fits that keep ServerGrouped (the A800's) are as before.
+		// (benchmarks/perf.md, round 3). So is the per-bucket step latency of the gradient
+		// all-reduce over servers (Efficiency.BucketStepLatency): the T4 testbed's Ethernet
+		// adds about half a millisecond per ring step and 25 MiB bucket, fitted alike by any
+		// two of its three models (round 4). Fitted after the layout is chosen, so that the
+		// choice and the fits that keep ServerGrouped (the A800's: RDMA, microseconds) are as
+		// before.
 		var pd []paramSpec
 		for _, ps := range hardwareParams {
 			if ps.use(&u) {
@@ -446,7 +453,7 @@ func fitHardware(cases []*Case, prior graph.Efficiency, layouts bool, strength f
 			}
 		}
 		p.active, p.base, p.x0 = pd, best.Efficiency, priorVector(pd, &prior)
-		start := slices.Clone(p.x0) // pair_duplex from the prior's (or its typical value)
+		start := slices.Clone(p.x0) // pair_duplex and bucket_step_latency from the prior's (or their typical values)
 		for i, ps := range pd {
 			if j := slices.IndexFunc(active, func(a paramSpec) bool { return a.name == ps.name }); j >= 0 {
 				start[i] = bestX[j] // the others from the layout's fit

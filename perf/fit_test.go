@@ -396,3 +396,53 @@ func TestClearlyBetter(t *testing.T) {
 		}
 	}
 }
+
+// TestFitUsesSyncTime (issue #30, cause 5): where rows measure sync_time, the fits weigh it
+// (SyncWeight). Rows of ResNet-50 on T4 servers whose step times are exactly what the shipped
+// constants predict with factors of 1, and whose measured syncs are twice the predicted
+// exposed synchronisation: without the sync times the refinement keeps the communication factor
+// near 1; with them it raises it, trading compute for communication. A fit that ignored the
+// column would leave both alike.
+func TestFitUsesSyncTime(t *testing.T) {
+	eff, _ := graph.HardwareConstants("t4")
+	var b strings.Builder
+	b.WriteString("model,precision,gpu,placement,local_batch,step_time\n")
+	for _, pl := range []string{"1", "4", "11", "22", "1111", "44", "4444"} {
+		for _, bs := range []int{16, 32, 64} {
+			fmt.Fprintf(&b, "resnet50,fp32,t4,%s,%d,1\n", pl, bs)
+		}
+	}
+	rows, err := Read(strings.NewReader(b.String()), "sync.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := Prepare(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		bd, err := c.Placed.Time(eff, graph.ModelFactors{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Row.StepTime = bd.Total
+		c.Row.SyncTime = math.NaN()
+	}
+	without, err := Refine(cases, eff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		bd, _ := c.Placed.Time(eff, graph.ModelFactors{})
+		c.Row.SyncTime = min(2*bd.DP, c.Row.StepTime)
+	}
+	with, err := Refine(cases, eff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("comm factor without sync times %.3f, with %.3f; compute %.3f, %.3f", without.Comm, with.Comm, without.Compute, with.Compute)
+	if math.Abs(without.Comm-1) > 0.02 || !(with.Comm > 1.1) || !(with.Compute < without.Compute) {
+		t.Errorf("comm factor without sync times %.3f (want about 1), with %.3f (want above 1.1); compute %.3f -> %.3f (want lower)",
+			without.Comm, with.Comm, without.Compute, with.Compute)
+	}
+}

@@ -245,3 +245,48 @@ func TestUnevenHeadsColumn(t *testing.T) {
 		t.Errorf("even heads: %v", err)
 	}
 }
+
+// TestExplicitColumnsPredict (issue #30, "what to build"): the rows the issue asked to be
+// expressible are predicted end to end, and the columns change the prediction the way the cost
+// model says: T5-3B on 3 GPUs of uneven tensor parallelism (the busiest rank holds 11 of 32
+// heads) is slower than on 4 GPUs (8 of 32) and faster than on 1, its compute less than 11/8
+// of tp 4's (the per-layer overheads do not grow); gradient accumulation in 4
+// steps of the same global batch pays the per-layer overheads 4 times and runs smaller
+// micro-batches, so it is slower than one step, by less than 4x.
+func TestExplicitColumnsPredict(t *testing.T) {
+	const in = "model,gpu,placement,tp,dp,global_batch,uneven_heads,micro_batches,grad_accum,step_time\n" +
+		"t5-3b,a800,1,1,1,4,0,,,1\n" +
+		"t5-3b,a800,3,3,1,4,1,,,1\n" +
+		"t5-3b,a800,4,4,1,4,0,,,1\n" +
+		"bert-large,a800,8,1,8,64,0,,1,1\n" +
+		"bert-large,a800,8,1,8,64,0,4,4,1\n"
+	rows, err := Read(strings.NewReader(in), "x.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := Prepare(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := Predict(nil, cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt := func(i int) float64 { return pred[i].Breakdown.Total }
+	for i := range pred {
+		if !(tt(i) > 0) || math.IsInf(tt(i), 0) {
+			t.Fatalf("row %d: predicted %v", i, tt(i))
+		}
+	}
+	if !(tt(1) < tt(0) && tt(1) > tt(2)) {
+		t.Errorf("t5-3b: tp 1 %.4g s, tp 3 (uneven) %.4g s, tp 4 %.4g s: want tp 1 > tp 3 > tp 4", tt(0), tt(1), tt(2))
+	}
+	// The FLOPs of the busiest rank grow by 11/8 from tp 4 to tp 3; the per-layer overheads
+	// do not grow.
+	if c3, c4 := pred[1].Breakdown.Compute, pred[2].Breakdown.Compute; !(c3 > c4*1.05 && c3 < c4*11/8) {
+		t.Errorf("t5-3b compute: tp 3 %.4g s, tp 4 %.4g s: want more, and less than 11/8 of it", c3, c4)
+	}
+	if cases[4].Row.Plan.MicroBatches != 4 || !(tt(4) > tt(3) && tt(4) < 4*tt(3)) {
+		t.Errorf("bert-large: 1 step %.4g s, 4 accumulation steps (%d micro-batches) %.4g s", tt(3), cases[4].Row.Plan.MicroBatches, tt(4))
+	}
+}

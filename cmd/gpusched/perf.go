@@ -149,7 +149,7 @@ func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
 		e := h.Efficiency
 		layout := e.RingLayout.String()
 		if e.RingLayout == graph.HalfDuplexPairs {
-			layout += fmt.Sprintf(" (pair duplex %.3g)", e.PairDuplex)
+			layout += fmt.Sprintf(" (pair duplex %.3g, bucket step latency %.3g s)", e.PairDuplex, e.BucketStepLatency)
 		}
 		fmt.Fprintf(report, "%s: hardware constants fitted on %d rows: compute %.3g (fp32 %.3g) of peak, layer overhead %.3g s, intra %.3g / inter %.3g of link bandwidth, overlap %.3g, step overhead %.3g s, optimizer %.3g s/param, %s\n",
 			h.Family, h.Rows, e.Compute, e.ComputeFP32, e.LayerOverhead, e.IntraComm, e.InterComm, e.Overlap, e.StepOverhead, e.OptimizerPerParam, layout)

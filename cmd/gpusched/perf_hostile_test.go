@@ -24,6 +24,7 @@ func TestPerfHostile(t *testing.T) {
 	short := writeTemp(t, "short.csv", head+"bert-large,a800,44,32\n")
 	wrongTP := writeTemp(t, "tp.csv", "model,gpu,placement,global_batch,tp,pp,step_time\nbert-large,a800,8,32,8,2,0.2\n")
 	badCal := writeTemp(t, "cal.json", `{"hardware":{"a800":{"compute":0.2,"intra_comm":0.3,"inter_comm":0.3,"overlap":0.1,"step_overhead":0.01,"compute_size_exponent":-1}}}`)
+	badLatency := writeTemp(t, "lat.json", `{"hardware":{"t4":{"compute":0.2,"intra_comm":0.3,"inter_comm":0.3,"overlap":0.1,"ring_layout":"half-duplex-pairs","bucket_step_latency":-0.001}}}`)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -44,6 +45,7 @@ func TestPerfHostile(t *testing.T) {
 		{[]string{"perf", "predict", "-in", short}, "short.csv:2: 4 fields, the header has 6"},
 		{[]string{"perf", "predict", "-in", wrongTP}, "tp.csv:2: dp 0 x tp 8 x pp 2"},
 		{[]string{"perf", "predict", "-perf", badCal, "-in", good}, "compute_size_exponent -1 must be a non-negative finite number"},
+		{[]string{"perf", "predict", "-perf", badLatency, "-in", good}, "bucket_step_latency -0.001 must be a non-negative finite number of seconds"},
 	} {
 		_, err := runCmd(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
