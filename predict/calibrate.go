@@ -157,7 +157,7 @@ type calibrator struct {
 	// jobWeights makes every window weigh each job 1 instead of each batch
 	// (Options.CalibrationJobWeights).
 	jobWeights bool
-	local      map[string]*[2]float64
+	local      map[string]*userOffsets
 	groups     map[string]*pitWindow
 	users      map[string]*pitWindow
 	global     pitWindow
@@ -259,13 +259,15 @@ func (c *calibrator) adaptUser(f *gpusched.Features, key string, below, above bo
 		}
 	}
 	if c.local == nil || len(c.local) >= c.maxKeys {
-		c.local = map[string]*[2]float64{}
+		c.local = map[string]*userOffsets{}
 	}
-	o := c.local[f.User]
-	if o == nil {
-		o = &[2]float64{}
-		c.local[f.User] = o
+	u := c.local[f.User]
+	if u == nil {
+		u = &userOffsets{}
+		c.local[f.User] = u
 	}
+	u.seq = c.seq
+	o := &u.off
 	b, a := 0.0, 0.0
 	if below {
 		b = 1
@@ -275,6 +277,13 @@ func (c *calibrator) adaptUser(f *gpusched.Features, key string, below, above bo
 	}
 	o[0] = math.Max(-0.5, math.Min(0.5, o[0]-c.userStep*w*(b-0.1)))
 	o[1] = math.Max(-0.5, math.Min(0.5, o[1]+c.userStep*w*(a-0.1)))
+}
+
+// userOffsets are one user's offsets to the tail levels lo and hi (Options.CalibrationUserStep)
+// and the calibrator's seq at their last change (saving by changes).
+type userOffsets struct {
+	off [2]float64
+	seq uint64
 }
 
 // evictPIT drops the least recently updated quarter of m's keys (at least one).
@@ -331,8 +340,8 @@ func (c *calibrator) gridWith(f *gpusched.Features, dst []float64, user bool) []
 	lo, hi := c.lo, c.hi
 	if user {
 		lo, hi = lo+c.jobOff[0], hi+c.jobOff[1]
-		if o := c.local[f.User]; o != nil {
-			lo, hi = lo+o[0], hi+o[1]
+		if u := c.local[f.User]; u != nil {
+			lo, hi = lo+u.off[0], hi+u.off[1]
 		}
 		lo = math.Max(1e-6, math.Min(0.5, lo))
 		hi = math.Min(1-1e-6, math.Max(0.5, hi))

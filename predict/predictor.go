@@ -1189,6 +1189,7 @@ func (p *Predictor) rememberFirstQ(id gpusched.JobID, q []float32, src Source) {
 	if pj, ok := p.pending[id]; ok && pj.firstQ == nil {
 		pj.firstQ, pj.firstSrc = q, src
 		p.pending[id] = pj
+		p.noteDirty(id)
 	}
 }
 
