@@ -79,7 +79,8 @@ type groupAccStateJSON struct {
 }
 
 // pendingExtraJSON is what a remembered job holds beyond its History and first estimate:
-// its arrival features (gap, group hour, user hour, running; NaN unknown) and group when it
+// its arrival features (gap, group hour, user hour, running; -1: unknown, so that a state
+// holds no NaN here and decodes to equal values) and group when it
 // is counted among its group's running jobs, and its first uncalibrated quantiles and their
 // source (Options.CalibrationAtArrival).
 type pendingExtraJSON struct {
@@ -98,7 +99,13 @@ func encodePendingExtra(pj *pendingJob) *pendingExtraJSON {
 	e := &pendingExtraJSON{}
 	if pj.hasArr {
 		a := &pj.arr
-		e.Arrival = jfList{jf(a.gap), jf(a.groupHour), jf(a.userHour), jf(a.running)}
+		e.Arrival = make(jfList, 4)
+		for i, v := range [...]float64{a.gap, a.groupHour, a.userHour, a.running} {
+			e.Arrival[i] = jf(v)
+			if math.IsNaN(v) {
+				e.Arrival[i] = -1
+			}
+		}
 		e.Group = pj.group
 	}
 	if pj.firstQ != nil {
@@ -123,13 +130,18 @@ func (e *pendingExtraJSON) decode(pj *pendingJob) error {
 		}
 	case 4:
 		pj.hasArr, pj.group = true, e.Group
-		pj.arr = arrivalFeats{gap: float64(e.Arrival[0]), groupHour: float64(e.Arrival[1]),
-			userHour: float64(e.Arrival[2]), running: float64(e.Arrival[3])}
-		for i, v := range e.Arrival {
-			if math.IsInf(float64(v), 0) || v < 0 {
-				return fmt.Errorf("arrival feature %d: %v", i, float64(v))
+		var v [4]float64
+		for i, x := range e.Arrival {
+			switch {
+			case x == -1:
+				v[i] = math.NaN() // unknown
+			case x >= 0: // +Inf too: a gap beyond float64 (arrivals far apart)
+				v[i] = float64(x)
+			default:
+				return fmt.Errorf("arrival feature %d: %v (at least 0, or -1: unknown)", i, float64(x))
 			}
 		}
+		pj.arr = arrivalFeats{gap: v[0], groupHour: v[1], userHour: v[2], running: v[3]}
 	default:
 		return fmt.Errorf("%d arrival features (4)", len(e.Arrival))
 	}

@@ -248,3 +248,22 @@ func TestRestoreOnlineStateCatchesDroppedParts(t *testing.T) {
 		})
 	}
 }
+
+// onlinePredictor returns a small predictor with every option that learns online, after a
+// replay of 120 jobs and one job left waiting: its state has every part of the online section.
+func onlinePredictor(t testing.TB) *Predictor {
+	t.Helper()
+	recs := workload(t, 120, 2)
+	o := persistOptions()
+	o.Trees, o.Window, o.MinSamples, o.MinLeaf = 2, 60, 30, 5
+	o.GroupMix, o.GroupMixAdaptive, o.ArrivalFeatures = 0.3, true, true
+	o.CalibrationUserStep, o.CalibrationJobStep, o.CalibrationAtArrival = 0.01, 0.01, true
+	p := mustNew(t, o)
+	for _, e := range replayEvents(recs) {
+		step(t, p, recs, e)
+	}
+	if _, err := p.Predict(&recs[0].Job); err != nil { // remembered again, with its extras
+		t.Fatal(err)
+	}
+	return p
+}
