@@ -182,7 +182,12 @@
 //
 // Save (or MarshalJSON) writes the complete learned state — options, forest, training rows,
 // window, histories, calibration windows, accuracy record, remembered jobs, retraining
-// counters — as versioned JSON (StateVersion) with exact floats; Load (or UnmarshalJSON)
+// counters, and what the options that learn online hold (the groups' runs and mixture scores
+// of GroupMix, the submissions of ArrivalFeatures and each remembered job's arrival features
+// and first quantiles, the tail offsets of CalibrationUserStep and CalibrationJobStep, the
+// per-group accuracies: an "online" section with its own version, absent where there is
+// nothing of it; a state written before it restores with those parts empty, as it did then) —
+// as versioned JSON (StateVersion) with exact floats; Load (or UnmarshalJSON)
 // restores a predictor that answers and goes on learning exactly as the saved one. Data of
 // another version, truncated or inconsistent, is an error wrapping ErrInvalidState, never a
 // panic. A default predictor with a full window (20,000 jobs) saves to about 17 MB in about

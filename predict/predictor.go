@@ -158,16 +158,14 @@ type Options struct {
 	// that coverage holds per user and not only on average. Default 0: none. On the Philly
 	// trace (benchmarks/predict-28.md) it brought per-cluster coverage towards 80% only by
 	// widening the intervals five- to tenfold (bursts of jobs that miss together drive a
-	// user's levels to their bounds), a worse interval score: measured, not recommended. Not
-	// yet part of Save's state: a loaded predictor starts the users' offsets at 0 and does not
-	// adapt them.
+	// user's levels to their bounds), a worse interval score: measured, not recommended. The
+	// users' offsets are part of the saved state (see Save).
 	CalibrationUserStep float64
 	// CalibrationJobStep is the same adaptation over all jobs, each weighing 1, on the
 	// coverage of their first estimates: the share of jobs, not of batches, that fall below
 	// and above the 80% interval tends to 10% each. Default 0: none. On the Philly trace step
 	// 0.001 gave 80.4% coverage but intervals four to five times wider and a worse interval
-	// score (benchmarks/predict-28.md): measured, not recommended. Not yet part of Save's
-	// state.
+	// score (benchmarks/predict-28.md): measured, not recommended. Part of the saved state.
 	CalibrationJobStep float64
 	// CalibrationAtArrival makes the calibration learn, from each finished job, where its
 	// length fell in the uncalibrated distribution the predictor gave it at its first
@@ -175,9 +173,9 @@ type Options struct {
 	// it finishes: by then the job's batch-mates (its group's jobs predicted alongside it) have
 	// often finished and sharpened the group's history, so that the latter is a narrower
 	// yardstick than the first estimate had, and its coverage falls short. The predictor keeps
-	// 41 quantiles (164 bytes) of each remembered job's first distribution; a job without one
-	// (no ID, forgotten, or predicted before a Load: they are not part of Save's state) is
-	// calibrated as without the option. Outcome.PIT is unchanged. Default false; measured on
+	// 41 quantiles (164 bytes) of each remembered job's first distribution (saved with it); a
+	// job without one (no ID, forgotten, or restored from a state written before they were
+	// saved) is calibrated as without the option. Outcome.PIT is unchanged. Default false; measured on
 	// the Philly trace with CalibrationJobWeights (see there): not part of WithRealDurations.
 	CalibrationAtArrival bool
 	// CalibrationJobWeights makes every finished job weigh 1 in the calibration windows,
@@ -196,14 +194,14 @@ type Options struct {
 	// group's and its user's submissions in the hour before, its group's jobs predicted and not
 	// yet observed (numeric extras ArrivalGroupGap, ArrivalGroupHour, ArrivalUserHour,
 	// ArrivalGroupRunning; Job.Arrival must be in seconds). Jobs without an ID are not counted
-	// as submissions. Default false. The submissions are not yet part of Save's state: a
-	// loaded predictor starts counting afresh.
+	// as submissions. Default false. The submissions and each remembered job's arrival
+	// features are part of the saved state.
 	ArrivalFeatures bool
 	// GroupMix, in [0, 1), mixes the empirical distribution of the last GroupMixRuns finished
 	// runs of the job's group into the forest's distribution before calibration: a group with
 	// n such runs weighs GroupMix * n / (n + 8), the forest the rest. The calibration then
-	// learns from the mixture's PITs. Default 0: the forest alone. The group's runs are not
-	// yet part of Save's state: a loaded predictor starts them empty.
+	// learns from the mixture's PITs. Default 0: the forest alone. The groups' runs (and their
+	// GroupMixAdaptive scores) are part of the saved state.
 	GroupMix float64
 	// GroupMixRuns is the number of a group's most recent runs GroupMix uses; default 200.
 	GroupMixRuns int
