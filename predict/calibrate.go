@@ -150,6 +150,8 @@ type calibrator struct {
 	// userStep is the step of each user's own adaptation of the tail levels, on top of lo and
 	// hi (Options.CalibrationUserStep; 0: none); local holds each user's offsets to lo and hi.
 	userStep float64
+	// userBound bounds each user's offsets (Options.CalibrationUserBound).
+	userBound float64
 	// jobStep and jobOff: the same over all jobs (Options.CalibrationJobStep).
 	jobStep   float64
 	jobOff    [2]float64
@@ -165,7 +167,7 @@ type calibrator struct {
 }
 
 func newCalibrator(limit int, prior, step float64, maxKeys int) *calibrator {
-	return &calibrator{limit: limit, prior: prior, step: step, lo: 0.1, hi: 0.9, maxKeys: maxKeys,
+	return &calibrator{limit: limit, prior: prior, step: step, lo: 0.1, hi: 0.9, maxKeys: maxKeys, userBound: 0.5,
 		groups: map[string]*pitWindow{}, users: map[string]*pitWindow{}}
 }
 
@@ -275,8 +277,16 @@ func (c *calibrator) adaptUser(f *gpusched.Features, key string, below, above bo
 	if above {
 		a = 1
 	}
-	o[0] = math.Max(-0.5, math.Min(0.5, o[0]-c.userStep*w*(b-0.1)))
-	o[1] = math.Max(-0.5, math.Min(0.5, o[1]+c.userStep*w*(a-0.1)))
+	o[0] = math.Max(-c.userBound, math.Min(c.userBound, o[0]-c.userStep*w*(b-0.1)))
+	o[1] = math.Max(-c.userBound, math.Min(c.userBound, o[1]+c.userStep*w*(a-0.1)))
+}
+
+// userBound returns the bound of the users' offsets for Options.CalibrationUserBound b.
+func userBound(b float64) float64 {
+	if b > 0 {
+		return b
+	}
+	return 0.5
 }
 
 // userOffsets are one user's offsets to the tail levels lo and hi (Options.CalibrationUserStep)

@@ -669,6 +669,7 @@ func (st *stateJSON) restore() (*Predictor, error) {
 		case cj != nil:
 			c := newCalibrator(o.CalibrationWindow, o.CalibrationPrior, max(o.CalibrationStep, 0), o.MaxKeys)
 			c.userStep, c.userBatch, c.jobStep = o.CalibrationUserStep, userBatchWeights, o.CalibrationJobStep
+			c.userBound = userBound(o.CalibrationUserBound)
 			if err := cj.restore(c); err != nil {
 				return nil, fmt.Errorf("calibration[%d]: %w", i, err)
 			}

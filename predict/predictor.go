@@ -161,6 +161,10 @@ type Options struct {
 	// user's levels to their bounds), a worse interval score: measured, not recommended. The
 	// users' offsets are part of the saved state (see Save).
 	CalibrationUserStep float64
+	// CalibrationUserBound bounds the offsets CalibrationUserStep moves each user's tail levels
+	// by, in (0, 0.5]: a user's 10th and 90th percentiles are read at most this far from the
+	// levels over all jobs. Default 0: 0.5 (in effect unbounded).
+	CalibrationUserBound float64
 	// CalibrationJobStep is the same adaptation over all jobs, each weighing 1, on the
 	// coverage of their first estimates: the share of jobs, not of batches, that fall below
 	// and above the 80% interval tends to 10% each. Default 0: none. On the Philly trace step
@@ -235,10 +239,14 @@ func (o Options) withDefaults() (Options, error) {
 		v    float64
 	}{{"PriorIterations", o.PriorIterations}, {"PriorSigma", o.PriorSigma},
 		{"Margin", o.Margin}, {"Tail", o.Tail}, {"CalibrationPrior", o.CalibrationPrior},
-		{"CalibrationUserStep", o.CalibrationUserStep}, {"CalibrationJobStep", o.CalibrationJobStep}} {
+		{"CalibrationUserStep", o.CalibrationUserStep}, {"CalibrationJobStep", o.CalibrationJobStep},
+		{"CalibrationUserBound", o.CalibrationUserBound}} {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
 			return bad(c.name, c.v)
 		}
+	}
+	if o.CalibrationUserBound > 0.5 {
+		return bad("CalibrationUserBound (at most 0.5)", o.CalibrationUserBound)
 	}
 	if !(o.GroupMix >= 0 && o.GroupMix < 1) {
 		return bad("GroupMix (in [0, 1))", o.GroupMix)
@@ -434,6 +442,7 @@ func (p *Predictor) resetCalibration() {
 		if !p.opts.NoCalibration {
 			p.cal[i] = newCalibrator(p.opts.CalibrationWindow, p.opts.CalibrationPrior, max(p.opts.CalibrationStep, 0), p.opts.MaxKeys)
 			p.cal[i].userStep = p.opts.CalibrationUserStep
+			p.cal[i].userBound = userBound(p.opts.CalibrationUserBound)
 			p.cal[i].userBatch = userBatchWeights
 			p.cal[i].jobStep = p.opts.CalibrationJobStep
 			p.cal[i].jobWeights = p.opts.CalibrationJobWeights

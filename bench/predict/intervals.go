@@ -346,6 +346,8 @@ func applyVariantKey(o *predict.Options, k string, f float64) bool {
 		o.CalibrationJobStep = f
 	case "userstep":
 		o.CalibrationUserStep = f
+	case "userbound":
+		o.CalibrationUserBound = f
 	case "mixruns":
 		o.GroupMixRuns = int(f)
 	case "calarrival":
