@@ -387,8 +387,9 @@ func (ofs *offsetsJSON) restore(c *calibrator) error {
 		return fmt.Errorf("users: %d, more than Options.MaxKeys %d", len(ofs.Users), c.maxKeys)
 	}
 	for k, u := range ofs.Users {
-		if k == "" || !(math.Abs(float64(u.Lo)) <= 0.5 && math.Abs(float64(u.Hi)) <= 0.5) || u.Seq > c.seq {
-			return fmt.Errorf("users[%q]: offsets %v, %v (in [-0.5, 0.5]) at seq %d (calibrator's %d)", k, float64(u.Lo), float64(u.Hi), u.Seq, c.seq)
+		if k == "" || !(math.Abs(float64(u.Lo)) <= c.userBound && math.Abs(float64(u.Hi)) <= c.userBound) || u.Seq > c.seq {
+			return fmt.Errorf("users[%q]: offsets %v, %v (in [-%v, %v]) at seq %d (calibrator's %d)", k, float64(u.Lo), float64(u.Hi),
+				c.userBound, c.userBound, u.Seq, c.seq)
 		}
 		if c.local == nil {
 			c.local = make(map[string]*userOffsets, len(ofs.Users))

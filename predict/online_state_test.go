@@ -3,11 +3,14 @@ package predict
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/trace"
 	"pgregory.net/rapid"
 )
@@ -25,6 +28,7 @@ func onlineOptions(rt *rapid.T) Options {
 	}
 	o.ArrivalFeatures = rapid.Bool().Draw(rt, "arrival")
 	o.CalibrationUserStep = rapid.SampledFrom([]float64{0, 0.01, 0.05}).Draw(rt, "user step")
+	o.CalibrationUserBound = rapid.SampledFrom([]float64{0, 0.02}).Draw(rt, "user bound")
 	o.CalibrationJobStep = rapid.SampledFrom([]float64{0, 0.01}).Draw(rt, "job step")
 	o.CalibrationAtArrival = rapid.Bool().Draw(rt, "at arrival")
 	o.CalibrationJobWeights = rapid.Bool().Draw(rt, "job weights")
@@ -266,4 +270,33 @@ func onlinePredictor(t testing.TB) *Predictor {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestCalibrationUserBound: however many jobs of a user miss on one side, its offsets stay
+// within Options.CalibrationUserBound (and reach it), and the option is validated.
+func TestCalibrationUserBound(t *testing.T) {
+	for _, bound := range []float64{0, 0.03, 0.2} {
+		p := mustNew(t, Options{CalibrationUserStep: 0.05, CalibrationUserBound: bound})
+		c := p.cal[SourcePrior]
+		f := gpusched.Features{User: "u", Group: "g"}
+		want := userBound(bound)
+		lo, hi := 0.0, 0.0
+		for k := range 200 {
+			c.add(&f, "b"+strconv.Itoa(k), 0.99)
+			c.adaptUser(&f, "b"+strconv.Itoa(k), k%2 == 0, k%2 == 1)
+			o := c.local["u"].off
+			if math.Abs(o[0]) > want || math.Abs(o[1]) > want {
+				t.Fatalf("bound %v: offsets %v after %d misses", bound, o, k+1)
+			}
+			lo, hi = min(lo, o[0]), max(hi, o[1])
+		}
+		if lo != -want || hi != want {
+			t.Errorf("bound %v: offsets reached %v and %v in 200 misses, want -%v and %v", bound, lo, hi, want, want)
+		}
+	}
+	for _, bad := range []float64{-0.1, 0.6, math.NaN(), math.Inf(1)} {
+		if _, err := New(Options{CalibrationUserBound: bad}); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("CalibrationUserBound %v: %v", bad, err)
+		}
+	}
 }
