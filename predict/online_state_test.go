@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,5 +299,47 @@ func TestCalibrationUserBound(t *testing.T) {
 		if _, err := New(Options{CalibrationUserBound: bad}); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("CalibrationUserBound %v: %v", bad, err)
 		}
+	}
+}
+
+// TestLoadStateBeforeOnline: a state written before the online section existed (by b1cf4e4,
+// with GroupMix, ArrivalFeatures, CalibrationUserStep, CalibrationJobStep and
+// CalibrationAtArrival set) still restores, with those parts empty as it did then, goes on
+// learning, and then saves them.
+func TestLoadStateBeforeOnline(t *testing.T) {
+	b, err := os.ReadFile("testdata/state-before-online.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte(`"online"`)) || bytes.Contains(b, []byte(`"extra"`)) {
+		t.Fatal("the old state has an online section")
+	}
+	p, err := Load(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("the old state does not load: %v", err)
+	}
+	if o := p.Options(); !(o.GroupMix > 0 && o.ArrivalFeatures && o.CalibrationUserStep > 0 && o.CalibrationAtArrival) {
+		t.Fatalf("options %+v", o)
+	}
+	if len(p.mix.m) != 0 || len(p.arr.groups) != 0 || len(p.gacc.m) != 0 {
+		t.Fatal("the online parts are not empty")
+	}
+	recs := workload(t, 60, 9)
+	for _, e := range replayEvents(recs) {
+		stepAll(t, p, recs, e)
+	}
+	if len(p.mix.m) == 0 || len(p.arr.groups) == 0 || len(p.gacc.m) == 0 {
+		t.Fatal("the online parts learned nothing")
+	}
+	saved, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Load(bytes.NewReader(saved))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := q.MarshalJSON(); !bytes.Equal(saved, again) || !bytes.Contains(saved, []byte(`"online"`)) {
+		t.Fatal("the state it saves after learning does not hold the online section, or restores differently")
 	}
 }
