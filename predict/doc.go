@@ -144,7 +144,8 @@
 //     10th and 90th percentiles, per user or over all jobs, measured on the coverage of each
 //     job's first estimate, on top of the group/user/overall calibration maps. On Philly they
 //     reach 80% coverage only with much wider intervals (a worse interval score): off, and
-//     not part of WithRealDurations.
+//     not part of WithRealDurations. Options.CalibrationUserBound bounds the per-user offsets;
+//     bounded, they keep the widths and little of the coverage (round 4 of the benchmark).
 //
 // Options.WithRealDurations sets the first two entries (ArrivalFeatures, GroupMix with
 // GroupMixAdaptive, and CalibrationPrior 500) as chosen on the Philly trace: there, on the

@@ -163,7 +163,10 @@ type Options struct {
 	CalibrationUserStep float64
 	// CalibrationUserBound bounds the offsets CalibrationUserStep moves each user's tail levels
 	// by, in (0, 0.5]: a user's 10th and 90th percentiles are read at most this far from the
-	// levels over all jobs. Default 0: 0.5 (in effect unbounded).
+	// levels over all jobs. Default 0: 0.5 (in effect unbounded). On the Philly trace
+	// (benchmarks/predict-28.md, round 4), step 0.002 bounded to 0.05 or 0.025 kept round 2's
+	// interval widths but little of the coverage the unbounded step buys, and lost to the
+	// last-200-runs baseline on one selection cluster: measured, not recommended.
 	CalibrationUserBound float64
 	// CalibrationJobStep is the same adaptation over all jobs, each weighing 1, on the
 	// coverage of their first estimates: the share of jobs, not of batches, that fall below
