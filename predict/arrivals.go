@@ -39,12 +39,14 @@ type arrivalStore struct {
 	groups  map[string]*arrivalRing
 	users   map[string]*arrivalRing
 	running map[string]int
+	seq     uint64 // submissions recorded, for the rings' seq (saving by changes)
 }
 
 // arrivalRing holds one key's submission times within arrivalWindow of the latest, ascending.
 type arrivalRing struct {
 	times []float64
 	last  float64
+	seq   uint64 // the store's seq at the ring's last update
 }
 
 func newArrivalStore(maxKeys int) *arrivalStore {
@@ -92,6 +94,7 @@ func (s *arrivalStore) arrive(f *gpusched.Features, t float64, pending bool) {
 		if kv.key == "" {
 			continue
 		}
+		s.seq++
 		r := kv.m[kv.key]
 		if r == nil {
 			if len(kv.m) >= s.maxKeys {
@@ -106,6 +109,7 @@ func (s *arrivalStore) arrive(f *gpusched.Features, t float64, pending bool) {
 		}
 		r.times = slices.Insert(r.times[i:], firstAbove(r.times[i:], t), t)
 		r.last = math.Max(r.last, t)
+		r.seq = s.seq
 	}
 	if pending && f.Group != "" {
 		if len(s.running) >= s.maxKeys {

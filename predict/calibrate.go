@@ -150,6 +150,8 @@ type calibrator struct {
 	// userStep is the step of each user's own adaptation of the tail levels, on top of lo and
 	// hi (Options.CalibrationUserStep; 0: none); local holds each user's offsets to lo and hi.
 	userStep float64
+	// userBound bounds each user's offsets (Options.CalibrationUserBound).
+	userBound float64
 	// jobStep and jobOff: the same over all jobs (Options.CalibrationJobStep).
 	jobStep   float64
 	jobOff    [2]float64
@@ -157,7 +159,7 @@ type calibrator struct {
 	// jobWeights makes every window weigh each job 1 instead of each batch
 	// (Options.CalibrationJobWeights).
 	jobWeights bool
-	local      map[string]*[2]float64
+	local      map[string]*userOffsets
 	groups     map[string]*pitWindow
 	users      map[string]*pitWindow
 	global     pitWindow
@@ -165,7 +167,7 @@ type calibrator struct {
 }
 
 func newCalibrator(limit int, prior, step float64, maxKeys int) *calibrator {
-	return &calibrator{limit: limit, prior: prior, step: step, lo: 0.1, hi: 0.9, maxKeys: maxKeys,
+	return &calibrator{limit: limit, prior: prior, step: step, lo: 0.1, hi: 0.9, maxKeys: maxKeys, userBound: 0.5,
 		groups: map[string]*pitWindow{}, users: map[string]*pitWindow{}}
 }
 
@@ -259,13 +261,15 @@ func (c *calibrator) adaptUser(f *gpusched.Features, key string, below, above bo
 		}
 	}
 	if c.local == nil || len(c.local) >= c.maxKeys {
-		c.local = map[string]*[2]float64{}
+		c.local = map[string]*userOffsets{}
 	}
-	o := c.local[f.User]
-	if o == nil {
-		o = &[2]float64{}
-		c.local[f.User] = o
+	u := c.local[f.User]
+	if u == nil {
+		u = &userOffsets{}
+		c.local[f.User] = u
 	}
+	u.seq = c.seq
+	o := &u.off
 	b, a := 0.0, 0.0
 	if below {
 		b = 1
@@ -273,8 +277,23 @@ func (c *calibrator) adaptUser(f *gpusched.Features, key string, below, above bo
 	if above {
 		a = 1
 	}
-	o[0] = math.Max(-0.5, math.Min(0.5, o[0]-c.userStep*w*(b-0.1)))
-	o[1] = math.Max(-0.5, math.Min(0.5, o[1]+c.userStep*w*(a-0.1)))
+	o[0] = math.Max(-c.userBound, math.Min(c.userBound, o[0]-c.userStep*w*(b-0.1)))
+	o[1] = math.Max(-c.userBound, math.Min(c.userBound, o[1]+c.userStep*w*(a-0.1)))
+}
+
+// userBound returns the bound of the users' offsets for Options.CalibrationUserBound b.
+func userBound(b float64) float64 {
+	if b > 0 {
+		return b
+	}
+	return 0.5
+}
+
+// userOffsets are one user's offsets to the tail levels lo and hi (Options.CalibrationUserStep)
+// and the calibrator's seq at their last change (saving by changes).
+type userOffsets struct {
+	off [2]float64
+	seq uint64
 }
 
 // evictPIT drops the least recently updated quarter of m's keys (at least one).
@@ -331,8 +350,8 @@ func (c *calibrator) gridWith(f *gpusched.Features, dst []float64, user bool) []
 	lo, hi := c.lo, c.hi
 	if user {
 		lo, hi = lo+c.jobOff[0], hi+c.jobOff[1]
-		if o := c.local[f.User]; o != nil {
-			lo, hi = lo+o[0], hi+o[1]
+		if u := c.local[f.User]; u != nil {
+			lo, hi = lo+u.off[0], hi+u.off[1]
 		}
 		lo = math.Max(1e-6, math.Min(0.5, lo))
 		hi = math.Min(1-1e-6, math.Max(0.5, hi))

@@ -52,12 +52,27 @@ type mark struct {
 	calSeq  [numSources]uint64
 	cal     [numSources][2]map[string]struct{} // the keys of each calibrator's group and user windows
 	learned int                                // bytes of the base's learned part
+	online  *onlineMark
 }
 
-// pendingKey is what is saved of a remembered job.
+// pendingKey is what is saved of a remembered job: its History, first estimate and, in extra,
+// its arrival features and first quantiles.
 type pendingKey struct {
 	hist  History
 	first Estimate
+	extra pendingJob
+}
+
+// sameKey tells whether pj saves as k.
+func sameKey(k *pendingKey, pj *pendingJob) bool {
+	now := savedKeyOf(pj)
+	return k.same(&now)
+}
+
+// keyOf returns what is saved of pj.
+func savedKeyOf(pj *pendingJob) pendingKey {
+	return pendingKey{hist: pj.hist, first: pj.first, extra: pendingJob{arr: pj.arr, hasArr: pj.hasArr, group: pj.group,
+		firstQ: pj.firstQ, firstSrc: pj.firstSrc, first: Estimate{Source: -1}}}
 }
 
 // sameBits tells whether two floats have the same bits (NaN equals NaN).
@@ -72,7 +87,7 @@ func (a *pendingKey) same(b *pendingKey) bool {
 		sameBits(h.GroupSpread, g.GroupSpread) && sameBits(h.UserMedian, g.UserMedian) && sameBits(h.CohortMedian, g.CohortMedian) &&
 		sameBits(h.CohortSamples, g.CohortSamples) &&
 		e.Source == f.Source && sameBits(e.Iterations, f.Iterations) && sameBits(e.P10, f.P10) && sameBits(e.P50, f.P50) &&
-		sameBits(e.P90, f.P90) && sameBits(e.Survival, f.Survival)
+		sameBits(e.P90, f.P90) && sameBits(e.Survival, f.Survival) && sameExtra(&a.extra, &b.extra)
 }
 
 func keySet[V any](m map[string]V) map[string]struct{} {
@@ -104,6 +119,7 @@ func (p *Predictor) markLocked() *mark {
 			mk.cal[i] = [2]map[string]struct{}{keySet(c.groups), keySet(c.users)}
 		}
 	}
+	mk.online = p.onlineMarkLocked()
 	return mk
 }
 
@@ -114,8 +130,9 @@ func (p *Predictor) markPending(mk *mark) {
 	mk.pendQ = slices.Clone(p.pendQ)
 	mk.pending = make(map[gpusched.JobID]pendingKey, len(p.pending))
 	for id, pj := range p.pending {
-		mk.pending[id] = pendingKey{hist: pj.hist, first: pj.first}
+		mk.pending[id] = savedKeyOf(&pj)
 	}
+	p.markArrivalsLocked(mk.online)
 }
 
 // markOf returns the mark of a whole state (a base's, before a delta is applied to it).
@@ -127,7 +144,9 @@ func markOf(st *stateJSON) *mark {
 	}
 	for i := range st.Pending {
 		pj := &st.Pending[i]
-		mk.pending[pj.ID] = pendingKey{hist: pj.History.decode(), first: pj.First.decode()}
+		x := pendingJob{hist: pj.History.decode(), first: pj.First.decode()}
+		_ = pj.Extra.decode(&x) // checked by the restore
+		mk.pending[pj.ID] = savedKeyOf(&x)
 	}
 	mk.hist = [3]map[string]struct{}{keySet(st.History.Groups), keySet(st.History.Users), keySet(st.History.Cohorts)}
 	for i, cj := range st.Calibration {
@@ -136,6 +155,7 @@ func markOf(st *stateJSON) *mark {
 			mk.cal[i] = [2]map[string]struct{}{keySet(cj.Groups), keySet(cj.Users)}
 		}
 	}
+	mk.online = onlineMarkOf(st.Online, mk.calSeq)
 	return mk
 }
 
@@ -300,6 +320,9 @@ type deltaState struct {
 	Accuracy    accBin                `json:"accuracy"`
 	Queue       idSlots               `json:"pending_queue"`
 	Pending     pendingDelta          `json:"pending"`
+	// Online is the online section's changes (absent in deltas written before it, and where
+	// there is nothing of it to save).
+	Online *onlineDelta `json:"online,omitempty"`
 }
 
 // seqSlots are the slots of the window that changed: its length, and each changed slot with
@@ -351,6 +374,9 @@ type pendingDelta struct {
 	History []histJSON       `json:"history"`
 	First   []estimateJSON   `json:"first"`
 	Removed []gpusched.JobID `json:"removed"`
+	// Extra are the jobs' arrival features and first quantiles, one entry (null: none) per id,
+	// when any has some.
+	Extra []*pendingExtraJSON `json:"extra,omitempty"`
 }
 
 // SaveDelta writes what changed since the last base (SaveBase), naming it by the key it
@@ -445,6 +471,7 @@ func (p *Predictor) deltaLocked(mk *mark) *deltaState {
 	d.Accuracy = accBin{LogErr: appendF64(f64s{}, p.acc.logErr...), Covered: slices.Clone(p.acc.covered), Next: p.acc.next}
 
 	p.cacheMu.Lock()
+	d.Online = p.onlineDeltaLocked(mk.online)
 	d.Queue = idSlots{Len: len(p.pendQ), Head: p.pendHead}
 	for i, id := range p.pendQ {
 		if i >= len(mk.pendQ) || mk.pendQ[i] != id {
@@ -465,14 +492,18 @@ func (p *Predictor) deltaLocked(mk *mark) *deltaState {
 		case !ok && inBase:
 			d.Pending.Removed = append(d.Pending.Removed, id)
 		case !ok:
-		case inBase && old.same(&pendingKey{hist: pj.hist, first: pj.first}):
+		case inBase && sameKey(&old, &pj):
 		default:
 			d.Pending.IDs = append(d.Pending.IDs, id)
 			d.Pending.History = append(d.Pending.History, encodeHist(&pj.hist))
 			d.Pending.First = append(d.Pending.First, encodeEstimate(&pj.first))
+			d.Pending.Extra = append(d.Pending.Extra, encodePendingExtra(&pj))
 		}
 	}
 	p.cacheMu.Unlock()
+	if !slices.ContainsFunc(d.Pending.Extra, func(e *pendingExtraJSON) bool { return e != nil }) {
+		d.Pending.Extra = nil
+	}
 	return d
 }
 
@@ -614,6 +645,11 @@ func (d *deltaState) apply(st *stateJSON) error {
 		return fmt.Errorf("accuracy: %w", err)
 	}
 	st.Accuracy = accJSON{LogErr: make(jfList, d.Accuracy.LogErr.len()), Covered: d.Accuracy.Covered, Next: d.Accuracy.Next}
+	if d.Online != nil {
+		if err := d.Online.apply(&st.Online); err != nil {
+			return err
+		}
+	}
 	for i := range st.Accuracy.LogErr {
 		st.Accuracy.LogErr[i] = jf(d.Accuracy.LogErr.at(i))
 	}
@@ -623,8 +659,8 @@ func (d *deltaState) apply(st *stateJSON) error {
 	}
 	st.PendingHead = d.Queue.Head
 	pd := &d.Pending
-	if len(pd.History) != len(pd.IDs) || len(pd.First) != len(pd.IDs) {
-		return fmt.Errorf("pending: %d ids, %d histories, %d estimates", len(pd.IDs), len(pd.History), len(pd.First))
+	if len(pd.History) != len(pd.IDs) || len(pd.First) != len(pd.IDs) || pd.Extra != nil && len(pd.Extra) != len(pd.IDs) {
+		return fmt.Errorf("pending: %d ids, %d histories, %d estimates, %d extras", len(pd.IDs), len(pd.History), len(pd.First), len(pd.Extra))
 	}
 	at := make(map[gpusched.JobID]int, len(st.Pending))
 	for i := range st.Pending {
@@ -639,6 +675,9 @@ func (d *deltaState) apply(st *stateJSON) error {
 	}
 	for i, id := range pd.IDs {
 		pj := pendingJSON{ID: id, History: pd.History[i], First: pd.First[i]}
+		if pd.Extra != nil {
+			pj.Extra = pd.Extra[i]
+		}
 		if k, ok := at[id]; ok {
 			st.Pending[k] = pj
 		} else {

@@ -144,7 +144,8 @@
 //     10th and 90th percentiles, per user or over all jobs, measured on the coverage of each
 //     job's first estimate, on top of the group/user/overall calibration maps. On Philly they
 //     reach 80% coverage only with much wider intervals (a worse interval score): off, and
-//     not part of WithRealDurations.
+//     not part of WithRealDurations. Options.CalibrationUserBound bounds the per-user offsets;
+//     bounded, they keep the widths and little of the coverage (round 4 of the benchmark).
 //
 // Options.WithRealDurations sets the first two entries (ArrivalFeatures, GroupMix with
 // GroupMixAdaptive, and CalibrationPrior 500) as chosen on the Philly trace: there, on the
@@ -182,7 +183,12 @@
 //
 // Save (or MarshalJSON) writes the complete learned state — options, forest, training rows,
 // window, histories, calibration windows, accuracy record, remembered jobs, retraining
-// counters — as versioned JSON (StateVersion) with exact floats; Load (or UnmarshalJSON)
+// counters, and what the options that learn online hold (the groups' runs and mixture scores
+// of GroupMix, the submissions of ArrivalFeatures and each remembered job's arrival features
+// and first quantiles, the tail offsets of CalibrationUserStep and CalibrationJobStep, the
+// per-group accuracies: an "online" section with its own version, absent where there is
+// nothing of it; a state written before it restores with those parts empty, as it did then) —
+// as versioned JSON (StateVersion) with exact floats; Load (or UnmarshalJSON)
 // restores a predictor that answers and goes on learning exactly as the saved one. Data of
 // another version, truncated or inconsistent, is an error wrapping ErrInvalidState, never a
 // panic. A default predictor with a full window (20,000 jobs) saves to about 17 MB in about

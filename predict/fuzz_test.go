@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -121,6 +122,50 @@ func FuzzPredictorBadInput(f *testing.F) {
 		}
 		e, _ := p.Predict(&gpusched.Job{GPUs: 1, Features: gpusched.Features{Group: "g9", User: "u", BatchSize: 32, SubmitHour: 3}})
 		check(e, "last")
+		// Whatever it learned from them saves, restores and answers alike (the online state
+		// included: a bad job's arrival features, offsets, mixture runs).
+		var buf bytes.Buffer
+		if err := p.Save(&buf); err != nil {
+			t.Fatalf("save: %v", err)
+		}
+		q, err := Load(&buf)
+		if err != nil {
+			t.Fatalf("load what it saved: %v", err)
+		}
+		for k := range 5 {
+			job := gpusched.Job{ID: gpusched.JobID("after" + string(rune('a'+k))), GPUs: 1, Arrival: at(k + 7),
+				Features: gpusched.Features{Group: "g" + string(rune('0'+k%3)), User: "u", BatchSize: 32, SubmitHour: 3}}
+			e1, err1 := p.Predict(&job)
+			e2, err2 := q.Predict(&job)
+			if e1 != e2 || (err1 == nil) != (err2 == nil) {
+				t.Fatalf("job %d after the restore: %+v (%v), restored %+v (%v)", k, e1, err1, e2, err2)
+			}
+			o1, _ := p.ObserveOutcome(&job, 100*float64(k+1))
+			o2, _ := q.ObserveOutcome(&job, 100*float64(k+1))
+			if math.Float64bits(o1.PIT) != math.Float64bits(o2.PIT) || o1.First != o2.First {
+				t.Fatalf("job %d after the restore: outcome %+v, restored %+v", k, o1, o2)
+			}
+		}
+		// A history of the fuzzer's jobs for Fit: bad lengths and arrivals are refused with
+		// ErrInvalidSample naming the sample; the others fit.
+		samples := make([]Sample, 0, 8)
+		for i := range min(len(vals), 8) {
+			samples = append(samples, Sample{Job: gpusched.Job{ID: "s", GPUs: 1, Arrival: at(i + 1),
+				Features: gpusched.Features{Group: "g", LearningRate: at(i + 2)}}, Iterations: at(i)})
+		}
+		err = p.Fit(samples)
+		valid := true
+		for _, s := range samples {
+			valid = valid && finite(s.Iterations) && s.Iterations >= 0 && finite(s.Job.Arrival)
+		}
+		if valid != (err == nil) || err != nil && !errors.Is(err, ErrInvalidSample) {
+			t.Fatalf("fit %d samples (valid %t): %v", len(samples), valid, err)
+		}
+		e, err = p.Predict(&gpusched.Job{GPUs: 1, Features: gpusched.Features{Group: "g"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(e, "after fit")
 		a := p.Accuracy()
 		if a.Jobs > 0 && !(a.MedianFactor >= 1 && finite(a.MedianFactor)) {
 			t.Fatalf("accuracy %+v", a)

@@ -99,8 +99,8 @@ func (g *groupAccuracies) get(group string) (GroupAccuracy, bool) {
 
 // GroupAccuracy returns how well the recent jobs of group (Features.Group) were predicted,
 // measured from those that finished (see GroupAccuracy); false when none of the group's
-// finished jobs had a remembered estimate. It is a map lookup. The figures are not yet part of
-// Save's state: a loaded predictor measures afresh.
+// finished jobs had a remembered estimate. It is a map lookup. The figures are part of the
+// saved state (see Save).
 func (p *Predictor) GroupAccuracy(group string) (GroupAccuracy, bool) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()

@@ -209,8 +209,8 @@ func TestCalibrationFirstEstimateSteps(t *testing.T) {
 	for range 4 {
 		c.adaptUser(f, "b", false, true)
 	}
-	if !(c.jobOff[1] > 0 && c.local["u"][1] > 0) {
-		t.Fatalf("misses above did not raise the upper levels: all %v, user %v", c.jobOff, c.local["u"])
+	if !(c.jobOff[1] > 0 && c.local["u"].off[1] > 0) {
+		t.Fatalf("misses above did not raise the upper levels: all %v, user %v", c.jobOff, c.local["u"].off)
 	}
 	var g1, gOther1 [calLevels + 1]float64
 	c.grid(f, g1[:])

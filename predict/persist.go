@@ -139,6 +139,7 @@ func (p *Predictor) stateLocked(split bool, pend func()) (*stateJSON, error) {
 		st.Calibration = [numSources]*calJSON{}
 	}
 	st.Accuracy = accJSON{LogErr: jfs(p.acc.logErr), Covered: slices.Clone(p.acc.covered), Next: p.acc.next}
+	st.Online = p.onlineLocked(nil)
 
 	if split {
 		st.RowCols = encodeRowCols(newer)
@@ -152,6 +153,9 @@ func (p *Predictor) stateLocked(split bool, pend func()) (*stateJSON, error) {
 	}
 
 	p.cacheMu.Lock()
+	if st.Online != nil {
+		st.Online.Arrivals = p.arrivalsLocked(nil)
+	}
 	st.PendingQueue = make([]gpusched.JobID, len(p.pendQ))
 	copy(st.PendingQueue, p.pendQ)
 	st.PendingHead = p.pendHead
@@ -165,7 +169,8 @@ func (p *Predictor) stateLocked(split bool, pend func()) (*stateJSON, error) {
 		slices.Sort(ids)
 		for _, id := range ids {
 			pj := p.pending[id]
-			st.Pending = append(st.Pending, pendingJSON{ID: id, History: encodeHist(&pj.hist), First: encodeEstimate(&pj.first)})
+			st.Pending = append(st.Pending, pendingJSON{ID: id, History: encodeHist(&pj.hist), First: encodeEstimate(&pj.first),
+				Extra: encodePendingExtra(&pj)})
 		}
 	}
 	if pend != nil {
@@ -225,7 +230,7 @@ func (p *Predictor) adopt(q *Predictor, mk *mark) {
 	p.opts, p.prior, p.model, p.hist = q.opts, q.prior, q.model, q.hist
 	p.window, p.head, p.observed, p.fitAt, p.training, p.tickets = q.window, q.head, q.observed, q.fitAt, false, q.tickets
 	p.gen = q.gen
-	p.cal, p.acc = q.cal, q.acc
+	p.cal, p.acc, p.gacc, p.mix, p.arr = q.cal, q.acc, q.gacc, q.mix, q.arr
 	p.pending, p.pendQ, p.pendHead, p.pendDirty = q.pending, q.pendQ, q.pendHead, nil
 	p.cacheMu.Unlock()
 	p.mu.Unlock()
@@ -258,6 +263,9 @@ type stateJSON struct {
 	CalCols [numSources]*calCols `json:"cal_cols,omitzero"`
 	// WindowBin is Window in binary (split saves since version 2 of the saves by parts).
 	WindowBin u64s `json:"window_bin,omitempty"`
+	// Online is what the options that learn online beside the calibration windows hold, and
+	// the per-group accuracies (see online_state.go); absent in states written before it.
+	Online *onlineJSON `json:"online,omitempty"`
 }
 
 type rowJSON struct {
@@ -378,6 +386,9 @@ type pendingJSON struct {
 	ID      gpusched.JobID `json:"id"`
 	History histJSON       `json:"history"`
 	First   estimateJSON   `json:"first"`
+	// Extra are the job's arrival features and first quantiles, when it has any (absent in
+	// states written before them).
+	Extra *pendingExtraJSON `json:"extra,omitempty"`
 }
 
 // jf is a float64 that encodes NaN and infinities as strings and every other value exactly.
@@ -657,6 +668,8 @@ func (st *stateJSON) restore() (*Predictor, error) {
 			return nil, fmt.Errorf("calibration[%d]: missing", i)
 		case cj != nil:
 			c := newCalibrator(o.CalibrationWindow, o.CalibrationPrior, max(o.CalibrationStep, 0), o.MaxKeys)
+			c.userStep, c.userBatch, c.jobStep = o.CalibrationUserStep, userBatchWeights, o.CalibrationJobStep
+			c.userBound = userBound(o.CalibrationUserBound)
 			if err := cj.restore(c); err != nil {
 				return nil, fmt.Errorf("calibration[%d]: %w", i, err)
 			}
@@ -689,7 +702,17 @@ func (st *stateJSON) restore() (*Predictor, error) {
 		if pj.First.Source < -1 || pj.First.Source > SourceForest {
 			return nil, fmt.Errorf("pending[%d]: source %d", i, pj.First.Source)
 		}
-		p.pending[pj.ID] = pendingJob{hist: pj.History.decode(), first: pj.First.decode()}
+		x := pendingJob{hist: pj.History.decode(), first: pj.First.decode()}
+		if err := pj.Extra.decode(&x); err != nil {
+			return nil, fmt.Errorf("pending[%d]: %w", i, err)
+		}
+		if x.hasArr && !o.ArrivalFeatures || x.firstQ != nil && !o.CalibrationAtArrival {
+			return nil, fmt.Errorf("pending[%d]: arrival features or first quantiles without their option", i)
+		}
+		p.pending[pj.ID] = x
+	}
+	if err := st.Online.restore(p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -1076,6 +1099,9 @@ type pendingCols struct {
 	// parts).
 	HistBin  f64s `json:"hist_bin,omitempty"`
 	FirstBin f64s `json:"first_bin,omitempty"`
+	// Extra are the jobs' arrival features and first quantiles, one entry (null: none) per
+	// job in the order of At, when any job has some (absent in states written before them).
+	Extra []*pendingExtraJSON `json:"extra,omitempty"`
 }
 
 // encodePendingCols returns the remembered jobs as columns, in the order of the queue's slots.
@@ -1113,6 +1139,10 @@ func encodePendingCols(queue []gpusched.JobID, pending map[gpusched.JobID]pendin
 			pc.FirstBin = appendF64(pc.FirstBin, e.Iterations, e.P10, e.P50, e.P90, e.Survival, float64(e.Source))
 		}
 		pc.Bin = appendI32(pc.Bin, int32(slot), h, k)
+		pc.Extra = append(pc.Extra, encodePendingExtra(&pj))
+	}
+	if !slices.ContainsFunc(pc.Extra, func(e *pendingExtraJSON) bool { return e != nil }) {
+		pc.Extra = nil
 	}
 	if pc.Bin == nil {
 		pc.Bin = i32s{}
@@ -1165,6 +1195,9 @@ func (pc *pendingCols) pending(queue []gpusched.JobID) ([]pendingJSON, error) {
 	if len(pc.History) != n || len(pc.First) != n {
 		return nil, fmt.Errorf("pending_cols: %d slots, %d histories, %d estimates", n, len(pc.History), len(pc.First))
 	}
+	if pc.Extra != nil && len(pc.Extra) != n {
+		return nil, fmt.Errorf("pending_cols: %d slots, %d extras", n, len(pc.Extra))
+	}
 	out := make([]pendingJSON, n)
 	for i, at := range pc.At {
 		h, f := pc.History[i], pc.First[i]
@@ -1173,6 +1206,9 @@ func (pc *pendingCols) pending(queue []gpusched.JobID) ([]pendingJSON, error) {
 				i, at, len(queue), h, len(pc.Histories), f, len(pc.Firsts))
 		}
 		out[i] = pendingJSON{ID: queue[at], History: pc.Histories[h], First: pc.Firsts[f]}
+		if pc.Extra != nil {
+			out[i].Extra = pc.Extra[i]
+		}
 	}
 	return out, nil
 }

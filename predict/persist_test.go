@@ -271,6 +271,9 @@ func TestLoadRejects(t *testing.T) {
 // method, learning included) and saved without panicking.
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte(`{"version":1}`))
+	if b, err := onlinePredictor(f).MarshalJSON(); err == nil { // with the online section
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Load(bytes.NewReader(b))
 		if err != nil {

@@ -158,16 +158,21 @@ type Options struct {
 	// that coverage holds per user and not only on average. Default 0: none. On the Philly
 	// trace (benchmarks/predict-28.md) it brought per-cluster coverage towards 80% only by
 	// widening the intervals five- to tenfold (bursts of jobs that miss together drive a
-	// user's levels to their bounds), a worse interval score: measured, not recommended. Not
-	// yet part of Save's state: a loaded predictor starts the users' offsets at 0 and does not
-	// adapt them.
+	// user's levels to their bounds), a worse interval score: measured, not recommended. The
+	// users' offsets are part of the saved state (see Save).
 	CalibrationUserStep float64
+	// CalibrationUserBound bounds the offsets CalibrationUserStep moves each user's tail levels
+	// by, in (0, 0.5]: a user's 10th and 90th percentiles are read at most this far from the
+	// levels over all jobs. Default 0: 0.5 (in effect unbounded). On the Philly trace
+	// (benchmarks/predict-28.md, round 4), step 0.002 bounded to 0.05 or 0.025 kept round 2's
+	// interval widths but little of the coverage the unbounded step buys, and lost to the
+	// last-200-runs baseline on one selection cluster: measured, not recommended.
+	CalibrationUserBound float64
 	// CalibrationJobStep is the same adaptation over all jobs, each weighing 1, on the
 	// coverage of their first estimates: the share of jobs, not of batches, that fall below
 	// and above the 80% interval tends to 10% each. Default 0: none. On the Philly trace step
 	// 0.001 gave 80.4% coverage but intervals four to five times wider and a worse interval
-	// score (benchmarks/predict-28.md): measured, not recommended. Not yet part of Save's
-	// state.
+	// score (benchmarks/predict-28.md): measured, not recommended. Part of the saved state.
 	CalibrationJobStep float64
 	// CalibrationAtArrival makes the calibration learn, from each finished job, where its
 	// length fell in the uncalibrated distribution the predictor gave it at its first
@@ -175,9 +180,9 @@ type Options struct {
 	// it finishes: by then the job's batch-mates (its group's jobs predicted alongside it) have
 	// often finished and sharpened the group's history, so that the latter is a narrower
 	// yardstick than the first estimate had, and its coverage falls short. The predictor keeps
-	// 41 quantiles (164 bytes) of each remembered job's first distribution; a job without one
-	// (no ID, forgotten, or predicted before a Load: they are not part of Save's state) is
-	// calibrated as without the option. Outcome.PIT is unchanged. Default false; measured on
+	// 41 quantiles (164 bytes) of each remembered job's first distribution (saved with it); a
+	// job without one (no ID, forgotten, or restored from a state written before they were
+	// saved) is calibrated as without the option. Outcome.PIT is unchanged. Default false; measured on
 	// the Philly trace with CalibrationJobWeights (see there): not part of WithRealDurations.
 	CalibrationAtArrival bool
 	// CalibrationJobWeights makes every finished job weigh 1 in the calibration windows,
@@ -196,14 +201,14 @@ type Options struct {
 	// group's and its user's submissions in the hour before, its group's jobs predicted and not
 	// yet observed (numeric extras ArrivalGroupGap, ArrivalGroupHour, ArrivalUserHour,
 	// ArrivalGroupRunning; Job.Arrival must be in seconds). Jobs without an ID are not counted
-	// as submissions. Default false. The submissions are not yet part of Save's state: a
-	// loaded predictor starts counting afresh.
+	// as submissions. Default false. The submissions and each remembered job's arrival
+	// features are part of the saved state.
 	ArrivalFeatures bool
 	// GroupMix, in [0, 1), mixes the empirical distribution of the last GroupMixRuns finished
 	// runs of the job's group into the forest's distribution before calibration: a group with
 	// n such runs weighs GroupMix * n / (n + 8), the forest the rest. The calibration then
-	// learns from the mixture's PITs. Default 0: the forest alone. The group's runs are not
-	// yet part of Save's state: a loaded predictor starts them empty.
+	// learns from the mixture's PITs. Default 0: the forest alone. The groups' runs (and their
+	// GroupMixAdaptive scores) are part of the saved state.
 	GroupMix float64
 	// GroupMixRuns is the number of a group's most recent runs GroupMix uses; default 200.
 	GroupMixRuns int
@@ -237,10 +242,14 @@ func (o Options) withDefaults() (Options, error) {
 		v    float64
 	}{{"PriorIterations", o.PriorIterations}, {"PriorSigma", o.PriorSigma},
 		{"Margin", o.Margin}, {"Tail", o.Tail}, {"CalibrationPrior", o.CalibrationPrior},
-		{"CalibrationUserStep", o.CalibrationUserStep}, {"CalibrationJobStep", o.CalibrationJobStep}} {
+		{"CalibrationUserStep", o.CalibrationUserStep}, {"CalibrationJobStep", o.CalibrationJobStep},
+		{"CalibrationUserBound", o.CalibrationUserBound}} {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
 			return bad(c.name, c.v)
 		}
+	}
+	if o.CalibrationUserBound > 0.5 {
+		return bad("CalibrationUserBound (at most 0.5)", o.CalibrationUserBound)
 	}
 	if !(o.GroupMix >= 0 && o.GroupMix < 1) {
 		return bad("GroupMix (in [0, 1))", o.GroupMix)
@@ -436,6 +445,7 @@ func (p *Predictor) resetCalibration() {
 		if !p.opts.NoCalibration {
 			p.cal[i] = newCalibrator(p.opts.CalibrationWindow, p.opts.CalibrationPrior, max(p.opts.CalibrationStep, 0), p.opts.MaxKeys)
 			p.cal[i].userStep = p.opts.CalibrationUserStep
+			p.cal[i].userBound = userBound(p.opts.CalibrationUserBound)
 			p.cal[i].userBatch = userBatchWeights
 			p.cal[i].jobStep = p.opts.CalibrationJobStep
 			p.cal[i].jobWeights = p.opts.CalibrationJobWeights
@@ -1189,6 +1199,7 @@ func (p *Predictor) rememberFirstQ(id gpusched.JobID, q []float32, src Source) {
 	if pj, ok := p.pending[id]; ok && pj.firstQ == nil {
 		pj.firstQ, pj.firstSrc = q, src
 		p.pending[id] = pj
+		p.noteDirty(id)
 	}
 }
 

@@ -125,7 +125,8 @@ func statsOf(r *result, actual []float64, idx []int) intervalStats {
 // runIntervals runs the interval benchmark: for every variant and every seed an online
 // replay of the Philly file; it prints the per-cluster table (seeds averaged, coverage range
 // over seeds) and the overall line.
-func runIntervals(path string, variants []predict.Options, names []string, seeds []int, host, weekday bool, dir string) error {
+// With misses it also prints where the intervals missed (missesReport).
+func runIntervals(path string, variants []predict.Options, names []string, seeds []int, host, weekday bool, dir string, misses bool) error {
 	recs, err := loadPhilly(path)
 	if err != nil {
 		return err
@@ -262,6 +263,14 @@ func runIntervals(path string, variants []predict.Options, names []string, seeds
 				100*mean.cov80/n, rng, 100*mean.cov90/n, mean.width80/n, mean.width90/n, mean.is80/n, mean.is90/n)
 		}
 	}
+	if misses {
+		var mn []string
+		var runs [][]result
+		for _, m := range methods {
+			mn, runs = append(mn, m.name), append(runs, m.runs)
+		}
+		missesReport(recs, actual, clusters, clusterJobs, mn, runs)
+	}
 	return nil
 }
 
@@ -337,6 +346,8 @@ func applyVariantKey(o *predict.Options, k string, f float64) bool {
 		o.CalibrationJobStep = f
 	case "userstep":
 		o.CalibrationUserStep = f
+	case "userbound":
+		o.CalibrationUserBound = f
 	case "mixruns":
 		o.GroupMixRuns = int(f)
 	case "calarrival":

@@ -93,6 +93,7 @@ func main() {
 	weekday := flag.Bool("weekday", false, "with -intervals: give jobs their day of the week as the numeric extra \"weekday\"")
 	seeds := flag.String("seeds", "1", "with -intervals: forest seeds, comma-separated")
 	variantNames := flag.String("variants", "default", "with -intervals: predictor variants, comma-separated (see variantOptions)")
+	misses := flag.Bool("misses", false, "with -intervals: also print where the 80% intervals missed, by quarter of the test period and by burst")
 	flag.StringVar(&dumpPath, "dump", "", "with -philly and no -out: write every job's predictions to this CSV file")
 	flag.Parse()
 
@@ -116,7 +117,7 @@ func main() {
 			}
 			vs, names = append(vs, o), append(names, n)
 		}
-		if err := runIntervals(*intervals, vs, names, seedList(*seeds), *hostFeat, *weekday, *out); err != nil {
+		if err := runIntervals(*intervals, vs, names, seedList(*seeds), *hostFeat, *weekday, *out, *misses); err != nil {
 			log.Fatal(err)
 		}
 	case *philly != "" && *out != "":
