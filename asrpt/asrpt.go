@@ -253,6 +253,9 @@ type Scheduler struct {
 	regroup     []*jobState           // jobs admitted in this call, sized by their group once all are marked
 	bursts      map[string]string     // burst key (user, GPUs) -> its latest burst's group name
 	dirtyGroups []*groupBook          // books that learnt something since the last call
+	km          kmCurve               // the group refresh's Kaplan-Meier curve of one book
+	kmFresh     kmDist                // that curve for jobs that have not run
+	kmJob       kmDist                // that curve conditioned on one job's progress
 	opt         Options
 	cluster     *topology.Cluster
 	g0          float64 // GPUs of the first cluster seen: the unit of virtual sizes
