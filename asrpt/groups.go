@@ -358,7 +358,7 @@ func (s *Scheduler) groupRank(v *gpusched.View, st *jobState, done float64) (unt
 // rank is GittinsRank(d, done*sc) converted from the book's units to job iterations by dividing
 // by sc: the end of the job's quantum and its rank, ok only when the quantum ends past done.
 func (d *kmDist) rank(done, sc float64) (until, rank float64, ok bool) {
-	rank, until, ok = GittinsRank(d, done*sc)
+	rank, until, ok = d.gittins(done * sc)
 	until, rank = until/sc, rank/sc
 	if !ok || !(until > done) {
 		return 0, 0, false
@@ -466,6 +466,25 @@ func (d *kmDist) Quantile(q float64) float64 {
 		i = len(d.x) - 1
 	}
 	return d.x[i]
+}
+
+// gittins is GittinsRank(d, done), its atoms read in one walk up d's cumulative probabilities
+// instead of a binary search per atom: the atoms' probabilities ascend, and the least index
+// whose cumulative probability reaches each is the one Quantile's search finds (the
+// probabilities ascend but for the last, set to 1, which reaches every atom's).
+func (d *kmDist) gittins(done float64) (rank, until float64, ok bool) {
+	var x [GittinsAtoms]float64
+	i, last := 0, len(d.x)-1
+	for k := range x {
+		q := (float64(k) + 0.5) / GittinsAtoms
+		for i < last && d.cdf[i] < q {
+			i++
+		}
+		if !gittinsAtom(&x, k, d.x[i], done) {
+			return 0, 0, false
+		}
+	}
+	return gittinsOfAtoms(&x, done)
 }
 
 // kaplanMeier returns the Kaplan-Meier estimate of the length distribution from obs, conditioned

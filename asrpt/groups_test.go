@@ -217,3 +217,41 @@ func TestKMCurveMatchesOnePass(t *testing.T) {
 		}
 	})
 }
+
+// kmDist.gittins (one walk up the probabilities) is GittinsRank through Quantile (a binary
+// search per atom) bit for bit: on the estimates the group fallback builds, and on
+// distributions whose cumulative probabilities fall exactly on the atoms' (j/80), where a walk
+// that stops at the first probability above an atom's, not at or above it, reads the wrong atom.
+func TestKMGittinsMatchesGittinsRank(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var d *kmDist
+		done := float64(rapid.IntRange(0, 20).Draw(t, "done")) / 2
+		if rapid.Bool().Draw(t, "grid") {
+			n := rapid.IntRange(1, 30).Draw(t, "n")
+			d = &kmDist{}
+			j, x := 0, done
+			for i := range n {
+				x += float64(rapid.IntRange(0, 3).Draw(t, "step"))
+				j += rapid.IntRange(1, 6).Draw(t, "mass")
+				if i == n-1 || j >= 80 {
+					d.x, d.cdf = append(d.x, x), append(d.cdf, 1)
+					break
+				}
+				d.x, d.cdf = append(d.x, x), append(d.cdf, float64(j)/80)
+			}
+		} else {
+			obs := make([]observation, rapid.IntRange(1, 40).Draw(t, "obs"))
+			for i := range obs {
+				obs[i] = observation{float64(rapid.IntRange(1, 12).Draw(t, "len")), rapid.Bool().Draw(t, "exact")}
+			}
+			if d = kaplanMeier(obs, done, float64(rapid.IntRange(0, 30).Draw(t, "tail"))); d == nil {
+				return
+			}
+		}
+		gr, gu, gok := d.gittins(done)
+		wr, wu, wok := GittinsRank(d, done)
+		if gr != wr || gu != wu || gok != wok {
+			t.Fatalf("%+v done %v: (%v, %v, %v), want (%v, %v, %v)", d, done, gr, gu, gok, wr, wu, wok)
+		}
+	})
+}
