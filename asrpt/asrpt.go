@@ -1403,7 +1403,13 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	// marking walk's list (entry i is v.Running[i]'s), which spares loading every running job's
 	// description again. The compact conversion may preempt more jobs while it starts the
 	// prefix, so they are listed after the prefix's starts are chosen (and before them in Run).
+	// Only consolidation and a host that takes the full form read the kept jobs: for a host
+	// that takes deltas, without consolidation, only the stopped ones are listed.
+	listKept := s.consol != nil || !v.AcceptsKeepOthers
 	kept := func() {
+		if !listKept && !displaced && !preempted {
+			return
+		}
 		last := s.last[1]
 		for i := range v.Running {
 			st := last[i].st
@@ -1414,7 +1420,9 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 				s.stopIDs = append(s.stopIDs, last[i].id)
 				continue
 			}
-			d.Run = append(d.Run, gpusched.Assignment{Job: last[i].id, GPUs: v.Running[i].GPUs})
+			if listKept {
+				d.Run = append(d.Run, gpusched.Assignment{Job: last[i].id, GPUs: v.Running[i].GPUs})
+			}
 		}
 	}
 	starts := s.startBuf[:0]
@@ -1752,22 +1760,29 @@ func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
 			return m.running && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
 				v.Running[m.idx].Since+s.minRun(vs) <= v.Now
 		}
+		// Entry i of the marking walk's running list is v.Running[i]'s (its mark says running
+		// at index i): eligible without the load of its mark. A candidate's GPUs are added
+		// while its status is at hand.
 		for i := range v.Running {
-			if vs := s.last[1][i].st; vs != nil && vs.prefix != s.epoch && eligible(vs) {
+			js := &v.Running[i]
+			if vs := s.last[1][i].st; vs != nil && vs.prefix != s.epoch && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
+				js.Since+s.minRun(vs) <= v.Now {
 				s.cands = append(s.cands, candidate{vs, i, math.MaxInt})
+				for _, g := range js.GPUs {
+					s.candGPUs.Add(g)
+				}
 			}
 		}
 		for k := prefixLen - 1; k >= 0; k-- {
 			if vs := s.order[k]; eligible(vs) {
-				s.cands = append(s.cands, candidate{vs, int(s.marks[vs.key].idx), k})
+				i := int(s.marks[vs.key].idx)
+				s.cands = append(s.cands, candidate{vs, i, k})
+				for _, g := range v.Running[i].GPUs {
+					s.candGPUs.Add(g)
+				}
 			}
 		}
 		s.candK = len(s.cands)
-		for _, c := range s.cands {
-			for _, g := range v.Running[c.idx].GPUs {
-				s.candGPUs.Add(g)
-			}
-		}
 	}
 	for s.candK > 0 && s.cands[s.candK-1].order <= mine {
 		s.candK--
