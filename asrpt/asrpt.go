@@ -256,6 +256,7 @@ type Scheduler struct {
 	km          kmCurve               // the group refresh's Kaplan-Meier curve of one book
 	kmFresh     kmDist                // that curve for jobs that have not run
 	kmJob       kmDist                // that curve conditioned on one job's progress
+	kmOne       kmCurve               // the curve of groupDist, which returns its own kmDist
 	opt         Options
 	cluster     *topology.Cluster
 	g0          float64 // GPUs of the first cluster seen: the unit of virtual sizes

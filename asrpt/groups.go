@@ -379,7 +379,9 @@ func (s *Scheduler) groupDistTail(v *gpusched.View, g *groupBook, st *jobState, 
 	if len(g.obs) < groupMinSamples {
 		return nil
 	}
-	return kaplanMeier(g.obs, done, tail)
+	sortObservations(g.obs)
+	s.kmOne.fill(g.obs) // kaplanMeier, its curve in a buffer of the scheduler's
+	return s.kmOne.at(&kmDist{}, done, tail)
 }
 
 // groupObs fills g.obs with group g's observations: its finished jobs' lengths and the
