@@ -1404,13 +1404,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	// marking walk's list (entry i is v.Running[i]'s), which spares loading every running job's
 	// description again. The compact conversion may preempt more jobs while it starts the
 	// prefix, so they are listed after the prefix's starts are chosen (and before them in Run).
-	// Only consolidation and a host that takes the full form read the kept jobs: for a host
-	// that takes deltas, without consolidation, only the stopped ones are listed.
-	listKept := s.consol != nil || !v.AcceptsKeepOthers
 	kept := func() {
-		if !listKept && !displaced && !preempted {
-			return
-		}
 		last := s.last[1]
 		for i := range v.Running {
 			st := last[i].st
@@ -1421,9 +1415,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 				s.stopIDs = append(s.stopIDs, last[i].id)
 				continue
 			}
-			if listKept {
-				d.Run = append(d.Run, gpusched.Assignment{Job: last[i].id, GPUs: v.Running[i].GPUs})
-			}
+			d.Run = append(d.Run, gpusched.Assignment{Job: last[i].id, GPUs: v.Running[i].GPUs})
 		}
 	}
 	starts := s.startBuf[:0]
