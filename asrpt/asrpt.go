@@ -252,6 +252,10 @@ type Scheduler struct {
 	regroup     []*jobState           // jobs admitted in this call, sized by their group once all are marked
 	bursts      map[string]string     // burst key (user, GPUs) -> its latest burst's group name
 	dirtyGroups []*groupBook          // books that learnt something since the last call
+	km          kmCurve               // the group refresh's Kaplan-Meier curve of one book
+	kmFresh     kmDist                // that curve for jobs that have not run
+	kmJob       kmDist                // that curve conditioned on one job's progress
+	kmOne       kmCurve               // the curve of groupDist, which returns its own kmDist
 	opt         Options
 	cluster     *topology.Cluster
 	g0          float64 // GPUs of the first cluster seen: the unit of virtual sizes
@@ -1748,22 +1752,29 @@ func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
 			return m.running && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
 				v.Running[m.idx].Since+s.minRun(vs) <= v.Now
 		}
+		// Entry i of the marking walk's running list is v.Running[i]'s (its mark says running
+		// at index i): eligible without the load of its mark. A candidate's GPUs are added
+		// while its status is at hand.
 		for i := range v.Running {
-			if vs := s.last[1][i].st; vs != nil && vs.prefix != s.epoch && eligible(vs) {
+			js := &v.Running[i]
+			if vs := s.last[1][i].st; vs != nil && vs.prefix != s.epoch && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
+				js.Since+s.minRun(vs) <= v.Now {
 				s.cands = append(s.cands, candidate{vs, i, math.MaxInt})
+				for _, g := range js.GPUs {
+					s.candGPUs.Add(g)
+				}
 			}
 		}
 		for k := prefixLen - 1; k >= 0; k-- {
 			if vs := s.order[k]; eligible(vs) {
-				s.cands = append(s.cands, candidate{vs, int(s.marks[vs.key].idx), k})
+				i := int(s.marks[vs.key].idx)
+				s.cands = append(s.cands, candidate{vs, i, k})
+				for _, g := range v.Running[i].GPUs {
+					s.candGPUs.Add(g)
+				}
 			}
 		}
 		s.candK = len(s.cands)
-		for _, c := range s.cands {
-			for _, g := range v.Running[c.idx].GPUs {
-				s.candGPUs.Add(g)
-			}
-		}
 	}
 	for s.candK > 0 && s.cands[s.candK-1].order <= mine {
 		s.candK--

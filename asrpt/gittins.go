@@ -45,21 +45,34 @@ const GittinsAtoms = 40
 func GittinsRank(d Quantiler, done float64) (rank, until float64, ok bool) {
 	var x [GittinsAtoms]float64
 	for k := range x {
-		q := d.Quantile((float64(k) + 0.5) / GittinsAtoms)
-		if !(q > done) || math.IsInf(q, 1) {
-			if k == 0 {
-				return 0, 0, false
-			}
-			q = math.Max(q, x[k-1]) // keep the atoms non-decreasing
-			if !(q > done) || math.IsInf(q, 1) {
-				return 0, 0, false
-			}
+		if !gittinsAtom(&x, k, d.Quantile((float64(k)+0.5)/GittinsAtoms), done) {
+			return 0, 0, false
 		}
-		if k > 0 && q < x[k-1] {
-			q = x[k-1]
-		}
-		x[k] = q
 	}
+	return gittinsOfAtoms(&x, done)
+}
+
+// gittinsAtom sets atom k of x to quantile q, kept above done and non-decreasing; false when
+// no finite atom above done can be had (GittinsRank's ok).
+func gittinsAtom(x *[GittinsAtoms]float64, k int, q, done float64) bool {
+	if !(q > done) || math.IsInf(q, 1) {
+		if k == 0 {
+			return false
+		}
+		q = math.Max(q, x[k-1]) // keep the atoms non-decreasing
+		if !(q > done) || math.IsInf(q, 1) {
+			return false
+		}
+	}
+	if k > 0 && q < x[k-1] {
+		q = x[k-1]
+	}
+	x[k] = q
+	return true
+}
+
+// gittinsOfAtoms is GittinsRank over its atoms x.
+func gittinsOfAtoms(x *[GittinsAtoms]float64, done float64) (rank, until float64, ok bool) {
 	rank = math.Inf(1)
 	sum := 0.0 // sum of (x_k - done) over k <= m
 	for m := range x {

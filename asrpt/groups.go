@@ -74,14 +74,14 @@ func (s *Scheduler) groupRefresh(v *gpusched.View) error {
 		if len(g.live) == 0 || !s.groupPoor(g) {
 			continue
 		}
-		// Jobs that have not run share one estimate but for its tail (each its own
-		// prediction's): it is taken once, and its tail set for each. The others are
-		// conditioned on what they have done, from the observations sorted once: a job's own
-		// censored observation, at what it has done, does not change its group's
-		// distribution conditioned on exceeding that.
+		// The observations are read, sorted and run through the Kaplan-Meier pass once, at
+		// the first job that needs them (kmCurve): jobs that have not run share one estimate
+		// but for its tail (each its own prediction's), taken once and its tail set for each;
+		// the others condition the same curve on what they have done (a job's own censored
+		// observation, at what it has done, does not change its group's distribution
+		// conditioned on exceeding that).
 		var fresh *kmDist
-		freshDone := false
-		obs, sorted := 0, false
+		obs, read := 0, false
 		for k, st := range g.live {
 			if k == groupLive {
 				break
@@ -90,25 +90,27 @@ func (s *Scheduler) groupRefresh(v *gpusched.View) error {
 			if !ok || st.overruns > 0 {
 				continue
 			}
+			if !read {
+				s.groupObs(v, g, nil)
+				obs, read = len(g.obs), true
+				sortObservations(g.obs)
+				s.km.fill(g.obs)
+				if obs >= groupMinSamples {
+					fresh = s.km.at(&s.kmFresh, 0, 0)
+				}
+			}
 			var until, rank float64
 			if done == 0 {
-				if !freshDone {
-					fresh, freshDone = s.groupDistTail(v, g, nil, 0, 0), true
-				}
 				if fresh == nil {
 					continue
 				}
 				until, rank, ok = fresh.rankWithTail(g.tailOf(st), g.scale(st))
 			} else {
-				if !sorted {
-					s.groupDistTail(v, g, nil, 0, 0) // fills and sorts g.obs
-					obs, sorted = len(g.obs), true
-				}
 				if obs-1 < groupMinSamples {
 					continue
 				}
 				sc := g.scale(st)
-				km := kmSorted(g.obs, done*sc, g.tailOf(st))
+				km := s.km.at(&s.kmJob, done*sc, g.tailOf(st))
 				if km == nil {
 					continue
 				}
@@ -356,7 +358,7 @@ func (s *Scheduler) groupRank(v *gpusched.View, st *jobState, done float64) (unt
 // rank is GittinsRank(d, done*sc) converted from the book's units to job iterations by dividing
 // by sc: the end of the job's quantum and its rank, ok only when the quantum ends past done.
 func (d *kmDist) rank(done, sc float64) (until, rank float64, ok bool) {
-	rank, until, ok = GittinsRank(d, done*sc)
+	rank, until, ok = d.gittins(done * sc)
 	until, rank = until/sc, rank/sc
 	if !ok || !(until > done) {
 		return 0, 0, false
@@ -373,6 +375,19 @@ func (s *Scheduler) groupDist(v *gpusched.View, g *groupBook, st *jobState, done
 
 // groupDistTail is groupDist with the tail given (see tailOf); st may be nil (none excluded).
 func (s *Scheduler) groupDistTail(v *gpusched.View, g *groupBook, st *jobState, done, tail float64) *kmDist {
+	s.groupObs(v, g, st)
+	if len(g.obs) < groupMinSamples {
+		return nil
+	}
+	sortObservations(g.obs)
+	s.kmOne.fill(g.obs) // kaplanMeier, its curve in a buffer of the scheduler's
+	return s.kmOne.at(&kmDist{}, done, tail)
+}
+
+// groupObs fills g.obs with group g's observations: its finished jobs' lengths and the
+// progress of its groupLive earliest live jobs other than st (st may be nil) that have done
+// some, in the book's units.
+func (s *Scheduler) groupObs(v *gpusched.View, g *groupBook, st *jobState) {
 	g.obs = g.obs[:0]
 	for _, n := range g.done {
 		g.obs = append(g.obs, observation{n, true})
@@ -388,10 +403,6 @@ func (s *Scheduler) groupDistTail(v *gpusched.View, g *groupBook, st *jobState, 
 			g.obs = append(g.obs, observation{d * g.scale(m), false})
 		}
 	}
-	if len(g.obs) < groupMinSamples {
-		return nil
-	}
-	return kaplanMeier(g.obs, done, tail)
 }
 
 // tailOf is the least length at which the group distribution places what is left beyond its
@@ -459,6 +470,25 @@ func (d *kmDist) Quantile(q float64) float64 {
 	return d.x[i]
 }
 
+// gittins is GittinsRank(d, done), its atoms read in one walk up d's cumulative probabilities
+// instead of a binary search per atom: the atoms' probabilities ascend, and the least index
+// whose cumulative probability reaches each is the one Quantile's search finds (the
+// probabilities ascend but for the last, set to 1, which reaches every atom's).
+func (d *kmDist) gittins(done float64) (rank, until float64, ok bool) {
+	var x [GittinsAtoms]float64
+	i, last := 0, len(d.x)-1
+	for k := range x {
+		q := (float64(k) + 0.5) / GittinsAtoms
+		for i < last && d.cdf[i] < q {
+			i++
+		}
+		if !gittinsAtom(&x, k, d.x[i], done) {
+			return 0, 0, false
+		}
+	}
+	return gittinsOfAtoms(&x, done)
+}
+
 // kaplanMeier returns the Kaplan-Meier estimate of the length distribution from obs, conditioned
 // on exceeding done: its mass at each exact length above done, and the survival left after the
 // largest observation at twice the largest of it and done (the doubling that re-estimation
@@ -488,9 +518,27 @@ func sortObservations(obs []observation) {
 
 // kmSorted is kaplanMeier on observations sorted by sortObservations.
 func kmSorted(obs []observation, done, tail float64) *kmDist {
-	d := &kmDist{}
+	var c kmCurve
+	c.fill(obs)
+	return c.at(&kmDist{}, done, tail)
+}
+
+// kmCurve is the part of the Kaplan-Meier estimate over sorted observations that does not
+// depend on the length a job has done: the lengths with an event, ascending, the mass the
+// estimate puts at each, the survival left after the largest observation, and that largest
+// observation. The group refresh computes it once per group and conditions it on each live
+// job's progress (at), where running kmSorted for each job cost a pass over every observation.
+type kmCurve struct {
+	x, mass []float64
+	surv    float64
+	top     float64 // math.Max over the observations' lengths; -Inf without any
+}
+
+// fill computes the curve of obs, sorted by sortObservations, reusing c's buffers.
+func (c *kmCurve) fill(obs []observation) {
+	c.x, c.mass = c.x[:0], c.mass[:0]
 	surv, atRisk := 1.0, float64(len(obs))
-	top := done
+	top := math.Inf(-1)
 	for i := 0; i < len(obs); {
 		n := obs[i].n
 		events, total := 0.0, 0.0
@@ -505,16 +553,32 @@ func kmSorted(obs []observation, done, tail float64) *kmDist {
 		if events > 0 {
 			mass := surv * events / atRisk
 			surv -= mass
-			if n > done {
-				d.x = append(d.x, n)
-				d.cdf = append(d.cdf, mass)
-			}
+			c.x = append(c.x, n)
+			c.mass = append(c.mass, mass)
 		}
 		atRisk -= total
 	}
-	if surv > 1e-12 {
-		d.x = append(d.x, max(2*top, tail))
-		d.cdf = append(d.cdf, surv)
+	c.surv, c.top = surv, top
+}
+
+// at returns the curve conditioned on exceeding done, with its tail at least at tail, as
+// kaplanMeier defines it, written into d's buffers: d, or nil when nothing is left above done.
+func (c *kmCurve) at(d *kmDist, done, tail float64) *kmDist {
+	// The event lengths ascend, so those above done are a suffix.
+	lo, hi := 0, len(c.x)
+	for lo < hi {
+		if m := int(uint(lo+hi) >> 1); c.x[m] > done {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	d.x = append(d.x[:0], c.x[lo:]...)
+	d.cdf = append(d.cdf[:0], c.mass[lo:]...)
+	d.tail = false
+	if c.surv > 1e-12 {
+		d.x = append(d.x, max(2*math.Max(done, c.top), tail))
+		d.cdf = append(d.cdf, c.surv)
 		d.tail = true
 	}
 	sum := 0.0

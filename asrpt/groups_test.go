@@ -128,3 +128,130 @@ func TestGroupBooksAreBounded(t *testing.T) {
 		t.Errorf("%d group books: the %d most recently used should be kept", len(s.groups), groupBooks)
 	}
 }
+
+// kmSortedOnePass is kmSorted as it was before kmCurve: one pass over every observation per
+// call, with done and tail applied inside the pass. The shared curve must give the same bits.
+func kmSortedOnePass(obs []observation, done, tail float64) *kmDist {
+	d := &kmDist{}
+	surv, atRisk := 1.0, float64(len(obs))
+	top := done
+	for i := 0; i < len(obs); {
+		n := obs[i].n
+		events, total := 0.0, 0.0
+		for i < len(obs) && obs[i].n == n {
+			if obs[i].exact {
+				events++
+			}
+			total++
+			i++
+		}
+		top = math.Max(top, n)
+		if events > 0 {
+			mass := surv * events / atRisk
+			surv -= mass
+			if n > done {
+				d.x = append(d.x, n)
+				d.cdf = append(d.cdf, mass)
+			}
+		}
+		atRisk -= total
+	}
+	if surv > 1e-12 {
+		d.x = append(d.x, max(2*top, tail))
+		d.cdf = append(d.cdf, surv)
+		d.tail = true
+	}
+	sum := 0.0
+	for _, p := range d.cdf {
+		sum += p
+	}
+	if len(d.x) == 0 || !(sum > 0) {
+		return nil
+	}
+	acc := 0.0
+	for i, p := range d.cdf {
+		acc += p / sum
+		d.cdf[i] = acc
+	}
+	d.cdf[len(d.cdf)-1] = 1
+	return d
+}
+
+// kmCurves conditioned in turn on many lengths done and tails, into reused buffers (as the
+// group refresh does for the live jobs of one group after another), give bit for bit what the
+// one-pass estimate gives for each, with its Gittins rank; done is drawn at, between, below and
+// above the observed lengths, so that the suffix of events it keeps is taken at every boundary,
+// and groups with and without a tail follow each other in the same buffers.
+func TestKMCurveMatchesOnePass(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var c kmCurve
+		var d kmDist
+		for range rapid.IntRange(1, 3).Draw(t, "groups") {
+			n := rapid.IntRange(0, 40).Draw(t, "n")
+			obs := make([]observation, n)
+			for i := range obs {
+				obs[i] = observation{float64(rapid.IntRange(1, 12).Draw(t, "len")) * rapid.SampledFrom([]float64{1, 0.7, 1.3}).Draw(t, "scale"), rapid.Bool().Draw(t, "exact")}
+			}
+			sortObservations(obs)
+			c.fill(obs)
+			for range rapid.IntRange(1, 8).Draw(t, "jobs") {
+				done := float64(rapid.IntRange(0, 28).Draw(t, "done")) / 2
+				tail := float64(rapid.IntRange(0, 40).Draw(t, "tail"))
+				want := kmSortedOnePass(obs, done, tail)
+				got := c.at(&d, done, tail)
+				if (got == nil) != (want == nil) {
+					t.Fatalf("done %v tail %v: got %+v, want %+v", done, tail, got, want)
+				}
+				if want == nil {
+					continue
+				}
+				if !slices.Equal(got.x, want.x) || !slices.Equal(got.cdf, want.cdf) || got.tail != want.tail {
+					t.Fatalf("done %v tail %v: got %+v, want %+v", done, tail, got, want)
+				}
+				gu, gr, gok := got.rank(done, 1.5)
+				wu, wr, wok := want.rank(done, 1.5)
+				if gu != wu || gr != wr || gok != wok {
+					t.Fatalf("done %v: rank (%v, %v, %v), want (%v, %v, %v)", done, gu, gr, gok, wu, wr, wok)
+				}
+			}
+		}
+	})
+}
+
+// kmDist.gittins (one walk up the probabilities) is GittinsRank through Quantile (a binary
+// search per atom) bit for bit: on the estimates the group fallback builds, and on
+// distributions whose cumulative probabilities fall exactly on the atoms' (j/80), where a walk
+// that stops at the first probability above an atom's, not at or above it, reads the wrong atom.
+func TestKMGittinsMatchesGittinsRank(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var d *kmDist
+		done := float64(rapid.IntRange(0, 20).Draw(t, "done")) / 2
+		if rapid.Bool().Draw(t, "grid") {
+			n := rapid.IntRange(1, 30).Draw(t, "n")
+			d = &kmDist{}
+			j, x := 0, done
+			for i := range n {
+				x += float64(rapid.IntRange(0, 3).Draw(t, "step"))
+				j += rapid.IntRange(1, 6).Draw(t, "mass")
+				if i == n-1 || j >= 80 {
+					d.x, d.cdf = append(d.x, x), append(d.cdf, 1)
+					break
+				}
+				d.x, d.cdf = append(d.x, x), append(d.cdf, float64(j)/80)
+			}
+		} else {
+			obs := make([]observation, rapid.IntRange(1, 40).Draw(t, "obs"))
+			for i := range obs {
+				obs[i] = observation{float64(rapid.IntRange(1, 12).Draw(t, "len")), rapid.Bool().Draw(t, "exact")}
+			}
+			if d = kaplanMeier(obs, done, float64(rapid.IntRange(0, 30).Draw(t, "tail"))); d == nil {
+				return
+			}
+		}
+		gr, gu, gok := d.gittins(done)
+		wr, wu, wok := GittinsRank(d, done)
+		if gr != wr || gu != wu || gok != wok {
+			t.Fatalf("%+v done %v: (%v, %v, %v), want (%v, %v, %v)", d, done, gr, gu, gok, wr, wu, wok)
+		}
+	})
+}

@@ -3,12 +3,14 @@ package asrpt
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/partition"
 	"github.com/gpusched/gpusched/topology"
+	"pgregory.net/rapid"
 )
 
 // TestPartitionedSharesGraphs: jobs of one model and plan share one worker graph; placing them
@@ -66,5 +68,59 @@ func TestPartitionedSharesGraphs(t *testing.T) {
 	}
 	if len(p.graphs) > keptGraphs+1 {
 		t.Fatalf("%d graphs kept for no job", len(p.graphs))
+	}
+}
+
+// samePlan is reflect.DeepEqual on plans: on random pairs drawn from few values (so that many
+// are equal), nil and empty Stages told apart; and a change to any one field of graph.Plan,
+// found by reflection (a field added later included), makes the plans differ.
+func TestSamePlan(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		draw := func(name string) graph.Plan {
+			p := graph.Plan{
+				DP: rapid.IntRange(1, 2).Draw(t, name+"dp"), TP: rapid.IntRange(1, 2).Draw(t, name+"tp"),
+				PP: rapid.IntRange(1, 2).Draw(t, name+"pp"), MicroBatches: rapid.IntRange(1, 2).Draw(t, name+"mb"),
+				GlobalBatch: rapid.IntRange(1, 2).Draw(t, name+"gb"), Checkpointing: rapid.Bool().Draw(t, name+"ck"),
+				ZeRO: rapid.IntRange(0, 1).Draw(t, name+"zero"), Offload: rapid.Bool().Draw(t, name+"off"),
+				CPUThreads: rapid.IntRange(0, 1).Draw(t, name+"cpu"), UnevenHeads: rapid.Bool().Draw(t, name+"uneven"),
+			}
+			switch rapid.IntRange(0, 3).Draw(t, name+"stages") {
+			case 1:
+				p.Stages = []int{}
+			case 2:
+				p.Stages = []int{1, 2}
+			case 3:
+				p.Stages = []int{2, 1}
+			}
+			return p
+		}
+		a, b := draw("a"), draw("b")
+		if rapid.Bool().Draw(t, "same") {
+			b = a
+			b.Stages = slices.Clone(a.Stages)
+		}
+		if got, want := samePlan(a, b), reflect.DeepEqual(a, b); got != want {
+			t.Fatalf("samePlan(%+v, %+v) = %v, want %v", a, b, got, want)
+		}
+	})
+	base := graph.Plan{DP: 1, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 1, Stages: []int{1}}
+	typ := reflect.TypeOf(base)
+	for i := range typ.NumField() {
+		b := base
+		b.Stages = slices.Clone(base.Stages)
+		f := reflect.ValueOf(&b).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.Int:
+			f.SetInt(f.Int() + 1)
+		case reflect.Bool:
+			f.SetBool(!f.Bool())
+		case reflect.Slice:
+			f.Set(reflect.Append(f, reflect.ValueOf(1)))
+		default:
+			t.Fatalf("graph.Plan.%s is a %s: teach samePlan and this test to compare it", typ.Field(i).Name, f.Kind())
+		}
+		if samePlan(base, b) {
+			t.Errorf("samePlan misses a change of graph.Plan.%s", typ.Field(i).Name)
+		}
 	}
 }

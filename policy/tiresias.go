@@ -126,6 +126,10 @@ type tirWait struct {
 	job     *gpusched.Job
 	queue   int
 	entered float64
+	// s is the job's state (Tiresias.jobs[job.ID]: an entry is put in the order with its
+	// job's state and taken out before the state leaves jobs, or the order is rebuilt), which
+	// spares the merge a map lookup per waiting job; not part of the order.
+	s *tirJob
 }
 
 func cmpTirWait(a, b tirWait) int {
@@ -325,7 +329,7 @@ func (t *Tiresias) enqueue(j *gpusched.Job, s *tirJob) {
 	if s.waiting {
 		t.wait.remove(s.key)
 	}
-	s.key = tirWait{job: j, queue: s.queue, entered: s.entered}
+	s.key = tirWait{job: j, queue: s.queue, entered: s.entered, s: s}
 	s.waiting = true
 	t.wait.insert(s.key)
 }
@@ -397,7 +401,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 		t.byPos.put(st.Job, s)
 		t.dequeue(s)
-		all = append(all, tirKeyed{ranked{st: st, running: true, protected: prot, pos: i}, s, 0})
+		all = append(all, tirKey(ranked{st: st, running: true, protected: prot, pos: i}, s))
 		held += st.Job.GPUs
 	}
 	t.byPos.end()
@@ -415,7 +419,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		if ok {
 			hq = head.queue
 		}
-		n = partitionFirst(all, func(e *tirKeyed) bool { return e.s.queue <= hq })
+		n = partitionFirst(all, func(e *tirKeyed) bool { return e.q <= hq })
 	}
 	lr := &t.lazy
 	lr.reset(all, n)
@@ -431,14 +435,14 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 			return ranked{}, false
 		}
 		// A waiting job's service is what it was when it was last seen (it has not run since).
-		ws = t.jobs[w.job.ID]
+		ws = w.s
 		wstates = append(wstates, ws)
 		st := t.pool.get(w.job)
 		st.Attained, st.Executed = ws.att, ws.exec
 		return ranked{st: st}, true
 	}
 	before := func(i int, _ *ranked) bool {
-		return all[i].protected || all[i].s.queue <= ws.queue
+		return all[i].protected || all[i].q <= ws.queue
 	}
 	sel, order, err := preemptMerged(&v, lr.seq(), next, before, t.backfill, false, placeOn(t.place, v.Cluster), &t.sc)
 	if err != nil {
@@ -478,11 +482,11 @@ func (t *Tiresias) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
 	for i := range v.Running {
 		st := &v.Running[i]
 		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
-		all = append(all, tirKeyed{ranked{st: st, running: true, protected: prot, pos: i}, t.update(v.Now, st, true), 0})
+		all = append(all, tirKey(ranked{st: st, running: true, protected: prot, pos: i}, t.update(v.Now, st, true)))
 	}
 	for i := range v.Pending {
 		st := &v.Pending[i]
-		all = append(all, tirKeyed{ranked{st: st}, t.update(v.Now, st, false), 0})
+		all = append(all, tirKey(ranked{st: st}, t.update(v.Now, st, false)))
 	}
 	if t.gittins != nil {
 		for i := range all {
@@ -537,7 +541,11 @@ type tirKeyed struct {
 	ranked
 	s *tirJob
 	g float64 // Gittins index (Gittins only)
+	q int     // s.queue, kept beside the job (the merge and the sort read it for every job)
 }
+
+// tirKey is the entry of a job whose state s is up to date with the view.
+func tirKey(r ranked, s *tirJob) tirKeyed { return tirKeyed{ranked: r, s: s, q: s.queue} }
 
 // tirCompare orders jobs as Tiresias ranks them: protected running jobs first, then by queue,
 // then (with Gittins) by index, highest first, or running before waiting and by entry into the
@@ -550,7 +558,7 @@ func tirCompare(gittins bool) func(a, b tirKeyed) int {
 			}
 			return 1
 		}
-		if c := cmp.Compare(a.s.queue, b.s.queue); c != 0 {
+		if c := cmp.Compare(a.q, b.q); c != 0 {
 			return c
 		}
 		if gittins {
