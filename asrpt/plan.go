@@ -54,6 +54,8 @@ func NewPlanChoice(opt Options) (*PlanChoice, error) {
 func (p *PlanChoice) String() string { return p.name }
 
 // Inner returns the A-SRPT scheduler that schedules the jobs under their chosen plans.
+//
+// Deprecated: not needed by embedders; removed in v0.3.0.
 func (p *PlanChoice) Inner() *Scheduler { return p.inner }
 
 // Choice returns the plan choice made for a job, if it was seen.
