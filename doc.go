@@ -23,7 +23,7 @@
 //	topology     servers, GPUs, links; transfer and collective times
 //	graph        a DNN as a layer DAG, parallel plans, worker graphs, per-iteration time
 //	perf         measured step times; fitting graph's constants to them
-//	partition    balanced graph partitioning; placing a job's workers on free GPUs
+//	partition    placing a job's workers on free GPUs (a balanced graph partitioner inside)
 //	predict      random-forest prediction of a recurring job's iterations
 //	srpt         exact single-machine SRPT, lower bounds, tiny-instance optima
 //	asrpt        the A-SRPT scheduler

@@ -88,8 +88,8 @@ func (m *ModelCost) compiled(j *Job) *compiledJob {
 	return cj
 }
 
-// Cached returns the number of jobs whose compiled form the cost model holds.
-func (m *ModelCost) Cached() int {
+// cached returns the number of jobs whose compiled form the cost model holds.
+func (m *ModelCost) cached() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.cache)

@@ -180,16 +180,16 @@ func TestModelCostKeysByJobID(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, _ := cost.StepCost(mk(4), c, gpus, nil)
-	if cost.Cached() != 1 || again != first {
-		t.Errorf("a second *Job of the same job: %d cached, cost %+v vs %+v", cost.Cached(), again, first)
+	if cost.cached() != 1 || again != first {
+		t.Errorf("a second *Job of the same job: %d cached, cost %+v vs %+v", cost.cached(), again, first)
 	}
 	two, _ := cost.StepCost(mk(2), c, gpus[:2], nil)
 	if two.Time == first.Time {
 		t.Error("a changed plan was not compiled again")
 	}
 	cost.Forget(mk(2))
-	if cost.Cached() != 0 {
-		t.Errorf("Forget with another *Job of the id left %d entries", cost.Cached())
+	if cost.cached() != 0 {
+		t.Errorf("Forget with another *Job of the id left %d entries", cost.cached())
 	}
 }
 

@@ -48,6 +48,8 @@ func (o Oracle) Estimate(j *gpusched.Job, done float64) (float64, error) {
 // become overdue and served in order of virtual completion again. It costs 8 mu in the
 // competitive ratio (see the package documentation and BENCHMARKS.md "A-SRPT across workload
 // families").
+//
+// Deprecated: not needed by embedders (leave Options.Patience zero for it); removed in v0.3.0.
 const DefaultPatience = 8.0
 
 // Options configure a Scheduler. The zero value is the default A-SRPT: a random-forest
@@ -172,17 +174,25 @@ type Options struct {
 }
 
 // DefaultBurstGap is the default Options.BurstGap: 60 s.
+//
+// Deprecated: not needed by embedders (leave Options.BurstGap zero for it); removed in v0.3.0.
 const DefaultBurstGap = 60
 
 // DefaultStrikes is the default Options.Strikes: a job re-estimated twice no longer preempts.
+//
+// Deprecated: not needed by embedders (leave Options.Strikes zero for it); removed in v0.3.0.
 const DefaultStrikes = 2
 
 // DefaultStrikeRunTime is the default Options.StrikeRunTime: 600 s, twenty times package sim's
 // default restore cost.
+//
+// Deprecated: not needed by embedders (leave Options.StrikeRunTime zero for it); removed in v0.3.0.
 const DefaultStrikeRunTime = 600.0
 
 // DefaultCompactSlack is the default Options.CompactSlack: placements within 10% of a job's
 // best time per iteration are compact.
+//
+// Deprecated: not needed by embedders (leave Options.CompactSlack zero for it); removed in v0.3.0.
 const DefaultCompactSlack = 0.1
 
 type jobState struct {
@@ -861,6 +871,8 @@ func reached(done, limit float64) bool { return done >= limit*(1-reachTolerance)
 // MinWake is the shortest time, in seconds, after which A-SRPT asks to be woken to re-estimate
 // a running job (Decision.WakeAt): re-estimations come at most that much later than the
 // moment a job reaches its prediction.
+//
+// Deprecated: not needed by embedders (A-SRPT's own wake-up floor); removed in v0.3.0.
 const MinWake = 1.0
 
 // setCluster adopts a new (or first) cluster: sizing caches are dropped, earlier rejections

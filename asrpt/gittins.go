@@ -19,12 +19,16 @@ type Distributional interface {
 
 // Quantiler is a distribution of a job's total iterations as GittinsRank reads it: its
 // quantile function, non-decreasing in q on (0, 1). predict.Distribution is one.
+//
+// Deprecated: not needed by embedders (the group fallback's internals); removed in v0.3.0.
 type Quantiler interface {
 	Quantile(q float64) float64
 }
 
 // GittinsAtoms is the number of equally likely points at which GittinsRank reads a
 // distribution: the quantiles at (k - 1/2) / GittinsAtoms, k = 1..GittinsAtoms.
+//
+// Deprecated: not needed by embedders (the group fallback's internals); removed in v0.3.0.
 const GittinsAtoms = 40
 
 // GittinsRank returns the Gittins rank of a job that has done `done` iterations and whose
@@ -42,6 +46,8 @@ const GittinsAtoms = 40
 // rank is n - done (SRPT's remaining work) and until is n; for a wide distribution the rank is
 // small early on and grows as the job outruns its likely ends, as least-attained-service
 // ordering would have it. ok is false when d gives no finite quantiles above done.
+//
+// Deprecated: not needed by embedders (the group fallback's internals); removed in v0.3.0.
 func GittinsRank(d Quantiler, done float64) (rank, until float64, ok bool) {
 	var x [GittinsAtoms]float64
 	for k := range x {

@@ -146,6 +146,8 @@ func (p *Partitioned) Forget(j *gpusched.Job) {
 }
 
 // Cached returns the number of jobs whose worker graph the placer holds.
+//
+// Deprecated: not needed by embedders (a cache diagnostic); removed in v0.3.0.
 func (p *Partitioned) Cached() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

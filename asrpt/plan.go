@@ -68,6 +68,8 @@ func (p *PlanChoice) ready() error {
 }
 
 // Inner returns the A-SRPT scheduler that schedules the jobs under their chosen plans.
+//
+// Deprecated: not needed by embedders; removed in v0.3.0.
 func (p *PlanChoice) Inner() *Scheduler {
 	if p == nil {
 		return nil

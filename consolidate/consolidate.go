@@ -12,12 +12,12 @@ import (
 	"github.com/gpusched/gpusched/topology"
 )
 
-// DefaultRestoreTime is the checkpoint/restore cost in seconds that Options.RestoreTime
+// defaultRestoreTime is the checkpoint/restore cost in seconds that Options.RestoreTime
 // selects when it is zero: package sim's default.
-const DefaultRestoreTime = 30.0
+const defaultRestoreTime = 30.0
 
-// DefaultPayback is the factor Options.Payback selects when it is zero.
-const DefaultPayback = 2.0
+// defaultPayback is the factor Options.Payback selects when it is zero.
+const defaultPayback = 2.0
 
 // ErrInvalidOptions reports Options that Apply or Wrap cannot honour.
 var ErrInvalidOptions = errors.New("consolidate: invalid options")
@@ -68,12 +68,12 @@ func (o Options) check() (Options, error) {
 	}
 	switch {
 	case o.RestoreTime == 0:
-		o.RestoreTime = DefaultRestoreTime
+		o.RestoreTime = defaultRestoreTime
 	case o.RestoreTime < 0:
 		o.RestoreTime = 0
 	}
 	if o.Payback == 0 {
-		o.Payback = DefaultPayback
+		o.Payback = defaultPayback
 	}
 	if o.Placer == nil {
 		o.Placer = gpusched.Pack

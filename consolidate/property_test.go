@@ -94,7 +94,7 @@ func consolidationHolds(apply applyFunc) func(*rapid.T) {
 			if v.Cluster.ServersSpanned(m.To) >= v.Cluster.ServersSpanned(m.From) {
 				t.Fatalf("job %s moved from %d to %d servers", a.Job, v.Cluster.ServersSpanned(m.From), v.Cluster.ServersSpanned(m.To))
 			}
-			if !(m.NewTime < m.OldTime) || st.Iterations*(m.OldTime-m.NewTime) < DefaultPayback*DefaultRestoreTime {
+			if !(m.NewTime < m.OldTime) || st.Iterations*(m.OldTime-m.NewTime) < defaultPayback*DefaultRestoreTime {
 				t.Fatalf("job %s moved without paying back: %v iterations, %v -> %v", a.Job, st.Iterations, m.OldTime, m.NewTime)
 			}
 		}

@@ -28,6 +28,9 @@ var _ gpusched.Stateful = (*Scheduler)(nil)
 // view and the decision alone), so a wrapped scheduler survives a restart when its own state
 // does.
 func (s *Scheduler) SaveState(w io.Writer) error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	out := wrapState{Header: statejson.Header{Kind: "consolidate", Version: 1}, Moves: s.moves}
 	if in, ok := s.inner.(gpusched.Stateful); ok {
 		var b bytes.Buffer
@@ -45,6 +48,9 @@ func (s *Scheduler) SaveState(w io.Writer) error {
 // not match the wrapped scheduler (present for one that keeps none, or the converse), is
 // refused with an error wrapping gpusched.ErrBadState, and nothing changes.
 func (s *Scheduler) RestoreState(r io.Reader) error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	var in wrapState
 	if err := statejson.Decode(r, "consolidate", 1, &in); err != nil {
 		return err

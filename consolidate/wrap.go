@@ -8,7 +8,9 @@ import (
 
 // Scheduler wraps another scheduler and consolidates its decisions with Apply. It forwards
 // completion reports to the wrapped scheduler when that one observes them. Like most
-// schedulers it keeps scratch state between calls: it is not safe for concurrent use.
+// schedulers it keeps scratch state between calls: it is not safe for concurrent use. Build
+// it with Wrap: the zero value (or a nil pointer) wraps nothing, and its Schedule and
+// RestoreState return an error wrapping ErrInvalidOptions.
 type Scheduler struct {
 	inner gpusched.Scheduler
 	c     *Consolidator
@@ -29,6 +31,9 @@ func Wrap(s gpusched.Scheduler, opt Options) (*Scheduler, error) {
 
 // Schedule asks the wrapped scheduler and consolidates its decision.
 func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if err := s.check(); err != nil {
+		return gpusched.Decision{}, err
+	}
 	d, err := s.inner.Schedule(v)
 	if err != nil {
 		return d, err
@@ -42,18 +47,44 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	return d, nil
 }
 
+// check refuses a nil or zero Scheduler (one not built by Wrap).
+func (s *Scheduler) check() error {
+	if s == nil || s.inner == nil || s.c == nil {
+		return fmt.Errorf("%w: a nil or zero consolidate.Scheduler: build it with Wrap", ErrInvalidOptions)
+	}
+	return nil
+}
+
 // JobCompleted forwards the report to the wrapped scheduler if it observes completions.
 func (s *Scheduler) JobCompleted(c gpusched.Completion) {
+	if s == nil {
+		return
+	}
 	if o, ok := s.inner.(gpusched.CompletionObserver); ok {
 		o.JobCompleted(c)
 	}
 }
 
 // Moves returns how many migrations the wrapper has added so far.
-func (s *Scheduler) Moves() int { return s.moves }
+func (s *Scheduler) Moves() int {
+	if s == nil {
+		return 0
+	}
+	return s.moves
+}
 
 // Unwrap returns the wrapped scheduler.
-func (s *Scheduler) Unwrap() gpusched.Scheduler { return s.inner }
+func (s *Scheduler) Unwrap() gpusched.Scheduler {
+	if s == nil {
+		return nil
+	}
+	return s.inner
+}
 
 // String returns the wrapped scheduler's name followed by "+consolidate".
-func (s *Scheduler) String() string { return fmt.Sprintf("%v+consolidate", s.inner) }
+func (s *Scheduler) String() string {
+	if s == nil {
+		return "<nil>+consolidate"
+	}
+	return fmt.Sprintf("%v+consolidate", s.inner)
+}

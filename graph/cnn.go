@@ -193,6 +193,8 @@ func inceptionV3(d float64) []Layer {
 
 // DeepSpeech2Frames is the number of 10 ms spectrogram frames per sample (a 10-second utterance)
 // assumed by the deepspeech2-small zoo model.
+//
+// Deprecated: not needed by embedders (the deepspeech2 zoo models' assumption); removed in v0.3.0.
 const DeepSpeech2Frames = 1000
 
 // deepSpeech2Small is DeepSpeech2 (Amodei et al. 2016, "Deep Speech 2: End-to-End Speech

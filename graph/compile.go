@@ -9,6 +9,8 @@ import (
 
 // Stage is what a compiled plan knows about one pipeline stage, per sample and before the
 // tensor-parallel split (a worker of the stage holds 1/TP of its parameters and work).
+//
+// Deprecated: not needed by embedders (the cost model's internals); removed in v0.3.0.
 type Stage struct {
 	// First and End delimit the stage's layers: pipeline positions First <= i < End.
 	First, End int
@@ -120,6 +122,8 @@ func (c *Compiled) Plan() Plan {
 }
 
 // Stages returns the per-stage figures, one per pipeline stage.
+//
+// Deprecated: not needed by embedders (the cost model's internals); removed in v0.3.0.
 func (c *Compiled) Stages() []Stage { return slices.Clone(c.stages) }
 
 // Memory is the memory one worker needs, in bytes, broken down.
@@ -148,6 +152,8 @@ type Memory struct {
 }
 
 // StageMemory returns the memory of one worker of stage s (0 <= s < PP).
+//
+// Deprecated: not needed by embedders (Compiled.Memory is the most demanding stage's); removed in v0.3.0.
 func (c *Compiled) StageMemory(s int) Memory {
 	p := c.plan
 	st := c.stages[s]

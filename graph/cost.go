@@ -96,6 +96,8 @@ const GradientBucketBytes = 25 << 20
 
 // ComputeSizeRef is the forward FLOPs of one layer per micro-batch and GPU at which
 // Efficiency.ComputeSizeExponent leaves the achieved fraction of peak at Efficiency.Compute.
+//
+// Deprecated: not needed by embedders (Efficiency.ComputeSizeExponent's reference, a constant of the model); removed in v0.3.0.
 const ComputeSizeRef = 1e10
 
 // DefaultEfficiency returns the uncalibrated textbook constants: Compute 0.5 (Megatron-LM
@@ -404,6 +406,8 @@ func (c *Compiled) place(cluster *topology.Cluster, placement []topology.GPUID, 
 func (p *Placed) GPUModel() string { return p.gpuModel }
 
 // Compiled returns the placed job's compiled model and plan.
+//
+// Deprecated: not needed by embedders (keep the Compiled that Place was called on); removed in v0.3.0.
 func (p *Placed) Compiled() *Compiled { return p.c }
 
 // Time returns the iteration time of the placed job with the given constants and factors (see

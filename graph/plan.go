@@ -58,6 +58,8 @@ type Plan struct {
 func (p Plan) Workers() int { return p.DP * p.TP * p.PP }
 
 // MicroBatchSize returns the samples per micro-batch: GlobalBatch / (DP x MicroBatches).
+//
+// Deprecated: use Plan.LocalBatch() / MicroBatches; removed in v0.3.0.
 func (p Plan) MicroBatchSize() int {
 	if p.DP < 1 || p.MicroBatches < 1 {
 		return 0
@@ -105,6 +107,8 @@ func degree(d int) int { return max(d, 1) }
 // Rank returns the canonical rank of the worker at data-parallel index dp, stage pp and
 // tensor-parallel index tp: (dp x PP + pp) x TP + tp. Rank, Coords and StageOf take degrees
 // below 1 (an unset Plan) as 1.
+//
+// Deprecated: not needed by embedders ((dp x PP + pp) x TP + tp; Plan.Coords inverts it); removed in v0.3.0.
 func (p Plan) Rank(dp, pp, tp int) int { return (dp*degree(p.PP)+pp)*degree(p.TP) + tp }
 
 // Coords returns the (dp, pp, tp) coordinates of a rank; it inverts Rank.
@@ -117,10 +121,14 @@ func (p Plan) Coords(rank int) (dp, pp, tp int) {
 
 // StageOf returns the pipeline stage of a rank: 0 for every rank of a plan without pipelining
 // (PP 1, or unset).
+//
+// Deprecated: use Plan.Coords; removed in v0.3.0.
 func (p Plan) StageOf(rank int) int { return (rank / degree(p.TP)) % degree(p.PP) }
 
 // TPGroup returns the ranks of the tensor-parallel group of replica dp, stage pp: TP
 // consecutive ranks.
+//
+// Deprecated: use Plan.TPGroups; removed in v0.3.0.
 func (p Plan) TPGroup(dp, pp int) []int {
 	out := make([]int, p.TP)
 	for t := range out {
@@ -131,6 +139,8 @@ func (p Plan) TPGroup(dp, pp int) []int {
 
 // DPRing returns the ranks of the data-parallel ring of stage pp, tensor-parallel index tp: one
 // worker per replica, in replica order.
+//
+// Deprecated: not needed by embedders (the cost model's internals); removed in v0.3.0.
 func (p Plan) DPRing(pp, tp int) []int {
 	out := make([]int, p.DP)
 	for d := range out {
@@ -151,6 +161,8 @@ func (p Plan) TPGroups() [][]int {
 }
 
 // DPRings returns every data-parallel ring, indexed pp x TP + tp.
+//
+// Deprecated: not needed by embedders (the cost model's internals); removed in v0.3.0.
 func (p Plan) DPRings() [][]int {
 	out := make([][]int, 0, p.PP*p.TP)
 	for s := 0; s < p.PP; s++ {
@@ -236,6 +248,8 @@ func (p Plan) Validate(m *Model) error {
 // BalancedStages splits weights (one per layer, in pipeline order, non-negative) into k
 // contiguous non-empty stages so that the heaviest stage is as light as possible, and returns
 // the number of layers of each stage. It needs 1 <= k <= len(weights).
+//
+// Deprecated: not needed by embedders (Compile splits the layers into stages); removed in v0.3.0.
 func BalancedStages(weights []float64, k int) []int {
 	n := len(weights)
 	if k < 1 || k > n {

@@ -184,6 +184,8 @@ func (g *WorkerGraph) TotalBytes(kind EdgeKind) float64 {
 }
 
 // Adjacency returns, for each worker, the indices into Edges of its edges.
+//
+// Deprecated: not needed by embedders (WorkerGraph.Edges); removed in v0.3.0.
 func (g *WorkerGraph) Adjacency() [][]int {
 	deg := make([]int, len(g.Workers))
 	for _, e := range g.Edges {

@@ -211,6 +211,8 @@ func zooVariant(name string, dtype float64, seq int) (*Model, error) {
 }
 
 // Zoo returns every zoo model, in ZooNames order.
+//
+// Deprecated: use ZooNames and ZooModel; removed in v0.3.0.
 func Zoo() []*Model {
 	out := make([]*Model, 0, len(zoo))
 	for _, e := range zoo {

@@ -278,9 +278,9 @@ func (e *Entry) pendingStatus() gpusched.JobStatus {
 	}
 }
 
-// PlanChoice returns the plan choice the job runs under, or last ran under while it waits
+// planChoice returns the plan choice the job runs under, or last ran under while it waits
 // (gpusched.Assignment.PlanChoice; 0 for a job that is not reconfigurable).
-func (e *Entry) PlanChoice() int { return int(e.plan) }
+func (e *Entry) planChoice() int { return int(e.plan) }
 
 // Current returns the job as it runs under its plan choice (gpusched.Job.WithPlan): what a
 // cost model times. It is Job() for plan choice 0.

@@ -51,9 +51,9 @@ func TestReconfiguration(t *testing.T) {
 	if _, err := rt.Schedule(100); err != nil {
 		t.Fatal(err)
 	}
-	if e.RestoreEnd() != 360 || e.PlanChoice() != 1 || rt.Busy() != 4 || e.Current().GPUs != 4 || e.Current().Plan.DP != 4 {
+	if e.RestoreEnd() != 360 || e.Status(rt.Now()).PlanChoice != 1 || rt.Busy() != 4 || e.Current().GPUs != 4 || e.Current().Plan.DP != 4 {
 		t.Errorf("after the change: restore end %v (want 360), plan %d, busy %d, current %v",
-			e.RestoreEnd(), e.PlanChoice(), rt.Busy(), e.Current().Plan)
+			e.RestoreEnd(), e.Status(rt.Now()).PlanChoice, rt.Busy(), e.Current().Plan)
 	}
 	v, _ := rt.View(200)
 	if v.Running[0].PlanChoice != 1 {
@@ -73,8 +73,8 @@ func TestReconfiguration(t *testing.T) {
 
 	// 8 workers x 2 cores = 16 > 8 cores: refused, nothing changes.
 	choice = 2
-	if _, err := rt.Schedule(500); err == nil || e.PlanChoice() != 1 {
-		t.Errorf("over the server's CPU cores: err %v, plan %d", err, e.PlanChoice())
+	if _, err := rt.Schedule(500); err == nil || e.Status(rt.Now()).PlanChoice != 1 {
+		t.Errorf("over the server's CPU cores: err %v, plan %d", err, e.Status(rt.Now()).PlanChoice)
 	}
 	// The record settled at the end counts the GPUs of the chosen plan: 2 x 100 + 4 x 500.
 	if err := rt.Finish("r", 600, 0, false); err != nil {

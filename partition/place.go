@@ -3,6 +3,7 @@ package partition
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/gpusched/gpusched/internal/kway"
 	"math"
 	"slices"
 
@@ -315,7 +316,7 @@ func assignUnits(c *topology.Cluster, wg *graph.WorkerGraph, servers, takes []in
 	if len(servers) > 1 {
 		bestCost := placementCost(c, wg, servers, seq, tp)
 		weights, _ := edgeWeights(wg)
-		b := NewBuilder(nv)
+		b := kway.NewBuilder(nv)
 		for v := 0; v < nv; v++ {
 			_ = b.SetVertexWeight(v, int64(tp))
 		}
@@ -570,7 +571,7 @@ func growInts(buf *[]int, n int) []int {
 
 // partitionOntoServers assigns the contracted vertices to servers (indices into servers): among
 // racks first when the servers span racks, then among each rack's servers.
-func partitionOntoServers(c *topology.Cluster, g *Graph, servers, takes []int, tp int, opts PlaceOptions) ([]int, error) {
+func partitionOntoServers(c *topology.Cluster, g *kway.Graph, servers, takes []int, tp int, opts PlaceOptions) ([]int, error) {
 	assign := make([]int, g.NumVertices())
 	// Group server indices by rack.
 	var rackOrder []int
@@ -595,7 +596,7 @@ func partitionOntoServers(c *topology.Cluster, g *Graph, servers, takes []int, t
 			caps[i] += int64(takes[si])
 		}
 	}
-	res, err := Partition(g, Options{K: len(rackOrder), Capacities: caps, Mode: Hard, Seed: opts.Seed, Trials: opts.Trials, Quick: true})
+	res, err := kway.Partition(g, kway.Options{K: len(rackOrder), Capacities: caps, Mode: kway.Hard, Seed: opts.Seed, Trials: opts.Trials, Quick: true})
 	if err != nil {
 		return nil, err
 	}
@@ -615,7 +616,7 @@ func partitionOntoServers(c *topology.Cluster, g *Graph, servers, takes []int, t
 
 // splitAmong partitions the subgraph induced by vs among the given servers (indices into takes),
 // writing server indices into assign.
-func splitAmong(g *Graph, vs []int, serverIdx []int, takes []int, opts PlaceOptions, assign []int) error {
+func splitAmong(g *kway.Graph, vs []int, serverIdx []int, takes []int, opts PlaceOptions, assign []int) error {
 	// One server, or one vertex per server: every assignment crosses the same edges.
 	single := true
 	for i, si := range serverIdx {
@@ -634,7 +635,7 @@ func splitAmong(g *Graph, vs []int, serverIdx []int, takes []int, opts PlaceOpti
 	for i, v := range vs {
 		local[v] = i
 	}
-	b := NewBuilder(len(vs))
+	b := kway.NewBuilder(len(vs))
 	for i, v := range vs {
 		_ = b.SetVertexWeight(i, g.VertexWeight(v))
 		for u, w := range g.Neighbors(v) {
@@ -653,7 +654,7 @@ func splitAmong(g *Graph, vs []int, serverIdx []int, takes []int, opts PlaceOpti
 	for i, si := range serverIdx {
 		caps[i] = int64(takes[si])
 	}
-	res, err := Partition(sub, Options{K: len(serverIdx), Capacities: caps, Mode: Hard, Seed: opts.Seed, Trials: opts.Trials, Quick: true})
+	res, err := kway.Partition(sub, kway.Options{K: len(serverIdx), Capacities: caps, Mode: kway.Hard, Seed: opts.Seed, Trials: opts.Trials, Quick: true})
 	if err != nil {
 		return err
 	}

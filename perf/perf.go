@@ -22,6 +22,8 @@ const (
 )
 
 // MinHardwareRows is the fewest rows of a GPU type for which HardwareAuto fits its constants.
+//
+// Deprecated: not needed by embedders (a fitting limit); removed in v0.3.0.
 const MinHardwareRows = 30
 
 // FitOptions parameterises Fit.

@@ -78,6 +78,8 @@ func (g *GADGET) String() string { return g.name }
 
 // Reservation returns the bandwidth in bytes per second job j's ring reserves on every server
 // link it crosses when it spans servers.
+//
+// Deprecated: not needed by embedders (a diagnostic); removed in v0.3.0.
 func (g *GADGET) Reservation(j *gpusched.Job, c *topology.Cluster) float64 {
 	if g.reserve != nil {
 		return g.reserve(j, c)
@@ -123,6 +125,8 @@ func serverCapacity(c *topology.Cluster, s int) float64 {
 
 // Residual returns the bandwidth in bytes per second left on each server's network link once
 // the running jobs' reservations are taken.
+//
+// Deprecated: not needed by embedders (a diagnostic); removed in v0.3.0.
 func (g *GADGET) Residual(v *gpusched.View) ([]float64, error) {
 	return g.residual(v, g.reserver(v.Cluster))
 }

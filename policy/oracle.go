@@ -32,6 +32,8 @@ type OracleOptions struct {
 }
 
 // DefaultOracleMargin is the SRPT oracle's default hysteresis margin.
+//
+// Deprecated: not needed by embedders (leave the option zero for it); removed in v0.3.0.
 const DefaultOracleMargin = 0.1
 
 // SRPTOracle is preemptive shortest-remaining-processing-time first with the true job lengths:

@@ -14,6 +14,8 @@ import (
 // 7200, 18000], of which a 3-queue run uses the first two; the dlas-gpu schedule compares them
 // with executed time x GPUs): a job leaves the first queue after 3250 GPU-seconds of attained
 // service and the second after 7200. Each call returns a new slice.
+//
+// Deprecated: not needed by embedders (TiresiasOptions without thresholds uses them); removed in v0.3.0.
 func DefaultTiresiasThresholds() []float64 { return []float64{3250, 7200} }
 
 // Service is what Tiresias counts as a job's attained service.
@@ -222,6 +224,8 @@ func (t *Tiresias) Queue(id gpusched.JobID) (int, bool) {
 }
 
 // Promotions returns how often job id was promoted back to the first queue.
+//
+// Deprecated: not needed by embedders (a diagnostic); removed in v0.3.0.
 func (t *Tiresias) Promotions(id gpusched.JobID) int {
 	if s, ok := t.jobs[id]; ok {
 		return s.promotion

@@ -365,6 +365,8 @@ func (d Distribution) Given(done float64) Distribution {
 }
 
 // Done returns the iterations the distribution is conditioned on (0: none).
+//
+// Deprecated: not needed by embedders (what the caller conditioned on); removed in v0.3.0.
 func (d Distribution) Done() float64 { return d.done }
 
 // Source returns where the distribution comes from.

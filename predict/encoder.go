@@ -77,6 +77,8 @@ const (
 // column's fill value: one less than the smallest finite value of that column at fit time, so
 // that trees can split "missing" off from every known value. Encode therefore always returns
 // finite numbers.
+//
+// Deprecated: use Predictor.Encode; removed in v0.3.0.
 type Encoder struct {
 	numKeys []string
 	catKeys []string
@@ -122,6 +124,8 @@ func newRow(job *gpusched.Job, h History, y float64) row {
 // FitEncoder learns an Encoder from finished jobs, their History when they arrived and their
 // true iteration counts (parallel slices). It returns an error, naming the row, for a nil job,
 // mismatched lengths or an iteration count that is NaN, infinite or negative.
+//
+// Deprecated: use Predictor.Encode; removed in v0.3.0.
 func FitEncoder(jobs []*gpusched.Job, hist []History, iterations []float64) (*Encoder, error) {
 	if len(jobs) != len(hist) || len(jobs) != len(iterations) {
 		return nil, fmt.Errorf("%w: FitEncoder: %d jobs, %d histories, %d iteration counts",

@@ -14,6 +14,8 @@ import (
 // (Options.HistoryRuns of them); zero means "no such run". The encoder turns it into the
 // history features; the predictor computes it only from jobs observed before the job was
 // first seen, so that training rows never see their own future.
+//
+// Deprecated: not needed by embedders (the predictor keeps its jobs' histories); removed in v0.3.0.
 type History struct {
 	// GroupRuns is the number of finished runs of the job's group observed so far.
 	GroupRuns int

@@ -18,6 +18,8 @@ import (
 
 // StateVersion is the version of the encoding that Save and MarshalJSON write. Load and
 // UnmarshalJSON read this version only: any other is an error (ErrInvalidState).
+//
+// Deprecated: not needed by embedders (Load checks the version); removed in v0.3.0.
 const StateVersion = 1
 
 // ErrInvalidState reports saved state that Load or UnmarshalJSON cannot use: not JSON of the

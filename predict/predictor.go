@@ -609,6 +609,8 @@ func (p *Predictor) Observe(job *gpusched.Job, iterations float64) error {
 }
 
 // Outcome is what a finished job says about the predictor's estimate of it (ObserveOutcome).
+//
+// Deprecated: use Predictor.Observe; removed in v0.3.0.
 type Outcome struct {
 	// First is the job's first unconditioned estimate, as Predict gave it (its Iterations, P10,
 	// P50, P90 in iterations), when the predictor remembered one (Known).
@@ -630,6 +632,8 @@ type Outcome struct {
 
 // ObserveOutcome is Observe, and it also returns how the job's length compares with its
 // first estimate: the cheap check of a prediction's error after completion.
+//
+// Deprecated: use Predictor.Observe; removed in v0.3.0.
 func (p *Predictor) ObserveOutcome(job *gpusched.Job, iterations float64) (Outcome, error) {
 	if job == nil {
 		return Outcome{}, ErrNilJob
@@ -831,6 +835,8 @@ func (p *Predictor) Distribution(job *gpusched.Job, done float64) (Distribution,
 // forgotten (Options.MaxPending, Fit). It is a map lookup: a host can compare a running job's
 // progress with it at every event, e.g. to treat a job that has run k times its first
 // estimate as overrunning.
+//
+// Deprecated: not needed by embedders (Predictor.Conditional re-estimates); removed in v0.3.0.
 func (p *Predictor) First(id gpusched.JobID) (Estimate, bool) {
 	pj, ok := p.peekContext(id)
 	if !ok || pj.first.Source < 0 {

@@ -12,6 +12,7 @@ import (
 
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/asrpt"
+	"github.com/gpusched/gpusched/host"
 	"github.com/gpusched/gpusched/policy"
 	"github.com/gpusched/gpusched/sim"
 	"github.com/gpusched/gpusched/topology"
@@ -273,7 +274,7 @@ type timedCompletions struct {
 	wall, cpu []time.Duration
 }
 
-func (s *timedCompletions) String() string { return sim.SchedulerName(s.Scheduler) }
+func (s *timedCompletions) String() string { return host.SchedulerName(s.Scheduler) }
 
 func (s *timedCompletions) JobCompleted(c gpusched.Completion) {
 	w0, c0 := time.Now(), processCPU()

@@ -93,7 +93,7 @@ func newEngine(cfg *Config) (*engine, error) {
 		c:       cfg.Cluster,
 		cost:    cfg.Cost,
 		restore: cfg.RestoreTime,
-		name:    SchedulerName(cfg.Scheduler),
+		name:    host.SchedulerName(cfg.Scheduler),
 	}
 	if e.cost == nil {
 		e.cost = defaultCost()

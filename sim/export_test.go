@@ -14,3 +14,10 @@ func Break(cfg *Config, kind string) {
 		panic("sim: unknown broken variant " + kind)
 	}
 }
+
+// What the deprecated wrappers of deprecated.go forward to, for the external tests (the
+// wrappers go in v0.3.0).
+var (
+	PercentileForTest   = percentile
+	BusyIntegralForTest = (*Result).busyIntegral
+)

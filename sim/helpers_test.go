@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/host"
 	"github.com/gpusched/gpusched/sim"
 	"github.com/gpusched/gpusched/topology"
 	"github.com/gpusched/gpusched/trace"
@@ -220,7 +221,7 @@ func checkResult(cfg sim.Config, res *sim.Result, ignoreLoad bool) error {
 		}
 	}
 	// Segments per job, in time order.
-	segs := map[gpusched.JobID][]sim.Segment{}
+	segs := map[gpusched.JobID][]host.Segment{}
 	for _, s := range res.Segments {
 		if len(s.GPUs) != recs[s.Job].Job.GPUs || !(s.Start <= s.RestoreEnd && s.RestoreEnd <= s.End) {
 			return fmt.Errorf("bad segment %+v", s)
@@ -265,7 +266,7 @@ func checkResult(cfg sim.Config, res *sim.Result, ignoreLoad bool) error {
 	}
 	// ckAt is the last checkpoint of an interrupted segment: every cfg.Checkpoint seconds of
 	// the placement, or its start.
-	ckAt := func(s sim.Segment) float64 {
+	ckAt := func(s host.Segment) float64 {
 		if !s.Interrupted {
 			return s.End
 		}
@@ -278,7 +279,7 @@ func checkResult(cfg sim.Config, res *sim.Result, ignoreLoad bool) error {
 	sumGPUTime, sumLost := 0.0, 0.0
 	for id, j := range byID {
 		ss := segs[id]
-		slices.SortFunc(ss, func(a, b sim.Segment) int { return cmp.Compare(a.Start, b.Start) })
+		slices.SortFunc(ss, func(a, b host.Segment) int { return cmp.Compare(a.Start, b.Start) })
 		lost, restarts := 0.0, 0
 		for _, s := range ss {
 			if s.Interrupted {
@@ -321,9 +322,9 @@ func checkResult(cfg sim.Config, res *sim.Result, ignoreLoad bool) error {
 	if !near(sumLost, res.Summary.LostGPUTime) {
 		return fmt.Errorf("lost GPU time: jobs %v, summary %v", sumLost, res.Summary.LostGPUTime)
 	}
-	if !near(res.Summary.BusyGPUSeconds, sumGPUTime) || !near(res.BusyIntegral(), sumGPUTime) {
+	if !near(res.Summary.BusyGPUSeconds, sumGPUTime) || !near(sim.BusyIntegralForTest(res), sumGPUTime) {
 		return fmt.Errorf("busy GPU-seconds: summary %v, timeline integral %v, jobs %v",
-			res.Summary.BusyGPUSeconds, res.BusyIntegral(), sumGPUTime)
+			res.Summary.BusyGPUSeconds, sim.BusyIntegralForTest(res), sumGPUTime)
 	}
 	for _, s := range res.Timeline {
 		if s.BusyGPUs < 0 || s.BusyGPUs > c.NumGPUs() {
@@ -341,7 +342,7 @@ func checkResult(cfg sim.Config, res *sim.Result, ignoreLoad bool) error {
 	done := map[gpusched.JobID]float64{}
 	for k := 0; k+1 < len(cuts); k++ {
 		a, b := cuts[k], cuts[k+1]
-		var live []*sim.Segment
+		var live []*host.Segment
 		for i := range res.Segments {
 			if s := &res.Segments[i]; s.Start <= a && b <= s.End {
 				live = append(live, s)

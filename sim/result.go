@@ -32,7 +32,7 @@ type Result struct {
 	Timeline []Sample `json:"timeline"`
 	// Segments lists every interval during which a job held a placement, in the order they
 	// ended; only when Config.RecordSegments is set.
-	Segments []Segment `json:"segments,omitempty"`
+	Segments []host.Segment `json:"segments,omitempty"`
 	// Outages lists the server failures that happened (Config.Failures), in the order they
 	// began; a server still down when the last job finished is listed up to that time.
 	Outages []Outage `json:"outages,omitempty"`
@@ -167,6 +167,8 @@ type Sample struct {
 
 // Segment is one interval during which a job held a placement: from Start to End on GPUs,
 // restoring (no progress) from Start to RestoreEnd; Interrupted when a failure ended it.
+//
+// Deprecated: use host.Segment (the same type); removed in v0.3.0.
 type Segment = host.Segment
 
 // record is the record of job idx, which has just left the runtime.
@@ -284,9 +286,9 @@ func Summarize(jobs []JobRecord, gpus int) Summary {
 		s.AvgQueueDelay = sumQ / f
 		s.AvgWait = sumW / f
 	}
-	s.MedianJCT = Percentile(jct, 0.5)
-	s.P95JCT = Percentile(jct, 0.95)
-	s.P99JCT = Percentile(jct, 0.99)
+	s.MedianJCT = percentile(jct, 0.5)
+	s.P95JCT = percentile(jct, 0.95)
+	s.P99JCT = percentile(jct, 0.99)
 	s.Makespan = last - first
 	if s.Makespan > 0 && gpus > 0 {
 		s.Utilisation = s.BusyGPUSeconds / (float64(gpus) * s.Makespan)
@@ -301,10 +303,10 @@ func Summarize(jobs []JobRecord, gpus int) Summary {
 	return s
 }
 
-// Percentile returns the p-quantile (p in [0, 1]) of the ascending values, interpolating
+// percentile returns the p-quantile (p in [0, 1]) of the ascending values, interpolating
 // linearly between order statistics: the value at position p x (n-1). It returns 0 for no
 // values.
-func Percentile(sorted []float64, p float64) float64 {
+func percentile(sorted []float64, p float64) float64 {
 	n := len(sorted)
 	if n == 0 {
 		return 0
@@ -321,9 +323,9 @@ func Percentile(sorted []float64, p float64) float64 {
 	return sorted[lo] + f*(sorted[lo+1]-sorted[lo])
 }
 
-// BusyIntegral returns the integral of busy GPUs over the timeline, in GPU-seconds. It equals
+// busyIntegral returns the integral of busy GPUs over the timeline, in GPU-seconds. It equals
 // Summary.BusyGPUSeconds up to rounding.
-func (r *Result) BusyIntegral() float64 {
+func (r *Result) busyIntegral() float64 {
 	s := 0.0
 	for i := 0; i+1 < len(r.Timeline); i++ {
 		s += float64(r.Timeline[i].BusyGPUs) * (r.Timeline[i+1].Time - r.Timeline[i].Time)

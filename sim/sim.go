@@ -158,6 +158,8 @@ type Observer struct {
 
 // SchedulerName returns the name the simulator uses for s in errors and results: its
 // String method if it implements fmt.Stringer, otherwise its Go type (host.SchedulerName).
+//
+// Deprecated: use host.SchedulerName (the same function); removed in v0.3.0.
 func SchedulerName(s gpusched.Scheduler) string { return host.SchedulerName(s) }
 
 // Run simulates the workload and returns its metrics.

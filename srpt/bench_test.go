@@ -81,7 +81,7 @@ func BenchmarkCompletions1M(b *testing.B) {
 	cpu0 := cpuNow()
 	for b.Loop() {
 		var err error
-		if dst, err = Completions(jobs, 1, dst[:0]); err != nil {
+		if dst, err = completions(jobs, 1, dst[:0]); err != nil {
 			b.Fatal(err)
 		}
 	}

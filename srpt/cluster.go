@@ -131,7 +131,7 @@ func LowerBounds(jobs []GangJob, gpus int) (Bounds, error) {
 	if err != nil {
 		return Bounds{}, err
 	}
-	comp, err := Completions(vj, 1, nil)
+	comp, err := completions(vj, 1, nil)
 	if err != nil {
 		return Bounds{}, err
 	}
@@ -189,7 +189,7 @@ func SubsetBound(jobs []GangJob, gpus int) (float64, error) {
 	var comp []float64
 	for m := 1; m <= n; m++ {
 		prefix = append(prefix, vj[idx[m-1]])
-		comp, err = Completions(prefix, 1, comp[:0])
+		comp, err = completions(prefix, 1, comp[:0])
 		if err != nil {
 			return 0, err
 		}

@@ -72,7 +72,7 @@ func TestBoundsBelowHalfSlotOptimum(t *testing.T) {
 // different order than the virtual machine, so it can exceed the optimum.
 func perJobBound(in gangInstance) float64 {
 	vj, _ := Virtual(in.Jobs, in.G)
-	c, _ := Completions(vj, 1, nil)
+	c, _ := completions(vj, 1, nil)
 	s := 0.0
 	for i, j := range in.Jobs {
 		s += max(c[i], j.Release+j.ProcTime)

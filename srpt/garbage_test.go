@@ -50,7 +50,7 @@ func TestGarbageNeverPanics(t *testing.T) {
 
 		_, err := Offline(jobs, speed)
 		checkErr(t, "Offline", err)
-		_, err = Completions(jobs, speed, nil)
+		_, err = completions(jobs, speed, nil)
 		checkErr(t, "Completions", err)
 		_, err = OfflineWeighted(wjobs, speed)
 		checkErr(t, "OfflineWeighted", err)

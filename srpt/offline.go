@@ -88,11 +88,11 @@ func Offline(jobs []Job, speed float64) (Schedule, error) {
 	return s, nil
 }
 
-// Completions is Offline without the segments: it appends the SRPT completion
+// completions is Offline without the segments: it appends the SRPT completion
 // time (seconds) of every job, in input order, to dst and returns the
 // extended slice. It is the fast path for bounds and for callers that only
 // need the objective.
-func Completions(jobs []Job, speed float64, dst []float64) ([]float64, error) {
+func completions(jobs []Job, speed float64, dst []float64) ([]float64, error) {
 	start := len(dst)
 	dst = slices.Grow(dst, len(jobs))[:start+len(jobs)]
 	if _, err := simulate(jobs, speed, false, dst[start:], nil, false); err != nil {

@@ -59,7 +59,7 @@ func TestOfflineEdgeCases(t *testing.T) {
 	if want := []Segment{{2, 0, 1}, {3, 5, 7}}; !slices.Equal(s.Segments, want) {
 		t.Errorf("segments %v, want %v", s.Segments, want)
 	}
-	c, err := Completions([]Job{{1, 0, 2}}, 1, []float64{42})
+	c, err := completions([]Job{{1, 0, 2}}, 1, []float64{42})
 	if err != nil || !slices.Equal(c, []float64{42, 2}) {
 		t.Errorf("Completions append: %v %v", c, err)
 	}
@@ -93,7 +93,7 @@ func TestOfflineErrors(t *testing.T) {
 			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.says) {
 				t.Fatalf("Offline: err %v, want %v mentioning %q", err, c.want, c.says)
 			}
-			if _, err := Completions(c.jobs, c.speed, nil); !errors.Is(err, c.want) {
+			if _, err := completions(c.jobs, c.speed, nil); !errors.Is(err, c.want) {
 				t.Fatalf("Completions: err %v, want %v", err, c.want)
 			}
 		})
@@ -317,7 +317,7 @@ func TestOfflineInputOrderIrrelevant(t *testing.T) {
 func TestSchrageOrderStatistics(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		jobs := genDyadicJobs(8).Draw(t, "jobs")
-		comp, err := Completions(jobs, 1, nil)
+		comp, err := completions(jobs, 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

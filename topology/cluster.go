@@ -332,8 +332,8 @@ func (c *Cluster) ServersSpanned(gpus []GPUID) int {
 	return n
 }
 
-// TotalPeakFLOPS returns the sum of the GPUs' peak throughput in FLOP/s.
-func (c *Cluster) TotalPeakFLOPS() float64 {
+// totalPeakFLOPS returns the sum of the GPUs' peak throughput in FLOP/s.
+func (c *Cluster) totalPeakFLOPS() float64 {
 	t := 0.0
 	for _, s := range c.servers {
 		t += float64(s.GPUs) * s.GPU.PeakFLOPS

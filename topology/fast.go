@@ -135,9 +135,9 @@ type RingStats struct {
 	InterLatency float64
 }
 
-// Bandwidth returns the bandwidth of the ring's slowest hop in bytes per second: RingOf's
+// bandwidth returns the bandwidth of the ring's slowest hop in bytes per second: RingOf's
 // Bandwidth.
-func (r RingStats) Bandwidth() float64 { return math.Min(r.IntraBandwidth, r.InterBandwidth) }
+func (r RingStats) bandwidth() float64 { return math.Min(r.IntraBandwidth, r.InterBandwidth) }
 
 // Latency returns the largest per-message latency of a hop in seconds: RingOf's Latency.
 func (r RingStats) Latency() float64 { return math.Max(r.IntraLatency, r.InterLatency) }

@@ -90,8 +90,8 @@ func (s *GPUSet) RemoveAll(t GPUSet) {
 	}
 }
 
-// Intersects reports whether s and t share a GPU.
-func (s GPUSet) Intersects(t GPUSet) bool {
+// intersects reports whether s and t share a GPU.
+func (s GPUSet) intersects(t GPUSet) bool {
 	n := min(len(s.words), len(t.words))
 	for i := 0; i < n; i++ {
 		if s.words[i]&t.words[i] != 0 {

@@ -100,20 +100,20 @@ func T4() ServerSpec {
 	}
 }
 
-// H200 returns the spec of an 8-GPU H200 SXM 141 GB server (HGX H200 class): the H100's
+// h200Spec returns the spec of an 8-GPU H200 SXM 141 GB server (HGX H200 class): the H100's
 // NVSwitch fabric (900 GB/s of NVLink per GPU, 450 GB/s each way) and peak throughput (989
 // TFLOPS dense BF16) with 141 GB of HBM3e, and one 400 Gb/s NDR InfiniBand NIC per GPU (NVIDIA
 // H200 datasheet).
-func H200() ServerSpec {
+func h200Spec() ServerSpec {
 	s := H100()
 	s.GPU = GPUSpec{Model: "H200-SXM-141GB", PeakFLOPS: 989 * TFLOPS, MemoryBytes: 141 * GB}
 	return s
 }
 
-// B200 returns the spec of an 8-GPU B200 180 GB server (DGX/HGX B200 class): fifth-generation
+// b200Spec returns the spec of an 8-GPU B200 180 GB server (DGX/HGX B200 class): fifth-generation
 // NVLink at 1.8 TB/s per GPU (900 GB/s each way), 2.25 PFLOPS of dense BF16, and one 400 Gb/s
 // NIC per GPU (NVIDIA DGX B200 datasheet).
-func B200() ServerSpec {
+func b200Spec() ServerSpec {
 	return ServerSpec{
 		GPU:            GPUSpec{Model: "B200-180GB", PeakFLOPS: 2250 * TFLOPS, MemoryBytes: 180 * GB},
 		GPUs:           8,
@@ -125,10 +125,10 @@ func B200() ServerSpec {
 	}
 }
 
-// L40S returns the spec of an 8-GPU L40S 48 GB server: no NVLink, the GPUs share the host's
+// l40sSpec returns the spec of an 8-GPU L40S 48 GB server: no NVLink, the GPUs share the host's
 // PCIe 4.0 fabric (about 32 GB/s each way, IntraShared), 362 TFLOPS of dense FP16/BF16 tensor
 // throughput (NVIDIA L40S datasheet), and two 200 Gb/s NICs.
-func L40S() ServerSpec {
+func l40sSpec() ServerSpec {
 	return ServerSpec{
 		GPU:            GPUSpec{Model: "L40S-48GB", PeakFLOPS: 362 * TFLOPS, MemoryBytes: GiB(48)},
 		GPUs:           8,
@@ -141,11 +141,11 @@ func L40S() ServerSpec {
 	}
 }
 
-// V100 returns the spec of an 8-GPU V100 SXM2 32 GB server (DGX-1 class): NVLink 2 at 300
+// v100Spec returns the spec of an 8-GPU V100 SXM2 32 GB server (DGX-1 class): NVLink 2 at 300
 // GB/s per GPU (150 GB/s each way; DGX-1's hybrid cube-mesh, taken as a switch here), 125
 // TFLOPS of FP16 tensor throughput (NVIDIA V100 datasheet), and four 100 Gb/s EDR InfiniBand
 // NICs.
-func V100() ServerSpec {
+func v100Spec() ServerSpec {
 	return ServerSpec{
 		GPU:            GPUSpec{Model: "V100-SXM2-32GB", PeakFLOPS: 125 * TFLOPS, MemoryBytes: GiB(32)},
 		GPUs:           8,
@@ -162,13 +162,13 @@ func V100() ServerSpec {
 func Preset(name string) (ServerSpec, error) {
 	switch name {
 	case "h200", "H200":
-		return H200(), nil
+		return h200Spec(), nil
 	case "b200", "B200":
-		return B200(), nil
+		return b200Spec(), nil
 	case "l40s", "L40S":
-		return L40S(), nil
+		return l40sSpec(), nil
 	case "v100", "V100":
-		return V100(), nil
+		return v100Spec(), nil
 	case "a100", "A100":
 		return A100(), nil
 	case "a800", "A800":

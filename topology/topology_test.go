@@ -62,7 +62,7 @@ func TestClusterShape(t *testing.T) {
 	if c.ServersSpanned([]GPUID{0, 9, 10, 23}) != 3 || c.ServersSpanned(nil) != 0 {
 		t.Error("ServersSpanned")
 	}
-	if c.GPU(5).Model != "A100-SXM4-80GB" || !near(c.TotalPeakFLOPS(), 24*312e12) {
+	if c.GPU(5).Model != "A100-SXM4-80GB" || !near(c.totalPeakFLOPS(), 24*312e12) {
 		t.Error("GPU spec / TotalPeakFLOPS")
 	}
 }
@@ -143,7 +143,7 @@ func TestRingAllReduceHandComputed(t *testing.T) {
 		t.Errorf("permuted ring: %v, want %v", got, out)
 	}
 	r := c.RingOf(spread, nil)
-	if r.Servers != 8 || !near(r.Bandwidth, 25e9) || !near(r.AllGatherTime(gb), 7.0/8*gb/25e9+7*5e-6) {
+	if r.Servers != 8 || !near(r.Bandwidth, 25e9) || !near(r.allGatherTime(gb), 7.0/8*gb/25e9+7*5e-6) {
 		t.Errorf("RingOf: %+v", r)
 	}
 }
@@ -348,7 +348,7 @@ func TestGPUSetMatchesMap(t *testing.T) {
 		other := SetOf(want...)
 		c := s.Clone()
 		c.RemoveAll(other)
-		if c.Len() != 0 || (len(want) > 0 && !s.Intersects(other)) {
+		if c.Len() != 0 || (len(want) > 0 && !s.intersects(other)) {
 			t.Fatalf("RemoveAll/Intersects")
 		}
 		c.AddAll(other)

@@ -161,10 +161,10 @@ func (c *Cluster) RingOf(gpus []GPUID, load LinkLoad) Ring {
 	return r
 }
 
-// AllReduceTime returns the time in seconds of a ring all-reduce of the given bytes over the
+// allReduceTime returns the time in seconds of a ring all-reduce of the given bytes over the
 // ring: 2(n-1) steps, each moving bytes/n over the slowest hop, so 2(n-1)/n x bytes / bandwidth
 // plus 2(n-1) x latency.
-func (r Ring) AllReduceTime(bytes float64) float64 {
+func (r Ring) allReduceTime(bytes float64) float64 {
 	n := float64(len(r.GPUs))
 	if n < 2 || bytes <= 0 {
 		return 0
@@ -172,9 +172,9 @@ func (r Ring) AllReduceTime(bytes float64) float64 {
 	return 2*(n-1)/n*bytes/r.Bandwidth + 2*(n-1)*r.Latency
 }
 
-// AllGatherTime returns the time in seconds of a ring all-gather (or reduce-scatter) whose
+// allGatherTime returns the time in seconds of a ring all-gather (or reduce-scatter) whose
 // result is the given bytes: (n-1)/n x bytes / bandwidth plus (n-1) x latency.
-func (r Ring) AllGatherTime(bytes float64) float64 {
+func (r Ring) allGatherTime(bytes float64) float64 {
 	n := float64(len(r.GPUs))
 	if n < 2 || bytes <= 0 {
 		return 0
@@ -185,7 +185,7 @@ func (r Ring) AllGatherTime(bytes float64) float64 {
 // RingAllReduceTime returns the time in seconds of a ring all-reduce of the given bytes over
 // gpus; see RingOf and Ring.AllReduceTime. Every GPU must belong to the cluster (see Check).
 func (c *Cluster) RingAllReduceTime(gpus []GPUID, bytes float64, load LinkLoad) float64 {
-	return c.RingOf(gpus, load).AllReduceTime(bytes)
+	return c.RingOf(gpus, load).allReduceTime(bytes)
 }
 
 // Links returns the shared links that collective traffic among gpus crosses: each server's NICs

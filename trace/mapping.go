@@ -121,7 +121,7 @@ var mapCatalogue = []zooModel{
 // job's step time around its model's table value: exp(U(-0.2, 0.2)), about ±20%.
 const mapStepJitter = 0.2
 
-// MapJob completes a trace job that has only a GPU count and a run time: it chooses a model
+// mapJob completes a trace job that has only a GPU count and a run time: it chooses a model
 // from a documented catalogue, sets the job's Features (Family, Dataset, BatchSize) and
 // StepTime, and returns the true iteration count, duration / StepTime, so that the job,
 // run alone at a consolidated placement, takes exactly duration seconds (FixedCost). The
@@ -150,7 +150,7 @@ const mapStepJitter = 0.2
 // (gpusched.FixedCost charges Job.StepTime); MapModelJob is the model-aware one.
 // MapJob returns an error (wrapping gpusched.ErrInvalidJob) for a GPU count below 1 or a
 // duration that is not finite and positive.
-func MapJob(j *gpusched.Job, duration float64, seed, key uint64) (iterations float64, err error) {
+func mapJob(j *gpusched.Job, duration float64, seed, key uint64) (iterations float64, err error) {
 	if j.GPUs < 1 {
 		return 0, fmt.Errorf("%w: job %q: GPU count %d must be at least 1", gpusched.ErrInvalidJob, j.ID, j.GPUs)
 	}
@@ -356,7 +356,7 @@ func (m *modelMapper) mapJob(j *gpusched.Job, duration float64, seed, key uint64
 	return iterations, nil
 }
 
-// MapModelJob completes a trace job that has only a GPU count and a run time with a model
+// mapModelJob completes a trace job that has only a GPU count and a run time with a model
 // from package graph's zoo, a parallel plan and its true iterations, for cluster c: the job
 // gets Model, Plan (graph.DefaultPlan for its GPU count on c's servers: data parallel when a
 // replica fits a GPU, else tensor then pipeline parallel), Features (Family: the zoo name,
@@ -391,7 +391,7 @@ func (m *modelMapper) mapJob(j *gpusched.Job, duration float64, seed, key uint64
 // gpusched.ErrInvalidJob. The readers and GeneratePhilly use this mapping when given a
 // cluster (ReadOptions.Cluster, PhillyConfig.Cluster) and MapJob otherwise; they cache the
 // per-GPU-count work, so prefer them to calling MapModelJob row by row.
-func MapModelJob(j *gpusched.Job, duration float64, c *topology.Cluster, seed, key uint64) (iterations float64, err error) {
+func mapModelJob(j *gpusched.Job, duration float64, c *topology.Cluster, seed, key uint64) (iterations float64, err error) {
 	if c == nil {
 		return 0, fmt.Errorf("%w: job %q: no cluster to map onto", gpusched.ErrInvalidJob, j.ID)
 	}
@@ -406,7 +406,7 @@ func MapModelJob(j *gpusched.Job, duration float64, c *topology.Cluster, seed, k
 // durations measured on GPUs of type ref ("" for the slowest), or MapJob's when c is nil.
 func jobMapper(c *topology.Cluster, ref string) (func(j *gpusched.Job, duration float64, seed, key uint64) (float64, error), error) {
 	if c == nil {
-		return MapJob, nil
+		return mapJob, nil
 	}
 	m, err := newModelMapper(c, ref)
 	if err != nil {

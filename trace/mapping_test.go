@@ -33,7 +33,7 @@ func TestMapModelJob(t *testing.T) {
 			families := map[string]bool{}
 			for key := range uint64(12) {
 				j := gpusched.Job{ID: "j", GPUs: g}
-				it, err := trace.MapModelJob(&j, 5000, c, 3, key)
+				it, err := trace.MapModelJobForTest(&j, 5000, c, 3, key)
 				if err != nil {
 					t.Fatalf("%s, %d GPUs: %v", spec.GPU.Model, g, err)
 				}
@@ -52,7 +52,7 @@ func TestMapModelJob(t *testing.T) {
 					t.Fatalf("%s on %d GPUs: step %v (StepTime %v), %v iterations", j.Features.Family, g, sc.Time, j.StepTime, it)
 				}
 				k := gpusched.Job{ID: "j", GPUs: g}
-				it2, _ := trace.MapModelJob(&k, 5000, c, 3, key)
+				it2, _ := trace.MapModelJobForTest(&k, 5000, c, 3, key)
 				if it2 != it || !reflect.DeepEqual(k, j) {
 					t.Fatal("not deterministic")
 				}
@@ -64,13 +64,13 @@ func TestMapModelJob(t *testing.T) {
 		}
 	}
 	c := mapCluster(t, topology.A100(), 1)
-	if _, err := trace.MapModelJob(&gpusched.Job{ID: "big", GPUs: 16}, 10, c, 1, 1); !errors.Is(err, gpusched.ErrInvalidJob) || !strings.Contains(err.Error(), `"big"`) {
+	if _, err := trace.MapModelJobForTest(&gpusched.Job{ID: "big", GPUs: 16}, 10, c, 1, 1); !errors.Is(err, gpusched.ErrInvalidJob) || !strings.Contains(err.Error(), `"big"`) {
 		t.Errorf("job larger than the cluster: %v", err)
 	}
-	if _, err := trace.MapModelJob(&gpusched.Job{ID: "x", GPUs: 1}, 10, nil, 1, 1); !errors.Is(err, gpusched.ErrInvalidJob) {
+	if _, err := trace.MapModelJobForTest(&gpusched.Job{ID: "x", GPUs: 1}, 10, nil, 1, 1); !errors.Is(err, gpusched.ErrInvalidJob) {
 		t.Errorf("no cluster: %v", err)
 	}
-	if _, err := trace.MapModelJob(&gpusched.Job{ID: "x", GPUs: 1}, -1, c, 1, 1); !errors.Is(err, gpusched.ErrInvalidJob) {
+	if _, err := trace.MapModelJobForTest(&gpusched.Job{ID: "x", GPUs: 1}, -1, c, 1, 1); !errors.Is(err, gpusched.ErrInvalidJob) {
 		t.Errorf("negative duration: %v", err)
 	}
 }

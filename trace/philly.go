@@ -15,8 +15,8 @@ import (
 	gpusched "github.com/gpusched/gpusched"
 )
 
-// PhillyTimeLayout is the layout of the Philly trace's timestamp column (UTC).
-const PhillyTimeLayout = "2006-01-02 15:04:05"
+// phillyTimeLayout is the layout of the Philly trace's timestamp column (UTC).
+const phillyTimeLayout = "2006-01-02 15:04:05"
 
 // ReadPhilly reads the Philly-derived job CSV published with the Pollux (OSDI'21) artifact:
 // a header row naming the columns timestamp, duration, num_gpus, gpu_time and cluster (in
@@ -139,7 +139,7 @@ func ReadPhilly(r io.Reader, name string, opts ReadOptions) (*Trace, error) {
 	for _, x := range far {
 		err := &ParseError{File: name, Line: x.line, Column: "timestamp", Err: fmt.Errorf(
 			"%s is more than 50 years from the file's median timestamp %s: a trace spans at most 100 years (trace.MaxArrival)",
-			x.at.Format(PhillyTimeLayout), median.Format(PhillyTimeLayout))}
+			x.at.Format(phillyTimeLayout), median.Format(phillyTimeLayout))}
 		if err := sink.fail(err); err != nil {
 			return nil, err
 		}
@@ -163,14 +163,14 @@ func seconds(a, b time.Time) float64 {
 func parsePhillyTime(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if len(s) > 64 {
-		return time.Time{}, fmt.Errorf("%s is not a time like %q", quote(s), PhillyTimeLayout)
+		return time.Time{}, fmt.Errorf("%s is not a time like %q", quote(s), phillyTimeLayout)
 	}
-	t, err := time.Parse(PhillyTimeLayout, s)
+	t, err := time.Parse(phillyTimeLayout, s)
 	if err != nil {
 		if t2, err2 := time.Parse(time.RFC3339, s); err2 == nil {
 			return t2, nil
 		}
-		return time.Time{}, fmt.Errorf("%s is not a time like %q", quote(s), PhillyTimeLayout)
+		return time.Time{}, fmt.Errorf("%s is not a time like %q", quote(s), phillyTimeLayout)
 	}
 	return t, nil
 }

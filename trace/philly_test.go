@@ -189,7 +189,7 @@ func TestMapJob(t *testing.T) {
 	for g := 1; g <= 300; g += 7 {
 		for key := range uint64(20) {
 			j := gpusched.Job{ID: "j", GPUs: g}
-			it, err := trace.MapJob(&j, 1234.5, 9, key)
+			it, err := trace.MapJobForTest(&j, 1234.5, 9, key)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func TestMapJob(t *testing.T) {
 				t.Fatalf("g=%d: %v iterations x %v s, family %q batch %d", g, it, j.StepTime, j.Features.Family, j.Features.BatchSize)
 			}
 			k := gpusched.Job{ID: "j", GPUs: g}
-			it2, _ := trace.MapJob(&k, 1234.5, 9, key)
+			it2, _ := trace.MapJobForTest(&k, 1234.5, 9, key)
 			if it2 != it || !reflect.DeepEqual(j, k) {
 				t.Fatal("MapJob is not deterministic")
 			}
@@ -208,8 +208,8 @@ func TestMapJob(t *testing.T) {
 	for key := range uint64(200) {
 		a := gpusched.Job{GPUs: 1}
 		b := gpusched.Job{GPUs: 128}
-		trace.MapJob(&a, 10, 1, key)
-		trace.MapJob(&b, 10, 1, key)
+		trace.MapJobForTest(&a, 10, 1, key)
+		trace.MapJobForTest(&b, 10, 1, key)
 		small[a.Features.Family] = true
 		big[b.Features.Family] = true
 	}
@@ -217,11 +217,11 @@ func TestMapJob(t *testing.T) {
 		t.Errorf("families of 1-GPU jobs %v, of 128-GPU jobs %v", small, big)
 	}
 	for _, d := range []float64{0, -1, math.NaN(), math.Inf(1)} {
-		if _, err := trace.MapJob(&gpusched.Job{ID: "z", GPUs: 1}, d, 1, 1); !errors.Is(err, gpusched.ErrInvalidJob) {
+		if _, err := trace.MapJobForTest(&gpusched.Job{ID: "z", GPUs: 1}, d, 1, 1); !errors.Is(err, gpusched.ErrInvalidJob) {
 			t.Errorf("duration %v: %v", d, err)
 		}
 	}
-	if _, err := trace.MapJob(&gpusched.Job{ID: "z"}, 1, 1, 1); !errors.Is(err, gpusched.ErrInvalidJob) {
+	if _, err := trace.MapJobForTest(&gpusched.Job{ID: "z"}, 1, 1, 1); !errors.Is(err, gpusched.ErrInvalidJob) {
 		t.Errorf("no GPUs: %v", err)
 	}
 }
@@ -315,7 +315,7 @@ func TestPhillyFitMatchesFile(t *testing.T) {
 	counts := map[int]int{}
 	for i, l := range lines {
 		f := strings.Split(l, ",")
-		ts, err := time.Parse(trace.PhillyTimeLayout, f[0])
+		ts, err := time.Parse(trace.PhillyTimeLayoutForTest, f[0])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,10 +339,10 @@ func TestPhillyFitMatchesFile(t *testing.T) {
 		logs[c] = append(logs[c], math.Log10(d))
 	}
 	rate := float64(len(lines)) / last.Sub(first).Seconds()
-	if math.Abs(rate-trace.PhillyArrivalRate) > 1e-12 {
-		t.Errorf("arrival rate %v, embedded %v", rate, trace.PhillyArrivalRate)
+	if math.Abs(rate-trace.PhillyArrivalRateForTest) > 1e-12 {
+		t.Errorf("arrival rate %v, embedded %v", rate, trace.PhillyArrivalRateForTest)
 	}
-	fit := trace.PhillyFitted()
+	fit := trace.PhillyFittedForTest()
 	ps := fit.QuantileP
 	for c := range logs {
 		slices.Sort(logs[c])
@@ -367,7 +367,7 @@ func TestPhillyFitMatchesFile(t *testing.T) {
 		}
 	}
 	// The fitted distributions' mean GPU time is within 1% of the file's.
-	if m := trace.PhillyMeanGPUTime(); math.Abs(m-2012644416.0/70361)/(2012644416.0/70361) > 0.01 {
+	if m := trace.PhillyMeanGPUTimeForTest(); math.Abs(m-2012644416.0/70361)/(2012644416.0/70361) > 0.01 {
 		t.Errorf("fitted mean GPU time %v, file %v", m, 2012644416.0/70361)
 	}
 }

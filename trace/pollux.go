@@ -14,6 +14,9 @@ import (
 
 // PolluxApp describes one application of the Pollux/Sia workloads: the model it trains, on
 // which data, for how long, and how fast.
+//
+// Deprecated: not needed by embedders (what ReadPollux assumes of an application); removed
+// in v0.3.0.
 type PolluxApp struct {
 	// Family and Dataset name the model and its training data.
 	Family, Dataset string
@@ -138,7 +141,7 @@ func polluxRow(fields []string, cols map[string]int, name string, line int, seen
 	appName := strings.ToLower(strings.TrimSpace(fields[cols["application"]]))
 	app, ok := polluxApps[appName]
 	if !ok {
-		known := PolluxAppNames()
+		known := polluxAppNames()
 		return Record{}, bad("application", fmt.Errorf("unknown application %s (known: %s)", quote(appName), strings.Join(known, ", ")))
 	}
 	gpus, err := parseCount(fields[cols["num_replicas"]])
@@ -235,7 +238,7 @@ func (p *polluxMapper) mapJob(rec *Record, hasDuration bool) error {
 	return nil
 }
 
-// LookupPolluxApp returns the model, data and speed ReadPollux assumes for an application of
+// lookupPolluxApp returns the model, data and speed ReadPollux assumes for an application of
 // the Pollux/Sia workloads. Sizes and epochs are those of the Pollux artifact's applications
 // (CIFAR-10 ResNet-18 100 epochs, ImageNet ResNet-50 90, BERT fine-tuning on SQuAD 2,
 // DeepSpeech2 80, YOLOv3 on PASCAL VOC 50, NeuMF on MovieLens 10); step times are round
@@ -250,13 +253,13 @@ func (p *polluxMapper) mapJob(rec *Record, hasDuration bool) error {
 //	deepspeech2  deepspeech2  7,900      80      0.05 + 0.02 x local batch     deepspeech2-small
 //	yolov3       yolov3       16,551     50      0.05 + 0.06 x local batch     (none)
 //	ncf          neumf        1,000,209  10      0.005 + 0.000002 x local batch ncf
-func LookupPolluxApp(name string) (PolluxApp, bool) {
+func lookupPolluxApp(name string) (PolluxApp, bool) {
 	a, ok := polluxApps[name]
 	return a, ok
 }
 
-// PolluxAppNames returns the application names ReadPollux knows, sorted.
-func PolluxAppNames() []string {
+// polluxAppNames returns the application names ReadPollux knows, sorted.
+func polluxAppNames() []string {
 	names := make([]string, 0, len(polluxApps))
 	for k := range polluxApps {
 		names = append(names, k)

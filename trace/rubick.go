@@ -25,10 +25,10 @@ var rubick3D = map[string][]string{
 	"llama30": {"444", "344", "624", "524", "542", "642", "442", "641"},
 }
 
-// RubickOffloadThreadChoices are the CPU threads per worker among which a reconfigurable Rubick
+// rubickOffloadThreadChoices are the CPU threads per worker among which a reconfigurable Rubick
 // job's ZeRO-Offload plans may choose (one plan option each): the CPU dimension of Rubick's
 // resource-sensitivity curves.
-var RubickOffloadThreadChoices = []int{2, 4, 8, 12}
+var rubickOffloadThreadChoices = []int{2, 4, 8, 12}
 
 // rubickDPGPUs are the GPU counts of the data-parallel plan options (ga, gc, zero-dp,
 // zero-offload) of a reconfigurable Rubick job: within one server, as the artifact's
@@ -38,8 +38,8 @@ var rubickDPGPUs = []int{1, 2, 4, 8}
 // rubickKinds are the artifact's data-parallel plan kinds.
 var rubickKinds = []string{"ga", "gc", "zero-dp", "zero-offload"}
 
-// RubickAppNames returns the application names ReadRubick accepts, sorted.
-func RubickAppNames() []string {
+// rubickAppNames returns the application names ReadRubick accepts, sorted.
+func rubickAppNames() []string {
 	var names []string
 	for n := range perf.RubickApps() {
 		if n != "llama7b" { // the profile directory's name, not a workload's
@@ -148,7 +148,7 @@ func (m *rubickMapper) row(fields []string, cols map[string]int, name string, li
 	appName := strings.ToLower(strings.TrimSpace(fields[cols["application"]]))
 	app, ok := perf.RubickApps()[appName]
 	if !ok || appName == "llama7b" {
-		return Record{}, bad("application", fmt.Errorf("unknown application %s (known: %s)", quote(appName), strings.Join(RubickAppNames(), ", ")))
+		return Record{}, bad("application", fmt.Errorf("unknown application %s (known: %s)", quote(appName), strings.Join(rubickAppNames(), ", ")))
 	}
 	gpus, err := parseCount(fields[cols["num_gpus"]])
 	if err != nil {
@@ -251,7 +251,7 @@ func (m *rubickMapper) planOptions(appName string, app perf.RubickApp, model *gr
 	for _, n := range rubickDPGPUs {
 		for _, k := range rubickKinds {
 			if k == "zero-offload" {
-				for _, t := range RubickOffloadThreadChoices {
+				for _, t := range rubickOffloadThreadChoices {
 					add(k, n, t)
 				}
 				continue

@@ -19,9 +19,9 @@ var ErrInvalidPhillyConfig = errors.New("trace: invalid Philly-like workload con
 // TestPhillyFitMatchesFile, which recomputes them from the file when it is present). They are
 // summary statistics, not data.
 const (
-	// PhillyArrivalRate is the mean submission rate of the Philly file in jobs per second:
+	// phillyArrivalRate is the mean submission rate of the Philly file in jobs per second:
 	// 70,361 jobs over 9,408,690 s between the first and the last submission.
-	PhillyArrivalRate = 70361.0 / 9408690.0
+	phillyArrivalRate = 70361.0 / 9408690.0
 )
 
 // phillyGPUs and phillyGPUShare give the GPU-count distribution of the Philly file: the share of
@@ -129,7 +129,7 @@ func GeneratePhilly(cfg PhillyConfig) ([]Record, error) {
 		return bad("Groups (must be >= 0)", cfg.Groups)
 	}
 	if cfg.ArrivalRate == 0 {
-		cfg.ArrivalRate = PhillyArrivalRate
+		cfg.ArrivalRate = phillyArrivalRate
 	}
 	if cfg.Groups == 0 {
 		cfg.Groups = max(1, cfg.Jobs/20)
@@ -144,7 +144,7 @@ func GeneratePhilly(cfg PhillyConfig) ([]Record, error) {
 		user     string
 		gpus     int
 		duration float64
-		job      gpusched.Job // model fields set by MapJob
+		job      gpusched.Job // model fields set by mapJob
 	}
 	mapJob, err := jobMapper(cfg.Cluster, "")
 	if err != nil {
@@ -213,9 +213,9 @@ func phillyDuration(rng *rand.Rand, gpus int) float64 {
 	return math.Pow(10, x)
 }
 
-// PhillyMeanGPUTime returns the mean GPU-seconds per job (GPUs x run time) of the fitted
+// phillyMeanGPUTime returns the mean GPU-seconds per job (GPUs x run time) of the fitted
 // Philly distributions, computed exactly from the piecewise-linear quantile functions.
-func PhillyMeanGPUTime() float64 {
+func phillyMeanGPUTime() float64 {
 	total, mass := 0.0, 0.0
 	for i, g := range phillyGPUs {
 		total += phillyGPUShare[i] * float64(g) * phillyMeanDuration(phillyClass(g))
@@ -246,10 +246,12 @@ func phillyMeanDuration(class int) float64 {
 // offers the given load to a cluster of the given number of GPUs: load x gpus /
 // PhillyMeanGPUTime(). A load of 1 asks for every GPU all the time on average.
 func RateForLoad(load float64, gpus int) float64 {
-	return load * float64(gpus) / PhillyMeanGPUTime()
+	return load * float64(gpus) / phillyMeanGPUTime()
 }
 
 // PhillyFit holds the constants GeneratePhilly draws from, fitted to the shared Philly file.
+//
+// Deprecated: not needed by embedders (GeneratePhilly draws from them); removed in v0.3.0.
 type PhillyFit struct {
 	// ArrivalRate is the mean submission rate in jobs per second.
 	ArrivalRate float64
@@ -263,10 +265,10 @@ type PhillyFit struct {
 	LogDuration [3][]float64
 }
 
-// PhillyFitted returns a copy of the fitted constants.
-func PhillyFitted() PhillyFit {
+// phillyFitted returns a copy of the fitted constants.
+func phillyFitted() PhillyFit {
 	f := PhillyFit{
-		ArrivalRate: PhillyArrivalRate,
+		ArrivalRate: phillyArrivalRate,
 		GPUs:        slices.Clone(phillyGPUs),
 		GPUShare:    slices.Clone(phillyGPUShare),
 		QuantileP:   slices.Clone(phillyQuantileP),

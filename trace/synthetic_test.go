@@ -56,7 +56,7 @@ func TestGeneratePhillyMatchesFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fit := trace.PhillyFitted()
+	fit := trace.PhillyFittedForTest()
 	total := 0.0
 	for _, s := range fit.GPUShare {
 		total += s
@@ -92,13 +92,13 @@ func TestGeneratePhillyMatchesFit(t *testing.T) {
 		}
 	}
 	rate := float64(n-1) / recs[n-1].Job.Arrival
-	if math.Abs(rate-trace.PhillyArrivalRate)/trace.PhillyArrivalRate > 0.02 {
-		t.Errorf("arrival rate %v, fitted %v", rate, trace.PhillyArrivalRate)
+	if math.Abs(rate-trace.PhillyArrivalRateForTest)/trace.PhillyArrivalRateForTest > 0.02 {
+		t.Errorf("arrival rate %v, fitted %v", rate, trace.PhillyArrivalRateForTest)
 	}
 }
 
 func TestRateForLoad(t *testing.T) {
-	m := trace.PhillyMeanGPUTime()
+	m := trace.PhillyMeanGPUTimeForTest()
 	if r := trace.RateForLoad(0.5, 512); math.Abs(r*m-256) > 1e-9 {
 		t.Errorf("RateForLoad(0.5, 512) = %v, mean GPU time %v", r, m)
 	}

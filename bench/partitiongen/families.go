@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/gpusched/gpusched/partition"
+	"github.com/gpusched/gpusched/internal/kway"
 )
 
 // The irregular families: stand-ins for the finite-element, circuit and
@@ -55,7 +55,7 @@ func (s *edgeSet) addWeighted(u, v int, w int64) {
 
 // build returns the graph on the non-isolated vertices; with keep != nil
 // only vertices with keep[v] are kept (edges to others are dropped).
-func (s *edgeSet) build(keep []bool) (*partition.Graph, error) {
+func (s *edgeSet) build(keep []bool) (*kway.Graph, error) {
 	deg := make([]int, s.n)
 	for i := range s.us {
 		u, v := s.us[i], s.vs[i]
@@ -74,7 +74,7 @@ func (s *edgeSet) build(keep []bool) (*partition.Graph, error) {
 			m++
 		}
 	}
-	b := partition.NewBuilder(m)
+	b := kway.NewBuilder(m)
 	for i := range s.us {
 		u, v := s.us[i], s.vs[i]
 		if id[u] >= 0 && id[v] >= 0 {
@@ -121,7 +121,7 @@ func randomHoles(rng *rand.Rand, count int, side float64, dims int, rmin, rmax f
 // triangles along a random diagonal, refined (a lattice of twice the
 // density) in the left third of the plate, with every triangle that has a
 // vertex inside a hole removed. Edges are the triangles' edges.
-func meshHoles2D(side, holes int, seed uint64) (*partition.Graph, error) {
+func meshHoles2D(side, holes int, seed uint64) (*kway.Graph, error) {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	hs := randomHoles(rng, holes, float64(side), 2, 0.03, 0.12)
 	// Two lattices: a coarse one on x >= side/3 and one with half the
@@ -206,7 +206,7 @@ func meshHoles2D(side, holes int, seed uint64) (*partition.Graph, error) {
 // (neighbours along the axes, the face diagonals (1,1,0), (1,0,1),
 // (0,1,1) and the main diagonal (1,1,1)), lattice points inside a hole
 // removed.
-func meshHoles3D(side, holes int, seed uint64) (*partition.Graph, error) {
+func meshHoles3D(side, holes int, seed uint64) (*kway.Graph, error) {
 	rng := rand.New(rand.NewPCG(seed, 13))
 	hs := randomHoles(rng, holes, float64(side), 3, 0.08, 0.2)
 	id := func(i, j, k int) int { return (i*side+j)*side + k }
@@ -243,7 +243,7 @@ func meshHoles3D(side, holes int, seed uint64) (*partition.Graph, error) {
 // pairs are dropped, as are isolated vertices. Unlike Barabasi-Albert
 // graphs (minimum degree m), most vertices have degree 1-3 and hang off
 // hubs, as in web, social and citation graphs.
-func powerLaw(n int, gamma, avgDeg float64, seed uint64) (*partition.Graph, error) {
+func powerLaw(n int, gamma, avgDeg float64, seed uint64) (*kway.Graph, error) {
 	rng := rand.New(rand.NewPCG(seed, 17))
 	cum := make([]float64, n)
 	s := 0.0
@@ -274,7 +274,7 @@ func powerLaw(n int, gamma, avgDeg float64, seed uint64) (*partition.Graph, erro
 // nodes but leaves its module of 2^(l-1) with probability proportional
 // to 2^(-l*(1-rent)), rent = 0.6. A few global nets (ground, supply,
 // clock, reset) touch 0.5-5% of all nodes each and become hubs.
-func circuit(n int, seed uint64) (*partition.Graph, error) {
+func circuit(n int, seed uint64) (*kway.Graph, error) {
 	rng := rand.New(rand.NewPCG(seed, 19))
 	const rent = 0.6
 	levels := max(int(math.Ceil(math.Log2(float64(n)))), 1)
@@ -333,7 +333,7 @@ func circuit(n int, seed uint64) (*partition.Graph, error) {
 // have degree below 4. Only the largest connected piece is kept. The
 // result is nearly planar with mean degree about 2.5 and long chains of
 // degree-2 vertices, like OpenStreetMap or DIMACS road graphs.
-func road(n int, seed uint64) (*partition.Graph, error) {
+func road(n int, seed uint64) (*kway.Graph, error) {
 	rng := rand.New(rand.NewPCG(seed, 23))
 	xs, ys := make([]float64, n), make([]float64, n)
 	towns := max(int(math.Sqrt(float64(n))/3), 1)

@@ -10,7 +10,7 @@
 //	    instances with their part counts in DIR/instances.tsv
 //	partitiongen part -graph F -k K [-imbalance 0.03] [-seed 1] [-method kway|rb] [-trials 1] [-quick] [-vcycles 0] [-flow] [-reps 3] [-out P] [-cpuprofile F]
 //	    partition F, print "cut cpuSeconds wallSeconds" (medians of reps
-//	    runs of partition.Partition, file I/O excluded; CPU time from
+//	    runs of kway.Partition, file I/O excluded; CPU time from
 //	    getrusage); write the part file to P
 //	partitiongen eval -graph F -part P -k K [-imbalance 0.03]
 //	    print "cut maxPartWeight maxAllowed balanced" for a part file (one
@@ -58,7 +58,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gpusched/gpusched/partition"
+	"github.com/gpusched/gpusched/internal/kway"
 )
 
 func main() {
@@ -88,20 +88,20 @@ func main() {
 type instance struct {
 	name string
 	ks   []int
-	make func() (*partition.Graph, error)
+	make func() (*kway.Graph, error)
 }
 
 func instances() []instance {
 	var ins []instance
 	ks := []int{2, 8, 64}
 	for _, side := range []int{32, 100, 316} {
-		ins = append(ins, instance{fmt.Sprintf("grid%dx%d", side, side), ks, func() (*partition.Graph, error) { return grid(side, side) }})
+		ins = append(ins, instance{fmt.Sprintf("grid%dx%d", side, side), ks, func() (*kway.Graph, error) { return grid(side, side) }})
 	}
 	for _, n := range []int{1000, 10000, 100000} {
-		ins = append(ins, instance{fmt.Sprintf("rgg%d", n), ks, func() (*partition.Graph, error) { return rgg(n, 1) }})
+		ins = append(ins, instance{fmt.Sprintf("rgg%d", n), ks, func() (*kway.Graph, error) { return rgg(n, 1) }})
 	}
 	for _, n := range []int{1000, 10000, 100000} {
-		ins = append(ins, instance{fmt.Sprintf("ba%d", n), ks, func() (*partition.Graph, error) { return barabasiAlbert(n, 4, 1) }})
+		ins = append(ins, instance{fmt.Sprintf("ba%d", n), ks, func() (*kway.Graph, error) { return barabasiAlbert(n, 4, 1) }})
 	}
 	for _, w := range [][3]int{{4, 4, 4}, {8, 4, 8}, {32, 8, 4}, {64, 8, 8}} {
 		dp, tp, pp := w[0], w[1], w[2]
@@ -110,33 +110,33 @@ func instances() []instance {
 		if n/8 != 8 {
 			ks = append(ks, n/8)
 		}
-		ins = append(ins, instance{fmt.Sprintf("workers%d_dp%d_tp%d_pp%d", n, dp, tp, pp), ks, func() (*partition.Graph, error) { return workers(dp, tp, pp) }})
+		ins = append(ins, instance{fmt.Sprintf("workers%d_dp%d_tp%d_pp%d", n, dp, tp, pp), ks, func() (*kway.Graph, error) { return workers(dp, tp, pp) }})
 	}
 	// irregular families (families.go), about 10k and 100k vertices each
 	for _, c := range []struct {
 		side, holes int
 	}{{71, 6}, {224, 12}} {
-		ins = append(ins, instance{fmt.Sprintf("mesh2d_holes%d", c.side), ks, func() (*partition.Graph, error) { return meshHoles2D(c.side, c.holes, 1) }})
+		ins = append(ins, instance{fmt.Sprintf("mesh2d_holes%d", c.side), ks, func() (*kway.Graph, error) { return meshHoles2D(c.side, c.holes, 1) }})
 	}
 	for _, c := range []struct {
 		side, holes int
 	}{{23, 4}, {48, 8}} {
-		ins = append(ins, instance{fmt.Sprintf("mesh3d_holes%d", c.side), ks, func() (*partition.Graph, error) { return meshHoles3D(c.side, c.holes, 1) }})
+		ins = append(ins, instance{fmt.Sprintf("mesh3d_holes%d", c.side), ks, func() (*kway.Graph, error) { return meshHoles3D(c.side, c.holes, 1) }})
 	}
 	for _, n := range []int{10000, 100000} {
-		ins = append(ins, instance{fmt.Sprintf("plaw%d", n), ks, func() (*partition.Graph, error) { return powerLaw(n, 2.1, 6, 1) }})
+		ins = append(ins, instance{fmt.Sprintf("plaw%d", n), ks, func() (*kway.Graph, error) { return powerLaw(n, 2.1, 6, 1) }})
 	}
 	for _, n := range []int{10000, 100000} {
-		ins = append(ins, instance{fmt.Sprintf("circuit%d", n), ks, func() (*partition.Graph, error) { return circuit(n, 1) }})
+		ins = append(ins, instance{fmt.Sprintf("circuit%d", n), ks, func() (*kway.Graph, error) { return circuit(n, 1) }})
 	}
 	for _, n := range []int{12000, 120000} {
-		ins = append(ins, instance{fmt.Sprintf("road%d", n), ks, func() (*partition.Graph, error) { return road(n, 1) }})
+		ins = append(ins, instance{fmt.Sprintf("road%d", n), ks, func() (*kway.Graph, error) { return road(n, 1) }})
 	}
 	return ins
 }
 
-func grid(r, c int) (*partition.Graph, error) {
-	b := partition.NewBuilder(r * c)
+func grid(r, c int) (*kway.Graph, error) {
+	b := kway.NewBuilder(r * c)
 	for i := range r {
 		for j := range c {
 			v := i*c + j
@@ -153,7 +153,7 @@ func grid(r, c int) (*partition.Graph, error) {
 
 // rgg is a random geometric graph in the unit square with the radius of
 // the DIMACS rgg_n_2_* instances, 0.55*sqrt(ln n / n).
-func rgg(n int, seed uint64) (*partition.Graph, error) {
+func rgg(n int, seed uint64) (*kway.Graph, error) {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	xs, ys := make([]float64, n), make([]float64, n)
 	for i := range n {
@@ -167,7 +167,7 @@ func rgg(n int, seed uint64) (*partition.Graph, error) {
 		k := [2]int{cell(xs[i]), cell(ys[i])}
 		bucket[k] = append(bucket[k], i)
 	}
-	b := partition.NewBuilder(n)
+	b := kway.NewBuilder(n)
 	for i := range n {
 		cx, cy := cell(xs[i]), cell(ys[i])
 		for dx := -1; dx <= 1; dx++ {
@@ -186,9 +186,9 @@ func rgg(n int, seed uint64) (*partition.Graph, error) {
 // barabasiAlbert grows a preferential-attachment graph: each new vertex
 // attaches to m distinct existing vertices chosen with probability
 // proportional to degree.
-func barabasiAlbert(n, m int, seed uint64) (*partition.Graph, error) {
+func barabasiAlbert(n, m int, seed uint64) (*kway.Graph, error) {
 	rng := rand.New(rand.NewPCG(seed, 3))
-	b := partition.NewBuilder(n)
+	b := kway.NewBuilder(n)
 	var ends []int
 	for v := 1; v <= m && v < n; v++ { // a small star to start
 		b.AddEdge(0, v, 1)
@@ -213,9 +213,9 @@ func barabasiAlbert(n, m int, seed uint64) (*partition.Graph, error) {
 }
 
 // workers synthesises a dp x tp x pp worker graph (see the package doc).
-func workers(dp, tp, pp int) (*partition.Graph, error) {
+func workers(dp, tp, pp int) (*kway.Graph, error) {
 	id := func(s, d, t int) int { return (s*dp+d)*tp + t }
-	b := partition.NewBuilder(dp * tp * pp)
+	b := kway.NewBuilder(dp * tp * pp)
 	for s := range pp {
 		for d := range dp {
 			for t := range tp {
@@ -258,7 +258,7 @@ func cmdGen(args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := partition.WriteMETIS(f, g); err != nil {
+		if err := kway.WriteMETIS(f, g); err != nil {
 			f.Close()
 			return err
 		}
@@ -272,13 +272,13 @@ func cmdGen(args []string) error {
 	return nil
 }
 
-func readGraph(path string) (*partition.Graph, error) {
+func readGraph(path string) (*kway.Graph, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	g, err := partition.ReadMETIS(bufio.NewReader(f))
+	g, err := kway.ReadMETIS(bufio.NewReader(f))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -304,15 +304,15 @@ func cmdPart(args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := partition.Options{K: *k, Imbalance: *imb, Seed: *seed, Trials: *trials, Quick: *quick, VCycles: *vcycles, FlowRefinement: *flow}
+	opts := kway.Options{K: *k, Imbalance: *imb, Seed: *seed, Trials: *trials, Quick: *quick, VCycles: *vcycles, FlowRefinement: *flow}
 	switch *method {
 	case "kway":
 	case "rb":
-		opts.Method = partition.RecursiveBisection
+		opts.Method = kway.RecursiveBisection
 	default:
 		return fmt.Errorf("unknown method %q", *method)
 	}
-	var res partition.Result
+	var res kway.Result
 	var cpus, walls []float64
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -331,7 +331,7 @@ func cmdPart(args []string) error {
 			return err
 		}
 		t0 := time.Now()
-		res, err = partition.Partition(g, opts)
+		res, err = kway.Partition(g, opts)
 		if err != nil {
 			return err
 		}
@@ -412,7 +412,7 @@ func cmdEval(args []string) error {
 		part[v] = p
 		pw[p] += g.VertexWeight(v)
 	}
-	cut, err := partition.EdgeCut(g, part)
+	cut, err := kway.EdgeCut(g, part)
 	if err != nil {
 		return err
 	}
@@ -420,7 +420,7 @@ func cmdEval(args []string) error {
 	for _, w := range pw {
 		maxW = max(maxW, w)
 	}
-	// The same limit as partition.Options documents for equal shares.
+	// The same limit as kway.Options documents for equal shares.
 	var maxVW int64
 	for v := range g.NumVertices() {
 		maxVW = max(maxVW, g.VertexWeight(v))
@@ -657,7 +657,7 @@ func cmdReport(args []string) error {
 	if seeds > 0 {
 		fmt.Printf("K = 2, the tolerance against Imbalance 0 (same seed): a larger cut in %d of %d runs (%d cells)\n", worse, seeds, cellsWorse)
 	}
-	fmt.Println("(* = a part heavier than the limit floor/ceil rule of partition.Options allows)")
+	fmt.Println("(* = a part heavier than the limit floor/ceil rule of kway.Options allows)")
 	return nil
 }
 

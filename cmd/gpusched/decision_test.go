@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/host"
 	"github.com/gpusched/gpusched/internal/teeth"
 	"github.com/gpusched/gpusched/sim"
 	"github.com/gpusched/gpusched/topology"
@@ -54,7 +55,7 @@ func (f *formRecorder) JobCompleted(c gpusched.Completion) {
 	}
 }
 
-func (f *formRecorder) String() string { return sim.SchedulerName(f.inner) }
+func (f *formRecorder) String() string { return host.SchedulerName(f.inner) }
 
 // canonDecision writes a full-form decision with its assignments and rejections in job order:
 // two decisions that ask the same of a host give the same string.

@@ -440,6 +440,9 @@ type counts struct {
 	top     int // top-level types, functions, constants and variables
 	methods int // exported methods of exported types
 	fields  int // exported fields and interface methods of exported types
+	// kept counts the top-level identifiers and methods that stay once the deprecated ones
+	// are removed: neither the identifier nor, for a method, its receiver type is deprecated.
+	kept int
 }
 
 // countExported counts the exported identifiers of the package in dir.
@@ -447,6 +450,14 @@ func countExported(dir string) (counts, error) {
 	files, err := parseDir(dir)
 	if err != nil {
 		return counts{}, err
+	}
+	deps, err := deprecated(dir)
+	if err != nil {
+		return counts{}, err
+	}
+	dep := make(map[string]bool, len(deps))
+	for _, d := range deps {
+		dep[d] = true
 	}
 	var c counts
 	for _, f := range files {
@@ -458,8 +469,14 @@ func countExported(dir string) (counts, error) {
 				}
 				if d.Recv == nil {
 					c.top++
-				} else if ast.IsExported(recvName(d)) {
+					if !dep[d.Name.Name] {
+						c.kept++
+					}
+				} else if r := recvName(d); ast.IsExported(r) {
 					c.methods++
+					if !dep[r] && !dep[r+"."+d.Name.Name] {
+						c.kept++
+					}
 				}
 			case *ast.GenDecl:
 				for _, s := range d.Specs {
@@ -469,6 +486,9 @@ func countExported(dir string) (counts, error) {
 							continue
 						}
 						c.top++
+						if !dep[s.Name.Name] {
+							c.kept++
+						}
 						var fl *ast.FieldList
 						switch t := s.Type.(type) {
 						case *ast.StructType:
@@ -489,6 +509,9 @@ func countExported(dir string) (counts, error) {
 						for _, n := range s.Names {
 							if n.IsExported() {
 								c.top++
+								if !dep[n.Name] {
+									c.kept++
+								}
 							}
 						}
 					}
@@ -500,11 +523,13 @@ func countExported(dir string) (counts, error) {
 }
 
 // printCounts prints, per package and in total, the exported top-level identifiers, methods
-// and fields, and how many of those are deprecated (top-level, and members).
+// and fields, how many of those are deprecated (top-level, and members), and how many
+// top-level identifiers and methods stay once the deprecated ones are removed ("kept": issue
+// #34's target counts top-level identifiers plus methods).
 func printCounts(out io.Writer, pkgs []pkg) error {
 	var total counts
 	var totalDep [2]int
-	fmt.Fprintf(out, "%-40s %5s %8s %7s %15s %18s\n", "package", "top", "methods", "fields", "deprecated top", "deprecated members")
+	fmt.Fprintf(out, "%-40s %5s %8s %7s %15s %18s %5s\n", "package", "top", "methods", "fields", "deprecated top", "deprecated members", "kept")
 	for _, p := range pkgs {
 		c, err := countExported(p.dir)
 		if err != nil {
@@ -525,10 +550,11 @@ func printCounts(out io.Writer, pkgs []pkg) error {
 		total.top += c.top
 		total.methods += c.methods
 		total.fields += c.fields
+		total.kept += c.kept
 		totalDep[0] += dep[0]
 		totalDep[1] += dep[1]
-		fmt.Fprintf(out, "%-40s %5d %8d %7d %15d %18d\n", p.path, c.top, c.methods, c.fields, dep[0], dep[1])
+		fmt.Fprintf(out, "%-40s %5d %8d %7d %15d %18d %5d\n", p.path, c.top, c.methods, c.fields, dep[0], dep[1], c.kept)
 	}
-	fmt.Fprintf(out, "%-40s %5d %8d %7d %15d %18d\n", "total", total.top, total.methods, total.fields, totalDep[0], totalDep[1])
+	fmt.Fprintf(out, "%-40s %5d %8d %7d %15d %18d %5d\n", "total", total.top, total.methods, total.fields, totalDep[0], totalDep[1], total.kept)
 	return nil
 }

@@ -87,6 +87,14 @@ var V, W int
 
 // Deprecated: unexported names are not API.
 func g() {}
+
+// C is old, and so are its methods.
+//
+// Deprecated: use A.
+type C struct{}
+
+// N goes with C.
+func (C) N() {}
 `
 	if err := os.WriteFile(filepath.Join(dir, "m.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -95,15 +103,16 @@ func g() {}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"A.M", "A.Y", "B", "V", "W"}; !slices.Equal(got, want) {
+	if want := []string{"A.M", "A.Y", "B", "C", "V", "W"}; !slices.Equal(got, want) {
 		t.Errorf("deprecated = %q, want %q", got, want)
 	}
 	c, err := countExported(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c != (counts{top: 5, methods: 1, fields: 2}) {
-		t.Errorf("countExported = %+v, want 5 top-level, 1 method, 2 fields", c)
+	// kept: A and F; not B, C, V, W (deprecated), A.M (deprecated) or C.N (its type is).
+	if c != (counts{top: 6, methods: 2, fields: 2, kept: 2}) {
+		t.Errorf("countExported = %+v, want 6 top-level, 2 methods, 2 fields, 2 kept", c)
 	}
 }
 

@@ -1,4 +1,4 @@
-package partition
+package kway
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 // Speed targets (BENCHMARKS.md): a 10k-vertex graph into 64 parts in under
 // 100 ms. Run with
 //
-//	go test -run '^$' -bench . -benchmem ./partition/
+//	go test -run '^$' -bench . -benchmem ./internal/kway/
 //
 // Besides ns/op (wall time) each benchmark reports cpu-ms/op, the CPU time
 // of the process per call (getrusage: user + system, all threads, the

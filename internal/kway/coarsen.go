@@ -1,4 +1,4 @@
-package partition
+package kway
 
 import (
 	"math/rand/v2"
