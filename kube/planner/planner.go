@@ -196,6 +196,7 @@ type job struct {
 	fitWhy   string                 // why the last decision's start of the job was left out (hostFit)
 	needSet  bool                   // its pods' CPU and memory requests are known to hostFit
 	phase    v1alpha1.PodGroupPhase // the PodGroup status phase last set
+	running  int32                  // and the running pods it said
 	told     map[types.UID]string   // the wait reason last set on each pod
 }
 
@@ -1302,11 +1303,11 @@ func (p *Planner) statuses() {
 		case j.held && j.nodes != nil:
 			phase = v1alpha1.PodGroupScheduling
 		}
-		if phase == j.phase || (phase == pg.Status.Phase && running == pg.Status.Running) {
-			j.phase = phase
+		if (phase == j.phase && running == j.running) || (phase == pg.Status.Phase && running == pg.Status.Running) {
+			j.phase, j.running = phase, running
 			continue
 		}
-		j.phase = phase
+		j.phase, j.running = phase, running
 		p.later(func() { p.opt.Actuator.PodGroupStatus(pg, phase, running) })
 	}
 }
