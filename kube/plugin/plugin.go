@@ -64,6 +64,9 @@ type Args struct {
 	// kube-system/gpusched-state; StateName "-" keeps none.
 	StateNamespace string `json:"stateNamespace,omitempty"`
 	StateName      string `json:"stateName,omitempty"`
+	// StatePeriodSeconds bounds how long the scheduler's own state goes unsaved while
+	// decisions change nothing else (planner.Options.StatePeriod): default 30, negative never.
+	StatePeriodSeconds float64 `json:"statePeriodSeconds,omitempty"`
 	// TimeScale is the planner's seconds per wall-clock second. Default 1. (Tests that need
 	// another clock give the planner one: Hooks.Now.)
 	TimeScale float64 `json:"timeScale,omitempty"`
@@ -283,6 +286,7 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 		PodsGoneGrace:  time.Duration(args.PodsGoneGraceSeconds * float64(time.Second)),
 		UnfitGrace:     time.Duration(args.UnfitGraceSeconds * float64(time.Second)),
 		UnstartBackoff: time.Duration(args.UnstartBackoffSeconds * float64(time.Second)),
+		StatePeriod:    time.Duration(args.StatePeriodSeconds * float64(time.Second)),
 	}
 	registerMetrics()
 	obs := &observer{}
