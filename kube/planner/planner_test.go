@@ -32,7 +32,7 @@ type fake struct {
 	data    []byte
 	phases  map[string][]v1alpha1.PodGroupPhase
 	status  map[string][]string // PodGroup -> the statuses set, "phase/running"
-	waiting map[string]string // pod -> the wait reason last set
+	waiting map[string]string   // pod -> the wait reason last set
 }
 
 func (f *fake) Nodes() ([]*v1.Node, error) {
