@@ -13,7 +13,7 @@
 // for real to an API server with RBAC on (shippedCluster), the scheduler authenticated as the
 // ServiceAccount gpusched-system/gpusched-scheduler (a TokenRequest token), so that it can do
 // only what the shipped RBAC grants, with the shipped KubeSchedulerConfiguration (shippedConfig)
-// changed by clientConnection.kubeconfig, a lease of 3 s instead of 15 and what each test says
+// changed by clientConnection.kubeconfig, a lease of 6 s instead of 15 and what each test says
 // of the plugin's args (a clock, grace periods, a minimum run time). Removing the create verb
 // on pods/eviction from the shipped ClusterRole fails TestEndToEnd (a preempted job's pods are
 // never evicted: the cluster does not settle) and TestShipped (no EvictionBlocked event).

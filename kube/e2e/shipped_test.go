@@ -30,8 +30,8 @@ import (
 
 // shippedConfig returns the KubeSchedulerConfiguration of kube/deploy/20-config.yaml as
 // shipped, with clientConnection.kubeconfig set (as the README says for running outside the
-// cluster) and the planner's lease shortened (3 s instead of 15) so that a failover takes
-// seconds; edit, when not nil, changes the plugin's args further (a test's clock, grace
+// cluster) and the planner's lease shortened (6 s instead of 15, renewed within 4 s) so that
+// a failover takes seconds; edit, when not nil, changes the plugin's args further (a test's clock, grace
 // periods, queues), and returns the clientConnection's qps (0: kube-scheduler's default, as
 // shipped).
 func shippedConfig(t testing.TB, kubeconfig string, edit func(args map[string]any) (qps int)) string {
@@ -62,7 +62,7 @@ func shippedConfig(t testing.TB, kubeconfig string, edit func(args map[string]an
 			if !ok {
 				t.Fatal("the shipped config does not turn on the planner's leader election")
 			}
-			le["leaseDurationSeconds"], le["renewDeadlineSeconds"], le["retryPeriodSeconds"] = 3, 2, 0.25
+			le["leaseDurationSeconds"], le["renewDeadlineSeconds"], le["retryPeriodSeconds"] = 6, 4, 0.5
 			if edit != nil {
 				if qps := edit(args); qps > 0 {
 					conn["qps"], conn["burst"] = qps, 2*qps
