@@ -9,10 +9,17 @@
 // ignore evictions (podFailurePolicy), and package mapping makes one complete job of the pods
 // their controllers would make (an MPI launcher not a worker).
 //
-// TestShipped applies kube/deploy as shipped (for real) to an API server with RBAC on and runs
-// two replicas of the scheduler as the ServiceAccount gpusched-system/gpusched-scheduler (a
-// TokenRequest token) with the shipped KubeSchedulerConfiguration, changed only by
-// clientConnection.kubeconfig and a lease of 3 s instead of 15. On two nodes of unknown or
+// Every test and benchmark that runs the scheduler runs it as shipped: kube/deploy applied
+// for real to an API server with RBAC on (shippedCluster), the scheduler authenticated as the
+// ServiceAccount gpusched-system/gpusched-scheduler (a TokenRequest token), so that it can do
+// only what the shipped RBAC grants, with the shipped KubeSchedulerConfiguration (shippedConfig)
+// changed by clientConnection.kubeconfig, a lease of 6 s instead of 15 and what each test says
+// of the plugin's args (a clock, grace periods, a minimum run time). Removing the create verb
+// on pods/eviction from the shipped ClusterRole fails TestEndToEnd (a preempted job's pods are
+// never evicted: the cluster does not settle) and TestShipped (no EvictionBlocked event).
+//
+// TestShipped runs two replicas of the scheduler, with grace periods of 1 s and a minimum run
+// time of 1 s. On two nodes of unknown or
 // unlabelled GPU type: a PodGroup without annotations runs (a Started event, status Running,
 // an UnknownGPUType warning on the node); a pod asking 100 CPUs of 64-CPU nodes gets
 // DoesNotFit; a PodDisruptionBudget that refuses the eviction of a job whose node is cordoned
@@ -20,7 +27,19 @@
 // GPUs the blocked job keeps; then the leader is stopped, the other replica takes the Lease,
 // restores the running job from the state ConfigMap without evicting it, and schedules a new
 // job; the metrics kube-scheduler serves (gpusched_*) counted the decisions, the state
-// writes, the refused eviction and the job taken back. About 15 s.
+// writes, the refused eviction and the job taken back. Then, on two more nodes (32 GPUs),
+// with a stand-in for the kubelets' part in evictions (an evicted pod ends Failed and is
+// removed) and Kubernetes' own batch/v1 Job controller running in process: the Job of
+// kube/recipes/job.yaml (two workers of 8 GPUs) and a copy without its podFailurePolicy
+// (backoffLimit 1) run, a 32-GPU job of 10 iterations arrives, A-SRPT preempts both; the copy
+// fails (BackoffLimitExceeded: each evicted pod counted), the recipe's Job is not failed, its
+// controller replaces the evicted pods, which bind once the short job ends, and it completes
+// with 0 failures. Last, a third replica configured with two queues (team-a and team-b, 16
+// GPUs guaranteed each) takes over from the second: team-a's two 16-GPU jobs both run
+// (borrowing team-b's idle quota); team-b's job, longer than team-a's, arrives and the queues
+// reclaim its guarantee from team-a's most recently started job (Preempted, naming team-b's),
+// whose pods, made again, wait (PodGroup Pending, the pods' GpuschedWaiting reason) until
+// team-b's job ends and then run. About 45 s.
 //
 // TestEndToEnd runs 50 jobs of the shared Philly trace (one virtual cluster's first jobs of at
 // most 16 GPUs, mapped to zoo models, arrivals 20x compressed, durations clipped to 5 min-2 h;

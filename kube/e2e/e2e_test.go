@@ -267,7 +267,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Skip("end-to-end: starts etcd, a kube-apiserver and the scheduler")
 	}
 	philly := sharedFile(t, "philly/philly.csv")
-	cfg := testenv.APIServer(t)
+	cfg, saConfig := shippedCluster(t)
 	e := &env{
 		t: t, cfg: cfg, cs: kubernetes.NewForConfigOrDie(cfg), pgc: pgclient.NewForConfigOrDie(cfg), clock: &vclock{},
 		lastStart: map[gpusched.JobID]planner.Start{}, arrivals: map[gpusched.JobID]float64{},
@@ -275,7 +275,6 @@ func TestEndToEnd(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	installCRD(t, cfg)
 	mustCreate(t, e.cs, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	nodes := e.createNodes(ctx)
 	cl, _, _, err := mapping.Config{}.WithDefaults().Cluster(nodes)
@@ -283,7 +282,12 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("cluster of the test nodes: %v", err)
 	}
 	work := loadWorkload(t, philly, cl)
-	e.conf = writeConfig(t, testenv.Kubeconfig(t, cfg))
+	// The shipped configuration, as the ServiceAccount, with the test's clock and the
+	// restore and minimum run times that the comparison with sim uses (the shipped values).
+	e.conf = shippedConfig(t, saConfig, func(args map[string]any) int {
+		args["restoreTime"], args["minRunTime"], args["debounceMillis"] = restore, minRun, 10
+		return 0
+	})
 
 	inf := informers.NewSharedInformerFactoryWithOptions(e.cs, 0, informers.WithNamespace(ns))
 	e.pods = inf.Core().V1().Pods().Lister()
@@ -500,41 +504,6 @@ func loadWorkload(t *testing.T, path string, cl *topology.Cluster) []work {
 		out = append(out, w)
 	}
 	return out
-}
-
-func writeConfig(t *testing.T, kubeconfig string) string {
-	conf := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %q
-  qps: 500
-  burst: 1000
-leaderElection:
-  leaderElect: false
-profiles:
-- schedulerName: gpusched
-  plugins:
-    preEnqueue: {enabled: [{name: Gpusched}]}
-    preFilter: {enabled: [{name: Gpusched}]}
-    filter: {enabled: [{name: Gpusched}]}
-    postFilter: {enabled: [{name: Gpusched}], disabled: [{name: DefaultPreemption}]}
-    score: {enabled: [{name: Gpusched, weight: 10}]}
-    reserve: {enabled: [{name: Gpusched}]}
-    permit: {enabled: [{name: Gpusched}]}
-  pluginConfig:
-  - name: Gpusched
-    args:
-      scheduler: asrpt
-      restoreTime: %g
-      minRunTime: %g
-      stateNamespace: default
-      debounceMillis: 10
-`, kubeconfig, restore, minRun)
-	p := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(p, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func gpuPod(name string, lbl, ann map[string]string, gpus int) *v1.Pod {

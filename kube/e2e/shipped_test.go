@@ -30,8 +30,11 @@ import (
 
 // shippedConfig returns the KubeSchedulerConfiguration of kube/deploy/20-config.yaml as
 // shipped, with clientConnection.kubeconfig set (as the README says for running outside the
-// cluster) and the planner's lease shortened so that a failover takes seconds.
-func shippedConfig(t *testing.T, kubeconfig string) string {
+// cluster) and the planner's lease shortened (6 s instead of 15, renewed within 4 s) so that
+// a failover takes seconds; edit, when not nil, changes the plugin's args further (a test's clock, grace
+// periods, queues), and returns the clientConnection's qps (0: kube-scheduler's default, as
+// shipped).
+func shippedConfig(t testing.TB, kubeconfig string, edit func(args map[string]any) (qps int)) string {
 	var text string
 	for _, u := range manifestObjects(t) {
 		if u.GetKind() == "ConfigMap" && u.GetName() == "gpusched-scheduler-config" {
@@ -45,7 +48,8 @@ func shippedConfig(t *testing.T, kubeconfig string) string {
 	if err := yaml.Unmarshal([]byte(text), &conf); err != nil {
 		t.Fatal(err)
 	}
-	conf["clientConnection"] = map[string]any{"kubeconfig": kubeconfig}
+	conn := map[string]any{"kubeconfig": kubeconfig}
+	conf["clientConnection"] = conn
 	found := false
 	for _, p := range conf["profiles"].([]any) {
 		for _, pc := range p.(map[string]any)["pluginConfig"].([]any) {
@@ -53,13 +57,17 @@ func shippedConfig(t *testing.T, kubeconfig string) string {
 			if pc["name"] != plugin.Name {
 				continue
 			}
-			le, ok := pc["args"].(map[string]any)["leaderElection"].(map[string]any)
+			args := pc["args"].(map[string]any)
+			le, ok := args["leaderElection"].(map[string]any)
 			if !ok {
 				t.Fatal("the shipped config does not turn on the planner's leader election")
 			}
-			le["leaseDurationSeconds"], le["renewDeadlineSeconds"], le["retryPeriodSeconds"] = 3, 2, 0.25
-			args := pc["args"].(map[string]any)
-			args["podsGoneGraceSeconds"], args["unfitGraceSeconds"] = 1, 1
+			le["leaseDurationSeconds"], le["renewDeadlineSeconds"], le["retryPeriodSeconds"] = 6, 4, 0.5
+			if edit != nil {
+				if qps := edit(args); qps > 0 {
+					conn["qps"], conn["burst"] = qps, 2*qps
+				}
+			}
 			found = true
 		}
 	}
@@ -75,6 +83,19 @@ func shippedConfig(t *testing.T, kubeconfig string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// shippedCluster starts an API server with RBAC on, installs the PodGroup CRD, creates the
+// objects of kube/deploy for real (in kubectl's order) and returns an admin client config (for
+// the test's own part: nodes, jobs, the kubelets' and controllers' writes) and a kubeconfig
+// of the ServiceAccount gpusched-system/gpusched-scheduler, as which every scheduler of the
+// end-to-end tests runs: so the shipped RBAC is what the scheduler can do, and a verb missing
+// from it fails the test that needs it.
+func shippedCluster(t testing.TB) (admin *rest.Config, scheduler string) {
+	cfg := testenv.APIServer(t, "--authorization-mode=Node,RBAC")
+	installCRD(t, cfg)
+	createManifests(t, cfg, false)
+	return cfg, serviceAccountKubeconfig(t, cfg)
 }
 
 func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
@@ -93,7 +114,7 @@ func unstructuredString(obj map[string]any, fields ...string) (string, bool, err
 // serviceAccountKubeconfig returns a kubeconfig that authenticates as the ServiceAccount of
 // kube/deploy (a token from the TokenRequest API), so that the scheduler runs with exactly the
 // shipped RBAC.
-func serviceAccountKubeconfig(t *testing.T, cfg *rest.Config) string {
+func serviceAccountKubeconfig(t testing.TB, cfg *rest.Config) string {
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	exp := int64(3600)
 	tok, err := cs.CoreV1().ServiceAccounts("gpusched-system").CreateToken(context.Background(), "gpusched-scheduler",
@@ -144,12 +165,10 @@ func TestShipped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd, a kube-apiserver and two schedulers")
 	}
-	cfg := testenv.APIServer(t, "--authorization-mode=Node,RBAC")
+	cfg, saConfig := shippedCluster(t)
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	pgc := pgclient.NewForConfigOrDie(cfg)
-	installCRD(t, cfg)
-	createManifests(t, cfg, false)
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +191,24 @@ func TestShipped(t *testing.T) {
 		}
 		untaint(ctx, t, cs, n)
 	}
-	conf := shippedConfig(t, serviceAccountKubeconfig(t, cfg))
+	// The shipped configuration with grace periods of 1 s (not 30) and a minimum run time of
+	// 1 s (not 600: the Job case has A-SRPT preempt a Job).
+	edit := func(args map[string]any) int {
+		args["podsGoneGraceSeconds"], args["unfitGraceSeconds"], args["minRunTime"] = 1, 1, 1
+		return 0
+	}
+	conf := shippedConfig(t, saConfig, edit)
+	// The same with the shipped queues example made to fit the 32 GPUs of the queues case
+	// (team-a and team-b, 16 GPUs guaranteed each; the jobs of other namespaces share the
+	// default queue, without a guarantee), rolled out as a third replica at the end.
+	confQueues := shippedConfig(t, saConfig, func(args map[string]any) int {
+		edit(args)
+		args["queues"] = map[string]any{"queues": []any{
+			map[string]any{"name": "team-a", "namespaces": []any{"team-a"}, "guaranteedGPUs": 16, "weight": 2},
+			map[string]any{"name": "team-b", "namespaces": []any{"team-b"}, "guaranteedGPUs": 16, "weight": 1},
+		}}
+		return 0
+	})
 	a := startReplica(t, conf)
 	waitFor(t, 60*time.Second, "replica a to lead", a.leading)
 	b := startReplica(t, conf)
@@ -378,6 +414,39 @@ func TestShipped(t *testing.T) {
 			m[`gpusched_evictions_total{result="refused"}`] >= 1 && m["gpusched_unstarted_jobs_total"] >= 2
 	})
 	t.Logf("metrics: %v", gpuschedMetrics(t))
+
+	// Two more nodes (32 GPUs), the cluster emptied, the kubelets' part in evictions played,
+	// Kubernetes' Job controller running: the batch/v1 Job of kube/recipes preempted, then the
+	// queues.
+	sh := &shipped{t: t, ctx: ctx, cfg: cfg, cs: cs, pgc: pgc}
+	sh.clear(ns)
+	for _, name := range []string{"gpu-2", "gpu-3"} {
+		n, err := cs.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := v1.ResourceList{v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("512Gi"),
+			v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": *resource.NewQuantity(8, resource.DecimalSI)}
+		n.Status.Capacity, n.Status.Allocatable = res, res
+		n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now(), Reason: "KubeletReady"}}
+		if n, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		untaint(ctx, t, cs, n)
+	}
+	jctx, stopJobs := context.WithCancel(ctx)
+	defer stopJobs()
+	sh.kubelets(jctx, ns, "team-a", "team-b")
+	sh.jobController(jctx)
+	t.Run("job-preempted", func(t *testing.T) { sh.t = t; sh.preemptJobs(ns) })
+	sh.t = t
+	sh.clear(ns)
+	// The queues: replica c, configured with them, replaces b (a configuration change rolled
+	// out: b stops, c takes the Lease and the state b wrote).
+	c := startReplica(t, confQueues)
+	b.stop()
+	waitFor(t, 30*time.Second, "replica c, with the queues, to take over", c.leading)
+	t.Run("queues", func(t *testing.T) { sh.t = t; sh.queues() })
 }
 
 // gpuschedMetrics gathers the gpusched_* metrics of the process's legacy registry (what

@@ -97,9 +97,11 @@
 // planner stops (its context ends: a shutdown, a lost lease) it writes its state once more if
 // decisions since the last write changed only the scheduler's own state (A-SRPT re-estimates
 // and advances its virtual queue at every call), so that a successor restores exactly the
-// state it stopped in. A replica that dies without stopping (kill -9) leaves the state of
-// the last decision that changed the books: its successor continues from there, and its
-// decisions may differ from those the dead one would have made after it. On start the planner loads it, resumes every job in
+// state it stopped in. While decisions change only the scheduler's own state, the first of
+// them after Options.StatePeriod (default 30 s) since the last state taken writes it too, so
+// that a replica that dies without stopping (kill -9) leaves a state at most that period (plus
+// Resync) old: its successor continues from there, and its decisions may differ from those
+// the dead one would have made after it only by what changed in that time. On start the planner loads it, resumes every job in
 // its original submission order (running jobs on their GPUs) and restores the scheduler, so
 // that its decisions continue the old planner's. State it cannot read or that contradicts
 // itself (an unknown kind or version, a job saved twice, a job whose id, pods and GPUs

@@ -389,3 +389,29 @@ func TestFinishWholeIterations(t *testing.T) {
 		t.Fatalf("the scheduler learned %v iterations, want the extrapolation (100.4) rounded: 100", it)
 	}
 }
+
+// A PodGroup's status follows its running pods when its phase stays the same: a gang that
+// binds one pod at a time is Scheduling with 0, then 1 pod running, then Running with 2.
+// (The status used to be rewritten only when the phase changed: a preempted job's PodGroup
+// kept "running 2" with its pods gone.)
+func TestPodGroupStatusRunning(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	f := &evictFake{fake: &fake{nodes: []*v1.Node{gpuNode("a", 4)}}}
+	f.pgs = []*v1alpha1.PodGroup{podGroup("g", 2, map[string]string{"gpusched.io/step-time": "1"})}
+	f.pods = []*v1.Pod{workerPod("g-0", "g", 2), workerPod("g-1", "g", 2)}
+	p := newPrioPlanner(t, f, &clock, map[gpusched.JobID]int{"podgroup/ns/g": 0}, Options{})
+	ctx := context.Background()
+	p.syncWait(ctx)
+	bind(f.fake, "g-0", "a")
+	clock = clock.Add(time.Second)
+	p.syncWait(ctx)
+	bind(f.fake, "g-1", "a")
+	clock = clock.Add(time.Second)
+	p.syncWait(ctx)
+	f.mu.Lock()
+	got := slices.Clone(f.status["g"])
+	f.mu.Unlock()
+	if want := []string{"Scheduling/0", "Scheduling/1", "Running/2"}; !slices.Equal(got, want) {
+		t.Fatalf("PodGroup statuses %v, want %v", got, want)
+	}
+}

@@ -91,6 +91,14 @@ type Options struct {
 	Actuator Actuator
 	// Store, when set, keeps the saved state.
 	Store Store
+	// StatePeriod bounds, on the planner's clock (Now), how long the scheduler's own state
+	// goes unsaved while decisions change nothing in the books (A-SRPT re-estimates and
+	// advances its virtual queue at every call): the first such decision after StatePeriod
+	// since the last state taken writes it, so that a successor of a replica that died
+	// without its last write (kill -9) resumes from a state at most StatePeriod (plus Resync)
+	// old. Decisions that change the books write at once, as before. Default 30 s; negative:
+	// never (only the books' changes and the last state when the planner stops).
+	StatePeriod time.Duration
 	// Debounce is how long the planner waits after a change for more changes before it
 	// decides (events at one instant make one decision). Default 20 ms.
 	Debounce time.Duration
@@ -196,6 +204,7 @@ type job struct {
 	fitWhy   string                 // why the last decision's start of the job was left out (hostFit)
 	needSet  bool                   // its pods' CPU and memory requests are known to hostFit
 	phase    v1alpha1.PodGroupPhase // the PodGroup status phase last set
+	running  int32                  // and the running pods it said
 	told     map[types.UID]string   // the wait reason last set on each pod
 }
 
@@ -225,6 +234,7 @@ type Planner struct {
 	lost     []gpusched.JobID // jobs stopped because their nodes left, for the next Decision
 	pend     *savedState      // the books of the last decision that changed them, waiting for the scheduler's state (publish)
 	unsaved  bool             // a decision since the last state taken (the scheduler's own state may have changed)
+	takenAt  time.Time        // when (Options.Now) the last state was taken for the writer
 	state    *savedState      // latest state, waiting for the writer to encode and save it
 	stateCh  chan struct{}
 	kick     chan struct{}
@@ -290,6 +300,9 @@ func New(opt Options) (*Planner, error) {
 	}
 	if opt.Resync <= 0 {
 		opt.Resync = 30 * time.Second
+	}
+	if opt.StatePeriod == 0 {
+		opt.StatePeriod = 30 * time.Second
 	}
 	if opt.Logger.GetSink() == nil {
 		opt.Logger = klog.Background()
@@ -1302,11 +1315,11 @@ func (p *Planner) statuses() {
 		case j.held && j.nodes != nil:
 			phase = v1alpha1.PodGroupScheduling
 		}
-		if phase == j.phase || (phase == pg.Status.Phase && running == pg.Status.Running) {
-			j.phase = phase
+		if (phase == j.phase && running == j.running) || (phase == pg.Status.Phase && running == pg.Status.Running) {
+			j.phase, j.running = phase, running
 			continue
 		}
-		j.phase = phase
+		j.phase, j.running = phase, running
 		p.later(func() { p.opt.Actuator.PodGroupStatus(pg, phase, running) })
 	}
 }

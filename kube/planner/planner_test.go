@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -30,7 +31,8 @@ type fake struct {
 	events  []string
 	data    []byte
 	phases  map[string][]v1alpha1.PodGroupPhase
-	waiting map[string]string // pod -> the wait reason last set
+	status  map[string][]string // PodGroup -> the statuses set, "phase/running"
+	waiting map[string]string   // pod -> the wait reason last set
 }
 
 func (f *fake) Nodes() ([]*v1.Node, error) {
@@ -83,6 +85,10 @@ func (f *fake) PodGroupStatus(pg *v1alpha1.PodGroup, phase v1alpha1.PodGroupPhas
 		f.phases = map[string][]v1alpha1.PodGroupPhase{}
 	}
 	f.phases[pg.Name] = append(f.phases[pg.Name], phase)
+	if f.status == nil {
+		f.status = map[string][]string{}
+	}
+	f.status[pg.Name] = append(f.status[pg.Name], fmt.Sprintf("%s/%d", phase, running))
 }
 func (f *fake) Event(obj runtime.Object, _ bool, reason, msg string) {
 	f.events = append(f.events, reason+": "+msg)

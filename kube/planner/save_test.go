@@ -468,7 +468,7 @@ func TestFinalStateOnStop(t *testing.T) {
 		t.Fatal("the first decision wrote no state")
 	}
 	cmu.Lock()
-	clock = clock.Add(30 * time.Second)
+	clock = clock.Add(20 * time.Second) // within Options.StatePeriod (30 s)
 	cmu.Unlock()
 	decide() // nothing changes in the books; A-SRPT's queue moves on
 	if w := store.count(); w != w0 {
@@ -488,5 +488,81 @@ func TestFinalStateOnStop(t *testing.T) {
 	store.mu.Unlock()
 	if x := mustJSON(t, want); !bytes.Equal(got, x) {
 		t.Fatalf("the last state written is not the planner's state when it stopped:\n%s\n%s", firstDiff(got, x), firstDiff(x, got))
+	}
+}
+
+// While decisions change only the scheduler's own state (time passes, nothing arrives,
+// binds or ends), the state is written once Options.StatePeriod has passed since the last
+// state taken, and not before: a successor of a leader killed without its last write (kill
+// -9: no write at stop) restores the leader's state of that decision instead of the one of
+// the last decision that changed the books. With the period off the store keeps that older
+// state, which is not the leader's (what the check catches).
+func TestStatePeriod(t *testing.T) {
+	for _, period := range []time.Duration{time.Minute, -1} {
+		clock := time.Unix(1000, 0)
+		var cmu sync.Mutex
+		now := func() time.Time { cmu.Lock(); defer cmu.Unlock(); return clock }
+		advance := func(d time.Duration) { cmu.Lock(); clock = clock.Add(d); cmu.Unlock() }
+		f := &fake{nodes: []*v1.Node{gpuNode("a", 4)}}
+		f.pgs = []*v1alpha1.PodGroup{podGroup("g", 1, map[string]string{"gpusched.io/step-time": "1"}), podGroup("h", 1, map[string]string{"gpusched.io/step-time": "1"})}
+		f.pods = []*v1.Pod{workerPod("g-0", "g", 4), workerPod("h-0", "h", 4)}
+		store := &countingStore{}
+		p, err := New(Options{Scheduler: learningASRPT(t), Sources: f, Actuator: f, Store: store, Now: now, Debounce: time.Millisecond, StatePeriod: period})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { p.Run(ctx); close(done) }()
+		kickAndSettle(p)
+		w0 := store.atLeast(1)
+		if w0 < 1 {
+			t.Fatal("the first decision wrote no state")
+		}
+		advance(30 * time.Second)
+		kickAndSettle(p) // within the period: nothing written
+		if w := store.count(); w != w0 {
+			t.Fatalf("period %v: a decision that changed only the scheduler's state %v after the last write wrote it (%d writes)", period, 30*time.Second, w-w0)
+		}
+		advance(40 * time.Second)
+		kickAndSettle(p) // 70 s since the last state taken
+		want, err := p.stateNow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if period > 0 {
+			store.atLeast(w0 + 1)
+		}
+		// kill -9: the store as it is, without the write at stop.
+		store.mu.Lock()
+		data, writes := slices.Clone(store.data), store.writes
+		store.mu.Unlock()
+		cancel()
+		<-done
+		st, err := decodeState(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := bytes.Equal(mustJSON(t, noSteps(st)), mustJSON(t, noSteps(want)))
+		switch {
+		case period > 0 && (writes != w0+1 || !same):
+			t.Fatalf("period %v: %d writes after the period (want 1); the state written is the leader's: %v", period, writes-w0, same)
+		case period < 0 && (writes != w0 || same):
+			t.Fatalf("period off: %d writes (want 0); the store holds the leader's latest state: %v", writes-w0, same)
+		}
+		// A successor restored from the store holds what was written.
+		q := &quietFake{fake: f, data: data}
+		b, err := New(Options{Scheduler: learningASRPT(t), Sources: f, Actuator: q, Store: q, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.restore(context.Background())
+		got, err := b.stateNow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x, y := mustJSON(t, noSteps(got)), mustJSON(t, noSteps(want)); bytes.Equal(x, y) != same {
+			t.Fatalf("period %v: the successor's state:\n%s\n%s", period, firstDiff(x, y), firstDiff(y, x))
+		}
 	}
 }

@@ -174,17 +174,21 @@ func (p *Planner) encoded() ([]byte, error) {
 	return encodeState(st)
 }
 
-// save takes the books for the writer when they changed (p.mu held); publish completes
-// them with the scheduler's state once p.mu is released.
+// save takes the books for the writer when they changed, or when decisions since the last
+// state taken changed only the scheduler's own state and Options.StatePeriod has passed since
+// (p.mu held); publish completes them with the scheduler's state once p.mu is released.
 func (p *Planner) save() {
 	if p.opt.Store == nil || p.bk == nil {
 		return
 	}
 	if !p.bk.takeChanged() {
 		p.unsaved = true
-		return
+		if p.opt.StatePeriod < 0 || p.opt.Now().Sub(p.takenAt) < p.opt.StatePeriod {
+			return
+		}
 	}
 	p.unsaved = false
+	p.takenAt = p.opt.Now()
 	p.pend = p.snapshot()
 }
 
@@ -338,6 +342,7 @@ func (p *Planner) restore(ctx context.Context) {
 		p.epoch, p.now = p.opt.Now(), 0
 		return
 	}
+	p.takenAt = p.opt.Now() // the store holds the state as it is now
 	p.log.Info("gpusched planner: restored", "jobs", len(st.Jobs), "time", st.Now)
 
 	p.restored = len(st.Jobs)

@@ -64,6 +64,9 @@ type Args struct {
 	// kube-system/gpusched-state; StateName "-" keeps none.
 	StateNamespace string `json:"stateNamespace,omitempty"`
 	StateName      string `json:"stateName,omitempty"`
+	// StatePeriodSeconds bounds how long the scheduler's own state goes unsaved while
+	// decisions change nothing else (planner.Options.StatePeriod): default 30, negative never.
+	StatePeriodSeconds float64 `json:"statePeriodSeconds,omitempty"`
 	// TimeScale is the planner's seconds per wall-clock second. Default 1. (Tests that need
 	// another clock give the planner one: Hooks.Now.)
 	TimeScale float64 `json:"timeScale,omitempty"`
@@ -283,6 +286,7 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 		PodsGoneGrace:  time.Duration(args.PodsGoneGraceSeconds * float64(time.Second)),
 		UnfitGrace:     time.Duration(args.UnfitGraceSeconds * float64(time.Second)),
 		UnstartBackoff: time.Duration(args.UnstartBackoffSeconds * float64(time.Second)),
+		StatePeriod:    time.Duration(args.StatePeriodSeconds * float64(time.Second)),
 	}
 	registerMetrics()
 	obs := &observer{}
@@ -336,9 +340,19 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle, hooks *Hoo
 	if le := args.LeaderElection; le != nil {
 		host, _ := os.Hostname()
 		id := host + "_" + string(uuid.NewUUID())
+		// The Lease has a client of its own, as kube-scheduler's leader election does: on
+		// kube-scheduler's client its renewals would wait in the rate limiter behind a burst of
+		// bindings, events and evictions past the renew deadline, and the leader would lose
+		// the Lease while it works.
+		lcfg := rest.CopyConfig(h.KubeConfig())
+		lcfg.RateLimiter = nil
+		lcs, err := kubernetes.NewForConfig(rest.AddUserAgent(lcfg, "gpusched-leader-election"))
+		if err != nil {
+			return nil, fmt.Errorf("gpusched plugin: leader election client: %w", err)
+		}
 		lock := &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: le.LeaseNamespace, Name: le.LeaseName},
-			Client:     h.ClientSet().CoordinationV1(),
+			Client:     lcs.CoordinationV1(),
 			LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 		}
 		sec := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
