@@ -1268,7 +1268,10 @@ func (s *Scheduler) resize(st *jobState, size float64) error {
 		if i := slices.Index(s.vdone, st); i >= 0 {
 			s.vdone = slices.Delete(s.vdone, i, i+1)
 		}
-		st.vdone = false
+		// Its virtual completion is gone with it: vfinish is read only while the job is
+		// virtually done (a stale one would break ties among fresh keys differently from a
+		// restored scheduler, whose state holds it only for virtually finished jobs).
+		st.vdone, st.vfinish = false, 0
 		if err := s.queue.AddWeighted(st.key, size, st.weight); err != nil {
 			return fmt.Errorf("asrpt: re-queueing job %q: %w", st.job.ID, err)
 		}
