@@ -7,8 +7,8 @@
 //
 // Usage, from the module root, with apidiff installed (.ci/run installs the pinned version):
 //
-//	go run ./internal/apicheck api/v0.1.0            # check the working tree against a baseline
-//	go run ./internal/apicheck -write api/v0.2.0     # write a new baseline (at a release cut)
+//	go run ./internal/apicheck api/v0.2.0            # check the working tree against a baseline
+//	go run ./internal/apicheck -write api/v0.3.0     # write a new baseline (at a release cut)
 //	go run ./internal/apicheck -count                # exported identifiers per package
 //
 // A baseline directory holds, per package, apidiff's export data (<path>.export, the root
