@@ -419,21 +419,30 @@ func (e *env) createNode(ctx context.Context, name string) *v1.Node {
 		Name:   name,
 		Labels: map[string]string{gpuLabel: "NVIDIA-A100-SXM4-80GB", rackLabel: fmt.Sprintf("rack-%d", i/3)},
 	}}
-	n, err = e.cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	res := v1.ResourceList{
+	return readyNode(ctx, e.t, e.cs, n, v1.ResourceList{
 		v1.ResourceCPU: resource.MustParse("96"), v1.ResourceMemory: resource.MustParse("1Ti"),
 		v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": *resource.NewQuantity(nodeGPUs, resource.DecimalSI),
+	})
+}
+
+// readyNode creates node n with res as its capacity and allocatable, Ready and untainted.
+func readyNode(ctx context.Context, t testing.TB, cs kubernetes.Interface, n *v1.Node, res v1.ResourceList) *v1.Node {
+	n, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
 	n.Status.Capacity, n.Status.Allocatable = res, res
 	n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now(), Reason: "KubeletReady"}}
-	n, err = e.cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
+	if n, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	return untaint(ctx, e.t, e.cs, n)
+	return untaint(ctx, t, cs, n)
+}
+
+// gpuNodeResources is a 64-CPU, 512 GiB node with 8 GPUs, the shipped tests' nodes.
+func gpuNodeResources() v1.ResourceList {
+	return v1.ResourceList{v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("512Gi"),
+		v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": *resource.NewQuantity(8, resource.DecimalSI)}
 }
 
 // untaint removes the taints the API server's admission (TaintNodesByCondition) puts on a new

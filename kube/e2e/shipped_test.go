@@ -178,18 +178,7 @@ func TestShipped(t *testing.T) {
 		if label != "" {
 			n.Labels[gpuLabel] = label
 		}
-		n, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := v1.ResourceList{v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("512Gi"),
-			v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": *resource.NewQuantity(8, resource.DecimalSI)}
-		n.Status.Capacity, n.Status.Allocatable = res, res
-		n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now(), Reason: "KubeletReady"}}
-		if n, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		untaint(ctx, t, cs, n)
+		readyNode(ctx, t, cs, n, gpuNodeResources())
 	}
 	// The shipped configuration with grace periods of 1 s (not 30) and a minimum run time of
 	// 1 s (not 600: the Job case has A-SRPT preempt a Job).
@@ -236,20 +225,7 @@ func TestShipped(t *testing.T) {
 		return p
 	}
 	bound := func(name string) func() bool { return func() bool { return pod(name).Spec.NodeName != "" } }
-	event := func(obj, phrase string) func() bool {
-		return func() bool {
-			evs, err := cs.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return false
-			}
-			for _, ev := range evs.Items {
-				if ev.Regarding.Name == obj && strings.Contains(ev.Reason+": "+ev.Note, phrase) {
-					return true
-				}
-			}
-			return false
-		}
-	}
+	event := func(obj, phrase string) func() bool { return (&shipped{t: t, ctx: ctx, cs: cs}).event(ns, obj, phrase) }
 
 	// A job without annotations (default step time), 8 GPUs: it runs, on a generic GPU node.
 	group("plain", 1, 8, "")
@@ -421,18 +397,7 @@ func TestShipped(t *testing.T) {
 	sh := &shipped{t: t, ctx: ctx, cfg: cfg, cs: cs, pgc: pgc}
 	sh.clear(ns)
 	for _, name := range []string{"gpu-2", "gpu-3"} {
-		n, err := cs.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := v1.ResourceList{v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("512Gi"),
-			v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": *resource.NewQuantity(8, resource.DecimalSI)}
-		n.Status.Capacity, n.Status.Allocatable = res, res
-		n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now(), Reason: "KubeletReady"}}
-		if n, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		untaint(ctx, t, cs, n)
+		readyNode(ctx, t, cs, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, gpuNodeResources())
 	}
 	jctx, stopJobs := context.WithCancel(ctx)
 	defer stopJobs()
