@@ -61,7 +61,7 @@ func (p *PlanChoice) String() string {
 
 // ready returns an error for a nil or zero PlanChoice (one not built by NewPlanChoice).
 func (p *PlanChoice) ready() error {
-	if p == nil || p.inner == nil || p.cost == nil {
+	if p == nil || p.inner == nil {
 		return errors.New("asrpt: a nil or zero PlanChoice: build it with NewPlanChoice")
 	}
 	return nil

@@ -173,6 +173,7 @@ func (o *options) check(fs *flag.FlagSet) error {
 		{"consolidate", o.consolidate, []string{"auto", "on", "off"}},
 		{"cost", o.cost, []string{"model", "fixed"}},
 		{"format", o.format, append([]string{"auto"}, traceFormats...)},
+		{"asrpt-conversion", o.conversion, []string{"remaining-work", "patient"}},
 	} {
 		if !slices.Contains(f.want, f.value) {
 			return usagef("-%s %q: want %s", f.name, f.value, strings.Join(f.want, ", "))

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -20,12 +21,14 @@ import (
 // its group in the whole workload (its recurrence group, or its user where a trace has no
 // groups, and its GPU count), future included, but not the job's own: a predictor that knows
 // exactly what the group says about a job and nothing else. It sizes a job by the median (or
-// mean) of its group's sample above the iterations done.
+// mean) of its group's sample above the iterations done. A job alone in its group gets the
+// whole workload's sizes, its own included.
 type groupDist struct {
 	sample map[gpusched.JobID][]float64 // ascending, the job's own size left out
 	mean   bool
 }
 
+// groupKey names job j's group: its recurrence group (or user) and its GPU count.
 func groupKey(j *gpusched.Job) string {
 	g := j.Features.Group
 	if g == "" {
@@ -38,7 +41,8 @@ func newGroupDist(recs []trace.Record, mean bool) *groupDist {
 	by := map[string][]float64{}
 	var all []float64
 	for _, r := range recs {
-		by[groupKey(&r.Job)] = append(by[groupKey(&r.Job)], r.Iterations)
+		k := groupKey(&r.Job)
+		by[k] = append(by[k], r.Iterations)
 		all = append(all, r.Iterations)
 	}
 	for _, s := range by {
@@ -60,11 +64,7 @@ func newGroupDist(recs []trace.Record, mean bool) *groupDist {
 
 func (g *groupDist) Estimate(j *gpusched.Job, done float64) (float64, error) {
 	s := g.sample[j.ID]
-	i, _ := slices.BinarySearch(s, done)
-	for i < len(s) && s[i] <= done {
-		i++
-	}
-	above := s[i:]
+	above := s[sort.SearchFloat64s(s, math.Nextafter(done, math.Inf(1))):] // the sizes above done
 	if len(above) == 0 {
 		return 2 * math.Max(done, 1), nil
 	}
@@ -76,6 +76,35 @@ func (g *groupDist) Estimate(j *gpusched.Job, done float64) (float64, error) {
 		return sum / float64(len(above)), nil
 	}
 	return above[len(above)/2], nil
+}
+
+// TestGroupDistEstimator: groupDist leaves each job's own size out of its group's sample,
+// answers above the iterations done (doubling past the group's largest size), and gives a job
+// alone in its group the whole workload's sample (its own size included).
+func TestGroupDistEstimator(t *testing.T) {
+	job := func(id string, group string, gpus int) gpusched.Job {
+		return gpusched.Job{ID: gpusched.JobID(id), GPUs: gpus, Features: gpusched.Features{Group: group}}
+	}
+	recs := []trace.Record{
+		{Job: job("a10", "a", 1), Iterations: 10}, {Job: job("a20", "a", 1), Iterations: 20},
+		{Job: job("a30", "a", 1), Iterations: 30}, {Job: job("b", "b", 1), Iterations: 40},
+	}
+	med, mean := newGroupDist(recs, false), newGroupDist(recs, true)
+	for _, c := range []struct {
+		g          *groupDist
+		id         string
+		done, want float64
+	}{
+		{med, "a10", 0, 30},  // sample 20, 30 (with its own 10 the median would be 20)
+		{mean, "a10", 0, 25}, // with its own 10 the mean would be 20
+		{med, "a10", 20, 30}, // above 20: 30
+		{med, "a10", 30, 60}, // nothing above 30: twice the iterations done
+		{med, "b", 0, 30},    // alone in its group: the whole sample 10, 20, 30, 40
+	} {
+		if got, err := c.g.Estimate(&gpusched.Job{ID: gpusched.JobID(c.id)}, c.done); err != nil || got != c.want {
+			t.Errorf("%s mean=%v after %v: %v, %v; want %v", c.id, c.g.mean, c.done, got, err, c.want)
+		}
+	}
 }
 
 // TestGroupDistribution measures, on the cell whose compare flags GPUSCHED_GROUP_DIST holds,
@@ -126,8 +155,7 @@ func TestGroupDistribution(t *testing.T) {
 		name string
 		mean bool
 		fb   bool
-	}{{"group-median", false, false}, {"group-mean", false, false}, {"group-median+fb", false, true}} {
-		v.mean = strings.Contains(v.name, "mean")
+	}{{"group-median", false, false}, {"group-mean", true, false}, {"group-median+fb", false, true}} {
 		s, err := asrpt.New(asrpt.Options{Estimator: newGroupDist(w.records, v.mean), Cost: cost, Name: v.name,
 			RestoreTime: o.restoreSeconds(), NoConsolidate: off, NoMigrate: off, NoGroupFallback: !v.fb,
 			BurstGap: burstGap(o.burstGap), Patient: o.conversion == "patient"})
@@ -139,9 +167,10 @@ func TestGroupDistribution(t *testing.T) {
 	tg := o.tiresias
 	tg.Gittins = true
 	g, err := policy.NewTiresias(tg)
-	if err == nil {
-		got["tiresias-gittins"] = run(g)
+	if err != nil {
+		t.Fatal(err)
 	}
+	got["tiresias-gittins"] = run(g)
 	ao := got["asrpt-oracle"]
 	names := make([]string, 0, len(got))
 	for n := range got {

@@ -369,9 +369,6 @@ func (o *options) setup() ([]policySpec, *topology.Cluster, error) {
 	}) {
 		return nil, nil, usagef("-asrpt-group-fallback applies to asrpt, asrpt-backfill and asrpt-plan, none of which is selected")
 	}
-	if o.conversion != "remaining-work" && o.conversion != "patient" {
-		return nil, nil, usagef("-asrpt-conversion %q: want remaining-work or patient", o.conversion)
-	}
 	if o.set["asrpt-conversion"] && !slices.ContainsFunc(specs, func(p policySpec) bool { return strings.HasPrefix(p.Name, "asrpt") }) {
 		return nil, nil, usagef("-asrpt-conversion applies to the A-SRPT policies (asrpt, asrpt-backfill, asrpt-plan, asrpt-oracle), none of which is selected")
 	}

@@ -103,7 +103,7 @@ func TestConversionFlag(t *testing.T) {
 	if _, err := runCmd(t, "compare", "-jobs", "20", "-policies", "fifo,tiresias", "-asrpt-conversion", "patient", "-progress", "off"); err == nil {
 		t.Errorf("-asrpt-conversion with fifo and tiresias only: accepted")
 	}
-	if _, err := runCmd(t, "compare", "-jobs", "20", "-policies", "asrpt", "-asrpt-conversion", "merged", "-progress", "off"); err == nil || !strings.Contains(err.Error(), "want remaining-work or patient") {
+	if _, err := runCmd(t, "compare", "-jobs", "20", "-policies", "asrpt", "-asrpt-conversion", "merged", "-progress", "off"); err == nil || !strings.Contains(err.Error(), "want remaining-work, patient") {
 		t.Errorf("-asrpt-conversion merged: %v", err)
 	}
 }

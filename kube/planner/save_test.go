@@ -451,7 +451,7 @@ func TestFinalStateOnStop(t *testing.T) {
 	var cmu sync.Mutex
 	now := func() time.Time { cmu.Lock(); defer cmu.Unlock(); return clock }
 	f := &fake{nodes: []*v1.Node{gpuNode("a", 4)}}
-	f.pgs = []*v1alpha1.PodGroup{podGroup("g", 1, map[string]string{"gpusched.io/step-time": "1"}), podGroup("h", 1, map[string]string{"gpusched.io/step-time": "1"})}
+	f.pgs = stepGroups("g", "h")
 	f.pods = []*v1.Pod{workerPod("g-0", "g", 4), workerPod("h-0", "h", 4)}
 	store := &countingStore{}
 	p, err := New(Options{Scheduler: learningASRPT(t), Sources: f, Actuator: f, Store: store, Now: now, Debounce: time.Millisecond})
@@ -504,7 +504,7 @@ func TestStatePeriod(t *testing.T) {
 		now := func() time.Time { cmu.Lock(); defer cmu.Unlock(); return clock }
 		advance := func(d time.Duration) { cmu.Lock(); clock = clock.Add(d); cmu.Unlock() }
 		f := &fake{nodes: []*v1.Node{gpuNode("a", 4)}}
-		f.pgs = []*v1alpha1.PodGroup{podGroup("g", 1, map[string]string{"gpusched.io/step-time": "1"}), podGroup("h", 1, map[string]string{"gpusched.io/step-time": "1"})}
+		f.pgs = stepGroups("g", "h")
 		f.pods = []*v1.Pod{workerPod("g-0", "g", 4), workerPod("h-0", "h", 4)}
 		store := &countingStore{}
 		p, err := New(Options{Scheduler: learningASRPT(t), Sources: f, Actuator: f, Store: store, Now: now, Debounce: time.Millisecond, StatePeriod: period})
