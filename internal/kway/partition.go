@@ -20,7 +20,8 @@ import (
 //     stalls, as on power-law graphs, unmatched vertices that share a
 //     neighbour are matched) down to about 30 vertices per used part.
 //  2. Split the coarsest graph by recursive bisection. Each split keeps
-//     the best of four multilevel bisections; each bisection coarsens
+//     the best of four multilevel bisections (one for the balanced
+//     partition of K = 2, see step 3); each bisection coarsens
 //     again (anew for each of the four), grows side 0 greedily from several random starts (to its
 //     target, and where the tolerance leaves room also to its largest and
 //     smallest allowed weights), and
@@ -38,8 +39,10 @@ import (
 //     levels use 2-way FM alone, taking the best move the limits allow
 //     from either side, so the Imbalance tolerance is used where it
 //     lowers the cut; the balanced partition (Imbalance 0, same seed)
-//     is refined beside it from the same coarsening, and the better of
-//     the two is kept, so a tolerance never gives a larger cut than none.
+//     is refined beside it from the same coarsening (from one multilevel
+//     bisection: it only guards the relaxed partition against a worse
+//     local optimum), and the better of the two is kept, so a tolerance
+//     never gives a larger cut than none.
 //  4. With Options.VCycles, V-cycles: coarsen again without merging
 //     vertices of different parts, so the coarsest graph carries the
 //     partition, and refine back as in step 3; a cycle is kept only where
