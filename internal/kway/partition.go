@@ -141,10 +141,12 @@ const initialCuts = 4
 // the twin that a tolerance computes beside its relaxed partition (see
 // partitionOnce). The twin only guards against the relaxed partition
 // settling in a worse local optimum; with one bisection instead of four
-// it costs a quarter of its initial partitioning, and the benchmark set's
-// K = 2 cells took 15% less CPU time for the same cuts at Imbalance 0.03
-// (the cut of the better partition moved by +-0.7%), while Imbalance 0
-// alone cuts 3.5% more than with four (benchmarks/partition.md, Round 4).
+// it costs a quarter of its initial partitioning. On the benchmark set's
+// K = 2 cells at Imbalance 0.03 this took 18% less CPU time (1.88x to
+// 1.55x METIS kway) for cuts 0.7% larger in the geometric mean over the
+// 19 graphs without worker graphs (-15% to +9% per graph), while
+// Imbalance 0 alone cuts 3.5% more than with four (benchmarks/partition.md,
+// Round 4).
 const balancedCuts = 1
 
 // coarsenTarget is the size at which k-way coarsening stops.
