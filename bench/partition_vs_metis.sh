@@ -168,7 +168,7 @@ done <"$WORK/graphs/instances.tsv"
 
 echo
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') x $(nproc), $(go version | cut -d' ' -f3), $(gpmetis -help 2>&1 | grep -m1 -o 'METIS [0-9.]*' || echo 'METIS 5.1')"
-echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- partition bench 2>/dev/null || echo ' (modified)')"
+echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- partition internal/kway bench 2>/dev/null || echo ' (modified)')"
 echo "imbalance $IMB (ufactor $UFACTOR), seeds 1-$SEEDS, $REPS timed run(s) per seed; ours: method $METHOD, trials $TRIALS, quick ${QUICK:-0}, vcycles $VCYCLES, flow ${FLOW:-0}"
 if [ -n "$KAHIP" ]; then echo "KaHIP: $KAHIP --preconfiguration=strong --imbalance=$KAHIP_PCT, seeds 1-$KAHIP_SEEDS${KAHIP_MAXN:+, graphs of at most $KAHIP_MAXN vertices}, timeout ${KAHIP_TIMEOUT}s (0: none)"; else echo "KaHIP: not run"; fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -215,3 +215,55 @@ func TestK2LooserNeverWorse(t *testing.T) {
 		t.Fatal("the property does not catch a K = 2 partitioner that keeps only the relaxed partition")
 	}
 }
+
+// k2TwinOnBenchmarkGraphs checks, on random geometric graphs of 1,000 and
+// 2,000 vertices and a 40 x 40 grid with seeds 1-8 (KWay, the default
+// options), that Imbalance 0.03 never gives a larger cut than Imbalance 0:
+// larger graphs than those of looserNeverWorse, where the number of
+// multilevel bisections of the initial partitioning changes the balanced
+// partition.
+func k2TwinOnBenchmarkGraphs(t fataler, ws func() *workspace) {
+	graphs := []*Graph{testRGG(t, 1000, 11), testRGG(t, 2000, 12), testGrid(t, 40, 40)}
+	for gi, g := range graphs {
+		for seed := uint64(1); seed <= 8; seed++ {
+			tight, err := partitionWith(g, Options{K: 2, Seed: seed}, ws())
+			if err != nil {
+				t.Fatal(sprintf("graph %d, seed %d, imbalance 0: %v", gi, seed, err))
+			}
+			loose, err := partitionWith(g, Options{K: 2, Seed: seed, Imbalance: 0.03}, ws())
+			if err != nil {
+				t.Fatal(sprintf("graph %d, seed %d, imbalance 0.03: %v", gi, seed, err))
+			}
+			if loose.Cut > tight.Cut {
+				t.Fatal(sprintf("graph %d, seed %d: cut %d with imbalance 0.03, larger than %d with imbalance 0", gi, seed, loose.Cut, tight.Cut))
+			}
+		}
+	}
+}
+
+// TestK2BalancedCuts: the balanced partition of K = 2 tries balancedCuts
+// multilevel bisections both with Imbalance 0 and as the twin of a
+// tolerance, so a tolerance still never gives a larger cut; the check
+// fails where only the twin tries fewer (brokenTwinCuts).
+func TestK2BalancedCuts(t *testing.T) {
+	k2TwinOnBenchmarkGraphs(t, func() *workspace { return &workspace{} })
+	ft := &failRecorder{}
+	func() {
+		defer func() { _ = recover() }() // failRecorder.Fatal stops the check
+		k2TwinOnBenchmarkGraphs(ft, func() *workspace { return &workspace{brokenTwinCuts: true} })
+	}()
+	if !ft.failed {
+		t.Fatal("the check does not catch a balanced twin that differs from Imbalance 0")
+	}
+}
+
+// failRecorder is a fataler that records a failure and stops the check
+// (by a panic that the caller recovers).
+type failRecorder struct{ failed bool }
+
+func (f *failRecorder) Helper() {}
+
+func (f *failRecorder) Fatal(args ...any) {
+	f.failed = true
+	panic("failRecorder")
+}
