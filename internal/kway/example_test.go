@@ -76,7 +76,7 @@ func ExampleOptions_strong() {
 		fmt.Println(err)
 		return
 	}
-	opts := kway.Options{K: 2, Imbalance: 0.03, Seed: 4}
+	opts := kway.Options{K: 2, Imbalance: 0.03, Seed: 3}
 	plain, err := kway.Partition(g, opts)
 	if err != nil {
 		fmt.Println(err)

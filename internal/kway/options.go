@@ -89,8 +89,6 @@ type Options struct {
 	// balance. Ignored in Hard mode. With K = 2 a tolerance never gives a
 	// larger cut than Imbalance 0 with the same Seed, Method and Quick:
 	// Partition computes that balanced partition too and keeps the better.
-	// The balanced partition of K = 2 (KWay) starts from one multilevel
-	// bisection instead of the four of other cases, for Imbalance 0 too.
 	Imbalance float64
 
 	// Seed drives every random choice; equal inputs and seeds give equal

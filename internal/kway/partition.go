@@ -20,8 +20,7 @@ import (
 //     stalls, as on power-law graphs, unmatched vertices that share a
 //     neighbour are matched) down to about 30 vertices per used part.
 //  2. Split the coarsest graph by recursive bisection. Each split keeps
-//     the best of four multilevel bisections (one for the balanced
-//     partition of K = 2, see step 3); each bisection coarsens
+//     the best of four multilevel bisections; each bisection coarsens
 //     again (anew for each of the four), grows side 0 greedily from several random starts (to its
 //     target, and where the tolerance leaves room also to its largest and
 //     smallest allowed weights), and
@@ -39,10 +38,8 @@ import (
 //     levels use 2-way FM alone, taking the best move the limits allow
 //     from either side, so the Imbalance tolerance is used where it
 //     lowers the cut; the balanced partition (Imbalance 0, same seed)
-//     is refined beside it from the same coarsening (from one multilevel
-//     bisection: it only guards the relaxed partition against a worse
-//     local optimum), and the better of the two is kept, so a tolerance
-//     never gives a larger cut than none.
+//     is refined beside it from the same coarsening, and the better of
+//     the two is kept, so a tolerance never gives a larger cut than none.
 //  4. With Options.VCycles, V-cycles: coarsen again without merging
 //     vertices of different parts, so the coarsest graph carries the
 //     partition, and refine back as in step 3; a cycle is kept only where
@@ -124,30 +121,11 @@ type workspace struct {
 	// ignores Imbalance. Only tests set it, to show that the property
 	// "K = 2 uses the tolerance" catches that.
 	brokenAlternate bool
-
-	// brokenTwinCuts gives the fewer bisections of balancedCuts to the
-	// balanced twin of a tolerance only, not to Imbalance 0 itself, so
-	// that the twin is no longer the partition Imbalance 0 gives. Only
-	// tests set it.
-	brokenTwinCuts bool
 }
 
 // initialCuts is the number of multilevel bisections tried at each split
 // of the initial partitioning of KWay.
 const initialCuts = 4
-
-// balancedCuts is the number of multilevel bisections KWay tries for the
-// balanced partition of K = 2 in Balanced mode: with Imbalance 0, and as
-// the twin that a tolerance computes beside its relaxed partition (see
-// partitionOnce). The twin only guards against the relaxed partition
-// settling in a worse local optimum; with one bisection instead of four
-// it costs a quarter of its initial partitioning. On the benchmark set's
-// K = 2 cells at Imbalance 0.03 this took 18% less CPU time (1.88x to
-// 1.55x METIS kway) for cuts 0.7% larger in the geometric mean over the
-// 19 graphs without worker graphs (-15% to +9% per graph), while
-// Imbalance 0 alone cuts 3.5% more than with four (benchmarks/partition.md,
-// Round 4).
-const balancedCuts = 1
 
 // coarsenTarget is the size at which k-way coarsening stops.
 func coarsenTarget(n, k, perPart int) int {
@@ -196,13 +174,6 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 	if c.quick {
 		spec.cuts, ws.tries = 1, quickTries
 	}
-	// The relaxed partition of K = 2 keeps the bisections of the other
-	// cases; the balanced one (Imbalance 0, or the twin of a tolerance)
-	// tries fewer.
-	relaxedCuts := spec.cuts
-	if method == KWay && c.k == 2 && c.balance && c.eps == 0 && (!ws.brokenTwinCuts || twin) {
-		spec.cuts = min(spec.cuts, balancedCuts)
-	}
 	perPart := coarsenPerPart
 	if c.quick {
 		perPart = quickPerPart
@@ -237,7 +208,7 @@ func partitionOnce(g *Graph, c constraints, method Method, seed uint64, ws *work
 	// can find a cut that the balanced one cannot reach by refinement
 	// (TestK2UsesSlack).
 	rspec, _, _ := rbSetup(g, relaxed, ws)
-	rspec.cuts = relaxedCuts
+	rspec.cuts = spec.cuts
 	rinitial := make([]int32, cg.NumVertices())
 	rspec.recurse(cg, nil, parts, target, rinitial)
 	rpart, rover, rcut := uncoarsen(g, cg, levels, rinitial, relaxed, ws)
