@@ -442,8 +442,6 @@ func ReadFile(path string) ([]Row, error) {
 }
 
 // Write writes rows in the CSV format Read reads (every column, a header first).
-//
-// Deprecated: not needed by embedders (Read reads the format; `gpusched perf` writes it); removed in v0.3.0.
 func Write(w io.Writer, rows []Row) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(strings.Join(columns, ",") + "\n")

@@ -33,8 +33,6 @@ func (c *Case) Family() string { return graph.GPUFamily(c.Placed.GPUModel()) }
 
 // Predict returns the predicted iteration time of the case with the constants and factors the
 // calibration gives (nil: the shipped constants alone).
-//
-// Deprecated: not needed by embedders (graph's cost model predicts a case's time); removed in v0.3.0.
 func (c *Case) Predict(cal *graph.Calibration) (graph.Breakdown, error) {
 	return c.Placed.TimeWith(graph.Options{Calibration: cal})
 }
