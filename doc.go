@@ -47,20 +47,21 @@
 //
 // # Policies
 //
-// The 16 policies that "gpusched compare" runs, by the names it prints:
+// The 16 policies that "gpusched compare" runs, by the names it prints; policy.New(name,
+// policy.Config{...}) builds those of package policy, each from the options named:
 //
-//	fifo             policy.FIFO: first come, first served
-//	sjf              policy.SJF: shortest predicted GPU-time first
-//	srpt-oracle      policy.SRPTOracle: preemptive SRPT with true sizes
-//	tiresias         policy.Tiresias: discretized 2D-LAS (NSDI'19)
-//	sjf-bco          policy.SJFBCO: SJF with bandwidth-contention-aware placement (MobiHoc'22)
-//	gadget           policy.GADGET: greedy ring embedding (INFOCOM'22)
-//	first-fit        policy.FirstFit: first fit, backfilling
-//	list-scheduling  policy.ListScheduling: Graham's list scheduling
-//	random           policy.Random: random order and placement, seeded
-//	rubick           policy.Rubick: plans and resources by sensitivity curves (MLSys'25)
-//	ps-locality      policy.PSLocality: locality-aware parameter-server placement (TNSE'22)
-//	smd              policy.SMD: sum-of-ratios knapsacks per interval (INFOCOM'21)
+//	fifo             policy.Options: first come, first served
+//	sjf              policy.SJFOptions: shortest predicted GPU-time first
+//	srpt-oracle      policy.OracleOptions: preemptive SRPT with true sizes
+//	tiresias         policy.TiresiasOptions: discretized 2D-LAS (NSDI'19)
+//	sjf-bco          policy.SJFBCOOptions: SJF with bandwidth-contention-aware placement (MobiHoc'22)
+//	gadget           policy.GADGETOptions: greedy ring embedding (INFOCOM'22)
+//	first-fit        policy.Options: first fit, backfilling
+//	list-scheduling  policy.Options: Graham's list scheduling
+//	random           policy.RandomOptions: random order and placement, seeded
+//	rubick           policy.RubickOptions: plans and resources by sensitivity curves (MLSys'25)
+//	ps-locality      policy.PSLocalityOptions: locality-aware parameter-server placement (TNSE'22)
+//	smd              policy.SMDOptions: sum-of-ratios knapsacks per interval (INFOCOM'21)
 //	asrpt            asrpt.New with asrpt.Forest: A-SRPT, learned iterations
 //	asrpt-backfill   asrpt.New, Options.Backfill: A-SRPT backfilling
 //	asrpt-plan       asrpt.NewPlanChoice: A-SRPT choosing a reconfigurable job's plan

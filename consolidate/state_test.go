@@ -17,7 +17,7 @@ import (
 // wrapped builds Tiresias wrapped in consolidation under a cost that charges spreading, so
 // that migrations pay off.
 func wrapped() (*consolidate.Scheduler, error) {
-	t, err := policy.NewTiresias(policy.TiresiasOptions{Thresholds: []float64{40, 300}})
+	t, err := policy.New("tiresias", policy.Config{Tiresias: policy.TiresiasOptions{Thresholds: []float64{40, 300}}})
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func TestRestoreState(t *testing.T) {
 	if err := w.RestoreState(strings.NewReader(moved)); err != nil || w.Moves() != 7 {
 		t.Fatalf("restore: %v, moves %d", err, w.Moves())
 	}
-	fifo, _ := policy.NewFIFO(policy.Options{})
+	fifo, _ := policy.New("fifo", policy.Config{})
 	wf, _ := consolidate.Wrap(fifo, consolidate.Options{})
 	for name, c := range map[string]struct {
 		s    *consolidate.Scheduler

@@ -201,7 +201,7 @@ func statefulPolicies() []leakPolicy {
 	}
 	// consolidate.Wrap around a stateful policy (Tiresias): the wrapper saves both.
 	out = append(out, leakPolicy{"consolidate-tiresias", func(map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-		tir, err := policy.NewTiresias(policy.TiresiasOptions{})
+		tir, err := policy.New("tiresias", policy.Config{})
 		if err != nil {
 			return nil, err
 		}
