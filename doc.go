@@ -64,7 +64,7 @@
 //	smd              policy.SMDOptions: sum-of-ratios knapsacks per interval (INFOCOM'21)
 //	asrpt            asrpt.New with asrpt.Forest: A-SRPT, learned iterations
 //	asrpt-backfill   asrpt.New, Options.Backfill: A-SRPT backfilling
-//	asrpt-plan       asrpt.NewPlanChoice: A-SRPT choosing a reconfigurable job's plan
+//	asrpt-plan       asrpt.NewPlanChooser: A-SRPT choosing a reconfigurable job's plan
 //	asrpt-oracle     asrpt.New with asrpt.Oracle: A-SRPT with true iterations
 //
 // # The Decision contract

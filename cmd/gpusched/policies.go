@@ -154,13 +154,13 @@ func policies() []policySpec {
 				}
 				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap, Patient: env.Patient})
 			}, true},
-		{"asrpt-plan", "A-SRPT choosing at admission the plan of least GPU-time per iteration among a reconfigurable job's plans (asrpt.PlanChoice)",
+		{"asrpt-plan", "A-SRPT choosing at admission the plan of least GPU-time per iteration among a reconfigurable job's plans (asrpt.NewPlanChooser)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				f, err := asrpt.NewForest(asrpt.ForestOptions(env.Seed))
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.NewPlanChoice(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap, Patient: env.Patient})
+				return asrpt.NewPlanChooser(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap, Patient: env.Patient})
 			}, true},
 		{"asrpt-oracle", "A-SRPT with exact iteration counts (asrpt.Oracle)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
