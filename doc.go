@@ -90,7 +90,7 @@
 // Decision.Run as the complete desired state, therefore keeps getting it without a change, and
 // every full decision a scheduler returned before keeps working with every host. A wrapper
 // that passes its own view to an inner scheduler and reads the decision's Run list calls
-// Expand on what it gets back (consolidate.Wrap does).
+// Expand on what it gets back (consolidate.WrapScheduler does).
 //
 // Why: a scheduler that changes little per call (a job finished, another started) need not
 // list the thousands of jobs that keep running, and a host need not check and diff them: the

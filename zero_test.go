@@ -28,6 +28,7 @@ func TestZeroSchedulersOutsidePolicy(t *testing.T) {
 		&asrpt.Scheduler{}, (*asrpt.Scheduler)(nil),
 		//lint:ignore SA1019 the deprecated type's zero value must not panic until it goes (v0.3.0)
 		&asrpt.PlanChoice{}, (*asrpt.PlanChoice)(nil),
+		//lint:ignore SA1019 the deprecated type's zero value must not panic until it goes (v0.3.0)
 		&consolidate.Scheduler{}, (*consolidate.Scheduler)(nil),
 	} {
 		name := fmt.Sprintf("%T %v", s, s == nil)

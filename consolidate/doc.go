@@ -8,7 +8,7 @@
 // locality for the same reason): once GPUs free up, a scattered job pays one
 // checkpoint/restore and continues on fewer servers.
 //
-// Apply does it to one decision; Wrap does it to every decision of any gpusched.Scheduler.
+// Apply does it to one decision; WrapScheduler does it to every decision of any gpusched.Scheduler.
 // The rule moves a job only when the move pays for itself:
 //
 //	remaining iterations x (old - new time per iteration) >= Payback x RestoreTime

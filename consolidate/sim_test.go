@@ -33,9 +33,9 @@ func TestWrappedPolicyInSimulator(t *testing.T) {
 			t.Fatal(err)
 		}
 		s = ti
-		var w *consolidate.Scheduler
+		var w gpusched.Scheduler
 		if wrap {
-			if w, err = consolidate.Wrap(ti, consolidate.Options{}); err != nil {
+			if w, err = consolidate.WrapScheduler(ti, consolidate.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			s = w
@@ -45,7 +45,7 @@ func TestWrappedPolicyInSimulator(t *testing.T) {
 			t.Fatalf("wrap=%v: %v", wrap, err)
 		}
 		if w != nil {
-			return res, w.Moves()
+			return res, consolidate.MovesForTest(w)
 		}
 		return res, 0
 	}
@@ -108,7 +108,7 @@ func TestEveryBaselineWrapped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := consolidate.Wrap(s, consolidate.Options{})
+			w, err := consolidate.WrapScheduler(s, consolidate.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,10 +119,10 @@ func TestEveryBaselineWrapped(t *testing.T) {
 			if len(res.Jobs) != len(jobs) {
 				t.Fatalf("%d of %d jobs finished", len(res.Jobs), len(jobs))
 			}
-			if w.Moves() == 0 {
+			if consolidate.MovesForTest(w) == 0 {
 				t.Errorf("no moves under %s", name)
 			}
-			t.Logf("%s+consolidate: %d moves, avg JCT %.0f s", name, w.Moves(), res.Summary.AvgJCT)
+			t.Logf("%s+consolidate: %d moves, avg JCT %.0f s", name, consolidate.MovesForTest(w), res.Summary.AvgJCT)
 		})
 	}
 }
