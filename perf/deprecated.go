@@ -309,7 +309,7 @@ type Prediction = iperf.Prediction
 func Prepare(rows []Row) ([]*Case, error) { return iperf.Prepare(rows) }
 
 // RankOrder says how a row's worker ranks map onto the GPUs of its placement string, whose
-// GPUs are numbered server by server (see graph.PlacementGPUs).
+// GPUs are numbered server by server (see Row).
 //
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use

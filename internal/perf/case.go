@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/internal/placestr"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -84,7 +85,7 @@ func Prepare(rows []Row) ([]*Case, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: plan: %w", r.where(), err)
 		}
-		gpus, err := graph.PlacementGPUs(cl, r.Placement)
+		gpus, err := placestr.GPUs(cl, r.Placement, graph.ErrInvalidPlacement)
 		if err != nil {
 			return nil, fmt.Errorf("%s: placement: %w", r.where(), err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/internal/placestr"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -114,7 +115,7 @@ func ReadPollux(r io.Reader, name, dataset string) ([]Row, error) {
 	for i, f := range recs {
 		line := lines[i]
 		row := Row{File: name, Line: line, Model: model, DTypeBytes: 4, GPU: "t4", Placement: f[col["placement"]], Tag: dataset}
-		n, err := graph.CheckPlacement(row.Placement)
+		n, err := placestr.Check(row.Placement)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s:%d: placement: %v", ErrBadRow, name, line, err)
 		}
@@ -306,7 +307,7 @@ func ReadRubickApp(r io.Reader, name string, a RubickApp) ([]Row, error) {
 		line := lines[i]
 		row := Row{File: name, Line: line, Model: a.Model, GPU: "a800", Placement: f[col["placement"]], Tag: f[col["exec_plan"]],
 			SyncTime: math.NaN(), ComputeTime: math.NaN()}
-		n, err := graph.CheckPlacement(row.Placement)
+		n, err := placestr.Check(row.Placement)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s:%d: placement: %v", ErrBadRow, name, line, err)
 		}
@@ -393,11 +394,11 @@ func ReadRubickProfile(config, data io.Reader, configName, dataName, app string)
 			}
 			return n, nil
 		}
-		nodes, err := num("nodes", 1, graph.MaxPlacementDigits)
+		nodes, err := num("nodes", 1, placestr.MaxDigits)
 		if err != nil {
 			return nil, err
 		}
-		gpus, err := num("gpus", 1, 8*graph.MaxPlacementDigits)
+		gpus, err := num("gpus", 1, 8*placestr.MaxDigits)
 		if err != nil {
 			return nil, err
 		}
