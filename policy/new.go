@@ -8,8 +8,7 @@ import (
 
 // Config holds the options of every policy New builds; New reads the field of the policy it
 // builds and ignores the others. The zero Config builds every policy with its defaults but
-// srpt-oracle, sjf-bco and smd, whose options need the true iterations (Oracle.Iterations,
-// SJFBCO.Iterations, SMD.Iterations).
+// srpt-oracle, which needs the true iterations (Oracle.Iterations).
 type Config struct {
 	// Options are those of fifo, first-fit and list-scheduling.
 	Options Options
