@@ -47,23 +47,24 @@
 //
 // # Policies
 //
-// The 16 policies that "gpusched compare" runs, by the names it prints:
+// The 16 policies that "gpusched compare" runs, by the names it prints; policy.New(name,
+// policy.Config{...}) builds those of package policy, each from the options named:
 //
-//	fifo             policy.FIFO: first come, first served
-//	sjf              policy.SJF: shortest predicted GPU-time first
-//	srpt-oracle      policy.SRPTOracle: preemptive SRPT with true sizes
-//	tiresias         policy.Tiresias: discretized 2D-LAS (NSDI'19)
-//	sjf-bco          policy.SJFBCO: SJF with bandwidth-contention-aware placement (MobiHoc'22)
-//	gadget           policy.GADGET: greedy ring embedding (INFOCOM'22)
-//	first-fit        policy.FirstFit: first fit, backfilling
-//	list-scheduling  policy.ListScheduling: Graham's list scheduling
-//	random           policy.Random: random order and placement, seeded
-//	rubick           policy.Rubick: plans and resources by sensitivity curves (MLSys'25)
-//	ps-locality      policy.PSLocality: locality-aware parameter-server placement (TNSE'22)
-//	smd              policy.SMD: sum-of-ratios knapsacks per interval (INFOCOM'21)
+//	fifo             policy.Options: first come, first served
+//	sjf              policy.SJFOptions: shortest predicted GPU-time first
+//	srpt-oracle      policy.OracleOptions: preemptive SRPT with true sizes
+//	tiresias         policy.TiresiasOptions: discretized 2D-LAS (NSDI'19)
+//	sjf-bco          policy.SJFBCOOptions: SJF with bandwidth-contention-aware placement (MobiHoc'22)
+//	gadget           policy.GADGETOptions: greedy ring embedding (INFOCOM'22)
+//	first-fit        policy.Options: first fit, backfilling
+//	list-scheduling  policy.Options: Graham's list scheduling
+//	random           policy.RandomOptions: random order and placement, seeded
+//	rubick           policy.RubickOptions: plans and resources by sensitivity curves (MLSys'25)
+//	ps-locality      policy.PSLocalityOptions: locality-aware parameter-server placement (TNSE'22)
+//	smd              policy.SMDOptions: sum-of-ratios knapsacks per interval (INFOCOM'21)
 //	asrpt            asrpt.New with asrpt.Forest: A-SRPT, learned iterations
 //	asrpt-backfill   asrpt.New, Options.Backfill: A-SRPT backfilling
-//	asrpt-plan       asrpt.NewPlanChoice: A-SRPT choosing a reconfigurable job's plan
+//	asrpt-plan       asrpt.NewPlanChooser: A-SRPT choosing a reconfigurable job's plan
 //	asrpt-oracle     asrpt.New with asrpt.Oracle: A-SRPT with true iterations
 //
 // # The Decision contract
@@ -89,7 +90,7 @@
 // Decision.Run as the complete desired state, therefore keeps getting it without a change, and
 // every full decision a scheduler returned before keeps working with every host. A wrapper
 // that passes its own view to an inner scheduler and reads the decision's Run list calls
-// Expand on what it gets back (consolidate.Wrap does).
+// Expand on what it gets back (consolidate.WrapScheduler does).
 //
 // Why: a scheduler that changes little per call (a job finished, another started) need not
 // list the thousands of jobs that keep running, and a host need not check and diff them: the

@@ -435,9 +435,9 @@ func docMismatches(rootDoc, readme, policyDoc string, f docFacts) []string {
 		if len(fields) < 2 || !strings.HasPrefix(fields[1], "policy.") {
 			continue
 		}
-		m := regexp.MustCompile(`(?m)^//\t` + regexp.QuoteMeta(fields[0]) + `\s+(New\w+)\s`).FindStringSubmatch(policyDoc)
+		m := regexp.MustCompile(`(?m)^//\t` + regexp.QuoteMeta(fields[0]) + `\s+(\w*Options)\s`).FindStringSubmatch(policyDoc)
 		if m == nil || !f.exported["policy"][m[1]] {
-			bad = append(bad, fmt.Sprintf("policy/doc.go's table has no row for %s with a constructor that exists", fields[0]))
+			bad = append(bad, fmt.Sprintf("policy/doc.go's table has no row for %s with an options type that exists", fields[0]))
 		}
 	}
 	// Policies in the README: each named, every count right.
@@ -493,7 +493,7 @@ func TestDocsMatchCode(t *testing.T) {
 			return strings.Replace(rootDoc, "//\tsmd ", "//\t", 1), readme, policyDoc
 		},
 		"a type misnamed": func() (string, string, string) {
-			return strings.Replace(rootDoc, "policy.SMD:", "policy.SMDX:", 1), readme, policyDoc
+			return strings.Replace(rootDoc, "policy.SMDOptions:", "policy.SMDXOptions:", 1), readme, policyDoc
 		},
 		"a stale README count": func() (string, string, string) { return rootDoc, readme + "\nunder twelve policies\n", policyDoc },
 		"a README row dropped": func() (string, string, string) {

@@ -171,7 +171,7 @@ func TestSimAdvancesPSJobs(t *testing.T) {
 		j.Arrival = float64(i) * 10
 		recs = append(recs, trace.Record{Job: *j, Iterations: 1000})
 	}
-	fifo, err := policy.NewFIFO(policy.Options{})
+	fifo, err := policy.New("fifo", policy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestSimAdvancesPSJobs(t *testing.T) {
 		t.Fatalf("%d jobs, %d rejected, of %d", res.Summary.Jobs, res.Summary.Rejected, len(recs))
 	}
 	lone := recs[:1]
-	fifo, _ = policy.NewFIFO(policy.Options{})
+	fifo, _ = policy.New("fifo", policy.Config{})
 	res, err = sim.Run(sim.Config{Cluster: c, Jobs: lone, Scheduler: fifo, RecordSegments: true})
 	if err != nil {
 		t.Fatal(err)

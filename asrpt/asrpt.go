@@ -8,8 +8,8 @@ import (
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/consolidate"
+	"github.com/gpusched/gpusched/internal/srptq"
 	"github.com/gpusched/gpusched/partition"
-	"github.com/gpusched/gpusched/srpt"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -269,7 +269,7 @@ type Scheduler struct {
 	opt         Options
 	cluster     *topology.Cluster
 	g0          float64 // GPUs of the first cluster seen: the unit of virtual sizes
-	queue       *srpt.Queue
+	queue       *srptq.Queue
 	placer      *Partitioned // the default placer, told when jobs leave
 	forget      []forgetter  // caches told when jobs leave
 	jobs        map[gpusched.JobID]*jobState
@@ -327,7 +327,7 @@ type Scheduler struct {
 	vorderOld []*jobState // the one before, kept as the starting order of the next sort
 	victims   []victim
 	order     []*jobState
-	doneBuf   []srpt.Completed
+	doneBuf   []srptq.Completed
 	rejectBuf []*gpusched.JobError
 }
 
@@ -383,7 +383,7 @@ func New(opt Options) (*Scheduler, error) {
 	if opt.Name == "" {
 		opt.Name = "asrpt"
 	}
-	q, err := srpt.NewQueue(1)
+	q, err := srptq.NewQueue(1)
 	if err != nil {
 		return nil, err
 	}

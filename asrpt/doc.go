@@ -16,7 +16,7 @@
 //     is a job of size g_j p^_j / G released at its arrival (see "A changing cluster" below for
 //     GPUs that become unavailable and servers that come and go). Preemptive SRPT is optimal there for
 //     the total completion time (package srpt), and A-SRPT keeps that SRPT schedule
-//     incrementally (an srpt.Queue), advancing it to the view's time at every call.
+//     incrementally (a queue of internal/srptq), advancing it to the view's time at every call.
 //  3. Priority (the remaining-work conversion, Options.Patience = theta, DefaultPatience = 8):
 //     jobs at least theta times their predicted processing time p^_j past their virtual
 //     completion ("overdue") come first, in the order the virtual machine finished them; then
@@ -348,7 +348,7 @@
 //
 // # Plan choice
 //
-// PlanChoice (`gpusched policies`: asrpt-plan) runs A-SRPT on reconfigurable jobs
+// NewPlanChooser (`gpusched policies`: asrpt-plan) runs A-SRPT on reconfigurable jobs
 // (gpusched.Job.Plans): when it first sees a job it fixes the plan k that minimises
 // g_jk x tau_jk, the job's GPU-time per iteration, and schedules the job under it. What this
 // does to the bound: the virtual instance's sizes become s_j = min_k g_jk p_jk / G, and any

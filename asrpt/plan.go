@@ -20,6 +20,9 @@ import (
 // what this does to the bound.
 //
 // It is not safe for concurrent use.
+//
+// Deprecated: use NewPlanChooser, which returns it as a gpusched.Scheduler (its Stateful and
+// CompletionObserver methods reached by type assertion); removed in v0.3.0.
 type PlanChoice struct {
 	inner  *Scheduler
 	cost   gpusched.CostModel
@@ -37,6 +40,8 @@ type planChoice struct {
 // NewPlanChoice returns A-SRPT with plan choice over an A-SRPT scheduler built from opt (its
 // Cost also times the plans; default gpusched.DefaultCost()). opt.Name defaults to
 // "asrpt-plan".
+//
+// Deprecated: use NewPlanChooser; removed in v0.3.0.
 func NewPlanChoice(opt Options) (*PlanChoice, error) {
 	if opt.Name == "" {
 		opt.Name = "asrpt-plan"
@@ -49,6 +54,18 @@ func NewPlanChoice(opt Options) (*PlanChoice, error) {
 		return nil, err
 	}
 	return &PlanChoice{inner: s, cost: opt.Cost, name: opt.Name, chosen: map[gpusched.JobID]planChoice{}}, nil
+}
+
+// NewPlanChooser returns A-SRPT with plan choice (see the package documentation, "Plan
+// choice") over an A-SRPT scheduler built from opt (its Cost also times the plans; default
+// gpusched.DefaultCost()). opt.Name defaults to "asrpt-plan". The scheduler implements
+// gpusched.Stateful and gpusched.CompletionObserver.
+func NewPlanChooser(opt Options) (gpusched.Scheduler, error) {
+	p, err := NewPlanChoice(opt)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // String returns the scheduler's name.

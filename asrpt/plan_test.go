@@ -26,7 +26,7 @@ func TestPlanChoice(t *testing.T) {
 	for _, r := range tr.Records {
 		truth[r.Job.ID] = r.Iterations
 	}
-	s, err := asrpt.NewPlanChoice(asrpt.Options{Estimator: asrpt.Oracle(func(id gpusched.JobID) (float64, bool) {
+	s, err := asrpt.NewPlanChooser(asrpt.Options{Estimator: asrpt.Oracle(func(id gpusched.JobID) (float64, bool) {
 		n, ok := truth[id]
 		return n, ok
 	})})
@@ -37,7 +37,7 @@ func TestPlanChoice(t *testing.T) {
 	res, err := sim.Run(sim.Config{Cluster: c, Scheduler: s, Jobs: tr.Records, ValidateViews: true,
 		Observer: sim.Observer{Scheduled: func(v *gpusched.View, d gpusched.Decision) {
 			for _, a := range d.Run {
-				k, ok := s.Choice(a.Job)
+				k, ok := asrpt.PlanChoiceForTest(s, a.Job)
 				if !ok || k != a.PlanChoice {
 					t.Errorf("job %s assigned plan %d, chose %d", a.Job, a.PlanChoice, k)
 				}

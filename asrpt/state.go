@@ -13,8 +13,8 @@ import (
 	"slices"
 
 	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/internal/srptq"
 	"github.com/gpusched/gpusched/internal/statejson"
-	"github.com/gpusched/gpusched/srpt"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -87,7 +87,7 @@ type savedState struct {
 	ClusterSame  bool   `json:"cluster_same,omitempty"`
 }
 
-// savedQueue is srpt.QueueState with its float columns in binary.
+// savedQueue is srptq.QueueState with its float columns in binary.
 type savedQueue struct {
 	Now       float64   `json:"now"`
 	Speed     float64   `json:"speed"`
@@ -97,12 +97,12 @@ type savedQueue struct {
 	Releases  binFloats `json:"releases"`
 }
 
-func queueOut(q srpt.QueueState) savedQueue {
+func queueOut(q srptq.QueueState) savedQueue {
 	return savedQueue{Now: q.Now, Speed: q.Speed, IDs: q.IDs, Remaining: q.Remaining, Weights: q.Weights, Releases: q.Releases}
 }
 
-func (q *savedQueue) state() srpt.QueueState {
-	return srpt.QueueState{Now: q.Now, Speed: q.Speed, IDs: q.IDs, Remaining: q.Remaining, Weights: q.Weights, Releases: q.Releases}
+func (q *savedQueue) state() srptq.QueueState {
+	return srptq.QueueState{Now: q.Now, Speed: q.Speed, IDs: q.IDs, Remaining: q.Remaining, Weights: q.Weights, Releases: q.Releases}
 }
 
 // binFloats is a float64 column written as a JSON string, the base64 (standard encoding) of
@@ -643,7 +643,7 @@ var _ gpusched.Stateful = (*Scheduler)(nil)
 type restored struct {
 	cluster  *topology.Cluster
 	g0       float64
-	queue    *srpt.Queue
+	queue    *srptq.Queue
 	moves    int
 	jobs     map[gpusched.JobID]*jobState
 	rejected map[gpusched.JobID]*rejection
@@ -746,7 +746,7 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 	case in.Cluster == nil && (in.Keys > 0 || len(in.Queue.IDs) > 0 || len(in.Rejected) > 0):
 		return bad("jobs without a cluster")
 	}
-	q, err := srpt.RestoreQueue(in.Queue.state())
+	q, err := srptq.RestoreQueue(in.Queue.state())
 	if err != nil {
 		return bad("virtual queue: %v", err)
 	}

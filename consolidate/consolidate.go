@@ -91,24 +91,8 @@ type Move struct {
 	OldTime, NewTime float64
 }
 
-// Apply rewrites d, a decision for view v, so that running jobs that d keeps where they are
-// move onto fewer servers when the GPUs d leaves free allow it and the move pays for itself.
-// It returns the moves it made, in the order it made them.
-//
-// A job is a candidate when d keeps it on exactly its current GPUs, it has at least two
-// GPUs, and its GPUs span more servers than the GPUs left free plus its own could hold it
-// on. Candidates are taken most-spread first (then by id). For each, the Placer proposes a
-// placement among the free GPUs plus the job's own; the job moves when the proposal spans
-// fewer servers, is faster per iteration (by Options.Cost, idle links), and
-//
-//	remaining iterations x (old - new time per iteration) >= Payback x RestoreTime.
-//
-// The GPUs it leaves become free for the next candidate. Jobs that d starts, migrates or
-// preempts are left as d has them, so Apply never undoes a policy's choice. Every decision
-// Apply returns is valid for v if d was.
-//
-// Apply allocates its scratch space on every call; a Consolidator reuses it.
-func Apply(v *gpusched.View, d *gpusched.Decision, opt Options) ([]Move, error) {
+// apply is New(opt) and its Apply: the deprecated package function Apply.
+func apply(v *gpusched.View, d *gpusched.Decision, opt Options) ([]Move, error) {
 	c, err := New(opt)
 	if err != nil {
 		return nil, err
@@ -116,7 +100,7 @@ func Apply(v *gpusched.View, d *gpusched.Decision, opt Options) ([]Move, error) 
 	return c.Apply(v, d)
 }
 
-// Consolidator applies the rule of Apply with fixed options, reusing its scratch space
+// Consolidator applies the rule of its Apply method with fixed options, reusing its scratch space
 // between calls. It is not safe for concurrent use.
 type Consolidator struct {
 	opt Options
@@ -140,7 +124,23 @@ type candidate struct {
 	excess  int // servers spanned beyond the least the job could need
 }
 
-// Apply consolidates d as the package function Apply does.
+// Apply rewrites d, a decision for view v, so that running jobs that d keeps where they are
+// move onto fewer servers when the GPUs d leaves free allow it and the move pays for itself.
+// It returns the moves it made, in the order it made them.
+//
+// A job is a candidate when d keeps it on exactly its current GPUs, it has at least two
+// GPUs, and its GPUs span more servers than the GPUs left free plus its own could hold it
+// on. Candidates are taken most-spread first (then by id). For each, the Placer proposes a
+// placement among the free GPUs plus the job's own; the job moves when the proposal spans
+// fewer servers, is faster per iteration (by Options.Cost, idle links), and
+//
+//	remaining iterations x (old - new time per iteration) >= Payback x RestoreTime.
+//
+// The GPUs it leaves become free for the next candidate. Jobs that d starts, migrates or
+// preempts are left as d has them, so Apply never undoes a policy's choice. Every decision
+// Apply returns is valid for v if d was.
+//
+// It reuses the Consolidator's scratch space between calls.
 func (k *Consolidator) Apply(v *gpusched.View, d *gpusched.Decision) ([]Move, error) {
 	c := v.Cluster
 	if c == nil || len(v.Running) == 0 || len(d.Run) == 0 {

@@ -52,7 +52,7 @@ func TestApplyMovesScatteredJob(t *testing.T) {
 		running("b3", 7, 10, 25, 26, 27, 28, 29, 30, 31),
 	}}
 	d := keepAll(&v)
-	moves, err := Apply(&v, &d, Options{Cost: spreadCost{}})
+	moves, err := apply(&v, &d, Options{Cost: spreadCost{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestApplyPayback(t *testing.T) {
 	} {
 		v := gpusched.View{Cluster: c, Running: []gpusched.JobStatus{running("j", 2, tc.done, 0, 8)}}
 		d := keepAll(&v)
-		moves, err := Apply(&v, &d, Options{Cost: spreadCost{}, RestoreTime: tc.restore, Payback: tc.payback})
+		moves, err := apply(&v, &d, Options{Cost: spreadCost{}, RestoreTime: tc.restore, Payback: tc.payback})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,12 +108,12 @@ func TestApplyRemainingHint(t *testing.T) {
 	v := gpusched.View{Cluster: c, Running: []gpusched.JobStatus{running("j", 2, 1000, 0, 8)}}
 	// The job has done a lot, but the caller knows it is about to finish.
 	d := keepAll(&v)
-	moves, err := Apply(&v, &d, Options{Cost: spreadCost{}, Remaining: func(st *gpusched.JobStatus) (float64, bool) { return 10, true }})
+	moves, err := apply(&v, &d, Options{Cost: spreadCost{}, Remaining: func(st *gpusched.JobStatus) (float64, bool) { return 10, true }})
 	if err != nil || len(moves) != 0 {
 		t.Fatalf("moves %v, err %v; want none: 10 iterations x 0.5 s do not repay 60 s", moves, err)
 	}
 	// No hint for this job: the default applies.
-	moves, err = Apply(&v, &d, Options{Cost: spreadCost{}, Remaining: func(st *gpusched.JobStatus) (float64, bool) { return 0, false }})
+	moves, err = apply(&v, &d, Options{Cost: spreadCost{}, Remaining: func(st *gpusched.JobStatus) (float64, bool) { return 0, false }})
 	if err != nil || len(moves) != 1 {
 		t.Fatalf("moves %v, err %v; want one", moves, err)
 	}
@@ -131,7 +131,7 @@ func TestApplyLeavesPolicyChoicesAlone(t *testing.T) {
 		{Job: "new", GPUs: []topology.GPUID{3, 11}},
 	}}
 	before := slices.Clone(d.Run)
-	moves, err := Apply(&v, &d, Options{Cost: spreadCost{}})
+	moves, err := apply(&v, &d, Options{Cost: spreadCost{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestOptionsRejected(t *testing.T) {
 	v := gpusched.View{Cluster: c}
 	var d gpusched.Decision
 	for _, o := range []Options{{RestoreTime: math.NaN()}, {RestoreTime: math.Inf(1)}, {Payback: -1}, {Payback: math.NaN()}} {
-		if _, err := Apply(&v, &d, o); !errors.Is(err, ErrInvalidOptions) {
+		if _, err := apply(&v, &d, o); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%+v: err %v, want ErrInvalidOptions", o, err)
 		}
 	}
@@ -169,7 +169,7 @@ func TestBadPlacerIsAnError(t *testing.T) {
 	bad := func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
 		return []topology.GPUID{1, 2}, true // GPU 1 belongs to job k
 	}
-	if _, err := Apply(&v, &d, Options{Cost: spreadCost{}, Placer: bad}); !errors.Is(err, ErrInvalidOptions) || !containsJob(err, "j") {
+	if _, err := apply(&v, &d, Options{Cost: spreadCost{}, Placer: bad}); !errors.Is(err, ErrInvalidOptions) || !containsJob(err, "j") {
 		t.Fatalf("err %v, want ErrInvalidOptions naming job j", err)
 	}
 }
@@ -189,7 +189,7 @@ func TestApplyAvoidsUnavailableGPUs(t *testing.T) {
 		running("b3", 7, 10, 25, 26, 27, 28, 29, 30, 31),
 	}, Unavailable: topology.SetOf(1, 2, 3, 4, 5, 6, 7)}
 	d := keepAll(&v)
-	moves, err := Apply(&v, &d, Options{Cost: spreadCost{}})
+	moves, err := apply(&v, &d, Options{Cost: spreadCost{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestApplyBestSkipsHopelessCandidates(t *testing.T) {
 			return gpusched.Pack(c, free, j)
 		}
 		best := func(*gpusched.JobStatus) (float64, bool) { return tc.best, tc.ok }
-		moves, err := Apply(&v, &d, Options{Cost: spreadCost{}, Placer: placer, Best: best})
+		moves, err := apply(&v, &d, Options{Cost: spreadCost{}, Placer: placer, Best: best})
 		if err != nil {
 			t.Fatal(err)
 		}

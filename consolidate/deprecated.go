@@ -1,5 +1,7 @@
 package consolidate
 
+import "github.com/gpusched/gpusched"
+
 // This file holds exported API kept for one release as deprecated wrappers (CONTRIBUTING.md,
 // "API compatibility"): each is removed in v0.3.0 by deleting it here.
 
@@ -14,3 +16,11 @@ const DefaultRestoreTime = defaultRestoreTime
 //
 // Deprecated: not needed by embedders (leave Options.Payback zero for it); removed in v0.3.0.
 const DefaultPayback = defaultPayback
+
+// Apply consolidates d, a decision for view v, as Consolidator.Apply does, with a
+// Consolidator built for this one call.
+//
+// Deprecated: use New(opt) and its Apply (which reuses its scratch space); removed in v0.3.0.
+func Apply(v *gpusched.View, d *gpusched.Decision, opt Options) ([]Move, error) {
+	return apply(v, d, opt)
+}

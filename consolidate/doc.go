@@ -8,7 +8,8 @@
 // locality for the same reason): once GPUs free up, a scattered job pays one
 // checkpoint/restore and continues on fewer servers.
 //
-// Apply does it to one decision; Wrap does it to every decision of any gpusched.Scheduler.
+// A Consolidator (New) does it to one decision at a time; WrapScheduler does it to every
+// decision of any gpusched.Scheduler.
 // The rule moves a job only when the move pays for itself:
 //
 //	remaining iterations x (old - new time per iteration) >= Payback x RestoreTime

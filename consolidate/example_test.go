@@ -10,7 +10,7 @@ import (
 )
 
 // A BERT-large job was resumed on one GPU of each of four servers. Server 0 has since freed
-// up, so Apply moves the job there: it pays one restore and then runs faster.
+// up, so a Consolidator moves the job there: it pays one restore and then runs faster.
 func Example() {
 	c, _ := topology.Uniform(topology.A100(), 4)
 	bert, _ := graph.ZooModel("bert-large")
@@ -21,7 +21,12 @@ func Example() {
 	}}
 	// The policy keeps the job where it is.
 	d := gpusched.Decision{Run: []gpusched.Assignment{{Job: "bert", GPUs: v.Running[0].GPUs}}}
-	moves, err := consolidate.Apply(&v, &d, consolidate.Options{})
+	k, err := consolidate.New(consolidate.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	moves, err := k.Apply(&v, &d)
 	if err != nil {
 		fmt.Println(err)
 		return

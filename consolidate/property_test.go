@@ -160,7 +160,7 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 	// Ignores the payback rule (a zero restore cost stands for it).
 	eager := func(v *gpusched.View, d *gpusched.Decision, opt Options) ([]Move, error) {
 		opt.RestoreTime = -1
-		return Apply(v, d, opt)
+		return apply(v, d, opt)
 	}
 	if !teeth.Fails(consolidationHolds(eager)) {
 		t.Error("the consolidation property did not catch a variant that ignores the payback rule")

@@ -28,14 +28,14 @@ func TestWrappedPolicyInSimulator(t *testing.T) {
 	}
 	run := func(wrap bool) (*sim.Result, int) {
 		var s gpusched.Scheduler
-		ti, err := policy.NewTiresias(policy.TiresiasOptions{})
+		ti, err := policy.New("tiresias", policy.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		s = ti
-		var w *consolidate.Scheduler
+		var w gpusched.Scheduler
 		if wrap {
-			if w, err = consolidate.Wrap(ti, consolidate.Options{}); err != nil {
+			if w, err = consolidate.WrapScheduler(ti, consolidate.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			s = w
@@ -45,7 +45,7 @@ func TestWrappedPolicyInSimulator(t *testing.T) {
 			t.Fatalf("wrap=%v: %v", wrap, err)
 		}
 		if w != nil {
-			return res, w.Moves()
+			return res, consolidate.MovesForTest(w)
 		}
 		return res, 0
 	}
@@ -86,18 +86,20 @@ func TestEveryBaselineWrapped(t *testing.T) {
 		truth[r.Job.ID] = r.Iterations
 	}
 	makers := map[string]func() (gpusched.Scheduler, error){
-		"fifo":            func() (gpusched.Scheduler, error) { return policy.NewFIFO(policy.Options{}) },
-		"sjf":             func() (gpusched.Scheduler, error) { return policy.NewSJF(policy.SJFOptions{}) },
-		"first-fit":       func() (gpusched.Scheduler, error) { return policy.NewFirstFit(policy.Options{}) },
-		"list-scheduling": func() (gpusched.Scheduler, error) { return policy.NewListScheduling(policy.Options{}) },
-		"random":          func() (gpusched.Scheduler, error) { return policy.NewRandom(policy.RandomOptions{Seed: 1}) },
-		"gadget":          func() (gpusched.Scheduler, error) { return policy.NewGADGET(policy.GADGETOptions{}) },
-		"tiresias":        func() (gpusched.Scheduler, error) { return policy.NewTiresias(policy.TiresiasOptions{}) },
+		"fifo":            func() (gpusched.Scheduler, error) { return policy.New("fifo", policy.Config{}) },
+		"sjf":             func() (gpusched.Scheduler, error) { return policy.New("sjf", policy.Config{}) },
+		"first-fit":       func() (gpusched.Scheduler, error) { return policy.New("first-fit", policy.Config{}) },
+		"list-scheduling": func() (gpusched.Scheduler, error) { return policy.New("list-scheduling", policy.Config{}) },
+		"random": func() (gpusched.Scheduler, error) {
+			return policy.New("random", policy.Config{Random: policy.RandomOptions{Seed: 1}})
+		},
+		"gadget":   func() (gpusched.Scheduler, error) { return policy.New("gadget", policy.Config{}) },
+		"tiresias": func() (gpusched.Scheduler, error) { return policy.New("tiresias", policy.Config{}) },
 		"srpt-oracle": func() (gpusched.Scheduler, error) {
-			return policy.NewSRPTOracle(policy.OracleOptions{Iterations: func(id gpusched.JobID) float64 { return truth[id] }})
+			return policy.New("srpt-oracle", policy.Config{Oracle: policy.OracleOptions{Iterations: func(id gpusched.JobID) float64 { return truth[id] }}})
 		},
 		"sjf-bco": func() (gpusched.Scheduler, error) {
-			return policy.NewSJFBCO(policy.SJFBCOOptions{Iterations: func(j *gpusched.Job) float64 { return truth[j.ID] }})
+			return policy.New("sjf-bco", policy.Config{SJFBCO: policy.SJFBCOOptions{Iterations: func(j *gpusched.Job) float64 { return truth[j.ID] }}})
 		},
 	}
 	for name, mk := range makers {
@@ -106,7 +108,7 @@ func TestEveryBaselineWrapped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := consolidate.Wrap(s, consolidate.Options{})
+			w, err := consolidate.WrapScheduler(s, consolidate.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,10 +119,10 @@ func TestEveryBaselineWrapped(t *testing.T) {
 			if len(res.Jobs) != len(jobs) {
 				t.Fatalf("%d of %d jobs finished", len(res.Jobs), len(jobs))
 			}
-			if w.Moves() == 0 {
+			if consolidate.MovesForTest(w) == 0 {
 				t.Errorf("no moves under %s", name)
 			}
-			t.Logf("%s+consolidate: %d moves, avg JCT %.0f s", name, w.Moves(), res.Summary.AvgJCT)
+			t.Logf("%s+consolidate: %d moves, avg JCT %.0f s", name, consolidate.MovesForTest(w), res.Summary.AvgJCT)
 		})
 	}
 }

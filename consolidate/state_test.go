@@ -16,12 +16,12 @@ import (
 
 // wrapped builds Tiresias wrapped in consolidation under a cost that charges spreading, so
 // that migrations pay off.
-func wrapped() (*consolidate.Scheduler, error) {
-	t, err := policy.NewTiresias(policy.TiresiasOptions{Thresholds: []float64{40, 300}})
+func wrapped() (gpusched.Scheduler, error) {
+	t, err := policy.New("tiresias", policy.Config{Tiresias: policy.TiresiasOptions{Thresholds: []float64{40, 300}}})
 	if err != nil {
 		return nil, err
 	}
-	return consolidate.Wrap(t, consolidate.Options{Cost: policy.BCOCost{Alpha: 0.5}, RestoreTime: -1})
+	return consolidate.WrapScheduler(t, consolidate.Options{Cost: policy.BCOCost{Alpha: 0.5}, RestoreTime: -1})
 }
 
 func restartProp(restore restart.Restore) func(*rapid.T) {
@@ -31,7 +31,13 @@ func restartProp(restore restart.Restore) func(*rapid.T) {
 			sc.Jobs[i].Job.Features.Numeric = map[string]float64{policy.ModelBytesFeature: 4e9}
 		}
 		restart.Check(t, sc, func() restart.Builder {
-			return func() (restart.Scheduler, error) { return wrapped() }
+			return func() (restart.Scheduler, error) {
+				w, err := wrapped()
+				if err != nil {
+					return nil, err
+				}
+				return w.(restart.Scheduler), nil
+			}
 		}, restore)
 	}
 }
@@ -46,7 +52,8 @@ func TestRestartProperty(t *testing.T) {
 }
 
 func TestRestoreState(t *testing.T) {
-	w, _ := wrapped()
+	ws, _ := wrapped()
+	w := ws.(gpusched.Stateful)
 	var b bytes.Buffer
 	if err := w.SaveState(&b); err != nil {
 		t.Fatal(err)
@@ -56,13 +63,14 @@ func TestRestoreState(t *testing.T) {
 		t.Errorf("state %s does not nest Tiresias'", good)
 	}
 	moved := strings.Replace(good, `"moves":0`, `"moves":7`, 1)
-	if err := w.RestoreState(strings.NewReader(moved)); err != nil || w.Moves() != 7 {
-		t.Fatalf("restore: %v, moves %d", err, w.Moves())
+	if err := w.RestoreState(strings.NewReader(moved)); err != nil || consolidate.MovesForTest(ws) != 7 {
+		t.Fatalf("restore: %v, moves %d", err, consolidate.MovesForTest(ws))
 	}
-	fifo, _ := policy.NewFIFO(policy.Options{})
-	wf, _ := consolidate.Wrap(fifo, consolidate.Options{})
+	fifo, _ := policy.New("fifo", policy.Config{})
+	wfs, _ := consolidate.WrapScheduler(fifo, consolidate.Options{})
+	wf := wfs.(gpusched.Stateful)
 	for name, c := range map[string]struct {
-		s    *consolidate.Scheduler
+		s    gpusched.Stateful
 		data string
 	}{
 		"foreign":             {w, `{"kind": "tiresias", "version": 1}`},
@@ -76,8 +84,8 @@ func TestRestoreState(t *testing.T) {
 			t.Errorf("%s: got %v, want ErrBadState", name, err)
 		}
 	}
-	if w.Moves() != 7 {
-		t.Errorf("a failed restore changed the moves to %d", w.Moves())
+	if consolidate.MovesForTest(ws) != 7 {
+		t.Errorf("a failed restore changed the moves to %d", consolidate.MovesForTest(ws))
 	}
 	// A stateless wrapped policy: only the count is saved.
 	b.Reset()

@@ -11,13 +11,30 @@ import (
 // schedulers it keeps scratch state between calls: it is not safe for concurrent use. Build
 // it with Wrap: the zero value (or a nil pointer) wraps nothing, and its Schedule and
 // RestoreState return an error wrapping ErrInvalidOptions.
+//
+// Deprecated: use WrapScheduler, which returns it as a gpusched.Scheduler (its Stateful and
+// CompletionObserver methods, and Unwrap, reached by type assertion); removed in v0.3.0.
 type Scheduler struct {
 	inner gpusched.Scheduler
 	c     *Consolidator
 	moves int
 }
 
+// WrapScheduler returns s with consolidating migrations (Consolidator.Apply) added to its
+// decisions. The result forwards completion reports to s when s observes them, saves and
+// restores s's state with its own (gpusched.Stateful), and returns s from
+// Unwrap() gpusched.Scheduler. Like most schedulers it is not safe for concurrent use.
+func WrapScheduler(s gpusched.Scheduler, opt Options) (gpusched.Scheduler, error) {
+	w, err := Wrap(s, opt)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
 // Wrap returns s with consolidating migrations added to its decisions.
+//
+// Deprecated: use WrapScheduler; removed in v0.3.0.
 func Wrap(s gpusched.Scheduler, opt Options) (*Scheduler, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: no scheduler to wrap", ErrInvalidOptions)
@@ -50,7 +67,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 // check refuses a nil or zero Scheduler (one not built by Wrap).
 func (s *Scheduler) check() error {
 	if s == nil || s.inner == nil || s.c == nil {
-		return fmt.Errorf("%w: a nil or zero consolidate.Scheduler: build it with Wrap", ErrInvalidOptions)
+		return fmt.Errorf("%w: a nil or zero consolidate.Scheduler: build it with WrapScheduler", ErrInvalidOptions)
 	}
 	return nil
 }

@@ -152,7 +152,7 @@ func ExampleHardwareConstants() {
 	p := graph.Plan{DP: 8, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 32}
 	for _, spec := range []topology.ServerSpec{topology.A800(), topology.T4()} {
 		cluster, _ := topology.Uniform(spec, 2)
-		gpus, _ := graph.PlacementGPUs(cluster, "44")
+		gpus := placed(cluster, "44")
 		b, _ := graph.IterationTime(m, p, cluster, gpus, graph.Options{})
 		fmt.Printf("%s: %.2f s per iteration\n", spec.GPU.Model, b.Total)
 	}
@@ -181,7 +181,7 @@ func ExampleRingLayout() {
 		eff.RingLayout = layout
 		fmt.Printf("%-17s", layout)
 		for _, p := range []string{"22", "1111", "11", "111"} {
-			gpus, _ := graph.PlacementGPUs(cluster, p)
+			gpus := placed(cluster, p)
 			n := len(gpus)
 			b, _ := graph.IterationTime(m, graph.Plan{DP: n, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 8 * n}, cluster, gpus, graph.Options{Efficiency: eff})
 			fmt.Printf("  %-4s %.2f s", p, b.DP)
@@ -191,4 +191,17 @@ func ExampleRingLayout() {
 	// Output:
 	// server-grouped     22   0.69 s  1111 0.69 s  11   0.36 s  111  0.57 s
 	// half-duplex-pairs  22   1.29 s  1111 0.69 s  11   0.76 s  111  0.57 s
+}
+
+// placed returns the GPUs of a placement string: digit i takes that many of server i's
+// lowest-numbered GPUs ("44": four on each of two servers).
+func placed(c *topology.Cluster, p string) []topology.GPUID {
+	var out []topology.GPUID
+	for i, d := range p {
+		first, _ := c.GPUsOf(i)
+		for j := range int(d - '0') {
+			out = append(out, first+topology.GPUID(j))
+		}
+	}
+	return out
 }

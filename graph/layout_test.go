@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpusched/gpusched/internal/placestr"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -64,7 +65,7 @@ func TestHalfDuplexPairsByHand(t *testing.T) {
 		placement string
 		servers   int
 	}{{"11", 2}, {"22", 2}, {"44", 2}, {"111", 3}, {"112", 3}, {"1111", 4}, {"4444", 4}} {
-		gpus, err := PlacementGPUs(cl, c.placement)
+		gpus, err := placestr.GPUs(cl, c.placement, ErrInvalidPlacement)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +147,7 @@ func TestBucketStepLatencyByHand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gpus, err := PlacementGPUs(cl, c.placement)
+		gpus, err := placestr.GPUs(cl, c.placement, ErrInvalidPlacement)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,40 +35,40 @@ func leakPolicies() []leakPolicy {
 	}
 	return []leakPolicy{
 		{"fifo", func(_ map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-			return sched(policy.NewFIFO(policy.Options{}))
+			return sched(policy.New("fifo", policy.Config{}))
 		}},
 		{"sjf", func(_ map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-			return sched(policy.NewSJF(policy.SJFOptions{}))
+			return sched(policy.New("sjf", policy.Config{}))
 		}},
 		{"srpt-oracle", func(truth map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-			return sched(policy.NewSRPTOracle(policy.OracleOptions{Iterations: iters(truth)}))
+			return sched(policy.New("srpt-oracle", policy.Config{Oracle: policy.OracleOptions{Iterations: iters(truth)}}))
 		}},
 		{"tiresias", func(_ map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-			return sched(policy.NewTiresias(policy.TiresiasOptions{}))
+			return sched(policy.New("tiresias", policy.Config{}))
 		}},
 		{"sjf-bco", func(truth map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-			return sched(policy.NewSJFBCO(policy.SJFBCOOptions{}))
+			return sched(policy.New("sjf-bco", policy.Config{}))
 		}},
 		{"sjf-bco-batch", func(truth map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-			return sched(policy.NewSJFBCO(policy.SJFBCOOptions{Batch: true}))
+			return sched(policy.New("sjf-bco", policy.Config{SJFBCO: policy.SJFBCOOptions{Batch: true}}))
 		}},
 		{"gadget", func(_ map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-			return sched(policy.NewGADGET(policy.GADGETOptions{}))
+			return sched(policy.New("gadget", policy.Config{}))
 		}},
 		{"first-fit", func(_ map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-			return sched(policy.NewFirstFit(policy.Options{}))
+			return sched(policy.New("first-fit", policy.Config{}))
 		}},
 		{"list-scheduling", func(_ map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-			return sched(policy.NewListScheduling(policy.Options{}))
+			return sched(policy.New("list-scheduling", policy.Config{}))
 		}},
 		{"random", func(_ map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-			return sched(policy.NewRandom(policy.RandomOptions{Seed: 1}))
+			return sched(policy.New("random", policy.Config{Random: policy.RandomOptions{Seed: 1}}))
 		}},
 		{"rubick", func(_ map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-			return sched(policy.NewRubick(policy.RubickOptions{}))
+			return sched(policy.New("rubick", policy.Config{}))
 		}},
 		{"smd", func(_ map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-			return sched(policy.NewSMD(policy.SMDOptions{Interval: 5}))
+			return sched(policy.New("smd", policy.Config{SMD: policy.SMDOptions{Interval: 5}}))
 		}},
 		{"asrpt-oracle", func(truth map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
 			o := asrpt.Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok })
@@ -250,7 +250,7 @@ func (h *hoarder) Schedule(v gpusched.View) (gpusched.Decision, error) {
 // keeps a pointer to every job it saw (which keeps the runtime's entries alive).
 func TestLeakCheckCatchesALeak(t *testing.T) {
 	p := leakPolicy{"hoarder", func(_ map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-		f, err := policy.NewFIFO(policy.Options{})
+		f, err := policy.New("fifo", policy.Config{})
 		return &hoarder{Scheduler: f}, err
 	}}
 	early, late := leakGrowth(t, p, 5000)

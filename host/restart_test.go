@@ -199,13 +199,13 @@ func statefulPolicies() []leakPolicy {
 			out = append(out, p)
 		}
 	}
-	// consolidate.Wrap around a stateful policy (Tiresias): the wrapper saves both.
+	// consolidate.WrapScheduler around a stateful policy (Tiresias): the wrapper saves both.
 	out = append(out, leakPolicy{"consolidate-tiresias", func(map[gpusched.JobID]float64) (gpusched.Scheduler, error) {
-		tir, err := policy.NewTiresias(policy.TiresiasOptions{})
+		tir, err := policy.New("tiresias", policy.Config{})
 		if err != nil {
 			return nil, err
 		}
-		return sched(consolidate.Wrap(tir, consolidate.Options{RestoreTime: 2}))
+		return consolidate.WrapScheduler(tir, consolidate.Options{RestoreTime: 2})
 	}})
 	return out
 }

@@ -443,7 +443,7 @@ func (in *savedRuntime) cluster(cur *Runtime) (*topology.Cluster, error) {
 			return c0, nil
 		}
 	}
-	c, err := topology.Parse(in.Cluster)
+	c, err := topology.Load(bytes.NewReader(in.Cluster))
 	if err != nil {
 		return nil, statejson.Errorf(stateKind, "cluster: %v", err)
 	}

@@ -23,7 +23,7 @@ import (
 // runtime and its saved state.
 func savedWorld(t testing.TB) (*host.Runtime, []byte) {
 	t.Helper()
-	s, err := policy.NewTiresias(policy.TiresiasOptions{})
+	s, err := policy.New("tiresias", policy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func savedWorld(t testing.TB) (*host.Runtime, []byte) {
 // and it holds the same jobs in the same states.
 func TestRuntimeStateRoundTrip(t *testing.T) {
 	old, data := savedWorld(t)
-	s, _ := policy.NewTiresias(policy.TiresiasOptions{})
+	s, _ := policy.New("tiresias", policy.Config{})
 	rt, err := host.Restore(host.Options{Scheduler: s, RestoreTime: 2, CheckpointEvery: 3, Rejected: host.RejectPark}, bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestRuntimeStateRefusals(t *testing.T) {
 		}
 	}
 	// State for a stateful scheduler restored into a runtime whose scheduler keeps none.
-	fifo, _ := policy.NewFIFO(policy.Options{})
+	fifo, _ := policy.New("fifo", policy.Config{})
 	if _, err := host.Restore(host.Options{Scheduler: fifo}, bytes.NewReader(data)); !errors.Is(err, gpusched.ErrBadState) {
 		t.Errorf("Tiresias' runtime restored with FIFO: %v, want ErrBadState", err)
 	}
@@ -107,7 +107,7 @@ func FuzzRestoreState(f *testing.F) {
 	f.Add(data)
 	f.Add([]byte(`{"kind":"host-runtime","version":1,"now":0,"seq":0,"last_arrive":0,"jobs":[]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		s, _ := policy.NewTiresias(policy.TiresiasOptions{})
+		s, _ := policy.New("tiresias", policy.Config{})
 		rt, err := host.Restore(host.Options{Scheduler: s}, bytes.NewReader(in))
 		if err != nil {
 			if !errors.Is(err, gpusched.ErrBadState) {
@@ -119,7 +119,7 @@ func FuzzRestoreState(f *testing.F) {
 		if err := rt.SaveState(&a); err != nil {
 			t.Fatal(err)
 		}
-		s2, _ := policy.NewTiresias(policy.TiresiasOptions{})
+		s2, _ := policy.New("tiresias", policy.Config{})
 		rt2, err := host.Restore(host.Options{Scheduler: s2}, bytes.NewReader(a.Bytes()))
 		if err != nil {
 			t.Fatalf("what it saved does not read back: %v", err)
@@ -164,7 +164,7 @@ func TestJobColumnsKnowEveryField(t *testing.T) {
 // equal, whether their features are shared with other jobs or not.
 func TestJobColumnsRoundTrip(t *testing.T) {
 	c := cluster(t, topology.A100(), 2)
-	fifo, _ := policy.NewFIFO(policy.Options{})
+	fifo, _ := policy.New("fifo", policy.Config{})
 	rt, err := host.New(host.Options{Cluster: c, Scheduler: fifo})
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func TestJobColumnsRoundTrip(t *testing.T) {
 	if err := rt.SaveState(&buf); err != nil {
 		t.Fatal(err)
 	}
-	fifo2, _ := policy.NewFIFO(policy.Options{})
+	fifo2, _ := policy.New("fifo", policy.Config{})
 	back, err := host.Restore(host.Options{Scheduler: fifo2}, bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +301,7 @@ func TestRestoreReadsWholeJobs(t *testing.T) {
 	if !bytes.Contains(old, []byte(`"job":[{`)) || !bytes.Contains(old, []byte(`"floats":{`)) {
 		t.Fatal("the old form was not made")
 	}
-	s, _ := policy.NewTiresias(policy.TiresiasOptions{})
+	s, _ := policy.New("tiresias", policy.Config{})
 	rt, err := host.Restore(host.Options{Scheduler: s, RestoreTime: 2, CheckpointEvery: 3, Rejected: host.RejectPark}, bytes.NewReader(old))
 	if err != nil {
 		t.Fatal(err)

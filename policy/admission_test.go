@@ -16,15 +16,15 @@ import (
 // true iterations from iters).
 func everyPolicy(t *testing.T, iters map[gpusched.JobID]float64) []gpusched.Scheduler {
 	t.Helper()
-	rub, err := NewRubick(RubickOptions{})
+	rub, err := newRubick(RubickOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	smd, err := NewSMD(SMDOptions{})
+	smd, err := newSMD(SMDOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	psl, err := NewPSLocality(PSLocalityOptions{})
+	psl, err := newPSLocality(PSLocalityOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestOracleOnAMixedCluster(t *testing.T) {
 	}
 	small := job("small", 2, 0, 1)
 	iters := map[gpusched.JobID]float64{"big": 100, "small": 50}
-	rub, err := NewRubick(RubickOptions{})
+	rub, err := newRubick(RubickOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,10 +134,10 @@ func TestZeroAndNilPolicies(t *testing.T) {
 	type sched interface {
 		gpusched.Scheduler
 	}
-	zeros := []sched{&FIFO{}, &FirstFit{}, &ListScheduling{}, &GADGET{}, &Random{}, &SJF{}, &SRPTOracle{},
-		&Tiresias{}, &SJFBCO{}, &Rubick{}, &SMD{}, &PSLocality{}}
-	nils := []sched{(*FIFO)(nil), (*FirstFit)(nil), (*ListScheduling)(nil), (*GADGET)(nil), (*Random)(nil), (*SJF)(nil),
-		(*SRPTOracle)(nil), (*Tiresias)(nil), (*SJFBCO)(nil), (*Rubick)(nil), (*SMD)(nil), (*PSLocality)(nil)}
+	zeros := []sched{&fifoPolicy{}, &firstFitPolicy{}, &listPolicy{}, &gadgetPolicy{}, &randomPolicy{}, &sjfPolicy{}, &oraclePolicy{},
+		&tiresiasPolicy{}, &sjfbcoPolicy{}, &rubickPolicy{}, &smdPolicy{}, &psLocalityPolicy{}}
+	nils := []sched{(*fifoPolicy)(nil), (*firstFitPolicy)(nil), (*listPolicy)(nil), (*gadgetPolicy)(nil), (*randomPolicy)(nil), (*sjfPolicy)(nil),
+		(*oraclePolicy)(nil), (*tiresiasPolicy)(nil), (*sjfbcoPolicy)(nil), (*rubickPolicy)(nil), (*smdPolicy)(nil), (*psLocalityPolicy)(nil)}
 	call := func(name string, f func() error) (err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -150,7 +150,7 @@ func TestZeroAndNilPolicies(t *testing.T) {
 		for k, v := range views {
 			var d gpusched.Decision
 			err := call(fmt.Sprintf("zero %T view %d", s, k), func() (err error) { d, err = s.Schedule(v); return })
-			switch _, oracle := s.(*SRPTOracle); {
+			switch _, oracle := s.(*oraclePolicy); {
 			case oracle && !errors.Is(err, ErrInvalidOptions):
 				t.Errorf("zero oracle, view %d: error %v, want ErrInvalidOptions", k, err)
 			case k == 1 && !oracle && err != nil:
@@ -216,11 +216,11 @@ func TestBadEstimatesAreRejectedAlone(t *testing.T) {
 		}
 		return 10
 	}
-	sjf, err := NewSJF(SJFOptions{Size: bad})
+	sjf, err := newSJF(SJFOptions{Size: bad})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bco, err := NewSJFBCO(SJFBCOOptions{Iterations: bad})
+	bco, err := newSJFBCO(SJFBCOOptions{Iterations: bad})
 	if err != nil {
 		t.Fatal(err)
 	}

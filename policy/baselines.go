@@ -17,37 +17,37 @@ import (
 // cannot start is passed over; Order = Strict makes it block the rest): they differ in where a
 // job goes.
 
-// FirstFit places each job, in arrival order, on the first server (lowest index) with enough
+// firstFitPolicy places each job, in arrival order, on the first server (lowest index) with enough
 // free GPUs, and otherwise on the lowest-numbered free GPUs, server after server: first-fit
 // packing with no look at load or fragmentation. It keeps no state and is safe for concurrent
 // use.
-type FirstFit struct {
+type firstFitPolicy struct {
 	gate     gate
 	name     string
 	backfill bool
 }
 
-// NewFirstFit returns a First-Fit scheduler; default order: Backfill. The Placer is ignored:
+// newFirstFit returns a First-Fit scheduler; default order: Backfill. The Placer is ignored:
 // first fit is the placement.
-func NewFirstFit(opt Options) (*FirstFit, error) {
+func newFirstFit(opt Options) (*firstFitPolicy, error) {
 	if err := opt.check("first-fit"); err != nil {
 		return nil, err
 	}
-	return &FirstFit{name: name(opt.Name, "first-fit"), backfill: opt.backfill(true)}, nil
+	return &firstFitPolicy{name: name(opt.Name, "first-fit"), backfill: opt.backfill(true)}, nil
 }
 
 // String returns "first-fit" (or Options.Name).
-func (f *FirstFit) String() string { return f.name }
+func (f *firstFitPolicy) String() string { return f.name }
 
 // Schedule keeps every running job and starts waiting jobs first-fit.
-func (f *FirstFit) Schedule(v gpusched.View) (gpusched.Decision, error) {
+func (f *firstFitPolicy) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := f.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
 	return f.gate.decide(v, f.schedule)
 }
 
-func (f *FirstFit) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+func (f *firstFitPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	c := v.Cluster
 	return dispatch(&v, arrivalOrder(&v), f.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
@@ -70,7 +70,7 @@ func firstFit(c *topology.Cluster, free topology.GPUSet, n int) ([]topology.GPUI
 	return out, len(out) == n
 }
 
-// ListScheduling is Graham's list scheduling for rigid parallel jobs (Garey and Graham, 1975):
+// listPolicy is Graham's list scheduling for rigid parallel jobs (Garey and Graham, 1975):
 // jobs in arrival order (the list); whenever GPUs are free, the first job in the list that fits
 // starts, on the free GPUs that have been busy the least so far (least loaded first, ties by
 // GPU id), wherever they are: it balances load and ignores locality.
@@ -78,7 +78,7 @@ func firstFit(c *topology.Cluster, free topology.GPUSet, n int) ([]topology.GPUI
 // It accumulates each GPU's busy time from the jobs it ran between calls (the host calls at
 // every completion, so a job that left ran until the call): it must see every event of one host
 // in time order and is not safe for concurrent use.
-type ListScheduling struct {
+type listPolicy struct {
 	gate     gate
 	name     string
 	backfill bool
@@ -88,20 +88,20 @@ type ListScheduling struct {
 	byLoad   []topology.GPUID
 }
 
-// NewListScheduling returns a List-Scheduling scheduler; default order: Backfill. The Placer
+// newListScheduling returns a List-Scheduling scheduler; default order: Backfill. The Placer
 // is ignored: least-loaded GPUs is the placement.
-func NewListScheduling(opt Options) (*ListScheduling, error) {
+func newListScheduling(opt Options) (*listPolicy, error) {
 	if err := opt.check("list-scheduling"); err != nil {
 		return nil, err
 	}
-	return &ListScheduling{name: name(opt.Name, "list-scheduling"), backfill: opt.backfill(true)}, nil
+	return &listPolicy{name: name(opt.Name, "list-scheduling"), backfill: opt.backfill(true)}, nil
 }
 
 // String returns "list-scheduling" (or Options.Name).
-func (l *ListScheduling) String() string { return l.name }
+func (l *listPolicy) String() string { return l.name }
 
 // Load returns the busy time in seconds that GPU g has accumulated by the last call.
-func (l *ListScheduling) Load(g topology.GPUID) float64 {
+func (l *listPolicy) Load(g topology.GPUID) float64 {
 	if int(g) < 0 || int(g) >= len(l.load) {
 		return 0
 	}
@@ -109,14 +109,14 @@ func (l *ListScheduling) Load(g topology.GPUID) float64 {
 }
 
 // Schedule keeps every running job and starts jobs in list order on the least-loaded GPUs.
-func (l *ListScheduling) Schedule(v gpusched.View) (gpusched.Decision, error) {
+func (l *listPolicy) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := l.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
 	return l.gate.decide(v, l.schedule)
 }
 
-func (l *ListScheduling) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+func (l *listPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	c := v.Cluster
 	if len(l.load) != c.NumGPUs() {
@@ -151,7 +151,7 @@ func (l *ListScheduling) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 // its Run starts by keeping every running job of v on its GPUs (dispatch's full decisions do),
 // and no GPU is unavailable, the running jobs' GPUs are those v does not list free, and only
 // the started jobs' GPUs are read.
-func (l *ListScheduling) ranOn(v *gpusched.View, d gpusched.Decision) topology.GPUSet {
+func (l *listPolicy) ranOn(v *gpusched.View, d gpusched.Decision) topology.GPUSet {
 	run := d.Run
 	if d.KeepOthers {
 		// A delta of dispatch: every running job kept, then the starts.
@@ -199,7 +199,7 @@ func (l *ListScheduling) ranOn(v *gpusched.View, d gpusched.Decision) topology.G
 // leastLoaded returns the k GPUs of gs (in increasing id order, k <= len(gs)) that have been
 // busy the least, ties to the lower id: the first k of gs sorted stably by load. For few GPUs
 // it selects them in one pass over gs instead of sorting all of them.
-func (l *ListScheduling) leastLoaded(gs []topology.GPUID, k int) []topology.GPUID {
+func (l *listPolicy) leastLoaded(gs []topology.GPUID, k int) []topology.GPUID {
 	if k > 8 {
 		slices.SortStableFunc(gs, func(a, b topology.GPUID) int { return cmp.Compare(l.load[a], l.load[b]) })
 		return gs[:k]
@@ -237,10 +237,10 @@ type RandomOptions struct {
 	Name string
 }
 
-// Random places each job, in arrival order, on free GPUs drawn uniformly at random (from a PCG
+// randomPolicy places each job, in arrival order, on free GPUs drawn uniformly at random (from a PCG
 // seeded with Seed). It keeps its random stream between calls: it is not safe for concurrent
 // use.
-type Random struct {
+type randomPolicy struct {
 	gate     gate
 	name     string
 	backfill bool
@@ -248,27 +248,27 @@ type Random struct {
 	src      *rand.PCG // rng's source, whose state SaveState writes
 }
 
-// NewRandom returns a Random scheduler.
-func NewRandom(opt RandomOptions) (*Random, error) {
+// newRandom returns a Random scheduler.
+func newRandom(opt RandomOptions) (*randomPolicy, error) {
 	if opt.Order > Backfill {
 		return nil, fmt.Errorf("%w: random: unknown Order %d", ErrInvalidOptions, opt.Order)
 	}
 	src := rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15)
-	return &Random{name: name(opt.Name, "random"), backfill: opt.Order != Strict, rng: rand.New(src), src: src}, nil
+	return &randomPolicy{name: name(opt.Name, "random"), backfill: opt.Order != Strict, rng: rand.New(src), src: src}, nil
 }
 
 // String returns "random" (or RandomOptions.Name).
-func (r *Random) String() string { return r.name }
+func (r *randomPolicy) String() string { return r.name }
 
 // Schedule keeps every running job and starts waiting jobs on random free GPUs.
-func (r *Random) Schedule(v gpusched.View) (gpusched.Decision, error) {
+func (r *randomPolicy) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := r.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
 	return r.gate.decide(v, r.schedule)
 }
 
-func (r *Random) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+func (r *randomPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	return dispatch(&v, arrivalOrder(&v), r.backfill, func(free topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
 		gs := free.Slice()

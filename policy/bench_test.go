@@ -136,7 +136,7 @@ func BenchmarkScheduleQueue(b *testing.B) {
 		v0, iters := loadedView(b, 256, pending+4096)
 		// allSchedulers' Tiresias promotes (PromoteKnob 2: it ranks every job at every call);
 		// the command line's default does not.
-		tir, _ := NewTiresias(TiresiasOptions{Options: Options{Name: "tiresias-nopromote"}})
+		tir, _ := newTiresias(TiresiasOptions{Options: Options{Name: "tiresias-nopromote"}})
 		for _, s := range append(allSchedulers(b, iters), tir) {
 			b.Run(fmt.Sprintf("%v/waiting=%d", s, pending), func(b *testing.B) {
 				v := v0

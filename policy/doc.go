@@ -4,21 +4,26 @@
 //
 // # The policies
 //
-//	name             constructor          source                                   preempts  order (default)
-//	fifo             NewFIFO              first come, first served                 no        strict
-//	sjf              NewSJF               shortest job first, predicted size       no        backfill
-//	srpt-oracle      NewSRPTOracle        SRPT with the true remaining GPU-time    yes       backfill
-//	tiresias         NewTiresias          Gu et al., NSDI'19: discretized 2D-LAS   yes       backfill
-//	sjf-bco          NewSJFBCO            Yu et al., MobiHoc'22 (arXiv 2207.07817) no        plan (backfill)
-//	gadget           NewGADGET            Yu et al., INFOCOM'22 (arXiv 2202.01158) no        backfill
-//	first-fit        NewFirstFit          SJF-BCO paper's baseline                 no        backfill
-//	list-scheduling  NewListScheduling    SJF-BCO paper's baseline (Graham)        no        backfill
-//	random           NewRandom            SJF-BCO paper's baseline                 no        backfill
-//	rubick           NewRubick            Zhang et al., MLSys'25 (arXiv 2408.08586) plans     slope, guaranteed first
-//	ps-locality      NewPSLocality        Yu et al., TNSE'22 (arXiv 2108.02917)    no        arrival (backfill)
-//	smd              NewSMD               Yu et al., INFOCOM'21 (arXiv 2105.13855) yes       least remaining time, per interval
+//	name             options              source                                   preempts  order (default)
+//	fifo             Options              first come, first served                 no        strict
+//	sjf              SJFOptions           shortest job first, predicted size       no        backfill
+//	srpt-oracle      OracleOptions        SRPT with the true remaining GPU-time    yes       backfill
+//	tiresias         TiresiasOptions      Gu et al., NSDI'19: discretized 2D-LAS   yes       backfill
+//	sjf-bco          SJFBCOOptions        Yu et al., MobiHoc'22 (arXiv 2207.07817) no        plan (backfill)
+//	gadget           GADGETOptions        Yu et al., INFOCOM'22 (arXiv 2202.01158) no        backfill
+//	first-fit        Options              SJF-BCO paper's baseline                 no        backfill
+//	list-scheduling  Options              SJF-BCO paper's baseline (Graham)        no        backfill
+//	random           RandomOptions        SJF-BCO paper's baseline                 no        backfill
+//	rubick           RubickOptions        Zhang et al., MLSys'25 (arXiv 2408.08586) plans     slope, guaranteed first
+//	ps-locality      PSLocalityOptions    Yu et al., TNSE'22 (arXiv 2108.02917)    no        arrival (backfill)
+//	smd              SMDOptions           Yu et al., INFOCOM'21 (arXiv 2105.13855) yes       least remaining time, per interval
 //
-// Each type's documentation states its source, how this implementation adapts it to online
+// New(name, Config{...}) builds each policy from the options the table names and returns it
+// as a gpusched.Scheduler (the concrete types are unexported; the policies that keep state or
+// learn from completions are reached as gpusched.Stateful and gpusched.CompletionObserver by
+// type assertion, and DiagnosticsOf reports what some of them keep: PS statistics, the last
+// SJF-BCO plan, Tiresias' queues, List-Scheduling's GPU loads). Each policy's source file
+// states its source, how this implementation adapts it to online
 // arrivals and to a real placement, and where the paper's text was not available and a choice
 // was made (SJF-BCO and GADGET were available as abstracts only). The adaptations, in short:
 //
@@ -76,22 +81,22 @@
 // GPUs of the kind it may use; its plan fits no GPU's memory) is left out and listed in
 // Decision.Rejected with a *gpusched.JobError naming it, and every other job is scheduled.
 // Schedule returns an error only for a view it cannot use at all: no cluster, a time that is
-// not finite, a status without a job. The zero value of every policy type works as its
-// constructor with zero options (the SRPT oracle's returns the constructor's error: it needs
+// not finite, a status without a job. The zero value of every (deprecated) policy type works
+// as New with zero options (the SRPT oracle's returns the constructor's error: it needs
 // Iterations), and a nil pointer returns an error.
 //
 // # Restart and failover
 //
-// The policies that keep state between calls (SJF, SRPTOracle, Tiresias, SJFBCO,
-// ListScheduling, Random) implement gpusched.Stateful: SaveState writes it as versioned JSON
+// The policies that keep state between calls (sjf, srpt-oracle, tiresias, sjf-bco,
+// list-scheduling, random) implement gpusched.Stateful: SaveState writes it as versioned JSON
 // and RestoreState, on a policy built again with the same options before its first Schedule
 // call, restores it so that every later decision is the one the saved policy would have made.
-// FIFO, FirstFit and GADGET keep no state and need nothing. The admission gate in front of
+// fifo, first-fit and gadget keep no state and need nothing. The admission gate in front of
 // every policy keeps only verdicts that it recomputes identically after a restart.
 //
 // A minimal use, with the simulator:
 //
-//	t, _ := policy.NewTiresias(policy.TiresiasOptions{PromoteKnob: 8})
+//	t, _ := policy.New("tiresias", policy.Config{Tiresias: policy.TiresiasOptions{PromoteKnob: 8}})
 //	res, err := sim.Run(sim.Config{Cluster: c, Jobs: records, Scheduler: t})
 //
 // Times are seconds, attained service GPU-seconds, bandwidths bytes per second, sizes bytes.

@@ -28,16 +28,16 @@ func show(d gpusched.Decision) {
 	}
 }
 
-func ExampleNewFIFO() {
+func ExampleNew_fifo() {
 	c := fourGPUs()
 	v := gpusched.View{Now: 2, Cluster: c, Pending: []gpusched.JobStatus{
 		{Job: &gpusched.Job{ID: "a", GPUs: 2, StepTime: 1, Arrival: 0}},
 		{Job: &gpusched.Job{ID: "b", GPUs: 4, StepTime: 1, Arrival: 1}},
 		{Job: &gpusched.Job{ID: "c", GPUs: 2, StepTime: 1, Arrival: 2}},
 	}}
-	strict, _ := policy.NewFIFO(policy.Options{})
-	backfill, _ := policy.NewFIFO(policy.Options{Order: policy.Backfill})
-	for _, s := range []*policy.FIFO{strict, backfill} {
+	strict, _ := policy.New("fifo", policy.Config{})
+	backfill, _ := policy.New("fifo", policy.Config{Options: policy.Options{Order: policy.Backfill}})
+	for _, s := range []gpusched.Scheduler{strict, backfill} {
 		d, _ := s.Schedule(v)
 		fmt.Println("fifo:")
 		show(d)
@@ -50,9 +50,9 @@ func ExampleNewFIFO() {
 	//   c on [2 3]
 }
 
-func ExampleNewSJF() {
+func ExampleNew_sjf() {
 	predicted := map[gpusched.JobID]float64{"long": 3600, "short": 60} // GPU-seconds
-	s, _ := policy.NewSJF(policy.SJFOptions{Size: func(j *gpusched.Job) float64 { return predicted[j.ID] }})
+	s, _ := policy.New("sjf", policy.Config{SJF: policy.SJFOptions{Size: func(j *gpusched.Job) float64 { return predicted[j.ID] }}})
 	d, _ := s.Schedule(gpusched.View{Cluster: fourGPUs(), Pending: []gpusched.JobStatus{
 		{Job: &gpusched.Job{ID: "long", GPUs: 4, StepTime: 1}},
 		{Job: &gpusched.Job{ID: "short", GPUs: 4, StepTime: 1}},
@@ -64,11 +64,11 @@ func ExampleNewSJF() {
 	//   short on [0 1 2 3]
 }
 
-func ExampleNewSRPTOracle() {
+func ExampleNew_srptOracle() {
 	iterations := map[gpusched.JobID]float64{"long": 1000, "short": 50}
-	o, _ := policy.NewSRPTOracle(policy.OracleOptions{
+	o, _ := policy.New("srpt-oracle", policy.Config{Oracle: policy.OracleOptions{
 		Iterations: func(id gpusched.JobID) float64 { return iterations[id] },
-	})
+	}})
 	long := &gpusched.Job{ID: "long", GPUs: 4, StepTime: 1}
 	short := &gpusched.Job{ID: "short", GPUs: 2, StepTime: 1, Arrival: 100}
 	v := gpusched.View{Now: 100, Cluster: fourGPUs(),
@@ -83,8 +83,8 @@ func ExampleNewSRPTOracle() {
 	// start: short [0 1]
 }
 
-func ExampleNewTiresias() {
-	t, _ := policy.NewTiresias(policy.TiresiasOptions{}) // queues at 3250 and 7200 GPU-seconds
+func ExampleNew_tiresias() {
+	t, _ := policy.New("tiresias", policy.Config{}) // queues at 3250 and 7200 GPU-seconds
 	old := &gpusched.Job{ID: "old", GPUs: 4, StepTime: 1}
 	fresh := &gpusched.Job{ID: "new", GPUs: 4, StepTime: 1, Arrival: 1000}
 	// old has run 1000 s on 4 GPUs: 4000 GPU-seconds, so it is in the second queue.
@@ -92,9 +92,8 @@ func ExampleNewTiresias() {
 		Running: []gpusched.JobStatus{{Job: old, GPUs: []topology.GPUID{0, 1, 2, 3}, Executed: 1000, Attained: 4000, Started: true}},
 		Pending: []gpusched.JobStatus{{Job: fresh, Since: 1000}}}
 	d, _ := t.Schedule(v)
-	qOld, _ := t.Queue("old")
-	qNew, _ := t.Queue("new")
-	fmt.Println("queues:", qOld, qNew)
+	q := policy.DiagnosticsOf(t).Queues
+	fmt.Println("queues:", q["old"], q["new"])
 	show(d) // new preempts old; Tiresias wants a call when new reaches 3250 GPU-seconds
 	// Output:
 	// queues: 1 0
@@ -141,9 +140,9 @@ func ExampleBCOCost() {
 	// packed 0.020 s, split 0.180 s, split and contended 0.405 s
 }
 
-func ExampleNewGADGET() {
+func ExampleNew_gadget() {
 	c, _ := topology.Uniform(topology.T4(), 3) // 3 servers x 4 GPUs
-	g, _ := policy.NewGADGET(policy.GADGETOptions{Share: 0.6})
+	g, _ := policy.New("gadget", policy.Config{GADGET: policy.GADGETOptions{Share: 0.6}})
 	x := &gpusched.Job{ID: "x", GPUs: 4, StepTime: 1}
 	z := &gpusched.Job{ID: "z", GPUs: 4, StepTime: 1}
 	v := gpusched.View{Now: 1, Cluster: c,
@@ -165,7 +164,7 @@ func ExampleNewGADGET() {
 
 // SJF-BCO's offline algorithm on a batch of jobs present at time 0, run by the simulator in the
 // paper's contention model: the simulated schedule is the plan.
-func ExampleNewSJFBCO() {
+func ExampleNew_sjfBCO() {
 	servers := []topology.Server{}
 	for i, n := range []int{4, 8, 4, 8} {
 		spec := topology.T4()
@@ -184,16 +183,16 @@ func ExampleNewSJFBCO() {
 			Features: gpusched.Features{Numeric: map[string]float64{policy.ModelBytesFeature: 50e6}}}})
 	}
 	cost := policy.BCOCost{Alpha: 0.5, Overhead: 0.005}
-	bco, _ := policy.NewSJFBCO(policy.SJFBCOOptions{
+	bco, _ := policy.New("sjf-bco", policy.Config{SJFBCO: policy.SJFBCOOptions{
 		Batch:          true,
 		BCOPlanOptions: policy.BCOPlanOptions{Cost: cost},
 		Iterations:     func(j *gpusched.Job) float64 { return iters[j.ID] }, // known, as in the paper
-	})
+	}})
 	res, err := sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: bco, Cost: cost})
 	if err != nil {
 		panic(err)
 	}
-	plan := bco.LastPlan()
+	plan := policy.DiagnosticsOf(bco).Plan
 	fmt.Printf("%s: kappa %d, planned makespan %.1f s, simulated %.1f s\n",
 		res.Scheduler, plan.Kappa, plan.Makespan, res.Summary.Makespan)
 	// Output:
@@ -210,8 +209,8 @@ func twoServersHalfBusy() gpusched.View {
 
 // The SJF-BCO paper's three baselines take jobs in arrival order and differ in where a job
 // goes. First-Fit: the first server with room.
-func ExampleNewFirstFit() {
-	ff, _ := policy.NewFirstFit(policy.Options{})
+func ExampleNew_firstFit() {
+	ff, _ := policy.New("first-fit", policy.Config{})
 	d, _ := ff.Schedule(twoServersHalfBusy())
 	fmt.Println(ff, d.Run[1].GPUs)
 	// Output:
@@ -219,19 +218,19 @@ func ExampleNewFirstFit() {
 }
 
 // List-Scheduling: the free GPUs that have been busy the least, wherever they are.
-func ExampleNewListScheduling() {
-	ls, _ := policy.NewListScheduling(policy.Options{})
+func ExampleNew_listScheduling() {
+	ls, _ := policy.New("list-scheduling", policy.Config{})
 	v := twoServersHalfBusy()
 	ls.Schedule(gpusched.View{Now: 0, Cluster: v.Cluster, Running: v.Running}) // r has run since 0
 	d, _ := ls.Schedule(v)
-	fmt.Println(ls, d.Run[1].GPUs, "load of GPU 0:", ls.Load(0))
+	fmt.Println(ls, d.Run[1].GPUs, "load of GPU 0:", policy.DiagnosticsOf(ls).Load[0])
 	// Output:
 	// list-scheduling [2 3] load of GPU 0: 10
 }
 
 // Random: free GPUs drawn at random from a seeded stream.
-func ExampleNewRandom() {
-	rnd, _ := policy.NewRandom(policy.RandomOptions{Seed: 1})
+func ExampleNew_random() {
+	rnd, _ := policy.New("random", policy.Config{Random: policy.RandomOptions{Seed: 1}})
 	d, _ := rnd.Schedule(twoServersHalfBusy())
 	fmt.Println(rnd, d.Run[1].GPUs)
 	// Output:

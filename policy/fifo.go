@@ -9,38 +9,38 @@ import (
 	"github.com/gpusched/gpusched/topology"
 )
 
-// FIFO starts jobs in order of arrival and never preempts. By default it keeps that order
+// fifoPolicy starts jobs in order of arrival and never preempts. By default it keeps that order
 // strictly: a job that does not fit blocks every later one (head-of-line blocking), as a
 // first-come-first-served queue does; with Options.Order = Backfill later jobs that fit start.
 //
 // FIFO keeps no state: it is safe for concurrent use if its Placer is.
-type FIFO struct {
+type fifoPolicy struct {
 	gate     gate
 	name     string
 	place    gpusched.Placer
 	backfill bool
 }
 
-// NewFIFO returns a FIFO scheduler. Default placement: gpusched.Pack; default order: Strict.
-func NewFIFO(opt Options) (*FIFO, error) {
+// newFIFO returns a FIFO scheduler. Default placement: gpusched.Pack; default order: Strict.
+func newFIFO(opt Options) (*fifoPolicy, error) {
 	if err := opt.check("fifo"); err != nil {
 		return nil, err
 	}
-	return &FIFO{name: name(opt.Name, "fifo"), place: opt.placer(), backfill: opt.backfill(false)}, nil
+	return &fifoPolicy{name: name(opt.Name, "fifo"), place: opt.placer(), backfill: opt.backfill(false)}, nil
 }
 
 // String returns "fifo" (or Options.Name).
-func (f *FIFO) String() string { return f.name }
+func (f *fifoPolicy) String() string { return f.name }
 
 // Schedule keeps every running job and starts waiting jobs in arrival order.
-func (f *FIFO) Schedule(v gpusched.View) (gpusched.Decision, error) {
+func (f *fifoPolicy) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := f.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
 	return f.gate.decide(v, f.schedule)
 }
 
-func (f *FIFO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+func (f *fifoPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	return dispatch(&v, arrivalOrder(&v), f.backfill, placeOn(f.place, v.Cluster))
 }
@@ -65,7 +65,7 @@ func DefaultSize(j *gpusched.Job) float64 {
 // defaultIterations is the iteration estimate the policies assume when nothing better is given.
 const defaultIterations = 1000
 
-// SJF starts jobs in order of predicted size over weight (Job.Weight; plain size when weights
+// sjfPolicy starts jobs in order of predicted size over weight (Job.Weight; plain size when weights
 // are unset), smallest first (ties by arrival, then job id), and never preempts: the
 // non-preemptive shortest-job-first rule with sizes from a predictor. By default it backfills
 // (a job that does not fit is passed over for smaller-priority jobs that do, as in list
@@ -77,7 +77,7 @@ const defaultIterations = 1000
 //
 // SJF remembers each job's size while the job is in the system: it is not safe for concurrent
 // use.
-type SJF struct {
+type sjfPolicy struct {
 	gate     gate
 	name     string
 	place    gpusched.Placer
@@ -105,9 +105,9 @@ func cmpSJFWait(a, b sjfWait) int {
 	return cmp.Compare(a.job.ID, b.job.ID)
 }
 
-// NewSJF returns an SJF scheduler. Default placement: gpusched.Pack; default order: Backfill; default
+// newSJF returns an SJF scheduler. Default placement: gpusched.Pack; default order: Backfill; default
 // size: DefaultSize.
-func NewSJF(opt SJFOptions) (*SJF, error) {
+func newSJF(opt SJFOptions) (*sjfPolicy, error) {
 	if err := opt.check("sjf"); err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func NewSJF(opt SJFOptions) (*SJF, error) {
 	if size == nil {
 		size = DefaultSize
 	}
-	s := &SJF{name: name(opt.Name, "sjf"), place: opt.placer(), backfill: opt.backfill(true), size: size,
+	s := &sjfPolicy{name: name(opt.Name, "sjf"), place: opt.placer(), backfill: opt.backfill(true), size: size,
 		sizes: map[gpusched.JobID]float64{}, wait: newSortedList(cmpSJFWait), waiting: map[gpusched.JobID]sjfWait{}}
 	// A job whose size is NaN is rejected alone; its size is fixed at admission (Size is
 	// still asked once per job).
@@ -127,10 +127,10 @@ func NewSJF(opt SJFOptions) (*SJF, error) {
 }
 
 // String returns "sjf" (or Options.Name).
-func (s *SJF) String() string { return s.name }
+func (s *sjfPolicy) String() string { return s.name }
 
 // Schedule keeps every running job and starts waiting jobs smallest predicted size first.
-func (s *SJF) Schedule(v gpusched.View) (gpusched.Decision, error) {
+func (s *sjfPolicy) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := s.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
@@ -138,7 +138,7 @@ func (s *SJF) Schedule(v gpusched.View) (gpusched.Decision, error) {
 }
 
 // key returns a job's place in the order, fixing its size the first time it is seen.
-func (s *SJF) key(j *gpusched.Job) (sjfWait, error) {
+func (s *sjfPolicy) key(j *gpusched.Job) (sjfWait, error) {
 	z, ok := s.sizes[j.ID]
 	if !ok {
 		z = s.size(j)
@@ -151,7 +151,7 @@ func (s *SJF) key(j *gpusched.Job) (sjfWait, error) {
 	return sjfWait{job: j, size: z}, nil
 }
 
-func (s *SJF) enqueue(j *gpusched.Job) error {
+func (s *sjfPolicy) enqueue(j *gpusched.Job) error {
 	k, err := s.key(j)
 	if err != nil {
 		return err
@@ -162,14 +162,14 @@ func (s *SJF) enqueue(j *gpusched.Job) error {
 	return nil
 }
 
-func (s *SJF) dequeue(id gpusched.JobID) {
+func (s *sjfPolicy) dequeue(id gpusched.JobID) {
 	if k, ok := s.waiting[id]; ok {
 		s.wait.remove(k)
 		delete(s.waiting, id)
 	}
 }
 
-func (s *SJF) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+func (s *sjfPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	ok, err := s.follow.follow(&v, waitEvents{
 		left: func(id gpusched.JobID) {

@@ -26,7 +26,7 @@ type GADGETOptions struct {
 	Name string
 }
 
-// GADGET is a GADGET-style scheduler (after Yu, Tian, Ji, Wu, Rajan, Liu, "GADGET: Online
+// gadgetPolicy is a GADGET-style scheduler (after Yu, Tian, Ji, Wu, Rajan, Liu, "GADGET: Online
 // Resource Optimization for Scheduling Ring-All-Reduce Learning Jobs", INFOCOM 2022, arXiv
 // 2202.01158: "greedy ring-all-reduce distributed graph embedding technique"). Jobs are
 // considered online, in arrival order; each job's ring-all-reduce workers are embedded greedily
@@ -51,7 +51,7 @@ type GADGETOptions struct {
 // slots and decides each job's worker count; here each job has its fixed GPU demand and a fixed
 // per-job reservation (Reserve), admission is the feasibility of the greedy embedding, and the
 // objective is the host's (completion times).
-type GADGET struct {
+type gadgetPolicy struct {
 	gate     gate
 	name     string
 	backfill bool
@@ -59,8 +59,8 @@ type GADGET struct {
 	share    float64
 }
 
-// NewGADGET returns a GADGET scheduler.
-func NewGADGET(opt GADGETOptions) (*GADGET, error) {
+// newGADGET returns a GADGET scheduler.
+func newGADGET(opt GADGETOptions) (*gadgetPolicy, error) {
 	if opt.Order > Backfill {
 		return nil, fmt.Errorf("%w: gadget: unknown Order %d", ErrInvalidOptions, opt.Order)
 	}
@@ -70,17 +70,17 @@ func NewGADGET(opt GADGETOptions) (*GADGET, error) {
 	if !(opt.Share > 0 && opt.Share <= 1) {
 		return nil, fmt.Errorf("%w: gadget: Share %v must be in (0, 1]", ErrInvalidOptions, opt.Share)
 	}
-	return &GADGET{name: name(opt.Name, "gadget"), backfill: opt.Order != Strict, reserve: opt.Reserve, share: opt.Share}, nil
+	return &gadgetPolicy{name: name(opt.Name, "gadget"), backfill: opt.Order != Strict, reserve: opt.Reserve, share: opt.Share}, nil
 }
 
 // String returns "gadget" (or GADGETOptions.Name).
-func (g *GADGET) String() string { return g.name }
+func (g *gadgetPolicy) String() string { return g.name }
 
 // Reservation returns the bandwidth in bytes per second job j's ring reserves on every server
 // link it crosses when it spans servers.
 //
 // Deprecated: not needed by embedders (a diagnostic); removed in v0.3.0.
-func (g *GADGET) Reservation(j *gpusched.Job, c *topology.Cluster) float64 {
+func (g *gadgetPolicy) Reservation(j *gpusched.Job, c *topology.Cluster) float64 {
 	if g.reserve != nil {
 		return g.reserve(j, c)
 	}
@@ -98,7 +98,7 @@ func minCapacity(c *topology.Cluster) float64 {
 
 // reserver returns Reservation for the jobs of one cluster, with the default's smallest
 // capacity found once.
-func (g *GADGET) reserver(c *topology.Cluster) func(j *gpusched.Job) (float64, error) {
+func (g *gadgetPolicy) reserver(c *topology.Cluster) func(j *gpusched.Job) (float64, error) {
 	def := math.NaN()
 	return func(j *gpusched.Job) (float64, error) {
 		var r float64
@@ -127,11 +127,11 @@ func serverCapacity(c *topology.Cluster, s int) float64 {
 // the running jobs' reservations are taken.
 //
 // Deprecated: not needed by embedders (a diagnostic); removed in v0.3.0.
-func (g *GADGET) Residual(v *gpusched.View) ([]float64, error) {
+func (g *gadgetPolicy) Residual(v *gpusched.View) ([]float64, error) {
 	return g.residual(v, g.reserver(v.Cluster))
 }
 
-func (g *GADGET) residual(v *gpusched.View, reservation func(j *gpusched.Job) (float64, error)) ([]float64, error) {
+func (g *gadgetPolicy) residual(v *gpusched.View, reservation func(j *gpusched.Job) (float64, error)) ([]float64, error) {
 	c := v.Cluster
 	res := make([]float64, c.NumServers())
 	for s := range res {
@@ -192,14 +192,14 @@ func spannedInto(out []int, c *topology.Cluster, gpus []topology.GPUID) []int {
 }
 
 // Schedule keeps every running job and admits waiting jobs, in arrival order, whose rings fit.
-func (g *GADGET) Schedule(v gpusched.View) (gpusched.Decision, error) {
+func (g *gadgetPolicy) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := g.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
 	return g.gate.decide(v, g.schedule)
 }
 
-func (g *GADGET) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+func (g *gadgetPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	c := v.Cluster
 	reservation := g.reserver(c)

@@ -36,7 +36,7 @@ type OracleOptions struct {
 // Deprecated: not needed by embedders (leave the option zero for it); removed in v0.3.0.
 const DefaultOracleMargin = 0.1
 
-// SRPTOracle is preemptive shortest-remaining-processing-time first with the true job lengths:
+// oraclePolicy is preemptive shortest-remaining-processing-time first with the true job lengths:
 // the upper reference that any predictor-based policy (A-SRPT, SJF with predictions) is measured
 // against. A job's remaining work is its remaining GPU-time, GPUs x (true iterations - iterations
 // done) x time per iteration at its best placement.
@@ -56,7 +56,7 @@ const DefaultOracleMargin = 0.1
 //
 // The oracle caches each job's per-iteration time while the job is in the system: it is not
 // safe for concurrent use.
-type SRPTOracle struct {
+type oraclePolicy struct {
 	gate     gate
 	opt      OracleOptions
 	place    gpusched.Placer
@@ -122,8 +122,8 @@ func cmpOracleKeyed(a, b oracleKeyed) int {
 	return byArrival(a.st, b.st)
 }
 
-// NewSRPTOracle returns an SRPT oracle. Default placement: gpusched.Pack; default order: Backfill.
-func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
+// newSRPTOracle returns an SRPT oracle. Default placement: gpusched.Pack; default order: Backfill.
+func newSRPTOracle(opt OracleOptions) (*oraclePolicy, error) {
 	if err := opt.check("srpt-oracle"); err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
 	if opt.Cost == nil {
 		opt.Cost = gpusched.DefaultCost()
 	}
-	s := &SRPTOracle{gate: gate{cost: opt.Cost}, opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
+	s := &oraclePolicy{gate: gate{cost: opt.Cost}, opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
 		tau: map[gpusched.JobID]float64{}, jobs: map[gpusched.JobID]*oracleJob{}, wait: newSortedList(cmpOracleWait), waiting: map[gpusched.JobID]oracleWait{},
 		stopKey: map[gpusched.JobID]oracleWait{},
 		lazy:    lazyRun[oracleKeyed]{cmp: cmpOracleKeyed, hint: func(e *oracleKeyed) *int { return &e.o.hint }, rank: func(e *oracleKeyed) *ranked { return &e.ranked }}}
@@ -160,11 +160,11 @@ func NewSRPTOracle(opt OracleOptions) (*SRPTOracle, error) {
 }
 
 // String returns "srpt-oracle" (or Options.Name).
-func (s *SRPTOracle) String() string { return name(s.opt.Name, "srpt-oracle") }
+func (s *oraclePolicy) String() string { return name(s.opt.Name, "srpt-oracle") }
 
 // remaining returns the remaining GPU-time in GPU-seconds of a job in the view's state, as the
 // oracle ranks it.
-func (s *SRPTOracle) remaining(v *gpusched.View, st *gpusched.JobStatus) (float64, error) {
+func (s *oraclePolicy) remaining(v *gpusched.View, st *gpusched.JobStatus) (float64, error) {
 	o, err := s.job(v, st.Job)
 	if err != nil {
 		return 0, err
@@ -181,7 +181,7 @@ type oracleJob struct {
 }
 
 // forgetJobs drops the oracle's records of the jobs.
-func (s *SRPTOracle) forgetJobs() {
+func (s *oraclePolicy) forgetJobs() {
 	for _, o := range s.jobs {
 		o.gone = true
 	}
@@ -194,7 +194,7 @@ func (o *oracleJob) remaining(st *gpusched.JobStatus) float64 {
 }
 
 // job returns what the oracle keeps of job j, sizing it on first sight.
-func (s *SRPTOracle) job(v *gpusched.View, j *gpusched.Job) (*oracleJob, error) {
+func (s *oraclePolicy) job(v *gpusched.View, j *gpusched.Job) (*oracleJob, error) {
 	if o, ok := s.jobs[j.ID]; ok {
 		return o, nil
 	}
@@ -225,20 +225,20 @@ func (s *SRPTOracle) job(v *gpusched.View, j *gpusched.Job) (*oracleJob, error) 
 // that continues the last view the oracle keeps its waiting jobs ordered between calls and
 // looks only at the jobs that arrived and left, the running jobs (ranked afresh), and the head
 // of its order while a waiting job could still start; without one it ranks every job.
-func (s *SRPTOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
+func (s *oraclePolicy) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := s.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
 	return s.gate.decide(v, s.schedule)
 }
 
-func (s *SRPTOracle) enqueue(k oracleWait) {
+func (s *oraclePolicy) enqueue(k oracleWait) {
 	s.dequeue(k.job.ID)
 	s.wait.insert(k)
 	s.waiting[k.job.ID] = k
 }
 
-func (s *SRPTOracle) dequeue(id gpusched.JobID) {
+func (s *oraclePolicy) dequeue(id gpusched.JobID) {
 	if k, ok := s.waiting[id]; ok {
 		s.wait.remove(k)
 		delete(s.waiting, id)
@@ -246,7 +246,7 @@ func (s *SRPTOracle) dequeue(id gpusched.JobID) {
 }
 
 // waitKey returns a job's place in the order should it wait in the view's state.
-func (s *SRPTOracle) waitKey(v *gpusched.View, st *gpusched.JobStatus) (oracleWait, error) {
+func (s *oraclePolicy) waitKey(v *gpusched.View, st *gpusched.JobStatus) (oracleWait, error) {
 	r, err := s.remaining(v, st)
 	if err != nil {
 		return oracleWait{}, err
@@ -255,7 +255,7 @@ func (s *SRPTOracle) waitKey(v *gpusched.View, st *gpusched.JobStatus) (oracleWa
 }
 
 // raise makes runBound cover running job st.
-func (s *SRPTOracle) raise(v *gpusched.View, st *gpusched.JobStatus) error {
+func (s *oraclePolicy) raise(v *gpusched.View, st *gpusched.JobStatus) error {
 	r, err := s.remaining(v, st)
 	if err != nil {
 		return err
@@ -264,7 +264,7 @@ func (s *SRPTOracle) raise(v *gpusched.View, st *gpusched.JobStatus) error {
 	return nil
 }
 
-func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+func (s *oraclePolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	ok, err := s.follow.follow(&v, waitEvents{
 		left: func(id gpusched.JobID) {
@@ -408,7 +408,7 @@ func (s *SRPTOracle) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 // ranking keeps every running job and dispatches the waiting jobs in their order, whatever the
 // running jobs' ranks among themselves, so they are not ranked. It reports false when that
 // does not hold.
-func (s *SRPTOracle) keepRunning(v *gpusched.View) (gpusched.Decision, bool, error) {
+func (s *oraclePolicy) keepRunning(v *gpusched.View) (gpusched.Decision, bool, error) {
 	cur := s.wait.cursor()
 	if head, ok := cur.next(); ok && !(s.runBound <= head.key) {
 		return gpusched.Decision{}, false, nil

@@ -16,11 +16,11 @@ func TestFIFOStrictBlocksBackfillDoesNot(t *testing.T) {
 	c := cluster(t, 4)
 	a, b, x := job("a", 3, 0, 1), job("b", 2, 1, 1), job("c", 1, 2, 1)
 	v := gpusched.View{Now: 2, Cluster: c, Pending: []gpusched.JobStatus{waiting(a), waiting(b), waiting(x)}}
-	strict, _ := NewFIFO(Options{})
+	strict, _ := newFIFO(Options{})
 	if got := runs(decide(t, strict, v)); !slices.Equal(got, []string{"a"}) {
 		t.Errorf("strict FIFO runs %v, want [a]: b does not fit and blocks c", got)
 	}
-	bf, _ := NewFIFO(Options{Order: Backfill})
+	bf, _ := newFIFO(Options{Order: Backfill})
 	if got := runs(decide(t, bf, v)); !slices.Equal(got, []string{"a", "c"}) {
 		t.Errorf("backfilling FIFO runs %v, want [a c]", got)
 	}
@@ -32,7 +32,7 @@ func TestFIFOKeepsRunningJobsInPlace(t *testing.T) {
 	v := gpusched.View{Now: 5, Cluster: c,
 		Running: []gpusched.JobStatus{running(r, 5, 0, 3, 1)},
 		Pending: []gpusched.JobStatus{waiting(job("p", 4, 1, 1))}}
-	f, _ := NewFIFO(Options{})
+	f, _ := newFIFO(Options{})
 	d := decide(t, f, v)
 	if ch := d.Diff(v); len(ch.Preempt)+len(ch.Migrate)+len(ch.Start) != 0 || !slices.Equal(ch.Keep, []gpusched.JobID{"r"}) {
 		t.Errorf("FIFO changed %+v; want r kept on [3 1] and p waiting", ch)
@@ -44,7 +44,7 @@ func TestSJFPicksSmallerPredictedJob(t *testing.T) {
 	big, small := job("big", 4, 0, 1), job("small", 4, 1, 1)
 	calls := 0
 	size := map[gpusched.JobID]float64{"big": 100, "small": 10}
-	s, _ := NewSJF(SJFOptions{Size: func(j *gpusched.Job) float64 { calls++; return size[j.ID] }})
+	s, _ := newSJF(SJFOptions{Size: func(j *gpusched.Job) float64 { calls++; return size[j.ID] }})
 	v := gpusched.View{Now: 1, Cluster: c, Pending: []gpusched.JobStatus{waiting(big), waiting(small)}}
 	if got := runs(decide(t, s, v)); !slices.Equal(got, []string{"small"}) {
 		t.Errorf("SJF runs %v, want the smaller predicted job", got)
@@ -55,17 +55,17 @@ func TestSJFPicksSmallerPredictedJob(t *testing.T) {
 	}
 	// The default size is GPUs x StepTime: a 1-GPU job with a long step beats a 4-GPU job with
 	// a short one only if its GPU-time per iteration is smaller.
-	d, _ := NewSJF(SJFOptions{})
+	d, _ := newSJF(SJFOptions{})
 	v = gpusched.View{Now: 0, Cluster: c, Pending: []gpusched.JobStatus{waiting(job("wide", 4, 0, 1)), waiting(job("long", 4, 0, 0.5))}}
 	if got := runs(decide(t, d, v)); !slices.Equal(got, []string{"long"}) {
 		t.Errorf("default SJF runs %v, want [long] (2 GPU-s per iteration against 4)", got)
 	}
 }
 
-func oracle(t tb, iters map[gpusched.JobID]float64, opt OracleOptions) *SRPTOracle {
+func oracle(t tb, iters map[gpusched.JobID]float64, opt OracleOptions) *oraclePolicy {
 	t.Helper()
 	opt.Iterations = func(id gpusched.JobID) float64 { return iters[id] }
-	o, err := NewSRPTOracle(opt)
+	o, err := newSRPTOracle(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestSRPTOracleAntiThrash(t *testing.T) {
 }
 
 func TestSRPTOracleNeedsIterations(t *testing.T) {
-	if _, err := NewSRPTOracle(OracleOptions{}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := newSRPTOracle(OracleOptions{}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("NewSRPTOracle without Iterations: %v, want ErrInvalidOptions", err)
 	}
 	// A NaN answer rejects that job alone (TestOracleRejectsAJobWithBadTruthAlone), naming
@@ -146,7 +146,7 @@ func TestTiresiasDefaultsAreTheSimulators(t *testing.T) {
 		t.Errorf("a caller's change leaked into the defaults: %v", got)
 	}
 	for _, bad := range [][]float64{{0}, {10, 5}, {5, 5}, {math.Inf(1)}} {
-		if _, err := NewTiresias(TiresiasOptions{Thresholds: bad}); !errors.Is(err, ErrInvalidOptions) {
+		if _, err := newTiresias(TiresiasOptions{Thresholds: bad}); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("thresholds %v: %v, want ErrInvalidOptions", bad, err)
 		}
 	}
@@ -154,7 +154,7 @@ func TestTiresiasDefaultsAreTheSimulators(t *testing.T) {
 
 func TestTiresiasDemotesAndPreemptsLowerQueue(t *testing.T) {
 	c := cluster(t, 4)
-	tr, _ := NewTiresias(TiresiasOptions{})
+	tr, _ := newTiresias(TiresiasOptions{})
 	old, fresh := job("old", 4, 0, 1), job("new", 4, 1000, 1)
 	// old ran 1000 s on 4 GPUs: 4000 GPU-s, past the first threshold (3250).
 	v := gpusched.View{Now: 1000, Cluster: c,
@@ -178,7 +178,7 @@ func TestTiresiasDemotesAndPreemptsLowerQueue(t *testing.T) {
 
 func TestTiresiasRunningFirstWithinQueue(t *testing.T) {
 	c := cluster(t, 4)
-	tr, _ := NewTiresias(TiresiasOptions{})
+	tr, _ := newTiresias(TiresiasOptions{})
 	a, b := job("a", 4, 0, 1), job("b", 4, 1, 1)
 	// a runs in queue 0 (400 GPU-s); b waits in queue 0: FIFO would favour a anyway, and b must
 	// not preempt a within the same queue.
@@ -202,7 +202,7 @@ func TestTiresiasRunningFirstWithinQueue(t *testing.T) {
 func TestTiresiasStarvationPromotion(t *testing.T) {
 	c := cluster(t, 4)
 	// Two queues, so that b does not fall below a again before the promotion.
-	tr, _ := NewTiresias(TiresiasOptions{PromoteKnob: 2, Thresholds: []float64{3250}})
+	tr, _ := newTiresias(TiresiasOptions{PromoteKnob: 2, Thresholds: []float64{3250}})
 	a, b := job("a", 4, 0, 1), job("b", 4, 1000, 1)
 	// t=1000: a has run 1000 s (queue 1); b arrives in queue 0 and preempts it.
 	v := gpusched.View{Now: 1000, Cluster: c,
@@ -235,7 +235,7 @@ func TestTiresiasStarvationPromotion(t *testing.T) {
 		t.Errorf("a in queue %d after %d promotions, want queue 0 after 1", q, tr.Promotions("a"))
 	}
 	// Without the knob a is never promoted.
-	off, _ := NewTiresias(TiresiasOptions{Thresholds: []float64{3250}})
+	off, _ := newTiresias(TiresiasOptions{Thresholds: []float64{3250}})
 	decide(t, off, gpusched.View{Now: 1000, Cluster: c, Running: []gpusched.JobStatus{running(a, 1000, 0, 0, 1, 2, 3)}, Pending: []gpusched.JobStatus{waiting(b)}})
 	if got := runs(decide(t, off, v)); !slices.Equal(got, []string{"b"}) {
 		t.Errorf("knob off, t=3000: runs %v, want [b]", got)
@@ -244,7 +244,7 @@ func TestTiresiasStarvationPromotion(t *testing.T) {
 
 func TestTiresiasLease(t *testing.T) {
 	c := cluster(t, 4)
-	tr, _ := NewTiresias(TiresiasOptions{MinRunTime: 100})
+	tr, _ := newTiresias(TiresiasOptions{MinRunTime: 100})
 	old, fresh := job("old", 4, 0, 1), job("new", 4, 1000, 1)
 	// old resumed at t=950 after earlier runs worth 4000 GPU-s: queue 1, but leased until 1050.
 	st := running(old, 1000, 950, 0, 1, 2, 3)
@@ -395,7 +395,7 @@ func TestSJFBCOPlacementHonoursKappaAndLambda(t *testing.T) {
 
 func TestSJFBCOOnlineStartsOnlyWhatThePlanStartsNow(t *testing.T) {
 	c := cluster(t, 4)
-	s, _ := NewSJFBCO(SJFBCOOptions{})
+	s, _ := newSJFBCO(SJFBCOOptions{})
 	wide, thin := job("wide", 4, 0, 1), job("thin", 1, 1, 1)
 	v := gpusched.View{Now: 1, Cluster: c, Pending: []gpusched.JobStatus{waiting(wide), waiting(thin)}}
 	d := decide(t, s, v)
@@ -414,7 +414,7 @@ func TestSJFBCOOnlineStartsOnlyWhatThePlanStartsNow(t *testing.T) {
 
 func TestSJFBCOBatchFollowsPlan(t *testing.T) {
 	c := cluster(t, 4)
-	s, _ := NewSJFBCO(SJFBCOOptions{Batch: true, Iterations: func(j *gpusched.Job) float64 { return 10 }})
+	s, _ := newSJFBCO(SJFBCOOptions{Batch: true, Iterations: func(j *gpusched.Job) float64 { return 10 }})
 	a, b, x := job("a", 2, 0, 1), job("b", 2, 0, 1), job("c", 4, 0, 1)
 	v := gpusched.View{Now: 0, Cluster: c, Pending: []gpusched.JobStatus{waiting(a), waiting(b), waiting(x)}}
 	d := decide(t, s, v)
@@ -433,7 +433,7 @@ func TestSJFBCOBatchFollowsPlan(t *testing.T) {
 
 func TestGADGETRefusesRingThatDoesNotFit(t *testing.T) {
 	c := cluster(t, 4, 4, 4)
-	g, _ := NewGADGET(GADGETOptions{Share: 0.6})
+	g, _ := newGADGET(GADGETOptions{Share: 0.6})
 	x, z := job("x", 4, 0, 1), job("z", 4, 0, 1)
 	y, small := job("y", 4, 1, 1), job("small", 2, 2, 1)
 	v := gpusched.View{Now: 3, Cluster: c,
@@ -449,12 +449,12 @@ func TestGADGETRefusesRingThatDoesNotFit(t *testing.T) {
 		t.Errorf("GADGET runs %v; want y refused (its ring would cross servers 0 and 1, whose links have 40%% left of the 60%% it reserves) and small admitted", got)
 	}
 	// FIFO with backfill, blind to bandwidth, would start y.
-	f, _ := NewFIFO(Options{Order: Backfill})
+	f, _ := newFIFO(Options{Order: Backfill})
 	if got := runs(decide(t, f, v)); !slices.Contains(got, "y") {
 		t.Errorf("FIFO runs %v, expected y", got)
 	}
 	// With a smaller reservation the ring fits.
-	g2, _ := NewGADGET(GADGETOptions{Share: 0.3})
+	g2, _ := newGADGET(GADGETOptions{Share: 0.3})
 	if got := runs(decide(t, g2, v)); !slices.Contains(got, "y") {
 		t.Errorf("GADGET with 30%% reservations runs %v, want y admitted", got)
 	}
@@ -466,16 +466,16 @@ func TestBaselinePlacements(t *testing.T) {
 	r := job("r", 2, 0, 1)
 	v := gpusched.View{Now: 10, Cluster: c, Running: []gpusched.JobStatus{running(r, 10, 0, 0, 1)},
 		Pending: []gpusched.JobStatus{waiting(job("p", 2, 1, 1))}}
-	ff, _ := NewFirstFit(Options{})
+	ff, _ := newFirstFit(Options{})
 	if got := placement(decide(t, ff, v), "p"); !slices.Equal(got, []topology.GPUID{2, 3}) {
 		t.Errorf("first-fit placed p on %v, want [2 3] (first server with room)", got)
 	}
-	pk, _ := NewFIFO(Options{})
+	pk, _ := newFIFO(Options{})
 	if got := placement(decide(t, pk, v), "p"); !slices.Equal(got, []topology.GPUID{2, 3}) {
 		t.Errorf("Pack placed p on %v, want [2 3] (best fit)", got)
 	}
 	// List scheduling: GPUs 4..7 have been busy longer than 2, 3.
-	ls, _ := NewListScheduling(Options{})
+	ls, _ := newListScheduling(Options{})
 	decide(t, ls, gpusched.View{Now: 0, Cluster: c, Running: []gpusched.JobStatus{running(job("old", 2, 0, 1), 0, 0, 4, 5)}})
 	d := decide(t, ls, v)
 	if got := placement(d, "p"); !slices.Equal(got, []topology.GPUID{2, 3}) && !slices.Equal(got, []topology.GPUID{6, 7}) {
@@ -485,8 +485,8 @@ func TestBaselinePlacements(t *testing.T) {
 		t.Errorf("loads: GPU 4 %v, GPU 2 %v; want 10 and 0", ls.Load(4), ls.Load(2))
 	}
 	// Random: same seed, same choices; valid placements.
-	r1, _ := NewRandom(RandomOptions{Seed: 7})
-	r2, _ := NewRandom(RandomOptions{Seed: 7})
+	r1, _ := newRandom(RandomOptions{Seed: 7})
+	r2, _ := newRandom(RandomOptions{Seed: 7})
 	if a, b := placement(decide(t, r1, v), "p"), placement(decide(t, r2, v), "p"); !slices.Equal(a, b) {
 		t.Errorf("random with one seed placed p on %v and %v", a, b)
 	}
@@ -505,20 +505,20 @@ func TestBadInputsAreErrors(t *testing.T) {
 			t.Errorf("%v with a 0-GPU job: %v, rejects %v; want it rejected with ErrInvalidJob", s, err, d.Rejected)
 		}
 	}
-	if _, err := NewFIFO(Options{Order: 9}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := newFIFO(Options{Order: 9}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("unknown order: %v", err)
 	}
-	if _, err := NewSJFBCO(SJFBCOOptions{BCOPlanOptions: BCOPlanOptions{Lambda: 2}}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := newSJFBCO(SJFBCOOptions{BCOPlanOptions: BCOPlanOptions{Lambda: 2}}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("lambda 2: %v", err)
 	}
-	if _, err := NewGADGET(GADGETOptions{Share: -1}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := newGADGET(GADGETOptions{Share: -1}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("share -1: %v", err)
 	}
 	// A placer that returns a busy GPU is caught.
 	bad := func(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
 		return gpuRange(0, j.GPUs), true
 	}
-	f, _ := NewFIFO(Options{Placer: bad})
+	f, _ := newFIFO(Options{Placer: bad})
 	v := gpusched.View{Now: 1, Cluster: cluster(t, 4), Running: []gpusched.JobStatus{running(job("r", 1, 0, 1), 1, 0, 0)},
 		Pending: []gpusched.JobStatus{waiting(job("p", 1, 0, 1))}}
 	if _, err := f.Schedule(v); !errors.Is(err, ErrPlacement) {
@@ -533,8 +533,8 @@ func TestNames(t *testing.T) {
 			t.Errorf("scheduler %d is %q, want %q", i, got, want[i])
 		}
 	}
-	f, _ := NewFIFO(Options{Name: "fifo-strict"})
-	b, _ := NewSJFBCO(SJFBCOOptions{Name: "sjf-bco-batch", Batch: true})
+	f, _ := newFIFO(Options{Name: "fifo-strict"})
+	b, _ := newSJFBCO(SJFBCOOptions{Name: "sjf-bco-batch", Batch: true})
 	if f.String() != "fifo-strict" || b.String() != "sjf-bco-batch" {
 		t.Errorf("named variants report %q and %q", f, b)
 	}
@@ -544,20 +544,20 @@ func TestNames(t *testing.T) {
 // iterations from iters).
 func allSchedulers(t tb, iters map[gpusched.JobID]float64) []gpusched.Scheduler {
 	t.Helper()
-	fifo, _ := NewFIFO(Options{})
-	sjf, _ := NewSJF(SJFOptions{})
+	fifo, _ := newFIFO(Options{})
+	sjf, _ := newSJF(SJFOptions{})
 	orc := oracle(t, iters, OracleOptions{})
-	tir, _ := NewTiresias(TiresiasOptions{PromoteKnob: 2})
+	tir, _ := newTiresias(TiresiasOptions{PromoteKnob: 2})
 	trueIters := func(j *gpusched.Job) float64 { return iters[j.ID] }
 	if iters == nil {
 		trueIters = nil
 	}
-	bco, _ := NewSJFBCO(SJFBCOOptions{Iterations: trueIters})
-	bcoBatch, _ := NewSJFBCO(SJFBCOOptions{Iterations: trueIters, Batch: true})
-	gad, _ := NewGADGET(GADGETOptions{})
-	ff, _ := NewFirstFit(Options{})
-	ls, _ := NewListScheduling(Options{})
-	rnd, _ := NewRandom(RandomOptions{Seed: 1})
+	bco, _ := newSJFBCO(SJFBCOOptions{Iterations: trueIters})
+	bcoBatch, _ := newSJFBCO(SJFBCOOptions{Iterations: trueIters, Batch: true})
+	gad, _ := newGADGET(GADGETOptions{})
+	ff, _ := newFirstFit(Options{})
+	ls, _ := newListScheduling(Options{})
+	rnd, _ := newRandom(RandomOptions{Seed: 1})
 	return []gpusched.Scheduler{fifo, sjf, orc, tir, bco, bcoBatch, gad, ff, ls, rnd}
 }
 
@@ -587,7 +587,7 @@ func TestModelJobs(t *testing.T) {
 func TestFIFOOrdersAViewOutOfArrivalOrder(t *testing.T) {
 	c := cluster(t, 4)
 	late, early := job("late", 4, 5, 1), job("early", 4, 1, 1)
-	fifo, _ := NewFIFO(Options{})
+	fifo, _ := newFIFO(Options{})
 	v := gpusched.View{Now: 5, Cluster: c, Pending: []gpusched.JobStatus{waiting(late), waiting(early)}}
 	if got := runs(decide(t, fifo, v)); !slices.Equal(got, []string{"early"}) {
 		t.Errorf("FIFO runs %v, want [early]", got)
@@ -682,7 +682,7 @@ func TestWeightedPolicies(t *testing.T) {
 	light, heavy := job("light", 4, 0, 1), job("heavy", 4, 0, 2)
 	heavy.Weight = 4
 	iters := map[gpusched.JobID]float64{"light": 100, "heavy": 100}
-	sjf, _ := NewSJF(SJFOptions{})
+	sjf, _ := newSJF(SJFOptions{})
 	for _, s := range []gpusched.Scheduler{sjf, oracle(t, iters, OracleOptions{})} {
 		v := gpusched.View{Now: 1, Cluster: c, Pending: []gpusched.JobStatus{waiting(light), waiting(heavy)}}
 		if got := runs(decide(t, s, v)); !slices.Equal(got, []string{"heavy"}) {
@@ -727,7 +727,7 @@ func TestEveryBaselineHonoursGPUTypes(t *testing.T) {
 // longer had them.
 func TestSJFBCOBatchReplansOnANewCluster(t *testing.T) {
 	iters := map[gpusched.JobID]float64{"a": 1000, "b": 10, "c": 20}
-	bco, _ := NewSJFBCO(SJFBCOOptions{Batch: true, Iterations: func(j *gpusched.Job) float64 { return iters[j.ID] }})
+	bco, _ := newSJFBCO(SJFBCOOptions{Batch: true, Iterations: func(j *gpusched.Job) float64 { return iters[j.ID] }})
 	big := cluster(t, 4, 4)
 	a, b, c := job("a", 4, 0, 1), job("b", 4, 0, 1), job("c", 4, 0, 1)
 	d := decide(t, bco, gpusched.View{Now: 1, Cluster: big, Pending: []gpusched.JobStatus{waiting(a), waiting(b), waiting(c)}})

@@ -44,7 +44,7 @@ func genInstance(t *rapid.T, maxJobs int) instance {
 // preemptive reports whether a policy may preempt.
 func preemptive(s gpusched.Scheduler) bool {
 	switch s.(type) {
-	case *SRPTOracle, *Tiresias:
+	case *oraclePolicy, *tiresiasPolicy:
 		return true
 	}
 	return false
@@ -73,10 +73,10 @@ func TestPropertyHostInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := genInstance(t, 12)
 		scheds := allSchedulers(t, in.iters)
-		leased, _ := NewSRPTOracle(OracleOptions{MinRunTime: 50, Iterations: func(id gpusched.JobID) float64 { return in.iters[id] }})
-		tirLease, _ := NewTiresias(TiresiasOptions{MinRunTime: 50, Thresholds: []float64{100, 400}})
-		strictTir, _ := NewTiresias(TiresiasOptions{Options: Options{Order: Strict}, Thresholds: []float64{50}, PromoteKnob: 1})
-		bcoStrict, _ := NewSJFBCO(SJFBCOOptions{Order: Strict, Window: 3})
+		leased, _ := newSRPTOracle(OracleOptions{MinRunTime: 50, Iterations: func(id gpusched.JobID) float64 { return in.iters[id] }})
+		tirLease, _ := newTiresias(TiresiasOptions{MinRunTime: 50, Thresholds: []float64{100, 400}})
+		strictTir, _ := newTiresias(TiresiasOptions{Options: Options{Order: Strict}, Thresholds: []float64{50}, PromoteKnob: 1})
+		bcoStrict, _ := newSJFBCO(SJFBCOOptions{Order: Strict, Window: 3})
 		scheds = append(scheds, leased, tirLease, strictTir, bcoStrict)
 		for _, s := range scheds {
 			st, err := runHost(in.c, in.jobs, s, 100*len(in.jobs)+100)
@@ -98,7 +98,7 @@ func TestHostCatchesWrongVariants(t *testing.T) {
 		{job: gpusched.Job{ID: "b", GPUs: 2, Arrival: 1, StepTime: 1}, iters: 10},
 		{job: gpusched.Job{ID: "c", GPUs: 4, Arrival: 2, StepTime: 1}, iters: 10},
 	}
-	fifo, _ := NewFIFO(Options{})
+	fifo, _ := newFIFO(Options{})
 	// Forgets to list the running jobs it keeps: every call preempts them.
 	forgetful := gpusched.SchedulerFunc(func(v gpusched.View) (gpusched.Decision, error) {
 		d, err := fifo.Schedule(v)

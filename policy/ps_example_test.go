@@ -13,7 +13,7 @@ import (
 // A parameter-server job of 2 to 4 workers and 1 to 4 shards arrives on two T4 servers whose
 // servers are each half busy: ps-locality solves the placement program of each shape, rounds
 // and repairs it, and starts the job on the shape it prefers, its shards beside its workers.
-func ExamplePSLocality() {
+func ExampleNew_psLocality() {
 	spec := topology.T4()
 	spec.CPUs = 16
 	c, _ := topology.Uniform(spec, 2)
@@ -27,7 +27,7 @@ func ExamplePSLocality() {
 		Running: []gpusched.JobStatus{{Job: busy, GPUs: []topology.GPUID{0, 1, 4, 5}}},
 		Pending: []gpusched.JobStatus{{Job: job}},
 	}
-	s, _ := policy.NewPSLocality(policy.PSLocalityOptions{Seed: 1})
+	s, _ := policy.New("ps-locality", policy.Config{PSLocality: policy.PSLocalityOptions{Seed: 1}})
 	d, err := s.Schedule(v)
 	if err != nil {
 		fmt.Println(err)
@@ -39,7 +39,7 @@ func ExamplePSLocality() {
 				job.NumPSOf(a.PlanChoice), ps.Placement(c, a.GPUs, job.NumPSOf(a.PlanChoice)))
 		}
 	}
-	st := s.Stats()
+	st := *policy.DiagnosticsOf(s).PS
 	fmt.Printf("cross-server bytes per iteration %.0f MB, LP bound %.0f MB\n", st.Achieved/1e6, st.Bound/1e6)
 	// Output:
 	// 4 workers on GPUs [2 3 6 7], 4 shards on servers [0 0 1 1]

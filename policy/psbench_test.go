@@ -59,7 +59,7 @@ func psBigView(b *testing.B) gpusched.View {
 // jobs on 2,048 GPUs (psBigView): the scan of the queue and the programs of the newest job.
 func BenchmarkPSLocalityArrival(b *testing.B) {
 	v := psBigView(b)
-	s, err := policy.NewPSLocality(policy.PSLocalityOptions{})
+	s, err := policy.New("ps-locality", policy.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func BenchmarkPSLocalityArrival(b *testing.B) {
 // the same state: 10,248 jobs, 2,048 GPUs.
 func BenchmarkSMDInterval(b *testing.B) {
 	v := psBigView(b)
-	s, err := policy.NewSMD(policy.SMDOptions{})
+	s, err := policy.New("smd", policy.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

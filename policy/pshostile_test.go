@@ -65,8 +65,8 @@ func TestPSPoliciesRejectImpossibleBounds(t *testing.T) {
 		"shard too fat": {ps.Spec{MinWorkers: 1, MaxWorkers: 1, MinPS: 1, MaxPS: 1, CPUs: 31}, ps.ErrInvalidJob},
 	} {
 		for _, mk := range []func() gpusched.Scheduler{
-			func() gpusched.Scheduler { s, _ := NewPSLocality(PSLocalityOptions{}); return s },
-			func() gpusched.Scheduler { s, _ := NewSMD(SMDOptions{}); return s },
+			func() gpusched.Scheduler { s, _ := newPSLocality(PSLocalityOptions{}); return s },
+			func() gpusched.Scheduler { s, _ := newSMD(SMDOptions{}); return s },
 		} {
 			s := mk()
 			d, err := s.Schedule(hostileView(t, map[string]ps.Spec{"bad": c.bad, "good": good}))
@@ -84,7 +84,7 @@ func TestPSLocalityLPFailure(t *testing.T) {
 	good := ps.Spec{MinWorkers: 2, MaxWorkers: 4, MinPS: 1, MaxPS: 2, CPUs: 4}
 	v := hostileView(t, map[string]ps.Spec{"bad": good, "good": good})
 	v.Pending[0].Job.Model, _ = graph.ZooModel("vgg16") // tell the two apart in the hook
-	s, _ := NewPSLocality(PSLocalityOptions{})
+	s, _ := newPSLocality(PSLocalityOptions{})
 	n := 0
 	s.solve = func(in *psInstance) (*psLP, error) {
 		if n++; n == 1 { // the first job's first program

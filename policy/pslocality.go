@@ -65,7 +65,7 @@ func ratio(a, b float64) float64 {
 	return math.Inf(1)
 }
 
-// PSLocality is the locality-aware online scheduler of parameter-server jobs after Yu, Liu,
+// psLocalityPolicy is the locality-aware online scheduler of parameter-server jobs after Yu, Liu,
 // Wu, Ji and Bentley, "Toward Efficient Online Scheduling for Distributed Machine Learning
 // Systems" (IEEE TNSE 2022, arXiv 2108.02917). For each arriving PS job it decides, jointly,
 // how many workers and PS shards the job gets and on which servers, with their locality (a
@@ -101,7 +101,7 @@ func ratio(a, b float64) float64 {
 // ps.ErrInvalidJob, ErrTooLarge); a job whose program fails (ErrLP) is rejected with the
 // reason, naming it, and the others are scheduled. It keeps state (the generator, the
 // statistics): not safe for concurrent use.
-type PSLocality struct {
+type psLocalityPolicy struct {
 	gate  gate
 	name  string
 	cost  gpusched.CostModel
@@ -115,8 +115,8 @@ type PSLocality struct {
 	rejects []*gpusched.JobError
 }
 
-// NewPSLocality returns the scheduler.
-func NewPSLocality(opt PSLocalityOptions) (*PSLocality, error) {
+// newPSLocality returns the scheduler.
+func newPSLocality(opt PSLocalityOptions) (*psLocalityPolicy, error) {
 	if opt.Efficiency == 0 {
 		opt.Efficiency = 0.5
 	}
@@ -132,20 +132,20 @@ func NewPSLocality(opt PSLocalityOptions) (*PSLocality, error) {
 	if opt.Cost == nil {
 		opt.Cost = gpusched.DefaultCost()
 	}
-	return &PSLocality{
+	return &psLocalityPolicy{
 		name: name(opt.Name, "ps-locality"), cost: opt.Cost, eta: opt.Efficiency, draws: opt.Rounds,
 		rng: rand.New(rand.NewPCG(opt.Seed, 0x70736c6f63)), bad: make(map[gpusched.JobID]error), solve: solveLP,
 	}, nil
 }
 
 // String returns "ps-locality" (or Options.Name).
-func (p *PSLocality) String() string { return p.name }
+func (p *psLocalityPolicy) String() string { return p.name }
 
 // Stats returns the account of the decisions so far.
-func (p *PSLocality) Stats() PSStats { return p.stats }
+func (p *psLocalityPolicy) Stats() PSStats { return p.stats }
 
 // Schedule keeps every running job and places waiting jobs in arrival order.
-func (p *PSLocality) Schedule(v gpusched.View) (gpusched.Decision, error) {
+func (p *psLocalityPolicy) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := p.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
@@ -159,7 +159,7 @@ func (p *PSLocality) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	return d, nil
 }
 
-func (p *PSLocality) schedule(v *gpusched.View) (gpusched.Decision, error) {
+func (p *psLocalityPolicy) schedule(v *gpusched.View) (gpusched.Decision, error) {
 	// Every running job keeps its GPUs: a host that takes deltas gets the starts only.
 	d := gpusched.Decision{KeepOthers: v.AcceptsKeepOthers}
 	if !d.KeepOthers {
@@ -225,7 +225,7 @@ type psCand struct {
 
 // placePS returns the chosen placement of PS job j on the free resources, nil when none of its
 // shapes fits now, or an error wrapping ErrLP naming the job.
-func (p *PSLocality) placePS(c *topology.Cluster, st *psState, j *gpusched.Job) (*psCand, error) {
+func (p *psLocalityPolicy) placePS(c *topology.Cluster, st *psState, j *gpusched.Job) (*psCand, error) {
 	var cands []psCand
 	for k := range j.Choices() {
 		w, np := j.GPUsFor(k), j.NumPSOf(k)

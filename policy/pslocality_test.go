@@ -52,7 +52,7 @@ func psWorkload(t testing.TB, n int, seed uint64) (*topology.Cluster, []trace.Re
 
 func TestPSLocalityRunsMixedWorkload(t *testing.T) {
 	c, recs := psWorkload(t, 40, 1)
-	s, err := policy.NewPSLocality(policy.PSLocalityOptions{Seed: 3})
+	s, err := policy.New("ps-locality", policy.Config{PSLocality: policy.PSLocalityOptions{Seed: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,13 +63,13 @@ func TestPSLocalityRunsMixedWorkload(t *testing.T) {
 	if res.Summary.Rejected != 0 {
 		t.Fatalf("%d rejected", res.Summary.Rejected)
 	}
-	st := s.Stats()
+	st := *policy.DiagnosticsOf(s).PS
 	if st.Placed == 0 || st.Gap() < 1-1e-9 {
 		t.Errorf("stats %+v: want placements with achieved >= bound", st)
 	}
 	t.Logf("mean JCT %.0f s, %d PS placements, gap %.3f", res.Summary.AvgJCT, st.Placed, st.Gap())
 	// Deterministic: the same seed gives the same result.
-	s2, _ := policy.NewPSLocality(policy.PSLocalityOptions{Seed: 3})
+	s2, _ := policy.New("ps-locality", policy.Config{PSLocality: policy.PSLocalityOptions{Seed: 3}})
 	res2, err := sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: s2})
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +83,9 @@ func TestPSLocalityRunsMixedWorkload(t *testing.T) {
 // placement (choice 0, one shard per worker server).
 func TestBaselinesRunPSJobs(t *testing.T) {
 	c, recs := psWorkload(t, 30, 2)
-	fifo, _ := policy.NewFIFO(policy.Options{})
-	tir, _ := policy.NewTiresias(policy.TiresiasOptions{})
-	sjf, _ := policy.NewSJF(policy.SJFOptions{})
+	fifo, _ := policy.New("fifo", policy.Config{})
+	tir, _ := policy.New("tiresias", policy.Config{})
+	sjf, _ := policy.New("sjf", policy.Config{})
 	for _, s := range []gpusched.Scheduler{fifo, tir, sjf} {
 		res, err := sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: s, ValidateViews: true})
 		if err != nil {
@@ -99,7 +99,7 @@ func TestBaselinesRunPSJobs(t *testing.T) {
 
 func TestSMDRunsMixedWorkload(t *testing.T) {
 	c, recs := psWorkload(t, 40, 1)
-	s, err := policy.NewSMD(policy.SMDOptions{Interval: 300})
+	s, err := policy.New("smd", policy.Config{SMD: policy.SMDOptions{Interval: 300}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestSMDRunsMixedWorkload(t *testing.T) {
 	if res.Summary.Rejected != 0 {
 		t.Fatalf("%d rejected", res.Summary.Rejected)
 	}
-	st := s.Stats()
+	st := *policy.DiagnosticsOf(s).PS
 	if st.Intervals == 0 || st.ObjectiveGap() < 1-1e-9 {
 		t.Errorf("stats %+v: want intervals with objective >= bound", st)
 	}

@@ -25,7 +25,7 @@ type RubickOptions struct {
 	Name string
 }
 
-// Rubick is the reconfiguring policy of Rubick (Zhang et al., MLSys'25, arXiv 2408.08586; the
+// rubickPolicy is the reconfiguring policy of Rubick (Zhang et al., MLSys'25, arXiv 2408.08586; the
 // artifact's sched/morphling_sched/policy/morphling.py, where it is called Morphling): it
 // chooses each job's execution plan (Job.Plans) together with its GPUs, CPU cores and host
 // memory, guided by the performance model, so that the cluster's total normalised throughput
@@ -84,7 +84,7 @@ type RubickOptions struct {
 //
 // Rubick keeps state between calls (curves, reconfiguration counts) and is not safe for
 // concurrent use.
-type Rubick struct {
+type rubickPolicy struct {
 	opt    RubickOptions
 	name   string
 	tput   map[string]float64 // model|plan -> samples per second on a consolidated placement
@@ -118,8 +118,8 @@ type rubickCurve struct {
 	tput []float64 // per plan choice, normalised by choice 0's (0: cannot run)
 }
 
-// NewRubick returns a Rubick scheduler.
-func NewRubick(opt RubickOptions) (*Rubick, error) {
+// newRubick returns a Rubick scheduler.
+func newRubick(opt RubickOptions) (*rubickPolicy, error) {
 	switch {
 	case math.IsNaN(opt.MinGain) || opt.MinGain < 0 || math.IsInf(opt.MinGain, 0):
 		return nil, fmt.Errorf("policy: rubick: min gain %v must be finite and >= 0", opt.MinGain)
@@ -133,15 +133,15 @@ func NewRubick(opt RubickOptions) (*Rubick, error) {
 	if opt.MaxReconfigurations == 0 {
 		opt.MaxReconfigurations = 5
 	}
-	return &Rubick{opt: opt, name: name(opt.Name, "rubick"), tput: map[string]float64{},
+	return &rubickPolicy{opt: opt, name: name(opt.Name, "rubick"), tput: map[string]float64{},
 		curves: map[gpusched.JobID]*rubickCurve{}, reconf: map[gpusched.JobID]int{}}, nil
 }
 
 // String returns "rubick" (or RubickOptions.Name).
-func (r *Rubick) String() string { return r.name }
+func (r *rubickPolicy) String() string { return r.name }
 
 // JobCompleted forgets a job that left.
-func (r *Rubick) JobCompleted(c gpusched.Completion) {
+func (r *rubickPolicy) JobCompleted(c gpusched.Completion) {
 	if !observed(r.ready, c) {
 		return
 	}
@@ -151,7 +151,7 @@ func (r *Rubick) JobCompleted(c gpusched.Completion) {
 
 // Throughput returns the normalised throughput of each plan choice of j (choice 0, the job's
 // own plan, is 1; 0 for a choice that cannot run on c): the job's resource-sensitivity curve.
-func (r *Rubick) Throughput(j *gpusched.Job, c *topology.Cluster) ([]float64, error) {
+func (r *rubickPolicy) Throughput(j *gpusched.Job, c *topology.Cluster) ([]float64, error) {
 	cu, err := r.curve(j, c)
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (r *Rubick) Throughput(j *gpusched.Job, c *topology.Cluster) ([]float64, er
 	return slices.Clone(cu.tput), nil
 }
 
-func (r *Rubick) curve(j *gpusched.Job, c *topology.Cluster) (*rubickCurve, error) {
+func (r *rubickPolicy) curve(j *gpusched.Job, c *topology.Cluster) (*rubickCurve, error) {
 	if cu, ok := r.curves[j.ID]; ok {
 		return cu, nil
 	}
@@ -198,7 +198,7 @@ func (r *Rubick) curve(j *gpusched.Job, c *topology.Cluster) (*rubickCurve, erro
 
 // absolute returns iterations per second of plan choice k of j alone on a consolidated,
 // shape-respecting placement of c (shared by every job of the same model and plan).
-func (r *Rubick) absolute(j *gpusched.Job, k int, c *topology.Cluster, all topology.GPUSet) (float64, error) {
+func (r *rubickPolicy) absolute(j *gpusched.Job, k int, c *topology.Cluster, all topology.GPUSet) (float64, error) {
 	w := j.WithPlan(k)
 	key := ""
 	if w.Model != nil {
@@ -419,7 +419,7 @@ type rubickJob struct {
 
 // cachedCurve returns j's curve as curve does, found first in pc's walk of the last view
 // (the same curve: curve memoises it by job id) and recorded there for the next one.
-func (r *Rubick) cachedCurve(pc *posCache[rubickCurve], j *gpusched.Job, c *topology.Cluster) (*rubickCurve, error) {
+func (r *rubickPolicy) cachedCurve(pc *posCache[rubickCurve], j *gpusched.Job, c *topology.Cluster) (*rubickCurve, error) {
 	if cu := pc.get(j); cu != nil {
 		pc.put(j, cu)
 		return cu, nil
@@ -433,13 +433,13 @@ func (r *Rubick) cachedCurve(pc *posCache[rubickCurve], j *gpusched.Job, c *topo
 
 // record returns a cleared record of this call's slab (whose capacity Schedule sized for
 // every job of the view, so that earlier records stay where they are).
-func (r *Rubick) record() *rubickJob {
+func (r *rubickPolicy) record() *rubickJob {
 	r.slab = append(r.slab, rubickJob{})
 	return &r.slab[len(r.slab)-1]
 }
 
 // Schedule implements gpusched.Scheduler.
-func (r *Rubick) Schedule(v gpusched.View) (gpusched.Decision, error) {
+func (r *rubickPolicy) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := r.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
@@ -738,7 +738,7 @@ func (q *waitHeap) down(i int) {
 }
 
 // release clears the call's records and lists, which point into its view, for the next call.
-func (r *Rubick) release() {
+func (r *rubickPolicy) release() {
 	clear(r.slab)
 	r.slab = r.slab[:0]
 	clear(r.jobsBuf)
@@ -756,7 +756,7 @@ const guaranteeSlack = 0.01
 // whose speed on the placement shapePlace gives it (timed by the cost model, idle links)
 // reaches its target, the speed of its own plan on a consolidated placement of the idle
 // cluster. It returns the GPUs and the plan choice.
-func (r *Rubick) admit(c *topology.Cluster, free topology.GPUSet, h *hostFree, rj *rubickJob) ([]topology.GPUID, int, bool) {
+func (r *rubickPolicy) admit(c *topology.Cluster, free topology.GPUSet, h *hostFree, rj *rubickJob) ([]topology.GPUID, int, bool) {
 	j := rj.st.Job
 	if !j.Guaranteed {
 		g, ok := shapePlace(c, free, h, j.WithPlan(rj.choice), 0)
@@ -789,7 +789,7 @@ func (r *Rubick) admit(c *topology.Cluster, free topology.GPUSet, h *hostFree, r
 }
 
 // speedOn returns the iterations per second of w (a job under one plan) on gpus, idle links.
-func (r *Rubick) speedOn(w *gpusched.Job, c *topology.Cluster, gpus []topology.GPUID) (float64, error) {
+func (r *rubickPolicy) speedOn(w *gpusched.Job, c *topology.Cluster, gpus []topology.GPUID) (float64, error) {
 	probe := w
 	if w.Model != nil {
 		cp := *w
@@ -809,7 +809,7 @@ func (r *Rubick) speedOn(w *gpusched.Job, c *topology.Cluster, gpus []topology.G
 // entryChoice is the plan a waiting job starts under: for a guaranteed job the smallest plan
 // reaching its own plan's throughput, for a best-effort one the plan of highest throughput
 // per GPU (fewest GPUs among equals). A job that is not reconfigurable runs its own plan.
-func (r *Rubick) entryChoice(rj *rubickJob) int {
+func (r *rubickPolicy) entryChoice(rj *rubickJob) int {
 	j := rj.st.Job
 	if !j.Reconfigurable() {
 		return 0
@@ -835,7 +835,7 @@ func (r *Rubick) entryChoice(rj *rubickJob) int {
 }
 
 // shrinkable reports whether rj is a running best-effort job that may still be reconfigured.
-func (r *Rubick) shrinkable(rj *rubickJob) bool {
+func (r *rubickPolicy) shrinkable(rj *rubickJob) bool {
 	j := rj.st.Job
 	return rj.run && !j.Guaranteed && j.Reconfigurable() && r.reconf[j.ID] < r.opt.MaxReconfigurations
 }
@@ -843,7 +843,7 @@ func (r *Rubick) shrinkable(rj *rubickJob) bool {
 // shrinkOne shrinks one of jobs, best-effort running jobs, to a smaller plan, the one losing
 // the least normalised throughput per GPU freed (less than maxLoss), and reports whether it
 // found one.
-func (r *Rubick) shrinkOne(c *topology.Cluster, jobs []*rubickJob, free topology.GPUSet, h *hostFree, maxLoss float64) bool {
+func (r *rubickPolicy) shrinkOne(c *topology.Cluster, jobs []*rubickJob, free topology.GPUSet, h *hostFree, maxLoss float64) bool {
 	var (
 		best     *rubickJob
 		bestK    int

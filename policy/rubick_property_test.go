@@ -171,8 +171,8 @@ func guaranteedRuns(v gpusched.View, d gpusched.Decision) map[gpusched.JobID]gpu
 func rubickProp(tmpl []rubickTemplate, cost gpusched.CostModel, broken rubickBroken) func(*rapid.T) {
 	return func(t *rapid.T) {
 		rc := genRubickCase(t, tmpl)
-		fresh := func() *Rubick {
-			r, err := NewRubick(RubickOptions{Cost: cost})
+		fresh := func() *rubickPolicy {
+			r, err := newRubick(RubickOptions{Cost: cost})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +181,7 @@ func rubickProp(tmpl []rubickTemplate, cost gpusched.CostModel, broken rubickBro
 		}
 		full, lean := fresh(), fresh()
 		v1 := gpusched.View{Cluster: rc.c, Pending: rc.first}
-		call := func(r *Rubick, v gpusched.View) gpusched.Decision {
+		call := func(r *rubickPolicy, v gpusched.View) gpusched.Decision {
 			d, err := r.Schedule(v)
 			if err != nil {
 				t.Fatalf("schedule: %v", err)

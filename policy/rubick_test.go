@@ -8,7 +8,7 @@ import (
 
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/graph"
-	"github.com/gpusched/gpusched/perf"
+	"github.com/gpusched/gpusched/internal/perf"
 	"github.com/gpusched/gpusched/policy"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -91,7 +91,7 @@ func TestRubickFigure8(t *testing.T) {
 	}
 	split := tput(rob, find(rob, 2, func(p graph.Plan) bool { return p.ZeRO == 2 && !p.Offload }), all[:2])/base["roberta"] +
 		tput(t5, find(t5, 2, func(p graph.Plan) bool { return p.Offload }), all[2:])/base["t5-3b"]
-	s, err := policy.NewRubick(policy.RubickOptions{Cost: cost})
+	s, err := policy.New("rubick", policy.Config{Rubick: policy.RubickOptions{Cost: cost}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestRubickRejectsBadJobs(t *testing.T) {
 	// micro-batch on one GPU.
 	good := &gpusched.Job{ID: "good", GPUs: 2, Model: bert, Plan: dp(2, 1),
 		Plans: []gpusched.PlanOption{{Plan: graph.Plan{DP: 1, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 4096}}}}
-	s, err := policy.NewRubick(policy.RubickOptions{})
+	s, err := policy.New("rubick", policy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestRubickRejectsBadJobs(t *testing.T) {
 	if len(d.Run) != 1 || d.Run[0].Job != "good" || d.Run[0].PlanChoice != 0 {
 		t.Fatalf("runs %+v, want only the good job under its own plan", d.Run)
 	}
-	if cu, err := s.Throughput(good, c); err != nil || len(cu) != 2 || cu[1] != 0 {
+	if cu, err := policy.RubickThroughputForTest(s, good, c); err != nil || len(cu) != 2 || cu[1] != 0 {
 		t.Errorf("good job's curve %v (%v): want its unrunnable option at 0", cu, err)
 	}
 }

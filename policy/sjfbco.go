@@ -46,7 +46,7 @@ type SJFBCOOptions struct {
 	Name string
 }
 
-// SJFBCO is the SJF-BCO scheduler (Smallest Job First with Balanced Contention and Overhead;
+// sjfbcoPolicy is the SJF-BCO scheduler (Smallest Job First with Balanced Contention and Overhead;
 // Yu, Ji, Rajan, Liu, MobiHoc 2022, arXiv 2207.07817). It never preempts.
 //
 // Batch mode is the paper's offline algorithm (PlanSJFBCO) applied to batches of jobs: it fits
@@ -64,7 +64,7 @@ type SJFBCOOptions struct {
 //
 // SJFBCO caches each job's iteration estimate and, in batch mode, the current plan: it is not
 // safe for concurrent use.
-type SJFBCO struct {
+type sjfbcoPolicy struct {
 	gate     gate
 	opt      SJFBCOOptions
 	backfill bool
@@ -98,8 +98,8 @@ type SJFBCO struct {
 	planned    *topology.Cluster // the cluster the batch was planned on
 }
 
-// NewSJFBCO returns an SJF-BCO scheduler.
-func NewSJFBCO(opt SJFBCOOptions) (*SJFBCO, error) {
+// newSJFBCO returns an SJF-BCO scheduler.
+func newSJFBCO(opt SJFBCOOptions) (*sjfbcoPolicy, error) {
 	if err := opt.BCOPlanOptions.defaults(); err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func NewSJFBCO(opt SJFBCOOptions) (*SJFBCO, error) {
 	if !finiteNonNeg(opt.Replan) {
 		return nil, fmt.Errorf("%w: sjf-bco: Replan %v", ErrInvalidOptions, opt.Replan)
 	}
-	s := &SJFBCO{gate: gate{cost: opt.Cost}, opt: opt, backfill: opt.Order != Strict, iters: map[gpusched.JobID]float64{}}
+	s := &sjfbcoPolicy{gate: gate{cost: opt.Cost}, opt: opt, backfill: opt.Order != Strict, iters: map[gpusched.JobID]float64{}}
 	// A job estimated at NaN, infinite or negative iterations is rejected alone; its estimate
 	// is fixed at admission (Iterations is still asked once per job).
 	s.gate.admit = func(j *gpusched.Job, _ *topology.Cluster) error {
@@ -126,12 +126,12 @@ func NewSJFBCO(opt SJFBCOOptions) (*SJFBCO, error) {
 }
 
 // String returns "sjf-bco" (or SJFBCOOptions.Name).
-func (s *SJFBCO) String() string { return name(s.opt.Name, "sjf-bco") }
+func (s *sjfbcoPolicy) String() string { return name(s.opt.Name, "sjf-bco") }
 
 // LastPlan returns the plan SJF-BCO made last (nil before any).
-func (s *SJFBCO) LastPlan() *BCOPlan { return s.last }
+func (s *sjfbcoPolicy) LastPlan() *BCOPlan { return s.last }
 
-func (s *SJFBCO) estimate(j *gpusched.Job) (float64, error) {
+func (s *sjfbcoPolicy) estimate(j *gpusched.Job) (float64, error) {
 	if n, ok := s.iters[j.ID]; ok {
 		return n, nil
 	}
@@ -147,14 +147,14 @@ func (s *SJFBCO) estimate(j *gpusched.Job) (float64, error) {
 }
 
 // Schedule keeps every running job and starts the jobs the plan starts now.
-func (s *SJFBCO) Schedule(v gpusched.View) (gpusched.Decision, error) {
+func (s *sjfbcoPolicy) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := s.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
 	return s.gate.decide(v, s.schedule)
 }
 
-func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+func (s *sjfbcoPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	if s.opt.Batch {
 		return s.scheduleBatch(&v)
@@ -217,7 +217,7 @@ func (s *SJFBCO) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 // fits in the GPUs the decision leaves free, so that a job that arrived after the last plan
 // does not wait for another event when it could start (a job that does not fit waits for a
 // completion, which calls the scheduler anyway).
-func (s *SJFBCO) replanWake(d gpusched.Decision, free topology.GPUSet, now float64) gpusched.Decision {
+func (s *sjfbcoPolicy) replanWake(d gpusched.Decision, free topology.GPUSet, now float64) gpusched.Decision {
 	if s.opt.Replan > 0 && s.queue.live > 0 && s.queue.smallest(1)[0].GPUs <= free.Len() {
 		d.WakeAt = minWake(d.WakeAt, s.planAt+s.opt.Replan, now)
 	}
@@ -227,7 +227,7 @@ func (s *SJFBCO) replanWake(d gpusched.Decision, free topology.GPUSet, now float
 // followPlan starts the jobs of the last plan that still wait and whose planned GPUs are all
 // free, in planning order, passing over a job any of whose GPUs a job planned before it and
 // still waiting needs (the batch mode's rule).
-func (s *SJFBCO) followPlan(run []gpusched.Assignment, free topology.GPUSet) []gpusched.Assignment {
+func (s *sjfbcoPolicy) followPlan(run []gpusched.Assignment, free topology.GPUSet) []gpusched.Assignment {
 	var blocked map[topology.GPUID]bool
 	for _, pl := range s.plan {
 		w, waits := s.queue.byID[pl.Job.ID]
@@ -264,7 +264,7 @@ func (s *SJFBCO) followPlan(run []gpusched.Assignment, free topology.GPUSet) []g
 // delta when it continues the last view, the waiting jobs are in arrival order and the queue
 // then holds as many jobs as the view's (the jobs started by the last decision having
 // started); otherwise by a rescan of the whole view.
-func (s *SJFBCO) follow(v *gpusched.View) {
+func (s *sjfbcoPolicy) follow(v *gpusched.View) {
 	if s.steps == nil || s.costs != v.Cluster {
 		s.steps = map[gpusched.JobID]*bcoStep{}
 		s.running, s.prevRunning = nil, nil
@@ -400,7 +400,7 @@ type bcoStep struct {
 
 // busyUntil estimates when each GPU frees: now for free GPUs, the estimated end of the job on it
 // otherwise. The slice is reused by the next call.
-func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
+func (s *sjfbcoPolicy) busyUntil(v *gpusched.View) ([]float64, error) {
 	c := v.Cluster
 	busy := resize(s.busy, c.NumGPUs())
 	s.busy = busy
@@ -500,7 +500,7 @@ func (s *SJFBCO) busyUntil(v *gpusched.View) ([]float64, error) {
 }
 
 // writeEnd marks a running job's GPUs busy until its estimated end.
-func (s *SJFBCO) writeEnd(busy []float64, st *gpusched.JobStatus, sc *bcoStep, now float64) {
+func (s *sjfbcoPolicy) writeEnd(busy []float64, st *gpusched.JobStatus, sc *bcoStep, now float64) {
 	end := now + max(sc.iters-st.Iterations, 1)*sc.time
 	for _, g := range st.GPUs {
 		if int(g) >= 0 && int(g) < len(busy) {
@@ -526,7 +526,7 @@ func linkSlot(l topology.Link, ns int) int {
 const unavailableHorizon = 1e12
 
 // scheduleBatch follows the current batch plan and plans the next batch when it is all started.
-func (s *SJFBCO) scheduleBatch(v *gpusched.View) (gpusched.Decision, error) {
+func (s *sjfbcoPolicy) scheduleBatch(v *gpusched.View) (gpusched.Decision, error) {
 	if s.planned != nil && s.planned != v.Cluster && !s.planned.Equal(v.Cluster) {
 		// The plan's GPU ids belong to the cluster it was made for: plan afresh. (A state
 		// saved without its cluster takes the first cluster seen.)

@@ -15,7 +15,7 @@ func TestPropertySJFBCOReplan(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := genInstance(t, 12)
 		replan := rapid.SampledFrom([]float64{1, 60, 1e4}).Draw(t, "replan")
-		s, err := NewSJFBCO(SJFBCOOptions{Replan: replan, Window: rapid.IntRange(1, 4).Draw(t, "window"),
+		s, err := newSJFBCO(SJFBCOOptions{Replan: replan, Window: rapid.IntRange(1, 4).Draw(t, "window"),
 			Iterations: func(j *gpusched.Job) float64 { return in.iters[j.ID] }})
 		if err != nil {
 			t.Fatal(err)
@@ -41,7 +41,7 @@ func TestPropertySJFBCOReplan(t *testing.T) {
 
 func TestSJFBCOReplanOption(t *testing.T) {
 	for _, r := range []float64{-1, math.NaN(), math.Inf(1)} {
-		if _, err := NewSJFBCO(SJFBCOOptions{Replan: r}); err == nil {
+		if _, err := newSJFBCO(SJFBCOOptions{Replan: r}); err == nil {
 			t.Errorf("Replan %v accepted", r)
 		}
 	}

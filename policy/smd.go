@@ -36,7 +36,7 @@ type SMDOptions struct {
 	LPVariables int
 }
 
-// SMD is the sum-of-ratios multi-dimensional-knapsack decomposition scheduler after Yu, Wu,
+// smdPolicy is the sum-of-ratios multi-dimensional-knapsack decomposition scheduler after Yu, Wu,
 // Ji and Liu, "A Sum-of-Ratios Multi-Dimensional-Knapsack Decomposition for DNN Resource
 // Scheduling" (INFOCOM 2021, arXiv 2105.13855), for parameter-server jobs.
 //
@@ -72,7 +72,7 @@ type SMDOptions struct {
 // Stats reports each interval's objective against its lower bound (the LP relaxation of the
 // knapsack, or its Lagrangian bound over the GPUs when the LP is too large). It keeps state: not safe for
 // concurrent use.
-type SMD struct {
+type smdPolicy struct {
 	gate     gate
 	name     string
 	cost     gpusched.CostModel
@@ -86,8 +86,8 @@ type SMD struct {
 	rejects  []*gpusched.JobError // jobs of the current call that cannot be timed
 }
 
-// NewSMD returns the scheduler.
-func NewSMD(opt SMDOptions) (*SMD, error) {
+// newSMD returns the scheduler.
+func newSMD(opt SMDOptions) (*smdPolicy, error) {
 	if opt.Interval == 0 {
 		opt.Interval = 600
 	}
@@ -109,7 +109,7 @@ func NewSMD(opt SMDOptions) (*SMD, error) {
 	if opt.Iterations == nil {
 		opt.Iterations = func(*gpusched.Job) float64 { return defaultIterations }
 	}
-	s := &SMD{name: name(opt.Name, "smd"), cost: opt.Cost, interval: opt.Interval, iters: opt.Iterations,
+	s := &smdPolicy{name: name(opt.Name, "smd"), cost: opt.Cost, interval: opt.Interval, iters: opt.Iterations,
 		exact: opt.ExactStates, lpVars: opt.LPVariables, steps: make(map[gpusched.JobID][]smdItem)}
 	if f, ok := opt.Cost.(costForgetter); ok {
 		s.gate.forget = f // SMD admits by structure and times with the cost: forget leavers
@@ -118,13 +118,13 @@ func NewSMD(opt SMDOptions) (*SMD, error) {
 }
 
 // String returns "smd" (or Options.Name).
-func (s *SMD) String() string { return s.name }
+func (s *smdPolicy) String() string { return s.name }
 
 // Stats returns the account of the intervals so far.
-func (s *SMD) Stats() PSStats { return s.stats }
+func (s *smdPolicy) Stats() PSStats { return s.stats }
 
 // Schedule decides the allocation of the interval, or fits waiting jobs between intervals.
-func (s *SMD) Schedule(v gpusched.View) (gpusched.Decision, error) {
+func (s *smdPolicy) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := s.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
@@ -203,7 +203,7 @@ func (q *smdHeap) down(i int) {
 	}
 }
 
-func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
+func (s *smdPolicy) schedule(v *gpusched.View) (gpusched.Decision, error) {
 	full := v.Now >= s.next
 	if full {
 		s.next = (math.Floor(v.Now/s.interval) + 1) * s.interval
@@ -326,7 +326,7 @@ func (s *SMD) schedule(v *gpusched.View) (gpusched.Decision, error) {
 // items lists a job's shapes with their resources and ratios. A job's shapes, resources and
 // seconds per iteration are computed once (the first time SMD sees it) and kept while it stays;
 // each call sets the ratios from the remaining work.
-func (s *SMD) items(v *gpusched.View, st *gpusched.JobStatus) (smdJob, error) {
+func (s *smdPolicy) items(v *gpusched.View, st *gpusched.JobStatus) (smdJob, error) {
 	j := st.Job
 	tmpl, ok := s.steps[j.ID]
 	if !ok {
@@ -378,7 +378,7 @@ func (s *SMD) items(v *gpusched.View, st *gpusched.JobStatus) (smdJob, error) {
 
 // place puts job j under plan choice k on the servers: a PS shape by ps-locality's repair from
 // an empty placement, anything else whole on the fewest servers.
-func (s *SMD) place(c *topology.Cluster, st *psState, j *gpusched.Job, k int) (gpusched.Assignment, bool) {
+func (s *smdPolicy) place(c *topology.Cluster, st *psState, j *gpusched.Job, k int) (gpusched.Assignment, bool) {
 	if np := j.NumPSOf(k); j.IsPS() && np > 0 {
 		w := j.GPUsFor(k)
 		if w > st.freeGPUs || np > w {
@@ -545,7 +545,7 @@ func smdGreedy(sel []smdJob, capG, capC int, capM float64) []int {
 // bound returns a lower bound on the interval's knapsack optimum: the larger of the Lagrangian
 // bound over the GPU capacity (smdLagrange) and, when that leaves a gap to the objective
 // reached (obj) and the LP has at most LPVariables variables and solves, the LP relaxation.
-func (s *SMD) bound(sel []smdJob, capG, capC int, capM, obj float64) float64 {
+func (s *smdPolicy) bound(sel []smdJob, capG, capC int, capM, obj float64) float64 {
 	lb := smdLagrange(sel, capG)
 	if lb >= obj*(1-1e-12) {
 		return lb

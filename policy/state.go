@@ -73,7 +73,7 @@ type sjfState struct {
 // SaveState writes SJF's state: the size over weight it fixed for each job in the system (kind
 // "sjf", version 1). A predictor behind SJFOptions.Size keeps its own state, which the host
 // saves with it.
-func (s *SJF) SaveState(w io.Writer) error {
+func (s *sjfPolicy) SaveState(w io.Writer) error {
 	if err := s.ready(); err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (s *SJF) SaveState(w io.Writer) error {
 }
 
 // RestoreState replaces SJF's state by one SaveState wrote. Sizes may be infinite, not NaN.
-func (s *SJF) RestoreState(r io.Reader) error {
+func (s *sjfPolicy) RestoreState(r io.Reader) error {
 	if err := s.ready(); err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ type oracleState struct {
 // SaveState writes the oracle's state: the time per iteration it fixed for each job in the
 // system, which later decisions rank by even if the cluster changes (kind "srpt-oracle",
 // version 1).
-func (s *SRPTOracle) SaveState(w io.Writer) error {
+func (s *oraclePolicy) SaveState(w io.Writer) error {
 	if err := s.ready(); err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (s *SRPTOracle) SaveState(w io.Writer) error {
 }
 
 // RestoreState replaces the oracle's state by one SaveState wrote.
-func (s *SRPTOracle) RestoreState(r io.Reader) error {
+func (s *oraclePolicy) RestoreState(r io.Reader) error {
 	if err := s.ready(); err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ type tiresiasState struct {
 // SaveState writes Tiresias' state: for each job in the system its queue, when it entered it,
 // its attained service and executed time when it last entered the first queue, its first run
 // since then (NaN: none yet) and its promotions (kind "tiresias", version 1).
-func (t *Tiresias) SaveState(w io.Writer) error {
+func (t *tiresiasPolicy) SaveState(w io.Writer) error {
 	if err := t.ready(); err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (t *Tiresias) SaveState(w io.Writer) error {
 
 // RestoreState replaces Tiresias' state by one SaveState wrote. A job's queue must exist under
 // this scheduler's thresholds.
-func (t *Tiresias) RestoreState(r io.Reader) error {
+func (t *tiresiasPolicy) RestoreState(r io.Reader) error {
 	if err := t.ready(); err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ type savedPlacement struct {
 	End   statejson.Float  `json:"end"`
 }
 
-func (s *SJFBCO) mode() string {
+func (s *sjfbcoPolicy) mode() string {
 	if s.opt.Batch {
 		return "batch"
 	}
@@ -290,7 +290,7 @@ func (s *SJFBCO) mode() string {
 // SaveState writes SJF-BCO's state: the iteration estimate it fixed for each job in the
 // system, and its last plan, which batch mode follows until every job of it has started, with
 // the cluster it was made for (kind "sjf-bco", version 1). A predictor behind SJFBCOOptions.Iterations keeps its own state.
-func (s *SJFBCO) SaveState(w io.Writer) error {
+func (s *sjfbcoPolicy) SaveState(w io.Writer) error {
 	if err := s.ready(); err != nil {
 		return err
 	}
@@ -316,7 +316,7 @@ func (s *SJFBCO) SaveState(w io.Writer) error {
 // RestoreState replaces SJF-BCO's state by one SaveState wrote, in the same mode (online or
 // batch). The restored plan's placements (LastPlan) name their jobs by a Job that carries only
 // its ID and GPU count, until the next plan.
-func (s *SJFBCO) RestoreState(r io.Reader) error {
+func (s *sjfbcoPolicy) RestoreState(r io.Reader) error {
 	if err := s.ready(); err != nil {
 		return err
 	}
@@ -381,7 +381,7 @@ type listState struct {
 // last call, and the GPUs of the jobs it left running then, which keep loading until the next
 // call, as one list (kind "list-scheduling", version 1; a state listing them per job, as
 // earlier versions wrote it, restores the same).
-func (l *ListScheduling) SaveState(w io.Writer) error {
+func (l *listPolicy) SaveState(w io.Writer) error {
 	if err := l.ready(); err != nil {
 		return err
 	}
@@ -390,7 +390,7 @@ func (l *ListScheduling) SaveState(w io.Writer) error {
 }
 
 // RestoreState replaces List-Scheduling's state by one SaveState wrote.
-func (l *ListScheduling) RestoreState(r io.Reader) error {
+func (l *listPolicy) RestoreState(r io.Reader) error {
 	if err := l.ready(); err != nil {
 		return err
 	}
@@ -432,7 +432,7 @@ type randomState struct {
 // SaveState writes Random's state: its random source (a PCG, as encoding.BinaryMarshaler
 // writes it, in base64), so that a restored Random draws the same numbers (kind "random",
 // version 1).
-func (r *Random) SaveState(w io.Writer) error {
+func (r *randomPolicy) SaveState(w io.Writer) error {
 	if err := r.ready(); err != nil {
 		return err
 	}
@@ -444,7 +444,7 @@ func (r *Random) SaveState(w io.Writer) error {
 }
 
 // RestoreState replaces Random's state by one SaveState wrote.
-func (r *Random) RestoreState(rd io.Reader) error {
+func (r *randomPolicy) RestoreState(rd io.Reader) error {
 	if err := r.ready(); err != nil {
 		return err
 	}
@@ -463,10 +463,10 @@ func (r *Random) RestoreState(rd io.Reader) error {
 
 // compile-time checks: the stateful policies implement gpusched.Stateful.
 var (
-	_ gpusched.Stateful = (*SJF)(nil)
-	_ gpusched.Stateful = (*SRPTOracle)(nil)
-	_ gpusched.Stateful = (*Tiresias)(nil)
-	_ gpusched.Stateful = (*SJFBCO)(nil)
-	_ gpusched.Stateful = (*ListScheduling)(nil)
-	_ gpusched.Stateful = (*Random)(nil)
+	_ gpusched.Stateful = (*sjfPolicy)(nil)
+	_ gpusched.Stateful = (*oraclePolicy)(nil)
+	_ gpusched.Stateful = (*tiresiasPolicy)(nil)
+	_ gpusched.Stateful = (*sjfbcoPolicy)(nil)
+	_ gpusched.Stateful = (*listPolicy)(nil)
+	_ gpusched.Stateful = (*randomPolicy)(nil)
 )

@@ -56,7 +56,7 @@ func builder(t *rapid.T, name string, sc *restart.Scene) func() restart.Builder 
 	case "sjf":
 		return func() restart.Builder {
 			p := &service{truth: truth}
-			return func() (restart.Scheduler, error) { return NewSJF(SJFOptions{Options: opt, Size: p.size}) }
+			return func() (restart.Scheduler, error) { return newSJF(SJFOptions{Options: opt, Size: p.size}) }
 		}
 	case "srpt-oracle":
 		// A cost that charges spreading, so that a job's time per iteration depends on the
@@ -74,14 +74,14 @@ func builder(t *rapid.T, name string, sc *restart.Scene) func() restart.Builder 
 				return 100
 			}}
 		return func() restart.Builder {
-			return func() (restart.Scheduler, error) { return NewSRPTOracle(o) }
+			return func() (restart.Scheduler, error) { return newSRPTOracle(o) }
 		}
 	case "tiresias":
 		o := TiresiasOptions{Options: opt, Thresholds: []float64{40, 300},
 			PromoteKnob: rapid.SampledFrom([]float64{0, 1, 3}).Draw(t, "promote knob"),
 			MinRunTime:  rapid.SampledFrom([]float64{0, 20}).Draw(t, "min run time")}
 		return func() restart.Builder {
-			return func() (restart.Scheduler, error) { return NewTiresias(o) }
+			return func() (restart.Scheduler, error) { return newTiresias(o) }
 		}
 	case "sjf-bco", "sjf-bco-batch":
 		batch := name == "sjf-bco-batch"
@@ -89,17 +89,17 @@ func builder(t *rapid.T, name string, sc *restart.Scene) func() restart.Builder 
 		return func() restart.Builder {
 			p := &service{truth: truth}
 			return func() (restart.Scheduler, error) {
-				return NewSJFBCO(SJFBCOOptions{Batch: batch, Window: window, Order: order, Iterations: p.iterations})
+				return newSJFBCO(SJFBCOOptions{Batch: batch, Window: window, Order: order, Iterations: p.iterations})
 			}
 		}
 	case "list-scheduling":
 		return func() restart.Builder {
-			return func() (restart.Scheduler, error) { return NewListScheduling(opt) }
+			return func() (restart.Scheduler, error) { return newListScheduling(opt) }
 		}
 	case "random":
 		seed := rapid.Uint64().Draw(t, "seed")
 		return func() restart.Builder {
-			return func() (restart.Scheduler, error) { return NewRandom(RandomOptions{Order: order, Seed: seed}) }
+			return func() (restart.Scheduler, error) { return newRandom(RandomOptions{Order: order, Seed: seed}) }
 		}
 	}
 	t.Fatalf("unknown policy %q", name)
@@ -147,7 +147,7 @@ func save(t testing.TB, s gpusched.Stateful) []byte {
 
 // Infinite sizes and Tiresias' "no first run yet" (NaN) are written as strings and read back.
 func TestStateNonFiniteValues(t *testing.T) {
-	s, _ := NewSJF(SJFOptions{Size: func(j *gpusched.Job) float64 { return math.Inf(1) }})
+	s, _ := newSJF(SJFOptions{Size: func(j *gpusched.Job) float64 { return math.Inf(1) }})
 	c := cluster(t, 4)
 	v := gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: job("a", 4, 0, 1)}, {Job: job("b", 4, 0, 1)}}}
 	if _, err := s.Schedule(v); err != nil {
@@ -157,11 +157,11 @@ func TestStateNonFiniteValues(t *testing.T) {
 	if !strings.Contains(string(data), `"+Inf"`) {
 		t.Errorf("SJF state %s lacks +Inf", data)
 	}
-	r, _ := NewSJF(SJFOptions{})
+	r, _ := newSJF(SJFOptions{})
 	if err := r.RestoreState(bytes.NewReader(data)); err != nil || r.sizes["a"] != math.Inf(1) {
 		t.Errorf("restored sizes %v, %v", r.sizes, err)
 	}
-	ti, _ := NewTiresias(TiresiasOptions{})
+	ti, _ := newTiresias(TiresiasOptions{})
 	if _, err := ti.Schedule(v); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestStateNonFiniteValues(t *testing.T) {
 	if !strings.Contains(string(data), `"NaN"`) {
 		t.Errorf("Tiresias state %s lacks NaN", data)
 	}
-	tr, _ := NewTiresias(TiresiasOptions{})
+	tr, _ := newTiresias(TiresiasOptions{})
 	if err := tr.RestoreState(bytes.NewReader(data)); err != nil || !math.IsNaN(tr.jobs["a"].firstRun) {
 		t.Errorf("restored Tiresias: %v", err)
 	}
@@ -177,13 +177,13 @@ func TestStateNonFiniteValues(t *testing.T) {
 
 // statefulNew returns a new policy of each stateful kind, as gpusched.Stateful.
 func statefulNew() map[string]gpusched.Stateful {
-	sjf, _ := NewSJF(SJFOptions{})
-	orc, _ := NewSRPTOracle(OracleOptions{Iterations: func(gpusched.JobID) float64 { return 10 }})
-	tir, _ := NewTiresias(TiresiasOptions{})
-	bco, _ := NewSJFBCO(SJFBCOOptions{})
-	batch, _ := NewSJFBCO(SJFBCOOptions{Batch: true})
-	ls, _ := NewListScheduling(Options{})
-	rnd, _ := NewRandom(RandomOptions{Seed: 3})
+	sjf, _ := newSJF(SJFOptions{})
+	orc, _ := newSRPTOracle(OracleOptions{Iterations: func(gpusched.JobID) float64 { return 10 }})
+	tir, _ := newTiresias(TiresiasOptions{})
+	bco, _ := newSJFBCO(SJFBCOOptions{})
+	batch, _ := newSJFBCO(SJFBCOOptions{Batch: true})
+	ls, _ := newListScheduling(Options{})
+	rnd, _ := newRandom(RandomOptions{Seed: 3})
 	return map[string]gpusched.Stateful{"sjf": sjf, "srpt-oracle": orc, "tiresias": tir, "sjf-bco": bco,
 		"sjf-bco-batch": batch, "list-scheduling": ls, "random": rnd}
 }

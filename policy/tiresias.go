@@ -59,7 +59,7 @@ type TiresiasOptions struct {
 	GittinsSample []float64
 }
 
-// Tiresias is the Discretized Two-Dimensional Least-Attained-Service scheduler (2D-LAS) of
+// tiresiasPolicy is the Discretized Two-Dimensional Least-Attained-Service scheduler (2D-LAS) of
 // Gu et al., "Tiresias: A GPU Cluster Manager for Distributed Deep Learning", NSDI 2019, in the
 // form of its public simulator's dlas-gpu schedule.
 //
@@ -102,7 +102,7 @@ type TiresiasOptions struct {
 //
 // Tiresias keeps each job's queue between calls: it must see every event of one host in time
 // order and is not safe for concurrent use.
-type Tiresias struct {
+type tiresiasPolicy struct {
 	gate     gate
 	opt      TiresiasOptions
 	place    gpusched.Placer
@@ -162,8 +162,8 @@ type tirJob struct {
 	hint      int     // the job's place in the last sort of running jobs that ranked it
 }
 
-// NewTiresias returns a Tiresias scheduler. Default placement: gpusched.Pack; default order: Backfill.
-func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
+// newTiresias returns a Tiresias scheduler. Default placement: gpusched.Pack; default order: Backfill.
+func newTiresias(opt TiresiasOptions) (*tiresiasPolicy, error) {
 	if err := opt.check("tiresias"); err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
 	if math.IsNaN(opt.MinRunTime) || math.IsInf(opt.MinRunTime, 0) {
 		return nil, fmt.Errorf("%w: tiresias: MinRunTime %v is not finite", ErrInvalidOptions, opt.MinRunTime)
 	}
-	t := &Tiresias{opt: opt, place: opt.placer(), backfill: opt.backfill(true), jobs: map[gpusched.JobID]*tirJob{},
+	t := &tiresiasPolicy{opt: opt, place: opt.placer(), backfill: opt.backfill(true), jobs: map[gpusched.JobID]*tirJob{},
 		wait: newSortedList(cmpTirWait),
 		lazy: lazyRun[tirKeyed]{cmp: tirCompare(false), hint: func(e *tirKeyed) *int { return &e.s.hint }, rank: func(e *tirKeyed) *ranked { return &e.ranked }}}
 	if opt.Gittins {
@@ -211,11 +211,11 @@ func NewTiresias(opt TiresiasOptions) (*Tiresias, error) {
 }
 
 // String returns "tiresias" (or Options.Name).
-func (t *Tiresias) String() string { return name(t.opt.Name, "tiresias") }
+func (t *tiresiasPolicy) String() string { return name(t.opt.Name, "tiresias") }
 
 // Queue returns the queue (0 = highest priority) Tiresias last put job id in, and whether it
 // knows the job.
-func (t *Tiresias) Queue(id gpusched.JobID) (int, bool) {
+func (t *tiresiasPolicy) Queue(id gpusched.JobID) (int, bool) {
 	s, ok := t.jobs[id]
 	if !ok {
 		return 0, false
@@ -226,7 +226,7 @@ func (t *Tiresias) Queue(id gpusched.JobID) (int, bool) {
 // Promotions returns how often job id was promoted back to the first queue.
 //
 // Deprecated: not needed by embedders (a diagnostic); removed in v0.3.0.
-func (t *Tiresias) Promotions(id gpusched.JobID) int {
+func (t *tiresiasPolicy) Promotions(id gpusched.JobID) int {
 	if s, ok := t.jobs[id]; ok {
 		return s.promotion
 	}
@@ -234,7 +234,7 @@ func (t *Tiresias) Promotions(id gpusched.JobID) int {
 }
 
 // attained returns a job's attained service as the options count it.
-func (t *Tiresias) attained(st *gpusched.JobStatus) float64 {
+func (t *tiresiasPolicy) attained(st *gpusched.JobStatus) float64 {
 	if t.opt.Service == PlainTime {
 		return st.Executed
 	}
@@ -242,7 +242,7 @@ func (t *Tiresias) attained(st *gpusched.JobStatus) float64 {
 }
 
 // rate is how fast a running job attains service: GPUs per second, or 1 on plain time.
-func (t *Tiresias) rate(j *gpusched.Job) float64 {
+func (t *tiresiasPolicy) rate(j *gpusched.Job) float64 {
 	if t.opt.Service == PlainTime {
 		return 1
 	}
@@ -250,7 +250,7 @@ func (t *Tiresias) rate(j *gpusched.Job) float64 {
 }
 
 // queueOf returns the queue for a given attained service since the last entry into queue 0.
-func (t *Tiresias) queueOf(att float64) int {
+func (t *tiresiasPolicy) queueOf(att float64) int {
 	q := 0
 	for q < len(t.opt.Thresholds) && att >= t.opt.Thresholds[q] {
 		q++
@@ -259,7 +259,7 @@ func (t *Tiresias) queueOf(att float64) int {
 }
 
 // update brings a job's queue up to date with the view.
-func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *tirJob {
+func (t *tiresiasPolicy) update(now float64, st *gpusched.JobStatus, running bool) *tirJob {
 	s, ok := t.jobs[st.Job.ID]
 	if !ok {
 		s = &tirJob{entered: st.Job.Arrival, firstRun: math.NaN(), hint: -1}
@@ -276,7 +276,7 @@ func (t *Tiresias) update(now float64, st *gpusched.JobStatus, running bool) *ti
 }
 
 // refresh is update of a job whose state s is known.
-func (t *Tiresias) refresh(now float64, st *gpusched.JobStatus, running bool, s *tirJob) *tirJob {
+func (t *tiresiasPolicy) refresh(now float64, st *gpusched.JobStatus, running bool, s *tirJob) *tirJob {
 	s.att, s.exec = st.Attained, st.Executed
 	if running && math.IsNaN(s.firstRun) {
 		s.firstRun = st.Since
@@ -318,7 +318,7 @@ func (t *Tiresias) refresh(now float64, st *gpusched.JobStatus, running bool, s 
 // head of its order while a waiting job could still start: O(r log r + k log n) for r running
 // jobs, k jobs looked at and n waiting, instead of sorting every job of the view. Without a
 // usable delta, or with PromoteKnob > 0, it ranks every job.
-func (t *Tiresias) Schedule(v gpusched.View) (gpusched.Decision, error) {
+func (t *tiresiasPolicy) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := t.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
@@ -329,7 +329,7 @@ func (t *Tiresias) Schedule(v gpusched.View) (gpusched.Decision, error) {
 }
 
 // enqueue puts a waiting job in the order under its current queue.
-func (t *Tiresias) enqueue(j *gpusched.Job, s *tirJob) {
+func (t *tiresiasPolicy) enqueue(j *gpusched.Job, s *tirJob) {
 	if s.waiting {
 		t.wait.remove(s.key)
 	}
@@ -339,7 +339,7 @@ func (t *Tiresias) enqueue(j *gpusched.Job, s *tirJob) {
 }
 
 // dequeue takes a job out of the order.
-func (t *Tiresias) dequeue(s *tirJob) {
+func (t *tiresiasPolicy) dequeue(s *tirJob) {
 	if s != nil && s.waiting {
 		t.wait.remove(s.key)
 		s.waiting = false
@@ -349,7 +349,7 @@ func (t *Tiresias) dequeue(s *tirJob) {
 // schedule is the engine with PromoteKnob 0: the waiting jobs' order is kept from the host's
 // deltas (a rescan rebuilds it), the running jobs are ranked afresh, and preemptMerged takes
 // the merged order only as far as it can matter.
-func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
+func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	ok, err := t.follow.follow(&v, waitEvents{
 		left: func(id gpusched.JobID) {
@@ -476,7 +476,7 @@ func (t *Tiresias) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 // scheduleAll ranks every job of the view at every call (O(n log n) in the queue's length): the
 // engine with PromoteKnob > 0, whose promotions change waiting jobs' queues as time passes,
 // and with Gittins, whose indices change as the distribution learns.
-func (t *Tiresias) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
+func (t *tiresiasPolicy) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
 	forget(t.jobs, &v)
 	if t.gittins != nil {
@@ -516,7 +516,7 @@ func (t *Tiresias) scheduleAll(vp *gpusched.View) (gpusched.Decision, error) {
 // wake returns the next time the decision may change without an event: a running job's next
 // demotion, a waiting job's promotion, the end of a lease. runs tells which jobs of rs the
 // decision runs.
-func (t *Tiresias) wake(v *gpusched.View, rs []ranked, ss []*tirJob, runs []bool) float64 {
+func (t *tiresiasPolicy) wake(v *gpusched.View, rs []ranked, ss []*tirJob, runs []bool) float64 {
 	w := 0.0
 	for i, r := range rs {
 		s, st := ss[i], r.st

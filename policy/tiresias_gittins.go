@@ -77,7 +77,7 @@ func (g *gittins) index(a float64) float64 {
 // order (TiresiasOptions.Gittins): GPUs x run time (run time alone on PlainTime), the run time
 // being the job's iterations times its observed time per iteration, or else the service
 // Tiresias last saw it with. Other orders ignore it.
-func (t *Tiresias) JobCompleted(c gpusched.Completion) {
+func (t *tiresiasPolicy) JobCompleted(c gpusched.Completion) {
 	if !observed(t.ready, c) {
 		return
 	}

@@ -58,11 +58,11 @@ func TestTiresiasGittinsOrder(t *testing.T) {
 	for range 10 {
 		sample = append(sample, 100, 1e5)
 	}
-	gi, err := NewTiresias(TiresiasOptions{Gittins: true, GittinsDelta: 200, GittinsSample: sample, Thresholds: []float64{1e6}})
+	gi, err := newTiresias(TiresiasOptions{Gittins: true, GittinsDelta: 200, GittinsSample: sample, Thresholds: []float64{1e6}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	las, _ := NewTiresias(TiresiasOptions{Thresholds: []float64{1e6}})
+	las, _ := newTiresias(TiresiasOptions{Thresholds: []float64{1e6}})
 	if got := runs(decide(t, gi, v)); len(got) != 1 || got[0] != "y" {
 		t.Errorf("2D-Gittins runs %v, want y", got)
 	}
@@ -70,7 +70,7 @@ func TestTiresiasGittinsOrder(t *testing.T) {
 		t.Errorf("2D-LAS runs %v, want x", got)
 	}
 	// Learned from completions: with no prior sample every index is 0 until jobs finish.
-	learn, _ := NewTiresias(TiresiasOptions{Gittins: true, GittinsDelta: 200, Thresholds: []float64{1e6}})
+	learn, _ := newTiresias(TiresiasOptions{Gittins: true, GittinsDelta: 200, Thresholds: []float64{1e6}})
 	if got := runs(decide(t, learn, v)); len(got) != 1 || got[0] != "x" {
 		t.Errorf("2D-Gittins without a sample runs %v, want x (arrival order)", got)
 	}
@@ -90,7 +90,7 @@ func TestTiresiasGittinsOptions(t *testing.T) {
 		{Gittins: true, GittinsSample: []float64{1, math.NaN()}},
 		{GittinsDelta: 5},
 	} {
-		if _, err := NewTiresias(opt); err == nil {
+		if _, err := newTiresias(opt); err == nil {
 			t.Errorf("%+v accepted", opt)
 		}
 	}
@@ -100,7 +100,7 @@ func TestTiresiasGittinsOptions(t *testing.T) {
 func TestPropertyTiresiasGittinsHost(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := genInstance(t, 12)
-		s, err := NewTiresias(TiresiasOptions{Gittins: true, Thresholds: []float64{20, 300}})
+		s, err := newTiresias(TiresiasOptions{Gittins: true, Thresholds: []float64{20, 300}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,16 +114,16 @@ func TestPropertyTiresiasGittinsHost(t *testing.T) {
 // The learned distribution survives SaveState and RestoreState; a 2D-LAS scheduler refuses
 // it, and a 2D-LAS state is unchanged by the new field.
 func TestTiresiasGittinsState(t *testing.T) {
-	a, _ := NewTiresias(TiresiasOptions{Gittins: true, GittinsSample: []float64{5, 1}})
+	a, _ := newTiresias(TiresiasOptions{Gittins: true, GittinsSample: []float64{5, 1}})
 	a.JobCompleted(gpusched.Completion{Job: job("s", 2, 0, 1), Iterations: 10, StepTime: 1.5})
-	b, _ := NewTiresias(TiresiasOptions{Gittins: true})
+	b, _ := newTiresias(TiresiasOptions{Gittins: true})
 	if err := b.RestoreState(bytes.NewReader(save(t, a))); err != nil {
 		t.Fatal(err)
 	}
 	if want := []float64{1, 5, 30}; !slices.Equal(b.gittins.sample, want) {
 		t.Errorf("restored sample %v, want %v", b.gittins.sample, want)
 	}
-	las, _ := NewTiresias(TiresiasOptions{})
+	las, _ := newTiresias(TiresiasOptions{})
 	if err := las.RestoreState(bytes.NewReader(save(t, a))); err == nil {
 		t.Error("a 2D-LAS scheduler took a Gittins state")
 	}

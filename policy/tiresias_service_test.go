@@ -25,7 +25,7 @@ func TestTiresiasPlainTime(t *testing.T) {
 		{GPUTime, 2, 1, "wide", "long"},
 		{PlainTime, 0, 1, "long", "wide"},
 	} {
-		tir, err := NewTiresias(TiresiasOptions{Service: tc.svc})
+		tir, err := newTiresias(TiresiasOptions{Service: tc.svc})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestTiresiasPlainTime(t *testing.T) {
 			t.Errorf("service %d: runs %v, want %s and late (and not %s)", tc.svc, got, tc.keeps, tc.preempted)
 		}
 	}
-	if _, err := NewTiresias(TiresiasOptions{Service: 7}); err == nil {
+	if _, err := newTiresias(TiresiasOptions{Service: 7}); err == nil {
 		t.Error("unknown Service: no error")
 	}
 }

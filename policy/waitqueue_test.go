@@ -58,7 +58,7 @@ func TestPropertySortedList(t *testing.T) {
 // refOracle and refSJF are the ordering policies as they were before they kept their waiting
 // jobs between calls: every job of the view ranked at every call. They are the independent
 // method the incremental engines are checked against.
-type refOracle struct{ s *SRPTOracle }
+type refOracle struct{ s *oraclePolicy }
 
 func (r refOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	s := r.s
@@ -124,7 +124,7 @@ func (r refOracle) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	})
 }
 
-type refSJF struct{ s *SJF }
+type refSJF struct{ s *sjfPolicy }
 
 func (r refSJF) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	s := r.s
@@ -145,7 +145,7 @@ func (r refSJF) Schedule(v gpusched.View) (gpusched.Decision, error) {
 }
 
 // refTiresias ranks every job at every call (Tiresias' engine for PromoteKnob > 0).
-type refTiresias struct{ t *Tiresias }
+type refTiresias struct{ t *tiresiasPolicy }
 
 func (r refTiresias) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	return r.t.gate.decide(v, r.t.scheduleAll)
@@ -167,16 +167,16 @@ func incrementalCases(t *rapid.T) []incrementalCase {
 		{"srpt-oracle", func(iters map[gpusched.JobID]float64) (gpusched.Scheduler, gpusched.Scheduler) {
 			opt := OracleOptions{Options: Options{Order: order}, Margin: margin, MinRunTime: lease,
 				Iterations: func(id gpusched.JobID) float64 { return iters[id] }}
-			a, _ := NewSRPTOracle(opt)
-			b, _ := NewSRPTOracle(opt)
+			a, _ := newSRPTOracle(opt)
+			b, _ := newSRPTOracle(opt)
 			return a, refOracle{b}
 		}},
 		{"sjf", func(iters map[gpusched.JobID]float64) (gpusched.Scheduler, gpusched.Scheduler) {
 			opt := SJFOptions{Options: Options{Order: order}, Size: func(j *gpusched.Job) float64 {
 				return math.Round(iters[j.ID]/100) * float64(j.GPUs) // coarse: ties by arrival and id
 			}}
-			a, _ := NewSJF(opt)
-			b, _ := NewSJF(opt)
+			a, _ := newSJF(opt)
+			b, _ := newSJF(opt)
 			return a, refSJF{b}
 		}},
 		{"tiresias", func(map[gpusched.JobID]float64) (gpusched.Scheduler, gpusched.Scheduler) {
@@ -184,8 +184,8 @@ func incrementalCases(t *rapid.T) []incrementalCase {
 			if plain {
 				opt.Service = PlainTime
 			}
-			a, _ := NewTiresias(opt)
-			b, _ := NewTiresias(opt)
+			a, _ := newTiresias(opt)
+			b, _ := newTiresias(opt)
 			return a, refTiresias{b}
 		}},
 	}
@@ -269,9 +269,9 @@ func TestPropertyIncrementalOrderHasTeeth(t *testing.T) {
 	broken := func(*rapid.T) []incrementalCase {
 		return []incrementalCase{{"sjf-by-arrival", func(iters map[gpusched.JobID]float64) (gpusched.Scheduler, gpusched.Scheduler) {
 			opt := SJFOptions{Size: func(j *gpusched.Job) float64 { return iters[j.ID] * float64(j.GPUs) }}
-			a, _ := NewSJF(opt)
+			a, _ := newSJF(opt)
 			a.wait = newSortedList(func(x, y sjfWait) int { return cmpSJFWait(sjfWait{x.job, 0}, sjfWait{y.job, 0}) })
-			b, _ := NewSJF(opt)
+			b, _ := newSJF(opt)
 			return a, refSJF{b}
 		}}}
 	}

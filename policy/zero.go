@@ -7,7 +7,7 @@ import (
 )
 
 // The zero value of every scheduler type of this package works as the scheduler its
-// constructor returns for zero options (NewFIFO(Options{}), NewTiresias(TiresiasOptions{}),
+// constructor returns for zero options (newFIFO(Options{}), newTiresias(TiresiasOptions{}),
 // ...): it sets itself up on first use. Where zero options are not valid (the SRPT oracle
 // needs Iterations) its methods return the constructor's error instead. A nil pointer returns
 // an error. Setting up is a write: a zero value is not safe for concurrent first use, even
@@ -28,122 +28,122 @@ func adopt[T any](dst *T, build func() (*T, error)) error {
 	return nil
 }
 
-func (f *FIFO) ready() error {
+func (f *fifoPolicy) ready() error {
 	switch {
 	case f == nil:
 		return errNil("FIFO")
 	case f.name == "":
-		return adopt(f, func() (*FIFO, error) { return NewFIFO(Options{}) })
+		return adopt(f, func() (*fifoPolicy, error) { return newFIFO(Options{}) })
 	}
 	return nil
 }
 
-func (f *FirstFit) ready() error {
+func (f *firstFitPolicy) ready() error {
 	switch {
 	case f == nil:
 		return errNil("FirstFit")
 	case f.name == "":
-		return adopt(f, func() (*FirstFit, error) { return NewFirstFit(Options{}) })
+		return adopt(f, func() (*firstFitPolicy, error) { return newFirstFit(Options{}) })
 	}
 	return nil
 }
 
-func (l *ListScheduling) ready() error {
+func (l *listPolicy) ready() error {
 	switch {
 	case l == nil:
 		return errNil("ListScheduling")
 	case l.name == "":
-		return adopt(l, func() (*ListScheduling, error) { return NewListScheduling(Options{}) })
+		return adopt(l, func() (*listPolicy, error) { return newListScheduling(Options{}) })
 	}
 	return nil
 }
 
-func (g *GADGET) ready() error {
+func (g *gadgetPolicy) ready() error {
 	switch {
 	case g == nil:
 		return errNil("GADGET")
 	case g.name == "":
-		return adopt(g, func() (*GADGET, error) { return NewGADGET(GADGETOptions{}) })
+		return adopt(g, func() (*gadgetPolicy, error) { return newGADGET(GADGETOptions{}) })
 	}
 	return nil
 }
 
-func (r *Random) ready() error {
+func (r *randomPolicy) ready() error {
 	switch {
 	case r == nil:
 		return errNil("Random")
 	case r.src == nil:
-		return adopt(r, func() (*Random, error) { return NewRandom(RandomOptions{}) })
+		return adopt(r, func() (*randomPolicy, error) { return newRandom(RandomOptions{}) })
 	}
 	return nil
 }
 
-func (s *SJF) ready() error {
+func (s *sjfPolicy) ready() error {
 	switch {
 	case s == nil:
 		return errNil("SJF")
 	case s.wait == nil:
-		return adopt(s, func() (*SJF, error) { return NewSJF(SJFOptions{}) })
+		return adopt(s, func() (*sjfPolicy, error) { return newSJF(SJFOptions{}) })
 	}
 	return nil
 }
 
-func (s *SRPTOracle) ready() error {
+func (s *oraclePolicy) ready() error {
 	switch {
 	case s == nil:
 		return errNil("SRPTOracle")
 	case s.jobs == nil:
-		return adopt(s, func() (*SRPTOracle, error) { return NewSRPTOracle(OracleOptions{}) })
+		return adopt(s, func() (*oraclePolicy, error) { return newSRPTOracle(OracleOptions{}) })
 	}
 	return nil
 }
 
-func (t *Tiresias) ready() error {
+func (t *tiresiasPolicy) ready() error {
 	switch {
 	case t == nil:
 		return errNil("Tiresias")
 	case t.wait == nil:
-		return adopt(t, func() (*Tiresias, error) { return NewTiresias(TiresiasOptions{}) })
+		return adopt(t, func() (*tiresiasPolicy, error) { return newTiresias(TiresiasOptions{}) })
 	}
 	return nil
 }
 
-func (s *SJFBCO) ready() error {
+func (s *sjfbcoPolicy) ready() error {
 	switch {
 	case s == nil:
 		return errNil("SJFBCO")
 	case s.iters == nil:
-		return adopt(s, func() (*SJFBCO, error) { return NewSJFBCO(SJFBCOOptions{}) })
+		return adopt(s, func() (*sjfbcoPolicy, error) { return newSJFBCO(SJFBCOOptions{}) })
 	}
 	return nil
 }
 
-func (r *Rubick) ready() error {
+func (r *rubickPolicy) ready() error {
 	switch {
 	case r == nil:
 		return errNil("Rubick")
 	case r.tput == nil:
-		return adopt(r, func() (*Rubick, error) { return NewRubick(RubickOptions{}) })
+		return adopt(r, func() (*rubickPolicy, error) { return newRubick(RubickOptions{}) })
 	}
 	return nil
 }
 
-func (s *SMD) ready() error {
+func (s *smdPolicy) ready() error {
 	switch {
 	case s == nil:
 		return errNil("SMD")
 	case s.steps == nil:
-		return adopt(s, func() (*SMD, error) { return NewSMD(SMDOptions{}) })
+		return adopt(s, func() (*smdPolicy, error) { return newSMD(SMDOptions{}) })
 	}
 	return nil
 }
 
-func (p *PSLocality) ready() error {
+func (p *psLocalityPolicy) ready() error {
 	switch {
 	case p == nil:
 		return errNil("PSLocality")
 	case p.rng == nil:
-		return adopt(p, func() (*PSLocality, error) { return NewPSLocality(PSLocalityOptions{}) })
+		return adopt(p, func() (*psLocalityPolicy, error) { return newPSLocality(PSLocalityOptions{}) })
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func benchPhillyOn(b *testing.B, models bool, mk func(recs []trace.Record) gpusc
 
 func BenchmarkPhilly2048FIFO(b *testing.B) {
 	benchPhilly(b, func([]trace.Record) gpusched.Scheduler {
-		s, err := policy.NewFIFO(policy.Options{})
+		s, err := policy.New("fifo", policy.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func BenchmarkPhilly2048Bare(b *testing.B) {
 // link sharing between multi-server jobs now slows them down.
 func BenchmarkPhilly2048ModelsFIFO(b *testing.B) {
 	benchPhillyOn(b, true, func([]trace.Record) gpusched.Scheduler {
-		s, err := policy.NewFIFO(policy.Options{})
+		s, err := policy.New("fifo", policy.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,7 +10,7 @@
 //
 //	c, _ := topology.Uniform(topology.A100(), 8)
 //	recs, _ := trace.GeneratePhilly(trace.DefaultPhillyConfig(2000, 1))
-//	s, _ := policy.NewFIFO(policy.Options{})
+//	s, _ := policy.New("fifo", policy.Config{})
 //	res, err := sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: s})
 //	fmt.Println(res.Summary.AvgJCT, res.Summary.Utilisation)
 //	res.WriteCSV(f) // one row per job; WriteJSON for everything

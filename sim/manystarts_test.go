@@ -23,7 +23,7 @@ func TestManyStartsAtOnce(t *testing.T) {
 	for i := range 200 {
 		recs = append(recs, trace.Record{Job: gpusched.Job{ID: gpusched.JobID(fmt.Sprint("j", i)), GPUs: 1, StepTime: 1}, Iterations: 10})
 	}
-	fifo, _ := policy.NewFIFO(policy.Options{})
+	fifo, _ := policy.New("fifo", policy.Config{})
 	res, err := sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: fifo, MaxTime: 1e6})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package srpt
 
 import (
+	"github.com/gpusched/gpusched/internal/srptq"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -139,7 +140,7 @@ func incrementalOps(total int, load float64) []queueOp {
 	return ops[:total]
 }
 
-func runOps(b *testing.B, q *Queue, ops []queueOp, done []Completed) ([]Completed, int) {
+func runOps(b *testing.B, q *srptq.Queue, ops []queueOp, done []srptq.Completed) ([]srptq.Completed, int) {
 	var err error
 	peak := 0
 	for _, op := range ops {
@@ -174,12 +175,12 @@ func runOps(b *testing.B, q *Queue, ops []queueOp, done []Completed) ([]Complete
 
 func benchIncremental(b *testing.B, load float64) {
 	ops := incrementalOps(1_000_000, load)
-	done := make([]Completed, 0, 1024)
+	done := make([]srptq.Completed, 0, 1024)
 	peak := 0
 	b.ReportAllocs()
 	cpu0 := cpuNow()
 	for b.Loop() {
-		q, _ := NewQueue(1)
+		q, _ := srptq.NewQueue(1)
 		done, peak = runOps(b, q, ops, done)
 	}
 	reportCPU(b, cpu0)
@@ -201,11 +202,11 @@ func BenchmarkIncremental1MOverload(b *testing.B) { benchIncremental(b, 1.3) }
 // that exercise the deepest trees.
 func BenchmarkIncremental1MBacklog(b *testing.B) {
 	jobs := workload(500_000, 1, 5)
-	done := make([]Completed, 0, 1024)
+	done := make([]srptq.Completed, 0, 1024)
 	b.ReportAllocs()
 	cpu0 := cpuNow()
 	for b.Loop() {
-		q, _ := NewQueue(1)
+		q, _ := srptq.NewQueue(1)
 		q.Grow(len(jobs))
 		for _, j := range jobs {
 			if err := q.Add(j.ID, j.Size); err != nil {
@@ -228,7 +229,7 @@ func BenchmarkIncremental1MBacklog(b *testing.B) {
 
 func BenchmarkProjectedCompletion(b *testing.B) {
 	jobs := workload(1_000_000, 1, 6)
-	q, _ := NewQueue(1)
+	q, _ := srptq.NewQueue(1)
 	q.Grow(len(jobs))
 	for _, j := range jobs {
 		_ = q.Add(j.ID, j.Size)

@@ -39,25 +39,10 @@
 //
 // # One machine, incremental
 //
-// A-SRPT keeps one Queue across scheduling events instead of re-solving:
-//
-//	q, _ := srpt.NewQueue(1)
-//	var done []srpt.Completed
-//	done, err = q.Advance(r, done[:0])  // clock to the next event; done lists completions
-//	err = q.Add(id, size)               // a job released now
-//	for id, rem := range q.All() { ... } // priority order
-//	t, ok := q.ProjectedCompletion(id)  // virtual completion if nothing else arrives
-//
-// Time only moves forward: Advance to a time before Now fails with
-// ErrTimeOrder, and Add always releases the job at Now, so a job whose release
-// time lies in the queue's past cannot be added (it would rewrite the virtual
-// schedule already reported). Feeding a Queue the jobs of an instance at their
-// release times reproduces Offline exactly (extra Advance calls in between
-// can only change floating-point rounding; none on integer data). Remove drops a job (cancelled, or finished for real before its
-// virtual completion); Update revises a job's remaining size when its
-// prediction changes. Every operation is O(log n) expected (Advance: per
-// completed job), using a treap augmented with subtree sums of remaining work,
-// and is allocation-free once the queue has reached its peak size.
+// The incremental form that A-SRPT keeps across scheduling events (Queue, NewQueue,
+// RestoreQueue, deprecated) lives in an internal package of the module: feeding it the jobs of
+// an instance at their release times reproduces Offline exactly, so a caller outside the module
+// that needs the schedule of a whole instance calls Offline or OfflineWeighted.
 //
 // # The cluster relaxation and lower bounds
 //
@@ -83,7 +68,7 @@
 //
 // # Weighted heuristic
 //
-// OfflineWeighted and Queue.AddWeighted order jobs by remaining size divided
+// OfflineWeighted (and the queue's AddWeighted) order jobs by remaining size divided
 // by weight. This is a heuristic: 1 | r_j, pmtn | sum w_j C_j is strongly
 // NP-hard (J. Labetoulle, E. L. Lawler, J. K. Lenstra, A. H. G. Rinnooy Kan,
 // "Preemptive scheduling of uniform machines subject to release dates", in

@@ -7,7 +7,7 @@ import (
 )
 
 // Example maps three gang jobs of a 4-GPU cluster onto the virtual machine,
-// schedules them by SRPT offline and incrementally, and compares the lower
+// schedules them by SRPT offline, and compares the lower
 // bounds with the exact optimum.
 func Example() {
 	jobs := []srpt.GangJob{
@@ -32,20 +32,6 @@ func Example() {
 		fmt.Printf("job %d runs %.0f-%.0f\n", seg.ID, seg.Start, seg.End)
 	}
 
-	// The same schedule, incrementally.
-	q, _ := srpt.NewQueue(1)
-	var done []srpt.Completed
-	for _, j := range virtual {
-		done, _ = q.Advance(j.Release, done)
-		_ = q.Add(j.ID, j.Size)
-	}
-	fmt.Print("order at t=1:")
-	for id, rem := range q.All() {
-		t, _ := q.ProjectedCompletion(id)
-		fmt.Printf(" %d(rem %.0f, done by %.0f)", id, rem, t)
-	}
-	fmt.Println()
-
 	b, _ := srpt.LowerBounds(jobs, gpus)
 	opt, _ := srpt.ExactOptimum(jobs, gpus, 2)
 	fmt.Printf("bounds: virtual %.0f, release %.0f, rank %.0f; optimum %.1f\n",
@@ -56,6 +42,5 @@ func Example() {
 	// job 2 runs 1-2
 	// job 3 runs 2-3
 	// job 1 runs 3-5
-	// order at t=1: 2(rem 1, done by 2) 3(rem 1, done by 3) 1(rem 2, done by 5)
 	// bounds: virtual 10, release 11, rank 11; optimum 15.0
 }

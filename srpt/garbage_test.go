@@ -2,6 +2,7 @@ package srpt
 
 import (
 	"errors"
+	"github.com/gpusched/gpusched/internal/srptq"
 	"math"
 	"testing"
 
@@ -63,10 +64,10 @@ func TestGarbageNeverPanics(t *testing.T) {
 		_, err = ExactOptimum(gjobs, G, res)
 		checkErr(t, "ExactOptimum", err)
 
-		q, err := NewQueue(speed)
+		q, err := srptq.NewQueue(speed)
 		checkErr(t, "NewQueue", err)
 		if q == nil {
-			q, _ = NewQueue(1)
+			q, _ = srptq.NewQueue(1)
 		}
 		for i, j := range jobs {
 			_, err = q.Advance(j.Release, nil)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/gpusched/gpusched/internal/srptq"
 )
 
 // Job is one job of a single-machine instance.
@@ -209,20 +211,10 @@ func prepare[J jobT](jobs []J, speed float64, weighted bool) ([]J, []int32, erro
 	return sorted, orig, nil
 }
 
-// advanceHead processes a job with remaining work rem, running from time now,
-// until at most time limit on a machine of the given speed. It returns the
-// new remaining work and, when the job completes by limit, its completion
-// time. Offline and Queue share it so that they agree to the last bit.
+// advanceHead is srptq.AdvanceHead: Offline and the queue share it so that they agree to the
+// last bit.
 func advanceHead(rem, now, limit, speed float64) (newRem, finish float64, done bool) {
-	finish = now + rem/speed
-	if finish <= limit {
-		return 0, finish, true
-	}
-	newRem = rem - (limit-now)*speed
-	if newRem < 0 { // rounding: the job finishes a hair after limit
-		newRem = 0
-	}
-	return newRem, 0, false
+	return srptq.AdvanceHead(rem, now, limit, speed)
 }
 
 // simulate is the offline engine. comp is indexed like jobs. If wantSegs, the

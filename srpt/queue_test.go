@@ -2,7 +2,7 @@ package srpt
 
 import (
 	"errors"
-	"fmt"
+	"github.com/gpusched/gpusched/internal/srptq"
 	"math"
 	"slices"
 	"strings"
@@ -11,84 +11,10 @@ import (
 	"pgregory.net/rapid"
 )
 
-// checkTreap verifies the queue's internal invariants: BST order by
-// (key, release, id), heap order of priorities, sizes, sums, index map and
-// the free list.
-func checkTreap(q *Queue) error {
-	seen := 0
-	var walk func(t int32) (int32, float64, error)
-	walk = func(t int32) (int32, float64, error) {
-		if t == 0 {
-			return 0, 0, nil
-		}
-		n := &q.nodes[t]
-		seen++
-		for _, c := range []int32{n.left, n.right} {
-			if c != 0 && q.prio(c) > q.prio(t) {
-				return 0, 0, fmt.Errorf("heap order broken at job %d", n.id)
-			}
-		}
-		if n.left != 0 && !q.less(n.left, t) {
-			return 0, 0, fmt.Errorf("BST order broken left of job %d", n.id)
-		}
-		if n.right != 0 && !q.less(t, n.right) {
-			return 0, 0, fmt.Errorf("BST order broken right of job %d", n.id)
-		}
-		if n.key != n.rem/n.weight {
-			return 0, 0, fmt.Errorf("job %d: key %v != rem/weight %v", n.id, n.key, n.rem/n.weight)
-		}
-		if q.index[n.id] != t {
-			return 0, 0, fmt.Errorf("index of job %d is stale", n.id)
-		}
-		ls, lsum, err := walk(n.left)
-		if err != nil {
-			return 0, 0, err
-		}
-		rs, rsum, err := walk(n.right)
-		if err != nil {
-			return 0, 0, err
-		}
-		if n.size != ls+rs+1 {
-			return 0, 0, fmt.Errorf("job %d: size %d != %d", n.id, n.size, ls+rs+1)
-		}
-		// Sums are maintained incrementally: exact on dyadic data, within
-		// rounding otherwise.
-		if s := lsum + n.rem + rsum; !closeTo(n.sum, s) {
-			return 0, 0, fmt.Errorf("job %d: sum %v != %v", n.id, n.sum, s)
-		}
-		return n.size, n.sum, nil
-	}
-	if _, _, err := walk(q.root); err != nil {
-		return err
-	}
-	if seen != len(q.index) || seen+len(q.free)+1 != len(q.nodes) {
-		return fmt.Errorf("%d nodes in tree, %d in index, %d free, %d allocated", seen, len(q.index), len(q.free), len(q.nodes))
-	}
-	// Ordering: inorder walk must be strictly increasing.
-	var prev int32
-	for t := range q.inorder() {
-		if prev != 0 && !q.less(prev, t) {
-			return fmt.Errorf("inorder walk not sorted at job %d", q.nodes[t].id)
-		}
-		prev = t
-	}
-	return nil
-}
-
-func (q *Queue) inorder() func(func(int32) bool) {
-	return func(yield func(int32) bool) {
-		var rec func(t int32) bool
-		rec = func(t int32) bool {
-			return t == 0 || rec(q.nodes[t].left) && yield(t) && rec(q.nodes[t].right)
-		}
-		rec(q.root)
-	}
-}
-
 // replayQueue feeds jobs to a Queue at their release times, with extra
 // Advance calls at the given times, and returns every completion time by ID.
 func replayQueue(t *rapid.T, jobs []Job, weights []float64, extra []float64, speed float64) map[int]float64 {
-	q, err := NewQueue(speed)
+	q, err := srptq.NewQueue(speed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +39,7 @@ func replayQueue(t *rapid.T, jobs []Job, weights []float64, extra []float64, spe
 		return 0
 	})
 	got := map[int]float64{}
-	var done []Completed
+	var done []srptq.Completed
 	for _, e := range evs {
 		done, err = q.Advance(e.time, done[:0])
 		if err != nil {
@@ -133,7 +59,7 @@ func replayQueue(t *rapid.T, jobs []Job, weights []float64, extra []float64, spe
 				t.Fatal(err)
 			}
 		}
-		if err := checkTreap(q); err != nil {
+		if err := q.CheckInvariants(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -222,7 +148,7 @@ func modelLess(a, b modelJob) bool {
 func TestQueueModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		speed := rapid.SampledFrom([]float64{0.5, 1, 2}).Draw(t, "speed")
-		q, _ := NewQueue(speed)
+		q, _ := srptq.NewQueue(speed)
 		var model []modelJob
 		now := 0.0
 		nextID := 0
@@ -271,13 +197,13 @@ func TestQueueModel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var want []Completed
+				var want []srptq.Completed
 				for len(model) > 0 {
 					sortModel()
 					h := &model[0]
 					finish := now + h.rem/speed
 					if finish <= to {
-						want = append(want, Completed{h.id, finish})
+						want = append(want, srptq.Completed{ID: h.id, Time: finish})
 						now = finish
 						model = model[1:]
 						continue
@@ -315,7 +241,7 @@ func TestQueueModel(t *testing.T) {
 				model[k].rem = rem
 			},
 			"": func(t *rapid.T) {
-				if err := checkTreap(q); err != nil {
+				if err := q.CheckInvariants(); err != nil {
 					t.Fatal(err)
 				}
 				sortModel()
@@ -358,7 +284,7 @@ func TestQueueModel(t *testing.T) {
 func TestProjectedCompletionIsRealised(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		jobs := genDyadicJobs(30).Draw(t, "jobs")
-		q, _ := NewQueue(2)
+		q, _ := srptq.NewQueue(2)
 		slices.SortFunc(jobs, func(a, b Job) int {
 			if a.Release < b.Release {
 				return -1
@@ -396,13 +322,13 @@ func TestProjectedCompletionIsRealised(t *testing.T) {
 }
 
 func TestQueueErrors(t *testing.T) {
-	if _, err := NewQueue(0); !errors.Is(err, ErrInvalidParameter) {
+	if _, err := srptq.NewQueue(0); !errors.Is(err, ErrInvalidParameter) {
 		t.Errorf("NewQueue(0): %v", err)
 	}
-	if _, err := NewQueue(math.NaN()); !errors.Is(err, ErrInvalidParameter) {
+	if _, err := srptq.NewQueue(math.NaN()); !errors.Is(err, ErrInvalidParameter) {
 		t.Errorf("NewQueue(NaN): %v", err)
 	}
-	q, _ := NewQueue(1)
+	q, _ := srptq.NewQueue(1)
 	if err := q.Add(1, -3); !errors.Is(err, ErrInvalidJob) || !strings.Contains(err.Error(), "job 1: size -3") {
 		t.Errorf("negative size: %v", err)
 	}
@@ -453,14 +379,14 @@ func TestQueueErrors(t *testing.T) {
 }
 
 func TestQueueZeroSizeAndStop(t *testing.T) {
-	q, _ := NewQueue(1)
+	q, _ := srptq.NewQueue(1)
 	_ = q.Add(1, 2)
 	_ = q.Add(2, 0)
 	if id, _, _ := q.Head(); id != 2 {
 		t.Fatalf("head %d, want the zero-size job", id)
 	}
 	done, _ := q.Advance(0, nil)
-	if !slices.Equal(done, []Completed{{2, 0}}) {
+	if !slices.Equal(done, []srptq.Completed{{ID: 2, Time: 0}}) {
 		t.Fatalf("Advance(0) = %v", done)
 	}
 	_ = q.Add(3, 1)
@@ -476,12 +402,12 @@ func TestQueueZeroSizeAndStop(t *testing.T) {
 
 // TestQueueSteadyStateAllocs checks that a warmed-up queue does not allocate.
 func TestQueueSteadyStateAllocs(t *testing.T) {
-	q, _ := NewQueue(1)
+	q, _ := srptq.NewQueue(1)
 	q.Grow(1024)
 	for i := range 512 {
 		_ = q.Add(i, float64(i%37))
 	}
-	buf := make([]Completed, 0, 1024)
+	buf := make([]srptq.Completed, 0, 1024)
 	id := 512
 	var order []int
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -533,7 +459,7 @@ func TestQueueMatchesOfflineFloat(t *testing.T) {
 // schedule says: job a (size 10) runs at speed 1 for 4 s (6 left), stops for 5 s at speed 0,
 // then finishes at speed 2 in 3 s, at t = 12; job b (size 40) follows at t = 12 + 40/2 = 32.
 func TestQueueSetSpeed(t *testing.T) {
-	q, err := NewQueue(1)
+	q, err := srptq.NewQueue(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,7 +487,7 @@ func TestQueueSetSpeed(t *testing.T) {
 		t.Errorf("projected completion of job 2: %v", pc)
 	}
 	done, _ = q.Advance(100, done)
-	if len(done) != 2 || done[0] != (Completed{ID: 1, Time: 12}) || done[1] != (Completed{ID: 2, Time: 32}) {
+	if len(done) != 2 || done[0] != (srptq.Completed{ID: 1, Time: 12}) || done[1] != (srptq.Completed{ID: 2, Time: 32}) {
 		t.Errorf("completions %v", done)
 	}
 	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gpusched/gpusched/internal/srptq"
 	"math"
 	"slices"
 	"strings"
@@ -48,7 +49,7 @@ func genQueueOps(t *rapid.T, label string) []histOp {
 // applyOps runs ops on q and returns a transcript of every observable result: errors (as 0 or
 // 1), completions, clock, speed, head and priority order after each op, and every remaining
 // job's remaining work and rank at the end.
-func applyOps(q *Queue, ops []histOp) []float64 {
+func applyOps(q *srptq.Queue, ops []histOp) []float64 {
 	var out []float64
 	fail := func(err error) {
 		if err != nil {
@@ -100,15 +101,15 @@ func applyOps(q *Queue, ops []histOp) []float64 {
 
 // restoreProp is the property that a queue restored from its snapshot (through JSON) behaves
 // exactly as the original under any later operations. restore is the function under test.
-func restoreProp(restore func(QueueState) (*Queue, error)) func(*rapid.T) {
+func restoreProp(restore func(srptq.QueueState) (*srptq.Queue, error)) func(*rapid.T) {
 	return func(t *rapid.T) {
-		q, _ := NewQueue(1)
+		q, _ := srptq.NewQueue(1)
 		applyOps(q, genQueueOps(t, "before"))
 		data, err := json.Marshal(q.Snapshot())
 		if err != nil {
 			t.Fatal(err)
 		}
-		var s QueueState
+		var s srptq.QueueState
 		if err := json.Unmarshal(data, &s); err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +117,7 @@ func restoreProp(restore func(QueueState) (*Queue, error)) func(*rapid.T) {
 		if err != nil {
 			t.Fatalf("restore: %v", err)
 		}
-		if err := checkTreap(r); err != nil {
+		if err := r.CheckInvariants(); err != nil {
 			t.Fatalf("restored queue: %v", err)
 		}
 		after := genQueueOps(t, "after")
@@ -129,23 +130,23 @@ func restoreProp(restore func(QueueState) (*Queue, error)) func(*rapid.T) {
 
 // A restored queue gives the same results as the original for every later operation.
 func TestRestoreQueueEquivalent(t *testing.T) {
-	rapid.Check(t, restoreProp(RestoreQueue))
+	rapid.Check(t, restoreProp(srptq.RestoreQueue))
 }
 
 // The property catches a restore that loses the weights (keeping each job's key) or the
 // machine's speed.
 func TestRestoreQueuePropertyHasTeeth(t *testing.T) {
-	for name, broken := range map[string]func(QueueState) (*Queue, error){
-		"weights": func(s QueueState) (*Queue, error) {
+	for name, broken := range map[string]func(srptq.QueueState) (*srptq.Queue, error){
+		"weights": func(s srptq.QueueState) (*srptq.Queue, error) {
 			s.Remaining, s.Weights = slices.Clone(s.Remaining), slices.Clone(s.Weights)
 			for i := range s.IDs {
 				s.Remaining[i], s.Weights[i] = s.Remaining[i]/s.Weights[i], 1
 			}
-			return RestoreQueue(s)
+			return srptq.RestoreQueue(s)
 		},
-		"speed": func(s QueueState) (*Queue, error) {
+		"speed": func(s srptq.QueueState) (*srptq.Queue, error) {
 			s.Speed = 1
-			return RestoreQueue(s)
+			return srptq.RestoreQueue(s)
 		},
 	} {
 		if !teeth.Fails(restoreProp(broken)) {
@@ -155,12 +156,12 @@ func TestRestoreQueuePropertyHasTeeth(t *testing.T) {
 }
 
 func TestSnapshotOrderAndEmpty(t *testing.T) {
-	q, _ := NewQueue(2)
+	q, _ := srptq.NewQueue(2)
 	s := q.Snapshot()
 	if s.Now != 0 || s.Speed != 2 || len(s.IDs) != 0 {
 		t.Fatalf("empty queue: %+v", s)
 	}
-	r, err := RestoreQueue(s)
+	r, err := srptq.RestoreQueue(s)
 	if err != nil || r.Len() != 0 || r.Speed() != 2 {
 		t.Fatalf("empty restore: %v %v", r, err)
 	}
@@ -177,8 +178,8 @@ func TestSnapshotOrderAndEmpty(t *testing.T) {
 
 func TestRestoreQueueRejects(t *testing.T) {
 	// one returns a state of one job with the given remaining work, weight and release.
-	one := func(now, rem, w, rel float64) QueueState {
-		return QueueState{Now: now, Speed: 1, IDs: []int{7}, Remaining: []float64{rem}, Weights: []float64{w}, Releases: []float64{rel}}
+	one := func(now, rem, w, rel float64) srptq.QueueState {
+		return srptq.QueueState{Now: now, Speed: 1, IDs: []int{7}, Remaining: []float64{rem}, Weights: []float64{w}, Releases: []float64{rel}}
 	}
 	two := one(1, 2, 1, 0)
 	two.IDs, two.Remaining, two.Weights, two.Releases = []int{7, 7}, []float64{2, 2}, []float64{1, 1}, []float64{0, 0}
@@ -186,14 +187,14 @@ func TestRestoreQueueRejects(t *testing.T) {
 	short.Weights = nil
 	for _, c := range []struct {
 		name string
-		s    QueueState
+		s    srptq.QueueState
 		want error
 		msg  string
 	}{
-		{"NaN clock", QueueState{Now: math.NaN(), Speed: 1}, ErrInvalidParameter, "clock"},
-		{"negative clock", QueueState{Now: -1, Speed: 1}, ErrInvalidParameter, "clock"},
-		{"infinite speed", QueueState{Speed: math.Inf(1)}, ErrInvalidParameter, "speed"},
-		{"negative speed", QueueState{Speed: -1}, ErrInvalidParameter, "speed"},
+		{"NaN clock", srptq.QueueState{Now: math.NaN(), Speed: 1}, ErrInvalidParameter, "clock"},
+		{"negative clock", srptq.QueueState{Now: -1, Speed: 1}, ErrInvalidParameter, "clock"},
+		{"infinite speed", srptq.QueueState{Speed: math.Inf(1)}, ErrInvalidParameter, "speed"},
+		{"negative speed", srptq.QueueState{Speed: -1}, ErrInvalidParameter, "speed"},
 		{"columns", short, ErrInvalidParameter, "0 weights"},
 		{"duplicate", two, ErrDuplicateJob, "job 7"},
 		{"negative size", one(0, -1, 1, 0), ErrInvalidJob, "job 7"},
@@ -204,7 +205,7 @@ func TestRestoreQueueRejects(t *testing.T) {
 		{"NaN release", one(0, 1, 1, math.NaN()), ErrInvalidJob, "job 7"},
 		{"release after clock", one(1, 1, 1, 2), ErrTimeOrder, "job 7"},
 	} {
-		_, err := RestoreQueue(c.s)
+		_, err := srptq.RestoreQueue(c.s)
 		if !errors.Is(err, c.want) || !strings.Contains(fmt.Sprint(err), c.msg) {
 			t.Errorf("%s: got %v, want %v naming %q", c.name, err, c.want, c.msg)
 		}
@@ -212,7 +213,7 @@ func TestRestoreQueueRejects(t *testing.T) {
 	// A stopped machine (speed 0) is a valid state.
 	stopped := one(3, 1, 1, 0)
 	stopped.Speed = 0
-	if _, err := RestoreQueue(stopped); err != nil {
+	if _, err := srptq.RestoreQueue(stopped); err != nil {
 		t.Errorf("stopped machine: %v", err)
 	}
 }

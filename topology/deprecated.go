@@ -49,3 +49,8 @@ func (r Ring) AllGatherTime(bytes float64) float64 { return r.allGatherTime(byte
 //
 // Deprecated: use min(IntraBandwidth, InterBandwidth); removed in v0.3.0.
 func (r RingStats) Bandwidth() float64 { return r.bandwidth() }
+
+// Parse is Load from a byte slice.
+//
+// Deprecated: use Load(bytes.NewReader(data)); removed in v0.3.0.
+func Parse(data []byte) (*Cluster, error) { return parse(data) }

@@ -11,7 +11,7 @@
 //
 //	c, err := topology.Uniform(topology.A100(), 64)             // 512 GPUs
 //	c, err := topology.UniformRacks(topology.H100(), 64, 16, 2) // 4 racks, 2:1 uplinks
-//	c, err := topology.Load(file)                               // the JSON form, see Parse
+//	c, err := topology.Load(file)                               // the JSON form, see Load
 //
 // GPUs are numbered 0..NumGPUs()-1 server by server; GPUsOf(server) gives a server's range,
 // ServerOf(gpu) the way back. A GPUSet is a bitset of GPUs for free/used bookkeeping.

@@ -14,7 +14,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"racks":[{"id":"r","oversubscription":3}],"servers":[{"id":"t","preset":"t4","rack":"r"}]}`))
 	f.Add([]byte(`{"servers":[{"id":"s","gpus":2,"nics":1,"intra_bandwidth":1e9,"nic_bandwidth":1e9,"gpu":{"model":"g","peak_flops":1e12,"memory_bytes":1e9}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := Parse(data)
+		c, err := parse(data)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidCluster) {
 				t.Fatalf("error %v does not wrap ErrInvalidCluster", err)

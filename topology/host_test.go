@@ -8,7 +8,7 @@ import (
 // TestHostResourcesJSON: servers' CPU cores and host memory come from presets and JSON, and
 // negative or non-finite values are errors naming the field.
 func TestHostResourcesJSON(t *testing.T) {
-	c, err := Parse([]byte(`{"name":"x","servers":[{"id":"a","preset":"a800","count":2},{"id":"b","preset":"a800","cpus":32,"host_memory":5e11}]}`))
+	c, err := parse([]byte(`{"name":"x","servers":[{"id":"a","preset":"a800","count":2},{"id":"b","preset":"a800","cpus":32,"host_memory":5e11}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestHostResourcesJSON(t *testing.T) {
 		`{"name":"x","servers":[{"id":"a","preset":"a800","cpus":-1}]}`,
 		`{"name":"x","servers":[{"id":"a","preset":"a800","host_memory":-5}]}`,
 	} {
-		if _, err := Parse([]byte(bad)); !errors.Is(err, ErrInvalidCluster) {
+		if _, err := parse([]byte(bad)); !errors.Is(err, ErrInvalidCluster) {
 			t.Errorf("%s: got %v, want ErrInvalidCluster", bad, err)
 		}
 	}

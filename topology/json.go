@@ -51,11 +51,11 @@ func Load(r io.Reader) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("topology: reading cluster JSON: %w", err)
 	}
-	return Parse(data)
+	return parse(data)
 }
 
-// Parse is Load from a byte slice.
-func Parse(data []byte) (*Cluster, error) {
+// parse is Load from a byte slice.
+func parse(data []byte) (*Cluster, error) {
 	var cj clusterJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -137,7 +137,7 @@ func (c *Cluster) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON parses the cluster's JSON form (see Load) into c.
 func (c *Cluster) UnmarshalJSON(data []byte) error {
-	n, err := Parse(data)
+	n, err := parse(data)
 	if err != nil {
 		return err
 	}

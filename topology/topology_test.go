@@ -265,7 +265,7 @@ func TestJSONPresetsAndCount(t *testing.T) {
 	    {"id": "a", "count": 3, "preset": "a100", "rack": "r0"},
 	    {"id": "t", "preset": "t4", "rack": "r0", "nic_bandwidth": 12.5e9}
 	  ]}`
-	c, err := Parse([]byte(src))
+	c, err := parse([]byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestJSONErrors(t *testing.T) {
 		`{"servers":[{"id":"a","preset":"a100"},{"id":"a","preset":"t4"}]}`:                 `duplicate server id "a"`,
 	}
 	for src, msg := range cases {
-		_, err := Parse([]byte(src))
+		_, err := parse([]byte(src))
 		if !errors.Is(err, ErrInvalidCluster) {
 			t.Errorf("%s: err = %v, want ErrInvalidCluster", src, err)
 			continue

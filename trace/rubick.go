@@ -11,7 +11,7 @@ import (
 
 	gpusched "github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/graph"
-	"github.com/gpusched/gpusched/perf"
+	"github.com/gpusched/gpusched/internal/perf"
 	"github.com/gpusched/gpusched/topology"
 )
 

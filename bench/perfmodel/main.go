@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/graph"
-	"github.com/gpusched/gpusched/perf"
+	"github.com/gpusched/gpusched/internal/perf"
 )
 
 func main() {

@@ -140,27 +140,27 @@ func build(name string, cost gpusched.CostModel, seed uint64, truth map[gpusched
 	iters := func(j *gpusched.Job) float64 { return truth[j.ID] }
 	switch name {
 	case "ps-locality":
-		s, err := policy.NewPSLocality(policy.PSLocalityOptions{Cost: cost, Seed: seed})
+		s, err := policy.New("ps-locality", policy.Config{PSLocality: policy.PSLocalityOptions{Cost: cost, Seed: seed}})
 		return s, func() string {
-			st := s.Stats()
+			st := policy.DiagnosticsOf(s).PS
 			return fmt.Sprintf("%.3f", st.Gap())
 		}, err
 	case "smd":
-		s, err := policy.NewSMD(policy.SMDOptions{Cost: cost, Iterations: iters})
+		s, err := policy.New("smd", policy.Config{SMD: policy.SMDOptions{Cost: cost, Iterations: iters}})
 		return s, func() string {
-			st := s.Stats()
+			st := policy.DiagnosticsOf(s).PS
 			return fmt.Sprintf("%.3f", st.ObjectiveGap())
 		}, err
 	case "fifo":
-		s, err := policy.NewFIFO(policy.Options{})
+		s, err := policy.New("fifo", policy.Config{})
 		return s, nil, err
 	case "sjf":
-		s, err := policy.NewSJF(policy.SJFOptions{Size: func(j *gpusched.Job) float64 {
+		s, err := policy.New("sjf", policy.Config{SJF: policy.SJFOptions{Size: func(j *gpusched.Job) float64 {
 			return float64(j.GPUs) * truth[j.ID] * baselineStep(cost, j)
-		}})
+		}}})
 		return s, nil, err
 	case "tiresias":
-		s, err := policy.NewTiresias(policy.TiresiasOptions{})
+		s, err := policy.New("tiresias", policy.Config{})
 		return s, nil, err
 	case "asrpt-allreduce":
 		s, err := asrpt.New(asrpt.Options{Cost: cost, Name: "asrpt-allreduce", Estimator: asrpt.Oracle(func(id gpusched.JobID) (float64, bool) {

@@ -214,7 +214,7 @@ func (o *options) checkTiresias() error {
 		return usagef("-tiresias-service %q: want gpu-time or time", o.tirService)
 	}
 	o.tiresias = policy.TiresiasOptions{Thresholds: th, PromoteKnob: o.tirPromote, Service: s, Gittins: o.tirGittins}
-	if _, err := policy.NewTiresias(o.tiresias); err != nil {
+	if _, err := policy.New("tiresias", policy.Config{Tiresias: o.tiresias}); err != nil {
 		return usagef("-tiresias-thresholds %q: %w", o.tirThresh, err)
 	}
 	return nil

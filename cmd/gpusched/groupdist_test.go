@@ -166,7 +166,7 @@ func TestGroupDistribution(t *testing.T) {
 	}
 	tg := o.tiresias
 	tg.Gittins = true
-	g, err := policy.NewTiresias(tg)
+	g, err := policy.New("tiresias", policy.Config{Tiresias: tg})
 	if err != nil {
 		t.Fatal(err)
 	}

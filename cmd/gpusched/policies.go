@@ -75,66 +75,68 @@ type policySpec struct {
 // the comparison table. Each constructor returns a fresh scheduler: schedulers keep state.
 func policies() []policySpec {
 	return []policySpec{
-		{"fifo", "first come, first served, strict order, consolidated placement (policy.FIFO)",
-			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewFIFO(policy.Options{}) }, false},
-		{"sjf", "shortest job first by predicted GPU-time, random-forest predictor learning online (policy.SJF)",
+		{"fifo", "first come, first served, strict order, consolidated placement (policy.New)",
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.New("fifo", policy.Config{}) }, false},
+		{"sjf", "shortest job first by predicted GPU-time, random-forest predictor learning online (policy.New)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				p, err := newPredictor(env.Seed)
 				if err != nil {
 					return nil, err
 				}
-				s, err := policy.NewSJF(policy.SJFOptions{Size: func(j *gpusched.Job) float64 {
+				s, err := policy.New("sjf", policy.Config{SJF: policy.SJFOptions{Size: func(j *gpusched.Job) float64 {
 					e, err := p.Predict(j)
 					if err != nil {
 						return policy.DefaultSize(j)
 					}
 					return float64(j.GPUs) * j.StepTime * e.Iterations
-				}})
+				}}})
 				if err != nil {
 					return nil, err
 				}
 				return &learning{Scheduler: s, p: p, name: "sjf"}, nil
 			}, false},
-		{"srpt-oracle", "preemptive SRPT with the true remaining GPU-time: the upper reference (policy.SRPTOracle)",
+		{"srpt-oracle", "preemptive SRPT with the true remaining GPU-time: the upper reference (policy.New)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()
-				return policy.NewSRPTOracle(policy.OracleOptions{Cost: env.Cost, Iterations: func(id gpusched.JobID) float64 {
+				return policy.New("srpt-oracle", policy.Config{Oracle: policy.OracleOptions{Cost: env.Cost, Iterations: func(id gpusched.JobID) float64 {
 					if n, ok := truth[id]; ok {
 						return n
 					}
 					return -1
-				}})
+				}}})
 			}, false},
-		{"tiresias", "Tiresias discretized 2D-LAS, NSDI'19 (policy.Tiresias)",
-			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewTiresias(env.Tiresias) }, false},
-		{"sjf-bco", "SJF-BCO, MobiHoc'22, online re-planning with true iterations as in the paper (policy.SJFBCO)",
+		{"tiresias", "Tiresias discretized 2D-LAS, NSDI'19 (policy.New)",
+			func(env policyEnv) (gpusched.Scheduler, error) {
+				return policy.New("tiresias", policy.Config{Tiresias: env.Tiresias})
+			}, false},
+		{"sjf-bco", "SJF-BCO, MobiHoc'22, online re-planning with true iterations as in the paper (policy.New)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()
-				return policy.NewSJFBCO(policy.SJFBCOOptions{Iterations: func(j *gpusched.Job) float64 { return truth[j.ID] },
-					Replan: env.BCOReplan})
+				return policy.New("sjf-bco", policy.Config{SJFBCO: policy.SJFBCOOptions{Iterations: func(j *gpusched.Job) float64 { return truth[j.ID] },
+					Replan: env.BCOReplan}})
 			}, false},
-		{"gadget", "GADGET-style greedy ring embedding with bandwidth reservation, INFOCOM'22 (policy.GADGET)",
-			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewGADGET(policy.GADGETOptions{}) }, false},
-		{"first-fit", "first fit, backfilling (policy.FirstFit)",
-			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewFirstFit(policy.Options{}) }, false},
-		{"list-scheduling", "Graham's list scheduling on the least-loaded GPUs (policy.ListScheduling)",
-			func(env policyEnv) (gpusched.Scheduler, error) { return policy.NewListScheduling(policy.Options{}) }, false},
-		{"random", "random order and placement, seeded (policy.Random)",
+		{"gadget", "GADGET-style greedy ring embedding with bandwidth reservation, INFOCOM'22 (policy.New)",
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.New("gadget", policy.Config{}) }, false},
+		{"first-fit", "first fit, backfilling (policy.New)",
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.New("first-fit", policy.Config{}) }, false},
+		{"list-scheduling", "Graham's list scheduling on the least-loaded GPUs (policy.New)",
+			func(env policyEnv) (gpusched.Scheduler, error) { return policy.New("list-scheduling", policy.Config{}) }, false},
+		{"random", "random order and placement, seeded (policy.New)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
-				return policy.NewRandom(policy.RandomOptions{Seed: env.Seed})
+				return policy.New("random", policy.Config{Random: policy.RandomOptions{Seed: env.Seed}})
 			}, false},
-		{"rubick", "Rubick, MLSys'25: plans and GPUs/CPUs/memory reconfigured by resource-sensitivity curves, guaranteed jobs first (policy.Rubick)",
+		{"rubick", "Rubick, MLSys'25: plans and GPUs/CPUs/memory reconfigured by resource-sensitivity curves, guaranteed jobs first (policy.New)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
-				return policy.NewRubick(policy.RubickOptions{Cost: env.Cost})
+				return policy.New("rubick", policy.Config{Rubick: policy.RubickOptions{Cost: env.Cost}})
 			}, false},
-		{"ps-locality", "locality-aware online PS scheduling, TNSE'22: per-arrival packing/covering LP, seeded rounding, repair (policy.PSLocality)",
+		{"ps-locality", "locality-aware online PS scheduling, TNSE'22: per-arrival packing/covering LP, seeded rounding, repair (policy.New)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
-				return policy.NewPSLocality(policy.PSLocalityOptions{Cost: env.Cost, Seed: env.Seed})
+				return policy.New("ps-locality", policy.Config{PSLocality: policy.PSLocalityOptions{Cost: env.Cost, Seed: env.Seed}})
 			}, false},
-		{"smd", "SMD, INFOCOM'21: sum-of-ratios multi-dimensional knapsacks per interval, true iterations as SJF-BCO (policy.SMD)",
+		{"smd", "SMD, INFOCOM'21: sum-of-ratios multi-dimensional knapsacks per interval, true iterations as SJF-BCO (policy.New)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				truth := env.truth()
-				return policy.NewSMD(policy.SMDOptions{Cost: env.Cost, Iterations: func(j *gpusched.Job) float64 { return truth[j.ID] }})
+				return policy.New("smd", policy.Config{SMD: policy.SMDOptions{Cost: env.Cost, Iterations: func(j *gpusched.Job) float64 { return truth[j.ID] }}})
 			}, false},
 		{"asrpt", "A-SRPT with the random-forest predictor learning online (asrpt.Forest over predict)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
@@ -152,13 +154,13 @@ func policies() []policySpec {
 				}
 				return asrpt.New(asrpt.Options{Estimator: f, Cost: env.Cost, Backfill: true, Name: "asrpt-backfill", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap, Patient: env.Patient})
 			}, true},
-		{"asrpt-plan", "A-SRPT choosing at admission the plan of least GPU-time per iteration among a reconfigurable job's plans (asrpt.PlanChoice)",
+		{"asrpt-plan", "A-SRPT choosing at admission the plan of least GPU-time per iteration among a reconfigurable job's plans (asrpt.NewPlanChooser)",
 			func(env policyEnv) (gpusched.Scheduler, error) {
 				f, err := asrpt.NewForest(asrpt.ForestOptions(env.Seed))
 				if err != nil {
 					return nil, err
 				}
-				return asrpt.NewPlanChoice(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap, Patient: env.Patient})
+				return asrpt.NewPlanChooser(asrpt.Options{Estimator: f, Cost: env.Cost, Name: "asrpt-plan", RestoreTime: env.Restore, NoConsolidate: env.NoConsolidate, NoMigrate: env.NoConsolidate, NoGroupFallback: env.NoGroupFallback, BurstGap: env.BurstGap, Patient: env.Patient})
 			}, true},
 		{"asrpt-oracle", "A-SRPT with exact iteration counts (asrpt.Oracle)",
 			func(env policyEnv) (gpusched.Scheduler, error) {

@@ -156,7 +156,7 @@ func runOne(j runJob, o *options, done *atomic.Int64) outcome {
 		Restore: o.restoreSeconds(), NoConsolidate: o.consolidate == "off", PredictionError: perr, Tiresias: o.tiresias,
 		BCOReplan: o.bcoReplan.Seconds(), NoGroupFallback: !o.groupFB, BurstGap: burstGap(o.burstGap), Patient: o.conversion == "patient"})
 	if err == nil && o.consolidate == "on" && !j.policy.Consolidates {
-		s, err = consolidate.Wrap(s, consolidate.Options{Cost: cost, RestoreTime: o.restoreSeconds()})
+		s, err = consolidate.WrapScheduler(s, consolidate.Options{Cost: cost, RestoreTime: o.restoreSeconds()})
 	}
 	if err != nil {
 		oc.err = fmt.Errorf("policy %s: %w", j.policy.Name, err)

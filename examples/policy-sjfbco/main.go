@@ -123,17 +123,19 @@ func run(seeds int, alpha, overhead, nic float64) error {
 		scheds := make([]gpusched.Scheduler, 0, len(names))
 		for _, mk := range []func() (gpusched.Scheduler, error){
 			func() (gpusched.Scheduler, error) {
-				return policy.NewSJFBCO(policy.SJFBCOOptions{Batch: true, BCOPlanOptions: plan, Iterations: known})
+				return policy.New("sjf-bco", policy.Config{SJFBCO: policy.SJFBCOOptions{Batch: true, BCOPlanOptions: plan, Iterations: known}})
 			},
 			func() (gpusched.Scheduler, error) {
-				return policy.NewSJFBCO(policy.SJFBCOOptions{Batch: true, BCOPlanOptions: early, Iterations: known})
+				return policy.New("sjf-bco", policy.Config{SJFBCO: policy.SJFBCOOptions{Batch: true, BCOPlanOptions: early, Iterations: known}})
 			},
 			func() (gpusched.Scheduler, error) {
-				return policy.NewSJFBCO(policy.SJFBCOOptions{BCOPlanOptions: plan, Iterations: known})
+				return policy.New("sjf-bco", policy.Config{SJFBCO: policy.SJFBCOOptions{BCOPlanOptions: plan, Iterations: known}})
 			},
-			func() (gpusched.Scheduler, error) { return policy.NewFirstFit(policy.Options{}) },
-			func() (gpusched.Scheduler, error) { return policy.NewListScheduling(policy.Options{}) },
-			func() (gpusched.Scheduler, error) { return policy.NewRandom(policy.RandomOptions{Seed: seed}) },
+			func() (gpusched.Scheduler, error) { return policy.New("first-fit", policy.Config{}) },
+			func() (gpusched.Scheduler, error) { return policy.New("list-scheduling", policy.Config{}) },
+			func() (gpusched.Scheduler, error) {
+				return policy.New("random", policy.Config{Random: policy.RandomOptions{Seed: seed}})
+			},
 		} {
 			s, err := mk()
 			if err != nil {

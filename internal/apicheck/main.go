@@ -229,8 +229,10 @@ var changeLine = regexp.MustCompile(`^- (\S+): (.*)$`)
 type alias struct{ pkg, name string }
 
 // movedTypes adds to moves the deprecated type aliases of package p (type Old = q.New, with a
-// Deprecated paragraph): moves["<import path of q>.New"] = {p, Old}. Such an alias is how a type
-// moves to another package; apidiff reports the moved type, and every signature that names it,
+// Deprecated paragraph), and its aliases of an internal package's types (type Name =
+// internal/q.Name, deprecated or not: the library keeps exporting the type under its name):
+// moves["<import path of q>.New"] = {p, Old}. Such an alias is how a type moves to another
+// package; apidiff reports the moved type, and every signature that names it,
 // as changed (golang/go#37138), and judge accepts the change once the new names are read back
 // as the deprecated ones.
 func movedTypes(p pkg, moves map[string]alias) error {
@@ -259,16 +261,27 @@ func movedTypes(p pkg, moves map[string]alias) error {
 			for _, s := range g.Specs {
 				ts := s.(*ast.TypeSpec)
 				sel, ok := ts.Type.(*ast.SelectorExpr)
-				if !ts.Assign.IsValid() || !ok || !ts.Name.IsExported() || !isDeprecated(g.Doc, ts.Doc) {
+				if !ts.Assign.IsValid() || !ok || !ts.Name.IsExported() {
 					continue
 				}
-				if x, ok := sel.X.(*ast.Ident); ok && imports[x.Name] != "" {
-					moves[imports[x.Name]+"."+sel.Sel.Name] = alias{pkg: p.path, name: ts.Name.Name}
+				x, ok := sel.X.(*ast.Ident)
+				if !ok || imports[x.Name] == "" {
+					continue
+				}
+				if target := imports[x.Name]; isDeprecated(g.Doc, ts.Doc) || isInternal(target) {
+					moves[target+"."+sel.Sel.Name] = alias{pkg: p.path, name: ts.Name.Name}
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// isInternal reports whether the import path p is that of an internal package (an "internal"
+// element in it): no user can name its types, so a library package that aliases one of them
+// (type T = internal/x.T) keeps T's name for good, and the type has only moved.
+func isInternal(p string) bool {
+	return slices.Contains(strings.Split(p, "/"), "internal")
 }
 
 // changedLine is the what of a changed identifier: "changed from OLD to NEW".

@@ -189,6 +189,24 @@ func TestRoundTrip(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(mod, "q")); err != nil {
 		t.Fatal(err)
 	}
+	// A type moved into an internal package behind an alias that keeps its name is compatible,
+	// deprecated or not (the alias is the type's public name for good).
+	if err := os.MkdirAll(filepath.Join(mod, "internal", "q"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "internal", "q", "q.go"), []byte(q), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const internalMove = "import \"example.com/m/internal/q\"\n\n// S holds.\ntype S = q.T\n\n// F takes S.\nfunc F(S) []S { return nil }\n"
+	if err := checkWith(before, internalMove); err != nil {
+		t.Errorf("a type moved into an internal package behind an alias refused: %v", err)
+	}
+	if err := checkWith(before, strings.Replace(internalMove, "func F(S) []S", "func F(S) []int", 1)); !errors.Is(err, errIncompatible) {
+		t.Errorf("a changed signature beside an internal move: got %v, want errIncompatible", err)
+	}
+	if err := os.RemoveAll(filepath.Join(mod, "internal")); err != nil {
+		t.Fatal(err)
+	}
 	const s1 = "// S holds.\ntype S struct {\n\t// A stays.\n\tA int\n\t// B goes.\n\t//\n\t// Deprecated: use A.\n\tB int\n}\n"
 	if err := checkWith(s1, strings.Replace(s1, "\tB int\n", "", 1)); err != nil {
 		t.Errorf("a field deprecated in the baseline, removed, refused: %v", err)

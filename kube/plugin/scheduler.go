@@ -166,13 +166,13 @@ func newScheduler(args Args, sizes *PodSizes) (gpusched.Scheduler, gpusched.Cost
 		})
 		return s, cost, err
 	case "fifo":
-		s, err := policy.NewFIFO(policy.Options{Placer: Aligned(gpusched.Pack, sizes.Get), Order: order})
+		s, err := policy.New("fifo", policy.Config{Options: policy.Options{Placer: Aligned(gpusched.Pack, sizes.Get), Order: order}})
 		return s, cost, err
 	case "first-fit":
-		s, err := policy.NewFirstFit(policy.Options{Placer: Aligned(gpusched.Pack, sizes.Get), Order: order})
+		s, err := policy.New("first-fit", policy.Config{Options: policy.Options{Placer: Aligned(gpusched.Pack, sizes.Get), Order: order}})
 		return s, cost, err
 	case "tiresias":
-		s, err := policy.NewTiresias(policy.TiresiasOptions{Options: policy.Options{Placer: Aligned(gpusched.Pack, sizes.Get), Order: order}, MinRunTime: args.MinRunTime})
+		s, err := policy.New("tiresias", policy.Config{Tiresias: policy.TiresiasOptions{Options: policy.Options{Placer: Aligned(gpusched.Pack, sizes.Get), Order: order}, MinRunTime: args.MinRunTime}})
 		return s, cost, err
 	}
 	return nil, nil, fmt.Errorf("gpusched plugin: unknown scheduler %q (have %v)", args.Scheduler, Policies)

@@ -125,7 +125,7 @@ func (r *run) gpus() map[string]int {
 // come (reclaim, most recently started first); beyond the guarantees the GPUs go by weight; a
 // broken variant that skips the reclaim is caught.
 func TestWrapQuotaBorrowFairShare(t *testing.T) {
-	fifo, err := policy.NewFIFO(policy.Options{Placer: gpusched.Pack, Order: policy.Backfill})
+	fifo, err := policy.New("fifo", policy.Config{Options: policy.Options{Placer: gpusched.Pack, Order: policy.Backfill}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestWrapQuotaBorrowFairShare(t *testing.T) {
 		t.Fatalf("b's guarantee is not reclaimed from a's borrowing: %v", g)
 	}
 	// Weights 3:1 without guarantees: 12 and 4 of 16.
-	fifo2, _ := policy.NewFIFO(policy.Options{Placer: gpusched.Pack, Order: policy.Backfill})
+	fifo2, _ := policy.New("fifo", policy.Config{Options: policy.Options{Placer: gpusched.Pack, Order: policy.Backfill}})
 	s2, err := Wrap(fifo2, Config{Queues: []Queue{{Name: "a", Weight: 3}, {Name: "b", Weight: 1}}})
 	if err != nil {
 		t.Fatal(err)

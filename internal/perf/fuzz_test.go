@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/internal/placestr"
 )
 
 // FuzzRead: the measurement reader never panics; what it accepts is well-formed (positive
@@ -28,7 +28,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		for _, r := range rows {
-			n, perr := graph.CheckPlacement(r.Placement)
+			n, perr := placestr.Check(r.Placement)
 			p := r.Plan
 			if perr != nil || p.Workers() != n || p.GlobalBatch%(p.DP*p.MicroBatches) != 0 || !(r.StepTime > 0) || math.IsInf(r.StepTime, 0) ||
 				(p.Offload && p.ZeRO == 0) || r.Model == "" || r.GPU == "" {
@@ -63,7 +63,7 @@ func FuzzReadPollux(f *testing.F) {
 			return
 		}
 		for _, r := range rows {
-			n, perr := graph.CheckPlacement(r.Placement)
+			n, perr := placestr.Check(r.Placement)
 			if perr != nil || r.Plan.DP != n || !(r.StepTime > 0) || math.IsInf(r.StepTime, 0) || !(r.SyncTime >= 0) || math.IsInf(r.SyncTime, 0) {
 				t.Fatalf("accepted a bad row: %+v", r)
 			}
@@ -81,7 +81,7 @@ func FuzzReadRubick(f *testing.F) {
 			return
 		}
 		for _, r := range rows {
-			n, perr := graph.CheckPlacement(r.Placement)
+			n, perr := placestr.Check(r.Placement)
 			if perr != nil || r.Plan.Workers() != n || !(r.StepTime > 0) || math.IsInf(r.StepTime, 0) {
 				t.Fatalf("accepted a bad row: %+v", r)
 			}
@@ -100,7 +100,7 @@ func FuzzReadRubickProfile(f *testing.F) {
 			return
 		}
 		for _, r := range rows {
-			n, perr := graph.CheckPlacement(r.Placement)
+			n, perr := placestr.Check(r.Placement)
 			if perr != nil || r.Plan.Workers() != n || !(r.StepTime > 0) || math.IsInf(r.StepTime, 0) {
 				t.Fatalf("accepted a bad row: %+v", r)
 			}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpusched/gpusched/perf"
+	"github.com/gpusched/gpusched/internal/perf"
 )
 
 // A few profiles of a model on a cluster of A800 servers refine its factors; the calibrated

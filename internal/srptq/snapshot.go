@@ -1,4 +1,4 @@
-package srpt
+package srptq
 
 import (
 	"fmt"
@@ -61,10 +61,10 @@ func (q *Queue) Snapshot() QueueState {
 // finite and >= 0, and ErrTimeOrder for a release after the clock; columns of different
 // lengths are ErrInvalidParameter. Errors name the job. O(n log n).
 func RestoreQueue(s QueueState) (*Queue, error) {
-	if !finiteNonNeg(s.Now) {
+	if !FiniteNonNeg(s.Now) {
 		return nil, fmt.Errorf("%w: clock %v s must be finite and >= 0", ErrInvalidParameter, s.Now)
 	}
-	if !finiteNonNeg(s.Speed) {
+	if !FiniteNonNeg(s.Speed) {
 		return nil, fmt.Errorf("%w: speed %v must be finite and >= 0", ErrInvalidParameter, s.Speed)
 	}
 	n := len(s.IDs)
@@ -78,10 +78,10 @@ func RestoreQueue(s QueueState) (*Queue, error) {
 	q := &Queue{speed: s.Speed, now: s.Now, nodes: make([]qnode, 1, n+1), index: make(map[int]int32, n)}
 	for i, id := range s.IDs {
 		rem, w, rel := s.Remaining[i], s.Weights[i], s.Releases[i]
-		if err := checkJob(id, rel, rem); err != nil {
+		if err := CheckJob(id, rel, rem); err != nil {
 			return nil, err
 		}
-		if err := checkWeight(id, w); err != nil {
+		if err := CheckWeight(id, w); err != nil {
 			return nil, err
 		}
 		if rel > s.Now {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/internal/placestr"
 )
 
 // ErrBadRow reports a malformed measurement file or row; the message names the file, the line
@@ -20,7 +21,7 @@ var ErrBadRow = errors.New("perf: bad measurement")
 var ErrTooFewRows = errors.New("perf: too few measurements")
 
 // RankOrder says how a row's worker ranks map onto the GPUs of its placement string, whose
-// GPUs are numbered server by server (see graph.PlacementGPUs).
+// GPUs are numbered server by server (see internal/placestr).
 type RankOrder uint8
 
 const (
@@ -83,7 +84,7 @@ type Row struct {
 
 // GPUs returns the number of GPUs of the row's placement.
 func (r Row) GPUs() int {
-	n, _ := graph.CheckPlacement(r.Placement)
+	n, _ := placestr.Check(r.Placement)
 	return n
 }
 
@@ -280,7 +281,7 @@ func parseRow(fields []string, col map[string]int, name string, line int) (Row, 
 	}
 	r.GPU = strings.ToLower(r.GPU)
 	r.Placement, _ = get("placement")
-	gpus, perr := graph.CheckPlacement(r.Placement)
+	gpus, perr := placestr.Check(r.Placement)
 	if perr != nil {
 		return Row{}, fmt.Errorf("%w: %s:%d: placement: %v", ErrBadRow, name, line, perr)
 	}
@@ -442,8 +443,6 @@ func ReadFile(path string) ([]Row, error) {
 }
 
 // Write writes rows in the CSV format Read reads (every column, a header first).
-//
-// Deprecated: not needed by embedders (Read reads the format; `gpusched perf` writes it); removed in v0.3.0.
 func Write(w io.Writer, rows []Row) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(strings.Join(columns, ",") + "\n")

@@ -60,8 +60,6 @@ func Kind(p graph.Plan) string {
 //     the batches already taken of that kind, farthest first.
 //
 // It returns min(k, len(cases)) indices, in the order taken.
-//
-// Deprecated: not needed by embedders (RefineCV chooses the profiles); removed in v0.3.0.
 func SelectProfiles(cases []*Case, k int) []int {
 	if k <= 0 || len(cases) == 0 {
 		return nil

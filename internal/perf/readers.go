@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/internal/placestr"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -89,8 +90,6 @@ func seconds(v string, scale float64, pos bool, name string, line int, field str
 // fine-tuned on SQuAD (384-token sequences, span head), ResNet-18 on CIFAR-10, ResNet-50 on
 // ImageNet, all taken to run in fp32 (the measurements do not say; the artifact's examples do
 // not enable mixed precision).
-//
-// Deprecated: not needed by embedders (ReadPolluxFile applies it); removed in v0.3.0.
 func PolluxModels() map[string]string {
 	return map[string]string{"bert": "bert-base-squad", "cifar10": "resnet18-cifar10", "imagenet": "resnet50"}
 }
@@ -103,8 +102,6 @@ func PolluxModels() map[string]string {
 // (see PolluxModels); each row becomes a pure data-parallel plan of one micro-batch of
 // local_bsz samples per GPU in fp32. Errors wrap ErrBadRow or ErrUnknown and name "name:line"
 // and the field.
-//
-// Deprecated: use ReadPolluxFile; removed in v0.3.0.
 func ReadPollux(r io.Reader, name, dataset string) ([]Row, error) {
 	model, ok := PolluxModels()[dataset]
 	if !ok {
@@ -118,7 +115,7 @@ func ReadPollux(r io.Reader, name, dataset string) ([]Row, error) {
 	for i, f := range recs {
 		line := lines[i]
 		row := Row{File: name, Line: line, Model: model, DTypeBytes: 4, GPU: "t4", Placement: f[col["placement"]], Tag: dataset}
-		n, err := graph.CheckPlacement(row.Placement)
+		n, err := placestr.Check(row.Placement)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s:%d: placement: %v", ErrBadRow, name, line, err)
 		}
@@ -198,8 +195,6 @@ func RubickApps() map[string]RubickApp {
 
 // RubickOffloadThreads is the CPU threads per GPU of the Rubick artifact's ZeRO-Offload runs
 // (num_cpu_threads of its profile/*/config.csv).
-//
-// Deprecated: not needed by embedders (ReadRubickFile applies it); removed in v0.3.0.
 const RubickOffloadThreads = 4
 
 // RubickPlan turns one of the artifact's execution plans for gpus GPUs into a Plan, and says in
@@ -284,8 +279,6 @@ func accumulate(p graph.Plan, m *graph.Model, gpu topology.GPUSpec) graph.Plan {
 // (see RubickApps) names the model; exec_plan becomes a plan as RubickPlan documents; iter_time
 // is seconds per iteration. Errors wrap ErrBadRow or ErrUnknown and name "name:line" and the
 // field.
-//
-// Deprecated: use ReadRubickFile; removed in v0.3.0.
 func ReadRubick(r io.Reader, name, app string) ([]Row, error) {
 	a, ok := RubickApps()[app]
 	if !ok {
@@ -296,8 +289,6 @@ func ReadRubick(r io.Reader, name, app string) ([]Row, error) {
 
 // ReadRubickApp is ReadRubick with the application described by a (its model, batch and the
 // micro-batch size of its tensor/pipeline-parallel runs, which the files do not record).
-//
-// Deprecated: use ReadRubickFile; removed in v0.3.0.
 func ReadRubickApp(r io.Reader, name string, a RubickApp) ([]Row, error) {
 	if a.GlobalBatch < 1 || a.MicroBatchSize < 0 {
 		return nil, fmt.Errorf("%w: %s: application batch %d and micro-batch size %d must be positive", ErrBadRow, name, a.GlobalBatch, a.MicroBatchSize)
@@ -316,7 +307,7 @@ func ReadRubickApp(r io.Reader, name string, a RubickApp) ([]Row, error) {
 		line := lines[i]
 		row := Row{File: name, Line: line, Model: a.Model, GPU: "a800", Placement: f[col["placement"]], Tag: f[col["exec_plan"]],
 			SyncTime: math.NaN(), ComputeTime: math.NaN()}
-		n, err := graph.CheckPlacement(row.Placement)
+		n, err := placestr.Check(row.Placement)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s:%d: placement: %v", ErrBadRow, name, line, err)
 		}
@@ -371,8 +362,6 @@ func ReadRubickFileMicro(path string, microBatchSize int) ([]Row, error) {
 // applications): the application's batch (RubickApps) is used. Runs with tensor or pipeline
 // parallelism (is_tp, is_pp) have no degrees in these files and are rejected. Errors wrap
 // ErrBadRow or ErrUnknown and name "file:line" and the field.
-//
-// Deprecated: use ReadRubickProfileDir; removed in v0.3.0.
 func ReadRubickProfile(config, data io.Reader, configName, dataName, app string) ([]Row, error) {
 	a, ok := RubickApps()[app]
 	if !ok {
@@ -405,11 +394,11 @@ func ReadRubickProfile(config, data io.Reader, configName, dataName, app string)
 			}
 			return n, nil
 		}
-		nodes, err := num("nodes", 1, graph.MaxPlacementDigits)
+		nodes, err := num("nodes", 1, placestr.MaxDigits)
 		if err != nil {
 			return nil, err
 		}
-		gpus, err := num("gpus", 1, 8*graph.MaxPlacementDigits)
+		gpus, err := num("gpus", 1, 8*placestr.MaxDigits)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/internal/placestr"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -33,8 +34,6 @@ func (c *Case) Family() string { return graph.GPUFamily(c.Placed.GPUModel()) }
 
 // Predict returns the predicted iteration time of the case with the constants and factors the
 // calibration gives (nil: the shipped constants alone).
-//
-// Deprecated: not needed by embedders (graph's cost model predicts a case's time); removed in v0.3.0.
 func (c *Case) Predict(cal *graph.Calibration) (graph.Breakdown, error) {
 	return c.Placed.TimeWith(graph.Options{Calibration: cal})
 }
@@ -86,7 +85,7 @@ func Prepare(rows []Row) ([]*Case, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: plan: %w", r.where(), err)
 		}
-		gpus, err := graph.PlacementGPUs(cl, r.Placement)
+		gpus, err := placestr.GPUs(cl, r.Placement, graph.ErrInvalidPlacement)
 		if err != nil {
 			return nil, fmt.Errorf("%s: placement: %w", r.where(), err)
 		}

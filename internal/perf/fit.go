@@ -72,16 +72,10 @@ const overheadScale = 0.25
 const (
 	// FactorPrior weighs (log f)^2 of a model's compute, optimizer and parallel factors, and
 	// of its overhead coordinate.
-	//
-	// Deprecated: not needed by embedders (a fitting constant); removed in v0.3.0.
 	FactorPrior = 0.03
 	// CommPrior weighs (log f)^2 of a model's communication factor.
-	//
-	// Deprecated: not needed by embedders (a fitting constant); removed in v0.3.0.
 	CommPrior = 0.5
 	// HardwarePrior weighs a hardware constant's squared distance from its prior.
-	//
-	// Deprecated: not needed by embedders (a fitting constant); removed in v0.3.0.
 	HardwarePrior = 1e-3
 	// JointFactorStrength multiplies FactorPrior and CommPrior in a joint hardware fit
 	// (FitHardware): there each model's factors are held ten times as firmly near 1 as in a
@@ -89,8 +83,6 @@ const (
 	// in common, and predict a model none of the fit saw. Chosen by leave-one-model-out on both
 	// GPU types of ../shared/data from 1, 3, 10, 30 and 100 (benchmarks/perf.md): 10 is best
 	// on both, one figure for every model and type.
-	//
-	// Deprecated: not needed by embedders (a fitting constant); removed in v0.3.0.
 	JointFactorStrength = 10
 	// modelRows is the weight of each model in a joint fit, in rows: a model with n rows has
 	// each row weighted modelRows / n, so that every model counts alike.
@@ -131,8 +123,6 @@ type problem struct {
 // synchronisation (graph.Breakdown.DP) counts SyncWeight times a step time's. With it the
 // fits split a step between compute and communication as measured, instead of trading one
 // for the other.
-//
-// Deprecated: not needed by embedders (a fitting constant); removed in v0.3.0.
 const SyncWeight = 0.5
 
 // syncFloor is the floor of a synchronisation time in the sync term, as a fraction of the step.
@@ -558,8 +548,6 @@ func Refine(cases []*Case, eff graph.Efficiency) (graph.ModelFactors, error) {
 // overhead of RefineOverheadScale away from the prior's costs as much as a factor of e. It is
 // absolute, so that slow profiles (ZeRO-Offload runs of seconds) do not license an overhead of
 // seconds on the model's fast plans.
-//
-// Deprecated: not needed by embedders (a fitting constant); removed in v0.3.0.
 const RefineOverheadScale = 0.05
 
 // RefineFrom fits one model's factors to measured configurations of it (cases, all of one
@@ -570,8 +558,6 @@ const RefineOverheadScale = 0.05
 // ((overhead - prior overhead) / RefineOverheadScale)^2, starting from prior. With no rows it
 // returns prior. It uses gonum's L-BFGS and Nelder-Mead, is deterministic, and takes
 // milliseconds for tens of rows.
-//
-// Deprecated: use Refine or RefineCV; removed in v0.3.0.
 func RefineFrom(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (graph.ModelFactors, error) {
 	return refine(cases, eff, prior, 1)
 }
@@ -655,21 +641,15 @@ type CrossValidation struct {
 
 // CVWarn is the cross-validated error above which a refinement deserves a warning: the
 // factors fitted to a model's profiles do not predict its other profiles to 15%.
-//
-// Deprecated: not needed by embedders (a fitting threshold `gpusched perf` uses); removed in v0.3.0.
 const CVWarn = 0.15
 
 // MaxLeaveOneOut is the most rows for which RefineCV holds out one row at a time and chooses
 // the priors' strength; above it, the rows are plenty, the strength is 1 and the error is
 // 5-fold.
-//
-// Deprecated: not needed by embedders (a fitting limit); removed in v0.3.0.
 const MaxLeaveOneOut = 20
 
 // RefineStrengths are the multipliers of the factors' priors RefineCV chooses among, strongest
 // first (+Inf keeps the prior's factors).
-//
-// Deprecated: not needed by embedders (a fitting constant); removed in v0.3.0.
 var RefineStrengths = []float64{math.Inf(1), 16, 4, 1, 0.25}
 
 // RefineCV refines a model's factors on its rows (cases) as a regularised update of prior

@@ -128,10 +128,10 @@ func TestReadRubickProfile(t *testing.T) {
 	}
 }
 
-// sharedData returns ../../shared/data, or skips.
+// sharedData returns ../../../shared/data, or skips.
 func sharedData(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "data")
+	dir := filepath.Join("..", "..", "..", "shared", "data")
 	if _, err := os.Stat(filepath.Join(dir, "placements", "bert.csv")); err != nil {
 		t.Skipf("../shared/data is absent (%v): the reference measurements live beside the project", err)
 	}

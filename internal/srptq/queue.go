@@ -1,4 +1,4 @@
-package srpt
+package srptq
 
 import (
 	"fmt"
@@ -72,7 +72,7 @@ type qnode struct {
 // NewQueue returns an empty queue for a machine of the given speed (work
 // units per second), with its clock at time 0.
 func NewQueue(speed float64) (*Queue, error) {
-	if err := checkSpeed(speed); err != nil {
+	if err := CheckSpeed(speed); err != nil {
 		return nil, err
 	}
 	return &Queue{speed: speed, nodes: make([]qnode, 1, 16), index: make(map[int]int32)}, nil
@@ -108,7 +108,7 @@ func (q *Queue) Speed() float64 { return q.speed }
 // speed.
 func (q *Queue) SetSpeed(speed float64) error {
 	if speed != 0 {
-		if err := checkSpeed(speed); err != nil {
+		if err := CheckSpeed(speed); err != nil {
 			return err
 		}
 	}
@@ -136,14 +136,14 @@ func (q *Queue) Add(id int, size float64) error {
 // OfflineWeighted); prefix sums and projected completions stay exact for the
 // order the queue uses.
 func (q *Queue) AddWeighted(id int, size, weight float64) error {
-	if err := checkWeight(id, weight); err != nil {
+	if err := CheckWeight(id, weight); err != nil {
 		return err
 	}
 	return q.add(id, size, weight)
 }
 
 func (q *Queue) add(id int, size, weight float64) error {
-	if err := checkJob(id, q.now, size); err != nil {
+	if err := CheckJob(id, q.now, size); err != nil {
 		return err
 	}
 	if _, ok := q.index[id]; ok {
@@ -186,7 +186,7 @@ func (q *Queue) Advance(t float64, done []Completed) ([]Completed, error) {
 		q.leftPath()
 		h := q.path[len(q.path)-1]
 		hn := &q.nodes[h]
-		rem, finish, ok := advanceHead(hn.rem, q.now, t, q.speed)
+		rem, finish, ok := AdvanceHead(hn.rem, q.now, t, q.speed)
 		if ok && q.speed > 0 {
 			q.now = finish
 			done = append(done, Completed{ID: hn.id, Time: finish})
@@ -227,7 +227,7 @@ func (q *Queue) Update(id int, remaining float64) error {
 	if !ok {
 		return fmt.Errorf("%w: update job %d", ErrUnknownJob, id)
 	}
-	if !finiteNonNeg(remaining) {
+	if !FiniteNonNeg(remaining) {
 		return fmt.Errorf("%w: job %d: remaining size %v must be finite and >= 0", ErrInvalidJob, id, remaining)
 	}
 	q.delete(x)

@@ -1,0 +1,8 @@
+package asrpt
+
+import "github.com/gpusched/gpusched"
+
+// PlanChoiceForTest returns the plan choice that s, built by NewPlanChooser, made for job id.
+func PlanChoiceForTest(s gpusched.Scheduler, id gpusched.JobID) (int, bool) {
+	return s.(*PlanChoice).Choice(id)
+}
