@@ -365,9 +365,11 @@ func (w *wrapper) admit(iv gpusched.View, d gpusched.Decision, running, share ma
 		return w.def
 	}
 	use := map[string]int{}
+	kept := make(map[gpusched.JobID]bool, len(d.Run)) // running jobs the decision keeps (or moves)
 	for _, a := range d.Run {
 		if was[a.Job] {
 			use[queueOf(a.Job)] += len(a.GPUs)
+			kept[a.Job] = true
 		}
 	}
 	var dropped, started []gpusched.JobID
@@ -378,7 +380,7 @@ func (w *wrapper) admit(iv gpusched.View, d gpusched.Decision, running, share ma
 			q := queueOf(a.Job)
 			ok := use[q]+len(a.GPUs) <= capOf(q)
 			for _, g := range a.GPUs {
-				if h := holder[g]; ok && h != nil {
+				if h := holder[g]; ok && h != nil && !kept[h.ID] {
 					if r := w.queueOf(h); r != q && running[r] <= share[r] {
 						ok = false
 					}

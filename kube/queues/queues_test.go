@@ -511,3 +511,29 @@ func TestAdmitUndoesStops(t *testing.T) {
 		}
 	}
 }
+
+// admit lets a start take the GPUs that a job of another queue moves off (the decision keeps
+// that job): rule 1 is about the jobs the decision stops.
+func TestAdmitMovedJob(t *testing.T) {
+	w := &wrapper{def: "default"}
+	job := func(id, q string) *gpusched.Job {
+		return &gpusched.Job{ID: gpusched.JobID(id), GPUs: 8, StepTime: 1, Features: gpusched.Features{Categorical: map[string]string{QueueFeature: q}}}
+	}
+	gpus := func(from int) []topology.GPUID {
+		var out []topology.GPUID
+		for g := from; g < from+8; g++ {
+			out = append(out, topology.GPUID(g))
+		}
+		return out
+	}
+	v := gpusched.View{Now: 5,
+		Running: []gpusched.JobStatus{{Job: job("a-long", "a"), GPUs: gpus(0)}, {Job: job("b-job", "b"), GPUs: gpus(8)}},
+		Pending: []gpusched.JobStatus{{Job: job("a-short", "a")}},
+	}
+	// a-long stops, b-job moves to GPUs 16-23, a-short starts on b-job's old GPUs.
+	d := gpusched.Decision{Run: []gpusched.Assignment{{Job: "b-job", GPUs: gpus(16)}, {Job: "a-short", GPUs: gpus(8)}}}
+	got, dropped, started := w.admit(v, d, map[string]int{"a": 8, "b": 8}, map[string]int{"a": 8, "b": 8})
+	if len(dropped) != 0 || fmt.Sprint(started) != "[a-short]" || len(got.Run) != 2 {
+		t.Fatalf("run %v, dropped %v, started %v; want b-job moved and a-short started", got.Run, dropped, started)
+	}
+}
