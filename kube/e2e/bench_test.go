@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,7 +42,10 @@ import (
 // and the state writes per decision. The scheduler runs as the ServiceAccount of kube/deploy
 // with the shipped RBAC and configuration (its Lease included: the planner's renewals, one
 // every 2 s, count among the API writes), changed only by that QPS, a minimum run time that
-// keeps the filler jobs from being preempted and a debounce of 10 ms.
+// keeps the filler jobs from being preempted and a debounce of 10 ms. GPUSCHED_KUBE_BENCH_AS
+// changes that for comparisons: "admin" runs the same configuration as the API server's admin,
+// "round2" as the admin with the benchmark's configuration of round 2 (no Lease, no Gpusched
+// PostFilter, no state period).
 func BenchmarkGangLatency(b *testing.B) {
 	envInt := func(name string, def int) int {
 		if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
@@ -77,12 +81,45 @@ func BenchmarkGangLatency(b *testing.B) {
 		}
 		untaint(ctx, b, cs, n)
 	}
-	path := shippedConfig(b, saConfig, func(args map[string]any) int {
+	// GPUSCHED_KUBE_BENCH_AS=admin runs the same configuration as the API server's admin
+	// (client certificate, no RBAC decision), =round2 as the admin with round 2's own
+	// configuration (no Lease, no Gpusched PostFilter, no state period): the pieces of the
+	// CPU that running as shipped costs (benchmarks/kube-32.md, round 5).
+	as := os.Getenv("GPUSCHED_KUBE_BENCH_AS")
+	kubeconfig := saConfig
+	if as == "admin" || as == "round2" {
+		kubeconfig = testenv.Kubeconfig(b, cfg)
+	}
+	path := shippedConfig(b, kubeconfig, func(args map[string]any) int {
 		args["minRunTime"], args["debounceMillis"] = 1e12, 10
 		le := args["leaderElection"].(map[string]any)
 		le["leaseDurationSeconds"], le["renewDeadlineSeconds"], le["retryPeriodSeconds"] = 15, 10, 2
 		return qps
 	})
+	if as == "round2" {
+		path = filepath.Join(b.TempDir(), "config.yaml")
+		conf := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: %q, qps: %d, burst: %d}
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: gpusched
+  plugins:
+    preEnqueue: {enabled: [{name: Gpusched}]}
+    preFilter: {enabled: [{name: Gpusched}]}
+    filter: {enabled: [{name: Gpusched}]}
+    postFilter: {disabled: [{name: DefaultPreemption}]}
+    score: {enabled: [{name: Gpusched, weight: 10}]}
+    reserve: {enabled: [{name: Gpusched}]}
+    permit: {enabled: [{name: Gpusched}]}
+  pluginConfig:
+  - name: Gpusched
+    args: {scheduler: asrpt, minRunTime: 1e12, stateNamespace: default, debounceMillis: 10}
+`, kubeconfig, qps, 2*qps)
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
 	var (
 		mu sync.Mutex
 		pl *planner.Planner

@@ -39,7 +39,10 @@
 // (borrowing team-b's idle quota); team-b's job, longer than team-a's, arrives and the queues
 // reclaim its guarantee from team-a's most recently started job (Preempted, naming team-b's),
 // whose pods, made again, wait (PodGroup Pending, the pods' GpuschedWaiting reason) until
-// team-b's job ends and then run. About 45 s.
+// team-b's job ends and then run. Then, both queues running their share (team-a's long job
+// and team-b's shorter one), team-a's short job arrives and preempts team-a's long job inside
+// the full queue (Preempted, its GPUs going to the short job), team-b's job untouched. About
+// 45 s.
 //
 // TestEndToEnd runs 50 jobs of the shared Philly trace (one virtual cluster's first jobs of at
 // most 16 GPUs, mapped to zoo models, arrivals 20x compressed, durations clipped to 5 min-2 h;

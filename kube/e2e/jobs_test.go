@@ -415,6 +415,25 @@ func (s *shipped) queues() {
 	s.succeed("team-b", "qb")
 	waitFor(t, 60*time.Second, "qa2 to run again once team-b's job ended", s.bound("team-a", "qa2"))
 	t.Logf("queues: team-a borrowed team-b's idle quota, gave it back when team-b's job arrived (qa2 preempted), and borrowed it again once that job ended")
+	s.intraQueue()
+}
+
+// intraQueue follows queues: qa2 ends, team-b's job qb2 (shorter than team-a's qa1) takes
+// team-b's guarantee, so that both queues run their share. Then team-a's short job qa3
+// arrives: A-SRPT stops the lowest-priority running job, qa1, of qa3's own queue, so the queues
+// let qa3 preempt it (Preempted, its GPUs going to qa3), and qb2 keeps running.
+func (s *shipped) intraQueue() {
+	t := s.t
+	s.succeed("team-a", "qa2")
+	s.group("team-b", "qb2", 2, 8, "", map[string]string{"gpusched.io/iterations": "50000"})
+	waitFor(t, 60*time.Second, "team-b's second job to run on its guarantee", s.bound("team-b", "qb2"))
+	s.group("team-a", "qa3", 2, 8, "", map[string]string{"gpusched.io/iterations": "10"})
+	waitFor(t, 60*time.Second, "team-a's short job to run in place of qa1", s.bound("team-a", "qa3"))
+	waitFor(t, 30*time.Second, "a Preempted event on qa1 naming qa3", s.event("team-a", "qa1", "go to qa3"))
+	if s.event("team-b", "qb2", "Preempted")() || !s.bound("team-b", "qb2")() {
+		t.Fatalf("team-b's job, within its share, was preempted by team-a's intra-queue preemption")
+	}
+	t.Logf("queues: inside full team-a, the short qa3 preempted the long qa1; team-b's qb2 untouched")
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // QueueFeature is the categorical feature (Job.Features.Categorical) that names a job's queue.
@@ -258,10 +259,56 @@ func (w *wrapper) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			}
 		}
 	}
-	// Admission: the waiting jobs of queues with room.
+	// Admission: the wrapped scheduler sees the waiting jobs of the queues with room (running
+	// less than their share) and of the full queues that run jobs (their waiting jobs may take
+	// their own queue's GPUs: intra-queue preemption); admit applies the rules to its decision.
+	// Where admit drops a start, the wrapped scheduler may have given that job GPUs that a
+	// lower-priority job could take, so it decides again without the jobs dropped so far and,
+	// of the full queues, only with the jobs whose start the first call accepted; then (a third
+	// call, the last) without the full queues' jobs.
+	room := func(q string) bool { return running[q] < share[q] }
+	fullShown := func(id gpusched.JobID) bool { return true }
+	var hidden map[gpusched.JobID]bool
+	for call := 1; ; call++ {
+		show := func(js *gpusched.JobStatus) bool {
+			if hidden[js.Job.ID] {
+				return false
+			}
+			q := w.queueOf(js.Job)
+			return room(q) || (running[q] > 0 && fullShown(js.Job.ID))
+		}
+		d, dropped, started, err := w.decide(v, keep, show, running, share)
+		if err != nil || len(dropped) == 0 || call == maxCalls {
+			return d, err
+		}
+		if hidden == nil {
+			hidden = map[gpusched.JobID]bool{}
+		}
+		for _, id := range dropped {
+			hidden[id] = true
+		}
+		if call == 1 {
+			ok := map[gpusched.JobID]bool{}
+			for _, id := range started {
+				ok[id] = true
+			}
+			fullShown = func(id gpusched.JobID) bool { return ok[id] }
+		} else {
+			fullShown = func(gpusched.JobID) bool { return false }
+		}
+	}
+}
+
+// maxCalls bounds the wrapped scheduler's calls per decision.
+const maxCalls = 3
+
+// decide calls the wrapped scheduler on the view of the running jobs keep and the waiting
+// jobs show accepts, and applies the queues' rules to its decision (admit). It returns the
+// decision, the jobs whose start admit dropped and those whose start it kept.
+func (w *wrapper) decide(v gpusched.View, keep []gpusched.JobStatus, show func(*gpusched.JobStatus) bool, running, share map[string]int) (gpusched.Decision, []gpusched.JobID, []gpusched.JobID, error) {
 	pending := make([]gpusched.JobStatus, 0, len(v.Pending))
 	for i := range v.Pending {
-		if q := w.queueOf(v.Pending[i].Job); running[q] < share[q] {
+		if show(&v.Pending[i]) {
 			pending = append(pending, v.Pending[i])
 		}
 	}
@@ -272,17 +319,41 @@ func (w *wrapper) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	}
 	d, err := w.inner.Schedule(iv)
 	if err != nil {
-		return d, err
+		return d, nil, nil, err
 	}
+	d, dropped, started := w.admit(iv, d, running, share)
+	return d, dropped, started, nil
+}
+
+// admit applies the queues' rules to the wrapped scheduler's decision d for the view iv, where
+// running and share are the GPUs each queue runs (after the reclaim) and its share:
+//
+//   - a start may take the GPUs of a running job that d stops only if that job is of the same
+//     queue or of a queue that runs more than its share: a queue at or below its share loses
+//     GPUs only to its own jobs (and to the reclaim);
+//   - a queue never grows beyond the larger of its share and what it runs: a queue with room
+//     fills up to its share, a full queue starts a job only in place of its own jobs that d
+//     stops (intra-queue preemption, as the wrapped scheduler decides it);
+//   - the starts that break a rule are dropped (in d's order: a start is checked after those
+//     d lists before it), and a running job that d stops only to make room for dropped starts
+//     keeps running (unless it holds unavailable GPUs, d rejects it or its queue's cap is
+//     reached).
+//
+// It returns the decision in its full form, the jobs whose start it dropped and those whose
+// start it kept.
+func (w *wrapper) admit(iv gpusched.View, d gpusched.Decision, running, share map[string]int) (gpusched.Decision, []gpusched.JobID, []gpusched.JobID) {
 	d = d.Expand(iv) // the checks below read the full form
-	// A start that takes a queue past its share is dropped (in the inner decision's order,
-	// the later ones first).
-	was := make(map[gpusched.JobID]bool, len(keep))
-	for i := range keep {
-		was[keep[i].Job.ID] = true
+	capOf := func(q string) int { return max(share[q], running[q]) }
+	was := make(map[gpusched.JobID]bool, len(iv.Running))
+	holder := map[topology.GPUID]*gpusched.Job{} // the running job on each GPU
+	for i := range iv.Running {
+		was[iv.Running[i].Job.ID] = true
+		for _, g := range iv.Running[i].GPUs {
+			holder[g] = iv.Running[i].Job
+		}
 	}
-	jobs := make(map[gpusched.JobID]*gpusched.Job, len(keep)+len(pending))
-	for _, list := range [][]gpusched.JobStatus{keep, pending} {
+	jobs := make(map[gpusched.JobID]*gpusched.Job, len(iv.Running)+len(iv.Pending))
+	for _, list := range [][]gpusched.JobStatus{iv.Running, iv.Pending} {
 		for i := range list {
 			jobs[list[i].Job.ID] = list[i].Job
 		}
@@ -294,30 +365,84 @@ func (w *wrapper) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		return w.def
 	}
 	use := map[string]int{}
+	kept := make(map[gpusched.JobID]bool, len(d.Run)) // running jobs the decision keeps (or moves)
 	for _, a := range d.Run {
 		if was[a.Job] {
 			use[queueOf(a.Job)] += len(a.GPUs)
+			kept[a.Job] = true
 		}
 	}
+	var dropped, started []gpusched.JobID
+	var droppedGPUs []topology.GPUID
 	out := d.Run[:0:0]
 	for _, a := range d.Run {
 		if !was[a.Job] {
 			q := queueOf(a.Job)
-			if use[q]+len(a.GPUs) > share[q] {
+			ok := use[q]+len(a.GPUs) <= capOf(q)
+			for _, g := range a.GPUs {
+				if h := holder[g]; ok && h != nil && !kept[h.ID] {
+					if r := w.queueOf(h); r != q && running[r] <= share[r] {
+						ok = false
+					}
+				}
+			}
+			if !ok {
+				dropped = append(dropped, a.Job)
+				droppedGPUs = append(droppedGPUs, a.GPUs...)
 				continue
 			}
 			use[q] += len(a.GPUs)
+			started = append(started, a.Job)
 		}
 		out = append(out, a)
 	}
-	if len(out) < len(d.Run) {
+	if len(dropped) > 0 {
+		// The running jobs stopped only for the dropped starts keep running.
+		taken, freed := map[topology.GPUID]bool{}, map[topology.GPUID]bool{}
+		for _, a := range out {
+			for _, g := range a.GPUs {
+				taken[g] = true
+			}
+		}
+		for _, g := range droppedGPUs {
+			freed[g] = true
+		}
+		listed := make(map[gpusched.JobID]bool, len(d.Run)+len(d.Rejected))
+		for _, a := range d.Run {
+			listed[a.Job] = true
+		}
+		for _, r := range d.Rejected {
+			if r != nil {
+				listed[r.Job] = true
+			}
+		}
+		for i := range iv.Running {
+			js := &iv.Running[i]
+			if listed[js.Job.ID] {
+				continue
+			}
+			served, blocked := false, false
+			for _, g := range js.GPUs {
+				served = served || freed[g]
+				blocked = blocked || taken[g] || iv.Unavailable.Contains(g)
+			}
+			q := w.queueOf(js.Job)
+			if !served || blocked || use[q]+len(js.GPUs) > capOf(q) {
+				continue
+			}
+			use[q] += len(js.GPUs)
+			for _, g := range js.GPUs {
+				taken[g] = true
+			}
+			out = append(out, gpusched.Assignment{Job: js.Job.ID, GPUs: js.GPUs, PlanChoice: js.PlanChoice})
+		}
 		// Dropped starts leave GPUs a queue with room may take: decide again soon.
-		if again := v.Now + 1; d.WakeAt <= v.Now || again < d.WakeAt {
+		if again := iv.Now + 1; d.WakeAt <= iv.Now || again < d.WakeAt {
 			d.WakeAt = again
 		}
 	}
 	d.Run = out
-	return d, nil
+	return d, dropped, started
 }
 
 // JobCompleted passes completions to the inner scheduler.

@@ -212,3 +212,328 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// oracleASRPT is A-SRPT with the true iteration counts of sizes, placing by Pack.
+func oracleASRPT(t interface{ Fatal(...any) }, sizes map[gpusched.JobID]float64, backfill bool) gpusched.Scheduler {
+	s, err := asrpt.New(asrpt.Options{Estimator: asrpt.Oracle(func(id gpusched.JobID) (float64, bool) { v, ok := sizes[id]; return v, ok }), Placer: gpusched.Pack, Backfill: backfill})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// placements returns each running job's GPUs.
+func placements(rt *host.Runtime) map[gpusched.JobID]string {
+	out := map[gpusched.JobID]string{}
+	for _, e := range rt.Running() {
+		out[e.ID()] = fmt.Sprint(e.GPUs())
+	}
+	return out
+}
+
+// A full queue's short job preempts its own queue's long job when A-SRPT says so, and never
+// another queue's: with a-long the lowest priority, a-short takes its GPUs; with b's job the
+// lowest priority (A-SRPT alone would preempt it), a-short waits and b keeps its GPUs (each
+// queue is guaranteed 8 of the 16 GPUs, so both are full); a queue that borrows beyond its
+// share (12 GPUs, share 8) may swap too, without growing.
+func TestWrapIntraQueuePreemption(t *testing.T) {
+	type job struct {
+		id    string
+		gpus  int
+		queue string
+		size  float64
+	}
+	for _, tc := range []struct {
+		name        string
+		guar        int
+		first, then []job
+		runs        []string
+		preempted   gpusched.JobID
+	}{
+		{"own queue's job lowest", 8, []job{{"a-long", 8, "a", 1000}, {"b-job", 8, "b", 100}}, []job{{"a-short", 8, "a", 10}}, []string{"a-short", "b-job"}, "a-long"},
+		{"other queue's job lowest", 8, []job{{"a-long", 8, "a", 1000}, {"b-job", 8, "b", 5000}}, []job{{"a-short", 8, "a", 10}}, []string{"a-long", "b-job"}, ""},
+		{"borrowing queue", 4, []job{{"a-long", 8, "a", 1000}, {"a-x", 4, "a", 900}, {"b-long", 4, "b", 800}}, []job{{"b-pend", 8, "b", 5000}, {"a-short", 8, "a", 10}}, []string{"a-short", "a-x", "b-long"}, "a-long"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sizes := map[gpusched.JobID]float64{}
+			for _, j := range append(slices.Clone(tc.first), tc.then...) {
+				sizes[gpusched.JobID(j.id)] = j.size
+			}
+			s, err := Wrap(oracleASRPT(t, sizes, false), Config{Queues: []Queue{{Name: "a", GuaranteedGPUs: tc.guar}, {Name: "b", GuaranteedGPUs: tc.guar}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := newRun(t, s, 2)
+			for _, j := range tc.first {
+				r.submit(t, j.id, j.gpus, j.queue)
+			}
+			r.step(t)
+			if n := r.rt.NumRunning(); n != len(tc.first) {
+				t.Fatalf("%d of the first %d jobs run", n, len(tc.first))
+			}
+			for _, j := range tc.then {
+				r.submit(t, j.id, j.gpus, j.queue)
+			}
+			r.step(t)
+			r.step(t)
+			var ids []string
+			for _, e := range r.rt.Running() {
+				ids = append(ids, string(e.ID()))
+			}
+			slices.Sort(ids)
+			if want := slices.Sorted(slices.Values(tc.runs)); !slices.Equal(ids, want) {
+				t.Fatalf("running %v, want %v", ids, want)
+			}
+			if tc.preempted != "" {
+				if e, ok := r.rt.Job(tc.preempted); !ok || !e.Pending() || e.Stats().Preemptions != 1 {
+					t.Fatalf("%s was not preempted once", tc.preempted)
+				}
+			}
+		})
+	}
+}
+
+// instance drives a random workload through two runtimes step by step: jobs arrive (GPUs 1, 2,
+// 4 or 8; sizes 10 to 2,000 iterations; a queue of queues) and some running jobs end.
+type instance struct {
+	sizes map[gpusched.JobID]float64
+	steps [][]gpusched.Job // arrivals per step
+	ends  [][]int          // per step, indices (mod running jobs) of jobs that end
+}
+
+func drawInstance(t *rapid.T, queues []string) instance {
+	in := instance{sizes: map[gpusched.JobID]float64{}}
+	n := 0
+	for step := range rapid.IntRange(3, 12).Draw(t, "steps") {
+		var arr []gpusched.Job
+		for range rapid.IntRange(0, 4).Draw(t, "arrivals") {
+			id := gpusched.JobID(fmt.Sprintf("j%d", n))
+			n++
+			q := rapid.SampledFrom(queues).Draw(t, "queue")
+			in.sizes[id] = float64(rapid.IntRange(10, 2000).Draw(t, "size"))
+			arr = append(arr, gpusched.Job{ID: id, GPUs: rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "gpus"), StepTime: 1, Arrival: float64(step * 10),
+				Features: gpusched.Features{Categorical: map[string]string{QueueFeature: q}}})
+		}
+		in.steps = append(in.steps, arr)
+		in.ends = append(in.ends, rapid.SliceOfN(rapid.IntRange(0, 15), 0, 2).Draw(t, "ends"))
+	}
+	return in
+}
+
+// play runs the instance's step k on rt: the ends, the arrivals, then a decision at the
+// step's time.
+func (in instance) play(t *rapid.T, rt *host.Runtime, k int) {
+	now := float64(k * 10)
+	for _, i := range in.ends[k] {
+		run := rt.Running()
+		if len(run) == 0 {
+			break
+		}
+		e := run[i%len(run)]
+		done, _, _, _ := e.Progress(now)
+		if err := rt.Finish(e.ID(), now, done, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, j := range in.steps[k] {
+		if _, err := rt.Submit(j, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := rt.Schedule(now); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newRuntime(t *rapid.T, s gpusched.Scheduler, servers int) *host.Runtime {
+	c, err := topology.Uniform(topology.A100(), servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := host.New(host.Options{Cluster: c, Scheduler: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// With all jobs in one queue (the only one, or one of several), the wrapper decides exactly as
+// the wrapped scheduler: the same jobs run on the same GPUs after every step of random
+// workloads (A-SRPT, strict or backfilling, preempting whenever priority says so). The
+// queue's guarantee does not matter; only NoBorrowing would (it caps the queue).
+func TestWrapOneQueueEqualsInner(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		nq := rapid.IntRange(1, 3).Draw(t, "queues")
+		var cfg Config
+		for i := range nq {
+			cfg.Queues = append(cfg.Queues, Queue{Name: fmt.Sprintf("q%d", i), GuaranteedGPUs: rapid.IntRange(0, 16).Draw(t, "g"), Weight: float64(rapid.IntRange(1, 3).Draw(t, "w"))})
+		}
+		in := drawInstance(t, []string{"q0"})
+		backfill := rapid.Bool().Draw(t, "backfill")
+		wrapped, err := Wrap(oracleASRPT(t, in.sizes, backfill), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := newRuntime(t, wrapped, 2), newRuntime(t, oracleASRPT(t, in.sizes, backfill), 2)
+		for k := range in.steps {
+			in.play(t, a, k)
+			in.play(t, b, k)
+			if pa, pb := placements(a), placements(b); fmt.Sprint(pa) != fmt.Sprint(pb) {
+				t.Fatalf("step %d: the wrapper runs %v, the wrapped scheduler alone %v", k, pa, pb)
+			}
+		}
+	})
+}
+
+// With several queues, on random workloads under A-SRPT: a queue that runs at most its share
+// never loses GPUs to another queue's job (so no queue falls below its guarantee, while it has
+// demand, because of another queue's preemption, intra-queue or not), and a full queue never
+// grows. Intra-queue preemptions (a full queue's job starting on GPUs its own queue's stopped
+// job held) are counted: the property is not vacuous.
+func TestWrapSharesKeptUnderPreemption(t *testing.T) {
+	intra := 0
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := Config{Queues: []Queue{
+			{Name: "a", GuaranteedGPUs: rapid.IntRange(0, 12).Draw(t, "ga"), Weight: float64(rapid.IntRange(1, 3).Draw(t, "wa"))},
+			{Name: "b", GuaranteedGPUs: rapid.IntRange(0, 12).Draw(t, "gb"), Weight: float64(rapid.IntRange(1, 3).Draw(t, "wb"))},
+			{Name: "c", Weight: 1, NoBorrowing: rapid.Bool().Draw(t, "cNoBorrow")},
+		}}
+		in := drawInstance(t, []string{"a", "b", "c"})
+		s, err := Wrap(oracleASRPT(t, in.sizes, rapid.Bool().Draw(t, "backfill")), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := newRuntime(t, s, 2)
+		queueOf := func(e *host.Entry) string { return e.Job().Features.Categorical[QueueFeature] }
+		for k := range in.steps {
+			// The step's view as the wrapper will see it: play's ends and arrivals first.
+			now := float64(k * 10)
+			before := map[topology.GPUID]*host.Entry{}
+			var share map[string]int
+			runBefore := map[string]int{}
+			// Apply the ends and arrivals by hand so that the shares can be computed before
+			// the decision.
+			for _, i := range in.ends[k] {
+				run := rt.Running()
+				if len(run) == 0 {
+					break
+				}
+				e := run[i%len(run)]
+				done, _, _, _ := e.Progress(now)
+				if err := rt.Finish(e.ID(), now, done, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, j := range in.steps[k] {
+				if _, err := rt.Submit(j, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			demand := map[string]int{}
+			for _, e := range rt.Running() {
+				for _, g := range e.GPUs() {
+					before[g] = e
+				}
+				runBefore[queueOf(e)] += len(e.GPUs())
+				demand[queueOf(e)] += len(e.GPUs())
+			}
+			for _, e := range rt.Pending() {
+				demand[queueOf(e)] += e.Job().GPUs
+			}
+			share = Shares(cfg, demand, rt.Cluster().NumGPUs())
+			if _, err := rt.Schedule(now); err != nil {
+				t.Fatal(err)
+			}
+			runAfter := map[string]int{}
+			after := map[topology.GPUID]*host.Entry{}
+			for _, e := range rt.Running() {
+				runAfter[queueOf(e)] += len(e.GPUs())
+				for _, g := range e.GPUs() {
+					after[g] = e
+				}
+			}
+			for g, old := range before {
+				r := queueOf(old)
+				now := after[g]
+				if now == nil || now == old {
+					continue
+				}
+				if q := queueOf(now); q != r && runBefore[r] <= share[r] {
+					t.Fatalf("step %d: queue %s (running %d, share %d of %v) lost GPU %d of %s to %s of queue %s", k, r, runBefore[r], share[r], share, g, old.ID(), now.ID(), q)
+				} else if q == r && runBefore[r] >= share[r] {
+					intra++
+				}
+			}
+			for q, n := range runBefore {
+				if n >= share[q] && runAfter[q] > n {
+					t.Fatalf("step %d: full queue %s (running %d, share %d) grew to %d", k, q, n, share[q], runAfter[q])
+				}
+			}
+		}
+	})
+	t.Logf("%d GPUs changed hands inside a full queue", intra)
+	if intra == 0 {
+		t.Fatal("no intra-queue preemption in the random workloads: the property says nothing")
+	}
+}
+
+// admit drops a full queue's start that takes another queue's GPUs, and the job stopped only
+// for it keeps running (on its GPUs); a job stopped on an unavailable GPU stays stopped.
+func TestAdmitUndoesStops(t *testing.T) {
+	w := &wrapper{def: "default"}
+	job := func(id, q string, gpus int) *gpusched.Job {
+		return &gpusched.Job{ID: gpusched.JobID(id), GPUs: gpus, StepTime: 1, Features: gpusched.Features{Categorical: map[string]string{QueueFeature: q}}}
+	}
+	gpus := func(from int) []topology.GPUID {
+		var out []topology.GPUID
+		for g := from; g < from+8; g++ {
+			out = append(out, topology.GPUID(g))
+		}
+		return out
+	}
+	for _, unavailable := range []bool{false, true} {
+		v := gpusched.View{Now: 5,
+			Running: []gpusched.JobStatus{{Job: job("a-long", "a", 8), GPUs: gpus(0)}, {Job: job("b-job", "b", 8), GPUs: gpus(8)}},
+			Pending: []gpusched.JobStatus{{Job: job("a-short", "a", 8)}},
+		}
+		if unavailable {
+			v.Unavailable = topology.SetOf(9)
+		}
+		d := gpusched.Decision{Run: []gpusched.Assignment{{Job: "a-long", GPUs: gpus(0)}, {Job: "a-short", GPUs: gpus(8)}}}
+		running, share := map[string]int{"a": 8, "b": 8}, map[string]int{"a": 8, "b": 8}
+		got, dropped, started := w.admit(v, d, running, share)
+		want := "[{a-long [0 1 2 3 4 5 6 7] 0} {b-job [8 9 10 11 12 13 14 15] 0}]"
+		if unavailable {
+			want = "[{a-long [0 1 2 3 4 5 6 7] 0}]"
+		}
+		if fmt.Sprint(got.Run) != want || fmt.Sprint(dropped) != "[a-short]" || len(started) != 0 || got.WakeAt != 6 {
+			t.Errorf("unavailable GPU %v: run %v, dropped %v, started %v, wake at %v; want run %s, a-short dropped, none started, wake at 6", unavailable, got.Run, dropped, started, got.WakeAt, want)
+		}
+	}
+}
+
+// admit lets a start take the GPUs that a job of another queue moves off (the decision keeps
+// that job): rule 1 is about the jobs the decision stops.
+func TestAdmitMovedJob(t *testing.T) {
+	w := &wrapper{def: "default"}
+	job := func(id, q string) *gpusched.Job {
+		return &gpusched.Job{ID: gpusched.JobID(id), GPUs: 8, StepTime: 1, Features: gpusched.Features{Categorical: map[string]string{QueueFeature: q}}}
+	}
+	gpus := func(from int) []topology.GPUID {
+		var out []topology.GPUID
+		for g := from; g < from+8; g++ {
+			out = append(out, topology.GPUID(g))
+		}
+		return out
+	}
+	v := gpusched.View{Now: 5,
+		Running: []gpusched.JobStatus{{Job: job("a-long", "a"), GPUs: gpus(0)}, {Job: job("b-job", "b"), GPUs: gpus(8)}},
+		Pending: []gpusched.JobStatus{{Job: job("a-short", "a")}},
+	}
+	// a-long stops, b-job moves to GPUs 16-23, a-short starts on b-job's old GPUs.
+	d := gpusched.Decision{Run: []gpusched.Assignment{{Job: "b-job", GPUs: gpus(16)}, {Job: "a-short", GPUs: gpus(8)}}}
+	got, dropped, started := w.admit(v, d, map[string]int{"a": 8, "b": 8}, map[string]int{"a": 8, "b": 8})
+	if len(dropped) != 0 || fmt.Sprint(started) != "[a-short]" || len(got.Run) != 2 {
+		t.Fatalf("run %v, dropped %v, started %v; want b-job moved and a-short started", got.Run, dropped, started)
+	}
+}
