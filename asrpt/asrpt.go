@@ -291,6 +291,11 @@ type Scheduler struct {
 	// brokenWait places waiting jobs as if they had done nothing: a deliberately wrong
 	// variant of the remaining-work order's incremental list, for tests.
 	brokenWait bool
+	// brokenCands keeps the GPUs of running jobs outside the prefix that are not candidates
+	// among the candidates' GPUs: a deliberately wrong variant of compactCandidates, for tests.
+	brokenCands bool
+	// candHook, when set (tests), is called at the end of every compactCandidates.
+	candHook func(v *gpusched.View, prefixLen, mine int)
 
 	// the lists of the latest view (0: pending, 1: running): last[w][i] describes entry i of
 	// its list w; and scratch for building the next ones
@@ -316,6 +321,9 @@ type Scheduler struct {
 	candK      int
 	candEpoch  uint64
 	candGPUs   topology.GPUSet
+	free0      topology.GPUSet   // the view's free GPUs as decide began (compactCandidates)
+	allGPUs    topology.GPUSet   // every GPU of allFor
+	allFor     *topology.Cluster // the cluster allGPUs describes
 	poolBuf    topology.GPUSet
 
 	// saved is what the own state of the last base held (SaveBase; see state_delta.go).
@@ -1304,6 +1312,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		slices.Reverse(s.order)
 	}
 	free := v.Free()
+	s.free0.SetTo(free)
 	displaced := false
 	if v.Unavailable.Len() > 0 {
 		for i := range v.Running {
@@ -1761,33 +1770,55 @@ func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
 	if s.candEpoch != s.epoch {
 		s.candEpoch = s.epoch
 		s.cands = s.cands[:0]
-		s.candGPUs = topology.GPUSet{}
-		eligible := func(vs *jobState) bool {
-			m := s.marks[vs.key]
-			return m.running && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
-				v.Running[m.idx].Since+s.minRun(vs) <= v.Now
+		// The candidates' GPUs are built as the GPUs running jobs hold less those of the
+		// running jobs that are not candidates, which are few: a running job's GPU list is a
+		// cache miss, and most running jobs are candidates. The held GPUs are the cluster's less
+		// the free and unavailable ones when the call began (a job that holds an unavailable
+		// GPU is displaced, so not a candidate).
+		if s.allFor != v.Cluster {
+			s.allGPUs, s.allFor = v.Cluster.AllGPUs(), v.Cluster
+		}
+		s.candGPUs.SetTo(s.allGPUs)
+		s.candGPUs.RemoveAll(s.free0)
+		s.candGPUs.RemoveAll(v.Unavailable)
+		drop := func(i int) {
+			for _, g := range v.Running[i].GPUs {
+				s.candGPUs.Remove(g)
+			}
 		}
 		// Entry i of the marking walk's running list is v.Running[i]'s (its mark says running
-		// at index i): eligible without the load of its mark. A candidate's GPUs are added
-		// while its status is at hand.
+		// at index i): eligible without the load of its mark.
 		for i := range v.Running {
 			js := &v.Running[i]
-			if vs := s.last[1][i].st; vs != nil && vs.prefix != s.epoch && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
-				js.Since+s.minRun(vs) <= v.Now {
+			vs := s.last[1][i].st
+			switch {
+			case vs != nil && vs.prefix == s.epoch:
+				// in the prefix: below
+			case vs != nil && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
+				js.Since+s.minRun(vs) <= v.Now:
 				s.cands = append(s.cands, candidate{vs, i, math.MaxInt})
-				for _, g := range js.GPUs {
-					s.candGPUs.Add(g)
+			default:
+				if !s.brokenCands {
+					drop(i)
 				}
 			}
 		}
+		// The prefix's running jobs from its end: those of lower priority than the job at
+		// position mine are candidates if past their protection; those at or above it never
+		// are for this call (positions only grow within it).
 		for k := prefixLen - 1; k >= 0; k-- {
-			if vs := s.order[k]; eligible(vs) {
-				i := int(s.marks[vs.key].idx)
-				s.cands = append(s.cands, candidate{vs, i, k})
-				for _, g := range v.Running[i].GPUs {
-					s.candGPUs.Add(g)
-				}
+			vs := s.order[k]
+			m := s.marks[vs.key]
+			if !m.running {
+				continue
 			}
+			i := int(m.idx)
+			if k > mine && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
+				v.Running[i].Since+s.minRun(vs) <= v.Now {
+				s.cands = append(s.cands, candidate{vs, i, k})
+				continue
+			}
+			drop(i)
 		}
 		s.candK = len(s.cands)
 	}
@@ -1796,6 +1827,9 @@ func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
 		for _, g := range v.Running[s.cands[s.candK].idx].GPUs {
 			s.candGPUs.Remove(g)
 		}
+	}
+	if s.candHook != nil {
+		s.candHook(v, prefixLen, mine)
 	}
 }
 
