@@ -294,6 +294,9 @@ type Scheduler struct {
 	// brokenCands keeps the GPUs of running jobs outside the prefix that are not candidates
 	// among the candidates' GPUs: a deliberately wrong variant of compactCandidates, for tests.
 	brokenCands bool
+	// brokenMark keeps a job's progress in the marking walk's list from the previous call: a
+	// deliberately wrong variant (a list that misses an update), for tests.
+	brokenMark bool
 	// candHook, when set (tests), is called at the end of every compactCandidates.
 	candHook func(v *gpusched.View, prefixLen, mine int)
 
@@ -668,8 +671,20 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		if running {
 			w = 1
 		}
-		prev, cur := s.last[w], s.scratch[w][:0]
+		// The list is rewritten in place: entry i is written once the previous list's entries
+		// up to it have been read (k > i), which is the rule while jobs only leave or stay; an
+		// entry that would overwrite an unread one (a job inserted in the list) first moves the
+		// unread rest of the previous list to the scratch buffer, read from there on. Writing
+		// where the walk reads spares a second stream through memory as large as the view.
+		prev := s.last[w]
+		cur := prev[:0]
+		alias := len(prev) > 0
 		k := 0
+		spill := func() {
+			s.scratch[w] = append(s.scratch[w][:0], prev[k:]...)
+			prev, k, alias = s.scratch[w], 0, false
+		}
+		s.last[w] = nil // until the walk ends: a view refused midway leaves no list to follow
 		for i := range list {
 			js := &list[i]
 			if js.Job == nil {
@@ -721,6 +736,9 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 					}
 					r.seen = s.epoch
 					s.rejectBuf = append(s.rejectBuf, r.err)
+					if alias && len(cur) >= k {
+						spill()
+					}
 					cur = append(cur, viewEntry{id: id, job: js.Job, key: -1})
 					continue
 				}
@@ -728,6 +746,9 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				if st, jerr = s.admit(v.Cluster, js.Job); jerr != nil {
 					s.rejected[id] = &rejection{err: jerr, seen: s.epoch}
 					s.rejectBuf = append(s.rejectBuf, jerr)
+					if alias && len(cur) >= k {
+						spill()
+					}
 					cur = append(cur, viewEntry{id: id, job: js.Job, key: -1})
 					continue
 				}
@@ -775,10 +796,17 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 					s.waitInsert(st, js.Iterations)
 				}
 			}
-			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key, done: js.Iterations})
+			if alias && len(cur) >= k {
+				spill()
+			}
+			done := js.Iterations
+			if s.brokenMark && fromPrev {
+				done = prevDone
+			}
+			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key, done: done})
 			seen++
 		}
-		s.last[w], s.scratch[w] = cur, prev
+		s.last[w] = cur
 		return nil
 	}
 	if err := mark(v.Running, true); err != nil {
