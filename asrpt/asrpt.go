@@ -1447,7 +1447,9 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	// The decision is built in its full form in a buffer reused between calls (consolidation
 	// works on it), and returned as a delta (gpusched.Decision.KeepOthers: the starts and
 	// moves, and the running jobs it leaves out as Stop) to a host that takes deltas
-	// (View.AcceptsKeepOthers), as a copy of the full form to any other.
+	// (View.AcceptsKeepOthers), as a copy of the full form to any other. Without consolidation
+	// a delta is built without the kept running jobs (which it would leave out): a call that
+	// stops nobody does not walk the running jobs for the decision.
 	var d gpusched.Decision
 	d.Run = s.runBuf[:0]
 	s.stopIDs = s.stopIDs[:0]
@@ -1457,6 +1459,23 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	// prefix, so they are listed after the prefix's starts are chosen (and before them in Run).
 	kept := func() {
 		last := s.last[1]
+		if v.AcceptsKeepOthers && s.consol == nil {
+			// A delta decision without consolidation lists only the running jobs it stops:
+			// none unless some were preempted or displaced in this call.
+			if !preempted && !displaced {
+				return
+			}
+			for i := range v.Running {
+				st := last[i].st
+				if st == nil || st.unfit {
+					continue
+				}
+				if (displaced && st.displaced == s.epoch) || (preempted && st.preempted == s.epoch) {
+					s.stopIDs = append(s.stopIDs, last[i].id)
+				}
+			}
+			return
+		}
 		for i := range v.Running {
 			st := last[i].st
 			if st == nil || st.unfit {
