@@ -291,8 +291,9 @@ type Scheduler struct {
 	// brokenWait places waiting jobs as if they had done nothing: a deliberately wrong
 	// variant of the remaining-work order's incremental list, for tests.
 	brokenWait bool
-	// brokenCands keeps the GPUs of running jobs outside the prefix that are not candidates
-	// among the candidates' GPUs: a deliberately wrong variant of compactCandidates, for tests.
+	// brokenCands forgets the running jobs outside the prefix that are not candidates (their
+	// GPUs stay among the candidates' when those are built by removal): a deliberately wrong
+	// variant of compactCandidates, for tests.
 	brokenCands bool
 	// brokenMark keeps a job's progress in the marking walk's list from the previous call: a
 	// deliberately wrong variant (a list that misses an update), for tests.
@@ -324,6 +325,7 @@ type Scheduler struct {
 	candK      int
 	candEpoch  uint64
 	candGPUs   topology.GPUSet
+	nonCands   []int32           // compactCandidates: the running jobs that are not candidates (indices)
 	free0      topology.GPUSet   // the view's free GPUs as decide began (compactCandidates)
 	allGPUs    topology.GPUSet   // every GPU of allFor
 	allFor     *topology.Cluster // the cluster allGPUs describes
@@ -1817,22 +1819,7 @@ func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
 	if s.candEpoch != s.epoch {
 		s.candEpoch = s.epoch
 		s.cands = s.cands[:0]
-		// The candidates' GPUs are built as the GPUs running jobs hold less those of the
-		// running jobs that are not candidates, which are few: a running job's GPU list is a
-		// cache miss, and most running jobs are candidates. The held GPUs are the cluster's less
-		// the free and unavailable ones when the call began (a job that holds an unavailable
-		// GPU is displaced, so not a candidate).
-		if s.allFor != v.Cluster {
-			s.allGPUs, s.allFor = v.Cluster.AllGPUs(), v.Cluster
-		}
-		s.candGPUs.SetTo(s.allGPUs)
-		s.candGPUs.RemoveAll(s.free0)
-		s.candGPUs.RemoveAll(v.Unavailable)
-		drop := func(i int) {
-			for _, g := range v.Running[i].GPUs {
-				s.candGPUs.Remove(g)
-			}
-		}
+		s.nonCands = s.nonCands[:0]
 		// Entry i of the marking walk's running list is v.Running[i]'s (its mark says running
 		// at index i): eligible without the load of its mark.
 		for i := range v.Running {
@@ -1846,7 +1833,7 @@ func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
 				s.cands = append(s.cands, candidate{vs, i, math.MaxInt})
 			default:
 				if !s.brokenCands {
-					drop(i)
+					s.nonCands = append(s.nonCands, int32(i))
 				}
 			}
 		}
@@ -1865,9 +1852,34 @@ func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
 				s.cands = append(s.cands, candidate{vs, i, k})
 				continue
 			}
-			drop(i)
+			s.nonCands = append(s.nonCands, int32(i))
 		}
 		s.candK = len(s.cands)
+		// A running job's GPU list is a cache miss: the candidates' GPUs are added up from the
+		// candidates or, when they are the more numerous, built as the GPUs running jobs hold
+		// less those of the other running jobs. The held GPUs are the cluster's less the free
+		// and unavailable ones when the call began (a job on an unavailable GPU is displaced,
+		// so never a candidate).
+		if s.allFor != v.Cluster {
+			s.allGPUs, s.allFor = v.Cluster.AllGPUs(), v.Cluster
+		}
+		s.candGPUs.SetTo(s.allGPUs)
+		if len(s.cands) <= len(s.nonCands) {
+			s.candGPUs.RemoveAll(s.allGPUs)
+			for _, c := range s.cands {
+				for _, g := range v.Running[c.idx].GPUs {
+					s.candGPUs.Add(g)
+				}
+			}
+		} else {
+			s.candGPUs.RemoveAll(s.free0)
+			s.candGPUs.RemoveAll(v.Unavailable)
+			for _, i := range s.nonCands {
+				for _, g := range v.Running[i].GPUs {
+					s.candGPUs.Remove(g)
+				}
+			}
+		}
 	}
 	for s.candK > 0 && s.cands[s.candK-1].order <= mine {
 		s.candK--

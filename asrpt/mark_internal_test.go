@@ -33,7 +33,7 @@ func checkMarks(s *Scheduler, v *gpusched.View) error {
 			if want.st == nil {
 				continue
 			}
-			if m := s.marks[want.key]; (m.seen != s.epoch || m.running != (w == 1) || int(m.idx) != i) {
+			if m := s.marks[want.key]; m.seen != s.epoch || m.running != (w == 1) || int(m.idx) != i {
 				return fmt.Errorf("list %d, entry %d (job %q): mark %+v", w, i, js.Job.ID, m)
 			}
 		}
