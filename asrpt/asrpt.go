@@ -673,20 +673,8 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		if running {
 			w = 1
 		}
-		// The list is rewritten in place: entry i is written once the previous list's entries
-		// up to it have been read (k > i), which is the rule while jobs only leave or stay; an
-		// entry that would overwrite an unread one (a job inserted in the list) first moves the
-		// unread rest of the previous list to the scratch buffer, read from there on. Writing
-		// where the walk reads spares a second stream through memory as large as the view.
-		prev := s.last[w]
-		cur := prev[:0]
-		alias := len(prev) > 0
+		prev, cur := s.last[w], s.scratch[w][:0]
 		k := 0
-		spill := func() {
-			s.scratch[w] = append(s.scratch[w][:0], prev[k:]...)
-			prev, k, alias = s.scratch[w], 0, false
-		}
-		s.last[w] = nil // until the walk ends: a view refused midway leaves no list to follow
 		for i := range list {
 			js := &list[i]
 			if js.Job == nil {
@@ -738,9 +726,6 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 					}
 					r.seen = s.epoch
 					s.rejectBuf = append(s.rejectBuf, r.err)
-					if alias && len(cur) >= k {
-						spill()
-					}
 					cur = append(cur, viewEntry{id: id, job: js.Job, key: -1})
 					continue
 				}
@@ -748,9 +733,6 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				if st, jerr = s.admit(v.Cluster, js.Job); jerr != nil {
 					s.rejected[id] = &rejection{err: jerr, seen: s.epoch}
 					s.rejectBuf = append(s.rejectBuf, jerr)
-					if alias && len(cur) >= k {
-						spill()
-					}
 					cur = append(cur, viewEntry{id: id, job: js.Job, key: -1})
 					continue
 				}
@@ -798,9 +780,6 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 					s.waitInsert(st, js.Iterations)
 				}
 			}
-			if alias && len(cur) >= k {
-				spill()
-			}
 			done := js.Iterations
 			if s.brokenMark && fromPrev {
 				done = prevDone
@@ -808,7 +787,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key, done: done})
 			seen++
 		}
-		s.last[w] = cur
+		s.last[w], s.scratch[w] = cur, prev
 		return nil
 	}
 	if err := mark(v.Running, true); err != nil {

@@ -10,8 +10,8 @@ import (
 	"github.com/gpusched/gpusched/topology"
 )
 
-// checkMarks compares the marking walk's lists, kept and rewritten in place from call to call,
-// with the lists built from scratch from view v: entry i of list w describes entry i of v's
+// checkMarks compares the marking walk's lists, built from the previous call's lists, with the
+// lists built from scratch from view v: entry i of list w describes entry i of v's
 // Pending (w = 0) or Running (w = 1) list with its job's id, description, state and key.
 func checkMarks(s *Scheduler, v *gpusched.View) error {
 	for w, list := range [2][]gpusched.JobStatus{v.Pending, v.Running} {
@@ -41,15 +41,13 @@ func checkMarks(s *Scheduler, v *gpusched.View) error {
 	return nil
 }
 
-// TestPropertyMarksInPlace: over views that change at random between calls (jobs that
+// TestPropertyMarks: over views that change at random between calls (jobs that
 // arrive anywhere in the waiting list, leave, are cancelled, start and stop as the decisions
 // say, swap places, are described anew), the marking walk's lists and marks are those built
 // from scratch after every call (checkMarks), for several seeds, with the remaining-work and
-// the patient conversion. A walk that overwrote entries of the previous list before reading
-// them would lose only matches (each entry it reads is checked against the job's state: slower,
-// not wrong), so the variant tested is one that misses an update: a job's progress kept from the
-// previous call (brokenMark) is caught.
-func TestPropertyMarksInPlace(t *testing.T) {
+// the patient conversion. A list that misses an update, a job's progress kept from the previous
+// call (brokenMark), is caught.
+func TestPropertyMarks(t *testing.T) {
 	run := func(seed uint64, patient, broken bool) error {
 		c, err := topology.Uniform(topology.A100(), 4)
 		if err != nil {
