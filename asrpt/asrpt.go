@@ -291,6 +291,15 @@ type Scheduler struct {
 	// brokenWait places waiting jobs as if they had done nothing: a deliberately wrong
 	// variant of the remaining-work order's incremental list, for tests.
 	brokenWait bool
+	// brokenCands forgets the running jobs outside the prefix that are not candidates (their
+	// GPUs stay among the candidates' when those are built by removal): a deliberately wrong
+	// variant of compactCandidates, for tests.
+	brokenCands bool
+	// brokenMark keeps a job's progress in the marking walk's list from the previous call: a
+	// deliberately wrong variant (a list that misses an update), for tests.
+	brokenMark bool
+	// candHook, when set (tests), is called at the end of every compactCandidates.
+	candHook func(v *gpusched.View, prefixLen, mine int)
 
 	// the lists of the latest view (0: pending, 1: running): last[w][i] describes entry i of
 	// its list w; and scratch for building the next ones
@@ -316,6 +325,10 @@ type Scheduler struct {
 	candK      int
 	candEpoch  uint64
 	candGPUs   topology.GPUSet
+	nonCands   []int32           // compactCandidates: the running jobs that are not candidates (indices)
+	free0      topology.GPUSet   // the view's free GPUs as decide began (compactCandidates)
+	allGPUs    topology.GPUSet   // every GPU of allFor
+	allFor     *topology.Cluster // the cluster allGPUs describes
 	poolBuf    topology.GPUSet
 
 	// saved is what the own state of the last base held (SaveBase; see state_delta.go).
@@ -767,7 +780,11 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 					s.waitInsert(st, js.Iterations)
 				}
 			}
-			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key, done: js.Iterations})
+			done := js.Iterations
+			if s.brokenMark && fromPrev {
+				done = prevDone
+			}
+			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key, done: done})
 			seen++
 		}
 		s.last[w], s.scratch[w] = cur, prev
@@ -1304,6 +1321,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		slices.Reverse(s.order)
 	}
 	free := v.Free()
+	s.free0.SetTo(free)
 	displaced := false
 	if v.Unavailable.Len() > 0 {
 		for i := range v.Running {
@@ -1410,7 +1428,9 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	// The decision is built in its full form in a buffer reused between calls (consolidation
 	// works on it), and returned as a delta (gpusched.Decision.KeepOthers: the starts and
 	// moves, and the running jobs it leaves out as Stop) to a host that takes deltas
-	// (View.AcceptsKeepOthers), as a copy of the full form to any other.
+	// (View.AcceptsKeepOthers), as a copy of the full form to any other. Without consolidation
+	// a delta is built without the kept running jobs (which it would leave out): a call that
+	// stops nobody does not walk the running jobs for the decision.
 	var d gpusched.Decision
 	d.Run = s.runBuf[:0]
 	s.stopIDs = s.stopIDs[:0]
@@ -1420,6 +1440,23 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	// prefix, so they are listed after the prefix's starts are chosen (and before them in Run).
 	kept := func() {
 		last := s.last[1]
+		if v.AcceptsKeepOthers && s.consol == nil {
+			// A delta decision without consolidation lists only the running jobs it stops:
+			// none unless some were preempted or displaced in this call.
+			if !preempted && !displaced {
+				return
+			}
+			for i := range v.Running {
+				st := last[i].st
+				if st == nil || st.unfit {
+					continue
+				}
+				if (displaced && st.displaced == s.epoch) || (preempted && st.preempted == s.epoch) {
+					s.stopIDs = append(s.stopIDs, last[i].id)
+				}
+			}
+			return
+		}
 		for i := range v.Running {
 			st := last[i].st
 			if st == nil || st.unfit {
@@ -1761,41 +1798,76 @@ func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
 	if s.candEpoch != s.epoch {
 		s.candEpoch = s.epoch
 		s.cands = s.cands[:0]
-		s.candGPUs = topology.GPUSet{}
-		eligible := func(vs *jobState) bool {
-			m := s.marks[vs.key]
-			return m.running && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
-				v.Running[m.idx].Since+s.minRun(vs) <= v.Now
-		}
+		s.nonCands = s.nonCands[:0]
 		// Entry i of the marking walk's running list is v.Running[i]'s (its mark says running
-		// at index i): eligible without the load of its mark. A candidate's GPUs are added
-		// while its status is at hand.
+		// at index i): eligible without the load of its mark.
 		for i := range v.Running {
 			js := &v.Running[i]
-			if vs := s.last[1][i].st; vs != nil && vs.prefix != s.epoch && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
-				js.Since+s.minRun(vs) <= v.Now {
+			vs := s.last[1][i].st
+			switch {
+			case vs != nil && vs.prefix == s.epoch:
+				// in the prefix: below
+			case vs != nil && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
+				js.Since+s.minRun(vs) <= v.Now:
 				s.cands = append(s.cands, candidate{vs, i, math.MaxInt})
-				for _, g := range js.GPUs {
-					s.candGPUs.Add(g)
+			default:
+				if !s.brokenCands {
+					s.nonCands = append(s.nonCands, int32(i))
 				}
 			}
 		}
+		// The prefix's running jobs from its end: those of lower priority than the job at
+		// position mine are candidates if past their protection; those at or above it never
+		// are for this call (positions only grow within it).
 		for k := prefixLen - 1; k >= 0; k-- {
-			if vs := s.order[k]; eligible(vs) {
-				i := int(s.marks[vs.key].idx)
-				s.cands = append(s.cands, candidate{vs, i, k})
-				for _, g := range v.Running[i].GPUs {
-					s.candGPUs.Add(g)
-				}
+			vs := s.order[k]
+			m := s.marks[vs.key]
+			if !m.running {
+				continue
 			}
+			i := int(m.idx)
+			if k > mine && vs.preempted != s.epoch && vs.displaced != s.epoch && !vs.unfit &&
+				v.Running[i].Since+s.minRun(vs) <= v.Now {
+				s.cands = append(s.cands, candidate{vs, i, k})
+				continue
+			}
+			s.nonCands = append(s.nonCands, int32(i))
 		}
 		s.candK = len(s.cands)
+		// A running job's GPU list is a cache miss: the candidates' GPUs are added up from the
+		// candidates or, when they are the more numerous, built as the GPUs running jobs hold
+		// less those of the other running jobs. The held GPUs are the cluster's less the free
+		// and unavailable ones when the call began (a job on an unavailable GPU is displaced,
+		// so never a candidate).
+		if s.allFor != v.Cluster {
+			s.allGPUs, s.allFor = v.Cluster.AllGPUs(), v.Cluster
+		}
+		s.candGPUs.SetTo(s.allGPUs)
+		if len(s.cands) <= len(s.nonCands) {
+			s.candGPUs.RemoveAll(s.allGPUs)
+			for _, c := range s.cands {
+				for _, g := range v.Running[c.idx].GPUs {
+					s.candGPUs.Add(g)
+				}
+			}
+		} else {
+			s.candGPUs.RemoveAll(s.free0)
+			s.candGPUs.RemoveAll(v.Unavailable)
+			for _, i := range s.nonCands {
+				for _, g := range v.Running[i].GPUs {
+					s.candGPUs.Remove(g)
+				}
+			}
+		}
 	}
 	for s.candK > 0 && s.cands[s.candK-1].order <= mine {
 		s.candK--
 		for _, g := range v.Running[s.cands[s.candK].idx].GPUs {
 			s.candGPUs.Remove(g)
 		}
+	}
+	if s.candHook != nil {
+		s.candHook(v, prefixLen, mine)
 	}
 }
 
