@@ -1439,24 +1439,13 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	// description again. The compact conversion may preempt more jobs while it starts the
 	// prefix, so they are listed after the prefix's starts are chosen (and before them in Run).
 	kept := func() {
-		last := s.last[1]
-		if v.AcceptsKeepOthers && s.consol == nil {
-			// A delta decision without consolidation lists only the running jobs it stops:
-			// none unless some were preempted or displaced in this call.
-			if !preempted && !displaced {
-				return
-			}
-			for i := range v.Running {
-				st := last[i].st
-				if st == nil || st.unfit {
-					continue
-				}
-				if (displaced && st.displaced == s.epoch) || (preempted && st.preempted == s.epoch) {
-					s.stopIDs = append(s.stopIDs, last[i].id)
-				}
-			}
+		// A delta decision without consolidation lists only the running jobs it stops: none
+		// unless some were preempted or displaced in this call.
+		stopsOnly := v.AcceptsKeepOthers && s.consol == nil
+		if stopsOnly && !preempted && !displaced {
 			return
 		}
+		last := s.last[1]
 		for i := range v.Running {
 			st := last[i].st
 			if st == nil || st.unfit {
@@ -1466,7 +1455,9 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 				s.stopIDs = append(s.stopIDs, last[i].id)
 				continue
 			}
-			d.Run = append(d.Run, gpusched.Assignment{Job: last[i].id, GPUs: v.Running[i].GPUs})
+			if !stopsOnly {
+				d.Run = append(d.Run, gpusched.Assignment{Job: last[i].id, GPUs: v.Running[i].GPUs})
+			}
 		}
 	}
 	starts := s.startBuf[:0]
@@ -1842,15 +1833,15 @@ func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
 		if s.allFor != v.Cluster {
 			s.allGPUs, s.allFor = v.Cluster.AllGPUs(), v.Cluster
 		}
-		s.candGPUs.SetTo(s.allGPUs)
 		if len(s.cands) <= len(s.nonCands) {
-			s.candGPUs.RemoveAll(s.allGPUs)
+			s.candGPUs.SetTo(topology.GPUSet{}) // empty; its storage is kept
 			for _, c := range s.cands {
 				for _, g := range v.Running[c.idx].GPUs {
 					s.candGPUs.Add(g)
 				}
 			}
 		} else {
+			s.candGPUs.SetTo(s.allGPUs)
 			s.candGPUs.RemoveAll(s.free0)
 			s.candGPUs.RemoveAll(v.Unavailable)
 			for _, i := range s.nonCands {

@@ -65,10 +65,7 @@ func TestPropertyCompactCandidates(t *testing.T) {
 		for _, r := range jobs {
 			truth[r.Job.ID] = r.Iterations
 		}
-		s, err := New(Options{MinRunTime: minRun, Backfill: backfill, Estimator: Oracle(func(id gpusched.JobID) (float64, bool) {
-			n, ok := truth[id]
-			return n, ok
-		})})
+		s, err := New(Options{MinRunTime: minRun, Backfill: backfill, Estimator: truthOracle(truth)})
 		if err != nil {
 			return 0, err
 		}

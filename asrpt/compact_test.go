@@ -232,6 +232,15 @@ func TestPropertyNoMigrate(t *testing.T) {
 }
 
 // busyPhilly is n Philly-like jobs on eight A100 servers at twice their capacity.
+// recordOracle is the asrpt.Oracle that knows the true iterations of the records' jobs.
+func recordOracle(jobs []trace.Record) asrpt.Oracle {
+	truth := make(map[gpusched.JobID]float64, len(jobs))
+	for _, r := range jobs {
+		truth[r.Job.ID] = r.Iterations
+	}
+	return func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok }
+}
+
 func busyPhilly(t *testing.T, n int) (*topology.Cluster, []trace.Record) {
 	t.Helper()
 	c, err := topology.Uniform(topology.A100(), 8)

@@ -54,11 +54,7 @@ func (f *formLog) JobCompleted(c gpusched.Completion) { f.s.JobCompleted(c) }
 // consolidation that stops nobody fails it.
 func TestDeltaWithoutConsolidation(t *testing.T) {
 	c, jobs := busyPhilly(t, 500)
-	truth := map[gpusched.JobID]float64{}
-	for _, r := range jobs {
-		truth[r.Job.ID] = r.Iterations
-	}
-	oracle := asrpt.Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok })
+	oracle := recordOracle(jobs)
 	for _, backfill := range []bool{false, true} {
 		for _, failures := range []bool{false, true} {
 			var logs [2]*formLog

@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/asrpt"
 	"github.com/gpusched/gpusched/partition"
 	"github.com/gpusched/gpusched/sim"
@@ -16,11 +15,7 @@ import (
 // Philly-like workloads where jobs wait for compact placements.
 func TestPlaceMemoKeepsDecisions(t *testing.T) {
 	c, jobs := busyPhilly(t, 500)
-	truth := map[gpusched.JobID]float64{}
-	for _, r := range jobs {
-		truth[r.Job.ID] = r.Iterations
-	}
-	oracle := asrpt.Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok })
+	oracle := recordOracle(jobs)
 	for _, backfill := range []bool{false, true} {
 		var recs [2][]sim.JobRecord
 		for k := range 2 {

@@ -323,6 +323,15 @@ func drawInstance(t *rapid.T, queues []string) instance {
 // play runs the instance's step k on rt: the ends, the arrivals, then a decision at the
 // step's time.
 func (in instance) play(t *rapid.T, rt *host.Runtime, k int) {
+	now := in.arrive(t, rt, k)
+	if _, err := rt.Schedule(now); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// arrive applies the instance's step k on rt up to its decision: the ends, then the arrivals;
+// it returns the step's time.
+func (in instance) arrive(t *rapid.T, rt *host.Runtime, k int) float64 {
 	now := float64(k * 10)
 	for _, i := range in.ends[k] {
 		run := rt.Running()
@@ -340,9 +349,7 @@ func (in instance) play(t *rapid.T, rt *host.Runtime, k int) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := rt.Schedule(now); err != nil {
-		t.Fatal(err)
-	}
+	return now
 }
 
 func newRuntime(t *rapid.T, s gpusched.Scheduler, servers int) *host.Runtime {
@@ -411,24 +418,9 @@ func TestWrapSharesKeptUnderPreemption(t *testing.T) {
 			before := map[topology.GPUID]*host.Entry{}
 			var share map[string]int
 			runBefore := map[string]int{}
-			// Apply the ends and arrivals by hand so that the shares can be computed before
+			// Apply the ends and arrivals first so that the shares can be computed before
 			// the decision.
-			for _, i := range in.ends[k] {
-				run := rt.Running()
-				if len(run) == 0 {
-					break
-				}
-				e := run[i%len(run)]
-				done, _, _, _ := e.Progress(now)
-				if err := rt.Finish(e.ID(), now, done, false); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for _, j := range in.steps[k] {
-				if _, err := rt.Submit(j, 0); err != nil {
-					t.Fatal(err)
-				}
-			}
+			in.arrive(t, rt, k)
 			demand := map[string]int{}
 			for _, e := range rt.Running() {
 				for _, g := range e.GPUs() {
