@@ -22,7 +22,7 @@ import (
 // It is not safe for concurrent use.
 //
 // Deprecated: use NewPlanChooser, which returns it as a gpusched.Scheduler (its Stateful and
-// CompletionObserver methods reached by type assertion); removed in v0.3.0.
+// CompletionObserver methods reached by type assertion); removed in v0.4.0.
 type PlanChoice struct {
 	inner  *Scheduler
 	cost   gpusched.CostModel
@@ -41,7 +41,7 @@ type planChoice struct {
 // Cost also times the plans; default gpusched.DefaultCost()). opt.Name defaults to
 // "asrpt-plan".
 //
-// Deprecated: use NewPlanChooser; removed in v0.3.0.
+// Deprecated: use NewPlanChooser; removed in v0.4.0.
 func NewPlanChoice(opt Options) (*PlanChoice, error) {
 	if opt.Name == "" {
 		opt.Name = "asrpt-plan"

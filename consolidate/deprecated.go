@@ -20,7 +20,7 @@ const DefaultPayback = defaultPayback
 // Apply consolidates d, a decision for view v, as Consolidator.Apply does, with a
 // Consolidator built for this one call.
 //
-// Deprecated: use New(opt) and its Apply (which reuses its scratch space); removed in v0.3.0.
+// Deprecated: use New(opt) and its Apply (which reuses its scratch space); removed in v0.4.0.
 func Apply(v *gpusched.View, d *gpusched.Decision, opt Options) ([]Move, error) {
 	return apply(v, d, opt)
 }

@@ -13,7 +13,7 @@ import (
 // RestoreState return an error wrapping ErrInvalidOptions.
 //
 // Deprecated: use WrapScheduler, which returns it as a gpusched.Scheduler (its Stateful and
-// CompletionObserver methods, and Unwrap, reached by type assertion); removed in v0.3.0.
+// CompletionObserver methods, and Unwrap, reached by type assertion); removed in v0.4.0.
 type Scheduler struct {
 	inner gpusched.Scheduler
 	c     *Consolidator
@@ -34,7 +34,7 @@ func WrapScheduler(s gpusched.Scheduler, opt Options) (gpusched.Scheduler, error
 
 // Wrap returns s with consolidating migrations added to its decisions.
 //
-// Deprecated: use WrapScheduler; removed in v0.3.0.
+// Deprecated: use WrapScheduler; removed in v0.4.0.
 func Wrap(s gpusched.Scheduler, opt Options) (*Scheduler, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: no scheduler to wrap", ErrInvalidOptions)

@@ -8,7 +8,7 @@ import (
 // MaxPlacementDigits bounds a placement string: the servers one job may span in it.
 //
 // Deprecated: placement strings are `gpusched perf`'s measurement format (an internal
-// package reads them); removed in v0.3.0.
+// package reads them); removed in v0.4.0.
 const MaxPlacementDigits = placestr.MaxDigits
 
 // CheckPlacement checks a placement string: 1 to MaxPlacementDigits digits, one per server,
@@ -16,7 +16,7 @@ const MaxPlacementDigits = placestr.MaxDigits
 // one on each of four, "22": two on each of two), using at least one GPU. It returns the
 // number of GPUs, or an error (not wrapped) saying what is wrong.
 //
-// Deprecated: see MaxPlacementDigits; removed in v0.3.0.
+// Deprecated: see MaxPlacementDigits; removed in v0.4.0.
 func CheckPlacement(p string) (int, error) { return placestr.Check(p) }
 
 // PlacementGPUs maps a placement string (see CheckPlacement) onto cluster: digit i asks for
@@ -24,7 +24,7 @@ func CheckPlacement(p string) (int, error) { return placestr.Check(p) }
 // 0, 1, 4, 5). Errors wrap ErrInvalidPlacement when the string is malformed, has more digits
 // than the cluster has servers, or asks a server for more GPUs than it has.
 //
-// Deprecated: take each server's GPUs from topology.Cluster.GPUsOf; removed in v0.3.0.
+// Deprecated: take each server's GPUs from topology.Cluster.GPUsOf; removed in v0.4.0.
 func PlacementGPUs(cluster *topology.Cluster, placement string) ([]topology.GPUID, error) {
 	return placestr.GPUs(cluster, placement, ErrInvalidPlacement)
 }

@@ -16,7 +16,7 @@ import (
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type Accuracy = iperf.Accuracy
 
 // CVWarn is the cross-validated error above which a refinement deserves a warning: the factors
@@ -35,7 +35,7 @@ const CVWarn = iperf.CVWarn
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type Case = iperf.Case
 
 // CommPrior weighs (log f)^2 of a model's communication factor.
@@ -53,7 +53,7 @@ const CommPrior = iperf.CommPrior
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func ConstantsDiffer(got graph.Efficiency, want graph.Efficiency, fitted []string, tol float64) []string {
 	return iperf.ConstantsDiffer(got, want, fitted, tol)
 }
@@ -63,7 +63,7 @@ func ConstantsDiffer(got graph.Efficiency, want graph.Efficiency, fitted []strin
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type CrossValidation = iperf.CrossValidation
 
 // Evaluate runs the out-of-sample evaluation of every model of the cases: for each GPU family
@@ -75,7 +75,7 @@ type CrossValidation = iperf.CrossValidation
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, error) {
 	return iperf.Evaluate(cases, prior, k)
 }
@@ -85,7 +85,7 @@ func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, erro
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type EvaluateOptions = iperf.EvaluateOptions
 
 // EvaluateWith is Evaluate with options.
@@ -93,7 +93,7 @@ type EvaluateOptions = iperf.EvaluateOptions
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func EvaluateWith(cases []*Case, prior graph.Efficiency, k int, opt EvaluateOptions) ([]ModelReport, error) {
 	return iperf.EvaluateWith(cases, prior, k, opt)
 }
@@ -115,7 +115,7 @@ const FactorPrior = iperf.FactorPrior
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func Fit(cases []*Case, opt FitOptions) (*graph.Calibration, FitReport, error) {
 	return iperf.Fit(cases, opt)
 }
@@ -127,7 +127,7 @@ func Fit(cases []*Case, opt FitOptions) (*graph.Calibration, FitReport, error) {
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func FitHardware(cases []*Case, prior graph.Efficiency, layouts bool) (HardwareFit, error) {
 	return iperf.FitHardware(cases, prior, layouts)
 }
@@ -141,7 +141,7 @@ func FitHardware(cases []*Case, prior graph.Efficiency, layouts bool) (HardwareF
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func FitMicroBatchSize(rows []Row, eff graph.Efficiency, prior graph.ModelFactors, candidates []int) (int, []*Case, error) {
 	return iperf.FitMicroBatchSize(rows, eff, prior, candidates)
 }
@@ -151,7 +151,7 @@ func FitMicroBatchSize(rows []Row, eff graph.Efficiency, prior graph.ModelFactor
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type FitOptions = iperf.FitOptions
 
 // FitReport says what Fit did.
@@ -159,7 +159,7 @@ type FitOptions = iperf.FitOptions
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type FitReport = iperf.FitReport
 
 // HardwareAlways always fits them (an error wrapping ErrTooFewRows when there are fewer rows
@@ -168,7 +168,7 @@ type FitReport = iperf.FitReport
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 const HardwareAlways = iperf.HardwareAlways
 
 // HardwareAuto fits a GPU type's constants when its rows cover at least two models and number
@@ -177,7 +177,7 @@ const HardwareAlways = iperf.HardwareAlways
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 const HardwareAuto = iperf.HardwareAuto
 
 // HardwareFit is the result of fitting one GPU family's constants.
@@ -185,7 +185,7 @@ const HardwareAuto = iperf.HardwareAuto
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type HardwareFit = iperf.HardwareFit
 
 // HardwareKeep never fits them: only the models' factors are fitted.
@@ -193,7 +193,7 @@ type HardwareFit = iperf.HardwareFit
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 const HardwareKeep = iperf.HardwareKeep
 
 // HardwareMode says whether Fit fits a GPU type's hardware constants or keeps the prior's.
@@ -201,7 +201,7 @@ const HardwareKeep = iperf.HardwareKeep
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type HardwareMode = iperf.HardwareMode
 
 // HardwarePrior weighs a hardware constant's squared distance from its prior.
@@ -229,7 +229,7 @@ const JointFactorStrength = iperf.JointFactorStrength
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func Kind(p graph.Plan) string { return iperf.Kind(p) }
 
 // MaxLeaveOneOut is the most rows for which RefineCV holds out one row at a time and chooses
@@ -255,7 +255,7 @@ const MinHardwareRows = iperf.MinHardwareRows
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type ModelFit = iperf.ModelFit
 
 // ModelReport is the out-of-sample evaluation of one model (see Evaluate).
@@ -263,7 +263,7 @@ type ModelFit = iperf.ModelFit
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type ModelReport = iperf.ModelReport
 
 // PolluxModels maps the Pollux artifact's datasets (the placements CSV files of
@@ -283,7 +283,7 @@ func PolluxModels() map[string]string { return iperf.PolluxModels() }
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func Predict(cal *graph.Calibration, cases []*Case) ([]Prediction, error) {
 	return iperf.Predict(cal, cases)
 }
@@ -293,7 +293,7 @@ func Predict(cal *graph.Calibration, cases []*Case) ([]Prediction, error) {
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type Prediction = iperf.Prediction
 
 // Prepare resolves rows into cases: it builds each row's model (a zoo name, or a model JSON
@@ -305,7 +305,7 @@ type Prediction = iperf.Prediction
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func Prepare(rows []Row) ([]*Case, error) { return iperf.Prepare(rows) }
 
 // RankOrder says how a row's worker ranks map onto the GPUs of its placement string, whose
@@ -314,7 +314,7 @@ func Prepare(rows []Row) ([]*Case, error) { return iperf.Prepare(rows) }
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type RankOrder = iperf.RankOrder
 
 // RankTPDPPP is Megatron-LM's order: tensor-parallel rank innermost, then data-parallel
@@ -323,7 +323,7 @@ type RankOrder = iperf.RankOrder
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 const RankTPDPPP = iperf.RankTPDPPP
 
 // RankTPPPDP is gpusched's canonical order (graph.Plan.Rank): tensor-parallel rank innermost,
@@ -333,7 +333,7 @@ const RankTPDPPP = iperf.RankTPDPPP
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 const RankTPPPDP = iperf.RankTPPPDP
 
 // Read reads measurements in the CSV format documented in the package overview: a header line
@@ -343,7 +343,7 @@ const RankTPPPDP = iperf.RankTPPPDP
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func Read(r io.Reader, name string) ([]Row, error) { return iperf.Read(r, name) }
 
 // ReadFile reads a measurement file (see Read).
@@ -351,7 +351,7 @@ func Read(r io.Reader, name string) ([]Row, error) { return iperf.Read(r, name) 
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func ReadFile(path string) ([]Row, error) { return iperf.ReadFile(path) }
 
 // ReadPollux reads a placements CSV of the Pollux artifact (../shared/data/placements/*.csv):
@@ -374,7 +374,7 @@ func ReadPollux(r io.Reader, name string, dataset string) ([]Row, error) {
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func ReadPolluxFile(path string) ([]Row, error) { return iperf.ReadPolluxFile(path) }
 
 // ReadRubick reads a placements CSV of the Rubick artifact (../shared/data/rubick/placements/
@@ -407,7 +407,7 @@ func ReadRubickApp(r io.Reader, name string, a RubickApp) ([]Row, error) {
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func ReadRubickFile(path string) ([]Row, error) { return iperf.ReadRubickFile(path) }
 
 // ReadRubickFileMicro reads a Rubick placements file as ReadRubickFile does, its tensor- and
@@ -418,7 +418,7 @@ func ReadRubickFile(path string) ([]Row, error) { return iperf.ReadRubickFile(pa
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func ReadRubickFileMicro(path string, microBatchSize int) ([]Row, error) {
 	return iperf.ReadRubickFileMicro(path, microBatchSize)
 }
@@ -443,7 +443,7 @@ func ReadRubickProfile(config io.Reader, data io.Reader, configName string, data
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func ReadRubickProfileDir(dir string) ([]Row, error) { return iperf.ReadRubickProfileDir(dir) }
 
 // Refine fits one model's factors (graph.ModelFactors) to k measured configurations of it with
@@ -452,7 +452,7 @@ func ReadRubickProfileDir(dir string) ([]Row, error) { return iperf.ReadRubickPr
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func Refine(cases []*Case, eff graph.Efficiency) (graph.ModelFactors, error) {
 	return iperf.Refine(cases, eff)
 }
@@ -467,7 +467,7 @@ func Refine(cases []*Case, eff graph.Efficiency) (graph.ModelFactors, error) {
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (graph.ModelFactors, CrossValidation, error) {
 	return iperf.RefineCV(cases, eff, prior)
 }
@@ -511,7 +511,7 @@ var RefineStrengths = iperf.RefineStrengths
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type Row = iperf.Row
 
 // RubickApp is what the Rubick artifact's measurements of one application imply about its jobs
@@ -521,7 +521,7 @@ type Row = iperf.Row
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type RubickApp = iperf.RubickApp
 
 // RubickApps maps the application names of ../shared/data/rubick to their jobs: bert ->
@@ -533,7 +533,7 @@ type RubickApp = iperf.RubickApp
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func RubickApps() map[string]RubickApp { return iperf.RubickApps() }
 
 // RubickOffloadThreads is the CPU threads per GPU of the Rubick artifact's ZeRO-Offload runs
@@ -560,7 +560,7 @@ const RubickOffloadThreads = iperf.RubickOffloadThreads
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func RubickPlan(code string, gpus int, app RubickApp, m *graph.Model, gpu topology.GPUSpec) (graph.Plan, RankOrder, error) {
 	return iperf.RubickPlan(code, gpus, app, m, gpu)
 }
@@ -570,7 +570,7 @@ func RubickPlan(code string, gpus int, app RubickApp, m *graph.Model, gpu topolo
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func Score(cases []*Case, pred []float64) Accuracy { return iperf.Score(cases, pred) }
 
 // SelectProfiles returns the indices of the k cases (of one model) to measure as its profiles,
@@ -590,7 +590,7 @@ func SelectProfiles(cases []*Case, k int) []int { return iperf.SelectProfiles(ca
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func Spearman(x []float64, y []float64) float64 { return iperf.Spearman(x, y) }
 
 // SpeedUp is a measured and a predicted speed-up of one plan kind from 1 to 8 GPUs.
@@ -598,7 +598,7 @@ func Spearman(x []float64, y []float64) float64 { return iperf.Spearman(x, y) }
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type SpeedUp = iperf.SpeedUp
 
 // SyncRank is the rank correlation of predicted and measured synchronisation times of one
@@ -607,7 +607,7 @@ type SpeedUp = iperf.SpeedUp
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 type SyncRank = iperf.SyncRank
 
 // SyncRanks returns, for every model and per-replica batch of the cases with a measured sync
@@ -617,7 +617,7 @@ type SyncRank = iperf.SyncRank
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func SyncRanks(cases []*Case, cal *graph.Calibration) ([]SyncRank, error) {
 	return iperf.SyncRanks(cases, cal)
 }
@@ -639,7 +639,7 @@ const SyncWeight = iperf.SyncWeight
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use
 // Calibrate (or `gpusched perf fit`), and time jobs with the calibration through
-// gpusched.NewCalibratedCost. Removed in v0.3.0.
+// gpusched.NewCalibratedCost. Removed in v0.4.0.
 func WithMicroBatchSize(rows []Row, s int) ([]Row, error) { return iperf.WithMicroBatchSize(rows, s) }
 
 // Write writes rows in the CSV format Read reads (every column, a header first).

@@ -34,56 +34,42 @@ type Config struct {
 // gpusched.Stateful, and one that learns from completions gpusched.CompletionObserver: reach
 // them by type assertion on the returned Scheduler.
 func New(name string, c Config) (gpusched.Scheduler, error) {
-	var (
-		s   gpusched.Scheduler
-		err error
-	)
-	// Each case checks err itself so that a failed constructor's typed nil pointer never
-	// becomes a non-nil Scheduler.
 	switch name {
 	case "fifo":
-		p, e := newFIFO(c.Options)
-		s, err = p, e
+		return built(newFIFO(c.Options))
 	case "sjf":
-		p, e := newSJF(c.SJF)
-		s, err = p, e
+		return built(newSJF(c.SJF))
 	case "srpt-oracle":
-		p, e := newSRPTOracle(c.Oracle)
-		s, err = p, e
+		return built(newSRPTOracle(c.Oracle))
 	case "tiresias":
-		p, e := newTiresias(c.Tiresias)
-		s, err = p, e
+		return built(newTiresias(c.Tiresias))
 	case "sjf-bco":
-		p, e := newSJFBCO(c.SJFBCO)
-		s, err = p, e
+		return built(newSJFBCO(c.SJFBCO))
 	case "gadget":
-		p, e := newGADGET(c.GADGET)
-		s, err = p, e
+		return built(newGADGET(c.GADGET))
 	case "first-fit":
-		p, e := newFirstFit(c.Options)
-		s, err = p, e
+		return built(newFirstFit(c.Options))
 	case "list-scheduling":
-		p, e := newListScheduling(c.Options)
-		s, err = p, e
+		return built(newListScheduling(c.Options))
 	case "random":
-		p, e := newRandom(c.Random)
-		s, err = p, e
+		return built(newRandom(c.Random))
 	case "rubick":
-		p, e := newRubick(c.Rubick)
-		s, err = p, e
+		return built(newRubick(c.Rubick))
 	case "ps-locality":
-		p, e := newPSLocality(c.PSLocality)
-		s, err = p, e
+		return built(newPSLocality(c.PSLocality))
 	case "smd":
-		p, e := newSMD(c.SMD)
-		s, err = p, e
-	default:
-		return nil, fmt.Errorf("%w: unknown policy %q", ErrInvalidOptions, name)
+		return built(newSMD(c.SMD))
 	}
+	return nil, fmt.Errorf("%w: unknown policy %q", ErrInvalidOptions, name)
+}
+
+// built returns a constructor's policy as a gpusched.Scheduler, or its error: a failed
+// constructor's typed nil pointer never becomes a non-nil Scheduler.
+func built[P gpusched.Scheduler](p P, err error) (gpusched.Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return p, nil
 }
 
 // Diagnostics is a policy's account of its own decisions, for tests, examples and

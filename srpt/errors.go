@@ -23,7 +23,7 @@ var (
 	// ErrUnknownJob reports a Queue operation on an ID the queue does not
 	// hold (never added, already completed or removed).
 	//
-	// Deprecated: only the deprecated Queue returns it; removed in v0.3.0.
+	// Deprecated: only the deprecated Queue returns it; removed in v0.4.0.
 	ErrUnknownJob = srptq.ErrUnknownJob
 
 	// ErrInvalidParameter reports a bad machine speed, GPU count, time
@@ -34,7 +34,7 @@ var (
 	// Time in a Queue only moves forward; a job released before the current
 	// clock cannot be added because that would rewrite the virtual past.
 	//
-	// Deprecated: only the deprecated Queue returns it; removed in v0.3.0.
+	// Deprecated: only the deprecated Queue returns it; removed in v0.4.0.
 	ErrTimeOrder = srptq.ErrTimeOrder
 
 	// ErrTooLarge reports an instance whose exact optimum would need more

@@ -52,5 +52,5 @@ func (r RingStats) Bandwidth() float64 { return r.bandwidth() }
 
 // Parse is Load from a byte slice.
 //
-// Deprecated: use Load(bytes.NewReader(data)); removed in v0.3.0.
+// Deprecated: use Load(bytes.NewReader(data)); removed in v0.4.0.
 func Parse(data []byte) (*Cluster, error) { return parse(data) }
