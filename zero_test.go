@@ -26,9 +26,9 @@ func TestZeroSchedulersOutsidePolicy(t *testing.T) {
 	v := gpusched.View{Now: 1, Cluster: c, Pending: []gpusched.JobStatus{{Job: &gpusched.Job{ID: "a", GPUs: 2, StepTime: 1}}}}
 	for _, s := range []gpusched.Scheduler{
 		&asrpt.Scheduler{}, (*asrpt.Scheduler)(nil),
-		//lint:ignore SA1019 the deprecated type's zero value must not panic until it goes (v0.3.0)
+		//lint:ignore SA1019 the deprecated type's zero value must not panic until it goes (v0.4.0)
 		&asrpt.PlanChoice{}, (*asrpt.PlanChoice)(nil),
-		//lint:ignore SA1019 the deprecated type's zero value must not panic until it goes (v0.3.0)
+		//lint:ignore SA1019 the deprecated type's zero value must not panic until it goes (v0.4.0)
 		&consolidate.Scheduler{}, (*consolidate.Scheduler)(nil),
 	} {
 		name := fmt.Sprintf("%T %v", s, s == nil)
