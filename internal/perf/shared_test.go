@@ -3,6 +3,7 @@ package perf
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -212,5 +213,33 @@ func TestLayoutBySyncRank(t *testing.T) {
 	}
 	if !(sg.Loss < hf.Loss) {
 		t.Logf("server-grouped loss %.4f, half-duplex-pairs %.4f: the loss no longer disagrees with the sync ranks", sg.Loss, hf.Loss)
+	}
+}
+
+// TestComputeWidthOptIn: FitHardware fits graph.Efficiency.ComputeWidthExponent only when the
+// prior has one (the shipped A800 fit does not, so the shipped constants stay as they are);
+// asked for, the A800 rows give it a clearly positive value (wide layers run nearer peak).
+func TestComputeWidthOptIn(t *testing.T) {
+	skipSlow(t)
+	_, a800 := loadShared(t)
+	hf, err := FitHardware(a800, graph.DefaultEfficiency(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(hf.Fitted, "compute_width_exponent") || hf.Efficiency.ComputeWidthExponent != 0 {
+		t.Fatalf("width exponent fitted without being asked: %v, %v", hf.Fitted, hf.Efficiency.ComputeWidthExponent)
+	}
+	prior := graph.DefaultEfficiency()
+	prior.ComputeWidthExponent = 0.05
+	hf, err = FitHardware(a800, prior, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a800 with the width term: %+v", hf.Efficiency)
+	if !slices.Contains(hf.Fitted, "compute_width_exponent") {
+		t.Fatalf("width exponent not fitted when asked: %v", hf.Fitted)
+	}
+	if b := hf.Efficiency.ComputeWidthExponent; !(b > 0.06 && b < 0.3) {
+		t.Errorf("fitted width exponent %v, want 0.06-0.3 (the leave-one-model-out folds give 0.08-0.13)", b)
 	}
 }
