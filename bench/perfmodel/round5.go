@@ -232,5 +232,55 @@ func round5(dir string, k int, base []perf.ModelReport) error {
 			len(oc), f2(perf.Score(oc, op).Spearman), pct(perf.Score(oc, op).MAPE), ratio, f2(perf.Score(mine, orc).Spearman))
 	}
 	fmt.Println()
+
+	// Within the odd rows, what the measured and the predicted step times rise with.
+	fmt.Println("#### Round 5: what the step time of the odd placements rises with, measured and predicted (k = 0)")
+	fmt.Println()
+	fmt.Println("Spearman over a model's odd rows (as above) of one plan kind, between the step time and the most GPUs the")
+	fmt.Println("placement puts on one server, and the number of servers: measured, then the k = 0 prediction.")
+	fmt.Println()
+	fmt.Println("| model | plan kind | odd rows | most GPUs on a server: measured, predicted | servers: measured, predicted |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, r := range a800base {
+		byKind := map[string][3][]float64{}
+		var kinds []string
+		i := 0
+		for _, c := range all {
+			if c.Model.Name() != r.Model {
+				continue
+			}
+			x := r.PriorPredictions[i]
+			i++
+			if !oddServer(c) {
+				continue
+			}
+			most := 0
+			for _, ch := range c.Row.Placement {
+				most = max(most, int(ch-'0'))
+			}
+			kd := perf.Kind(c.Row.Plan)
+			v, ok := byKind[kd]
+			if !ok {
+				kinds = append(kinds, kd)
+			}
+			v[0], v[1], v[2] = append(v[0], c.Row.StepTime), append(v[1], x), append(v[2], float64(most))
+			byKind[kd] = v
+		}
+		for _, kd := range kinds {
+			v := byKind[kd]
+			if len(v[0]) < 5 {
+				continue
+			}
+			srv := make([]float64, 0, len(v[0]))
+			for _, c := range all {
+				if c.Model.Name() == r.Model && oddServer(c) && perf.Kind(c.Row.Plan) == kd {
+					srv = append(srv, float64(c.Row.Servers()))
+				}
+			}
+			fmt.Printf("| %s | %s | %d | %s, %s | %s, %s |\n", r.Model, kd, len(v[0]), f2(perf.Spearman(v[0], v[2])), f2(perf.Spearman(v[1], v[2])),
+				f2(perf.Spearman(v[0], srv)), f2(perf.Spearman(v[1], srv)))
+		}
+	}
+	fmt.Println()
 	return nil
 }
