@@ -57,10 +57,11 @@ func oddServer(c *perf.Case) bool {
 	return false
 }
 
-// round5 prints the tables of benchmarks/perf.md "Round 5": the A800 variants (the width term,
-// T5's Megatron-LM shape for its tensor/pipeline-parallel rows, one sample per micro-batch)
-// by leave one model out, the micro-batch reading each fold's other models prefer, and where
-// the placements with an odd number of GPUs on a server put the ranking.
+// round5 prints the tables of benchmarks/perf.md "Round 5 (branch perf5), 2026-11-28": the
+// A800 variants (the width term, T5's Megatron-LM shape for its tensor/pipeline-parallel rows,
+// one sample per micro-batch) by leave one model out, the micro-batch reading each fold's
+// other models prefer, and where the placements with an odd number of GPUs on a server put the
+// ranking.
 func round5(dir string, k int, base []perf.ModelReport) error {
 	tmp, err := os.MkdirTemp("", "perfmodel")
 	if err != nil {
