@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/gpusched/gpusched/topology"
@@ -49,6 +50,11 @@ type Compiled struct {
 	tpPasses   float64 // TP all-reduce passes per micro-batch: forward, backward (, recompute)
 	dpFactor   float64 // DP volume relative to one all-reduce: 1.5 under ZeRO-3
 	tpDiv      float64 // the busiest tensor-parallel rank holds 1/tpDiv of a layer: TP, or heads / ceil(heads / TP) when uneven
+	// logWidth[s] is the forward-FLOPs-weighted mean over stage s's layers with parameters of
+	// the logarithm of their parameter count (before the tensor-parallel split; 0 when no
+	// layer of the stage has both): Efficiency.ComputeWidthExponent's w_s is its exponential
+	// divided by tpDiv.
+	logWidth []float64
 }
 
 // Compile validates plan against model (see Plan.Validate), splits the layers into stages
@@ -70,6 +76,7 @@ func Compile(model *Model, plan Plan) (*Compiled, error) {
 		model:      model,
 		plan:       plan,
 		stages:     make([]Stage, plan.PP),
+		logWidth:   make([]float64, plan.PP),
 		mb:         float64(plan.MicroBatchSize()),
 		computeMul: 3,
 		tpPasses:   2,
@@ -89,8 +96,13 @@ func Compile(model *Model, plan Plan) (*Compiled, error) {
 	first := 0
 	for s, n := range split {
 		st := Stage{First: first, End: first + n}
+		var wf, wl float64 // FLOPs of the layers with parameters, and their FLOPs x log(parameters)
 		for i := st.First; i < st.End; i++ {
 			l := model.layers[i]
+			if q := l.ParamBytes / model.DTypeBytes(); q >= 1 && l.FLOPs > 0 {
+				wf += l.FLOPs
+				wl += l.FLOPs * math.Log(q)
+			}
 			st.FLOPs += l.FLOPs
 			st.ParamBytes += l.ParamBytes
 			st.TPAllReduceBytes += float64(l.TPAllReduces) * l.ActivationBytes
@@ -101,6 +113,9 @@ func Compile(model *Model, plan Plan) (*Compiled, error) {
 		}
 		if s < plan.PP-1 {
 			st.SendBytes = boundary[st.End-1]
+		}
+		if wf > 0 && wl != 0 {
+			c.logWidth[s] = wl / wf
 		}
 		c.stages[s] = st
 		first = st.End

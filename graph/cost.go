@@ -37,6 +37,15 @@ type Efficiency struct {
 	// wide layers and long sequences (large matrix products) run nearer peak than narrow ones.
 	// 0 leaves the term out; at least 0.
 	ComputeSizeExponent float64 `json:"compute_size_exponent,omitempty"`
+	// ComputeWidthExponent makes the achieved fraction of peak grow with the width of the
+	// model's layers as one GPU holds them, whatever the batch: a stage whose layers hold w
+	// parameters per GPU (a geometric mean over its layers weighted by their forward FLOPs;
+	// a transformer block of hidden size h holds about 12 h^2 / TP) runs at
+	// (w / 1e7)^ComputeWidthExponent times the rate Compute and ComputeSizeExponent give (at
+	// most all of peak): the matrix products of wide models (LLaMA-7B's h = 4096) run nearer
+	// peak than those of narrow ones (ViT-Base's h = 768), and tensor-parallel shards thin
+	// them. 0 leaves the term out; at least 0.
+	ComputeWidthExponent float64 `json:"compute_width_exponent,omitempty"`
 	// IntraComm is the achieved fraction of the intra-server bandwidth (NVLink, PCIe), in (0, 1].
 	IntraComm float64 `json:"intra_comm"`
 	// InterComm is the achieved fraction of the inter-server bandwidth (NICs, uplinks), in
@@ -100,6 +109,10 @@ const GradientBucketBytes = 25 << 20
 // Deprecated: not needed by embedders (Efficiency.ComputeSizeExponent's reference, a constant of the model); removed in v0.3.0.
 const ComputeSizeRef = 1e10
 
+// computeWidthRef is the parameters per layer and GPU at which Efficiency.ComputeWidthExponent
+// leaves the achieved rate as it is (about a transformer block of hidden size 900).
+const computeWidthRef = 1e7
+
 // DefaultEfficiency returns the uncalibrated textbook constants: Compute 0.5 (Megatron-LM
 // reaches 44-52% of A100 peak on GPT models, Narayanan et al. 2021), IntraComm and InterComm
 // 0.8 (NCCL's bus bandwidth is typically 80-90% of the line rate on NVLink and InfiniBand),
@@ -134,7 +147,8 @@ func (e Efficiency) Validate() error {
 		v          float64
 	}{
 		{"step_overhead", "seconds", e.StepOverhead}, {"layer_overhead", "seconds", e.LayerOverhead},
-		{"compute_size_exponent", "", e.ComputeSizeExponent}, {"bucket_step_latency", "seconds", e.BucketStepLatency},
+		{"compute_size_exponent", "", e.ComputeSizeExponent}, {"compute_width_exponent", "", e.ComputeWidthExponent},
+		{"bucket_step_latency", "seconds", e.BucketStepLatency},
 		{"optimizer_per_param", "seconds", e.OptimizerPerParam}, {"cpu_optimizer_per_param", "seconds", e.CPUOptimizerPerParam},
 		{"host_optimizer_per_param", "seconds", e.HostOptimizerPerParam}, {"host_bandwidth", "bytes per second", e.HostBandwidth},
 	} {
@@ -310,8 +324,11 @@ func IterationTime(model *Model, plan Plan, cluster *topology.Cluster, placement
 //	fwd_s     = f.Compute x (b F_s / TP / (P_s x r_s) + L_s x E.LayerOverhead)
 //	            (x f.Parallel too when TP or PP is above 1)
 //	r_s       = min(1, E.Compute x (b F_s / TP / L_s / ComputeSizeRef)^E.ComputeSizeExponent)
+//	            x (w_s / 1e7)^E.ComputeWidthExponent
 //	            (E.ComputeFP32 instead of E.Compute for a 32-bit model): the achieved
-//	            fraction of peak grows with the mean work of one layer on one GPU
+//	            fraction of peak grows with the mean work of one layer on one GPU and with
+//	            w_s, the FLOPs-weighted geometric mean over the stage's layers of their
+//	            parameters per GPU (each layer's parameters / TP)
 //	compute_s = 3 fwd_s (4 fwd_s with checkpointing: the forward pass is recomputed)
 //	tp_s      = passes x ring all-reduce over the TP group of b x TPAllReduceBytes_s
 //	            (passes = 2: forward and backward; 3 with checkpointing), with the ring's
@@ -961,6 +978,9 @@ func (c *Compiled) timing(geo *geometry, eff Efficiency, f ModelFactors) Breakdo
 		rate := compute
 		if a := eff.ComputeSizeExponent; a > 0 && st.End > st.First && work > 0 {
 			rate = min(1, compute*math.Pow(work/float64(st.End-st.First)/ComputeSizeRef, a))
+		}
+		if b := eff.ComputeWidthExponent; b > 0 && c.logWidth[s] != 0 {
+			rate = min(1, rate*math.Exp(b*(c.logWidth[s]-math.Log(computeWidthRef*c.tpDiv))))
 		}
 		fwd := fc * (work/(geo.peak[s]*rate) + float64(st.End-st.First)*eff.LayerOverhead)
 		tp := 0.0

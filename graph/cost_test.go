@@ -117,6 +117,49 @@ func TestComputeSizeExponentByHand(t *testing.T) {
 	}
 }
 
+// TestComputeWidthExponentByHand checks the width-dependent compute rate on a two-layer model
+// whose layers hold 4e7 and 1e9 parameters (bf16: 8e7 and 2e9 bytes) and do 1e10 and 3e10
+// forward FLOPs per sample, plus a layer without parameters (excluded): the FLOPs-weighted
+// geometric mean of the parameters is exp((1 ln 4e7 + 3 ln 1e9) / 4); with TP 2 each GPU holds
+// half, so the rate is Compute x (w / 2 / 1e7)^b. A variant that weighed the layers alike, or
+// by their parameters, or ignored the tensor-parallel split, or counted the parameterless
+// layer, fails the check.
+func TestComputeWidthExponentByHand(t *testing.T) {
+	m := mustModel(t, ModelSpec{Name: "two", Heads: 2, DTypeBytes: 2, Layers: []Layer{
+		{Name: "a", FLOPs: 1e10, ParamBytes: 8e7, ActivationBytes: 1, MemoryBytes: 1},
+		{Name: "n", FLOPs: 5e9, ParamBytes: 0, ActivationBytes: 1, MemoryBytes: 1},
+		{Name: "b", FLOPs: 3e10, ParamBytes: 2e9, ActivationBytes: 1, MemoryBytes: 1}}})
+	c, err := Compile(m, Plan{DP: 1, TP: 2, PP: 1, MicroBatches: 1, GlobalBatch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := mustUniform(t, topology.A100(), 1)
+	w := math.Exp((math.Log(4e7)+3*math.Log(1e9))/4) / 2
+	for _, b := range []float64{0, 0.1, 0.5} {
+		eff := Efficiency{Compute: 0.2, IntraComm: 1, InterComm: 1, ComputeWidthExponent: b}
+		got, err := c.IterationTime(cl, ids(0, 1), Options{Efficiency: eff})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rate := 0.2 * math.Pow(w/1e7, b)
+		want := 3 * 2 * (1e10 + 5e9 + 3e10) / 2 / (312e12 * rate)
+		if !near(got.Compute, want, 1e-12) {
+			t.Fatalf("exponent %v: compute %v s, want %v s", b, got.Compute, want)
+		}
+	}
+	// The rate never exceeds peak.
+	eff := Efficiency{Compute: 0.9, IntraComm: 1, InterComm: 1, ComputeWidthExponent: 3}
+	got, _ := c.IterationTime(cl, ids(0, 1), Options{Efficiency: eff})
+	if want := 3 * 2 * (1e10 + 5e9 + 3e10) / 2 / 312e12; !near(got.Compute, want, 1e-12) {
+		t.Fatalf("capped compute %v s, want %v s", got.Compute, want)
+	}
+	for _, bad := range []float64{-0.1, math.NaN(), math.Inf(1)} {
+		if err := (Efficiency{Compute: 0.2, IntraComm: 1, InterComm: 1, ComputeWidthExponent: bad}).Validate(); err == nil {
+			t.Errorf("exponent %v accepted", bad)
+		}
+	}
+}
+
 // TestIterationTimeMixedByHand checks TP inside T4 servers and DP across them: the four DP rings
 // of a stage share each server's single NIC, and the pipeline's stages are on different servers.
 func TestIterationTimeMixedByHand(t *testing.T) {
@@ -436,6 +479,20 @@ func referenceIterationTime(c *Compiled, cl *topology.Cluster, pl []topology.GPU
 				rate = math.Min(1, compute*math.Pow(work/ComputeSizeRef, eff.ComputeSizeExponent))
 			}
 		}
+		if eff.ComputeWidthExponent > 0 {
+			// The FLOPs-weighted geometric mean of the parameters per GPU of the stage's layers.
+			var wf, wl float64
+			for l := st[s].First; l < st[s].End; l++ {
+				ly := c.model.Layers()[l]
+				if q := ly.ParamBytes / c.model.DTypeBytes() / float64(p.TP); q*float64(p.TP) >= 1 && ly.FLOPs > 0 {
+					wf += ly.FLOPs
+					wl += ly.FLOPs * math.Log(q)
+				}
+			}
+			if wf > 0 {
+				rate = math.Min(1, rate*math.Pow(math.Exp(wl/wf)/1e7, eff.ComputeWidthExponent))
+			}
+		}
 		fwd := fComp * (b*st[s].FLOPs/float64(p.TP)/(peak*rate) + float64(st[s].End-st[s].First)*eff.LayerOverhead)
 		tp, dp := 0.0, 0.0
 		for d := 0; d < p.DP; d++ {
@@ -535,6 +592,7 @@ func TestIterationTimeMatchesReference(t *testing.T) {
 				Overlap: rapid.Float64Range(0, 1).Draw(t, "overlap"), StepOverhead: rapid.Float64Range(0, 0.1).Draw(t, "oh"),
 				LayerOverhead:        rapid.Float64Range(0, 1e-3).Draw(t, "layer"),
 				ComputeSizeExponent:  rapid.SampledFrom([]float64{0, 0.02, 0.3}).Draw(t, "size"),
+				ComputeWidthExponent: rapid.SampledFrom([]float64{0, 0.1, 0.5}).Draw(t, "width"),
 				OptimizerPerParam:    rapid.Float64Range(0, 1e-9).Draw(t, "opt"),
 				CPUOptimizerPerParam: rapid.Float64Range(0, 1e-8).Draw(t, "cpu"), HostOptimizerPerParam: rapid.Float64Range(0, 1e-9).Draw(t, "host"),
 				HostBandwidth: rapid.SampledFrom([]float64{0, 1e9, 25e9}).Draw(t, "pcie"),

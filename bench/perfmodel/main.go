@@ -25,7 +25,26 @@ func main() {
 	data := flag.String("data", "../shared/data", "the shared data directory")
 	k := flag.Int("k", 5, "profiles per model")
 	sweep := flag.Bool("sweep", false, "only the leave-one-model-out sweep of perf.JointFactorStrength")
+	r5 := flag.Bool("round5", false, "only the A800 tables of round 5 (benchmarks/perf.md)")
 	flag.Parse()
+	if *r5 {
+		err := func() error {
+			cs, err := readA800(*data, -1, "")
+			if err != nil {
+				return err
+			}
+			reps, err := perf.Evaluate(cs, graph.DefaultEfficiency(), *k)
+			if err != nil {
+				return err
+			}
+			return round5(*data, *k, reps)
+		}()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "perfmodel:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *sweep {
 		if err := strengthSweep(*data); err != nil {
 			fmt.Fprintln(os.Stderr, "perfmodel:", err)
@@ -341,6 +360,10 @@ func run(dir string, k int) error {
 		fmt.Printf("| %s | %d | %s | %s | %s | %s |\n", name, len(prof), pct(a.MAPE), pct(a.Worst), f2(a.Spearman), pct(a.Regret))
 	}
 	fmt.Println()
+
+	if err := round5(dir, k, reps); err != nil {
+		return err
+	}
 
 	// Refinement time.
 	var many []*perf.Case

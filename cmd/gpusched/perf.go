@@ -91,6 +91,7 @@ func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "write the calibration (JSON) to this file; - for stdout")
 	hardware := fs.String("hardware", "auto", "fit the GPU types' constants: auto (when two or more models and 30 rows of the type are measured), always, or keep (the shipped or -prior constants)")
 	prior := fs.String("prior", "", "a calibration (JSON) to start from instead of the shipped constants")
+	width := fs.Bool("compute-width", false, "when fitting a GPU type's constants, fit compute_width_exponent too (achieved compute growing with the width of the layers per GPU; off by default, see benchmarks/perf.md round 5)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gpusched perf fit -in rows.csv [-in more.csv] -out perf.json\n\nflags:")
 		fs.PrintDefaults()
@@ -104,7 +105,7 @@ func cmdPerfFit(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return errors.New("perf fit: -out is required (a file, or - for stdout)")
 	}
-	opt := perf.FitOptions{}
+	opt := perf.FitOptions{ComputeWidth: *width}
 	switch *hardware {
 	case "auto":
 	case "always":

@@ -155,3 +155,29 @@ func TestSimulateWithPerf(t *testing.T) {
 		t.Errorf("simulate -perf: %v\n%s", err, out)
 	}
 }
+
+// TestPerfFitComputeWidth: perf fit -compute-width fits the width exponent with the A800
+// constants from the shared Rubick measurements (skipped where ../shared/data is absent).
+func TestPerfFitComputeWidth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits the A800 constants: seconds")
+	}
+	dir := filepath.Join("..", "..", "..", "shared", "data", "rubick", "placements")
+	if _, err := os.Stat(filepath.Join(dir, "bert.csv")); err != nil {
+		t.Skipf("../shared/data is absent (%v): the reference measurements live beside the project", err)
+	}
+	args := []string{"perf", "fit", "-compute-width", "-out", filepath.Join(t.TempDir(), "perf.json")}
+	for _, app := range []string{"bert", "gpt2", "llama7", "t5", "vit"} {
+		args = append(args, "-in", filepath.Join(dir, app+".csv"))
+	}
+	if _, err := runCmd(t, args...); err != nil {
+		t.Fatal(err)
+	}
+	cal, err := readCalibration(args[4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := cal.Hardware["a800"].ComputeWidthExponent; !(b > 0.06 && b < 0.3) {
+		t.Errorf("perf fit -compute-width: width exponent %v, want 0.06-0.3", b)
+	}
+}

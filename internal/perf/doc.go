@@ -16,7 +16,9 @@
 // of coefficients enter it:
 //
 //   - graph.Efficiency, the hardware constants of a GPU type and its interconnect (achieved
-//     fraction of peak FLOP/s and how it grows with a layer's work per GPU, per-layer overhead,
+//     fraction of peak FLOP/s and how it grows with a layer's work per GPU and, when asked
+//     for (FitOptions.ComputeWidth, `gpusched perf fit -compute-width`, or a prior with a
+//     ComputeWidthExponent), with the width of the layers per GPU, per-layer overhead,
 //     intra- and inter-server collective efficiency, overlap of gradient synchronisation with
 //     the backward pass, step overhead, optimizer time per parameter, CPU optimizer and PCIe
 //     figures, ring layout and, under HalfDuplexPairs, how much of a two-server path each

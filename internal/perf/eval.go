@@ -459,7 +459,8 @@ type ModelReport struct {
 // (FitHardware from prior), the model is predicted with them alone (k = 0, every row), then
 // its factors are refined (RefineCV, from factors of 1) on k profiles chosen by SelectProfiles and the rest of its
 // rows are predicted. A family with one model is fitted on that model itself for the k = 0
-// figures, which are then in sample. Models are reported in order of first appearance.
+// figures, which are then in sample. Models are reported in order of first appearance. A prior
+// with a ComputeWidthExponent above 0 has every fit fit that term too (see FitHardware).
 func Evaluate(cases []*Case, prior graph.Efficiency, k int) ([]ModelReport, error) {
 	return EvaluateWith(cases, prior, k, EvaluateOptions{})
 }

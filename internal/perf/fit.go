@@ -24,6 +24,9 @@ type paramSpec struct {
 // can inform are fitted.
 type usage struct {
 	fp16, fp32, intra, inter, dp, offload, gpuOpt bool
+	// width: the prior has a ComputeWidthExponent (set by fitHardware, never by usageOf): the
+	// width term is fitted only when asked for (benchmarks/perf.md, round 5).
+	width bool
 	// halfDuplex: the fit's ring layout is HalfDuplexPairs (set by fitHardware once the
 	// layout is chosen, never by usageOf), so that pair_duplex can matter and the Ethernet
 	// links' per-bucket step latency (bucket_step_latency) is fitted with it.
@@ -34,6 +37,7 @@ var hardwareParams = []paramSpec{
 	{"compute", true, func(e *graph.Efficiency) *float64 { return &e.Compute }, 0.3, func(u *usage) bool { return u.fp16 }},
 	{"compute_fp32", true, func(e *graph.Efficiency) *float64 { return &e.ComputeFP32 }, 0.1, func(u *usage) bool { return u.fp32 }},
 	{"compute_size_exponent", false, func(e *graph.Efficiency) *float64 { return &e.ComputeSizeExponent }, 0.05, func(u *usage) bool { return u.fp16 || u.fp32 }},
+	{"compute_width_exponent", false, func(e *graph.Efficiency) *float64 { return &e.ComputeWidthExponent }, 0.05, func(u *usage) bool { return u.fp16 && u.width }},
 	{"layer_overhead", false, func(e *graph.Efficiency) *float64 { return &e.LayerOverhead }, 1e-4, func(*usage) bool { return true }},
 	{"intra_comm", true, func(e *graph.Efficiency) *float64 { return &e.IntraComm }, 0.8, func(u *usage) bool { return u.intra }},
 	{"inter_comm", true, func(e *graph.Efficiency) *float64 { return &e.InterComm }, 0.5, func(u *usage) bool { return u.inter }},
@@ -364,8 +368,10 @@ type HardwareFit struct {
 // kept, else the prior's is used. When the layout kept is HalfDuplexPairs and some rows span
 // servers, graph.Efficiency.PairDuplex and graph.Efficiency.BucketStepLatency are then fitted
 // with the other constants, from that layout's fit (the prior's values, or 0.5 and 0.2 ms, to
-// start). The fit uses gonum's L-BFGS and Nelder-Mead and is
-// deterministic. Errors wrap ErrTooFewRows (fewer rows than constants) or ErrBadRow (cases of
+// start). graph.Efficiency.ComputeWidthExponent is fitted (on 16-bit rows) only when the
+// prior's is above 0, from that value: an opt-in, since on ../shared/data it helps LLaMA-7B
+// left out and hurts others (benchmarks/perf.md, round 5). The fit uses gonum's L-BFGS and
+// Nelder-Mead and is deterministic. Errors wrap ErrTooFewRows (fewer rows than constants) or ErrBadRow (cases of
 // several families).
 func FitHardware(cases []*Case, prior graph.Efficiency, layouts bool) (HardwareFit, error) {
 	return fitHardware(cases, prior, layouts, JointFactorStrength)
@@ -383,6 +389,7 @@ func fitHardware(cases []*Case, prior graph.Efficiency, layouts bool, strength f
 		}
 	}
 	u := usageOf(cases)
+	u.width = prior.ComputeWidthExponent > 0
 	var active []paramSpec
 	for _, ps := range hardwareParams {
 		if ps.use(&u) {

@@ -33,7 +33,16 @@ type FitOptions struct {
 	// for, means the shipped constants (graph.HardwareConstants) are kept and a fit starts from
 	// the textbook ones (graph.DefaultEfficiency), as the shipped ones were made.
 	Prior *graph.Calibration
+	// ComputeWidth fits graph.Efficiency.ComputeWidthExponent with the other hardware
+	// constants, from ComputeWidthStart where the constants the fit starts from have none
+	// (FitHardware fits it only when its prior has one; off by default: on ../shared/data it
+	// helps LLaMA-7B left out and hurts the other models, benchmarks/perf.md round 5).
+	ComputeWidth bool
 }
+
+// ComputeWidthStart is the width exponent a fit asked for one (FitOptions.ComputeWidth) starts
+// from when its starting constants have none.
+const ComputeWidthStart = 0.05
 
 // FitReport says what Fit did.
 type FitReport struct {
@@ -120,6 +129,9 @@ func Fit(cases []*Case, opt FitOptions) (*graph.Calibration, FitReport, error) {
 				// (TestFitReproducesShipped), where starting from the shipped constants
 				// themselves lands, in this non-convex fit, on a nearby optimum.
 				start = graph.DefaultEfficiency()
+			}
+			if opt.ComputeWidth && start.ComputeWidthExponent == 0 {
+				start.ComputeWidthExponent = ComputeWidthStart
 			}
 			hf, err := FitHardware(fc, start, true)
 			if err != nil {
