@@ -8,8 +8,10 @@ import (
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/consolidate"
+	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/internal/srptq"
 	"github.com/gpusched/gpusched/partition"
+	"github.com/gpusched/gpusched/ps"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -298,6 +300,12 @@ type Scheduler struct {
 	// brokenMark keeps a job's progress in the marking walk's list from the previous call: a
 	// deliberately wrong variant (a list that misses an update), for tests.
 	brokenMark bool
+	// brokenShape answers placeShared from its memo whatever GPUs the answer was made on: a
+	// deliberately wrong variant, for tests.
+	brokenShape bool
+	// brokenSlow answers slowShared from its memo whatever placement the answer was for: a
+	// deliberately wrong variant, for tests.
+	brokenSlow bool
 	// candHook, when set (tests), is called at the end of every compactCandidates.
 	candHook func(v *gpusched.View, prefixLen, mine int)
 
@@ -305,6 +313,10 @@ type Scheduler struct {
 	// its list w; and scratch for building the next ones
 	last, scratch [2][]viewEntry
 	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
+	// shapes remembers the default placer's latest answer per job shape, on the free GPUs
+	// (shapes[0]) and on the compact conversion's pool (shapes[1]): see placeShared.
+	shapes [2]map[placeShape]*shapePlace
+	slows  map[slowShape][]slowPlace // slowShared's memo
 
 	patience   float64        // Options.Patience resolved: 0 for none
 	remWork    bool           // the remaining-work conversion (patience > 0 and not Options.Patient)
@@ -900,6 +912,8 @@ func (s *Scheduler) setCluster(c *topology.Cluster) {
 	}
 	s.cluster = c
 	s.sizing = nil
+	s.shapes = [2]map[placeShape]*shapePlace{}
+	s.slows = nil
 	clear(s.rejected)
 	s.unfit = 0
 	for _, st := range s.jobs {
@@ -1032,6 +1046,7 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 	// mostly keeping it, so the insertion sort does little work), then those that started.
 	s.running = s.running[:0]
 	s.rstamp++
+	last := s.last[1]
 	add := func(st *jobState) {
 		if st == nil || st.rseen == s.rstamp || st.gone || st.unfit || s.overdue(st) {
 			return
@@ -1041,7 +1056,9 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 			return
 		}
 		st.rseen = s.rstamp
-		s.running = append(s.running, freshJob{freshKey(st, v.Running[m.idx].Iterations), st.vfinish, st.key, st})
+		// The progress the marking walk recorded for the entry (v.Running[m.idx].Iterations),
+		// read from its dense list rather than the view's statuses.
+		s.running = append(s.running, freshJob{freshKey(st, last[m.idx].done), st.vfinish, st.key, st})
 	}
 	for _, st := range s.runOrder {
 		add(st)
@@ -1651,7 +1668,7 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 			// free GPUs (a pure function of them: decisions do not depend on the memo).
 			if !m.okPool || !m.pool.Equal(*pool) || !m.free.Equal(*free) {
 				m.to, m.toOK = nil, false
-				if to, ok := s.opt.Placer(v.Cluster, *pool, st.job); ok && len(to) == st.gpus {
+				if to, ok := s.placeShared(v.Cluster, *pool, st, 1); ok && len(to) == st.gpus {
 					if sl, ok := s.slowMemo(v.Cluster, st, m, to); ok && sl <= 1+s.slack {
 						m.to, m.toOK = append(m.to[:0], to...), true
 					}
@@ -1743,11 +1760,117 @@ func (s *Scheduler) slowMemo(c *topology.Cluster, st *jobState, m *compactMemo, 
 			return e.slow, e.has
 		}
 	}
-	slow, has := s.slowdown(c, st, gpus)
+	slow, has := s.slowShared(c, st, gpus)
 	e := &m.slows[m.slowAt]
 	m.slowAt = (m.slowAt + 1) % slowMemoSize
 	e.gpus = append(e.gpus[:0], gpus...)
 	e.c, e.job, e.tau, e.slow, e.has, e.ok = c, st.job, st.tau, slow, has, true
+	return slow, has
+}
+
+// placeShape identifies the jobs that the default placer (Partitioned) places alike: its
+// answer is a function of the cluster, the GPUs offered, the job's model and plan (its worker
+// graph), GPU count and GPU constraints (Job.EligibleIn), and of nothing else of the job.
+type placeShape struct {
+	model   *graph.Model
+	gpus    int
+	gpuType string
+	minMem  float64
+}
+
+// shapePlace is the default placer's latest answer for one job shape: the plan (the rest of
+// the shape), the cluster and GPUs it was asked on, and its answer.
+type shapePlace struct {
+	plan   graph.Plan
+	c      *topology.Cluster
+	set    topology.GPUSet
+	placed []topology.GPUID
+	ok     bool
+}
+
+// maxShapes bounds the jobs shapes placeShared remembers (per kind); past it they are dropped.
+const maxShapes = 256
+
+// placeShared is the Placer's placement of st's job on set: with the default placer, the
+// answer given last for a job of the same shape (placeShape) when it was asked on the same
+// cluster and set. Waiting jobs of one shape (the same model, plan and size) are offered the
+// same free GPUs within a call and often across calls, and the placer costs a partitioning
+// each. kind tells the free GPUs (0) from the compact conversion's pool (1), which alternate.
+func (s *Scheduler) placeShared(c *topology.Cluster, set topology.GPUSet, st *jobState, kind int) ([]topology.GPUID, bool) {
+	if s.placer == nil {
+		return s.opt.Placer(c, set, st.job)
+	}
+	j := st.job
+	key := placeShape{j.Model, j.GPUs, j.GPUType, j.MinGPUMemory}
+	m := s.shapes[kind]
+	e := m[key]
+	if e != nil && e.c == c && samePlan(e.plan, j.Plan) && (e.set.Equal(set) || s.brokenShape) {
+		return slices.Clone(e.placed), e.ok
+	}
+	gpus, ok := s.opt.Placer(c, set, j)
+	if e == nil {
+		if m == nil || len(m) >= maxShapes {
+			m = make(map[placeShape]*shapePlace)
+			s.shapes[kind] = m
+		}
+		e = &shapePlace{}
+		m[key] = e
+	}
+	e.plan, e.c, e.ok = j.Plan, c, ok
+	e.set.SetTo(set)
+	e.placed = append(e.placed[:0], gpus...)
+	return gpus, ok
+}
+
+// slowShape identifies the jobs whose slow-downs slowShared shares: under the default cost
+// model (gpusched.ModelCost) a job's time per iteration on a placement is a function of the
+// cluster, its model and plan, its parameter servers and the placement; its slow-down divides
+// that by its time at its best placement (tau).
+type slowShape struct {
+	c     *topology.Cluster
+	model *graph.Model
+	ps    *ps.Spec
+	gpus  int
+	tau   float64
+}
+
+// slowPlace is one slow-down slowShared remembers for a shape: the plan (the rest of the
+// shape), the placement and slowdown's answer.
+type slowPlace struct {
+	plan graph.Plan
+	gpus []topology.GPUID
+	slow float64
+	has  bool
+}
+
+// slowShared is slowdown, shared between jobs of one shape (slowShape) under the default cost
+// model: the compact conversion computes the slow-down of each waiting job's placement, and
+// jobs of one shape are offered the same placements (placeShared). The last slowMemoSize
+// answers of each shape are kept.
+func (s *Scheduler) slowShared(c *topology.Cluster, st *jobState, gpus []topology.GPUID) (float64, bool) {
+	j := st.job
+	if _, ok := s.opt.Cost.(*gpusched.ModelCost); !ok || j.Model == nil {
+		return s.slowdown(c, st, gpus)
+	}
+	key := slowShape{c, j.Model, j.PS, j.GPUs, st.tau}
+	list := s.slows[key]
+	for k := range list {
+		if e := &list[k]; (slices.Equal(e.gpus, gpus) || s.brokenSlow) && samePlan(e.plan, j.Plan) {
+			return e.slow, e.has
+		}
+	}
+	slow, has := s.slowdown(c, st, gpus)
+	if s.slows == nil || len(s.slows) >= maxShapes {
+		s.slows = make(map[slowShape][]slowPlace)
+	}
+	e := slowPlace{plan: j.Plan, gpus: slices.Clone(gpus), slow: slow, has: has}
+	if len(list) < slowMemoSize {
+		list = append(list, e)
+	} else {
+		copy(list, list[1:])
+		list[len(list)-1] = e
+	}
+	s.slows[key] = list
 	return slow, has
 }
 
@@ -1764,7 +1887,7 @@ func (s *Scheduler) placeMemo(c *topology.Cluster, free topology.GPUSet, st *job
 	if m.okPlace && m.placeJob == st.job && m.placeCluster == c && m.placeFree.Equal(free) {
 		return slices.Clone(m.placed), m.placedOK
 	}
-	gpus, ok := s.opt.Placer(c, free, st.job)
+	gpus, ok := s.placeShared(c, free, st, 0)
 	m.placeFree.SetTo(free)
 	m.placeJob, m.placeCluster = st.job, c
 	m.placed, m.placedOK, m.okPlace = append(m.placed[:0], gpus...), ok, true
