@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/consolidate"
@@ -246,11 +247,17 @@ type rejection struct {
 // Scheduler.marks, by key) so that the walk over the view touches a small dense array instead
 // of every job's state: one cache miss fewer per job of the view.
 type presence struct {
-	seen    uint64 // epoch of the last view that held the job
-	idx     int32  // index in that view's list
-	running bool   // in that view's Running list
-	gone    bool   // the job has left (jobState.gone), or the key is free
+	seen    uint64  // epoch of the last view that held the job
+	idx     int32   // index in that view's list
+	running bool    // in that view's Running list
+	gone    bool    // the job has left (jobState.gone), or the key is free
+	done    float64 // the iterations the job had done when last listed
 }
+
+// runs reports whether the job is in the current view's Running list (epoch: the current
+// call's). Every call walks Running, so a running job's mark is always of the current call;
+// a waiting job's may be older (a call that followed a delta does not walk Pending).
+func (m presence) runs(epoch uint64) bool { return m.running && m.seen == epoch }
 
 // forgetter is implemented by cost models and placers that cache per-job state
 // (gpusched.ModelCost, Partitioned): A-SRPT tells them when a job leaves.
@@ -342,6 +349,17 @@ type Scheduler struct {
 	allGPUs    topology.GPUSet   // every GPU of allFor
 	allFor     *topology.Cluster // the cluster allGPUs describes
 	poolBuf    topology.GPUSet
+
+	// The host's sequence of views (gpusched.ViewDelta) this state follows: the Source and Seq
+	// of the last view a call completed (dsrc nil: none, the next view is walked whole).
+	dsrc    any
+	dseq    uint64
+	arrIdx  []int       // scratch: positions in Pending of a delta's arrivals
+	goneBuf []*jobState // scratch: jobs that left
+	// brokenDelta skips the jobs of a delta that stopped running: a deliberately wrong variant
+	// (a missed update), for tests.
+	brokenDelta bool
+	followed    int // calls that followed a delta (for tests)
 
 	// saved is what the own state of the last base held (SaveBase; see state_delta.go).
 	saved *ownMark
@@ -756,23 +774,11 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			if m.seen == s.epoch {
 				return fmt.Errorf("asrpt: job %q appears twice in the view", id)
 			}
-			if !same && st.job != js.Job {
-				// A new description of the job (a host that rebuilds its Jobs, or the first view
-				// after a restore): the view's Job is authoritative, so check it against the
-				// cluster again in case it disagrees with what was known.
-				if st.job.GPUs != js.Job.GPUs || st.job.GPUType != js.Job.GPUType || st.job.MinGPUMemory != js.Job.MinGPUMemory {
-					if unfit := gpusched.Fits(js.Job, v.Cluster) != nil; unfit != st.unfit {
-						st.unfit = unfit
-						if unfit {
-							s.unfit++
-						} else {
-							s.unfit--
-						}
-					}
-				}
-				st.job, st.gpus = js.Job, js.Job.GPUs
+			anew := !same && st.job != js.Job
+			if anew {
+				s.describe(st, js.Job, v.Cluster)
 			}
-			m.seen, m.running, m.idx = s.epoch, running, int32(i)
+			m.seen, m.running, m.idx, m.done = s.epoch, running, int32(i), js.Iterations
 			if s.unfit > 0 && st.unfit {
 				s.rejectBuf = append(s.rejectBuf, s.unfitError(st))
 			}
@@ -780,12 +786,18 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				// A job in the same list as in the last call is where it was in s.wait (a
 				// waiting job that reports other progress is placed again); any other moved
 				// between the lists, was admitted, or was described anew.
+				// A job in s.wait whose keys are those of its description and progress now is
+				// where it belongs (placing it again is the identity), whether or not the
+				// previous list shows it: after a call that followed a delta it is empty.
 				switch {
 				case running:
 					if !fromPrev && st.inWait {
 						s.waitRemove(st)
 					}
 				case !fromPrev || !same || prevDone != js.Iterations:
+					if st.inWait && !anew && st.wdone == js.Iterations && !s.brokenWait {
+						break
+					}
 					if st.inWait {
 						s.waitRemove(st)
 					}
@@ -802,14 +814,28 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		s.last[w], s.scratch[w] = cur, prev
 		return nil
 	}
+	// A view that continues the last one with a delta that lists the jobs that started and
+	// stopped (and no rejected or unfit job to list again) is walked only in Running: the
+	// waiting jobs are those of the last view, less those that left or started, plus those
+	// that arrived or stopped, and a waiting job's progress does not change while it waits.
+	vd := v.Delta
+	follows := vd != nil && s.dsrc != nil && vd.Source == s.dsrc && vd.Seq == s.dseq+1 && vd.Transitions &&
+		len(s.rejected) == 0 && s.unfit == 0 && s.arrivals(&v)
+	s.dsrc = nil // recorded again when the call completes
 	if err := mark(v.Running, true); err != nil {
 		return gpusched.Decision{}, err
 	}
-	if err := mark(v.Pending, false); err != nil {
-		return gpusched.Decision{}, err
+	if follows {
+		if err := s.follow(&v); err != nil {
+			return gpusched.Decision{}, err
+		}
+	} else {
+		if err := mark(v.Pending, false); err != nil {
+			return gpusched.Decision{}, err
+		}
 	}
 	// Jobs that left without a completion report (cancelled) are forgotten.
-	if seen < len(s.jobs) {
+	if !follows && seen < len(s.jobs) {
 		var gone []*jobState
 		for _, st := range s.jobs {
 			if s.marks[st.key].seen != s.epoch {
@@ -884,7 +910,153 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if len(s.rejectBuf) > 0 {
 		d.Rejected = slices.Clone(s.rejectBuf)
 	}
+	if v.Delta != nil {
+		s.dsrc, s.dseq = v.Delta.Source, v.Delta.Seq
+	}
 	return d, nil
+}
+
+// describe adopts a new description of job st (a host that rebuilds its Jobs, or the first view
+// after a restore): the view's Job is authoritative, so it is checked against the cluster
+// again in case it disagrees with what was known.
+func (s *Scheduler) describe(st *jobState, j *gpusched.Job, c *topology.Cluster) {
+	if st.job.GPUs != j.GPUs || st.job.GPUType != j.GPUType || st.job.MinGPUMemory != j.MinGPUMemory {
+		if unfit := gpusched.Fits(j, c) != nil; unfit != st.unfit {
+			st.unfit = unfit
+			if unfit {
+				s.unfit++
+			} else {
+				s.unfit--
+			}
+		}
+	}
+	st.job, st.gpus = j, j.GPUs
+}
+
+// arrivals checks that the statuses of v's delta point into v's lists as they say (arrivals
+// into either, stops into Pending) and sets s.arrIdx to the positions in Pending of the
+// arrivals there, in the list's order: a delta that breaks this is not followed.
+func (s *Scheduler) arrivals(v *gpusched.View) bool {
+	s.arrIdx = s.arrIdx[:0]
+	for _, js := range v.Delta.Arrived {
+		if i, ok := indexIn(v.Pending, js); ok {
+			s.arrIdx = append(s.arrIdx, i)
+		} else if _, ok := indexIn(v.Running, js); !ok {
+			return false
+		}
+	}
+	for _, js := range v.Delta.Stopped {
+		if _, ok := indexIn(v.Pending, js); !ok || js.Job == nil {
+			return false
+		}
+	}
+	slices.Sort(s.arrIdx)
+	return true
+}
+
+// indexIn returns the position of *js in list, if js points to one of its elements.
+func indexIn(list []gpusched.JobStatus, js *gpusched.JobStatus) (int, bool) {
+	if len(list) == 0 || js == nil {
+		return 0, false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(list)))
+	p, size := uintptr(unsafe.Pointer(js)), unsafe.Sizeof(list[0])
+	if p < base || p >= base+uintptr(len(list))*size || (p-base)%size != 0 {
+		return 0, false
+	}
+	return int((p - base) / size), true
+}
+
+// follow is the marking of the waiting jobs for a view that continues the last one with a
+// delta (see Schedule): the jobs that stopped running are marked waiting (and placed in
+// s.wait), those that arrived among the waiting ones are admitted in the list's order, and
+// those that left are forgotten in the order of their keys, as the walk over Pending does. The
+// other waiting jobs keep their marks and the progress they had (presence.done); their
+// positions in Pending are not kept (what A-SRPT reads of a waiting job is its progress).
+func (s *Scheduler) follow(v *gpusched.View) error {
+	vd := v.Delta
+	s.followed++
+	for _, js := range vd.Stopped {
+		if s.brokenDelta {
+			break
+		}
+		st := s.jobs[js.Job.ID]
+		if st == nil {
+			continue // rejected: absent from the last view's jobs (not reached: none is)
+		}
+		m := &s.marks[st.key]
+		if m.seen == s.epoch {
+			return fmt.Errorf("asrpt: job %q appears twice in the view", js.Job.ID)
+		}
+		if st.job != js.Job {
+			s.describe(st, js.Job, v.Cluster)
+		}
+		m.seen, m.running, m.done = s.epoch, false, js.Iterations
+		if s.remWork {
+			if st.inWait {
+				s.waitRemove(st)
+			}
+			s.waitInsert(st, js.Iterations)
+		}
+	}
+	for _, i := range s.arrIdx {
+		js := &v.Pending[i]
+		if js.Job == nil {
+			return fmt.Errorf("%w: a job status without a job", gpusched.ErrInvalidView)
+		}
+		id := js.Job.ID
+		st := s.jobs[id]
+		if st == nil {
+			if r, ok := s.rejected[id]; ok {
+				if r.seen == s.epoch {
+					return fmt.Errorf("asrpt: job %q appears twice in the view", id)
+				}
+				r.seen = s.epoch
+				s.rejectBuf = append(s.rejectBuf, r.err)
+				continue
+			}
+			var jerr *gpusched.JobError
+			if st, jerr = s.admit(v.Cluster, js.Job); jerr != nil {
+				s.rejected[id] = &rejection{err: jerr, seen: s.epoch}
+				s.rejectBuf = append(s.rejectBuf, jerr)
+				continue
+			}
+		}
+		m := &s.marks[st.key]
+		if m.seen == s.epoch {
+			return fmt.Errorf("asrpt: job %q appears twice in the view", id)
+		}
+		if st.job != js.Job {
+			s.describe(st, js.Job, v.Cluster)
+		}
+		m.seen, m.running, m.idx, m.done = s.epoch, false, int32(i), js.Iterations
+		if s.unfit > 0 && st.unfit {
+			s.rejectBuf = append(s.rejectBuf, s.unfitError(st))
+		}
+		if s.remWork {
+			if st.inWait {
+				s.waitRemove(st)
+			}
+			s.waitInsert(st, js.Iterations)
+		}
+	}
+	gone := s.goneBuf[:0]
+	for _, id := range vd.Left {
+		if st := s.jobs[id]; st != nil && s.marks[st.key].seen != s.epoch {
+			gone = append(gone, st)
+		}
+	}
+	slices.SortFunc(gone, func(a, b *jobState) int { return a.key - b.key })
+	for _, st := range gone {
+		s.drop(st)
+	}
+	clear(gone)
+	s.goneBuf = gone[:0]
+	// The walk's list of the waiting jobs is not kept: the next walk over Pending starts
+	// without one (see mark).
+	clear(s.last[0])
+	s.last[0] = s.last[0][:0]
+	return nil
 }
 
 // reachTolerance is the relative tolerance with which a job's progress counts as having
@@ -937,7 +1109,7 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 	s.order = s.order[:0]
 	budget := G
 	take := func(st *jobState) bool {
-		if st.gone || s.marks[st.key].seen != s.epoch || st.unfit {
+		if st.gone || st.unfit {
 			return true
 		}
 		s.order = append(s.order, st)
@@ -980,15 +1152,15 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 	// fresh reports whether st is a present, fitting, virtually finished job that is not yet
 	// overdue, and if so adds it to s.fresh with its keys.
 	fresh := func(st *jobState) {
-		if st.fresh == s.epoch || !st.vdone || st.gone || s.marks[st.key].seen != s.epoch || st.unfit ||
+		if st.fresh == s.epoch || !st.vdone || st.gone || st.unfit ||
 			s.now-st.vfinish >= s.patience*st.iters*st.tau {
 			return
 		}
 		done := 0.0
-		if m := s.marks[st.key]; m.running {
+		if m := s.marks[st.key]; m.runs(s.epoch) {
 			done = v.Running[m.idx].Iterations
 		} else {
-			done = v.Pending[m.idx].Iterations
+			done = m.done
 		}
 		st.fresh = s.epoch
 		s.fresh = append(s.fresh, freshJob{freshKey(st, done), st.vfinish, st.key, st})
@@ -1002,7 +1174,7 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		fresh(st)
 	}
 	for _, st := range s.vdone {
-		if st.gone || s.marks[st.key].seen != s.epoch || st.unfit {
+		if st.gone || st.unfit {
 			continue
 		}
 		if s.now-st.vfinish >= s.patience*st.iters*st.tau {
@@ -1037,7 +1209,7 @@ func (s *Scheduler) overdue(st *jobState) bool {
 func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) {
 	s.vorder = s.vorder[:0]
 	for _, st := range s.vdone {
-		if !st.gone && s.marks[st.key].seen == s.epoch && !st.unfit && s.overdue(st) {
+		if !st.gone && !st.unfit && s.overdue(st) {
 			st.vrank = len(s.vorder)
 			s.vorder = append(s.vorder, st)
 		}
@@ -1052,7 +1224,7 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 			return
 		}
 		m := s.marks[st.key]
-		if m.seen != s.epoch || !m.running {
+		if !m.runs(s.epoch) {
 			return
 		}
 		st.rseen = s.rstamp
@@ -1079,7 +1251,7 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 	}
 	i := 0
 	for _, w := range s.wait {
-		if w.gone || s.marks[w.key].seen != s.epoch || w.unfit || s.overdue(w) {
+		if w.gone || w.unfit || s.overdue(w) {
 			continue
 		}
 		wf := w.waitJob()
@@ -1362,7 +1534,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			}
 		}
 	}
-	holds := func(st *jobState) bool { return s.marks[st.key].running && st.displaced != s.epoch }
+	holds := func(st *jobState) bool { return s.marks[st.key].runs(s.epoch) && st.displaced != s.epoch }
 	budget := G
 	need := 0 // GPUs the prefix's waiting (and displaced) jobs need
 	prefixLen := 0
@@ -1700,8 +1872,8 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 		st.waitFrom = s.now
 	}
 	done := 0.0
-	if mk := s.marks[st.key]; !mk.running {
-		done = v.Pending[mk.idx].Iterations
+	if mk := s.marks[st.key]; !mk.runs(s.epoch) {
+		done = mk.done
 	}
 	if s.now-st.waitFrom < (slow-1)*max(st.iters-done, 0)*st.tau {
 		return nil, false, true
@@ -1936,7 +2108,7 @@ func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
 		for k := prefixLen - 1; k >= 0; k-- {
 			vs := s.order[k]
 			m := s.marks[vs.key]
-			if !m.running {
+			if !m.runs(s.epoch) {
 				continue
 			}
 			i := int(m.idx)

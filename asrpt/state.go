@@ -628,6 +628,7 @@ func (s *Scheduler) restore(in *savedState, base []byte) error {
 		}
 	}
 	s.last = [2][]viewEntry{}
+	s.dsrc = nil  // the next view is walked whole
 	clear(s.wait) // the restored jobs are new states: every one takes the slow path of the next call's walk
 	s.wait = s.wait[:0]
 	clear(s.runOrder)
