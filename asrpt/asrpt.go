@@ -247,11 +247,10 @@ type rejection struct {
 // Scheduler.marks, by key) so that the walk over the view touches a small dense array instead
 // of every job's state: one cache miss fewer per job of the view.
 type presence struct {
-	seen    uint64  // epoch of the last view that held the job
-	idx     int32   // index in that view's list
-	running bool    // in that view's Running list
-	gone    bool    // the job has left (jobState.gone), or the key is free
-	done    float64 // the iterations the job had done when last listed
+	seen    uint64 // epoch of the last view that held the job
+	idx     int32  // index in that view's list
+	running bool   // in that view's Running list
+	gone    bool   // the job has left (jobState.gone), or the key is free
 }
 
 // runs reports whether the job is in the current view's Running list (epoch: the current
@@ -285,6 +284,7 @@ type Scheduler struct {
 	rejected    map[gpusched.JobID]*rejection
 	byKey       []*jobState // key -> state (nil when gone)
 	marks       []presence  // key -> where the latest view listed the job
+	waitDone    []float64   // key -> the iterations a waiting job had done when last listed
 	free        []int       // free keys
 	vdone       []*jobState // virtually completed jobs still present, by virtual completion
 	vdoneGone   int         // entries of vdone that have left (compacted away when most have)
@@ -628,17 +628,22 @@ func (s *Scheduler) newKey() int {
 		k := s.free[n-1]
 		s.free = s.free[:n-1]
 		s.marks[k] = presence{}
+		s.waitDone[k] = 0
 		return k
 	}
 	s.byKey = append(s.byKey, nil)
 	s.marks = append(s.marks, presence{})
+	s.waitDone = append(s.waitDone, 0)
 	return len(s.byKey) - 1
 }
 
 // Schedule returns the desired state for the view. See the package documentation for the rule.
 // Its cost per call is O(jobs in the view) cheap steps plus O(log n) per job of the priority
 // prefix, plus placement of the jobs it starts; a call after the cluster changed also
-// re-checks every job against the new cluster.
+// re-checks every job against the new cluster. A view whose delta (gpusched.ViewDelta, with
+// Transitions) continues the last view is walked only in Running and in what the delta lists,
+// so the waiting jobs outside the priority prefix cost nothing (see "Views and their deltas"
+// in the package documentation).
 //
 // A job that cannot be admitted (gpusched.BestPlacement fails for it, or the estimator does)
 // or that needs more GPUs of its kind than the current cluster has is left out and listed in
@@ -778,7 +783,10 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			if anew {
 				s.describe(st, js.Job, v.Cluster)
 			}
-			m.seen, m.running, m.idx, m.done = s.epoch, running, int32(i), js.Iterations
+			m.seen, m.running, m.idx = s.epoch, running, int32(i)
+			if !running {
+				s.waitDone[key] = js.Iterations
+			}
 			if s.unfit > 0 && st.unfit {
 				s.rejectBuf = append(s.rejectBuf, s.unfitError(st))
 			}
@@ -971,7 +979,7 @@ func indexIn(list []gpusched.JobStatus, js *gpusched.JobStatus) (int, bool) {
 // delta (see Schedule): the jobs that stopped running are marked waiting (and placed in
 // s.wait), those that arrived among the waiting ones are admitted in the list's order, and
 // those that left are forgotten in the order of their keys, as the walk over Pending does. The
-// other waiting jobs keep their marks and the progress they had (presence.done); their
+// other waiting jobs keep their marks and the progress they had (Scheduler.waitDone); their
 // positions in Pending are not kept (what A-SRPT reads of a waiting job is its progress).
 func (s *Scheduler) follow(v *gpusched.View) error {
 	vd := v.Delta
@@ -991,7 +999,8 @@ func (s *Scheduler) follow(v *gpusched.View) error {
 		if st.job != js.Job {
 			s.describe(st, js.Job, v.Cluster)
 		}
-		m.seen, m.running, m.done = s.epoch, false, js.Iterations
+		m.seen, m.running = s.epoch, false
+		s.waitDone[st.key] = js.Iterations
 		if s.remWork {
 			if st.inWait {
 				s.waitRemove(st)
@@ -1029,7 +1038,8 @@ func (s *Scheduler) follow(v *gpusched.View) error {
 		if st.job != js.Job {
 			s.describe(st, js.Job, v.Cluster)
 		}
-		m.seen, m.running, m.idx, m.done = s.epoch, false, int32(i), js.Iterations
+		m.seen, m.running, m.idx = s.epoch, false, int32(i)
+		s.waitDone[st.key] = js.Iterations
 		if s.unfit > 0 && st.unfit {
 			s.rejectBuf = append(s.rejectBuf, s.unfitError(st))
 		}
@@ -1160,7 +1170,7 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		if m := s.marks[st.key]; m.runs(s.epoch) {
 			done = v.Running[m.idx].Iterations
 		} else {
-			done = m.done
+			done = s.waitDone[st.key]
 		}
 		st.fresh = s.epoch
 		s.fresh = append(s.fresh, freshJob{freshKey(st, done), st.vfinish, st.key, st})
@@ -1873,7 +1883,7 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 	}
 	done := 0.0
 	if mk := s.marks[st.key]; !mk.runs(s.epoch) {
-		done = mk.done
+		done = s.waitDone[st.key]
 	}
 	if s.now-st.waitFrom < (slow-1)*max(st.iters-done, 0)*st.tau {
 		return nil, false, true

@@ -27,7 +27,7 @@ func followState(s *Scheduler, v *gpusched.View) string {
 			m := s.marks[st.key]
 			var at any = m.idx // a running job's position in Running
 			if !m.running {
-				at = m.done // a waiting job's progress
+				at = s.waitDone[st.key] // a waiting job's progress
 			}
 			out += fmt.Sprintf("%s:%d,%v,%v,%v,%v ", id, st.key, m.running, at, st.gone, st.unfit)
 		}

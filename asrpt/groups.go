@@ -336,7 +336,7 @@ func (s *Scheduler) doneOf(v *gpusched.View, st *jobState) (float64, bool) {
 	if m.runs(s.epoch) {
 		return v.Running[m.idx].Iterations, true
 	}
-	return m.done, true
+	return s.waitDone[st.key], true
 }
 
 // groupRank sizes job st, which has done `done` iterations, by its Gittins rank under its
