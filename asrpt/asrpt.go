@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/consolidate"
+	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/internal/srptq"
 	"github.com/gpusched/gpusched/partition"
+	"github.com/gpusched/gpusched/ps"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -250,6 +253,11 @@ type presence struct {
 	gone    bool   // the job has left (jobState.gone), or the key is free
 }
 
+// runs reports whether the job is in the current view's Running list (epoch: the current
+// call's). Every call walks Running, so a running job's mark is always of the current call;
+// a waiting job's may be older (a call that followed a delta does not walk Pending).
+func (m presence) runs(epoch uint64) bool { return m.running && m.seen == epoch }
+
 // forgetter is implemented by cost models and placers that cache per-job state
 // (gpusched.ModelCost, Partitioned): A-SRPT tells them when a job leaves.
 type forgetter interface{ Forget(j *gpusched.Job) }
@@ -276,6 +284,7 @@ type Scheduler struct {
 	rejected    map[gpusched.JobID]*rejection
 	byKey       []*jobState // key -> state (nil when gone)
 	marks       []presence  // key -> where the latest view listed the job
+	waitDone    []float64   // key -> the iterations a waiting job had done when last listed
 	free        []int       // free keys
 	vdone       []*jobState // virtually completed jobs still present, by virtual completion
 	vdoneGone   int         // entries of vdone that have left (compacted away when most have)
@@ -298,6 +307,12 @@ type Scheduler struct {
 	// brokenMark keeps a job's progress in the marking walk's list from the previous call: a
 	// deliberately wrong variant (a list that misses an update), for tests.
 	brokenMark bool
+	// brokenShape answers placeShared from its memo whatever GPUs the answer was made on: a
+	// deliberately wrong variant, for tests.
+	brokenShape bool
+	// brokenSlow answers slowShared from its memo whatever placement the answer was for: a
+	// deliberately wrong variant, for tests.
+	brokenSlow bool
 	// candHook, when set (tests), is called at the end of every compactCandidates.
 	candHook func(v *gpusched.View, prefixLen, mine int)
 
@@ -305,6 +320,10 @@ type Scheduler struct {
 	// its list w; and scratch for building the next ones
 	last, scratch [2][]viewEntry
 	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
+	// shapes remembers the default placer's latest answer per job shape, on the free GPUs
+	// (shapes[0]) and on the compact conversion's pool (shapes[1]): see placeShared.
+	shapes [2]map[placeShape]*shapePlace
+	slows  map[slowShape][]slowPlace // slowShared's memo
 
 	patience   float64        // Options.Patience resolved: 0 for none
 	remWork    bool           // the remaining-work conversion (patience > 0 and not Options.Patient)
@@ -330,6 +349,17 @@ type Scheduler struct {
 	allGPUs    topology.GPUSet   // every GPU of allFor
 	allFor     *topology.Cluster // the cluster allGPUs describes
 	poolBuf    topology.GPUSet
+
+	// The host's sequence of views (gpusched.ViewDelta) this state follows: the Source and Seq
+	// of the last view a call completed (dsrc nil: none, the next view is walked whole).
+	dsrc    any
+	dseq    uint64
+	arrIdx  []int       // scratch: positions in Pending of a delta's arrivals
+	goneBuf []*jobState // scratch: jobs that left
+	// brokenDelta skips the jobs of a delta that stopped running: a deliberately wrong variant
+	// (a missed update), for tests.
+	brokenDelta bool
+	followed    int // calls that followed a delta (for tests)
 
 	// saved is what the own state of the last base held (SaveBase; see state_delta.go).
 	saved *ownMark
@@ -598,17 +628,22 @@ func (s *Scheduler) newKey() int {
 		k := s.free[n-1]
 		s.free = s.free[:n-1]
 		s.marks[k] = presence{}
+		s.waitDone[k] = 0
 		return k
 	}
 	s.byKey = append(s.byKey, nil)
 	s.marks = append(s.marks, presence{})
+	s.waitDone = append(s.waitDone, 0)
 	return len(s.byKey) - 1
 }
 
 // Schedule returns the desired state for the view. See the package documentation for the rule.
 // Its cost per call is O(jobs in the view) cheap steps plus O(log n) per job of the priority
 // prefix, plus placement of the jobs it starts; a call after the cluster changed also
-// re-checks every job against the new cluster.
+// re-checks every job against the new cluster. A view whose delta (gpusched.ViewDelta, with
+// Transitions) continues the last view is walked only in Running and in what the delta lists,
+// so the waiting jobs outside the priority prefix cost nothing (see "Views and their deltas"
+// in the package documentation).
 //
 // A job that cannot be admitted (gpusched.BestPlacement fails for it, or the estimator does)
 // or that needs more GPUs of its kind than the current cluster has is left out and listed in
@@ -744,23 +779,14 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			if m.seen == s.epoch {
 				return fmt.Errorf("asrpt: job %q appears twice in the view", id)
 			}
-			if !same && st.job != js.Job {
-				// A new description of the job (a host that rebuilds its Jobs, or the first view
-				// after a restore): the view's Job is authoritative, so check it against the
-				// cluster again in case it disagrees with what was known.
-				if st.job.GPUs != js.Job.GPUs || st.job.GPUType != js.Job.GPUType || st.job.MinGPUMemory != js.Job.MinGPUMemory {
-					if unfit := gpusched.Fits(js.Job, v.Cluster) != nil; unfit != st.unfit {
-						st.unfit = unfit
-						if unfit {
-							s.unfit++
-						} else {
-							s.unfit--
-						}
-					}
-				}
-				st.job, st.gpus = js.Job, js.Job.GPUs
+			anew := !same && st.job != js.Job
+			if anew {
+				s.describe(st, js.Job, v.Cluster)
 			}
 			m.seen, m.running, m.idx = s.epoch, running, int32(i)
+			if !running {
+				s.waitDone[key] = js.Iterations
+			}
 			if s.unfit > 0 && st.unfit {
 				s.rejectBuf = append(s.rejectBuf, s.unfitError(st))
 			}
@@ -768,12 +794,18 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				// A job in the same list as in the last call is where it was in s.wait (a
 				// waiting job that reports other progress is placed again); any other moved
 				// between the lists, was admitted, or was described anew.
+				// A job in s.wait whose keys are those of its description and progress now is
+				// where it belongs (placing it again is the identity), whether or not the
+				// previous list shows it: after a call that followed a delta it is empty.
 				switch {
 				case running:
 					if !fromPrev && st.inWait {
 						s.waitRemove(st)
 					}
 				case !fromPrev || !same || prevDone != js.Iterations:
+					if st.inWait && !anew && st.wdone == js.Iterations && !s.brokenWait {
+						break
+					}
 					if st.inWait {
 						s.waitRemove(st)
 					}
@@ -790,14 +822,28 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		s.last[w], s.scratch[w] = cur, prev
 		return nil
 	}
+	// A view that continues the last one with a delta that lists the jobs that started and
+	// stopped (and no rejected or unfit job to list again) is walked only in Running: the
+	// waiting jobs are those of the last view, less those that left or started, plus those
+	// that arrived or stopped, and a waiting job's progress does not change while it waits.
+	vd := v.Delta
+	follows := vd != nil && s.dsrc != nil && vd.Source == s.dsrc && vd.Seq == s.dseq+1 && vd.Transitions &&
+		len(s.rejected) == 0 && s.unfit == 0 && s.arrivals(&v)
+	s.dsrc = nil // recorded again when the call completes
 	if err := mark(v.Running, true); err != nil {
 		return gpusched.Decision{}, err
 	}
-	if err := mark(v.Pending, false); err != nil {
-		return gpusched.Decision{}, err
+	if follows {
+		if err := s.follow(&v); err != nil {
+			return gpusched.Decision{}, err
+		}
+	} else {
+		if err := mark(v.Pending, false); err != nil {
+			return gpusched.Decision{}, err
+		}
 	}
 	// Jobs that left without a completion report (cancelled) are forgotten.
-	if seen < len(s.jobs) {
+	if !follows && seen < len(s.jobs) {
 		var gone []*jobState
 		for _, st := range s.jobs {
 			if s.marks[st.key].seen != s.epoch {
@@ -872,7 +918,155 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if len(s.rejectBuf) > 0 {
 		d.Rejected = slices.Clone(s.rejectBuf)
 	}
+	if v.Delta != nil {
+		s.dsrc, s.dseq = v.Delta.Source, v.Delta.Seq
+	}
 	return d, nil
+}
+
+// describe adopts a new description of job st (a host that rebuilds its Jobs, or the first view
+// after a restore): the view's Job is authoritative, so it is checked against the cluster
+// again in case it disagrees with what was known.
+func (s *Scheduler) describe(st *jobState, j *gpusched.Job, c *topology.Cluster) {
+	if st.job.GPUs != j.GPUs || st.job.GPUType != j.GPUType || st.job.MinGPUMemory != j.MinGPUMemory {
+		if unfit := gpusched.Fits(j, c) != nil; unfit != st.unfit {
+			st.unfit = unfit
+			if unfit {
+				s.unfit++
+			} else {
+				s.unfit--
+			}
+		}
+	}
+	st.job, st.gpus = j, j.GPUs
+}
+
+// arrivals checks that the statuses of v's delta point into v's lists as they say (arrivals
+// into either, stops into Pending) and sets s.arrIdx to the positions in Pending of the
+// arrivals there, in the list's order: a delta that breaks this is not followed.
+func (s *Scheduler) arrivals(v *gpusched.View) bool {
+	s.arrIdx = s.arrIdx[:0]
+	for _, js := range v.Delta.Arrived {
+		if i, ok := indexIn(v.Pending, js); ok {
+			s.arrIdx = append(s.arrIdx, i)
+		} else if _, ok := indexIn(v.Running, js); !ok {
+			return false
+		}
+	}
+	for _, js := range v.Delta.Stopped {
+		if _, ok := indexIn(v.Pending, js); !ok || js.Job == nil {
+			return false
+		}
+	}
+	slices.Sort(s.arrIdx)
+	return true
+}
+
+// indexIn returns the position of *js in list, if js points to one of its elements.
+func indexIn(list []gpusched.JobStatus, js *gpusched.JobStatus) (int, bool) {
+	if len(list) == 0 || js == nil {
+		return 0, false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(list)))
+	p, size := uintptr(unsafe.Pointer(js)), unsafe.Sizeof(list[0])
+	if p < base || p >= base+uintptr(len(list))*size || (p-base)%size != 0 {
+		return 0, false
+	}
+	return int((p - base) / size), true
+}
+
+// follow is the marking of the waiting jobs for a view that continues the last one with a
+// delta (see Schedule): the jobs that stopped running are marked waiting (and placed in
+// s.wait), those that arrived among the waiting ones are admitted in the list's order, and
+// those that left are forgotten in the order of their keys, as the walk over Pending does. The
+// other waiting jobs keep their marks and the progress they had (Scheduler.waitDone); their
+// positions in Pending are not kept (what A-SRPT reads of a waiting job is its progress).
+func (s *Scheduler) follow(v *gpusched.View) error {
+	vd := v.Delta
+	s.followed++
+	for _, js := range vd.Stopped {
+		if s.brokenDelta {
+			break
+		}
+		st := s.jobs[js.Job.ID]
+		if st == nil {
+			continue // rejected: absent from the last view's jobs (not reached: none is)
+		}
+		m := &s.marks[st.key]
+		if m.seen == s.epoch {
+			return fmt.Errorf("asrpt: job %q appears twice in the view", js.Job.ID)
+		}
+		if st.job != js.Job {
+			s.describe(st, js.Job, v.Cluster)
+		}
+		m.seen, m.running = s.epoch, false
+		s.waitDone[st.key] = js.Iterations
+		if s.remWork {
+			if st.inWait {
+				s.waitRemove(st)
+			}
+			s.waitInsert(st, js.Iterations)
+		}
+	}
+	for _, i := range s.arrIdx {
+		js := &v.Pending[i]
+		if js.Job == nil {
+			return fmt.Errorf("%w: a job status without a job", gpusched.ErrInvalidView)
+		}
+		id := js.Job.ID
+		st := s.jobs[id]
+		if st == nil {
+			if r, ok := s.rejected[id]; ok {
+				if r.seen == s.epoch {
+					return fmt.Errorf("asrpt: job %q appears twice in the view", id)
+				}
+				r.seen = s.epoch
+				s.rejectBuf = append(s.rejectBuf, r.err)
+				continue
+			}
+			var jerr *gpusched.JobError
+			if st, jerr = s.admit(v.Cluster, js.Job); jerr != nil {
+				s.rejected[id] = &rejection{err: jerr, seen: s.epoch}
+				s.rejectBuf = append(s.rejectBuf, jerr)
+				continue
+			}
+		}
+		m := &s.marks[st.key]
+		if m.seen == s.epoch {
+			return fmt.Errorf("asrpt: job %q appears twice in the view", id)
+		}
+		if st.job != js.Job {
+			s.describe(st, js.Job, v.Cluster)
+		}
+		m.seen, m.running, m.idx = s.epoch, false, int32(i)
+		s.waitDone[st.key] = js.Iterations
+		if s.unfit > 0 && st.unfit {
+			s.rejectBuf = append(s.rejectBuf, s.unfitError(st))
+		}
+		if s.remWork {
+			if st.inWait {
+				s.waitRemove(st)
+			}
+			s.waitInsert(st, js.Iterations)
+		}
+	}
+	gone := s.goneBuf[:0]
+	for _, id := range vd.Left {
+		if st := s.jobs[id]; st != nil && s.marks[st.key].seen != s.epoch {
+			gone = append(gone, st)
+		}
+	}
+	slices.SortFunc(gone, func(a, b *jobState) int { return a.key - b.key })
+	for _, st := range gone {
+		s.drop(st)
+	}
+	clear(gone)
+	s.goneBuf = gone[:0]
+	// The walk's list of the waiting jobs is not kept: the next walk over Pending starts
+	// without one (see mark).
+	clear(s.last[0])
+	s.last[0] = s.last[0][:0]
+	return nil
 }
 
 // reachTolerance is the relative tolerance with which a job's progress counts as having
@@ -900,6 +1094,8 @@ func (s *Scheduler) setCluster(c *topology.Cluster) {
 	}
 	s.cluster = c
 	s.sizing = nil
+	s.shapes = [2]map[placeShape]*shapePlace{}
+	s.slows = nil
 	clear(s.rejected)
 	s.unfit = 0
 	for _, st := range s.jobs {
@@ -923,7 +1119,7 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 	s.order = s.order[:0]
 	budget := G
 	take := func(st *jobState) bool {
-		if st.gone || s.marks[st.key].seen != s.epoch || st.unfit {
+		if st.gone || st.unfit {
 			return true
 		}
 		s.order = append(s.order, st)
@@ -966,15 +1162,15 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 	// fresh reports whether st is a present, fitting, virtually finished job that is not yet
 	// overdue, and if so adds it to s.fresh with its keys.
 	fresh := func(st *jobState) {
-		if st.fresh == s.epoch || !st.vdone || st.gone || s.marks[st.key].seen != s.epoch || st.unfit ||
+		if st.fresh == s.epoch || !st.vdone || st.gone || st.unfit ||
 			s.now-st.vfinish >= s.patience*st.iters*st.tau {
 			return
 		}
 		done := 0.0
-		if m := s.marks[st.key]; m.running {
+		if m := s.marks[st.key]; m.runs(s.epoch) {
 			done = v.Running[m.idx].Iterations
 		} else {
-			done = v.Pending[m.idx].Iterations
+			done = s.waitDone[st.key]
 		}
 		st.fresh = s.epoch
 		s.fresh = append(s.fresh, freshJob{freshKey(st, done), st.vfinish, st.key, st})
@@ -988,7 +1184,7 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		fresh(st)
 	}
 	for _, st := range s.vdone {
-		if st.gone || s.marks[st.key].seen != s.epoch || st.unfit {
+		if st.gone || st.unfit {
 			continue
 		}
 		if s.now-st.vfinish >= s.patience*st.iters*st.tau {
@@ -1023,7 +1219,7 @@ func (s *Scheduler) overdue(st *jobState) bool {
 func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) {
 	s.vorder = s.vorder[:0]
 	for _, st := range s.vdone {
-		if !st.gone && s.marks[st.key].seen == s.epoch && !st.unfit && s.overdue(st) {
+		if !st.gone && !st.unfit && s.overdue(st) {
 			st.vrank = len(s.vorder)
 			s.vorder = append(s.vorder, st)
 		}
@@ -1032,16 +1228,19 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 	// mostly keeping it, so the insertion sort does little work), then those that started.
 	s.running = s.running[:0]
 	s.rstamp++
+	last := s.last[1]
 	add := func(st *jobState) {
 		if st == nil || st.rseen == s.rstamp || st.gone || st.unfit || s.overdue(st) {
 			return
 		}
 		m := s.marks[st.key]
-		if m.seen != s.epoch || !m.running {
+		if !m.runs(s.epoch) {
 			return
 		}
 		st.rseen = s.rstamp
-		s.running = append(s.running, freshJob{freshKey(st, v.Running[m.idx].Iterations), st.vfinish, st.key, st})
+		// The progress the marking walk recorded for the entry (v.Running[m.idx].Iterations),
+		// read from its dense list rather than the view's statuses.
+		s.running = append(s.running, freshJob{freshKey(st, last[m.idx].done), st.vfinish, st.key, st})
 	}
 	for _, st := range s.runOrder {
 		add(st)
@@ -1062,7 +1261,7 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 	}
 	i := 0
 	for _, w := range s.wait {
-		if w.gone || s.marks[w.key].seen != s.epoch || w.unfit || s.overdue(w) {
+		if w.gone || w.unfit || s.overdue(w) {
 			continue
 		}
 		wf := w.waitJob()
@@ -1345,7 +1544,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			}
 		}
 	}
-	holds := func(st *jobState) bool { return s.marks[st.key].running && st.displaced != s.epoch }
+	holds := func(st *jobState) bool { return s.marks[st.key].runs(s.epoch) && st.displaced != s.epoch }
 	budget := G
 	need := 0 // GPUs the prefix's waiting (and displaced) jobs need
 	prefixLen := 0
@@ -1651,7 +1850,7 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 			// free GPUs (a pure function of them: decisions do not depend on the memo).
 			if !m.okPool || !m.pool.Equal(*pool) || !m.free.Equal(*free) {
 				m.to, m.toOK = nil, false
-				if to, ok := s.opt.Placer(v.Cluster, *pool, st.job); ok && len(to) == st.gpus {
+				if to, ok := s.placeShared(v.Cluster, *pool, st, 1); ok && len(to) == st.gpus {
 					if sl, ok := s.slowMemo(v.Cluster, st, m, to); ok && sl <= 1+s.slack {
 						m.to, m.toOK = append(m.to[:0], to...), true
 					}
@@ -1683,8 +1882,8 @@ func (s *Scheduler) compactPlace(v *gpusched.View, st *jobState, pos, prefixLen 
 		st.waitFrom = s.now
 	}
 	done := 0.0
-	if mk := s.marks[st.key]; !mk.running {
-		done = v.Pending[mk.idx].Iterations
+	if mk := s.marks[st.key]; !mk.runs(s.epoch) {
+		done = s.waitDone[st.key]
 	}
 	if s.now-st.waitFrom < (slow-1)*max(st.iters-done, 0)*st.tau {
 		return nil, false, true
@@ -1743,11 +1942,117 @@ func (s *Scheduler) slowMemo(c *topology.Cluster, st *jobState, m *compactMemo, 
 			return e.slow, e.has
 		}
 	}
-	slow, has := s.slowdown(c, st, gpus)
+	slow, has := s.slowShared(c, st, gpus)
 	e := &m.slows[m.slowAt]
 	m.slowAt = (m.slowAt + 1) % slowMemoSize
 	e.gpus = append(e.gpus[:0], gpus...)
 	e.c, e.job, e.tau, e.slow, e.has, e.ok = c, st.job, st.tau, slow, has, true
+	return slow, has
+}
+
+// placeShape identifies the jobs that the default placer (Partitioned) places alike: its
+// answer is a function of the cluster, the GPUs offered, the job's model and plan (its worker
+// graph), GPU count and GPU constraints (Job.EligibleIn), and of nothing else of the job.
+type placeShape struct {
+	model   *graph.Model
+	gpus    int
+	gpuType string
+	minMem  float64
+}
+
+// shapePlace is the default placer's latest answer for one job shape: the plan (the rest of
+// the shape), the cluster and GPUs it was asked on, and its answer.
+type shapePlace struct {
+	plan   graph.Plan
+	c      *topology.Cluster
+	set    topology.GPUSet
+	placed []topology.GPUID
+	ok     bool
+}
+
+// maxShapes bounds the jobs shapes placeShared remembers (per kind); past it they are dropped.
+const maxShapes = 256
+
+// placeShared is the Placer's placement of st's job on set: with the default placer, the
+// answer given last for a job of the same shape (placeShape) when it was asked on the same
+// cluster and set. Waiting jobs of one shape (the same model, plan and size) are offered the
+// same free GPUs within a call and often across calls, and the placer costs a partitioning
+// each. kind tells the free GPUs (0) from the compact conversion's pool (1), which alternate.
+func (s *Scheduler) placeShared(c *topology.Cluster, set topology.GPUSet, st *jobState, kind int) ([]topology.GPUID, bool) {
+	if s.placer == nil {
+		return s.opt.Placer(c, set, st.job)
+	}
+	j := st.job
+	key := placeShape{j.Model, j.GPUs, j.GPUType, j.MinGPUMemory}
+	m := s.shapes[kind]
+	e := m[key]
+	if e != nil && e.c == c && samePlan(e.plan, j.Plan) && (e.set.Equal(set) || s.brokenShape) {
+		return slices.Clone(e.placed), e.ok
+	}
+	gpus, ok := s.opt.Placer(c, set, j)
+	if e == nil {
+		if m == nil || len(m) >= maxShapes {
+			m = make(map[placeShape]*shapePlace)
+			s.shapes[kind] = m
+		}
+		e = &shapePlace{}
+		m[key] = e
+	}
+	e.plan, e.c, e.ok = j.Plan, c, ok
+	e.set.SetTo(set)
+	e.placed = append(e.placed[:0], gpus...)
+	return gpus, ok
+}
+
+// slowShape identifies the jobs whose slow-downs slowShared shares: under the default cost
+// model (gpusched.ModelCost) a job's time per iteration on a placement is a function of the
+// cluster, its model and plan, its parameter servers and the placement; its slow-down divides
+// that by its time at its best placement (tau).
+type slowShape struct {
+	c     *topology.Cluster
+	model *graph.Model
+	ps    *ps.Spec
+	gpus  int
+	tau   float64
+}
+
+// slowPlace is one slow-down slowShared remembers for a shape: the plan (the rest of the
+// shape), the placement and slowdown's answer.
+type slowPlace struct {
+	plan graph.Plan
+	gpus []topology.GPUID
+	slow float64
+	has  bool
+}
+
+// slowShared is slowdown, shared between jobs of one shape (slowShape) under the default cost
+// model: the compact conversion computes the slow-down of each waiting job's placement, and
+// jobs of one shape are offered the same placements (placeShared). The last slowMemoSize
+// answers of each shape are kept.
+func (s *Scheduler) slowShared(c *topology.Cluster, st *jobState, gpus []topology.GPUID) (float64, bool) {
+	j := st.job
+	if _, ok := s.opt.Cost.(*gpusched.ModelCost); !ok || j.Model == nil {
+		return s.slowdown(c, st, gpus)
+	}
+	key := slowShape{c, j.Model, j.PS, j.GPUs, st.tau}
+	list := s.slows[key]
+	for k := range list {
+		if e := &list[k]; (slices.Equal(e.gpus, gpus) || s.brokenSlow) && samePlan(e.plan, j.Plan) {
+			return e.slow, e.has
+		}
+	}
+	slow, has := s.slowdown(c, st, gpus)
+	if s.slows == nil || len(s.slows) >= maxShapes {
+		s.slows = make(map[slowShape][]slowPlace)
+	}
+	e := slowPlace{plan: j.Plan, gpus: slices.Clone(gpus), slow: slow, has: has}
+	if len(list) < slowMemoSize {
+		list = append(list, e)
+	} else {
+		copy(list, list[1:])
+		list[len(list)-1] = e
+	}
+	s.slows[key] = list
 	return slow, has
 }
 
@@ -1764,7 +2069,7 @@ func (s *Scheduler) placeMemo(c *topology.Cluster, free topology.GPUSet, st *job
 	if m.okPlace && m.placeJob == st.job && m.placeCluster == c && m.placeFree.Equal(free) {
 		return slices.Clone(m.placed), m.placedOK
 	}
-	gpus, ok := s.opt.Placer(c, free, st.job)
+	gpus, ok := s.placeShared(c, free, st, 0)
 	m.placeFree.SetTo(free)
 	m.placeJob, m.placeCluster = st.job, c
 	m.placed, m.placedOK, m.okPlace = append(m.placed[:0], gpus...), ok, true
@@ -1813,7 +2118,7 @@ func (s *Scheduler) compactCandidates(v *gpusched.View, prefixLen, mine int) {
 		for k := prefixLen - 1; k >= 0; k-- {
 			vs := s.order[k]
 			m := s.marks[vs.key]
-			if !m.running {
+			if !m.runs(s.epoch) {
 				continue
 			}
 			i := int(m.idx)

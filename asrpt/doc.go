@@ -395,6 +395,18 @@
 // Incremental): a base now and then, and deltas that hold only the jobs and virtual-queue
 // entries that changed since, with the Forest's own changes (see package host).
 //
+// # Views and their deltas
+//
+// A-SRPT follows a host's view deltas (gpusched.ViewDelta): when a view's delta continues the
+// last view a call completed (the same Source, Seq one more) and lists the jobs that started
+// and stopped (Transitions), and no job is rejected or unfit, the call walks Running (whose
+// progress it reads at every call) and what the delta lists, not Pending: the jobs that stopped
+// running wait again, those that arrived are admitted in Pending's order and those that left
+// are forgotten, as a walk over the whole view would do. It takes a waiting job's progress to
+// be what it was when the job was last listed (a waiting job makes none). Any other view is
+// walked whole. Decisions are the same either way (TestPropertyFollowDelta,
+// TestFollowDeltaKeepsDecisions).
+//
 // The package tests check the first inequality of each theorem with rapid on generated instances (arrivals,
 // demands up to g_max, prediction errors within mu) and the ratio against exact optima of tiny
 // instances (srpt.ExactOptimum), and check that a deliberately wrong variant (reversed

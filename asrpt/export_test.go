@@ -6,3 +6,7 @@ import "github.com/gpusched/gpusched"
 func PlanChoiceForTest(s gpusched.Scheduler, id gpusched.JobID) (int, bool) {
 	return s.(*PlanChoice).Choice(id)
 }
+
+// FollowedForTest returns how many of s's calls followed their view's delta instead of walking
+// its Pending list.
+func FollowedForTest(s *Scheduler) int { return s.followed }

@@ -329,14 +329,14 @@ func (s *Scheduler) groupPoor(g *groupBook) bool {
 
 // doneOf returns the iterations a job present in the current view has done.
 func (s *Scheduler) doneOf(v *gpusched.View, st *jobState) (float64, bool) {
-	m := s.marks[st.key]
-	if m.seen != s.epoch {
+	if st.gone {
 		return 0, false
 	}
-	if m.running {
+	m := s.marks[st.key]
+	if m.runs(s.epoch) {
 		return v.Running[m.idx].Iterations, true
 	}
-	return v.Pending[m.idx].Iterations, true
+	return s.waitDone[st.key], true
 }
 
 // groupRank sizes job st, which has done `done` iterations, by its Gittins rank under its

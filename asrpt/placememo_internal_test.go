@@ -1,6 +1,8 @@
 package asrpt
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -115,5 +117,149 @@ func TestSlowMemoKey(t *testing.T) {
 	}
 	if len(distinct) < 4 {
 		t.Fatalf("test bug: only %d distinct slow-downs", len(distinct))
+	}
+}
+
+// TestPlaceSharedKey: placeShared answers what the placer answers for each job, GPU set and
+// cluster, over jobs that share a shape (model, plan, GPU count, constraints) and jobs that
+// differ from them in one of these, offered GPU sets on which the placer differs, in turn and
+// again, on two clusters and for both kinds of set. A memo that ignored the set (brokenShape)
+// is caught.
+func TestPlaceSharedKey(t *testing.T) {
+	run := func(broken bool) []string {
+		c, err := topology.Uniform(topology.A100(), 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2, err := topology.Uniform(topology.A100(), 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := graph.ZooModel("llama-7b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m2, err := graph.ZooModel("gpt2-1.5b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.brokenShape = broken
+		tp := graph.Plan{DP: 1, TP: 4, PP: 1, MicroBatches: 4, GlobalBatch: 8}
+		dp := graph.Plan{DP: 4, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 8}
+		jobs := []*gpusched.Job{
+			{ID: "a", GPUs: 4, Model: m, Plan: tp},
+			{ID: "b", GPUs: 4, Model: m, Plan: tp}, // a's shape
+			{ID: "c", GPUs: 4, Model: m, Plan: dp},
+			{ID: "d", GPUs: 4, Model: m2, Plan: tp},
+			{ID: "e", GPUs: 3},
+			{ID: "f", GPUs: 3}, // e's shape
+			{ID: "g", GPUs: 5},
+			{ID: "h", GPUs: 3, GPUType: "H100"},
+		}
+		sets := []topology.GPUSet{c.AllGPUs(), c.AllGPUs(), c.AllGPUs()}
+		for g := range topology.GPUID(10) { // servers 0 and 1 partly taken
+			sets[1].Remove(g)
+		}
+		for g := topology.GPUID(5); g < 22; g++ { // servers 0, 1 and 2 partly taken
+			sets[2].Remove(g)
+		}
+		var bad []string
+		rng := rand.New(rand.NewPCG(3, 3))
+		for i := range 400 {
+			j := jobs[rng.IntN(len(jobs))]
+			set := sets[rng.IntN(len(sets))]
+			cl := c
+			if rng.IntN(8) == 0 {
+				cl = c2
+			}
+			kind := rng.IntN(2)
+			want, wok := s.opt.Placer(cl, set, j)
+			got, ok := s.placeShared(cl, set, &jobState{job: j, gpus: j.GPUs}, kind)
+			if ok != wok || !slices.Equal(got, want) {
+				bad = append(bad, fmt.Sprintf("call %d (job %s, kind %d): placeShared gives %v (%v), the placer %v (%v)", i, j.ID, kind, got, ok, want, wok))
+			}
+		}
+		return bad
+	}
+	if bad := run(false); len(bad) > 0 {
+		t.Errorf("%d wrong answers, the first: %s", len(bad), bad[0])
+	}
+	if bad := run(true); len(bad) == 0 {
+		t.Errorf("brokenShape (a memo that ignores the GPUs offered) was not caught")
+	}
+}
+
+// TestSlowSharedKey: slowShared answers what slowdown answers for each job, placement, time
+// per iteration and cluster, over jobs that share a shape (model, plan, parameter servers,
+// GPU count, time per iteration) and jobs that differ from them in one of these, on more
+// placements than it keeps per shape, on two clusters. A memo that ignored the placement
+// (brokenSlow) is caught.
+func TestSlowSharedKey(t *testing.T) {
+	run := func(broken bool) (bad []string, distinct int) {
+		c, err := topology.Uniform(topology.A100(), 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2, err := topology.Uniform(topology.A100(), 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := graph.ZooModel("llama-7b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m2, err := graph.ZooModel("gpt2-1.5b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.brokenSlow = broken
+		tp := graph.Plan{DP: 1, TP: 4, PP: 1, MicroBatches: 4, GlobalBatch: 8}
+		dp := graph.Plan{DP: 4, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 8}
+		states := []*jobState{
+			{job: &gpusched.Job{ID: "a", GPUs: 4, Model: m, Plan: tp}, tau: 1},
+			{job: &gpusched.Job{ID: "b", GPUs: 4, Model: m, Plan: tp}, tau: 1}, // a's shape
+			{job: &gpusched.Job{ID: "c", GPUs: 4, Model: m, Plan: dp}, tau: 1},
+			{job: &gpusched.Job{ID: "d", GPUs: 4, Model: m2, Plan: tp}, tau: 1},
+			{job: &gpusched.Job{ID: "e", GPUs: 4, Model: m, Plan: tp}, tau: 2},
+		}
+		for _, st := range states {
+			st.gpus = st.job.GPUs
+		}
+		placements := [][]topology.GPUID{{0, 1, 2, 3}, {0, 1, 8, 9}, {0, 8, 16, 24}, {0, 1, 2, 8}, {4, 5, 12, 13}, {0, 9, 18, 27}}
+		seen := map[float64]bool{}
+		rng := rand.New(rand.NewPCG(5, 5))
+		for i := range 400 {
+			st := states[rng.IntN(len(states))]
+			p := placements[rng.IntN(len(placements))]
+			cl := c
+			if rng.IntN(8) == 0 {
+				cl = c2
+			}
+			want, wok := s.slowdown(cl, st, p)
+			got, ok := s.slowShared(cl, st, p)
+			if got != want || ok != wok {
+				bad = append(bad, fmt.Sprintf("call %d (job %s on %v): slowShared gives %v (%v), slowdown %v (%v)", i, st.job.ID, p, got, ok, want, wok))
+			}
+			seen[want] = true
+		}
+		return bad, len(seen)
+	}
+	bad, distinct := run(false)
+	if len(bad) > 0 {
+		t.Errorf("%d wrong answers, the first: %s", len(bad), bad[0])
+	}
+	if distinct < 6 {
+		t.Fatalf("test bug: only %d distinct slow-downs", distinct)
+	}
+	if bad, _ := run(true); len(bad) == 0 {
+		t.Errorf("brokenSlow (a memo that ignores the placement) was not caught")
 	}
 }

@@ -622,12 +622,14 @@ func (s *Scheduler) restore(in *savedState, base []byte) error {
 	s.now = n.queue.Now()
 	s.sizing = nil
 	s.marks = make([]presence, len(s.byKey))
+	s.waitDone = make([]float64, len(s.byKey))
 	for k, st := range s.byKey {
 		if st == nil || st.gone {
 			s.marks[k].gone = true
 		}
 	}
 	s.last = [2][]viewEntry{}
+	s.dsrc = nil  // the next view is walked whole
 	clear(s.wait) // the restored jobs are new states: every one takes the slow path of the next call's walk
 	s.wait = s.wait[:0]
 	clear(s.runOrder)
