@@ -11,6 +11,7 @@ import (
 	"github.com/gpusched/gpusched/consolidate"
 	"github.com/gpusched/gpusched/graph"
 	"github.com/gpusched/gpusched/internal/srptq"
+	"github.com/gpusched/gpusched/internal/viewseq"
 	"github.com/gpusched/gpusched/partition"
 	"github.com/gpusched/gpusched/ps"
 	"github.com/gpusched/gpusched/topology"
@@ -827,7 +828,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	// waiting jobs are those of the last view, less those that left or started, plus those
 	// that arrived or stopped, and a waiting job's progress does not change while it waits.
 	vd := v.Delta
-	follows := vd != nil && s.dsrc != nil && vd.Source == s.dsrc && vd.Seq == s.dseq+1 && vd.Transitions &&
+	follows := vd != nil && viewseq.Same(vd.Source, s.dsrc) && vd.Seq == s.dseq+1 && vd.Transitions &&
 		len(s.rejected) == 0 && s.unfit == 0 && s.arrivals(&v)
 	s.dsrc = nil // recorded again when the call completes
 	if err := mark(v.Running, true); err != nil {

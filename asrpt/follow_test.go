@@ -61,3 +61,46 @@ func TestFollowDeltaKeepsDecisions(t *testing.T) {
 		}
 	}
 }
+
+// sliceSource hands its scheduler the host's views with a delta whose Source is a slice, a
+// value == cannot compare (a hostile or careless host).
+type sliceSource struct{ gpusched.Scheduler }
+
+func (s sliceSource) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if v.Delta != nil {
+		d := *v.Delta
+		d.Source = []int{1}
+		v.Delta = &d
+	}
+	return s.Scheduler.Schedule(v)
+}
+
+// TestNonComparableSource: a view whose delta names its sequence by a value == cannot
+// compare (a slice) neither panics A-SRPT nor is followed: the job records are those of
+// A-SRPT given no deltas at all.
+func TestNonComparableSource(t *testing.T) {
+	c, jobs := busyPhilly(t, 200)
+	oracle := recordOracle(jobs)
+	var recs [2][]sim.JobRecord
+	for k := range 2 {
+		s, err := asrpt.New(asrpt.Options{Estimator: oracle})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inner gpusched.Scheduler = sliceSource{s}
+		if k == 1 {
+			inner = noDelta{s}
+		}
+		res, err := sim.Run(sim.Config{Cluster: c, Jobs: jobs, Scheduler: inner})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[k] = res.Jobs
+		if k == 0 && asrpt.FollowedForTest(s) != 0 {
+			t.Errorf("A-SRPT followed %d deltas of a sequence it cannot identify", asrpt.FollowedForTest(s))
+		}
+	}
+	if !reflect.DeepEqual(recs[0], recs[1]) {
+		t.Error("a non-comparable Source changes job records")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/internal/viewseq"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -64,7 +65,7 @@ func (s *deltaSync) next(v *gpusched.View) (*gpusched.ViewDelta, bool) {
 		s.source, s.seq = nil, 0
 		return nil, false
 	}
-	ok := s.source != nil && d.Source == s.source && d.Seq == s.seq+1
+	ok := viewseq.Same(d.Source, s.source) && d.Seq == s.seq+1
 	s.source, s.seq = d.Source, d.Seq
 	return d, ok
 }
