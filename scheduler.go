@@ -120,7 +120,8 @@ func (v *View) heldGPUs() (topology.GPUSet, bool) {
 // the cluster's size, so schedulers compare it themselves.
 type ViewDelta struct {
 	// Source identifies the host's sequence of views; compare with ==. Hosts use a pointer of
-	// their own.
+	// their own. A value == cannot compare (a slice, a map, a struct holding one) identifies
+	// nothing: this module's schedulers rescan such a view rather than panic.
 	Source any
 	// Seq numbers the view in its sequence: 1 for the first.
 	Seq uint64
