@@ -6,8 +6,9 @@ import (
 )
 
 // sharedGCPercent keeps the heap goal of k simulations running at once within gcShareSlack of
-// one simulation's at -gc-percent (unless that would take the target below minGCPercent), is
-// -gc-percent itself for one, and never rises as more run.
+// one simulation's at -gc-percent (unless that would take the target below Go's default, or
+// -gc-percent if lower), is -gc-percent itself for one, and never rises as more run; two at
+// the default meet issue #33's 1.2x.
 func TestSharedGCPercent(t *testing.T) {
 	if err := checkSharedGC(sharedGCPercent); err != "" {
 		t.Error(err)
@@ -26,14 +27,18 @@ func checkSharedGC(f func(gc, active int) int) string {
 		prev := gc
 		for k := 1; k <= 64; k++ {
 			g := f(gc, k)
-			if g < minGCPercent || g > prev {
+			floor := min(gc, sharedGCFloor)
+			if g < floor || g > prev {
 				return "target out of range or rising"
 			}
-			if g > minGCPercent && (100+g)*k*10 > gcShareSlack*(100+gc) {
+			if g > floor && (100+g)*k*10 > gcShareSlack*(100+gc) {
 				return "heap goal of the simulations together over the slack"
 			}
 			prev = g
 		}
+	}
+	if g := f(defaultGCPercent, 2); (100+g)*2*10 > 12*(100+defaultGCPercent) {
+		return "two simulations at the default over 1.2x one's heap goal"
 	}
 	return ""
 }

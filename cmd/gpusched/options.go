@@ -353,14 +353,20 @@ func (o *options) setGC() (restore func()) {
 // simulation's heap. The target shrinks with k so that their heap goal together is at most
 // gcShareSlack tenths of one simulation's alone at gc: (1 + g/100) x k x live <= slack/10 x (1 + gc/100)
 // x live, where live is the largest of the k (the parsed workload they share counts once in
-// the sum and in each, so the sum is less). It is never below minGCPercent.
+// the sum and in each, so the sum is less). It is never below Go's default of 100 (or gc, if
+// lower): with many workers the collector's CPU would otherwise grow without bound (at 25 it
+// does four times the marking of 100), so from three simulations at once at the default 400
+// their heap goal together exceeds one's (8 x live for four at 100, against 5 x live).
 func sharedGCPercent(gc, active int) int {
 	if active <= 1 {
 		return gc
 	}
 	g := (100+gc)*gcShareSlack/(10*active) - 100
-	return max(g, minGCPercent)
+	return max(g, min(gc, sharedGCFloor))
 }
+
+// sharedGCFloor is the least target sharedGCPercent sets (Go's default).
+const sharedGCFloor = 100
 
 // gcShareSlack is, in tenths, how far over one simulation's heap goal k simulations running at
 // once may go together: none. Issue #33 asks compare's peak RSS to stay within 1.2x its largest
