@@ -50,6 +50,7 @@ type options struct {
 	rate        float64
 	cpuProfile  string
 	gcPercent   int
+	gcApplied   bool // setGC applied gcPercent (no GOGC variable won): runAll shares it between runs
 	consolidate string
 	failures    string        // -failures, parsed into fail by check
 	checkpoint  time.Duration // -checkpoint
@@ -95,7 +96,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.maxEvents, "max-events", 0, "stop a simulation after this many scheduler calls (0: no limit)")
 	fs.StringVar(&o.consolidate, "consolidate", "off", "migrations that move scattered running jobs onto fewer servers (package consolidate): off (no policy migrates: a host that cannot; A-SRPT then places multi-GPU jobs compactly), on (every policy, consolidate.WrapScheduler around those that do not by themselves) or auto (the policy's own choice: A-SRPT does, the published baselines do not: unequal means, said in the table's header)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (for go tool pprof)")
-	fs.IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, fmt.Sprintf("garbage collector target while simulating, as GOGC sets it (%d to %d; Go's default is 100): the default spends about twice the memory of 100 for a quarter less CPU; without this flag a GOGC environment variable wins", minGCPercent, maxGCPercent))
+	fs.IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, fmt.Sprintf("garbage collector target while simulating, as GOGC sets it (%d to %d; Go's default is 100): the default spends about twice the memory of 100 for a quarter less CPU; with -workers above 1 it is lowered while several simulations run at once so that together they peak near one; without this flag a GOGC environment variable wins", minGCPercent, maxGCPercent))
 	fs.StringVar(&o.failures, "failures", "", failuresHelp)
 	fs.DurationVar(&o.checkpoint, "checkpoint", 0, fmt.Sprintf("interval at which running jobs checkpoint; a job whose server fails restarts from its last checkpoint (0: only at preemption or migration; at most %v)", maxCheckpoint))
 	fs.StringVar(&o.perfPath, "perf", "", "calibration (JSON, from gpusched perf fit) of the performance model; default: the shipped constants of each GPU type")
@@ -339,8 +340,41 @@ func (o *options) setGC() (restore func()) {
 		return func() {}
 	}
 	old := debug.SetGCPercent(o.gcPercent)
-	return func() { debug.SetGCPercent(old) }
+	o.gcApplied = true
+	return func() {
+		debug.SetGCPercent(old)
+		o.gcApplied = false
+	}
 }
+
+// sharedGCPercent is the garbage collector target while active simulations run at once in one
+// process, given gc, the target for one (-gc-percent). Go has one heap goal for the process,
+// live x (1 + GOGC/100), so k simulations at gc together would peak near k times one
+// simulation's heap. The target shrinks with k so that their heap goal together is at most
+// gcShareSlack tenths of one simulation's alone at gc: (1 + g/100) x k x live <= slack/10 x (1 + gc/100)
+// x live, where live is the largest of the k (the parsed workload they share counts once in
+// the sum and in each, so the sum is less). It is never below Go's default of 100 (or gc, if
+// lower): with many workers the collector's CPU would otherwise grow without bound (at 25 it
+// does four times the marking of 100), so from three simulations at once at the default 400
+// their heap goal together exceeds one's (8 x live for four at 100, against 5 x live).
+func sharedGCPercent(gc, active int) int {
+	if active <= 1 {
+		return gc
+	}
+	g := (100+gc)*gcShareSlack/(10*active) - 100
+	return max(g, min(gc, sharedGCFloor))
+}
+
+// sharedGCFloor is the least target sharedGCPercent sets (Go's default).
+const sharedGCFloor = 100
+
+// gcShareSlack is, in tenths, how far over one simulation's heap goal k simulations running at
+// once may go together: none. Issue #33 asks compare's peak RSS to stay within 1.2x its largest
+// single run, but the heap overshoots its goal more with two simulations allocating at once:
+// with 12 (200 for two at 400) the two largest A-SRPT runs together peaked at 1.37x the larger
+// alone, with 10 (150) at 1.08x, for no more CPU within the noise (benchmarks/speed-33.md,
+// round 6).
+const gcShareSlack = 10
 
 // startProfile starts the CPU profile -cpuprofile asks for and returns the function that
 // stops it and closes the file (a no-op without the flag).

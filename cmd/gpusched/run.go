@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,12 +125,15 @@ func runAll(jobs []runJob, o *options, stderr io.Writer) []outcome {
 	}
 	next := make(chan int)
 	var wg sync.WaitGroup
+	gc := gcShare{o: o}
 	for range max(1, min(o.workers, len(jobs))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				gc.begin()
 				out[i] = runOne(jobs[i], o, &done)
+				gc.end()
 				runsDone.Add(1)
 			}
 		}()
@@ -142,6 +146,29 @@ func runAll(jobs []runJob, o *options, stderr io.Writer) []outcome {
 	close(stop)
 	drawn.Wait()
 	return out
+}
+
+// gcShare keeps the garbage collector's target at sharedGCPercent of the simulations running at
+// once, while -gc-percent applies (not when a GOGC variable won): several workers then peak
+// near one simulation's memory rather than several times it (issue #33), for more of the
+// collector's CPU per simulation.
+type gcShare struct {
+	o      *options
+	mu     sync.Mutex
+	active int
+}
+
+func (g *gcShare) begin() { g.add(1) }
+func (g *gcShare) end()   { g.add(-1) }
+
+func (g *gcShare) add(d int) {
+	if !g.o.gcApplied || g.o.workers <= 1 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.active += d
+	debug.SetGCPercent(sharedGCPercent(g.o.gcPercent, max(g.active, 1)))
 }
 
 func runOne(j runJob, o *options, done *atomic.Int64) outcome {

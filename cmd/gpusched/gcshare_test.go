@@ -1,0 +1,82 @@
+package main
+
+import (
+	"runtime/debug"
+	"testing"
+)
+
+// sharedGCPercent keeps the heap goal of k simulations running at once within gcShareSlack of
+// one simulation's at -gc-percent (unless that would take the target below Go's default, or
+// -gc-percent if lower), is -gc-percent itself for one, and never rises as more run; two at
+// the default meet issue #33's 1.2x.
+func TestSharedGCPercent(t *testing.T) {
+	if err := checkSharedGC(sharedGCPercent); err != "" {
+		t.Error(err)
+	}
+	// A target that does not shrink with the simulations running is caught.
+	if checkSharedGC(func(gc, _ int) int { return gc }) == "" {
+		t.Error("a target that ignores the simulations running at once was not caught")
+	}
+}
+
+func checkSharedGC(f func(gc, active int) int) string {
+	for _, gc := range []int{minGCPercent, 50, 100, 200, 400, 1000, maxGCPercent} {
+		if g := f(gc, 1); g != gc {
+			return "one simulation: target changed"
+		}
+		prev := gc
+		for k := 1; k <= 64; k++ {
+			g := f(gc, k)
+			floor := min(gc, sharedGCFloor)
+			if g < floor || g > prev {
+				return "target out of range or rising"
+			}
+			if g > floor && (100+g)*k*10 > gcShareSlack*(100+gc) {
+				return "heap goal of the simulations together over the slack"
+			}
+			prev = g
+		}
+	}
+	if g := f(defaultGCPercent, 2); (100+g)*2*10 > 12*(100+defaultGCPercent) {
+		return "two simulations at the default over 1.2x one's heap goal"
+	}
+	return ""
+}
+
+// gcShare sets the target of the simulations running at once while -gc-percent applies, puts
+// -gc-percent back when one runs (or none), and leaves a GOGC setting alone.
+func TestGCShare(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(old)
+	current := func() int {
+		g := debug.SetGCPercent(-1)
+		debug.SetGCPercent(g)
+		return g
+	}
+	o := &options{gcPercent: 400, gcApplied: true, workers: 2}
+	debug.SetGCPercent(400)
+	g := gcShare{o: o}
+	g.begin()
+	if c := current(); c != 400 {
+		t.Fatalf("one simulation: target %d, want 400", c)
+	}
+	g.begin()
+	if c, want := current(), sharedGCPercent(400, 2); c != want {
+		t.Fatalf("two simulations: target %d, want %d", c, want)
+	}
+	g.end()
+	if c := current(); c != 400 {
+		t.Fatalf("one simulation again: target %d, want 400", c)
+	}
+	g.end()
+	if c := current(); c != 400 {
+		t.Fatalf("none running: target %d, want 400", c)
+	}
+	debug.SetGCPercent(150) // as a GOGC variable sets it
+	g = gcShare{o: &options{gcPercent: 400, workers: 2}}
+	g.begin()
+	g.begin()
+	if c := current(); c != 150 {
+		t.Fatalf("without -gc-percent applied: target %d, want GOGC's 150", c)
+	}
+}
