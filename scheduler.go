@@ -137,7 +137,11 @@ type ViewDelta struct {
 	// Transitions tells that Started and Stopped are filled: with it, a scheduler learns
 	// which of the previous view's jobs changed between waiting and running without comparing
 	// the two views' running jobs. Without it (a host that does not track them), both are
-	// empty and say nothing.
+	// empty and say nothing. It also tells that no job that waits in both views changed its
+	// progress (JobStatus.Iterations) between them, so that a scheduler may keep waiting jobs'
+	// progress from view to view: a host that set a waiting job's progress (package host's
+	// Runtime.Report of a late report, or of a restore from an older checkpoint) leaves it
+	// false for the next view.
 	Transitions bool
 	// Started are the statuses, in this view's Running, of the jobs that waited in the
 	// previous view (Transitions).

@@ -403,7 +403,9 @@
 // progress it reads at every call) and what the delta lists, not Pending: the jobs that stopped
 // running wait again, those that arrived are admitted in Pending's order and those that left
 // are forgotten, as a walk over the whole view would do. It takes a waiting job's progress to
-// be what it was when the job was last listed (a waiting job makes none). Any other view is
+// be what it was when the job was last listed: a delta that says Transitions promises that no
+// waiting job's progress changed (a host that reports one, as package host's Runtime.Report
+// does for a late report, leaves Transitions false for the next view). Any other view is
 // walked whole. Decisions are the same either way (TestPropertyFollowDelta,
 // TestFollowDeltaKeepsDecisions).
 //

@@ -20,7 +20,13 @@ type mirror struct {
 	source any
 	seq    uint64
 	jobs   map[gpusched.JobID]bool // in the view: running?
-	err    error
+	// done is each waiting job's progress as the views' deltas leave it: a waiting job's
+	// progress must not change under a delta that says Transitions. reported says that the
+	// test moved a waiting job's progress (host.Runtime.Report) since the last call: only then
+	// may a delta say Transitions false.
+	done     map[gpusched.JobID]float64
+	reported bool
+	err      error
 }
 
 // statusIn reports whether st is an element of l.
@@ -45,9 +51,23 @@ func (m *mirror) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		return gpusched.Decision{}, m.err
 	}
 	m.source, m.seq = d.Source, d.Seq
-	if !d.Transitions {
+	if !d.Transitions && !m.reported {
 		m.err = fmt.Errorf("call %d: the runtime's delta does not say Transitions", d.Seq)
 	}
+	if !d.Transitions {
+		// Started and Stopped say nothing: take who runs from the view, as a scheduler does.
+		for i := range v.Pending {
+			if _, ok := m.jobs[v.Pending[i].Job.ID]; ok {
+				m.jobs[v.Pending[i].Job.ID] = false
+			}
+		}
+		for i := range v.Running {
+			if _, ok := m.jobs[v.Running[i].Job.ID]; ok {
+				m.jobs[v.Running[i].Job.ID] = true
+			}
+		}
+	}
+	m.reported = false
 	for _, id := range d.Left {
 		if _, ok := m.jobs[id]; !ok {
 			m.err = fmt.Errorf("call %d: job %q left but was not in the view", d.Seq, id)
@@ -82,6 +102,22 @@ func (m *mirror) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			}
 		}
 	}
+	fresh := map[gpusched.JobID]bool{}
+	for _, l := range [][]*gpusched.JobStatus{d.Arrived, d.Stopped} {
+		for _, st := range l {
+			fresh[st.Job.ID] = true
+		}
+	}
+	for i := range v.Pending {
+		st := &v.Pending[i]
+		if was, ok := m.done[st.Job.ID]; ok && d.Transitions && !fresh[st.Job.ID] && was != st.Iterations && m.err == nil {
+			m.err = fmt.Errorf("call %d: waiting job %q moved from %v to %v iterations under a delta that says Transitions", d.Seq, st.Job.ID, was, st.Iterations)
+		}
+	}
+	clear(m.done)
+	for i := range v.Pending {
+		m.done[v.Pending[i].Job.ID] = v.Pending[i].Iterations
+	}
 	if n != len(m.jobs) && m.err == nil {
 		m.err = fmt.Errorf("call %d: the mirror holds %d jobs, the view %d", d.Seq, len(m.jobs), n)
 	}
@@ -106,7 +142,7 @@ func deltaProperty(broken string) func(*rapid.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := &mirror{inner: &chaos{rng: rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1))}, jobs: map[gpusched.JobID]bool{}}
+		m := &mirror{inner: &chaos{rng: rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1))}, jobs: map[gpusched.JobID]bool{}, done: map[gpusched.JobID]float64{}}
 		policy := host.RejectPolicy(rapid.IntRange(0, 1).Draw(t, "policy"))
 		rt, err := host.New(host.Options{Cluster: c, Scheduler: m, Rejected: policy})
 		if err != nil {
@@ -142,6 +178,15 @@ func deltaProperty(broken string) func(*rapid.T) {
 							t.Fatal(err)
 						}
 					}
+				case 3:
+					// a late progress report (or a restore from an older checkpoint) of a
+					// waiting job: no list of the delta carries it
+					if !e.Running() {
+						if err := rt.Report(e.ID(), now, float64(rapid.IntRange(0, 50).Draw(t, "progress"))); err != nil {
+							t.Fatal(err)
+						}
+						m.reported = true
+					}
 				}
 			}
 			if rapid.IntRange(0, 4).Draw(t, "resize") == 0 {
@@ -169,6 +214,14 @@ func TestPropertyDelta(t *testing.T) {
 func TestDeltaCatchesForgottenStops(t *testing.T) {
 	if !teeth.Fails(deltaProperty("transitions")) {
 		t.Fatal("the delta property does not catch a delta that forgets jobs that stopped")
+	}
+}
+
+// TestDeltaCatchesWaitingProgress: a runtime whose delta says Transitions after a report moved
+// a waiting job's progress (which no list of the delta carries) is caught.
+func TestDeltaCatchesWaitingProgress(t *testing.T) {
+	if !teeth.Fails(deltaProperty("waitmoved")) {
+		t.Fatal("the delta property does not catch a delta that hides a waiting job's new progress")
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 // "restorecheckpoint" makes RestoreState take each running job's progress as its last
 // checkpoint (what Resume does), so that an interruption after a restart loses less work;
 // "stoporder" carries out a delta decision's stops in the delta's order instead of the running
-// jobs'; "implicitowner" lets a start take the GPU of a job a delta keeps without listing it.
+// jobs'; "waitmoved" leaves the next delta's Transitions set after Report moved a waiting
+// job's progress; "implicitowner" lets a start take the GPU of a job a delta keeps without listing it.
 func Break(r *Runtime, kind string) {
 	switch kind {
 	case "order":
@@ -27,6 +28,8 @@ func Break(r *Runtime, kind string) {
 		r.broken = brokenDelta
 	case "transitions":
 		r.broken = brokenTransitions
+	case "waitmoved":
+		r.broken = brokenWaitMoved
 	case "held":
 		r.broken = brokenHeld
 	case "owner":

@@ -226,6 +226,7 @@ const (
 	brokenNoRollback                   // an interruption keeps the progress made since the checkpoint
 	brokenDelta                        // the view's delta forgets jobs that left while waiting
 	brokenTransitions                  // the view's delta forgets jobs that stopped running
+	brokenWaitMoved                    // a waiting job's reported progress leaves the next delta's Transitions set
 	brokenHeld                         // unlink keeps the job's GPUs in the held set
 	brokenOwner                        // check lets a start take the GPU of a kept job
 	brokenByPos                        // check lets a start take the GPU of a job kept by position
@@ -314,11 +315,14 @@ type Runtime struct {
 	delta      gpusched.ViewDelta
 	unordered  bool
 	lastArrive float64
-	acts       Actions
-	stopBuf    []topology.GPUID // copies of the GPUs that stops release
-	stopList   []*Entry         // a delta decision's running jobs that stop or move, in running order
-	posBuf     []int            // queue or running positions being removed
-	segments   []Segment
+	// waitMoved: Report changed the progress of a waiting job since the last view, so the
+	// next view's delta says Transitions false (gpusched.ViewDelta.Transitions).
+	waitMoved bool
+	acts      Actions
+	stopBuf   []topology.GPUID // copies of the GPUs that stops release
+	stopList  []*Entry         // a delta decision's running jobs that stop or move, in running order
+	posBuf    []int            // queue or running positions being removed
+	segments  []Segment
 
 	clusterJSON []byte // the cluster's compact JSON form, made at the first SaveState after adopt
 	// mark is what the books of the last base held (SaveBase; see incremental.go), lastBooks
@@ -811,6 +815,9 @@ func (r *Runtime) Report(id gpusched.JobID, at, iterations float64) error {
 		return err
 	}
 	e.settle(at, r.ck)
+	if e.phase == phasePending && e.done != iterations && r.broken != brokenWaitMoved {
+		r.waitMoved = true
+	}
 	e.done = iterations
 	if e.phase == phasePending {
 		r.pbuf[r.pendingPos(e)].Iterations = iterations

@@ -789,7 +789,10 @@ func (r *Runtime) takeDelta() *gpusched.ViewDelta {
 	clear(d.Stopped)
 	d.Started, d.Stopped = d.Started[:0], d.Stopped[:0]
 	d.ArrivalOrder = !r.unordered
-	d.Transitions = true
+	// A waiting job whose progress Report changed is in no list: the view says Transitions
+	// false, so that a scheduler that keeps waiting jobs' progress between views rescans.
+	d.Transitions = !r.waitMoved
+	r.waitMoved = false
 	for _, e := range r.touched {
 		e.logged = false
 		member := e.phase == phasePending || e.phase == phaseRunning
@@ -815,5 +818,10 @@ func (r *Runtime) takeDelta() *gpusched.ViewDelta {
 	}
 	clear(r.touched)
 	r.touched = r.touched[:0]
+	if !d.Transitions {
+		clear(d.Started)
+		clear(d.Stopped)
+		d.Started, d.Stopped = d.Started[:0], d.Stopped[:0]
+	}
 	return d
 }
