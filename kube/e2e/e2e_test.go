@@ -185,7 +185,23 @@ func (e *env) settle(t testing.TB, what string) {
 					ps = append(ps, fmt.Sprintf("%s@%s:%s%v", p.Name, p.Spec.NodeName, p.Status.Phase, p.DeletionTimestamp != nil))
 				}
 				sort.Strings(ps)
-				t.Fatalf("t=%.0f: %s: the cluster did not settle in 90 s: %s\npods: %s", e.clock.Seconds(), what, w, strings.Join(ps, " "))
+				e.mu.Lock()
+				var starts []string
+				for id, st := range e.lastStart {
+					starts = append(starts, fmt.Sprintf("%s:%v", id, st.Nodes))
+				}
+				e.mu.Unlock()
+				sort.Strings(starts)
+				if pl := e.planner(); pl != nil {
+					for _, p := range pods {
+						if p.Spec.NodeName == "" && p.DeletionTimestamp == nil && p.Status.Phase == v1.PodPending {
+							ok, why := pl.Admit(p)
+							left, g := pl.Slots(p)
+							starts = append(starts, fmt.Sprintf("\n  waiting pod %s: admit %v %q, slots %v of %d", p.Name, ok, why, left, g))
+						}
+					}
+				}
+				t.Fatalf("t=%.0f: %s: the cluster did not settle in 90 s: %s\npods: %s\nthe planner's last starts: %s", e.clock.Seconds(), what, w, strings.Join(ps, " "), strings.Join(starts, " "))
 			}
 			e.check(t)
 			time.Sleep(2 * time.Millisecond)
