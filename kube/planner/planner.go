@@ -193,7 +193,10 @@ type job struct {
 	full  bool           // every pod was bound in the current placement
 	nodes map[string]int // the decision's GPUs per node while the job should run
 	resv  map[types.UID]string
-	gone  map[types.UID]bool // pods evicted by the planner
+	// listed holds the reserved pods the planner's pod lister has listed: a reservation of a
+	// pod not listed yet (the scheduler's informer saw the pod first) is kept by reconcile.
+	listed map[types.UID]bool
+	gone   map[types.UID]bool // pods evicted by the planner
 
 	startAt  time.Time              // when the current decision started the job (Options.Now)
 	complete time.Time              // last time all the job's pods existed while it ran unbound
@@ -214,6 +217,9 @@ type Planner struct {
 	opt   Options
 	names map[string]bool
 	log   klog.Logger
+	// dropUnlisted is the variant before the fix that tests must catch: reconcile drops the
+	// reservations of pods its lister has not listed yet.
+	dropUnlisted bool
 
 	// smu is the scheduler's lock: held while the books or the scheduler change (a decision,
 	// a refused eviction, the restore) and while the scheduler's state is saved. mu guards
@@ -1066,7 +1072,7 @@ func (p *Planner) apply(ctx context.Context, d decided, now float64) {
 		default:
 			p.normal(j, "Started", fmt.Sprintf("job %s started by the %s scheduler on %s", j.key.Name, p.schedName(), nodeList(nodes)))
 		}
-		j.nodes, j.resv, j.full, j.told = nodes, map[types.UID]string{}, false, nil
+		j.nodes, j.resv, j.listed, j.full, j.told = nodes, map[types.UID]string{}, nil, false, nil
 		j.startAt, j.complete, j.unfit = p.opt.Now(), p.opt.Now(), ""
 		out.Starts = append(out.Starts, Start{Job: a.Job, Nodes: nodes, GPUs: a.GPUs})
 		var act []*v1.Pod
@@ -1122,7 +1128,7 @@ func (p *Planner) stop(ctx context.Context, j *job) {
 			p.evict(ctx, j, pod)
 		}
 	}
-	j.resv = nil
+	j.resv, j.listed = nil, nil
 }
 
 // Launcher tells whether a pod requests no GPU: an MPI launcher or another helper of its
@@ -1262,16 +1268,30 @@ func (p *Planner) reconcile(ctx context.Context) {
 				p.later(func() { p.opt.Actuator.Activate(act) })
 			}
 		}
-		// Reservations of pods now bound or gone.
+		// Reservations of pods now bound or gone. The scheduler reserves a pod as soon as its
+		// own informer has it, which may be before the planner's pod lister lists it: such a
+		// reservation is kept until the pod is listed (or the framework's Unreserve, or the
+		// job's stop, drops it). Dropping it left the gang one member short at Permit, every
+		// pod waiting for the last until the permit timeout.
 		for uid := range j.resv {
-			keep := false
-			for _, pod := range j.pods {
-				if pod.UID == uid && pod.Spec.NodeName == "" {
-					keep = true
+			var pod *v1.Pod
+			for _, q := range j.pods {
+				if q.UID == uid {
+					pod = q
+					break
 				}
 			}
-			if !keep {
+			switch {
+			case pod == nil && !j.listed[uid] && !p.dropUnlisted:
+				// not listed yet
+			case pod == nil || pod.Spec.NodeName != "":
 				delete(j.resv, uid)
+				delete(j.listed, uid)
+			default:
+				if j.listed == nil {
+					j.listed = map[types.UID]bool{}
+				}
+				j.listed[uid] = true
 			}
 		}
 	}

@@ -259,3 +259,61 @@ func TestDecodeStateRejects(t *testing.T) {
 	}
 	_ = topology.GPUID(0)
 }
+
+// TestReservationBeforeListed: the scheduler reserves a pod its own informer has before the
+// planner's pod lister lists it. A decision in between keeps that reservation, so the gang
+// completes at Permit; the reservation of a pod that was listed and then is gone is dropped.
+// The variant that drops every reservation of an unlisted pod (dropUnlisted) leaves the gang
+// one member short, as the end-to-end test saw (every pod waiting at Permit for the last).
+func TestReservationBeforeListed(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		clock := time.Unix(1000, 0)
+		f := &fake{nodes: []*v1.Node{gpuNode("a", 4)}}
+		f.pgs = []*v1alpha1.PodGroup{podGroup("g", 2, map[string]string{"gpusched.io/step-time": "1"})}
+		f.pods = []*v1.Pod{workerPod("g-0", "g", 2), workerPod("g-1", "g", 2)}
+		p := newPlanner(t, f, &clock)
+		p.dropUnlisted = broken
+		ctx := context.Background()
+		p.syncWait(ctx)
+		if ok, why := p.Admit(f.pods[0]); !ok {
+			t.Fatalf("pod of a started job not admitted: %s", why)
+		}
+		// g-1 is replaced by g-1b (a new pod of the same job: the controller recreated it),
+		// which the scheduler sees and reserves before the planner's lister lists it.
+		fresh := workerPod("g-1b", "g", 2)
+		f.mu.Lock()
+		f.pods = f.pods[:1]
+		f.mu.Unlock()
+		for _, pod := range []*v1.Pod{f.pods[0], fresh} {
+			if err := p.Reserve(pod, "a"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock = clock.Add(time.Second)
+		p.syncWait(ctx)
+		done, members, err := p.Gang(fresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done != !broken {
+			t.Fatalf("dropUnlisted %v: gang complete %v with members %v", broken, done, members)
+		}
+		if broken {
+			continue
+		}
+		// Listed, then gone without an Unreserve: its reservation goes.
+		f.mu.Lock()
+		f.pods = append(f.pods, fresh)
+		f.mu.Unlock()
+		clock = clock.Add(time.Second)
+		p.syncWait(ctx)
+		f.mu.Lock()
+		f.pods = f.pods[:1]
+		f.mu.Unlock()
+		clock = clock.Add(time.Second)
+		p.syncWait(ctx)
+		if done, members, _ := p.Gang(f.pods[0]); done || len(members) != 1 {
+			t.Fatalf("a listed pod that is gone keeps its reservation: complete %v, members %v", done, members)
+		}
+	}
+}
