@@ -756,19 +756,11 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				same = false
 			}
 			if st == nil {
-				if r, ok := s.rejected[id]; ok {
-					if r.seen == s.epoch {
-						return fmt.Errorf("asrpt: job %q appears twice in the view", id)
-					}
-					r.seen = s.epoch
-					s.rejectBuf = append(s.rejectBuf, r.err)
-					cur = append(cur, viewEntry{id: id, job: js.Job, key: -1})
-					continue
+				var err error
+				if st, err = s.admitOrReject(v.Cluster, js.Job); err != nil {
+					return err
 				}
-				var jerr *gpusched.JobError
-				if st, jerr = s.admit(v.Cluster, js.Job); jerr != nil {
-					s.rejected[id] = &rejection{err: jerr, seen: s.epoch}
-					s.rejectBuf = append(s.rejectBuf, jerr)
+				if st == nil {
 					cur = append(cur, viewEntry{id: id, job: js.Job, key: -1})
 					continue
 				}
@@ -963,6 +955,28 @@ func (s *Scheduler) arrivals(v *gpusched.View) bool {
 	return true
 }
 
+// admitOrReject returns the state of a job the scheduler holds none for: the job admitted
+// now, or nil when it is rejected, now or at an earlier call (its error is listed again in
+// s.rejectBuf). A job already seen in this view is an error.
+func (s *Scheduler) admitOrReject(c *topology.Cluster, job *gpusched.Job) (*jobState, error) {
+	id := job.ID
+	if r, ok := s.rejected[id]; ok {
+		if r.seen == s.epoch {
+			return nil, fmt.Errorf("asrpt: job %q appears twice in the view", id)
+		}
+		r.seen = s.epoch
+		s.rejectBuf = append(s.rejectBuf, r.err)
+		return nil, nil
+	}
+	st, jerr := s.admit(c, job)
+	if jerr != nil {
+		s.rejected[id] = &rejection{err: jerr, seen: s.epoch}
+		s.rejectBuf = append(s.rejectBuf, jerr)
+		return nil, nil
+	}
+	return st, nil
+}
+
 // indexIn returns the position of *js in list, if js points to one of its elements.
 func indexIn(list []gpusched.JobStatus, js *gpusched.JobStatus) (int, bool) {
 	if len(list) == 0 || js == nil {
@@ -1017,18 +1031,11 @@ func (s *Scheduler) follow(v *gpusched.View) error {
 		id := js.Job.ID
 		st := s.jobs[id]
 		if st == nil {
-			if r, ok := s.rejected[id]; ok {
-				if r.seen == s.epoch {
-					return fmt.Errorf("asrpt: job %q appears twice in the view", id)
-				}
-				r.seen = s.epoch
-				s.rejectBuf = append(s.rejectBuf, r.err)
-				continue
+			var err error
+			if st, err = s.admitOrReject(v.Cluster, js.Job); err != nil {
+				return err
 			}
-			var jerr *gpusched.JobError
-			if st, jerr = s.admit(v.Cluster, js.Job); jerr != nil {
-				s.rejected[id] = &rejection{err: jerr, seen: s.epoch}
-				s.rejectBuf = append(s.rejectBuf, jerr)
+			if st == nil {
 				continue
 			}
 		}
