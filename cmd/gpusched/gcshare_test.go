@@ -1,7 +1,9 @@
 package main
 
 import (
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 )
 
@@ -79,4 +81,36 @@ func TestGCShare(t *testing.T) {
 	if c := current(); c != 150 {
 		t.Fatalf("without -gc-percent applied: target %d, want GOGC's 150", c)
 	}
+}
+
+// When a worker exits while another still simulates, gcShare collects before it raises the
+// target: Go applies a new target to the heap its last collection marked, which still held the
+// finished simulation's state, so the heap goal would otherwise be -gc-percent over both
+// simulations' live heaps (how the merged main's compare -workers 2 peaked at 1.34-1.45x its
+// largest single run: the last simulation grew to 5 x the pair's live heap).
+func TestGCShareCollectsBeforeRaising(t *testing.T) {
+	old := debug.SetGCPercent(400)
+	defer debug.SetGCPercent(old)
+	goal := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	g := gcShare{o: &options{gcPercent: 400, gcApplied: true, workers: 2}}
+	g.begin()
+	g.begin()
+	const finished = 128 << 20 // the finished simulation's state, marked live by the last collection
+	func() {
+		state := make([]byte, finished)
+		for i := range state {
+			state[i] = byte(i)
+		}
+		runtime.GC()
+		runtime.KeepAlive(state)
+	}()
+	g.end()
+	if got := goal(); got >= finished {
+		t.Fatalf("heap goal %d MB after a worker left, want under the finished simulation's %d MB (collect before raising the target)", got>>20, finished>>20)
+	}
+	g.end()
 }

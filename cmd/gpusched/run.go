@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -128,12 +129,12 @@ func runAll(jobs []runJob, o *options, stderr io.Writer) []outcome {
 	gc := gcShare{o: o}
 	for range max(1, min(o.workers, len(jobs))) {
 		wg.Add(1)
+		gc.begin()
 		go func() {
 			defer wg.Done()
+			defer gc.end()
 			for i := range next {
-				gc.begin()
 				out[i] = runOne(jobs[i], o, &done)
-				gc.end()
 				runsDone.Add(1)
 			}
 		}()
@@ -148,18 +149,29 @@ func runAll(jobs []runJob, o *options, stderr io.Writer) []outcome {
 	return out
 }
 
-// gcShare keeps the garbage collector's target at sharedGCPercent of the simulations running at
+// gcShare keeps the garbage collector's target at sharedGCPercent of the workers simulating at
 // once, while -gc-percent applies (not when a GOGC variable won): several workers then peak
 // near one simulation's memory rather than several times it (issue #33), for more of the
 // collector's CPU per simulation.
+//
+// A worker counts from its start to its exit, not per run: between one run and its next the
+// target would otherwise rise for an instant to one simulation's. When a worker exits while
+// others still simulate, end collects before it raises the target: Go applies a new target to
+// the heap marked by the last collection, which still held the finished simulation's state, so
+// the one left alone would grow to -gc-percent over both simulations' live heaps before its
+// next collection (the merged main peaked at 1.34-1.45x the largest single run that way,
+// benchmarks/speed-33.md, round 7).
 type gcShare struct {
 	o      *options
 	mu     sync.Mutex
 	active int
 }
 
+// begin counts a worker that starts simulating.
 func (g *gcShare) begin() { g.add(1) }
-func (g *gcShare) end()   { g.add(-1) }
+
+// end counts a worker that exits.
+func (g *gcShare) end() { g.add(-1) }
 
 func (g *gcShare) add(d int) {
 	if !g.o.gcApplied || g.o.workers <= 1 {
@@ -168,6 +180,9 @@ func (g *gcShare) add(d int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.active += d
+	if d < 0 && g.active > 0 {
+		runtime.GC()
+	}
 	debug.SetGCPercent(sharedGCPercent(g.o.gcPercent, max(g.active, 1)))
 }
 
