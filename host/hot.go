@@ -1,0 +1,193 @@
+package host
+
+import (
+	"fmt"
+	"unsafe"
+
+	gpusched "github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// runHot is what the view reads of a running job at every call (buildView): the anchors its
+// progress is extrapolated from and the other fields of its status, copied from its entry.
+// The running jobs' runHot records lie in one dense array (Runtime.hot), so that the view's
+// walk over the running jobs reads a small array instead of one scattered entry per job (a
+// cache miss each). A record is a slot of that array: Runtime.runSlot holds, in step with
+// Runtime.running (same positions), each running job's slot, and Entry.slot the same slot
+// (plus one; 0: none) for the places that change an entry.
+//
+// Every change of a running entry's fields below is followed by syncHot (or, when the job
+// stops running, freeHot); TestPropertyHotInStep compares the array with a rebuild from the
+// entries after random runtime operations.
+type runHot struct {
+	segAt, done, executed, attained, restoreEnd, step, limit float64
+	firstStart, since                                        float64
+	gpus                                                     []topology.GPUID
+	id                                                       gpusched.JobID
+	ngpus, plan, preempts                                    int32
+	constrained                                              bool
+}
+
+// set copies e's fields into h.
+func (h *runHot) set(e *Entry) {
+	*h = runHot{
+		segAt: e.segAt, done: e.done, executed: e.executed, attained: e.attained,
+		restoreEnd: e.restoreEnd, step: e.step, limit: e.limit,
+		firstStart: e.firstStart, since: e.since, gpus: e.gpus, id: e.id,
+		ngpus: e.ngpus, plan: e.plan, preempts: e.preempt + e.interr, constrained: e.constrained,
+	}
+}
+
+// progress is Entry.Progress of a running job (the same arithmetic, so the same numbers):
+// iterations done, seconds held and GPU-seconds held at time t.
+func (h *runHot) progress(t float64) (done, executed, attained float64) {
+	done, executed, attained = h.done, h.executed, h.attained
+	dt := t - h.segAt
+	if dt <= 0 {
+		return
+	}
+	executed += dt
+	attained += dt * float64(h.ngpus)
+	if ps := max(h.segAt, h.restoreEnd); t > ps {
+		p := t - ps
+		if h.step > 0 {
+			done = min(h.limit, done+p/h.step)
+		}
+	}
+	return
+}
+
+// newHot gives running entry e a slot of r.hot, filled from e, and returns it.
+func (r *Runtime) newHot(e *Entry) int32 {
+	var s int32
+	if n := len(r.hotFree); n > 0 {
+		s = r.hotFree[n-1]
+		r.hotFree = r.hotFree[:n-1]
+	} else {
+		s = int32(len(r.hot))
+		r.hot = append(r.hot, runHot{})
+	}
+	e.slot = s + 1
+	r.hot[s].set(e)
+	return s
+}
+
+// syncHot copies running entry e's fields into its slot (after a change of any of them).
+func (r *Runtime) syncHot(e *Entry) {
+	if e.slot != 0 {
+		r.hot[e.slot-1].set(e)
+	}
+}
+
+// freeHot gives back the slot of e, which stops running. Its position in r.runSlot goes
+// with its position in r.running.
+func (r *Runtime) freeHot(e *Entry) {
+	if e.slot == 0 {
+		return
+	}
+	s := e.slot - 1
+	r.hot[s] = runHot{} // no stale references
+	r.hotFree = append(r.hotFree, s)
+	e.slot = 0
+}
+
+// appendRunning appends running entry e, the latest submission, to r.running.
+func (r *Runtime) appendRunning(e *Entry) {
+	r.running = append(r.running, e)
+	r.runSlot = append(r.runSlot, r.newHot(e))
+}
+
+// deleteRunning removes the running jobs at the ascending positions pos.
+func (r *Runtime) deleteRunning(pos []int) {
+	r.running = deletePositions(r.running, pos)
+	r.runSlot = deletePositions(r.runSlot, pos)
+}
+
+// dropStopped removes the entries that no longer run from r.running (their slots are free).
+func (r *Runtime) dropStopped() {
+	w := 0
+	for i, e := range r.running {
+		if e.phase == phaseRunning {
+			r.running[w], r.runSlot[w] = e, r.runSlot[i]
+			w++
+		}
+	}
+	clear(r.running[w:])
+	r.running, r.runSlot = r.running[:w], r.runSlot[:w]
+}
+
+// mergeRunning merges the ascending started entries (by submission order), which have just
+// started, into r.running, giving each a slot.
+func (r *Runtime) mergeRunning(started []*Entry) {
+	n := len(r.running)
+	r.running = append(r.running, started...)
+	for range started {
+		r.runSlot = append(r.runSlot, 0)
+	}
+	a, sl := r.running, r.runSlot
+	i, j, w := n-1, len(started)-1, len(a)-1
+	for j >= 0 {
+		if i >= 0 && a[i].seq > started[j].seq {
+			a[w], sl[w] = a[i], sl[i]
+			i--
+		} else {
+			a[w], sl[w] = started[j], r.newHot(started[j])
+			j--
+		}
+		w--
+	}
+}
+
+// checkHot tells whether the dense array agrees with the running entries (a rebuild from
+// scratch): one slot per running job, in step with r.running, each equal to its entry's
+// fields, and every other slot free. It returns a description of the first difference, or "".
+func (r *Runtime) checkHot() string {
+	if len(r.runSlot) != len(r.running) {
+		return "runSlot and running differ in length"
+	}
+	used := make([]bool, len(r.hot))
+	for i, e := range r.running {
+		if e.phase != phaseRunning {
+			if r.runningStale {
+				continue
+			}
+			return "a job that is not running in running: " + string(e.id)
+		}
+		s := r.runSlot[i]
+		if s < 0 || int(s) >= len(r.hot) || used[s] {
+			return "bad or shared slot for job " + string(e.id)
+		}
+		used[s] = true
+		if e.slot != s+1 {
+			return "entry's slot differs from runSlot for job " + string(e.id)
+		}
+		var want runHot
+		want.set(e)
+		h := r.hot[s]
+		if !sameHot(&h, &want) {
+			return "stale hot fields for job " + string(e.id)
+		}
+	}
+	for _, s := range r.hotFree {
+		if s < 0 || int(s) >= len(r.hot) || used[s] {
+			return "free slot in use, or out of range"
+		}
+		used[s] = true
+	}
+	for s, u := range used {
+		if !u && !r.runningStale {
+			return fmt.Sprintf("slot %d neither used nor free", s)
+		}
+	}
+	return ""
+}
+
+// sameHot compares two records field by field (the GPU lists by identity: the view shares
+// the entry's slice).
+func sameHot(a, b *runHot) bool {
+	return a.segAt == b.segAt && a.done == b.done && a.executed == b.executed && a.attained == b.attained &&
+		a.restoreEnd == b.restoreEnd && a.step == b.step && a.limit == b.limit &&
+		a.firstStart == b.firstStart && a.since == b.since &&
+		len(a.gpus) == len(b.gpus) && cap(a.gpus) == cap(b.gpus) && unsafe.SliceData(a.gpus) == unsafe.SliceData(b.gpus) &&
+		a.id == b.id && a.ngpus == b.ngpus && a.plan == b.plan && a.preempts == b.preempts && a.constrained == b.constrained
+}
