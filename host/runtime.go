@@ -268,16 +268,17 @@ type Runtime struct {
 
 	running      []*Entry // ascending seq
 	runningStale bool     // running holds jobs that left (compacted lazily)
-	// The running jobs' hot fields (see runHot): runSlot[i] is the slot in hot of running[i]
-	// (kept in step with running), hotFree the free slots.
-	hot     []runHot
-	runSlot []int32
-	hotFree []int32
 	busy         int      // GPUs held
 	parked       []*Entry
 	unavailable  topology.GPUSet
 	nUnavail     int
 	view         gpusched.View
+
+	// The running jobs' hot fields (see runHot): runSlot[i] is the slot in hot of running[i]
+	// (kept in step with running), hotFree the free slots.
+	hot     []runHot
+	runSlot []int32
+	hotFree []int32
 
 	linkJobs   [][]*Entry // dense link id -> running jobs on the link
 	linkOf     []topology.Link
