@@ -69,7 +69,6 @@ type Entry struct {
 	listed  uint32 // decision epoch in which the job was listed
 	asgOff  int32  // offset of its new placement in the runtime's scratch buffer
 	newPlan int32  // plan choice of its assignment in the decision being applied
-	slot    int32  // its slot in Runtime.hot plus one while it runs (0: none; see runHot)
 	// Tag is the host's own: the runtime never reads or changes it (but saves it).
 	//
 	// Deprecated: keep the host's own data about a job in the host, keyed by the job's ID
@@ -94,6 +93,7 @@ type Entry struct {
 
 	ended    float64 // when the job left
 	killed   bool
+	slot     int32 // its slot in Runtime.hot plus one while it runs (0: none; see runHot)
 	rejected *gpusched.JobError
 	job      gpusched.Job
 }

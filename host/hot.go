@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	gpusched "github.com/gpusched/gpusched"
@@ -63,6 +64,7 @@ func (r *Runtime) newHot(e *Entry) int32 {
 	if n := len(r.hotFree); n > 0 {
 		s = r.hotFree[n-1]
 		r.hotFree = r.hotFree[:n-1]
+		r.hotDisorder++
 	} else {
 		s = int32(len(r.hot))
 		r.hot = append(r.hot, runHot{})
@@ -70,6 +72,23 @@ func (r *Runtime) newHot(e *Entry) int32 {
 	e.slot = s + 1
 	r.hot[s].set(e)
 	return s
+}
+
+// repackHot lays the slots out again in the running jobs' order, when enough jobs took free
+// slots out of that order since the last time (hotDisorder): the view then reads the array
+// front to back, which the processor prefetches, instead of at scattered slots.
+func (r *Runtime) repackHot() {
+	n := len(r.running)
+	next := slices.Grow(r.hotSpare[:0], n)[:n]
+	for i, e := range r.running {
+		next[i] = r.hot[r.runSlot[i]]
+		r.runSlot[i] = int32(i)
+		e.slot = int32(i) + 1
+	}
+	clear(r.hot)
+	r.hot, r.hotSpare = next, r.hot[:0]
+	r.hotFree = r.hotFree[:0]
+	r.hotDisorder = 0
 }
 
 // syncHot copies running entry e's fields into its slot (after a change of any of them).

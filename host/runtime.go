@@ -279,6 +279,10 @@ type Runtime struct {
 	hot     []runHot
 	runSlot []int32
 	hotFree []int32
+	// hotSpare is the other buffer of repackHot; hotDisorder counts the slots taken from
+	// hotFree since its last run.
+	hotSpare    []runHot
+	hotDisorder int
 
 	linkJobs   [][]*Entry // dense link id -> running jobs on the link
 	linkOf     []topology.Link

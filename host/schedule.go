@@ -53,6 +53,9 @@ func (r *Runtime) buildView() {
 	r.runConstrained = false
 	// The running jobs' fields come from the dense array r.hot (runHot), not from their
 	// entries: an entry is only addressed (&e.job), never read.
+	if r.hotDisorder > n/16 && !r.runningStale {
+		r.repackHot()
+	}
 	hot, running := r.hot, r.running[:n]
 	for i, s := range r.runSlot[:n] {
 		h := &hot[s]
