@@ -93,7 +93,6 @@ type Entry struct {
 
 	ended    float64 // when the job left
 	killed   bool
-	slot     int32 // its slot in Runtime.hot plus one while it runs (0: none; see runHot)
 	rejected *gpusched.JobError
 	job      gpusched.Job
 }

@@ -14,8 +14,8 @@ import (
 // The running jobs' runHot records lie in one dense array (Runtime.hot), so that the view's
 // walk over the running jobs reads a small array instead of one scattered entry per job (a
 // cache miss each). A record is a slot of that array: Runtime.runSlot holds, in step with
-// Runtime.running (same positions), each running job's slot, and Entry.slot the same slot
-// (plus one; 0: none) for the places that change an entry.
+// Runtime.running (same positions), each running job's slot; the places that change an entry
+// find its position by its submission number (Runtime.runSeqs, also in step).
 //
 // Every change of a running entry's fields below is followed by syncHot (or, when the job
 // stops running, freeHot); TestPropertyHotInStep compares the array with a rebuild from the
@@ -69,7 +69,6 @@ func (r *Runtime) newHot(e *Entry) int32 {
 		s = int32(len(r.hot))
 		r.hot = append(r.hot, runHot{})
 	}
-	e.slot = s + 1
 	r.hot[s].set(e)
 	return s
 }
@@ -80,10 +79,9 @@ func (r *Runtime) newHot(e *Entry) int32 {
 func (r *Runtime) repackHot() {
 	n := len(r.running)
 	next := slices.Grow(r.hotSpare[:0], n)[:n]
-	for i, e := range r.running {
-		next[i] = r.hot[r.runSlot[i]]
+	for i, s := range r.runSlot {
+		next[i] = r.hot[s]
 		r.runSlot[i] = int32(i)
-		e.slot = int32(i) + 1
 	}
 	clear(r.hot)
 	r.hot, r.hotSpare = next, r.hot[:0]
@@ -92,34 +90,36 @@ func (r *Runtime) repackHot() {
 }
 
 // syncHot copies running entry e's fields into its slot (after a change of any of them).
+// An entry not yet in r.running (a start being applied) has no slot yet: newHot fills it.
 func (r *Runtime) syncHot(e *Entry) {
-	if e.slot != 0 {
-		r.hot[e.slot-1].set(e)
+	if e.phase != phaseRunning {
+		return
+	}
+	if p := r.runningPos(e); p < len(r.running) && r.running[p] == e {
+		r.hot[r.runSlot[p]].set(e)
 	}
 }
 
-// freeHot gives back the slot of e, which stops running. Its position in r.runSlot goes
-// with its position in r.running.
-func (r *Runtime) freeHot(e *Entry) {
-	if e.slot == 0 {
-		return
-	}
-	s := e.slot - 1
+// freeHotAt gives back the slot of the job at position p of r.running, which stops running;
+// the position itself goes (with the job's in r.running) at the next removal or compaction.
+func (r *Runtime) freeHotAt(p int) {
+	s := r.runSlot[p]
 	r.hot[s] = runHot{} // no stale references
 	r.hotFree = append(r.hotFree, s)
-	e.slot = 0
 }
 
 // appendRunning appends running entry e, the latest submission, to r.running.
 func (r *Runtime) appendRunning(e *Entry) {
 	r.running = append(r.running, e)
 	r.runSlot = append(r.runSlot, r.newHot(e))
+	r.runSeqs = append(r.runSeqs, e.seq)
 }
 
 // deleteRunning removes the running jobs at the ascending positions pos.
 func (r *Runtime) deleteRunning(pos []int) {
 	r.running = deletePositions(r.running, pos)
 	r.runSlot = deletePositions(r.runSlot, pos)
+	r.runSeqs = deletePositions(r.runSeqs, pos)
 }
 
 // dropStopped removes the entries that no longer run from r.running (their slots are free).
@@ -127,12 +127,12 @@ func (r *Runtime) dropStopped() {
 	w := 0
 	for i, e := range r.running {
 		if e.phase == phaseRunning {
-			r.running[w], r.runSlot[w] = e, r.runSlot[i]
+			r.running[w], r.runSlot[w], r.runSeqs[w] = e, r.runSlot[i], r.runSeqs[i]
 			w++
 		}
 	}
 	clear(r.running[w:])
-	r.running, r.runSlot = r.running[:w], r.runSlot[:w]
+	r.running, r.runSlot, r.runSeqs = r.running[:w], r.runSlot[:w], r.runSeqs[:w]
 }
 
 // mergeRunning merges the ascending started entries (by submission order), which have just
@@ -142,15 +142,16 @@ func (r *Runtime) mergeRunning(started []*Entry) {
 	r.running = append(r.running, started...)
 	for range started {
 		r.runSlot = append(r.runSlot, 0)
+		r.runSeqs = append(r.runSeqs, 0)
 	}
-	a, sl := r.running, r.runSlot
+	a, sl, sq := r.running, r.runSlot, r.runSeqs
 	i, j, w := n-1, len(started)-1, len(a)-1
 	for j >= 0 {
-		if i >= 0 && a[i].seq > started[j].seq {
-			a[w], sl[w] = a[i], sl[i]
+		if i >= 0 && sq[i] > started[j].seq {
+			a[w], sl[w], sq[w] = a[i], sl[i], sq[i]
 			i--
 		} else {
-			a[w], sl[w] = started[j], r.newHot(started[j])
+			a[w], sl[w], sq[w] = started[j], r.newHot(started[j]), started[j].seq
 			j--
 		}
 		w--
@@ -161,11 +162,14 @@ func (r *Runtime) mergeRunning(started []*Entry) {
 // scratch): one slot per running job, in step with r.running, each equal to its entry's
 // fields, and every other slot free. It returns a description of the first difference, or "".
 func (r *Runtime) checkHot() string {
-	if len(r.runSlot) != len(r.running) {
-		return "runSlot and running differ in length"
+	if len(r.runSlot) != len(r.running) || len(r.runSeqs) != len(r.running) {
+		return "runSlot, runSeqs and running differ in length"
 	}
 	used := make([]bool, len(r.hot))
 	for i, e := range r.running {
+		if r.runSeqs[i] != e.seq {
+			return "runSeqs differs from running for job " + string(e.id)
+		}
 		if e.phase != phaseRunning {
 			if r.runningStale {
 				continue
@@ -177,9 +181,6 @@ func (r *Runtime) checkHot() string {
 			return "bad or shared slot for job " + string(e.id)
 		}
 		used[s] = true
-		if e.slot != s+1 {
-			return "entry's slot differs from runSlot for job " + string(e.id)
-		}
 		var want runHot
 		want.set(e)
 		h := r.hot[s]

@@ -279,6 +279,7 @@ type Runtime struct {
 	hot     []runHot
 	runSlot []int32
 	hotFree []int32
+	runSeqs []uint64 // running[i].seq, in step with running: positions found without reading entries
 	// hotSpare is the other buffer of repackHot; hotDisorder counts the slots taken from
 	// hotFree since its last run.
 	hotSpare    []runHot
@@ -760,15 +761,7 @@ func (r *Runtime) pendingPos(e *Entry) int {
 
 // runningPos returns the position of running entry e in r.running (compacted).
 func (r *Runtime) runningPos(e *Entry) int {
-	p, _ := slices.BinarySearchFunc(r.running, e.seq, func(x *Entry, s uint64) int {
-		switch {
-		case x.seq < s:
-			return -1
-		case x.seq > s:
-			return 1
-		}
-		return 0
-	})
+	p, _ := slices.BinarySearch(r.runSeqs, e.seq)
 	return p
 }
 
@@ -903,9 +896,10 @@ func (r *Runtime) leave(e *Entry) {
 		// Out of r.running by position (its order by submission holds with stale entries in
 		// it), not by a later scan of every running job.
 		p := r.runningPos(e)
+		r.freeHotAt(p)
 		r.running = slices.Delete(r.running, p, p+1)
 		r.runSlot = slices.Delete(r.runSlot, p, p+1)
-		r.freeHot(e)
+		r.runSeqs = slices.Delete(r.runSeqs, p, p+1)
 	case phasePending:
 		r.posBuf = append(r.posBuf[:0], r.pendingPos(e))
 		r.removeLeaving(r.posBuf)
@@ -1052,7 +1046,7 @@ func (r *Runtime) interrupt(e *Entry) {
 	e.step = 0
 	e.since = r.now
 	e.interr++
-	r.freeHot(e)
+	r.freeHotAt(r.runningPos(e))
 	r.runningStale = true
 	r.insertPending([]*Entry{e})
 }

@@ -603,7 +603,7 @@ func (r *Runtime) stop(e *Entry, t float64) {
 	r.acts.Steps = append(r.acts.Steps, Action{Kind: Stop, Job: e.id, GPUs: r.keepGPUs(e.gpus), Rejected: e.act == actReject})
 	e.phase = phasePending
 	r.touch(e)
-	r.freeHot(e)
+	r.freeHotAt(r.runningPos(e))
 	e.gpus = e.gpus[:0]
 	e.step = 0
 	e.since = t
