@@ -24,9 +24,11 @@ type runHot struct {
 	segAt, done, executed, attained, restoreEnd, step, limit float64
 	firstStart, since                                        float64
 	gpus                                                     []topology.GPUID
-	id                                                       gpusched.JobID
-	ngpus, plan, preempts                                    int32
-	constrained                                              bool
+	// job is &Entry.job: the view's status points to it, and taking it from the entry
+	// would read the entry (Go checks the entry pointer for nil first).
+	job                   *gpusched.Job
+	ngpus, plan, preempts int32
+	constrained           bool
 }
 
 // set copies e's fields into h.
@@ -34,7 +36,7 @@ func (h *runHot) set(e *Entry) {
 	*h = runHot{
 		segAt: e.segAt, done: e.done, executed: e.executed, attained: e.attained,
 		restoreEnd: e.restoreEnd, step: e.step, limit: e.limit,
-		firstStart: e.firstStart, since: e.since, gpus: e.gpus, id: e.id,
+		firstStart: e.firstStart, since: e.since, gpus: e.gpus, job: &e.job,
 		ngpus: e.ngpus, plan: e.plan, preempts: e.preempt + e.interr, constrained: e.constrained,
 	}
 }
@@ -209,5 +211,5 @@ func sameHot(a, b *runHot) bool {
 		a.restoreEnd == b.restoreEnd && a.step == b.step && a.limit == b.limit &&
 		a.firstStart == b.firstStart && a.since == b.since &&
 		len(a.gpus) == len(b.gpus) && cap(a.gpus) == cap(b.gpus) && unsafe.SliceData(a.gpus) == unsafe.SliceData(b.gpus) &&
-		a.id == b.id && a.ngpus == b.ngpus && a.plan == b.plan && a.preempts == b.preempts && a.constrained == b.constrained
+		a.job == b.job && a.ngpus == b.ngpus && a.plan == b.plan && a.preempts == b.preempts && a.constrained == b.constrained
 }

@@ -52,21 +52,22 @@ func (r *Runtime) buildView() {
 	}
 	r.runConstrained = false
 	// The running jobs' fields come from the dense array r.hot (runHot), not from their
-	// entries: an entry is only addressed (&e.job), never read.
+	// entries, which are not read (but for the job's id while the scheduler answers in the
+	// full form).
 	if r.hotDisorder > n/16 && !r.runningStale {
 		r.repackHot()
 	}
-	hot, running := r.hot, r.running[:n]
+	hot := r.hot
 	for i, s := range r.runSlot[:n] {
 		h := &hot[s]
 		done, ex, att := h.progress(r.now)
 		if keys {
-			r.runKeys[i] = runKey{id: h.id, gpus: unsafe.SliceData(h.gpus), n: int32(len(h.gpus)), plan: h.plan}
+			r.runKeys[i] = runKey{id: h.job.ID, gpus: unsafe.SliceData(h.gpus), n: int32(len(h.gpus)), plan: h.plan}
 		}
 		r.runConstrained = r.runConstrained || h.constrained
 		st := &v.Running[i]
-		if j := &running[i].job; st.Job != j {
-			st.Job = j
+		if st.Job != h.job {
+			st.Job = h.job
 		}
 		if len(st.GPUs) != len(h.gpus) || cap(st.GPUs) != cap(h.gpus) || unsafe.SliceData(st.GPUs) != unsafe.SliceData(h.gpus) {
 			st.GPUs = h.gpus
