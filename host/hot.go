@@ -18,7 +18,7 @@ import (
 // find its position by its submission number (Runtime.runSeqs, also in step).
 //
 // Every change of a running entry's fields below is followed by syncHot (or, when the job
-// stops running, freeHot); TestPropertyHotInStep compares the array with a rebuild from the
+// stops running, freeHotAt); TestPropertyHotInStep compares the array with a rebuild from the
 // entries after random runtime operations.
 type runHot struct {
 	segAt, done, executed, attained, restoreEnd, step, limit float64
