@@ -15,7 +15,8 @@ import (
 // "relisted" keeps a job by position though the decision listed it before;
 // "restorecheckpoint" makes RestoreState take each running job's progress as its last
 // checkpoint (what Resume does), so that an interruption after a restart loses less work;
-// "stoporder" carries out a delta decision's stops in the delta's order instead of the running
+// "hot" skips the copy of a migrated job's fields into the dense array of the running jobs'
+// hot fields (one missed write of syncHot); "stoporder" carries out a delta decision's stops in the delta's order instead of the running
 // jobs'; "waitmoved" leaves the next delta's Transitions set after Report moved a waiting
 // job's progress; "implicitowner" lets a start take the GPU of a job a delta keeps without listing it.
 func Break(r *Runtime, kind string) {
@@ -44,6 +45,8 @@ func Break(r *Runtime, kind string) {
 		r.broken = brokenStopOrder
 	case "implicitowner":
 		r.broken = brokenImplicitOwner
+	case "hot":
+		r.broken = brokenHot
 	default:
 		panic("host: unknown broken variant " + kind)
 	}
@@ -75,3 +78,7 @@ func ForgetBooks(r *Runtime) {
 func CheckFastDecode(data []byte, n int) error {
 	return statejson.CheckFast(data, func() any { return new(savedRuntime) }, n, 3)
 }
+
+// CheckHot compares the dense array of the running jobs' hot fields with a rebuild from their
+// entries; it returns the first difference, or "".
+func CheckHot(r *Runtime) string { return r.checkHot() }

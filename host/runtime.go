@@ -234,6 +234,7 @@ const (
 	brokenRestoreCheckpoint            // a restored running job takes its progress as its last checkpoint
 	brokenStopOrder                    // a delta's stops are carried out in the delta's order, not the running jobs'
 	brokenImplicitOwner                // check lets a start take the GPU of a job a delta keeps without listing it
+	brokenHot                          // a migrated job's hot fields are not copied (syncHot) after its move
 )
 
 // forgetter is implemented by cost models that cache per-job state (gpusched.ModelCost).
@@ -272,6 +273,17 @@ type Runtime struct {
 	unavailable  topology.GPUSet
 	nUnavail     int
 	view         gpusched.View
+
+	// The running jobs' hot fields (see runHot): runSlot[i] is the slot in hot of running[i]
+	// (kept in step with running), hotFree the free slots.
+	hot     []runHot
+	runSlot []int32
+	hotFree []int32
+	runSeqs []uint64 // running[i].seq, in step with running: positions found without reading entries
+	// hotSpare is the other buffer of repackHot; hotDisorder counts the slots taken from
+	// hotFree since its last run.
+	hotSpare    []runHot
+	hotDisorder int
 
 	linkJobs   [][]*Entry // dense link id -> running jobs on the link
 	linkOf     []topology.Link
@@ -621,7 +633,7 @@ func (r *Runtime) Resume(j gpusched.Job, res Resumption) (*Entry, error) {
 	e.maxSpan = r.c.ServersSpanned(e.gpus)
 	e.checkpoint()
 	r.busy += int(e.ngpus)
-	r.running = append(r.running, e) // the latest submission: the end of the order
+	r.appendRunning(e) // the latest submission: the end of the order
 	r.link(e)
 	return e, nil
 }
@@ -749,22 +761,14 @@ func (r *Runtime) pendingPos(e *Entry) int {
 
 // runningPos returns the position of running entry e in r.running (compacted).
 func (r *Runtime) runningPos(e *Entry) int {
-	p, _ := slices.BinarySearchFunc(r.running, e.seq, func(x *Entry, s uint64) int {
-		switch {
-		case x.seq < s:
-			return -1
-		case x.seq > s:
-			return 1
-		}
-		return 0
-	})
+	p, _ := slices.BinarySearch(r.runSeqs, e.seq)
 	return p
 }
 
 // compactRunning drops the jobs that left from r.running.
 func (r *Runtime) compactRunning() {
 	if r.runningStale {
-		r.running = slices.DeleteFunc(r.running, func(e *Entry) bool { return e.phase != phaseRunning })
+		r.dropStopped()
 		r.runningStale = false
 	}
 }
@@ -797,6 +801,7 @@ func (r *Runtime) SetRate(e *Entry, at float64, sc gpusched.StepCost) error {
 	}
 	e.settle(at, r.ck)
 	e.step, e.xbytes = sc.Time, sc.CrossServerBytes
+	r.syncHot(e)
 	return nil
 }
 
@@ -822,6 +827,7 @@ func (r *Runtime) Report(id gpusched.JobID, at, iterations float64) error {
 	if e.phase == phasePending {
 		r.pbuf[r.pendingPos(e)].Iterations = iterations
 	}
+	r.syncHot(e)
 	return nil
 }
 
@@ -841,6 +847,7 @@ func (r *Runtime) Checkpoint(id gpusched.JobID, at float64) error {
 	}
 	e.settle(at, r.ck)
 	e.checkpoint()
+	r.syncHot(e)
 	return nil
 }
 
@@ -889,7 +896,10 @@ func (r *Runtime) leave(e *Entry) {
 		// Out of r.running by position (its order by submission holds with stale entries in
 		// it), not by a later scan of every running job.
 		p := r.runningPos(e)
+		r.freeHotAt(p)
 		r.running = slices.Delete(r.running, p, p+1)
+		r.runSlot = slices.Delete(r.runSlot, p, p+1)
+		r.runSeqs = slices.Delete(r.runSeqs, p, p+1)
 	case phasePending:
 		r.posBuf = append(r.posBuf[:0], r.pendingPos(e))
 		r.removeLeaving(r.posBuf)
@@ -1036,6 +1046,7 @@ func (r *Runtime) interrupt(e *Entry) {
 	e.step = 0
 	e.since = r.now
 	e.interr++
+	r.freeHotAt(r.runningPos(e))
 	r.runningStale = true
 	r.insertPending([]*Entry{e})
 }

@@ -51,22 +51,30 @@ func (r *Runtime) buildView() {
 		r.runKeys = r.runKeys[:0]
 	}
 	r.runConstrained = false
-	for i, e := range r.running {
-		done, ex, att, _ := e.Progress(r.now)
+	// The running jobs' fields come from the dense array r.hot (runHot), not from their
+	// entries, which are not read (but for the job's id while the scheduler answers in the
+	// full form).
+	if r.hotDisorder > n/16 && !r.runningStale {
+		r.repackHot()
+	}
+	hot := r.hot
+	for i, s := range r.runSlot[:n] {
+		h := &hot[s]
+		done, ex, att := h.progress(r.now)
 		if keys {
-			r.runKeys[i] = runKey{id: e.id, gpus: unsafe.SliceData(e.gpus), n: int32(len(e.gpus)), plan: e.plan}
+			r.runKeys[i] = runKey{id: h.job.ID, gpus: unsafe.SliceData(h.gpus), n: int32(len(h.gpus)), plan: h.plan}
 		}
-		r.runConstrained = r.runConstrained || e.constrained
+		r.runConstrained = r.runConstrained || h.constrained
 		st := &v.Running[i]
-		if st.Job != &e.job {
-			st.Job = &e.job
+		if st.Job != h.job {
+			st.Job = h.job
 		}
-		if len(st.GPUs) != len(e.gpus) || cap(st.GPUs) != cap(e.gpus) || unsafe.SliceData(st.GPUs) != unsafe.SliceData(e.gpus) {
-			st.GPUs = e.gpus
+		if len(st.GPUs) != len(h.gpus) || cap(st.GPUs) != cap(h.gpus) || unsafe.SliceData(st.GPUs) != unsafe.SliceData(h.gpus) {
+			st.GPUs = h.gpus
 		}
 		st.Iterations, st.Executed, st.Attained = done, ex, att
-		st.Started, st.FirstStart, st.Since = true, e.firstStart, e.since
-		st.Preemptions, st.PlanChoice = int(e.preempt+e.interr), int(e.plan)
+		st.Started, st.FirstStart, st.Since = true, h.firstStart, h.since
+		st.Preemptions, st.PlanChoice = int(h.preempts), int(h.plan)
 	}
 	if n < old {
 		clear(v.Running[n:old]) // no stale references past the current running jobs
@@ -98,6 +106,9 @@ func (r *Runtime) Schedule(at float64) (*Actions, error) {
 	if r.opt.Validate {
 		if err := r.view.Validate(); err != nil {
 			return nil, fmt.Errorf("host: internal error: view at t=%g s: %w", r.now, err)
+		}
+		if msg := r.checkHot(); msg != "" {
+			return nil, fmt.Errorf("host: internal error: running jobs' hot fields at t=%g s: %s", r.now, msg)
 		}
 	}
 	d, err := r.sched.Schedule(r.view)
@@ -463,7 +474,7 @@ func (r *Runtime) apply(d gpusched.Decision) {
 			r.stop(e, t)
 		}
 		if len(r.posBuf) > 0 {
-			r.running = deletePositions(r.running, r.posBuf)
+			r.deleteRunning(r.posBuf)
 		}
 		clear(r.stopList)
 	} else {
@@ -481,7 +492,7 @@ func (r *Runtime) apply(d gpusched.Decision) {
 			stopped = true
 		}
 		if stopped {
-			r.running = slices.DeleteFunc(r.running, func(e *Entry) bool { return e.phase != phaseRunning })
+			r.dropStopped()
 		}
 	}
 	// Start and migrate; find the queue positions of the jobs that leave the queue.
@@ -524,6 +535,9 @@ func (r *Runtime) apply(d gpusched.Decision) {
 			r.place(e)
 			e.migrate++
 			e.checkpoint()
+			if r.broken != brokenHot {
+				r.syncHot(e)
+			}
 			acts.Steps = append(acts.Steps, Action{Kind: Start, Job: e.id, GPUs: e.gpus, Migration: true})
 		case actReject:
 			if e.phase == phasePending {
@@ -537,7 +551,7 @@ func (r *Runtime) apply(d gpusched.Decision) {
 	}
 	if len(r.started) > 0 {
 		slices.SortFunc(r.started, func(a, b *Entry) int { return cmpSeq(a, b) })
-		r.running = mergeSorted(r.running, r.started)
+		r.mergeRunning(r.started)
 	}
 	if len(r.preempted) > 0 {
 		r.insertPending(r.preempted)
@@ -590,6 +604,7 @@ func (r *Runtime) stop(e *Entry, t float64) {
 	r.acts.Steps = append(r.acts.Steps, Action{Kind: Stop, Job: e.id, GPUs: r.keepGPUs(e.gpus), Rejected: e.act == actReject})
 	e.phase = phasePending
 	r.touch(e)
+	r.freeHotAt(r.runningPos(e))
 	e.gpus = e.gpus[:0]
 	e.step = 0
 	e.since = t
@@ -652,24 +667,6 @@ func (r *Runtime) place(e *Entry) {
 	e.segStart = r.now
 	e.maxSpan = max(e.maxSpan, r.c.ServersSpanned(e.gpus))
 	r.link(e)
-}
-
-// mergeSorted merges the ascending b into the ascending a (by submission order).
-func mergeSorted(a, b []*Entry) []*Entry {
-	n := len(a)
-	a = append(a, b...)
-	i, j, w := n-1, len(b)-1, len(a)-1
-	for j >= 0 {
-		if i >= 0 && a[i].seq > b[j].seq {
-			a[w] = a[i]
-			i--
-		} else {
-			a[w] = b[j]
-			j--
-		}
-		w--
-	}
-	return a
 }
 
 // SetCluster replaces the cluster at time at: servers joined or left, or changed. Running
@@ -750,6 +747,7 @@ func (r *Runtime) SetCluster(c *topology.Cluster, at float64) ([]Action, error) 
 	for _, e := range r.running {
 		r.link(e)
 		e.maxSpan = max(e.maxSpan, c.ServersSpanned(e.gpus))
+		r.syncHot(e) // settled above
 	}
 	if len(r.parked) > 0 {
 		back := slices.Clone(r.parked)

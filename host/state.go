@@ -537,7 +537,7 @@ func (r *Runtime) restoreFrom(in *savedRuntime, base []byte) error {
 				n.owner[g] = e // link sets it again
 			}
 			n.busy += int(e.ngpus)
-			n.running = append(n.running, e)
+			n.appendRunning(e)
 			n.link(e)
 			n.touch(e)
 		case phaseParked:

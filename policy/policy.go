@@ -246,30 +246,27 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 	}
 	chosen := sc.bools(chosenFlags, len(order))
 	blocked := false
-	for i, r := range order {
-		if r.protected {
-			chosen[i] = true
-			continue
-		}
-		if !r.running && blocked {
-			continue
-		}
-		if r.st.Job.GPUs <= budget {
-			chosen[i] = true
-			budget -= r.st.Job.GPUs
-			continue
-		}
-		if !r.running && !backfill {
-			blocked = true
-		}
-	}
-	kept, inOrder := 0, 0
+	// Counted on the way: the running jobs in order and those chosen, and the waiting jobs
+	// not chosen (which only the backfilling below may still start).
+	kept, inOrder, passed := 0, 0, 0
 	for i, r := range order {
 		if r.running {
 			inOrder++
-			if chosen[i] {
-				kept++
-			}
+		}
+		switch {
+		case r.protected:
+			chosen[i] = true
+		case !r.running && blocked:
+		case r.st.Job.GPUs <= budget:
+			chosen[i] = true
+			budget -= r.st.Job.GPUs
+		case !r.running && !backfill:
+			blocked = true
+		}
+		if r.running && chosen[i] {
+			kept++
+		} else if !r.running && !chosen[i] {
+			passed++
 		}
 	}
 	var free topology.GPUSet
@@ -351,10 +348,14 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 		started[i] = true
 		run, isKeep = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus}), append(isKeep, false)
 	}
-	// Keep the running jobs whose preemption would free GPUs that nobody takes.
+	// Keep the running jobs whose preemption would free GPUs that nobody takes (none to look
+	// at when every running job in order is chosen).
 	var preempted []gpusched.JobID
 	var stopped []*gpusched.JobStatus
 	for i, r := range order {
+		if kept == inOrder {
+			break
+		}
 		if chosen[i] || !r.running {
 			continue
 		}
@@ -378,7 +379,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 		preempted, stopped = append(preempted, r.st.Job.ID), append(stopped, r.st)
 	}
 	// Backfill what a failed placement left free.
-	if backfill {
+	if backfill && passed > 0 {
 		for i, r := range order {
 			if chosen[i] || r.running {
 				continue

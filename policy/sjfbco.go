@@ -396,6 +396,9 @@ type bcoStep struct {
 	pos     int
 	iters   float64
 	itersOK bool
+	// inline holds gpus for a job of up to len(inline) GPUs, so that the comparison of the
+	// placement with the view's at every call reads no other object.
+	inline [8]topology.GPUID
 }
 
 // busyUntil estimates when each GPU frees: now for free GPUs, the estimated end of the job on it
@@ -438,7 +441,12 @@ func (s *sjfbcoPolicy) busyUntil(v *gpusched.View) ([]float64, error) {
 			next = sc.pos + 1
 		}
 		if sc == nil || !slices.Equal(sc.gpus, st.GPUs) {
-			sc = &bcoStep{gpus: slices.Clone(st.GPUs), links: c.Links(st.GPUs), job: st.Job}
+			sc = &bcoStep{links: c.Links(st.GPUs), job: st.Job}
+			if len(st.GPUs) <= len(sc.inline) {
+				sc.gpus = append(sc.inline[:0:len(st.GPUs)], st.GPUs...)
+			} else {
+				sc.gpus = slices.Clone(st.GPUs)
+			}
 		}
 		sc.pos = i
 		steps[i] = sc

@@ -292,6 +292,9 @@ func TestPropertyPlanStateUndo(t *testing.T) {
 			if !slices.IsSortedFunc(p.st.byMean, p.st.meanLess) {
 				t.Fatalf("byMean %v is not ordered", p.st.byMean)
 			}
+			if perm := slices.Sorted(slices.Values(p.st.byMean)); !slices.Equal(perm, seq(c.NumServers())) {
+				t.Fatalf("byMean %v is not a permutation of the servers", p.st.byMean)
+			}
 			for s := range c.NumServers() {
 				gs := p.st.sorted(s)
 				if !slices.IsSortedFunc(gs, func(a, b topology.GPUID) int {

@@ -118,6 +118,7 @@ type tiresiasPolicy struct {
 	// per-call buffers of the incremental engine
 	keyBuf  []tirKeyed
 	waitBuf []*tirJob
+	ssBuf   []*tirJob // the states in the merged order, for wake (reused)
 	// with Options.Gittins: the job-size distribution
 	gittins *gittins
 }
@@ -457,7 +458,7 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 	if sel.waiting {
 		// order merges the running jobs and the waiting jobs next returned, each in its own
 		// order: their states follow the same merge.
-		ss := make([]*tirJob, len(order))
+		ss := slices.Grow(t.ssBuf[:0], len(order))[:len(order)]
 		ri, wi := 0, 0
 		for i := range order {
 			if order[i].running {
@@ -469,6 +470,8 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 			}
 		}
 		sel.decision.WakeAt = t.wake(&v, order, ss, sel.runs)
+		clear(ss) // no references to the jobs' states past the call
+		t.ssBuf = ss[:0]
 	}
 	return sel.decision, nil
 }
