@@ -140,7 +140,7 @@ func (e *Entry) Rejection() *gpusched.JobError { return e.rejected }
 // Progress returns the job's iterations done, seconds held, GPU-seconds held and productive
 // seconds (held and not restoring) at time t, not before the last time its progress was
 // folded in, without changing the entry. A running job with a known rate (SetRate) is
-// extrapolated at that rate, up to its limit.
+// extrapolated at that rate, up to its limit (progress reported past the limit stands).
 func (e *Entry) Progress(t float64) (done, executed, attained, productive float64) {
 	done, executed, attained, productive = e.done, e.executed, e.attained, e.productive
 	if e.phase != phaseRunning {
@@ -155,7 +155,7 @@ func (e *Entry) Progress(t float64) (done, executed, attained, productive float6
 	if ps := max(e.segAt, e.restoreEnd); t > ps {
 		p := t - ps
 		productive += p
-		if e.step > 0 {
+		if e.step > 0 && done < e.limit { // extrapolation never lowers reported progress
 			done = min(e.limit, done+p/e.step)
 		}
 	}
@@ -236,7 +236,7 @@ func (e *Entry) settle(t, ck float64) {
 	if ps := max(e.segAt, e.restoreEnd); t > ps {
 		p := t - ps
 		e.productive += p
-		if e.step > 0 {
+		if e.step > 0 && e.done < e.limit { // a job may have reported more than its limit
 			di := min(p/e.step, e.limit-e.done)
 			e.done += di
 			e.bytes += di * e.xbytes

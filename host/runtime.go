@@ -499,7 +499,8 @@ func (r *Runtime) clock(at float64, what string) error {
 // Submit adds a job, waiting, at the tail of the queue. The runtime keeps a copy of j; the
 // job's Arrival is the start of its wait. limit, when positive, caps the iterations that
 // progress extrapolated from a rate (SetRate) may reach: the job's length, when the host
-// knows it (the simulator does; a real host passes 0). Submit checks the job's form
+// knows it (the simulator does; a real host passes 0). Progress the job reports (Report)
+// past the limit stands; extrapolation then adds nothing. Submit checks the job's form
 // (Job.Validate without a cluster: a job too large for the cluster is the scheduler's to
 // reject, and may run once the cluster grows) and that its id is new. Every refusal is a
 // *gpusched.JobError naming the job, wrapping the reason (gpusched.ErrInvalidJob,
