@@ -200,29 +200,35 @@ const DefaultStrikeRunTime = 600.0
 const DefaultCompactSlack = 0.1
 
 type jobState struct {
-	// The fields the walks over the order read at every call come first, in the first cache
-	// line of the 128 bytes (a size class, so lines are aligned): key to unfit.
+	// The fields the walks over the order read or write at every call (orderPrefix, for each
+	// running job and each job of the prefix) come first, in the first cache line of the 192
+	// bytes: key to vrank. 192 bytes is a size class whose objects start on a cache line (the
+	// 224 bytes this struct once took straddled a line boundary every other object); see
+	// TestJobStateLayout before adding a field.
 	key     int
 	gpus    int     // job.GPUs, kept here so that walks over the order load no Job
 	iters   float64 // predicted total iterations (revised on overrun)
 	tau     float64 // seconds per iteration at the best placement
 	weight  float64 // the job's effective weight
 	vfinish float64 // virtual completion time when vdone
-	fresh   uint64  // epoch of the last call that took the job as fresh (with patience)
-	vdone   bool    // completed on the virtual machine
-	gone    bool    // left the host; a ghost in the virtual queue until it completes there
-	unfit   bool    // the current cluster has fewer GPUs than it needs of its kind
-
-	prefix uint64 // epoch of the last call that put the job in the priority prefix
+	// stamp is, with patience (patientOrder), the epoch of the last call that took the job as
+	// fresh; under the remaining-work conversion (remainingOrder, which does not use
+	// patientOrder), the Scheduler.rstamp of the last walk that took it as running.
+	stamp uint64
+	vdone bool // completed on the virtual machine
+	gone  bool // left the host; a ghost in the virtual queue until it completes there
+	unfit bool // the current cluster has fewer GPUs than it needs of its kind
 	// The remaining-work conversion keeps waiting jobs in Scheduler.wait, sorted by their
 	// fresh keys (freshLess) as of when they were last placed there: inWait tells that the job
 	// is in it, wr and wv are its keys there (predicted remaining GPU-time over weight, virtual
 	// completion) and wdone the iterations done that wr was computed from.
-	inWait        bool
-	wr, wv, wdone float64
-	rseen         uint64        // Scheduler.rstamp of the last remainingOrder walk that took it as running
-	vrank         int           // position in the virtually finished part of the order (with patience)
-	displaced     uint64        // epoch of the last call in which it ran on an unavailable GPU
+	inWait bool
+	vrank  int32 // position in the order (remaining work), or in its virtually finished part (patience)
+
+	prefix    uint64 // epoch of the last call that put the job in the priority prefix
+	wr, wv    float64
+	wdone     float64
+	displaced uint64 // epoch of the last call in which it ran on an unavailable GPU
 	job           *gpusched.Job // the job as the latest view describes it (refreshed every call)
 	rem, rel      float64       // virtual remaining work and release, as the queue holds them (live jobs)
 	vkey          float64       // the queue's priority key: rem / weight
@@ -1170,7 +1176,7 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 	// fresh reports whether st is a present, fitting, virtually finished job that is not yet
 	// overdue, and if so adds it to s.fresh with its keys.
 	fresh := func(st *jobState) {
-		if st.fresh == s.epoch || !st.vdone || st.gone || st.unfit ||
+		if st.stamp == s.epoch || !st.vdone || st.gone || st.unfit ||
 			s.now-st.vfinish >= s.patience*st.iters*st.tau {
 			return
 		}
@@ -1180,7 +1186,7 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		} else {
 			done = s.waitDone[st.key]
 		}
-		st.fresh = s.epoch
+		st.stamp = s.epoch
 		s.fresh = append(s.fresh, freshJob{freshKey(st, done), st.vfinish, st.key, st})
 	}
 	// The fresh jobs, first in the previous call's order, then those new to the list: the
@@ -1206,7 +1212,7 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		s.vorder = append(s.vorder, f.st)
 	}
 	for i, st := range s.vorder {
-		st.vrank = i
+		st.vrank = int32(i)
 	}
 	return s.vorder
 }
@@ -1228,7 +1234,7 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 	s.vorder = s.vorder[:0]
 	for _, st := range s.vdone {
 		if !st.gone && !st.unfit && s.overdue(st) {
-			st.vrank = len(s.vorder)
+			st.vrank = int32(len(s.vorder))
 			s.vorder = append(s.vorder, st)
 		}
 	}
@@ -1238,17 +1244,21 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 	s.rstamp++
 	last := s.last[1]
 	add := func(st *jobState) {
-		if st == nil || st.rseen == s.rstamp || st.gone || st.unfit || s.overdue(st) {
+		if st == nil || st.stamp == s.rstamp || st.gone || st.unfit || s.overdue(st) {
 			return
 		}
 		m := s.marks[st.key]
 		if !m.runs(s.epoch) {
 			return
 		}
-		st.rseen = s.rstamp
+		st.stamp = s.rstamp
 		// The progress the marking walk recorded for the entry (v.Running[m.idx].Iterations),
 		// read from its dense list rather than the view's statuses.
-		s.running = append(s.running, freshJob{freshKey(st, last[m.idx].done), st.vfinish, st.key, st})
+		// Written in place: a composite literal is built on the stack and copied out in 16-byte
+		// moves that wait on its 8-byte stores.
+		s.running = append(s.running, freshJob{})
+		f := &s.running[len(s.running)-1]
+		f.rkey, f.vfinish, f.key, f.st = freshKey(st, last[m.idx].done), st.vfinish, st.key, st
 	}
 	for _, st := range s.runOrder {
 		add(st)
@@ -1259,7 +1269,7 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 	sortFresh(s.running)
 	s.runOrder = s.runOrder[:0]
 	for i := range s.running {
-		s.running[i].st.vrank = len(s.vorder) + i
+		s.running[i].st.vrank = int32(len(s.vorder) + i)
 		s.runOrder = append(s.runOrder, s.running[i].st)
 	}
 	for _, st := range s.vorder {
@@ -1401,11 +1411,11 @@ type victim struct {
 // rank returns a job's position in the priority order (smaller runs first).
 func (s *Scheduler) rank(st *jobState) int {
 	if s.remWork {
-		return st.vrank
+		return int(st.vrank)
 	}
 	if st.vdone {
 		if s.patience > 0 {
-			return st.vrank
+			return int(st.vrank)
 		}
 		return slices.Index(s.vdone, st)
 	}
@@ -1552,7 +1562,11 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			}
 		}
 	}
-	holds := func(st *jobState) bool { return s.marks[st.key].runs(s.epoch) && st.displaced != s.epoch }
+	// A job's displaced mark is read only in a call that displaced some job: it lies past the
+	// first cache line of the job's state, which the walks over the order load.
+	holds := func(st *jobState) bool {
+		return s.marks[st.key].runs(s.epoch) && (!displaced || st.displaced != s.epoch)
+	}
 	budget := G
 	need := 0 // GPUs the prefix's waiting (and displaced) jobs need
 	prefixLen := 0
