@@ -314,6 +314,10 @@ type Scheduler struct {
 	// brokenMark keeps a job's progress in the marking walk's list from the previous call: a
 	// deliberately wrong variant (a list that misses an update), for tests.
 	brokenMark bool
+	// brokenSorted misses taking a finished length out of a book's sorted lengths when the
+	// ring overwrites it, and brokenPoor misses forgetting groupPoor's answer when a job
+	// overruns: deliberately wrong variants (a missed update), for tests.
+	brokenSorted, brokenPoor bool
 	// brokenShape answers placeShared from its memo whatever GPUs the answer was made on: a
 	// deliberately wrong variant, for tests.
 	brokenShape bool

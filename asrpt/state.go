@@ -689,6 +689,7 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 			return bad("group %q: next slot %d of %d", sg.Group, sg.Next, n)
 		}
 		g := &groupBook{done: slices.Clone(sg.Iterations), errs: slices.Clone(sg.Errors), gerr: make([]float64, n), next: sg.Next, used: uint64(i + 1)}
+		g.sortDone()
 		if sg.Burst != "" {
 			if math.IsNaN(sg.Last) || math.IsInf(sg.Last, 0) || sg.Dirty < 0 || sg.Dirty > len(in.Groups) {
 				return bad("burst %q: latest arrival %v, refresh place %d", sg.Group, sg.Last, sg.Dirty)
