@@ -202,9 +202,11 @@ const DefaultCompactSlack = 0.1
 type jobState struct {
 	// The fields the walks over the order read or write at every call (orderPrefix, for each
 	// running job and each job of the prefix) come first, in the first cache line of the 192
-	// bytes: key to vrank. 192 bytes is a size class whose objects start on a cache line (the
-	// 224 bytes this struct once took straddled a line boundary every other object); see
-	// TestJobStateLayout before adding a field.
+	// bytes: key to inWait. 192 bytes is a size class whose objects start on a cache line
+	// (the 224 bytes this struct once took straddled a line boundary every other object). The
+	// second line holds what decide and compactCandidates read of the jobs of the prefix and
+	// of the running ones (prefix to overruns), the third the virtual queue's mirror (rem,
+	// rel, vkey: liveCmp). See TestJobStateLayout before adding a field.
 	key     int
 	gpus    int     // job.GPUs, kept here so that walks over the order load no Job
 	iters   float64 // predicted total iterations (revised on overrun)
@@ -223,20 +225,20 @@ type jobState struct {
 	// is in it, wr and wv are its keys there (predicted remaining GPU-time over weight, virtual
 	// completion) and wdone the iterations done that wr was computed from.
 	inWait bool
-	vrank  int32 // position in the order (remaining work), or in its virtually finished part (patience)
 
 	prefix    uint64 // epoch of the last call that put the job in the priority prefix
+	displaced uint64 // epoch of the last call in which it ran on an unavailable GPU
+	preempted uint64 // epoch of the last call that preempted the job
+	overruns  int    // re-estimations so far (see Options.Strikes)
 	wr, wv    float64
 	wdone     float64
-	displaced uint64 // epoch of the last call in which it ran on an unavailable GPU
-	job           *gpusched.Job // the job as the latest view describes it (refreshed every call)
-	rem, rel      float64       // virtual remaining work and release, as the queue holds them (live jobs)
-	vkey          float64       // the queue's priority key: rem / weight
-	preempted     uint64        // epoch of the last call that preempted the job
+	job       *gpusched.Job // the job as the latest view describes it (refreshed every call)
+
+	rem, rel float64 // virtual remaining work and release, as the queue holds them (live jobs)
+	vkey     float64 // the queue's priority key: rem / weight
 	// waitFrom is the time since which the compact conversion has kept the job waiting for a
 	// compact placement (NaN: it is not waiting for one).
 	waitFrom float64
-	overruns int          // re-estimations so far (see Options.Strikes)
 	pred0    float64      // the Estimator's prediction at arrival (group fallback)
 	gpred0   float64      // the group distribution's median at arrival (0: none)
 	group    *groupBook   // its group's book while it is live (nil: no group fallback)
@@ -292,15 +294,18 @@ type Scheduler struct {
 	byKey       []*jobState // key -> state (nil when gone)
 	marks       []presence  // key -> where the latest view listed the job
 	waitDone    []float64   // key -> the iterations a waiting job had done when last listed
-	free        []int       // free keys
-	vdone       []*jobState // virtually completed jobs still present, by virtual completion
-	vdoneGone   int         // entries of vdone that have left (compacted away when most have)
-	live        []*jobState // jobs in the virtual queue that have not left, in queue order
-	unfit       int         // live jobs too large for the current cluster
-	epoch       uint64
-	now         float64
-	consol      *consolidate.Consolidator // nil with NoConsolidate
-	moves       int
+	// vranks is, by key, a job's position in the order (remaining work) or in its virtually
+	// finished part (patience), as the last walk that ranked it left it (see rank).
+	vranks    []int32
+	free      []int       // free keys
+	vdone     []*jobState // virtually completed jobs still present, by virtual completion
+	vdoneGone int         // entries of vdone that have left (compacted away when most have)
+	live      []*jobState // jobs in the virtual queue that have not left, in queue order
+	unfit     int         // live jobs too large for the current cluster
+	epoch     uint64
+	now       float64
+	consol    *consolidate.Consolidator // nil with NoConsolidate
+	moves     int
 
 	// reversed flips the priority order: a deliberately wrong variant for tests.
 	reversed bool
@@ -381,6 +386,7 @@ type Scheduler struct {
 	vorderOld []*jobState // the one before, kept as the starting order of the next sort
 	victims   []victim
 	order     []*jobState
+	waitPos   []int32 // decide: the positions in order of the prefix's jobs that do not hold their GPUs
 	doneBuf   []srptq.Completed
 	rejectBuf []*gpusched.JobError
 }
@@ -640,11 +646,13 @@ func (s *Scheduler) newKey() int {
 		s.free = s.free[:n-1]
 		s.marks[k] = presence{}
 		s.waitDone[k] = 0
+		s.vranks[k] = 0
 		return k
 	}
 	s.byKey = append(s.byKey, nil)
 	s.marks = append(s.marks, presence{})
 	s.waitDone = append(s.waitDone, 0)
+	s.vranks = append(s.vranks, 0)
 	return len(s.byKey) - 1
 }
 
@@ -1144,13 +1152,20 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 		budget -= st.gpus
 		return full || budget >= 0
 	}
+	// takeRun is take for a job known to be present and to fit, whose GPU count is given: the
+	// remaining-work order's running jobs, which it takes without loading their states again.
+	takeRun := func(st *jobState, gpus int) bool {
+		s.order = append(s.order, st)
+		budget -= gpus
+		return full || budget >= 0
+	}
 	// Compact the virtual-done list when it is mostly ghosts.
 	if live := len(s.vdone) - s.vdoneGone; live < len(s.vdone)/2 {
 		s.vdone = slices.DeleteFunc(s.vdone, func(st *jobState) bool { return st.gone })
 		s.vdoneGone = 0
 	}
 	if s.remWork {
-		s.remainingOrder(v, take)
+		s.remainingOrder(v, take, takeRun)
 		return
 	}
 	vorder := s.vdone
@@ -1191,7 +1206,7 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 			done = s.waitDone[st.key]
 		}
 		st.stamp = s.epoch
-		s.fresh = append(s.fresh, freshJob{freshKey(st, done), st.vfinish, st.key, st})
+		s.fresh = append(s.fresh, freshJob{freshKey(st, done), st.vfinish, int32(st.key), int32(st.gpus), st})
 	}
 	// The fresh jobs, first in the previous call's order, then those new to the list: the
 	// keys change little between calls (only running jobs' remaining work shrinks), so the
@@ -1216,7 +1231,7 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		s.vorder = append(s.vorder, f.st)
 	}
 	for i, st := range s.vorder {
-		st.vrank = int32(i)
+		s.vranks[st.key] = int32(i)
 	}
 	return s.vorder
 }
@@ -1234,11 +1249,11 @@ func (s *Scheduler) overdue(st *jobState) bool {
 // virtually: waitInsert), merged with this call's running jobs, sorted here; so a call walks
 // the running jobs and the prefix, not every waiting job. Each running job's vrank is set to a
 // position that orders the running jobs as the whole priority order would (see rank).
-func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) {
+func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool, takeRun func(*jobState, int) bool) {
 	s.vorder = s.vorder[:0]
 	for _, st := range s.vdone {
 		if !st.gone && !st.unfit && s.overdue(st) {
-			st.vrank = int32(len(s.vorder))
+			s.vranks[st.key] = int32(len(s.vorder))
 			s.vorder = append(s.vorder, st)
 		}
 	}
@@ -1262,7 +1277,7 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 		// moves that wait on its 8-byte stores.
 		s.running = append(s.running, freshJob{})
 		f := &s.running[len(s.running)-1]
-		f.rkey, f.vfinish, f.key, f.st = freshKey(st, last[m.idx].done), st.vfinish, st.key, st
+		f.rkey, f.vfinish, f.key, f.gpus, f.st = freshKey(st, last[m.idx].done), st.vfinish, int32(st.key), int32(st.gpus), st
 	}
 	for _, st := range s.runOrder {
 		add(st)
@@ -1273,8 +1288,12 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 	sortFresh(s.running)
 	s.runOrder = s.runOrder[:0]
 	for i := range s.running {
-		s.running[i].st.vrank = int32(len(s.vorder) + i)
 		s.runOrder = append(s.runOrder, s.running[i].st)
+	}
+	// Their ranks go to the dense vranks (by key), not to each job's state: a store per
+	// running job into a few kilobytes rather than into scattered states.
+	for i := range s.running {
+		s.vranks[s.running[i].key] = int32(len(s.vorder) + i)
 	}
 	for _, st := range s.vorder {
 		if !take(st) {
@@ -1292,7 +1311,7 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 			if !freshLess(r, &wf) {
 				break
 			}
-			if !take(r.st) {
+			if !takeRun(r.st, int(r.gpus)) {
 				return
 			}
 		}
@@ -1301,7 +1320,7 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 		}
 	}
 	for ; i < len(s.running); i++ {
-		if !take(s.running[i].st) {
+		if !takeRun(s.running[i].st, int(s.running[i].gpus)) {
 			return
 		}
 	}
@@ -1314,7 +1333,9 @@ func freshKey(st *jobState, done float64) float64 {
 }
 
 // waitJob is waiting job st with the keys it was placed in s.wait with.
-func (st *jobState) waitJob() freshJob { return freshJob{st.wr, st.wv, st.key, st} }
+func (st *jobState) waitJob() freshJob {
+	return freshJob{st.wr, st.wv, int32(st.key), int32(st.gpus), st}
+}
 
 // waitCmp orders s.wait: by the keys the jobs were placed with, in freshLess's order.
 func waitCmp(a, b *jobState) int {
@@ -1402,7 +1423,8 @@ func freshCmp(a, b *freshJob) int {
 // remaining GPU-time over weight, then virtual completion, then key.
 type freshJob struct {
 	rkey, vfinish float64
-	key           int
+	key           int32
+	gpus          int32 // st.gpus (read by remainingOrder's walk without loading st)
 	st            *jobState
 }
 
@@ -1415,11 +1437,11 @@ type victim struct {
 // rank returns a job's position in the priority order (smaller runs first).
 func (s *Scheduler) rank(st *jobState) int {
 	if s.remWork {
-		return int(st.vrank)
+		return int(s.vranks[st.key])
 	}
 	if st.vdone {
 		if s.patience > 0 {
-			return int(st.vrank)
+			return int(s.vranks[st.key])
 		}
 		return slices.Index(s.vdone, st)
 	}
@@ -1574,6 +1596,10 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 	budget := G
 	need := 0 // GPUs the prefix's waiting (and displaced) jobs need
 	prefixLen := 0
+	// The prefix's jobs that do not hold their GPUs (waiting or displaced), by position: the
+	// start loop places them and skips the rest, which it need not load again (holds does not
+	// change within a call).
+	s.waitPos = s.waitPos[:0]
 	for _, st := range s.order {
 		if st.gpus > budget {
 			break
@@ -1583,6 +1609,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		prefixLen++
 		if !holds(st) {
 			need += st.gpus
+			s.waitPos = append(s.waitPos, int32(prefixLen-1))
 		}
 	}
 	wake := math.Inf(1)
@@ -1686,6 +1713,48 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		}
 	}
 	starts := s.startBuf[:0]
+	// startOne places the waiting (or displaced) job st at position pos of s.order, preempting
+	// for a compact placement if mayPreempt; it reports stop when, in strict order, no job
+	// after it may start.
+	startOne := func(pos int, st *jobState, mayPreempt bool) (stop bool, err error) {
+		if (preempted && st.preempted == s.epoch) || (s.opt.NoMigrate && displaced && st.displaced == s.epoch) {
+			// Preempted for a compact placement of a job ahead of it, or displaced on a host
+			// that cannot migrate: started again at the next call (a second or more later),
+			// never moved within one decision.
+			wake = math.Min(wake, v.Now+MinWake)
+			return false, nil
+		}
+		if st.job.GPUs > free.Len() {
+			if !s.opt.Backfill && !calm(st) {
+				return true, nil // strict order: nobody overtakes a waiting prefix job
+			}
+			return false, nil
+		}
+		gpus, ok := s.placeMemo(v.Cluster, free, st)
+		if !ok || len(gpus) != st.job.GPUs {
+			if !s.opt.Backfill && !calm(st) {
+				return true, nil
+			}
+			return false, nil
+		}
+		if s.compact && st.gpus > 1 {
+			var more, wait bool
+			gpus, more, wait = s.compactPlace(&v, st, pos, prefixLen, gpus, &free, mayPreempt)
+			preempted = preempted || more
+			if wait {
+				return false, nil
+			}
+		}
+		for _, g := range gpus {
+			if !free.Contains(g) {
+				return true, fmt.Errorf("asrpt: placer put job %q on GPU %d, which is not free", st.job.ID, g)
+			}
+			free.Remove(g)
+		}
+		st.waitFrom = math.NaN()
+		starts = append(starts, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
+		return false, nil
+	}
 	// start places the waiting (and displaced) jobs of s.order[from:to]; in strict order it
 	// stops at the first job that cannot start.
 	start := func(from, to int) error {
@@ -1693,47 +1762,18 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			if holds(st) {
 				continue
 			}
-			if (preempted && st.preempted == s.epoch) || (s.opt.NoMigrate && displaced && st.displaced == s.epoch) {
-				// Preempted for a compact placement of a job ahead of it, or displaced on a host
-				// that cannot migrate: started again at the next call (a second or more later),
-				// never moved within one decision.
-				wake = math.Min(wake, v.Now+MinWake)
-				continue
+			if stop, err := startOne(from+i, st, from == 0); stop || err != nil {
+				return err
 			}
-			if st.job.GPUs > free.Len() {
-				if !s.opt.Backfill && !calm(st) {
-					return nil // strict order: nobody overtakes a waiting prefix job
-				}
-				continue
-			}
-			gpus, ok := s.placeMemo(v.Cluster, free, st)
-			if !ok || len(gpus) != st.job.GPUs {
-				if !s.opt.Backfill && !calm(st) {
-					return nil
-				}
-				continue
-			}
-			if s.compact && st.gpus > 1 {
-				var more, wait bool
-				gpus, more, wait = s.compactPlace(&v, st, from+i, prefixLen, gpus, &free, from == 0)
-				preempted = preempted || more
-				if wait {
-					continue
-				}
-			}
-			for _, g := range gpus {
-				if !free.Contains(g) {
-					return fmt.Errorf("asrpt: placer put job %q on GPU %d, which is not free", st.job.ID, g)
-				}
-				free.Remove(g)
-			}
-			st.waitFrom = math.NaN()
-			starts = append(starts, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
 		}
 		return nil
 	}
-	if err := start(0, prefixLen); err != nil {
-		return gpusched.Decision{}, 0, err
+	for _, p := range s.waitPos {
+		if stop, err := startOne(int(p), s.order[p], true); err != nil {
+			return gpusched.Decision{}, 0, err
+		} else if stop {
+			break
+		}
 	}
 	kept()
 	nKept := len(d.Run)

@@ -27,7 +27,7 @@ func groupSortedCheck(t *rapid.T, brokenSorted, brokenPoor bool) {
 		switch op := rapid.IntRange(0, 9).Draw(t, "op"); {
 		case op <= 2 || len(g.live) == 0:
 			st := &jobState{key: len(all), job: job, tau: float64(rapid.IntRange(0, 3).Draw(t, "tau")),
-				pred0: float64(rapid.IntRange(0, 20).Draw(t, "pred0")),
+				pred0:  float64(rapid.IntRange(0, 20).Draw(t, "pred0")),
 				gpred0: float64(rapid.IntRange(0, 20).Draw(t, "gpred0"))}
 			st.group = g
 			g.live = append(g.live, st)

@@ -623,6 +623,7 @@ func (s *Scheduler) restore(in *savedState, base []byte) error {
 	s.sizing = nil
 	s.marks = make([]presence, len(s.byKey))
 	s.waitDone = make([]float64, len(s.byKey))
+	s.vranks = make([]int32, len(s.byKey))
 	for k, st := range s.byKey {
 		if st == nil || st.gone {
 			s.marks[k].gone = true
