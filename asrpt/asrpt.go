@@ -260,6 +260,12 @@ type presence struct {
 	idx     int32  // index in that view's list
 	running bool   // in that view's Running list
 	gone    bool   // the job has left (jobState.gone), or the key is free
+	// gen counts the jobs the key has been given to (newKey), modulo 2^16: an entry of the
+	// last view's lists (viewEntry.gen) still names the state that holds its key when the
+	// gens agree. Between two walks over a list a key is given anew at most once (keys are
+	// freed only outside the walks, and taken only by admissions in them), so the count
+	// cannot wrap around to a stale entry's.
+	gen uint16
 }
 
 // runs reports whether the job is in the current view's Running list (epoch: the current
@@ -319,6 +325,10 @@ type Scheduler struct {
 	// brokenMark keeps a job's progress in the marking walk's list from the previous call: a
 	// deliberately wrong variant (a list that misses an update), for tests.
 	brokenMark bool
+	// brokenGen gives a key to a new job without counting it in the key's gen: a deliberately
+	// wrong variant (a missed update: the last view's entries for the key's old job pass for
+	// current), for tests.
+	brokenGen bool
 	// brokenSorted misses taking a finished length out of a book's sorted lengths when the
 	// ring overwrites it, and brokenPoor misses forgetting groupPoor's answer when a job
 	// overruns: deliberately wrong variants (a missed update), for tests.
@@ -398,6 +408,7 @@ type viewEntry struct {
 	job  *gpusched.Job
 	st   *jobState
 	key  int32
+	gen  uint16  // the key's presence.gen when the entry was made
 	done float64 // the iterations the entry reported (the remaining-work order's key of a waiting job)
 }
 
@@ -599,7 +610,7 @@ func (s *Scheduler) drop(st *jobState) {
 
 func (s *Scheduler) release(st *jobState) {
 	s.byKey[st.key] = nil
-	s.marks[st.key] = presence{gone: true}
+	s.marks[st.key] = presence{gone: true, gen: s.marks[st.key].gen}
 	s.free = append(s.free, st.key)
 }
 
@@ -644,7 +655,11 @@ func (s *Scheduler) newKey() int {
 	if n := len(s.free); n > 0 {
 		k := s.free[n-1]
 		s.free = s.free[:n-1]
-		s.marks[k] = presence{}
+		gen := s.marks[k].gen + 1
+		if s.brokenGen {
+			gen--
+		}
+		s.marks[k] = presence{gen: gen}
 		s.waitDone[k] = 0
 		s.vranks[k] = 0
 		return k
@@ -740,7 +755,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			// rebuilds its Jobs is matched by ID instead.
 			// A matched entry's key and state come from the previous lists, so an unchanged job
 			// costs no load of its state at all (the key still holds the same state and the job
-			// has not left: checked in the dense byKey and marks).
+			// has not left: checked in the dense marks alone, by the key's gen).
 			var st *jobState
 			key := int32(-1)
 			var id gpusched.JobID
@@ -750,7 +765,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			for d := 0; d < 4 && k+d < len(prev); d++ {
 				if e := &prev[k+d]; e.job == js.Job {
 					id, same = e.id, true
-					if c, ck := e.st, e.key; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
+					if c, ck := e.st, e.key; c != nil && s.marks[ck].gen == e.gen && !s.marks[ck].gone {
 						st, key, fromPrev, prevDone = c, ck, true, e.done
 					}
 					k += d + 1
@@ -761,7 +776,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				id = js.Job.ID
 				for d := 0; d < 4 && k+d < len(prev); d++ {
 					if e := &prev[k+d]; e.id == id {
-						if c, ck := e.st, e.key; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
+						if c, ck := e.st, e.key; c != nil && s.marks[ck].gen == e.gen && !s.marks[ck].gone {
 							st, key, fromPrev, prevDone = c, ck, true, e.done
 						}
 						k += d + 1
@@ -827,7 +842,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			if s.brokenMark && fromPrev {
 				done = prevDone
 			}
-			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key, done: done})
+			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key, gen: m.gen, done: done})
 			seen++
 		}
 		s.last[w], s.scratch[w] = cur, prev
