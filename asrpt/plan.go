@@ -29,6 +29,17 @@ type PlanChoice struct {
 	name   string
 	chosen map[gpusched.JobID]planChoice
 	bufs   [2][]gpusched.JobStatus
+	delta  gpusched.ViewDelta       // the view's delta, pointing into bufs
+	dbufs  [3][]*gpusched.JobStatus // its Arrived, Started and Stopped
+
+	// For tests: plain hands the inner scheduler the copied lists with the host's delta as it
+	// is (pointing into the host's lists) and no record of held GPUs, as before they were
+	// passed on; brokenHeld records
+	// every GPU as held and brokenMoved moves a delta's statuses to the next entry of the
+	// copies (deliberately wrong variants); viewHook sees each view handed to the inner
+	// scheduler.
+	plain, brokenHeld, brokenMoved bool
+	viewHook                       func(gpusched.View)
 }
 
 type planChoice struct {
@@ -158,9 +169,39 @@ func (p *PlanChoice) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		p.bufs[i] = buf
 	}
 	in.Pending, in.Running = p.bufs[0], p.bufs[1]
+	// The lists are copies, entry for entry: the host's record of the GPUs Running holds
+	// (gpusched.View.SetHeld) still holds for them, and its delta's statuses are moved to
+	// the copies, so that the inner scheduler neither walks every running job for the free
+	// GPUs nor every waiting job for want of a delta it can follow (its decisions are the
+	// same either way: TestPlanChoiceViewRecords).
+	if v.Cluster != nil && v.Unavailable.Len() == 0 && !p.plain {
+		held := v.Cluster.AllGPUs()
+		if !p.brokenHeld {
+			held.RemoveAll(v.Free()) // Free reads the host's record when it has one
+		}
+		in.SetHeld(held)
+	}
+	if v.Delta != nil && !p.plain {
+		p.delta = *v.Delta
+		for i, list := range [3]*[]*gpusched.JobStatus{&p.delta.Arrived, &p.delta.Started, &p.delta.Stopped} {
+			buf := p.dbufs[i][:0]
+			for _, js := range *list {
+				buf = append(buf, p.moved(&v, js))
+			}
+			*list, p.dbufs[i] = buf, buf
+		}
+		in.Delta = &p.delta
+	}
+	if p.viewHook != nil {
+		p.viewHook(in)
+	}
 	d, err := p.inner.Schedule(in)
 	clear(p.bufs[0])
 	clear(p.bufs[1])
+	for i := range p.dbufs {
+		clear(p.dbufs[i])
+	}
+	p.delta = gpusched.ViewDelta{}
 	if err != nil {
 		return d, err
 	}
@@ -170,6 +211,20 @@ func (p *PlanChoice) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		}
 	}
 	return d, nil
+}
+
+// moved returns the copy in p.bufs of status js of v's lists (js itself if it is in neither:
+// the inner scheduler then does not follow the delta).
+func (p *PlanChoice) moved(v *gpusched.View, js *gpusched.JobStatus) *gpusched.JobStatus {
+	for k, list := range [2][]gpusched.JobStatus{v.Pending, v.Running} {
+		if i, ok := indexIn(list, js); ok {
+			if p.brokenMoved && i+1 < len(list) {
+				i++
+			}
+			return &p.bufs[k][i]
+		}
+	}
+	return js
 }
 
 // JobCompleted tells the inner scheduler, with the job as it saw it, and forgets the choice.
