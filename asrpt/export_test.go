@@ -13,6 +13,6 @@ func FollowedForTest(s *Scheduler) int { return s.followed }
 
 // PlanViewsForTest sets p's test switches (see PlanChoice.plain and the broken variants) and
 // a function that sees each view p hands its inner scheduler.
-func PlanViewsForTest(p *PlanChoice, plain, brokenHeld, brokenMoved bool, hook func(gpusched.View)) {
-	p.plain, p.brokenHeld, p.brokenMoved, p.viewHook = plain, brokenHeld, brokenMoved, hook
+func PlanViewsForTest(p *PlanChoice, plain, noPass, brokenHeld, brokenMoved bool, hook func(gpusched.View)) {
+	p.plain, p.noPass, p.brokenHeld, p.brokenMoved, p.viewHook = plain, noPass, brokenHeld, brokenMoved, hook
 }

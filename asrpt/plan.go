@@ -33,13 +33,12 @@ type PlanChoice struct {
 	dbufs  [3][]*gpusched.JobStatus // its Arrived, Started and Stopped
 
 	// For tests: plain hands the inner scheduler the copied lists with the host's delta as it
-	// is (pointing into the host's lists) and no record of held GPUs, as before they were
-	// passed on; brokenHeld records
-	// every GPU as held and brokenMoved moves a delta's statuses to the next entry of the
-	// copies (deliberately wrong variants); viewHook sees each view handed to the inner
-	// scheduler.
-	plain, brokenHeld, brokenMoved bool
-	viewHook                       func(gpusched.View)
+	// is (pointing into the host's lists) and no record of held GPUs, as before either was
+	// passed on; noPass copies every view, even one that passes; brokenHeld records every
+	// GPU as held and brokenMoved moves a delta's statuses to the next entry of the copies
+	// (deliberately wrong variants); viewHook sees each view handed to the inner scheduler.
+	plain, noPass, brokenHeld, brokenMoved bool
+	viewHook                               func(gpusched.View)
 }
 
 type planChoice struct {
@@ -158,6 +157,15 @@ func (p *PlanChoice) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := p.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
+	// A view none of whose jobs is reconfigurable or carries a plan choice is the inner
+	// scheduler's view as it is (the Philly traces have no plans): no copies to make, and the
+	// host's record of held GPUs and its delta hold as they are.
+	if !p.plain && !p.noPass && p.passes(&v) {
+		if p.viewHook != nil {
+			p.viewHook(v)
+		}
+		return p.inner.Schedule(v)
+	}
 	in := v
 	for i, list := range [][]gpusched.JobStatus{v.Pending, v.Running} {
 		buf := p.bufs[i][:0]
@@ -211,6 +219,19 @@ func (p *PlanChoice) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		}
 	}
 	return d, nil
+}
+
+// passes reports whether the inner scheduler may be handed view v as it is: choose leaves
+// every job as it is and no status carries a plan choice.
+func (p *PlanChoice) passes(v *gpusched.View) bool {
+	for _, list := range [2][]gpusched.JobStatus{v.Pending, v.Running} {
+		for i := range list {
+			if st := &list[i]; st.PlanChoice != 0 || p.choose(st.Job, v.Cluster) != st.Job {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // moved returns the copy in p.bufs of status js of v's lists (js itself if it is in neither:
