@@ -302,7 +302,11 @@ type Scheduler struct {
 	waitDone    []float64   // key -> the iterations a waiting job had done when last listed
 	// vranks is, by key, a job's position in the order (remaining work) or in its virtually
 	// finished part (patience), as the last walk that ranked it left it (see rank).
-	vranks    []int32
+	vranks []int32
+	// limits is, by key, the iterations past which a job is re-estimated: its prediction
+	// times 1 + ReestimateMargin, kept by setIters (the re-estimation check reads it for
+	// every running job at every call, without loading the job's state).
+	limits    []float64
 	free      []int       // free keys
 	vdone     []*jobState // virtually completed jobs still present, by virtual completion
 	vdoneGone int         // entries of vdone that have left (compacted away when most have)
@@ -325,6 +329,9 @@ type Scheduler struct {
 	// brokenMark keeps a job's progress in the marking walk's list from the previous call: a
 	// deliberately wrong variant (a list that misses an update), for tests.
 	brokenMark bool
+	// brokenLimits misses the re-estimation limit's update when a job is re-estimated: a
+	// deliberately wrong variant, for tests.
+	brokenLimits bool
 	// brokenGen gives a key to a new job without counting it in the key's gen: a deliberately
 	// wrong variant (a missed update: the last view's entries for the key's old job pass for
 	// current), for tests.
@@ -662,12 +669,14 @@ func (s *Scheduler) newKey() int {
 		s.marks[k] = presence{gen: gen}
 		s.waitDone[k] = 0
 		s.vranks[k] = 0
+		s.limits[k] = 0
 		return k
 	}
 	s.byKey = append(s.byKey, nil)
 	s.marks = append(s.marks, presence{})
 	s.waitDone = append(s.waitDone, 0)
 	s.vranks = append(s.vranks, 0)
+	s.limits = append(s.limits, 0)
 	return len(s.byKey) - 1
 }
 
@@ -905,18 +914,19 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	// 3. Re-estimate running jobs that ran past their prediction.
 	wake := math.Inf(1)
 	if !s.opt.NoReestimate {
+		last := s.last[1]
 		for i := range v.Running {
 			js := &v.Running[i]
-			st := s.last[1][i].st
-			if st == nil {
+			e := &last[i]
+			if e.st == nil {
 				continue
 			}
-			limit := st.iters * (1 + s.opt.ReestimateMargin)
+			limit := s.limits[e.key]
 			if reached(js.Iterations, limit) {
-				if err := s.reestimate(&v, st, js.Iterations); err != nil {
+				if err := s.reestimate(&v, e.st, js.Iterations); err != nil {
 					return gpusched.Decision{}, err
 				}
-				limit = st.iters * (1 + s.opt.ReestimateMargin)
+				limit = s.limits[e.key]
 			}
 			// Ask to be woken when the job will reach its prediction, at its observed pace, but
 			// no sooner than MinWake from now: a job now running slower than its average pace
@@ -1488,7 +1498,8 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job) (*jobState, *gpu
 	if err != nil {
 		return nil, &gpusched.JobError{Job: j.ID, Err: err}
 	}
-	st := &jobState{key: s.newKey(), job: j, gpus: j.GPUs, iters: n, tau: sc.Time, weight: j.EffectiveWeight(), waitFrom: math.NaN()}
+	st := &jobState{key: s.newKey(), job: j, gpus: j.GPUs, tau: sc.Time, weight: j.EffectiveWeight(), waitFrom: math.NaN()}
+	s.setIters(st, n)
 	size := float64(j.GPUs) * rank * sc.Time / s.g0
 	if err := s.queue.AddWeighted(st.key, size, st.weight); err != nil {
 		s.release(st)
@@ -1508,11 +1519,11 @@ func (s *Scheduler) reestimate(v *gpusched.View, st *jobState, done float64) err
 	st.overruns++
 	s.groupOverrun(st)
 	if until, rank, ok := s.groupRank(v, st, done); ok {
-		st.iters = until
+		s.reIters(st, until)
 		return s.resize(st, float64(st.gpus)*rank*st.tau/s.g0)
 	}
 	if n, rank, ok := s.gittins(st.job, done); ok {
-		st.iters = n
+		s.reIters(st, n)
 		return s.resize(st, float64(st.job.GPUs)*rank*st.tau/s.g0)
 	}
 	n, err := s.opt.Estimator.Estimate(st.job, done)
@@ -1524,7 +1535,7 @@ func (s *Scheduler) reestimate(v *gpusched.View, st *jobState, done float64) err
 		}
 	}
 	extra := float64(st.job.GPUs) * (n - st.iters) * st.tau / s.g0
-	st.iters = n
+	s.reIters(st, n)
 	if extra <= 0 {
 		s.waitRekey(st)
 		return nil
@@ -1534,6 +1545,22 @@ func (s *Scheduler) reestimate(v *gpusched.View, st *jobState, done float64) err
 		rem, _ = s.queue.Remaining(st.key)
 	}
 	return s.resize(st, rem+extra)
+}
+
+// setIters sets job st's predicted total iterations, and the iterations at which it is
+// re-estimated (Scheduler.limits).
+func (s *Scheduler) setIters(st *jobState, n float64) {
+	st.iters = n
+	s.limits[st.key] = n * (1 + s.opt.ReestimateMargin)
+}
+
+// reIters is setIters for a re-estimation (brokenLimits misses the limit's update there).
+func (s *Scheduler) reIters(st *jobState, n float64) {
+	if s.brokenLimits {
+		st.iters = n
+		return
+	}
+	s.setIters(st, n)
 }
 
 // resize gives a re-estimated job `size` of remaining virtual work: a job the virtual machine

@@ -127,7 +127,7 @@ func (s *Scheduler) groupRefresh(v *gpusched.View) error {
 			if !ok || until == st.iters {
 				continue
 			}
-			st.iters = until
+			s.setIters(st, until)
 			if err := s.resize(st, float64(st.gpus)*rank*st.tau/s.g0); err != nil {
 				return err
 			}
@@ -551,7 +551,7 @@ func (s *Scheduler) groupArrive(v *gpusched.View, st *jobState) error {
 	if !ok {
 		return nil
 	}
-	st.iters = until
+	s.setIters(st, until)
 	return s.resize(st, float64(st.gpus)*rank*st.tau/s.g0)
 }
 

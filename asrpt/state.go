@@ -624,9 +624,13 @@ func (s *Scheduler) restore(in *savedState, base []byte) error {
 	s.marks = make([]presence, len(s.byKey))
 	s.waitDone = make([]float64, len(s.byKey))
 	s.vranks = make([]int32, len(s.byKey))
+	s.limits = make([]float64, len(s.byKey))
 	for k, st := range s.byKey {
 		if st == nil || st.gone {
 			s.marks[k].gone = true
+		}
+		if st != nil {
+			s.limits[k] = st.iters * (1 + s.opt.ReestimateMargin)
 		}
 	}
 	s.last = [2][]viewEntry{}
