@@ -355,7 +355,7 @@ type Scheduler struct {
 	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
 	// shapes remembers the default placer's latest answer per job shape, on the free GPUs
 	// (shapes[0]) and on the compact conversion's pool (shapes[1]): see placeShared.
-	shapes [2]map[placeShape]*shapePlace
+	shapes [2]map[placeShape]*shapePlaces
 	slows  map[slowShape][]slowPlace // slowShared's memo
 
 	patience   float64        // Options.Patience resolved: 0 for none
@@ -1145,7 +1145,7 @@ func (s *Scheduler) setCluster(c *topology.Cluster) {
 	}
 	s.cluster = c
 	s.sizing = nil
-	s.shapes = [2]map[placeShape]*shapePlace{}
+	s.shapes = [2]map[placeShape]*shapePlaces{}
 	s.slows = nil
 	clear(s.rejected)
 	s.unfit = 0
@@ -2068,7 +2068,7 @@ type placeShape struct {
 	minMem  float64
 }
 
-// shapePlace is the default placer's latest answer for one job shape: the plan (the rest of
+// shapePlace is one of the default placer's answers for a job shape: the plan (the rest of
 // the shape), the cluster and GPUs it was asked on, and its answer.
 type shapePlace struct {
 	plan   graph.Plan
@@ -2078,12 +2078,24 @@ type shapePlace struct {
 	ok     bool
 }
 
+// shapePlaces is the default placer's latest answers for one job shape, the last
+// shapeAnswers of them (a ring).
+type shapePlaces struct {
+	e    [shapeAnswers]shapePlace
+	next int
+}
+
+// shapeAnswers is how many answers placeShared remembers per job shape and kind of set: the
+// waiting jobs of one shape are offered different pools within a call (each its own
+// candidates), and the same ones again at the next call when nothing changed.
+const shapeAnswers = 4
+
 // maxShapes bounds the jobs shapes placeShared remembers (per kind); past it they are dropped.
 const maxShapes = 256
 
 // placeShared is the Placer's placement of st's job on set: with the default placer, the
-// answer given last for a job of the same shape (placeShape) when it was asked on the same
-// cluster and set. Waiting jobs of one shape (the same model, plan and size) are offered the
+// answer given for a job of the same shape (placeShape) when it was last asked on the same
+// cluster and set (of the last shapeAnswers sets). Waiting jobs of one shape (the same model, plan and size) are offered the
 // same free GPUs within a call and often across calls, and the placer costs a partitioning
 // each. kind tells the free GPUs (0) from the compact conversion's pool (1), which alternate.
 func (s *Scheduler) placeShared(c *topology.Cluster, set topology.GPUSet, st *jobState, kind int) ([]topology.GPUID, bool) {
@@ -2093,19 +2105,25 @@ func (s *Scheduler) placeShared(c *topology.Cluster, set topology.GPUSet, st *jo
 	j := st.job
 	key := placeShape{j.Model, j.GPUs, j.GPUType, j.MinGPUMemory}
 	m := s.shapes[kind]
-	e := m[key]
-	if e != nil && e.c == c && samePlan(e.plan, j.Plan) && (e.set.Equal(set) || s.brokenShape) {
-		return slices.Clone(e.placed), e.ok
+	r := m[key]
+	if r != nil {
+		for k := range r.e {
+			if e := &r.e[k]; e.c == c && samePlan(e.plan, j.Plan) && (e.set.Equal(set) || s.brokenShape) {
+				return slices.Clone(e.placed), e.ok
+			}
+		}
 	}
 	gpus, ok := s.opt.Placer(c, set, j)
-	if e == nil {
+	if r == nil {
 		if m == nil || len(m) >= maxShapes {
-			m = make(map[placeShape]*shapePlace)
+			m = make(map[placeShape]*shapePlaces)
 			s.shapes[kind] = m
 		}
-		e = &shapePlace{}
-		m[key] = e
+		r = &shapePlaces{}
+		m[key] = r
 	}
+	e := &r.e[r.next]
+	r.next = (r.next + 1) % shapeAnswers
 	e.plan, e.c, e.ok = j.Plan, c, ok
 	e.set.SetTo(set)
 	e.placed = append(e.placed[:0], gpus...)
