@@ -200,37 +200,45 @@ const DefaultStrikeRunTime = 600.0
 const DefaultCompactSlack = 0.1
 
 type jobState struct {
-	// The fields the walks over the order read at every call come first, in the first cache
-	// line of the 128 bytes (a size class, so lines are aligned): key to unfit.
+	// The fields the walks over the order read or write at every call (orderPrefix, for each
+	// running job and each job of the prefix) come first, in the first cache line of the 192
+	// bytes: key to inWait. 192 bytes is a size class whose objects start on a cache line
+	// (the 224 bytes this struct once took straddled a line boundary every other object). The
+	// second line holds what decide and compactCandidates read of the jobs of the prefix and
+	// of the running ones (prefix to overruns), the third the virtual queue's mirror (rem,
+	// rel, vkey: liveCmp). See TestJobStateLayout before adding a field.
 	key     int
 	gpus    int     // job.GPUs, kept here so that walks over the order load no Job
 	iters   float64 // predicted total iterations (revised on overrun)
 	tau     float64 // seconds per iteration at the best placement
 	weight  float64 // the job's effective weight
 	vfinish float64 // virtual completion time when vdone
-	fresh   uint64  // epoch of the last call that took the job as fresh (with patience)
-	vdone   bool    // completed on the virtual machine
-	gone    bool    // left the host; a ghost in the virtual queue until it completes there
-	unfit   bool    // the current cluster has fewer GPUs than it needs of its kind
-
-	prefix uint64 // epoch of the last call that put the job in the priority prefix
+	// stamp is, with patience (patientOrder), the epoch of the last call that took the job as
+	// fresh; under the remaining-work conversion (remainingOrder, which does not use
+	// patientOrder), the Scheduler.rstamp of the last walk that took it as running.
+	stamp uint64
+	vdone bool // completed on the virtual machine
+	gone  bool // left the host; a ghost in the virtual queue until it completes there
+	unfit bool // the current cluster has fewer GPUs than it needs of its kind
 	// The remaining-work conversion keeps waiting jobs in Scheduler.wait, sorted by their
 	// fresh keys (freshLess) as of when they were last placed there: inWait tells that the job
 	// is in it, wr and wv are its keys there (predicted remaining GPU-time over weight, virtual
 	// completion) and wdone the iterations done that wr was computed from.
-	inWait        bool
-	wr, wv, wdone float64
-	rseen         uint64        // Scheduler.rstamp of the last remainingOrder walk that took it as running
-	vrank         int           // position in the virtually finished part of the order (with patience)
-	displaced     uint64        // epoch of the last call in which it ran on an unavailable GPU
-	job           *gpusched.Job // the job as the latest view describes it (refreshed every call)
-	rem, rel      float64       // virtual remaining work and release, as the queue holds them (live jobs)
-	vkey          float64       // the queue's priority key: rem / weight
-	preempted     uint64        // epoch of the last call that preempted the job
+	inWait bool
+
+	prefix    uint64 // epoch of the last call that put the job in the priority prefix
+	displaced uint64 // epoch of the last call in which it ran on an unavailable GPU
+	preempted uint64 // epoch of the last call that preempted the job
+	overruns  int    // re-estimations so far (see Options.Strikes)
+	wr, wv    float64
+	wdone     float64
+	job       *gpusched.Job // the job as the latest view describes it (refreshed every call)
+
+	rem, rel float64 // virtual remaining work and release, as the queue holds them (live jobs)
+	vkey     float64 // the queue's priority key: rem / weight
 	// waitFrom is the time since which the compact conversion has kept the job waiting for a
 	// compact placement (NaN: it is not waiting for one).
 	waitFrom float64
-	overruns int          // re-estimations so far (see Options.Strikes)
 	pred0    float64      // the Estimator's prediction at arrival (group fallback)
 	gpred0   float64      // the group distribution's median at arrival (0: none)
 	group    *groupBook   // its group's book while it is live (nil: no group fallback)
@@ -252,6 +260,12 @@ type presence struct {
 	idx     int32  // index in that view's list
 	running bool   // in that view's Running list
 	gone    bool   // the job has left (jobState.gone), or the key is free
+	// gen counts the jobs the key has been given to (newKey), modulo 2^16: an entry of the
+	// last view's lists (viewEntry.gen) still names the state that holds its key when the
+	// gens agree. Between two walks over a list a key is given anew at most once (keys are
+	// freed only outside the walks, and taken only by admissions in them), so the count
+	// cannot wrap around to a stale entry's.
+	gen uint16
 }
 
 // runs reports whether the job is in the current view's Running list (epoch: the current
@@ -286,15 +300,22 @@ type Scheduler struct {
 	byKey       []*jobState // key -> state (nil when gone)
 	marks       []presence  // key -> where the latest view listed the job
 	waitDone    []float64   // key -> the iterations a waiting job had done when last listed
-	free        []int       // free keys
-	vdone       []*jobState // virtually completed jobs still present, by virtual completion
-	vdoneGone   int         // entries of vdone that have left (compacted away when most have)
-	live        []*jobState // jobs in the virtual queue that have not left, in queue order
-	unfit       int         // live jobs too large for the current cluster
-	epoch       uint64
-	now         float64
-	consol      *consolidate.Consolidator // nil with NoConsolidate
-	moves       int
+	// vranks is, by key, a job's position in the order (remaining work) or in its virtually
+	// finished part (patience), as the last walk that ranked it left it (see rank).
+	vranks []int32
+	// limits is, by key, the iterations past which a job is re-estimated: its prediction
+	// times 1 + ReestimateMargin, kept by setIters (the re-estimation check reads it for
+	// every running job at every call, without loading the job's state).
+	limits    []float64
+	free      []int       // free keys
+	vdone     []*jobState // virtually completed jobs still present, by virtual completion
+	vdoneGone int         // entries of vdone that have left (compacted away when most have)
+	live      []*jobState // jobs in the virtual queue that have not left, in queue order
+	unfit     int         // live jobs too large for the current cluster
+	epoch     uint64
+	now       float64
+	consol    *consolidate.Consolidator // nil with NoConsolidate
+	moves     int
 
 	// reversed flips the priority order: a deliberately wrong variant for tests.
 	reversed bool
@@ -308,6 +329,17 @@ type Scheduler struct {
 	// brokenMark keeps a job's progress in the marking walk's list from the previous call: a
 	// deliberately wrong variant (a list that misses an update), for tests.
 	brokenMark bool
+	// brokenLimits misses the re-estimation limit's update when a job is re-estimated: a
+	// deliberately wrong variant, for tests.
+	brokenLimits bool
+	// brokenGen gives a key to a new job without counting it in the key's gen: a deliberately
+	// wrong variant (a missed update: the last view's entries for the key's old job pass for
+	// current), for tests.
+	brokenGen bool
+	// brokenSorted misses taking a finished length out of a book's sorted lengths when the
+	// ring overwrites it, and brokenPoor misses forgetting groupPoor's answer when a job
+	// overruns: deliberately wrong variants (a missed update), for tests.
+	brokenSorted, brokenPoor bool
 	// brokenShape answers placeShared from its memo whatever GPUs the answer was made on: a
 	// deliberately wrong variant, for tests.
 	brokenShape bool
@@ -323,7 +355,7 @@ type Scheduler struct {
 	sizing        map[sizingKey][][]topology.GPUID // candidate sizing placements
 	// shapes remembers the default placer's latest answer per job shape, on the free GPUs
 	// (shapes[0]) and on the compact conversion's pool (shapes[1]): see placeShared.
-	shapes [2]map[placeShape]*shapePlace
+	shapes [2]map[placeShape]*shapePlaces
 	slows  map[slowShape][]slowPlace // slowShared's memo
 
 	patience   float64        // Options.Patience resolved: 0 for none
@@ -371,6 +403,7 @@ type Scheduler struct {
 	vorderOld []*jobState // the one before, kept as the starting order of the next sort
 	victims   []victim
 	order     []*jobState
+	waitPos   []int32 // decide: the positions in order of the prefix's jobs that do not hold their GPUs
 	doneBuf   []srptq.Completed
 	rejectBuf []*gpusched.JobError
 }
@@ -382,6 +415,7 @@ type viewEntry struct {
 	job  *gpusched.Job
 	st   *jobState
 	key  int32
+	gen  uint16  // the key's presence.gen when the entry was made
 	done float64 // the iterations the entry reported (the remaining-work order's key of a waiting job)
 }
 
@@ -583,7 +617,7 @@ func (s *Scheduler) drop(st *jobState) {
 
 func (s *Scheduler) release(st *jobState) {
 	s.byKey[st.key] = nil
-	s.marks[st.key] = presence{gone: true}
+	s.marks[st.key] = presence{gone: true, gen: s.marks[st.key].gen}
 	s.free = append(s.free, st.key)
 }
 
@@ -628,13 +662,21 @@ func (s *Scheduler) newKey() int {
 	if n := len(s.free); n > 0 {
 		k := s.free[n-1]
 		s.free = s.free[:n-1]
-		s.marks[k] = presence{}
+		gen := s.marks[k].gen + 1
+		if s.brokenGen {
+			gen--
+		}
+		s.marks[k] = presence{gen: gen}
 		s.waitDone[k] = 0
+		s.vranks[k] = 0
+		s.limits[k] = 0
 		return k
 	}
 	s.byKey = append(s.byKey, nil)
 	s.marks = append(s.marks, presence{})
 	s.waitDone = append(s.waitDone, 0)
+	s.vranks = append(s.vranks, 0)
+	s.limits = append(s.limits, 0)
 	return len(s.byKey) - 1
 }
 
@@ -722,7 +764,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			// rebuilds its Jobs is matched by ID instead.
 			// A matched entry's key and state come from the previous lists, so an unchanged job
 			// costs no load of its state at all (the key still holds the same state and the job
-			// has not left: checked in the dense byKey and marks).
+			// has not left: checked in the dense marks alone, by the key's gen).
 			var st *jobState
 			key := int32(-1)
 			var id gpusched.JobID
@@ -732,7 +774,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			for d := 0; d < 4 && k+d < len(prev); d++ {
 				if e := &prev[k+d]; e.job == js.Job {
 					id, same = e.id, true
-					if c, ck := e.st, e.key; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
+					if c, ck := e.st, e.key; c != nil && s.marks[ck].gen == e.gen && !s.marks[ck].gone {
 						st, key, fromPrev, prevDone = c, ck, true, e.done
 					}
 					k += d + 1
@@ -743,7 +785,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				id = js.Job.ID
 				for d := 0; d < 4 && k+d < len(prev); d++ {
 					if e := &prev[k+d]; e.id == id {
-						if c, ck := e.st, e.key; c != nil && s.byKey[ck] == c && !s.marks[ck].gone {
+						if c, ck := e.st, e.key; c != nil && s.marks[ck].gen == e.gen && !s.marks[ck].gone {
 							st, key, fromPrev, prevDone = c, ck, true, e.done
 						}
 						k += d + 1
@@ -809,7 +851,7 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			if s.brokenMark && fromPrev {
 				done = prevDone
 			}
-			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key, done: done})
+			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key, gen: m.gen, done: done})
 			seen++
 		}
 		s.last[w], s.scratch[w] = cur, prev
@@ -872,18 +914,19 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	// 3. Re-estimate running jobs that ran past their prediction.
 	wake := math.Inf(1)
 	if !s.opt.NoReestimate {
+		last := s.last[1]
 		for i := range v.Running {
 			js := &v.Running[i]
-			st := s.last[1][i].st
-			if st == nil {
+			e := &last[i]
+			if e.st == nil {
 				continue
 			}
-			limit := st.iters * (1 + s.opt.ReestimateMargin)
+			limit := s.limits[e.key]
 			if reached(js.Iterations, limit) {
-				if err := s.reestimate(&v, st, js.Iterations); err != nil {
+				if err := s.reestimate(&v, e.st, js.Iterations); err != nil {
 					return gpusched.Decision{}, err
 				}
-				limit = st.iters * (1 + s.opt.ReestimateMargin)
+				limit = s.limits[e.key]
 			}
 			// Ask to be woken when the job will reach its prediction, at its observed pace, but
 			// no sooner than MinWake from now: a job now running slower than its average pace
@@ -1102,7 +1145,7 @@ func (s *Scheduler) setCluster(c *topology.Cluster) {
 	}
 	s.cluster = c
 	s.sizing = nil
-	s.shapes = [2]map[placeShape]*shapePlace{}
+	s.shapes = [2]map[placeShape]*shapePlaces{}
 	s.slows = nil
 	clear(s.rejected)
 	s.unfit = 0
@@ -1134,13 +1177,20 @@ func (s *Scheduler) orderPrefix(v *gpusched.View, G int, full bool) {
 		budget -= st.gpus
 		return full || budget >= 0
 	}
+	// takeRun is take for a job known to be present and to fit, whose GPU count is given: the
+	// remaining-work order's running jobs, which it takes without loading their states again.
+	takeRun := func(st *jobState, gpus int) bool {
+		s.order = append(s.order, st)
+		budget -= gpus
+		return full || budget >= 0
+	}
 	// Compact the virtual-done list when it is mostly ghosts.
 	if live := len(s.vdone) - s.vdoneGone; live < len(s.vdone)/2 {
 		s.vdone = slices.DeleteFunc(s.vdone, func(st *jobState) bool { return st.gone })
 		s.vdoneGone = 0
 	}
 	if s.remWork {
-		s.remainingOrder(v, take)
+		s.remainingOrder(v, take, takeRun)
 		return
 	}
 	vorder := s.vdone
@@ -1170,7 +1220,7 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 	// fresh reports whether st is a present, fitting, virtually finished job that is not yet
 	// overdue, and if so adds it to s.fresh with its keys.
 	fresh := func(st *jobState) {
-		if st.fresh == s.epoch || !st.vdone || st.gone || st.unfit ||
+		if st.stamp == s.epoch || !st.vdone || st.gone || st.unfit ||
 			s.now-st.vfinish >= s.patience*st.iters*st.tau {
 			return
 		}
@@ -1180,8 +1230,8 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		} else {
 			done = s.waitDone[st.key]
 		}
-		st.fresh = s.epoch
-		s.fresh = append(s.fresh, freshJob{freshKey(st, done), st.vfinish, st.key, st})
+		st.stamp = s.epoch
+		s.fresh = append(s.fresh, freshJob{freshKey(st, done), st.vfinish, int32(st.key), int32(st.gpus), st})
 	}
 	// The fresh jobs, first in the previous call's order, then those new to the list: the
 	// keys change little between calls (only running jobs' remaining work shrinks), so the
@@ -1206,7 +1256,7 @@ func (s *Scheduler) patientOrder(v *gpusched.View) []*jobState {
 		s.vorder = append(s.vorder, f.st)
 	}
 	for i, st := range s.vorder {
-		st.vrank = i
+		s.vranks[st.key] = int32(i)
 	}
 	return s.vorder
 }
@@ -1224,11 +1274,11 @@ func (s *Scheduler) overdue(st *jobState) bool {
 // virtually: waitInsert), merged with this call's running jobs, sorted here; so a call walks
 // the running jobs and the prefix, not every waiting job. Each running job's vrank is set to a
 // position that orders the running jobs as the whole priority order would (see rank).
-func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) {
+func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool, takeRun func(*jobState, int) bool) {
 	s.vorder = s.vorder[:0]
 	for _, st := range s.vdone {
 		if !st.gone && !st.unfit && s.overdue(st) {
-			st.vrank = len(s.vorder)
+			s.vranks[st.key] = int32(len(s.vorder))
 			s.vorder = append(s.vorder, st)
 		}
 	}
@@ -1238,17 +1288,21 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 	s.rstamp++
 	last := s.last[1]
 	add := func(st *jobState) {
-		if st == nil || st.rseen == s.rstamp || st.gone || st.unfit || s.overdue(st) {
+		if st == nil || st.stamp == s.rstamp || st.gone || st.unfit || s.overdue(st) {
 			return
 		}
 		m := s.marks[st.key]
 		if !m.runs(s.epoch) {
 			return
 		}
-		st.rseen = s.rstamp
+		st.stamp = s.rstamp
 		// The progress the marking walk recorded for the entry (v.Running[m.idx].Iterations),
 		// read from its dense list rather than the view's statuses.
-		s.running = append(s.running, freshJob{freshKey(st, last[m.idx].done), st.vfinish, st.key, st})
+		// Written in place: a composite literal is built on the stack and copied out in 16-byte
+		// moves that wait on its 8-byte stores.
+		s.running = append(s.running, freshJob{})
+		f := &s.running[len(s.running)-1]
+		f.rkey, f.vfinish, f.key, f.gpus, f.st = freshKey(st, last[m.idx].done), st.vfinish, int32(st.key), int32(st.gpus), st
 	}
 	for _, st := range s.runOrder {
 		add(st)
@@ -1259,8 +1313,12 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 	sortFresh(s.running)
 	s.runOrder = s.runOrder[:0]
 	for i := range s.running {
-		s.running[i].st.vrank = len(s.vorder) + i
 		s.runOrder = append(s.runOrder, s.running[i].st)
+	}
+	// Their ranks go to the dense vranks (by key), not to each job's state: a store per
+	// running job into a few kilobytes rather than into scattered states.
+	for i := range s.running {
+		s.vranks[s.running[i].key] = int32(len(s.vorder) + i)
 	}
 	for _, st := range s.vorder {
 		if !take(st) {
@@ -1278,7 +1336,7 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 			if !freshLess(r, &wf) {
 				break
 			}
-			if !take(r.st) {
+			if !takeRun(r.st, int(r.gpus)) {
 				return
 			}
 		}
@@ -1287,7 +1345,7 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool) 
 		}
 	}
 	for ; i < len(s.running); i++ {
-		if !take(s.running[i].st) {
+		if !takeRun(s.running[i].st, int(s.running[i].gpus)) {
 			return
 		}
 	}
@@ -1300,7 +1358,9 @@ func freshKey(st *jobState, done float64) float64 {
 }
 
 // waitJob is waiting job st with the keys it was placed in s.wait with.
-func (st *jobState) waitJob() freshJob { return freshJob{st.wr, st.wv, st.key, st} }
+func (st *jobState) waitJob() freshJob {
+	return freshJob{st.wr, st.wv, int32(st.key), int32(st.gpus), st}
+}
 
 // waitCmp orders s.wait: by the keys the jobs were placed with, in freshLess's order.
 func waitCmp(a, b *jobState) int {
@@ -1388,7 +1448,8 @@ func freshCmp(a, b *freshJob) int {
 // remaining GPU-time over weight, then virtual completion, then key.
 type freshJob struct {
 	rkey, vfinish float64
-	key           int
+	key           int32
+	gpus          int32 // st.gpus (read by remainingOrder's walk without loading st)
 	st            *jobState
 }
 
@@ -1401,11 +1462,11 @@ type victim struct {
 // rank returns a job's position in the priority order (smaller runs first).
 func (s *Scheduler) rank(st *jobState) int {
 	if s.remWork {
-		return st.vrank
+		return int(s.vranks[st.key])
 	}
 	if st.vdone {
 		if s.patience > 0 {
-			return st.vrank
+			return int(s.vranks[st.key])
 		}
 		return slices.Index(s.vdone, st)
 	}
@@ -1437,7 +1498,8 @@ func (s *Scheduler) admit(c *topology.Cluster, j *gpusched.Job) (*jobState, *gpu
 	if err != nil {
 		return nil, &gpusched.JobError{Job: j.ID, Err: err}
 	}
-	st := &jobState{key: s.newKey(), job: j, gpus: j.GPUs, iters: n, tau: sc.Time, weight: j.EffectiveWeight(), waitFrom: math.NaN()}
+	st := &jobState{key: s.newKey(), job: j, gpus: j.GPUs, tau: sc.Time, weight: j.EffectiveWeight(), waitFrom: math.NaN()}
+	s.setIters(st, n)
 	size := float64(j.GPUs) * rank * sc.Time / s.g0
 	if err := s.queue.AddWeighted(st.key, size, st.weight); err != nil {
 		s.release(st)
@@ -1457,11 +1519,11 @@ func (s *Scheduler) reestimate(v *gpusched.View, st *jobState, done float64) err
 	st.overruns++
 	s.groupOverrun(st)
 	if until, rank, ok := s.groupRank(v, st, done); ok {
-		st.iters = until
+		s.reIters(st, until)
 		return s.resize(st, float64(st.gpus)*rank*st.tau/s.g0)
 	}
 	if n, rank, ok := s.gittins(st.job, done); ok {
-		st.iters = n
+		s.reIters(st, n)
 		return s.resize(st, float64(st.job.GPUs)*rank*st.tau/s.g0)
 	}
 	n, err := s.opt.Estimator.Estimate(st.job, done)
@@ -1473,7 +1535,7 @@ func (s *Scheduler) reestimate(v *gpusched.View, st *jobState, done float64) err
 		}
 	}
 	extra := float64(st.job.GPUs) * (n - st.iters) * st.tau / s.g0
-	st.iters = n
+	s.reIters(st, n)
 	if extra <= 0 {
 		s.waitRekey(st)
 		return nil
@@ -1483,6 +1545,22 @@ func (s *Scheduler) reestimate(v *gpusched.View, st *jobState, done float64) err
 		rem, _ = s.queue.Remaining(st.key)
 	}
 	return s.resize(st, rem+extra)
+}
+
+// setIters sets job st's predicted total iterations, and the iterations at which it is
+// re-estimated (Scheduler.limits).
+func (s *Scheduler) setIters(st *jobState, n float64) {
+	st.iters = n
+	s.limits[st.key] = n * (1 + s.opt.ReestimateMargin)
+}
+
+// reIters is setIters for a re-estimation (brokenLimits misses the limit's update there).
+func (s *Scheduler) reIters(st *jobState, n float64) {
+	if s.brokenLimits {
+		st.iters = n
+		return
+	}
+	s.setIters(st, n)
 }
 
 // resize gives a re-estimated job `size` of remaining virtual work: a job the virtual machine
@@ -1552,10 +1630,18 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			}
 		}
 	}
-	holds := func(st *jobState) bool { return s.marks[st.key].runs(s.epoch) && st.displaced != s.epoch }
+	// A job's displaced mark is read only in a call that displaced some job: it lies past the
+	// first cache line of the job's state, which the walks over the order load.
+	holds := func(st *jobState) bool {
+		return s.marks[st.key].runs(s.epoch) && (!displaced || st.displaced != s.epoch)
+	}
 	budget := G
 	need := 0 // GPUs the prefix's waiting (and displaced) jobs need
 	prefixLen := 0
+	// The prefix's jobs that do not hold their GPUs (waiting or displaced), by position: the
+	// start loop places them and skips the rest, which it need not load again (holds does not
+	// change within a call).
+	s.waitPos = s.waitPos[:0]
 	for _, st := range s.order {
 		if st.gpus > budget {
 			break
@@ -1565,6 +1651,7 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		prefixLen++
 		if !holds(st) {
 			need += st.gpus
+			s.waitPos = append(s.waitPos, int32(prefixLen-1))
 		}
 	}
 	wake := math.Inf(1)
@@ -1668,6 +1755,48 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 		}
 	}
 	starts := s.startBuf[:0]
+	// startOne places the waiting (or displaced) job st at position pos of s.order, preempting
+	// for a compact placement if mayPreempt; it reports stop when, in strict order, no job
+	// after it may start.
+	startOne := func(pos int, st *jobState, mayPreempt bool) (stop bool, err error) {
+		if (preempted && st.preempted == s.epoch) || (s.opt.NoMigrate && displaced && st.displaced == s.epoch) {
+			// Preempted for a compact placement of a job ahead of it, or displaced on a host
+			// that cannot migrate: started again at the next call (a second or more later),
+			// never moved within one decision.
+			wake = math.Min(wake, v.Now+MinWake)
+			return false, nil
+		}
+		if st.job.GPUs > free.Len() {
+			if !s.opt.Backfill && !calm(st) {
+				return true, nil // strict order: nobody overtakes a waiting prefix job
+			}
+			return false, nil
+		}
+		gpus, ok := s.placeMemo(v.Cluster, free, st)
+		if !ok || len(gpus) != st.job.GPUs {
+			if !s.opt.Backfill && !calm(st) {
+				return true, nil
+			}
+			return false, nil
+		}
+		if s.compact && st.gpus > 1 {
+			var more, wait bool
+			gpus, more, wait = s.compactPlace(&v, st, pos, prefixLen, gpus, &free, mayPreempt)
+			preempted = preempted || more
+			if wait {
+				return false, nil
+			}
+		}
+		for _, g := range gpus {
+			if !free.Contains(g) {
+				return true, fmt.Errorf("asrpt: placer put job %q on GPU %d, which is not free", st.job.ID, g)
+			}
+			free.Remove(g)
+		}
+		st.waitFrom = math.NaN()
+		starts = append(starts, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
+		return false, nil
+	}
 	// start places the waiting (and displaced) jobs of s.order[from:to]; in strict order it
 	// stops at the first job that cannot start.
 	start := func(from, to int) error {
@@ -1675,47 +1804,18 @@ func (s *Scheduler) decide(v gpusched.View, G int) (gpusched.Decision, float64, 
 			if holds(st) {
 				continue
 			}
-			if (preempted && st.preempted == s.epoch) || (s.opt.NoMigrate && displaced && st.displaced == s.epoch) {
-				// Preempted for a compact placement of a job ahead of it, or displaced on a host
-				// that cannot migrate: started again at the next call (a second or more later),
-				// never moved within one decision.
-				wake = math.Min(wake, v.Now+MinWake)
-				continue
+			if stop, err := startOne(from+i, st, from == 0); stop || err != nil {
+				return err
 			}
-			if st.job.GPUs > free.Len() {
-				if !s.opt.Backfill && !calm(st) {
-					return nil // strict order: nobody overtakes a waiting prefix job
-				}
-				continue
-			}
-			gpus, ok := s.placeMemo(v.Cluster, free, st)
-			if !ok || len(gpus) != st.job.GPUs {
-				if !s.opt.Backfill && !calm(st) {
-					return nil
-				}
-				continue
-			}
-			if s.compact && st.gpus > 1 {
-				var more, wait bool
-				gpus, more, wait = s.compactPlace(&v, st, from+i, prefixLen, gpus, &free, from == 0)
-				preempted = preempted || more
-				if wait {
-					continue
-				}
-			}
-			for _, g := range gpus {
-				if !free.Contains(g) {
-					return fmt.Errorf("asrpt: placer put job %q on GPU %d, which is not free", st.job.ID, g)
-				}
-				free.Remove(g)
-			}
-			st.waitFrom = math.NaN()
-			starts = append(starts, gpusched.Assignment{Job: st.job.ID, GPUs: gpus})
 		}
 		return nil
 	}
-	if err := start(0, prefixLen); err != nil {
-		return gpusched.Decision{}, 0, err
+	for _, p := range s.waitPos {
+		if stop, err := startOne(int(p), s.order[p], true); err != nil {
+			return gpusched.Decision{}, 0, err
+		} else if stop {
+			break
+		}
 	}
 	kept()
 	nKept := len(d.Run)
@@ -1968,7 +2068,7 @@ type placeShape struct {
 	minMem  float64
 }
 
-// shapePlace is the default placer's latest answer for one job shape: the plan (the rest of
+// shapePlace is one of the default placer's answers for a job shape: the plan (the rest of
 // the shape), the cluster and GPUs it was asked on, and its answer.
 type shapePlace struct {
 	plan   graph.Plan
@@ -1978,12 +2078,24 @@ type shapePlace struct {
 	ok     bool
 }
 
+// shapePlaces is the default placer's latest answers for one job shape, the last
+// shapeAnswers of them (a ring).
+type shapePlaces struct {
+	e    [shapeAnswers]shapePlace
+	next int
+}
+
+// shapeAnswers is how many answers placeShared remembers per job shape and kind of set: the
+// waiting jobs of one shape are offered different pools within a call (each its own
+// candidates), and the same ones again at the next call when nothing changed.
+const shapeAnswers = 4
+
 // maxShapes bounds the jobs shapes placeShared remembers (per kind); past it they are dropped.
 const maxShapes = 256
 
 // placeShared is the Placer's placement of st's job on set: with the default placer, the
-// answer given last for a job of the same shape (placeShape) when it was asked on the same
-// cluster and set. Waiting jobs of one shape (the same model, plan and size) are offered the
+// answer given for a job of the same shape (placeShape) when it was last asked on the same
+// cluster and set (of the last shapeAnswers sets). Waiting jobs of one shape (the same model, plan and size) are offered the
 // same free GPUs within a call and often across calls, and the placer costs a partitioning
 // each. kind tells the free GPUs (0) from the compact conversion's pool (1), which alternate.
 func (s *Scheduler) placeShared(c *topology.Cluster, set topology.GPUSet, st *jobState, kind int) ([]topology.GPUID, bool) {
@@ -1993,19 +2105,25 @@ func (s *Scheduler) placeShared(c *topology.Cluster, set topology.GPUSet, st *jo
 	j := st.job
 	key := placeShape{j.Model, j.GPUs, j.GPUType, j.MinGPUMemory}
 	m := s.shapes[kind]
-	e := m[key]
-	if e != nil && e.c == c && samePlan(e.plan, j.Plan) && (e.set.Equal(set) || s.brokenShape) {
-		return slices.Clone(e.placed), e.ok
+	r := m[key]
+	if r != nil {
+		for k := range r.e {
+			if e := &r.e[k]; e.c == c && samePlan(e.plan, j.Plan) && (e.set.Equal(set) || s.brokenShape) {
+				return slices.Clone(e.placed), e.ok
+			}
+		}
 	}
 	gpus, ok := s.opt.Placer(c, set, j)
-	if e == nil {
+	if r == nil {
 		if m == nil || len(m) >= maxShapes {
-			m = make(map[placeShape]*shapePlace)
+			m = make(map[placeShape]*shapePlaces)
 			s.shapes[kind] = m
 		}
-		e = &shapePlace{}
-		m[key] = e
+		r = &shapePlaces{}
+		m[key] = r
 	}
+	e := &r.e[r.next]
+	r.next = (r.next + 1) % shapeAnswers
 	e.plan, e.c, e.ok = j.Plan, c, ok
 	e.set.SetTo(set)
 	e.placed = append(e.placed[:0], gpus...)

@@ -10,3 +10,9 @@ func PlanChoiceForTest(s gpusched.Scheduler, id gpusched.JobID) (int, bool) {
 // FollowedForTest returns how many of s's calls followed their view's delta instead of walking
 // its Pending list.
 func FollowedForTest(s *Scheduler) int { return s.followed }
+
+// PlanViewsForTest sets p's test switches (see PlanChoice.plain and the broken variants) and
+// a function that sees each view p hands its inner scheduler.
+func PlanViewsForTest(p *PlanChoice, plain, noPass, brokenHeld, brokenMoved bool, hook func(gpusched.View)) {
+	p.plain, p.noPass, p.brokenHeld, p.brokenMoved, p.viewHook = plain, noPass, brokenHeld, brokenMoved, hook
+}

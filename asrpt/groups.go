@@ -55,6 +55,15 @@ type groupBook struct {
 	// dirty marks a book that learnt something (a job finished or overran) since the last
 	// call: its live jobs are sized again at the next.
 	dirty bool
+	// sdone is done sorted ascending, kept as jobs finish (the Kaplan-Meier estimate reads
+	// the lengths in order at every re-estimation), when sorted is set: a book restored with
+	// a length that is NaN has none (its observations are sorted whole, as before).
+	sdone  []float64
+	sorted bool
+	lobs   []float64 // scratch: the live jobs' observations, sorted
+	// poor is groupPoor's answer while poorOK: it changes only when the book's errors or
+	// overrunning jobs do (groupLeave, groupOverrun).
+	poor, poorOK bool
 }
 
 // groupDirty notes that book g learnt something.
@@ -91,9 +100,8 @@ func (s *Scheduler) groupRefresh(v *gpusched.View) error {
 				continue
 			}
 			if !read {
-				s.groupObs(v, g, nil)
+				s.groupObsSorted(v, g, nil)
 				obs, read = len(g.obs), true
-				sortObservations(g.obs)
 				s.km.fill(g.obs)
 				if obs >= groupMinSamples {
 					fresh = s.km.at(&s.kmFresh, 0, 0)
@@ -119,7 +127,7 @@ func (s *Scheduler) groupRefresh(v *gpusched.View) error {
 			if !ok || until == st.iters {
 				continue
 			}
-			st.iters = until
+			s.setIters(st, until)
 			if err := s.resize(st, float64(st.gpus)*rank*st.tau/s.g0); err != nil {
 				return err
 			}
@@ -170,7 +178,7 @@ func (s *Scheduler) burstOf(j *gpusched.Job) *groupBook {
 
 // newGroup makes an empty book named k.
 func (s *Scheduler) newGroup(k string) *groupBook {
-	g := &groupBook{}
+	g := &groupBook{sorted: true}
 	if s.groups == nil {
 		s.groups = map[string]*groupBook{}
 	}
@@ -263,6 +271,7 @@ func (s *Scheduler) groupLeave(st *jobState, finished bool, iterations float64) 
 	}
 	if st.overruns > 0 {
 		g.over--
+		g.poorOK = false
 	}
 	st.group = nil
 	if !finished || !(iterations > 0) || math.IsInf(iterations, 0) || !(st.pred0 > 0) {
@@ -278,25 +287,68 @@ func (s *Scheduler) groupLeave(st *jobState, finished bool, iterations float64) 
 		// A burst's jobs mostly arrive together, before any has finished: the group's
 		// prediction is scored by what its finished jobs would have said when this one left,
 		// the estimate that the refresh gives its waiting siblings.
-		g.errb = append(g.errb[:0], g.done...)
-		slices.Sort(g.errb)
-		ge = math.Abs(math.Log(iterations / g.errb[len(g.errb)/2]))
+		sorted := g.sdone
+		if !g.sorted {
+			g.errb = append(g.errb[:0], g.done...)
+			slices.Sort(g.errb)
+			sorted = g.errb
+		}
+		ge = math.Abs(math.Log(iterations / sorted[len(sorted)/2]))
 	}
 	s.groupDirty(g)
+	g.poorOK = false
 	if len(g.done) < groupHistory {
 		g.done = append(g.done, iterations)
 		g.errs = append(g.errs, e)
 		g.gerr = append(g.gerr, ge)
+		g.sortedAdd(iterations)
 		return
+	}
+	if !s.brokenSorted {
+		g.sortedDrop(g.done[g.next])
 	}
 	g.done[g.next], g.errs[g.next], g.gerr[g.next] = iterations, e, ge
 	g.next = (g.next + 1) % groupHistory
+	g.sortedAdd(iterations)
+}
+
+// sortedAdd adds length n, which is not NaN, to g.sdone.
+func (g *groupBook) sortedAdd(n float64) {
+	if g.sorted {
+		i, _ := slices.BinarySearch(g.sdone, n)
+		g.sdone = slices.Insert(g.sdone, i, n)
+	}
+}
+
+// sortedDrop removes one length n from g.sdone.
+func (g *groupBook) sortedDrop(n float64) {
+	if !g.sorted {
+		return
+	}
+	if i, ok := slices.BinarySearch(g.sdone, n); ok {
+		g.sdone = slices.Delete(g.sdone, i, i+1)
+		return
+	}
+	g.sorted, g.sdone = false, nil // not reached: g.sdone holds g.done
+}
+
+// sortDone sets g.sdone from g.done (a restored book): sorted unless a length is NaN.
+func (g *groupBook) sortDone() {
+	g.sdone = append(g.sdone[:0], g.done...)
+	slices.Sort(g.sdone)
+	g.sorted = !slices.ContainsFunc(g.done, math.IsNaN)
+	if !g.sorted {
+		g.sdone = nil
+	}
 }
 
 // groupOverrun notes that a live job of a group ran past its prediction for the first time.
 func (s *Scheduler) groupOverrun(st *jobState) {
 	if st.group != nil && st.overruns == 1 {
 		st.group.over++
+		if !s.brokenPoor {
+			st.group.poorOK = false
+		}
 		s.groupDirty(st.group)
 	}
 }
@@ -306,6 +358,14 @@ func (s *Scheduler) groupOverrun(st *jobState) {
 // (its median) erred less than the Estimator (median absolute log errors); or, before that,
 // at least two of its live jobs have run past their predictions.
 func (s *Scheduler) groupPoor(g *groupBook) bool {
+	if !g.poorOK {
+		g.poor, g.poorOK = groupPoorOf(g), true
+	}
+	return g.poor
+}
+
+// groupPoorOf is groupPoor computed afresh.
+func groupPoorOf(g *groupBook) bool {
 	g.errb = g.errb[:0]
 	for i, ge := range g.gerr {
 		if !math.IsNaN(ge) {
@@ -375,11 +435,10 @@ func (s *Scheduler) groupDist(v *gpusched.View, g *groupBook, st *jobState, done
 
 // groupDistTail is groupDist with the tail given (see tailOf); st may be nil (none excluded).
 func (s *Scheduler) groupDistTail(v *gpusched.View, g *groupBook, st *jobState, done, tail float64) *kmDist {
-	s.groupObs(v, g, st)
+	s.groupObsSorted(v, g, st)
 	if len(g.obs) < groupMinSamples {
 		return nil
 	}
-	sortObservations(g.obs)
 	s.kmOne.fill(g.obs) // kaplanMeier, its curve in a buffer of the scheduler's
 	return s.kmOne.at(&kmDist{}, done, tail)
 }
@@ -402,6 +461,48 @@ func (s *Scheduler) groupObs(v *gpusched.View, g *groupBook, st *jobState) {
 		if d, ok := s.doneOf(v, m); ok && d > 0 {
 			g.obs = append(g.obs, observation{d * g.scale(m), false})
 		}
+	}
+}
+
+// groupObsSorted is groupObs followed by sortObservations: the finished jobs' lengths are
+// kept sorted (g.sdone), so only the live jobs' observations are sorted here, and merged.
+func (s *Scheduler) groupObsSorted(v *gpusched.View, g *groupBook, st *jobState) {
+	if !g.sorted {
+		s.groupObs(v, g, st)
+		sortObservations(g.obs)
+		return
+	}
+	g.lobs = g.lobs[:0]
+	for k, m := range g.live {
+		if k == groupLive {
+			break
+		}
+		if m == st {
+			continue
+		}
+		if d, ok := s.doneOf(v, m); ok && d > 0 {
+			g.lobs = append(g.lobs, d*g.scale(m)) // d > 0 and the scale > 0: not NaN
+		}
+	}
+	slices.Sort(g.lobs)
+	// The merge: an event before a censoring at the same length, as sortObservations orders
+	// them; observations that compare equal are equal, so the result is the sort's.
+	g.obs = g.obs[:0]
+	i, j := 0, 0
+	for i < len(g.sdone) && j < len(g.lobs) {
+		if g.sdone[i] <= g.lobs[j] {
+			g.obs = append(g.obs, observation{g.sdone[i], true})
+			i++
+		} else {
+			g.obs = append(g.obs, observation{g.lobs[j], false})
+			j++
+		}
+	}
+	for ; i < len(g.sdone); i++ {
+		g.obs = append(g.obs, observation{g.sdone[i], true})
+	}
+	for ; j < len(g.lobs); j++ {
+		g.obs = append(g.obs, observation{g.lobs[j], false})
 	}
 }
 
@@ -450,7 +551,7 @@ func (s *Scheduler) groupArrive(v *gpusched.View, st *jobState) error {
 	if !ok {
 		return nil
 	}
-	st.iters = until
+	s.setIters(st, until)
 	return s.resize(st, float64(st.gpus)*rank*st.tau/s.g0)
 }
 

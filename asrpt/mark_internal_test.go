@@ -23,7 +23,7 @@ func checkMarks(s *Scheduler, v *gpusched.View) error {
 			js := &list[i]
 			want := viewEntry{id: js.Job.ID, job: js.Job, key: -1, done: js.Iterations}
 			if st := s.jobs[js.Job.ID]; st != nil {
-				want.st, want.key = st, int32(st.key)
+				want.st, want.key, want.gen = st, int32(st.key), s.marks[st.key].gen
 			} else {
 				want.done = 0
 			}
@@ -160,5 +160,57 @@ func TestPropertyMarks(t *testing.T) {
 	}
 	if !caught {
 		t.Errorf("brokenMark was not caught")
+	}
+}
+
+// TestMarkKeyReuse: a job that completed (its key freed at once, the virtual machine having
+// finished it) and is listed again after a new job took its key is not taken for the state the
+// key now holds: the marking walk checks the key's gen. A walk that misses the gen's update
+// (brokenGen) takes the new job's key for the old job's and fails on a job listed twice.
+func TestMarkKeyReuse(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		c, err := topology.Uniform(topology.A100(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		truth := map[gpusched.JobID]float64{"a": 10, "b": 10}
+		s, err := New(Options{Estimator: Oracle(func(id gpusched.JobID) (float64, bool) { n, ok := truth[id]; return n, ok })})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.brokenGen = broken
+		a := &gpusched.Job{ID: "a", GPUs: 1, StepTime: 1}
+		b := &gpusched.Job{ID: "b", GPUs: 1, StepTime: 1, Arrival: 101}
+		v := gpusched.View{Cluster: c, Pending: []gpusched.JobStatus{{Job: a}}}
+		if _, err := s.Schedule(v); err != nil {
+			t.Fatal(err)
+		}
+		v.Now = 100
+		if _, err := s.Schedule(v); err != nil {
+			t.Fatal(err)
+		}
+		if st := s.jobs["a"]; st == nil || !st.vdone {
+			t.Fatalf("job a not finished by the virtual machine at t=100")
+		}
+		s.JobCompleted(gpusched.Completion{Job: a, Time: 100, Iterations: 10})
+		v.Now = 101
+		v.Pending = []gpusched.JobStatus{{Job: b}, {Job: a}}
+		_, err = s.Schedule(v)
+		if broken {
+			t.Logf("brokenGen: %v", err)
+			if err == nil {
+				t.Error("brokenGen was not caught")
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkMarks(s, &v); err != nil {
+			t.Fatal(err)
+		}
+		if sa, sb := s.jobs["a"], s.jobs["b"]; sa == nil || sb == nil || sa.key == sb.key {
+			t.Fatalf("jobs a and b: states %p and %p", sa, sb)
+		}
 	}
 }

@@ -29,6 +29,16 @@ type PlanChoice struct {
 	name   string
 	chosen map[gpusched.JobID]planChoice
 	bufs   [2][]gpusched.JobStatus
+	delta  gpusched.ViewDelta       // the view's delta, pointing into bufs
+	dbufs  [3][]*gpusched.JobStatus // its Arrived, Started and Stopped
+
+	// For tests: plain hands the inner scheduler the copied lists with the host's delta as it
+	// is (pointing into the host's lists) and no record of held GPUs, as before either was
+	// passed on; noPass copies every view, even one that passes; brokenHeld records every
+	// GPU as held and brokenMoved moves a delta's statuses to the next entry of the copies
+	// (deliberately wrong variants); viewHook sees each view handed to the inner scheduler.
+	plain, noPass, brokenHeld, brokenMoved bool
+	viewHook                               func(gpusched.View)
 }
 
 type planChoice struct {
@@ -147,6 +157,15 @@ func (p *PlanChoice) Schedule(v gpusched.View) (gpusched.Decision, error) {
 	if err := p.ready(); err != nil {
 		return gpusched.Decision{}, err
 	}
+	// A view none of whose jobs is reconfigurable or carries a plan choice is the inner
+	// scheduler's view as it is (the Philly traces have no plans): no copies to make, and the
+	// host's record of held GPUs and its delta hold as they are.
+	if !p.plain && !p.noPass && p.passes(&v) {
+		if p.viewHook != nil {
+			p.viewHook(v)
+		}
+		return p.inner.Schedule(v)
+	}
 	in := v
 	for i, list := range [][]gpusched.JobStatus{v.Pending, v.Running} {
 		buf := p.bufs[i][:0]
@@ -158,9 +177,39 @@ func (p *PlanChoice) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		p.bufs[i] = buf
 	}
 	in.Pending, in.Running = p.bufs[0], p.bufs[1]
+	// The lists are copies, entry for entry: the host's record of the GPUs Running holds
+	// (gpusched.View.SetHeld) still holds for them, and its delta's statuses are moved to
+	// the copies, so that the inner scheduler neither walks every running job for the free
+	// GPUs nor every waiting job for want of a delta it can follow (its decisions are the
+	// same either way: TestPlanChoiceViewRecords).
+	if v.Cluster != nil && v.Unavailable.Len() == 0 && !p.plain {
+		held := v.Cluster.AllGPUs()
+		if !p.brokenHeld {
+			held.RemoveAll(v.Free()) // Free reads the host's record when it has one
+		}
+		in.SetHeld(held)
+	}
+	if v.Delta != nil && !p.plain {
+		p.delta = *v.Delta
+		for i, list := range [3]*[]*gpusched.JobStatus{&p.delta.Arrived, &p.delta.Started, &p.delta.Stopped} {
+			buf := p.dbufs[i][:0]
+			for _, js := range *list {
+				buf = append(buf, p.moved(&v, js))
+			}
+			*list, p.dbufs[i] = buf, buf
+		}
+		in.Delta = &p.delta
+	}
+	if p.viewHook != nil {
+		p.viewHook(in)
+	}
 	d, err := p.inner.Schedule(in)
 	clear(p.bufs[0])
 	clear(p.bufs[1])
+	for i := range p.dbufs {
+		clear(p.dbufs[i])
+	}
+	p.delta = gpusched.ViewDelta{}
 	if err != nil {
 		return d, err
 	}
@@ -170,6 +219,33 @@ func (p *PlanChoice) Schedule(v gpusched.View) (gpusched.Decision, error) {
 		}
 	}
 	return d, nil
+}
+
+// passes reports whether the inner scheduler may be handed view v as it is: choose leaves
+// every job as it is and no status carries a plan choice.
+func (p *PlanChoice) passes(v *gpusched.View) bool {
+	for _, list := range [2][]gpusched.JobStatus{v.Pending, v.Running} {
+		for i := range list {
+			if st := &list[i]; st.PlanChoice != 0 || p.choose(st.Job, v.Cluster) != st.Job {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// moved returns the copy in p.bufs of status js of v's lists (js itself if it is in neither:
+// the inner scheduler then does not follow the delta).
+func (p *PlanChoice) moved(v *gpusched.View, js *gpusched.JobStatus) *gpusched.JobStatus {
+	for k, list := range [2][]gpusched.JobStatus{v.Pending, v.Running} {
+		if i, ok := indexIn(list, js); ok {
+			if p.brokenMoved && i+1 < len(list) {
+				i++
+			}
+			return &p.bufs[k][i]
+		}
+	}
+	return js
 }
 
 // JobCompleted tells the inner scheduler, with the job as it saw it, and forgets the choice.

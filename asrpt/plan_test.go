@@ -1,6 +1,7 @@
 package asrpt_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -72,6 +73,66 @@ func TestPlanChoice(t *testing.T) {
 		}
 		if seen[j.ID] != best {
 			t.Errorf("job %s ran under plan %d, the least GPU-time is plan %d", j.ID, seen[j.ID], best)
+		}
+	}
+}
+
+// TestPlanChoiceViewRecords: plan choice hands its inner A-SRPT a view without plans as it is,
+// and otherwise copies of the view's lists together with the host's record of the GPUs the
+// running jobs hold (valid for the copies: every view passes gpusched.View.Validate) and the
+// host's delta moved onto the copies (the inner scheduler follows it; counted). Both write
+// the same job records as when it passed the copies alone (the inner scheduler then works out
+// the free GPUs and, mostly, walks the waiting jobs), on busy Philly-like workloads with and
+// without failures. A record of held GPUs that lists every GPU, and a delta moved onto the
+// wrong copies, are caught.
+func TestPlanChoiceViewRecords(t *testing.T) {
+	c, jobs := busyPhilly(t, 400)
+	oracle := recordOracle(jobs)
+	run := func(failures, plain, noPass, brokenHeld, brokenMoved bool) ([]sim.JobRecord, int, error) {
+		p, err := asrpt.NewPlanChoice(asrpt.Options{Estimator: oracle})
+		if err != nil {
+			return nil, 0, err
+		}
+		var invalid error
+		asrpt.PlanViewsForTest(p, plain, noPass, brokenHeld, brokenMoved, func(v gpusched.View) {
+			if err := v.Validate(); err != nil && invalid == nil {
+				invalid = err
+			}
+		})
+		cfg := sim.Config{Cluster: c, Jobs: jobs, Scheduler: p}
+		if failures {
+			cfg.Failures = sim.Failures{MTBF: 20 * 3600, MTTR: 3600, Seed: 3}
+			cfg.Checkpoint = 1800
+		}
+		res, err := sim.Run(cfg)
+		if err != nil {
+			return nil, 0, err
+		}
+		return res.Jobs, asrpt.FollowedForTest(p.Inner()), invalid
+	}
+	for _, failures := range []bool{false, true} {
+		want, _, err := run(failures, true, true, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, noPass := range []bool{true, false} {
+			got, followed, err := run(failures, false, noPass, false, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("failures %v, copies %v: job records differ from the copies passed alone", failures, noPass)
+			}
+			if followed == 0 {
+				t.Errorf("failures %v, copies %v: the inner scheduler followed no delta", failures, noPass)
+			}
+			t.Logf("failures %v, copies %v: %d calls followed a delta", failures, noPass, followed)
+		}
+		if _, _, err := run(failures, false, true, true, false); err == nil {
+			t.Errorf("failures %v: a record of held GPUs listing every GPU was not caught", failures)
+		}
+		if bad, _, err := run(failures, false, true, false, true); err == nil && reflect.DeepEqual(bad, want) {
+			t.Errorf("failures %v: a delta moved onto the wrong copies was not caught", failures)
 		}
 	}
 }

@@ -44,7 +44,7 @@ func (c *orderChecked) Schedule(v gpusched.View) (gpusched.Decision, error) {
 				continue
 			}
 			rkey := float64(st.gpus) * max(st.iters-js.Iterations, 0) * st.tau / st.weight
-			fresh = append(fresh, freshJob{rkey, st.vfinish, st.key, st})
+			fresh = append(fresh, freshJob{rkey, st.vfinish, int32(st.key), int32(st.gpus), st})
 		}
 	}
 	slices.SortFunc(fresh, func(a, b freshJob) int { return freshCmp(&a, &b) })

@@ -623,9 +623,14 @@ func (s *Scheduler) restore(in *savedState, base []byte) error {
 	s.sizing = nil
 	s.marks = make([]presence, len(s.byKey))
 	s.waitDone = make([]float64, len(s.byKey))
+	s.vranks = make([]int32, len(s.byKey))
+	s.limits = make([]float64, len(s.byKey))
 	for k, st := range s.byKey {
 		if st == nil || st.gone {
 			s.marks[k].gone = true
+		}
+		if st != nil {
+			s.limits[k] = st.iters * (1 + s.opt.ReestimateMargin)
 		}
 	}
 	s.last = [2][]viewEntry{}
@@ -689,6 +694,7 @@ func (s *Scheduler) rebuild(in *savedState) (*restored, error) {
 			return bad("group %q: next slot %d of %d", sg.Group, sg.Next, n)
 		}
 		g := &groupBook{done: slices.Clone(sg.Iterations), errs: slices.Clone(sg.Errors), gerr: make([]float64, n), next: sg.Next, used: uint64(i + 1)}
+		g.sortDone()
 		if sg.Burst != "" {
 			if math.IsNaN(sg.Last) || math.IsInf(sg.Last, 0) || sg.Dirty < 0 || sg.Dirty > len(in.Groups) {
 				return bad("burst %q: latest arrival %v, refresh place %d", sg.Group, sg.Last, sg.Dirty)
