@@ -155,11 +155,20 @@ func (e *Entry) Progress(t float64) (done, executed, attained, productive float6
 	if ps := max(e.segAt, e.restoreEnd); t > ps {
 		p := t - ps
 		productive += p
-		if e.step > 0 && done < e.limit { // extrapolation never lowers reported progress
-			done = min(e.limit, done+p/e.step)
-		}
+		done = extrapolated(done, e.limit, e.step, p)
 	}
 	return
+}
+
+// extrapolated is the progress of a job that had done `done` iterations and then ran p
+// productive seconds at step seconds per iteration (0: rate unknown): never past limit, and
+// never below done (a job may report more than its limit; see Runtime.Submit). Entry.Progress
+// and the runtime's dense array of running jobs (runHot.progress) both extrapolate with it.
+func extrapolated(done, limit, step, p float64) float64 {
+	if step > 0 && done < limit {
+		return min(limit, done+p/step)
+	}
+	return done
 }
 
 // Status returns the job's status at time t as a view shows it.

@@ -53,9 +53,7 @@ func (h *runHot) progress(t float64) (done, executed, attained float64) {
 	attained += dt * float64(h.ngpus)
 	if ps := max(h.segAt, h.restoreEnd); t > ps {
 		p := t - ps
-		if h.step > 0 && done < h.limit { // as Entry.Progress
-			done = min(h.limit, done+p/h.step)
-		}
+		done = extrapolated(done, h.limit, h.step, p)
 	}
 	return
 }
