@@ -60,7 +60,7 @@ type groupBook struct {
 	// a length that is NaN has none (its observations are sorted whole, as before).
 	sdone  []float64
 	sorted bool
-	lobs   []float64 // scratch: the live jobs' observations, sorted
+	lobs   []float64 // scratch: the live jobs' observations (groupLiveLengths; groupObsSorted sorts them)
 	// poor is groupPoor's answer while poorOK: it changes only when the book's errors or
 	// overrunning jobs do (groupLeave, groupOverrun).
 	poor, poorOK bool
@@ -451,27 +451,15 @@ func (s *Scheduler) groupObs(v *gpusched.View, g *groupBook, st *jobState) {
 	for _, n := range g.done {
 		g.obs = append(g.obs, observation{n, true})
 	}
-	for k, m := range g.live {
-		if k == groupLive {
-			break
-		}
-		if m == st {
-			continue
-		}
-		if d, ok := s.doneOf(v, m); ok && d > 0 {
-			g.obs = append(g.obs, observation{d * g.scale(m), false})
-		}
+	s.groupLiveLengths(v, g, st)
+	for _, n := range g.lobs {
+		g.obs = append(g.obs, observation{n, false})
 	}
 }
 
-// groupObsSorted is groupObs followed by sortObservations: the finished jobs' lengths are
-// kept sorted (g.sdone), so only the live jobs' observations are sorted here, and merged.
-func (s *Scheduler) groupObsSorted(v *gpusched.View, g *groupBook, st *jobState) {
-	if !g.sorted {
-		s.groupObs(v, g, st)
-		sortObservations(g.obs)
-		return
-	}
+// groupLiveLengths fills g.lobs with the progress, in the book's units, of group g's
+// groupLive earliest live jobs other than st (st may be nil) that have done some.
+func (s *Scheduler) groupLiveLengths(v *gpusched.View, g *groupBook, st *jobState) {
 	g.lobs = g.lobs[:0]
 	for k, m := range g.live {
 		if k == groupLive {
@@ -484,6 +472,17 @@ func (s *Scheduler) groupObsSorted(v *gpusched.View, g *groupBook, st *jobState)
 			g.lobs = append(g.lobs, d*g.scale(m)) // d > 0 and the scale > 0: not NaN
 		}
 	}
+}
+
+// groupObsSorted is groupObs followed by sortObservations: the finished jobs' lengths are
+// kept sorted (g.sdone), so only the live jobs' observations are sorted here, and merged.
+func (s *Scheduler) groupObsSorted(v *gpusched.View, g *groupBook, st *jobState) {
+	if !g.sorted {
+		s.groupObs(v, g, st)
+		sortObservations(g.obs)
+		return
+	}
+	s.groupLiveLengths(v, g, st)
 	slices.Sort(g.lobs)
 	// The merge: an event before a censoring at the same length, as sortObservations orders
 	// them; observations that compare equal are equal, so the result is the sort's.

@@ -898,9 +898,8 @@ func (r *Runtime) leave(e *Entry) {
 		// it), not by a later scan of every running job.
 		p := r.runningPos(e)
 		r.freeHotAt(p)
-		r.running = slices.Delete(r.running, p, p+1)
-		r.runSlot = slices.Delete(r.runSlot, p, p+1)
-		r.runSeqs = slices.Delete(r.runSeqs, p, p+1)
+		r.posBuf = append(r.posBuf[:0], p)
+		r.deleteRunning(r.posBuf)
 	case phasePending:
 		r.posBuf = append(r.posBuf[:0], r.pendingPos(e))
 		r.removeLeaving(r.posBuf)
