@@ -64,8 +64,11 @@
 // the load on the shared links it uses: topology's Cluster.Links of its GPUs, where the load
 // of a link is the number of other running jobs on it (restoring jobs included). The
 // simulator keeps the set of jobs on every link and recomputes a job's step cost only when it
-// is placed or migrated or when a job joins or leaves one of its links; completion times sit
-// in a heap whose stale entries are skipped. A job finishes exactly when it has done its
+// is placed or migrated or when a job joins or leaves one of its links, and asks the cost
+// model only when the job's GPUs, plan choice or link loads differ from those of its last
+// answer (one job joining and another leaving its links within one event leave them as they
+// were): Config.Cost must be a function of its arguments. Completion times sit in a heap
+// whose stale entries are skipped. A job finishes exactly when it has done its
 // iterations.
 //
 // # Time resolution and the horizon

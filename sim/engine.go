@@ -27,6 +27,49 @@ type jobState struct {
 	iters float64 // true length, known only to the simulator
 	job   *gpusched.Job
 	rec   JobRecord
+	// cost is the job's last step cost and what it was asked for (nil before its first start
+	// and after it left).
+	cost *costMemo
+}
+
+// costMemo is the last step cost of a job and the job, placement and link loads it came
+// from: a job marked dirty whose loads came back to what they were (a job joined and
+// another left its links within one event) keeps it without asking the cost model again.
+type costMemo struct {
+	job  *gpusched.Job // the entry's Current when asked: a new plan choice is a new pointer
+	gpus []topology.GPUID
+	load []linkShare
+	sc   gpusched.StepCost
+}
+
+// linkShare is one entry of a topology.LinkLoad.
+type linkShare struct {
+	l topology.Link
+	v float64
+}
+
+// same reports whether the cost model was last asked for exactly job j on gpus under load.
+func (m *costMemo) same(j *gpusched.Job, gpus []topology.GPUID, load topology.LinkLoad) bool {
+	if m.job != j || len(m.load) != len(load) || !slices.Equal(m.gpus, gpus) {
+		return false
+	}
+	for _, p := range m.load {
+		if v, ok := load[p.l]; !ok || v != p.v {
+			return false
+		}
+	}
+	return true
+}
+
+// set records sc as the step cost of job j on gpus under load.
+func (m *costMemo) set(j *gpusched.Job, gpus []topology.GPUID, load topology.LinkLoad, sc gpusched.StepCost) {
+	m.job = j
+	m.gpus = append(m.gpus[:0], gpus...)
+	m.load = m.load[:0]
+	for l, v := range load {
+		m.load = append(m.load, linkShare{l, v})
+	}
+	m.sc = sc
 }
 
 // heapEntry is a completion event: job idx finishes at time t if its version is still ver.
@@ -305,6 +348,7 @@ func (e *engine) leave(idx int32) {
 	j := &e.jobs[idx]
 	j.rec = e.record(idx)
 	j.left = true
+	j.cost = nil
 	e.left++
 	e.completed = append(e.completed, idx)
 }
@@ -327,15 +371,24 @@ func (e *engine) recompute() error {
 	for _, en := range e.rt.TakeDirty() {
 		idx := e.ids[en.ID()]
 		j := &e.jobs[idx]
-		gpus := en.GPUs()
-		sc, err := e.cost.StepCost(en.Current(), e.c, gpus, e.rt.LinkLoad(en))
-		if err != nil {
-			return fmt.Errorf("%w: job %q on GPUs %v at t=%g s (scheduler %s): %w",
-				ErrCost, j.job.ID, topology.SetOf(gpus...), e.now, e.name, err)
+		gpus, cur, load := en.GPUs(), en.Current(), e.rt.LinkLoad(en)
+		if j.cost == nil {
+			j.cost = new(costMemo)
 		}
-		if !(sc.Time > 0) || math.IsInf(sc.Time, 0) || !(sc.CrossServerBytes >= 0) || math.IsInf(sc.CrossServerBytes, 0) {
-			return fmt.Errorf("%w: job %q on GPUs %v at t=%g s: step time %v s and %v cross-server bytes (need a finite time > 0 and finite bytes >= 0)",
-				ErrCost, j.job.ID, topology.SetOf(gpus...), e.now, sc.Time, sc.CrossServerBytes)
+		var sc gpusched.StepCost
+		if j.cost.same(cur, gpus, load) {
+			sc = j.cost.sc
+		} else {
+			var err error
+			if sc, err = e.cost.StepCost(cur, e.c, gpus, load); err != nil {
+				return fmt.Errorf("%w: job %q on GPUs %v at t=%g s (scheduler %s): %w",
+					ErrCost, j.job.ID, topology.SetOf(gpus...), e.now, e.name, err)
+			}
+			if !(sc.Time > 0) || math.IsInf(sc.Time, 0) || !(sc.CrossServerBytes >= 0) || math.IsInf(sc.CrossServerBytes, 0) {
+				return fmt.Errorf("%w: job %q on GPUs %v at t=%g s: step time %v s and %v cross-server bytes (need a finite time > 0 and finite bytes >= 0)",
+					ErrCost, j.job.ID, topology.SetOf(gpus...), e.now, sc.Time, sc.CrossServerBytes)
+			}
+			j.cost.set(cur, gpus, load, sc)
 		}
 		if err := e.rt.SetRate(en, e.now, sc); err != nil {
 			return fmt.Errorf("sim: internal error: %w", err)

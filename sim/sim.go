@@ -93,7 +93,8 @@ type Config struct {
 	// with the links' load; for a job without, its Job.StepTime wherever it runs (FixedCost).
 	// Pass the same cost model to schedulers that size jobs with one. A cost model
 	// with a Forget(*gpusched.Job) method is told of every job that leaves, so that it can
-	// drop what it cached for it.
+	// drop what it cached for it. The simulator keeps a job's last answer while its GPUs,
+	// plan choice and link loads stay as they were, so the answer must depend on nothing else.
 	Cost gpusched.CostModel
 	// RestoreTime is the checkpoint/restore cost in seconds: a job started again after a
 	// preemption, or migrated, holds its GPUs but makes no progress for this long. A job's
