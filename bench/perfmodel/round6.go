@@ -134,6 +134,59 @@ func round6(cases []*perf.Case, reps []perf.ModelReport, k int) error {
 			100*(allPred[w]/wc.Row.StepTime-1))
 	}
 	fmt.Println()
+	return syncSplit(cases, reps)
+}
+
+// syncSplit prints, for each model with measured sync times, per number of servers (4: four
+// or more), the k = 0 mean signed error of the step time and the ratios of predicted to
+// measured exposed synchronisation (graph.Breakdown.DP against sync_time) and of the rest of
+// the step, summed over the rows: the issue's cause 5 (its figures: sync 0.14-0.89x, compute
+// 1.1-1.5x).
+func syncSplit(cases []*perf.Case, reps []perf.ModelReport) error {
+	fmt.Println("#### The split between compute and synchronisation on the T4, by number of servers (k = 0)")
+	fmt.Println()
+	fmt.Println("Leave-one-model-out constants, every row of the model: rows, mean signed error of the step time, predicted /")
+	fmt.Println("measured exposed synchronisation (`Breakdown.DP` against `sync_time`, sums over the rows), predicted / measured rest")
+	fmt.Println("of the step (step - sync), and the measured share of sync in the step.")
+	fmt.Println()
+	fmt.Println("| model | 1 server | 2 servers | 3 servers | 4 servers |")
+	fmt.Println("|---|---|---|---|---|")
+	type agg struct{ n, signed, sync, psync, rest, prest float64 }
+	for _, r := range reps {
+		var by [5]agg
+		any := false
+		for _, c := range cases {
+			if r.Family != "t4" || c.Model.Name() != r.Model || c.Family() != r.Family || !(c.Row.SyncTime > 0) {
+				continue
+			}
+			any = true
+			b, err := c.Placed.Time(r.Hardware, graph.ModelFactors{})
+			if err != nil {
+				return err
+			}
+			a := &by[min(c.Row.Servers(), 4)]
+			a.n++
+			a.signed += b.Total/c.Row.StepTime - 1
+			a.sync += c.Row.SyncTime
+			a.psync += b.DP
+			a.rest += c.Row.StepTime - c.Row.SyncTime
+			a.prest += b.Total - b.DP
+		}
+		if !any {
+			continue
+		}
+		fmt.Printf("| %s |", r.Model)
+		for s := 1; s <= 4; s++ {
+			a := by[s]
+			if a.n == 0 {
+				fmt.Print(" - |")
+				continue
+			}
+			fmt.Printf(" %.0f rows, %+.0f%%, sync x%.2f, rest x%.2f, share %.2f |", a.n, 100*a.signed/a.n, a.psync/a.sync, a.prest/a.rest, a.sync/(a.sync+a.rest))
+		}
+		fmt.Println()
+	}
+	fmt.Println()
 	return nil
 }
 
