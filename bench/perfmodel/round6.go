@@ -14,14 +14,14 @@ import (
 // randomSets is the number of random profile sets of round6's table, drawn with seed 1.
 const randomSets = 20
 
-// round6 prints the table of benchmarks/perf.md "Round 6 (branch perf6)": for each model's k
-// profiles, whether the k = 5 misses (median > 8%, worst > 20% on the other rows) come from the
-// profiles SelectProfiles picks, from the strength RefineCV refines with, or from the model's
-// form: the same rows predicted with the factors refined at each strength of
-// perf.RefineStrengths (the least worst of them: an oracle of the strength), with the factors
-// RefineCV refines on random sets of k rows (randomSets, seed 1), and with the factors refined
-// on every row of the model (in sample: what the form allows with the model's own factors);
-// then the worst row.
+// round6 prints the tables of benchmarks/perf.md "Round 6 (branch perf6), 2026-11-28": for
+// each model's k profiles, whether the k = 5 misses (median > 8%, worst > 20% on the other
+// rows) come from the profiles SelectProfiles picks, from the strength RefineCV refines with,
+// or from the model's form: the same rows predicted with the factors refined at each strength
+// of perf.RefineStrengths (the least worst of them: an oracle of the strength), with the
+// factors RefineCV refines on random sets of k rows (randomSets, seed 1), and with the factors
+// refined on every row of the model (in sample: what the form allows with the model's own
+// factors); then the worst row. Then syncSplit's table.
 func round6(cases []*perf.Case, reps []perf.ModelReport, k int) error {
 	fmt.Printf("#### The k = %d misses: profile choice, refinement strength, or the model's form\n\n", k)
 	fmt.Println("On each model's rows other than its k profiles (leave-one-model-out constants): median / worst relative error")
