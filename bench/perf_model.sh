@@ -18,4 +18,4 @@ echo
 echo "#### Prediction latency"
 echo
 go test -run '^$' -bench 'BenchmarkIterationTimeGPT3_13B_1024' -benchmem -count 3 ./graph/ | grep -E '^Benchmark'
-go test -run '^$' -bench 'BenchmarkRefine' -benchmem -count 3 ./perf/ | grep -E '^Benchmark'
+go test -run '^$' -bench 'BenchmarkRefine' -benchmem -count 3 ./internal/perf/ | grep -E '^Benchmark'

@@ -461,8 +461,8 @@ func Refine(cases []*Case, eff graph.Efficiency) (graph.ModelFactors, error) {
 // (RefineFrom), choosing how strongly the prior holds by leave-one-profile-out, and falls back
 // to the prior's factors unless refinement predicts held-out rows clearly better: - With 2 to
 // MaxLeaveOneOut rows, for each finite strength of RefineStrengths every row is predicted with
-// the factors refined on the others, and the strength with the least mean relative error wins
-// (ties to the stronger prior).
+// the factors refined on the others, and the strength with the least median relative error
+// wins (ties to the stronger prior).
 //
 // Deprecated: the calibration tooling behind `gpusched perf` (reading,
 // preparing, fitting, evaluating, the artifacts' readers) is internal to the module: use

@@ -26,6 +26,7 @@ func main() {
 	k := flag.Int("k", 5, "profiles per model")
 	sweep := flag.Bool("sweep", false, "only the leave-one-model-out sweep of perf.JointFactorStrength")
 	r5 := flag.Bool("round5", false, "only the A800 tables of round 5 (benchmarks/perf.md)")
+	r6 := flag.Bool("round6", false, "only the table of round 6 (benchmarks/perf.md)")
 	flag.Parse()
 	if *r5 {
 		err := func() error {
@@ -40,6 +41,13 @@ func main() {
 			return round5(*data, *k, reps)
 		}()
 		if err != nil {
+			fmt.Fprintln(os.Stderr, "perfmodel:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *r6 {
+		if err := onlyRound6(*data, *k); err != nil {
 			fmt.Fprintln(os.Stderr, "perfmodel:", err)
 			os.Exit(1)
 		}
@@ -362,6 +370,9 @@ func run(dir string, k int) error {
 	fmt.Println()
 
 	if err := round5(dir, k, reps); err != nil {
+		return err
+	}
+	if err := round6(all, reps, k); err != nil {
 		return err
 	}
 

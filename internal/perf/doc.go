@@ -36,8 +36,8 @@
 //     them to k measured configurations of the model with the hardware constants fixed, as a
 //     regularised update of the factors a prior calibration holds for it (factors of 1 when
 //     none; k = 0: the prior alone), the overhead held near the prior's on an absolute scale
-//     (RefineOverheadScale). RefineCV chooses how strongly the prior holds by
-//     leave-one-profile-out, keeps the prior unless refinement beats it on the held-out
+//     (RefineOverheadScale). RefineCV chooses how strongly the prior holds by the
+//     median leave-one-profile-out error, keeps the prior unless refinement beats it on the held-out
 //     profiles by more than the standard error of the difference, and reports that error; Fit
 //     (and `gpusched perf fit`) reports it per model and warns above CVWarn (15%).
 //

@@ -569,6 +569,17 @@ func RefineFrom(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (
 	return refine(cases, eff, prior, 1)
 }
 
+// RefineStrength is RefineFrom with the priors' strength multiplied by strength (one of
+// RefineStrengths, or any positive number; math.Inf(1) returns prior): what RefineCV refines
+// with once it has chosen the strength. A strength that is not a positive number is an error
+// wrapping graph.ErrInvalidOptions.
+func RefineStrength(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors, strength float64) (graph.ModelFactors, error) {
+	if !(strength > 0) {
+		return graph.ModelFactors{}, fmt.Errorf("%w: refinement strength %v must be a positive number", graph.ErrInvalidOptions, strength)
+	}
+	return refine(cases, eff, prior, strength)
+}
+
 // refine is RefineFrom with the priors' strength multiplied by strength (math.Inf(1): prior).
 func refine(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors, strength float64) (graph.ModelFactors, error) {
 	if len(cases) == 0 || math.IsInf(strength, 1) {
@@ -637,13 +648,16 @@ type CrossValidation struct {
 	// Worst is the largest of those errors; NaN for fewer than two rows.
 	Worst float64 `json:"worst"`
 	// Strength is the multiplier of the factors' priors the refinement used: chosen among
-	// RefineStrengths by the leave-one-out error when there are 2 to MaxLeaveOneOut rows, 1
-	// otherwise; +Inf means the prior's factors were kept: no refinement predicted the
+	// RefineStrengths by the median leave-one-out error when there are 2 to MaxLeaveOneOut
+	// rows, 1 otherwise; +Inf means the prior's factors were kept: no refinement predicted the
 	// held-out rows better than the prior by more than the standard error of the difference
-	// (see RefineCV). MAPE and Worst are then the prior's errors on the rows.
+	// (see RefineCV). MAPE, Median and Worst are then the prior's errors on the rows.
 	Strength float64 `json:"strength"`
 	// PriorMAPE is the mean relative error of the rows with the prior's factors.
 	PriorMAPE float64 `json:"prior_mape"`
+	// Median is the median of the held-out rows' relative errors (the prior's when it is
+	// kept); NaN for fewer than two rows.
+	Median float64 `json:"median"`
 }
 
 // CVWarn is the cross-validated error above which a refinement deserves a warning: the
@@ -664,9 +678,13 @@ var RefineStrengths = []float64{math.Inf(1), 16, 4, 1, 0.25}
 // to the prior's factors unless refinement predicts held-out rows clearly better:
 //
 //   - With 2 to MaxLeaveOneOut rows, for each finite strength of RefineStrengths every row is
-//     predicted with the factors refined on the others, and the strength with the least mean
-//     relative error wins (ties to the stronger prior). With more rows, strength 1 is
-//     scored 5-fold (rows i, i+5, ... held out together).
+//     predicted with the factors refined on the others, and the strength with the least
+//     median relative error wins (ties to the stronger prior). The median, not the mean: the
+//     few profiles SelectProfiles picks are extremes, one of which no strength predicts from
+//     the others (a T5 3D run, 54-57% at every strength; a ResNet-18 two-server run, 18-31%),
+//     and with the mean that one profile's small swings decided the strength
+//     (benchmarks/perf.md, round 6). With more rows, strength 1 is scored 5-fold (rows i,
+//     i+5, ... held out together).
 //   - The prior is kept (Strength +Inf) unless the winner's held-out errors improve on the
 //     prior's errors of the same rows by more than one standard error of their paired
 //     difference: mean(d) > sd(d)/sqrt(n), d_i the prior's error on row i minus the held-out
@@ -677,7 +695,7 @@ var RefineStrengths = []float64{math.Inf(1), 16, 4, 1, 0.25}
 // It returns the factors refined on every row at the chosen strength (prior when kept) and
 // the cross-validated error (the prior's error of the rows when it is kept).
 func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (graph.ModelFactors, CrossValidation, error) {
-	cv := CrossValidation{Method: "leave-one-out", MAPE: math.NaN(), Worst: math.NaN(), Strength: 1, PriorMAPE: math.NaN()}
+	cv := CrossValidation{Method: "leave-one-out", MAPE: math.NaN(), Worst: math.NaN(), Strength: 1, PriorMAPE: math.NaN(), Median: math.NaN()}
 	if len(cases) == 0 {
 		return prior, cv, nil
 	}
@@ -731,18 +749,20 @@ func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (gr
 	switch n := len(cases); {
 	case n < 2:
 	case n <= MaxLeaveOneOut:
-		bestMAPE := math.Inf(1)
+		var strengths []float64
+		var errs [][]float64
 		for _, st := range RefineStrengths {
 			if math.IsInf(st, 1) {
 				continue // the prior: weighed against the winner below
 			}
-			errs, err := heldOut(st, n)
+			e, err := heldOut(st, n)
 			if err != nil {
 				return graph.ModelFactors{}, cv, err
 			}
-			if m, w := errSummary(errs); m < bestMAPE-1e-9 {
-				bestMAPE, cv.MAPE, cv.Worst, cv.Strength, best = m, m, w, st, errs
-			}
+			strengths, errs = append(strengths, st), append(errs, e)
+		}
+		if i := leastMedian(errs); i >= 0 {
+			cv.Strength, best = strengths[i], errs[i]
 		}
 	default:
 		cv.Method = "5-fold"
@@ -750,12 +770,15 @@ func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (gr
 		if err != nil {
 			return graph.ModelFactors{}, cv, err
 		}
-		cv.MAPE, cv.Worst = errSummary(errs)
 		best = errs
 	}
 	if best != nil && !clearlyBetter(priorErrs, best) {
 		cv.Strength = math.Inf(1)
-		cv.MAPE, cv.Worst = errSummary(priorErrs)
+		best = priorErrs
+	}
+	if best != nil {
+		cv.MAPE, cv.Worst = errSummary(best)
+		cv.Median = medianOf(best)
 	}
 	f, err := refine(cases, eff, prior, cv.Strength)
 	return f, cv, err
@@ -768,6 +791,31 @@ func errSummary(errs []float64) (mean, worst float64) {
 		worst = math.Max(worst, e)
 	}
 	return mean / float64(len(errs)), worst
+}
+
+// leastMedian returns the index of the candidate (held-out errors per candidate strength,
+// strongest prior first) with the least median error, ties (within 1e-9) to the first; -1
+// when there is none.
+func leastMedian(errs [][]float64) int {
+	best, bestMedian := -1, math.Inf(1)
+	for i, e := range errs {
+		if med := medianOf(e); med < bestMedian-1e-9 {
+			best, bestMedian = i, med
+		}
+	}
+	return best
+}
+
+// medianOf returns the median of errs (the mean of the middle two for an even count), leaving
+// errs as it is.
+func medianOf(errs []float64) float64 {
+	s := slices.Clone(errs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // clearlyBetter reports whether the errors b improve on the errors a of the same rows by more

@@ -378,6 +378,34 @@ func TestRefineCVKeepsPriorWithinNoise(t *testing.T) {
 	}
 }
 
+// TestLeastMedian: RefineCV's choice of strength by hand, where the mean would choose otherwise.
+func TestLeastMedian(t *testing.T) {
+	for _, tc := range []struct {
+		errs [][]float64
+		want int
+	}{
+		{nil, -1},
+		{[][]float64{{0.1, 0.2}}, 0},
+		// Round 6's T4 ResNet-18 profiles (leave one model out, k = 5) at strengths 16, 4, 1,
+		// 0.25 (benchmarks/perf.md): the two-server profile, which no strength predicts from
+		// the others, makes the mean prefer 1 (means 0.144, 0.129, 0.125, 0.128); the medians
+		// are 0.107, 0.117, 0.128, 0.129.
+		{[][]float64{{0.089, 0.307, 0.049, 0.170, 0.107}, {0.025, 0.280, 0.058, 0.163, 0.117},
+			{0.047, 0.235, 0.060, 0.155, 0.128}, {0.114, 0.181, 0.059, 0.157, 0.129}}, 0},
+		// One outlier row dominates the mean: means 0.22, 0.12; medians 0.02, 0.10.
+		{[][]float64{{0.01, 0.02, 0.03, 0.02, 1.0}, {0.10, 0.10, 0.10, 0.10, 0.20}}, 0},
+		// Even count: the mean of the middle two (0.025 and 0.035).
+		{[][]float64{{0.0, 0.03, 0.02, 0.5}, {0.02, 0.05, 0.03, 0.04}}, 0},
+		// Ties within 1e-9 go to the stronger prior (the first).
+		{[][]float64{{0.05, 0.1, 0.2}, {0.2, 0.1, 0.05}}, 0},
+		{[][]float64{{0.05, 0.1 + 1e-6, 0.2}, {0.2, 0.1, 0.05}}, 1},
+	} {
+		if got := leastMedian(tc.errs); got != tc.want {
+			t.Errorf("leastMedian(%v) = %d, want %d", tc.errs, got, tc.want)
+		}
+	}
+}
+
 // TestClearlyBetter: the paired one-standard-error rule by hand.
 func TestClearlyBetter(t *testing.T) {
 	for _, tc := range []struct {
@@ -444,5 +472,35 @@ func TestFitUsesSyncTime(t *testing.T) {
 	if math.Abs(without.Comm-1) > 0.02 || !(with.Comm > 1.1) || !(with.Compute < without.Compute) {
 		t.Errorf("comm factor without sync times %.3f (want about 1), with %.3f (want above 1.1); compute %.3f -> %.3f (want lower)",
 			without.Comm, with.Comm, without.Compute, with.Compute)
+	}
+}
+
+// TestRefineStrength: strength 1 is RefineFrom, +Inf the prior, a stronger prior moves the
+// factors less, and a strength that is not a positive number is an error.
+func TestRefineStrength(t *testing.T) {
+	eff, _ := graph.HardwareConstants("a800")
+	truth := graph.ModelFactors{Compute: 1.3}
+	cases := synthetic(t, "bert-large", eff, truth)[:6]
+	one, err := RefineStrength(cases, eff, graph.ModelFactors{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := RefineFrom(cases, eff, graph.ModelFactors{}); one != want {
+		t.Errorf("strength 1: %+v, RefineFrom %+v", one, want)
+	}
+	if f, err := RefineStrength(cases, eff, truth, math.Inf(1)); err != nil || f != truth {
+		t.Errorf("strength +Inf: %+v (%v), want the prior %+v", f, err, truth)
+	}
+	strong, err := RefineStrength(cases, eff, graph.ModelFactors{}, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(strong.Compute > 1 && strong.Compute < one.Compute) {
+		t.Errorf("strength 16: compute %.3f, want between 1 and strength 1's %.3f", strong.Compute, one.Compute)
+	}
+	for _, st := range []float64{0, -1, math.NaN()} {
+		if _, err := RefineStrength(cases, eff, graph.ModelFactors{}, st); !errors.Is(err, graph.ErrInvalidOptions) {
+			t.Errorf("strength %v: %v, want graph.ErrInvalidOptions", st, err)
+		}
 	}
 }
