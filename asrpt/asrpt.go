@@ -861,7 +861,11 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			if s.brokenMark && fromPrev {
 				done = prevDone
 			}
-			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key, gen: m.gen, done: done})
+			// Written in place (see remainingOrder): a composite literal is built on the stack
+			// and copied out in 16-byte moves that wait on its narrower stores.
+			cur = append(cur, viewEntry{})
+			e := &cur[len(cur)-1]
+			e.id, e.job, e.st, e.key, e.gen, e.done = id, js.Job, st, key, m.gen, done
 			seen++
 		}
 		s.last[w], s.scratch[w] = cur, prev
