@@ -214,8 +214,7 @@ type jobState struct {
 	weight  float64 // the job's effective weight
 	vfinish float64 // virtual completion time when vdone
 	// stamp is, with patience (patientOrder), the epoch of the last call that took the job as
-	// fresh; under the remaining-work conversion (remainingOrder, which does not use
-	// patientOrder), the Scheduler.rstamp of the last walk that took it as running.
+	// fresh (the remaining-work conversion, remainingOrder, does not use it).
 	stamp uint64
 	vdone bool // completed on the virtual machine
 	gone  bool // left the host; a ghost in the virtual queue until it completes there
@@ -346,6 +345,13 @@ type Scheduler struct {
 	// brokenSlow answers slowShared from its memo whatever placement the answer was for: a
 	// deliberately wrong variant, for tests.
 	brokenSlow bool
+	// brokenRunOrder takes a running job's rank from the last call as its position in the
+	// last order without confirming it there (a wrong condition: a stale rank of a job that
+	// was not in it places it): a deliberately wrong variant, for tests.
+	brokenRunOrder bool
+	// runHook, when set (tests), sees the running jobs in remainingOrder's starting order,
+	// before the sort, and the last call's order.
+	runHook func(start []freshJob, last []*jobState)
 	// candHook, when set (tests), is called at the end of every compactCandidates.
 	candHook func(v *gpusched.View, prefixLen, mine int)
 
@@ -363,7 +369,11 @@ type Scheduler struct {
 	wait       []*jobState    // with remWork: the waiting jobs, sorted by their fresh keys (see waitInsert)
 	running    []freshJob     // with remWork: scratch, this call's running jobs that are not overdue
 	runOrder   []*jobState    // with remWork: the last call's running jobs in order, the next sort's start
-	rstamp     uint64         // with remWork: counts remainingOrder's walks (orderPrefix may run twice a call)
+	runOld     []*jobState    // with remWork: scratch, the order before runOrder (remainingOrder)
+	runBase    int            // with remWork: vranks[k] - runBase is the running job k's position in runOrder
+	runSlot    []int32        // with remWork: scratch, by position in the last order: the job's entry in runTmp (-1: none)
+	runTail    []int32        // with remWork: scratch, entries of runTmp not in the last order, in the view's order
+	runTmp     []freshJob     // with remWork: scratch, this call's running jobs in the view's order
 	compact    bool           // the compact conversion (on unless Options.NoCompact)
 	dist       Distributional // the Estimator's distributions (nil: point sizes)
 	slack      float64        // Options.CompactSlack resolved
@@ -851,7 +861,11 @@ func (s *Scheduler) Schedule(v gpusched.View) (gpusched.Decision, error) {
 			if s.brokenMark && fromPrev {
 				done = prevDone
 			}
-			cur = append(cur, viewEntry{id: id, job: js.Job, st: st, key: key, gen: m.gen, done: done})
+			// Written in place (see remainingOrder): a composite literal is built on the stack
+			// and copied out in 16-byte moves that wait on its narrower stores.
+			cur = append(cur, viewEntry{})
+			e := &cur[len(cur)-1]
+			e.id, e.job, e.st, e.key, e.gen, e.done = id, js.Job, st, key, m.gen, done
 			seen++
 		}
 		s.last[w], s.scratch[w] = cur, prev
@@ -1283,42 +1297,63 @@ func (s *Scheduler) remainingOrder(v *gpusched.View, take func(*jobState) bool, 
 		}
 	}
 	// The running jobs, starting from the last call's order (their keys shrink as they run,
-	// mostly keeping it, so the insertion sort does little work), then those that started.
-	s.running = s.running[:0]
-	s.rstamp++
+	// mostly keeping it, so the insertion sort does little work), then those that started, in
+	// the view's order. One walk over the marking walk's running list (entry i is
+	// v.Running[i]'s) computes their keys; a job's position in the last call's order is read
+	// from vranks (which that call set to base + position) and confirmed by the order itself
+	// (runOld[p] == st), so a stale rank of a job that was not in it cannot place it there.
+	// The starting order is exactly the last order's jobs that still run and fit and are not
+	// overdue, in that order, then the others in the view's order.
+	prev := s.runOrder
+	s.runOrder, s.runOld = s.runOld[:0], prev
+	base := s.runBase
+	slot := s.runSlot[:0]
+	for range prev {
+		slot = append(slot, -1)
+	}
+	s.runTmp = s.runTmp[:0]
+	tail := s.runTail[:0]
 	last := s.last[1]
-	add := func(st *jobState) {
-		if st == nil || st.stamp == s.rstamp || st.gone || st.unfit || s.overdue(st) {
-			return
+	for i := range last {
+		e := &last[i]
+		st := e.st
+		if st == nil || st.gone || st.unfit || s.overdue(st) {
+			continue
 		}
-		m := s.marks[st.key]
-		if !m.runs(s.epoch) {
-			return
-		}
-		st.stamp = s.rstamp
-		// The progress the marking walk recorded for the entry (v.Running[m.idx].Iterations),
-		// read from its dense list rather than the view's statuses.
+		// The progress the marking walk recorded for the entry (v.Running[i].Iterations).
 		// Written in place: a composite literal is built on the stack and copied out in 16-byte
 		// moves that wait on its 8-byte stores.
-		s.running = append(s.running, freshJob{})
-		f := &s.running[len(s.running)-1]
-		f.rkey, f.vfinish, f.key, f.gpus, f.st = freshKey(st, last[m.idx].done), st.vfinish, int32(st.key), int32(st.gpus), st
+		n := int32(len(s.runTmp))
+		s.runTmp = append(s.runTmp, freshJob{})
+		f := &s.runTmp[n]
+		f.rkey, f.vfinish, f.key, f.gpus, f.st = freshKey(st, e.done), st.vfinish, e.key, int32(st.gpus), st
+		if p := int(s.vranks[e.key]) - base; p >= 0 && p < len(prev) && (prev[p] == st || s.brokenRunOrder) {
+			slot[p] = n
+		} else {
+			tail = append(tail, n)
+		}
 	}
-	for _, st := range s.runOrder {
-		add(st)
+	s.running = s.running[:0]
+	for _, n := range slot {
+		if n >= 0 {
+			s.running = append(s.running, s.runTmp[n])
+		}
 	}
-	for i := range v.Running {
-		add(s.last[1][i].st)
+	for _, n := range tail {
+		s.running = append(s.running, s.runTmp[n])
 	}
+	s.runSlot, s.runTail = slot[:0], tail[:0]
+	if s.runHook != nil {
+		s.runHook(s.running, prev)
+	}
+	clear(prev) // no references to states past their use
 	sortFresh(s.running)
-	s.runOrder = s.runOrder[:0]
-	for i := range s.running {
-		s.runOrder = append(s.runOrder, s.running[i].st)
-	}
 	// Their ranks go to the dense vranks (by key), not to each job's state: a store per
 	// running job into a few kilobytes rather than into scattered states.
+	s.runBase = len(s.vorder)
 	for i := range s.running {
-		s.vranks[s.running[i].key] = int32(len(s.vorder) + i)
+		s.runOrder = append(s.runOrder, s.running[i].st)
+		s.vranks[s.running[i].key] = int32(s.runBase + i)
 	}
 	for _, st := range s.vorder {
 		if !take(st) {
@@ -2097,7 +2132,8 @@ const maxShapes = 256
 // answer given for a job of the same shape (placeShape) when it was last asked on the same
 // cluster and set (of the last shapeAnswers sets). Waiting jobs of one shape (the same model, plan and size) are offered the
 // same free GPUs within a call and often across calls, and the placer costs a partitioning
-// each. kind tells the free GPUs (0) from the compact conversion's pool (1), which alternate.
+// each. kind tells the free GPUs (0) from the compact conversion's pool (1), which alternate:
+// each kind has its own answers here and its own memos in the placer (Partitioned.placeIn).
 func (s *Scheduler) placeShared(c *topology.Cluster, set topology.GPUSet, st *jobState, kind int) ([]topology.GPUID, bool) {
 	if s.placer == nil {
 		return s.opt.Placer(c, set, st.job)
@@ -2113,7 +2149,7 @@ func (s *Scheduler) placeShared(c *topology.Cluster, set topology.GPUSet, st *jo
 			}
 		}
 	}
-	gpus, ok := s.opt.Placer(c, set, j)
+	gpus, ok := s.placer.placeIn(c, set, j, kind)
 	if r == nil {
 		if m == nil || len(m) >= maxShapes {
 			m = make(map[placeShape]*shapePlaces)

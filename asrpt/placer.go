@@ -26,6 +26,12 @@ type Partitioned struct {
 	cache  map[gpusched.JobID]compiledGraph
 	graphs map[graphKey]*sharedGraph
 	idle   int // graphs no job uses
+	// brokenKinds places every kind of set with the memo of the free GPUs except that a set of
+	// kind 1 with as many GPUs as the last one is answered as that one was: a deliberately
+	// wrong variant (a memo keyed by too little), for tests.
+	brokenKinds bool
+	lastN       int
+	lastGPUs    []topology.GPUID
 }
 
 // compiledGraph is a job's model and plan, and their worker graph.
@@ -43,14 +49,23 @@ type graphKey struct {
 }
 
 // sharedGraph is the worker graph of a model and plan (nil when they do not compile), with the
-// jobs that use it and its placement memo, locked while in use.
+// jobs that use it and its placement memos, locked while in use.
 type sharedGraph struct {
 	key  graphKey
 	wg   *graph.WorkerGraph
 	refs int
 	mu   sync.Mutex
-	memo partition.PlaceMemo
+	// memo[k] places the graph on the sets of kind k (see placeIn). A PlaceMemo counts the
+	// free GPUs per server from its last set's counts when few GPUs differ, and afresh
+	// otherwise; A-SRPT asks on two kinds of set that differ by many GPUs (the free GPUs, and
+	// the compact conversion's pools of free and preemptable ones), which alternating in one
+	// memo would count afresh at every call. Every memo's answers are exactly
+	// partition.Place's.
+	memo [placeKinds]partition.PlaceMemo
 }
+
+// placeKinds is how many kinds of set placeIn tells apart (one memo each per graph).
+const placeKinds = 2
 
 // NewPartitioned returns a Partitioned placer with the given partitioner options.
 func NewPartitioned(opts partition.PlaceOptions) *Partitioned {
@@ -59,6 +74,13 @@ func NewPartitioned(opts partition.PlaceOptions) *Partitioned {
 
 // Place is a gpusched.Placer.
 func (p *Partitioned) Place(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job) ([]topology.GPUID, bool) {
+	return p.placeIn(c, free, j, 0)
+}
+
+// placeIn is Place, with the graph's memo for sets of kind (0 <= kind < placeKinds): the
+// same answer whatever the kind (each memo's answers are partition.Place's); only the work
+// differs.
+func (p *Partitioned) placeIn(c *topology.Cluster, free topology.GPUSet, j *gpusched.Job, kind int) ([]topology.GPUID, bool) {
 	if j.Model == nil {
 		return gpusched.Pack(c, free, j)
 	}
@@ -76,9 +98,15 @@ func (p *Partitioned) Place(c *topology.Cluster, free topology.GPUSet, j *gpusch
 	if g.wg == nil || len(g.wg.Workers) != j.GPUs {
 		return gpusched.Pack(c, free, j)
 	}
+	if p.brokenKinds && kind == 1 && free.Len() == p.lastN && p.lastGPUs != nil {
+		return slices.Clone(p.lastGPUs), true
+	}
 	g.mu.Lock()
-	pl, err := g.memo.Place(c, j.EligibleIn(c, free), g.wg, p.opts)
+	pl, err := g.memo[kind].Place(c, j.EligibleIn(c, free), g.wg, p.opts)
 	g.mu.Unlock()
+	if p.brokenKinds && kind == 1 {
+		p.lastN, p.lastGPUs = free.Len(), slices.Clone(pl.GPUs)
+	}
 	if err != nil {
 		return nil, false
 	}

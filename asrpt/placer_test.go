@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/graph"
+	"github.com/gpusched/gpusched/internal/teeth"
 	"github.com/gpusched/gpusched/partition"
 	"github.com/gpusched/gpusched/topology"
 	"pgregory.net/rapid"
@@ -122,5 +123,70 @@ func TestSamePlan(t *testing.T) {
 		if samePlan(base, b) {
 			t.Errorf("samePlan misses a change of graph.Plan.%s", typ.Field(i).Name)
 		}
+	}
+}
+
+// placeKindsProp places jobs of a few shapes on random sets of two kinds, as A-SRPT does (the
+// free GPUs, changing a little at a time, and pools of them plus others), through
+// Partitioned.placeIn, and checks every answer against partition.Place from scratch.
+func placeKindsProp(broken bool) func(*rapid.T) {
+	return func(t *rapid.T) {
+		n := rapid.IntRange(2, 12).Draw(t, "servers")
+		var list []topology.Server
+		for i := range n {
+			list = append(list, topology.Server{ID: fmt.Sprint("s", i), ServerSpec: topology.T4()})
+		}
+		c, err := topology.New("c", list, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := graph.ZooModel("resnet50")
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := partition.PlaceOptions{Seed: 1}
+		p := NewPartitioned(opts)
+		p.brokenKinds = broken
+		var jobs []*gpusched.Job
+		for i, dp := range []int{2, 3, 4, 6} {
+			plan := graph.Plan{DP: dp, TP: 1, PP: 1, MicroBatches: 1, GlobalBatch: 12 * dp}
+			jobs = append(jobs, &gpusched.Job{ID: gpusched.JobID(fmt.Sprint("j", i)), GPUs: dp, Model: m, Plan: plan})
+		}
+		free := c.AllGPUs()
+		for step := range rapid.IntRange(1, 60).Draw(t, "steps") {
+			for range rapid.IntRange(0, 6).Draw(t, fmt.Sprint("flips", step)) {
+				g := topology.GPUID(rapid.IntRange(0, c.NumGPUs()-1).Draw(t, "gpu"))
+				if free.Contains(g) {
+					free.Remove(g)
+				} else {
+					free.Add(g)
+				}
+			}
+			set, kind := free.Clone(), rapid.IntRange(0, placeKinds-1).Draw(t, "kind")
+			if kind == 1 {
+				for range rapid.IntRange(0, 8).Draw(t, "more") {
+					set.Add(topology.GPUID(rapid.IntRange(0, c.NumGPUs()-1).Draw(t, "extra")))
+				}
+			}
+			j := jobs[rapid.IntRange(0, len(jobs)-1).Draw(t, "job")]
+			got, ok := p.placeIn(c, set, j, kind)
+			comp, err := graph.Compile(j.Model, j.Plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := partition.Place(c, set, comp.WorkerGraph(), opts)
+			if ok != (err == nil) || (ok && !slices.Equal(got, want.GPUs)) {
+				t.Fatalf("step %d, kind %d, job %s on %v: placeIn %v (%v), partition.Place %v (%v)", step, kind, j.ID, set, got, ok, want.GPUs, err)
+			}
+		}
+	}
+}
+
+// Every kind of set gets partition.Place's answer through its own memo; a memo keyed by too
+// little (the set's size) is caught.
+func TestPlaceKinds(t *testing.T) {
+	rapid.Check(t, placeKindsProp(false))
+	if !teeth.Fails(placeKindsProp(true)) {
+		t.Fatal("the property did not catch a memo keyed by the set's size")
 	}
 }

@@ -102,3 +102,81 @@ func TestRemainingOrderMatchesSort(t *testing.T) {
 		t.Fatal("the order property did not catch a waiting list that ignores progress")
 	}
 }
+
+// runStartProp checks, at every walk of the remaining-work order, that the running jobs reach
+// the sort in the order the sort was designed to start from: the last call's order, less the
+// jobs that no longer run, fit or are not overdue, then the other running jobs in the view's
+// order (computed here from a set of the last order's jobs, not from ranks).
+func runStartProp(broken bool) func(*rapid.T) {
+	return func(t *rapid.T) {
+		in := drawInstance(t, 8, 14, 30, 30)
+		servers := rapid.IntRange(1, 2).Draw(t, "servers")
+		c, err := topology.Uniform(topology.T4(), servers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range in.jobs {
+			in.jobs[i].job.GPUs = min(in.jobs[i].job.GPUs, c.NumGPUs())
+		}
+		s, err := New(Options{Estimator: in.estimator(),
+			Patience: rapid.SampledFrom([]float64{0.5, 2, 8}).Draw(t, "patience"),
+			Backfill: rapid.Bool().Draw(t, "backfill")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.brokenRunOrder = broken
+		var bad error
+		walks := 0
+		s.runHook = func(start []freshJob, last []*jobState) {
+			walks++
+			if bad != nil {
+				return
+			}
+			eligible := func(st *jobState) bool {
+				return st != nil && !st.gone && !st.unfit && !s.overdue(st) && s.marks[st.key].runs(s.epoch)
+			}
+			var want []*jobState
+			inLast := map[*jobState]bool{}
+			for _, st := range last {
+				inLast[st] = true
+				if eligible(st) {
+					want = append(want, st)
+				}
+			}
+			for _, e := range s.last[1] {
+				if eligible(e.st) && !inLast[e.st] {
+					want = append(want, e.st)
+				}
+			}
+			got := make([]*jobState, len(start))
+			for i, f := range start {
+				got[i] = f.st
+				if f.rkey != freshKey(f.st, s.last[1][s.marks[f.st.key].idx].done) && !(f.rkey != f.rkey) {
+					bad = fmt.Errorf("t=%v: job %s keyed %v", s.now, f.st.job.ID, f.rkey)
+					return
+				}
+			}
+			if !slices.Equal(got, want) {
+				bad = fmt.Errorf("t=%v: sort starts from %d jobs, want %d in the last order's", s.now, len(got), len(want))
+			}
+		}
+		if _, err := runHost(c, in.jobs, s); err != nil {
+			t.Fatal(err)
+		}
+		if bad != nil {
+			t.Fatal(bad)
+		}
+		if walks == 0 {
+			t.Skip("no walk of the remaining-work order")
+		}
+	}
+}
+
+// The running jobs' sort starts from the last call's order, found by the ranks the last walk
+// left (confirmed in that order); a rank taken without the confirmation is caught.
+func TestRemainingOrderRunStart(t *testing.T) {
+	rapid.Check(t, runStartProp(false))
+	if !teeth.Fails(runStartProp(true)) {
+		t.Fatal("the start property did not catch ranks taken unconfirmed")
+	}
+}
