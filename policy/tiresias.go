@@ -392,12 +392,24 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 		}
 		t.follow.rescanned(&v)
 	}
+	// The running jobs in a queue no later than the first waiting job's come before every
+	// waiting job and, when the running jobs fit in the available GPUs, are all chosen whatever
+	// their order among themselves: they are moved to the front as they are ranked (the
+	// partition partitionFirst makes) and not sorted. The others are sorted only if the merge
+	// with the waiting jobs reaches them (with MinRunTime, protection reorders them: all are
+	// sorted then).
+	hq := math.MaxInt
+	hc := t.wait.cursor()
+	if head, ok := hc.next(); ok {
+		hq = head.queue
+	}
+	part := t.opt.MinRunTime <= 0
 	all := t.keyBuf[:0]
-	held := 0
+	held, prot, n, first := 0, 0, 0, 0 // GPUs of all, of the protected, of the first n
 	t.byPos.begin()
 	for i := range v.Running {
 		st := &v.Running[i]
-		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
+		p := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
 		var s *tirJob
 		if s = t.byPos.get(st.Job); s != nil && !s.gone {
 			s = t.refresh(v.Now, st, true, s)
@@ -406,25 +418,25 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 		}
 		t.byPos.put(st.Job, s)
 		t.dequeue(s)
-		all = append(all, tirKey(ranked{st: st, running: true, protected: prot, pos: i}, s))
-		held += st.Job.GPUs
+		all = append(all, tirKey(ranked{st: st, running: true, protected: p, pos: i}, s))
+		g := st.Job.GPUs
+		held += g
+		if p {
+			prot += g
+		}
+		if part && all[i].q <= hq {
+			all[n], all[i] = all[i], all[n]
+			n++
+			first += g
+		}
 	}
 	t.byPos.end()
 	t.keyBuf = all
 	defer clear(all)
-	// The running jobs in a queue no later than the first waiting job's come before every
-	// waiting job and, when the running jobs fit in the available GPUs, are all chosen whatever
-	// their order among themselves: they are not sorted. The others are sorted only if the merge
-	// with the waiting jobs reaches them (with MinRunTime, protection reorders them: all are
-	// sorted then).
-	n := 0
-	hc := t.wait.cursor()
-	if head, ok := hc.next(); held <= v.Available() && t.opt.MinRunTime <= 0 {
-		hq := math.MaxInt
-		if ok {
-			hq = head.queue
-		}
-		n = partitionFirst(all, func(e *tirKeyed) bool { return e.q <= hq })
+	if n > 0 && held > v.Available() {
+		// Not partitioned after all: back to the view's order.
+		slices.SortFunc(all, func(a, b tirKeyed) int { return cmp.Compare(a.pos, b.pos) })
+		n, first = 0, 0
 	}
 	lr := &t.lazy
 	lr.reset(all, n)
@@ -449,7 +461,7 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 	before := func(i int, _ *ranked) bool {
 		return all[i].protected || all[i].q <= ws.queue
 	}
-	sel, order, err := preemptMerged(&v, lr.seq(), next, before, t.backfill, false, placeOn(t.place, v.Cluster), &t.sc)
+	sel, order, err := preemptMerged(&v, lr.seqCounted(prot, held-prot, first), next, before, t.backfill, false, placeOn(t.place, v.Cluster), &t.sc)
 	if err != nil {
 		t.follow.reset()
 		return gpusched.Decision{}, err
@@ -459,7 +471,7 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 		// order merges the running jobs and the waiting jobs next returned, each in its own
 		// order: their states follow the same merge.
 		ss := slices.Grow(t.ssBuf[:0], len(order))[:len(order)]
-		ri, wi := 0, 0
+		ri, wi := sel.skipped, 0 // the first running jobs, left out of order, all run
 		for i := range order {
 			if order[i].running {
 				ss[i] = all[ri].s
@@ -470,6 +482,9 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 			}
 		}
 		sel.decision.WakeAt = t.wake(&v, order, ss, sel.runs)
+		for i := range all[:sel.skipped] {
+			sel.decision.WakeAt = t.wakeRun(&v, sel.decision.WakeAt, &all[i].ranked, all[i].s)
+		}
 		clear(ss) // no references to the jobs' states past the call
 		t.ssBuf = ss[:0]
 	}
@@ -525,13 +540,7 @@ func (t *tiresiasPolicy) wake(v *gpusched.View, rs []ranked, ss []*tirJob, runs 
 		s, st := ss[i], r.st
 		switch {
 		case runs[i]:
-			if s.queue < len(t.opt.Thresholds) {
-				att := t.attained(st) - s.baseAtt
-				w = minWake(w, v.Now+(t.opt.Thresholds[s.queue]-att)/t.rate(st.Job), v.Now)
-			}
-			if r.protected {
-				w = minWake(w, st.Since+t.opt.MinRunTime, v.Now)
-			}
+			w = t.wakeRun(v, w, &r, s)
 		case t.opt.PromoteKnob > 0 && s.queue > 0 && !math.IsNaN(s.firstRun):
 			exec := st.Executed - s.baseExec
 			if exec > 0 {
@@ -539,6 +548,20 @@ func (t *tiresiasPolicy) wake(v *gpusched.View, rs []ranked, ss []*tirJob, runs 
 				w = minWake(w, v.Now+t.opt.PromoteKnob*exec-wait, v.Now)
 			}
 		}
+	}
+	return w
+}
+
+// wakeRun is wake's w lowered to the next demotion of running job r (state s) that the
+// decision runs, and to the end of its lease.
+func (t *tiresiasPolicy) wakeRun(v *gpusched.View, w float64, r *ranked, s *tirJob) float64 {
+	st := r.st
+	if s.queue < len(t.opt.Thresholds) {
+		att := t.attained(st) - s.baseAtt
+		w = minWake(w, v.Now+(t.opt.Thresholds[s.queue]-att)/t.rate(st.Job), v.Now)
+	}
+	if r.protected {
+		w = minWake(w, st.Since+t.opt.MinRunTime, v.Now)
 	}
 	return w
 }

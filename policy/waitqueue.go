@@ -266,10 +266,16 @@ func (f *waitFollow) reset() {
 // for i = 0, 1, 2, ... in turn, each possibly more than once), and tail(i), asked for at most
 // once after at(i-1), the jobs from the i-th on in any order. protected is the GPUs the
 // protected running jobs hold, held those the others hold.
+//
+// The first `first` jobs (firstGPUs GPUs in all, none protected) come before every waiting
+// job (a policy's lazyRun knows them without sorting): when they fit in the budget, a merge
+// for a host that takes deltas leaves them out of the order it hands preempt (keptPrefix).
 type runSeq struct {
 	n         int
 	protected int
 	held      int
+	first     int
+	firstGPUs int
 	at        func(i int) *ranked
 	tail      func(i int) []ranked
 }
@@ -302,6 +308,10 @@ func (rs *runSeq) count(r *ranked) {
 // running job (rs.at(i), asked for first) goes before waiting job w. With all, every waiting job
 // is taken (the returned order is the whole merged order).
 //
+// For a host that takes deltas the first rs.first running jobs, when they fit in the budget,
+// are left out of the returned order (and of the selection's runs): the selection's skipped
+// says how many (all of them run).
+//
 // The running jobs after the last waiting job taken come in the returned order as rs.tail gives
 // them when the budget is spent (preempt then chooses none of them but the protected, whatever
 // their order, and each keeps its GPUs exactly when nobody takes them) or when no waiting job
@@ -331,6 +341,15 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 	w, ok := next()
 	i := 0
 	rest := rs.held // GPUs of the unprotected running jobs not yet in order
+	// The first running jobs, which go before every waiting job and fit, are all chosen: for a
+	// host that takes deltas they are counted, not listed (rs.at is not asked for them).
+	var pre keptPrefix
+	if rs.first > 0 && !all && v.AcceptsKeepOthers && rs.n == len(v.Running) && rs.firstGPUs <= budget {
+		pre = keptPrefix{n: rs.first, gpus: rs.firstGPUs}
+		budget -= rs.firstGPUs
+		rest -= rs.firstGPUs
+		i = rs.first
+	}
 	for i < rs.n || ok {
 		if ok && !all && (budget <= 0 || blocked) {
 			break // no more waiting job can be chosen
@@ -364,7 +383,8 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 			}
 		}
 	}
-	sel, err := preempt(v, order, backfill, place, sc)
+	sel, err := preemptAfter(v, pre, order, backfill, place, sc)
+	sel.skipped = pre.n
 	if err != nil || !ok {
 		return sel, order, err
 	}
@@ -574,6 +594,21 @@ func (l *lazyRun[T]) at(i int) *ranked {
 		l.sorted = true
 	}
 	return l.rank(&l.all[i])
+}
+
+// seqCounted is seq for a caller that counted the GPUs of the protected running jobs, of the
+// others, and of the first n (unprotected).
+func (l *lazyRun[T]) seqCounted(protected, held, firstGPUs int) runSeq {
+	return runSeq{n: len(l.all), protected: protected, held: held, first: l.n, firstGPUs: firstGPUs, at: l.at, tail: l.tailFrom}
+}
+
+func (l *lazyRun[T]) tailFrom(i int) []ranked {
+	t := l.tail[:0]
+	for j := i; j < len(l.all); j++ {
+		t = append(t, *l.rank(&l.all[j]))
+	}
+	l.tail = t
+	return t
 }
 
 func (l *lazyRun[T]) seq() runSeq {

@@ -1,0 +1,194 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/topology"
+	"pgregory.net/rapid"
+)
+
+// prefixCase is a drawn view for a host that takes deltas, with running jobs (some on
+// unavailable GPUs) and waiting jobs, each with a rank (ties included), and a placement that
+// fails where GPUs are scarce.
+type prefixCase struct {
+	v        gpusched.View
+	waiting  []gpusched.JobStatus
+	runKey   []int // by the view's running jobs
+	waitKey  []int
+	place    placeFunc
+	backfill bool
+}
+
+func drawPrefixCase(t *rapid.T) *prefixCase {
+	c, err := topology.Uniform(topology.A100(), rapid.IntRange(1, 3).Draw(t, "servers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := &prefixCase{v: gpusched.View{Cluster: c, AcceptsKeepOthers: true}, backfill: rapid.Bool().Draw(t, "backfill")}
+	v := &pc.v
+	free := rapid.Permutation(seq32(c.NumGPUs())).Draw(t, "gpus")
+	for _, g := range free {
+		if rapid.IntRange(0, 9).Draw(t, "unavailable") == 0 {
+			v.Unavailable.Add(g)
+		}
+	}
+	for i := range rapid.IntRange(0, 10).Draw(t, "running") {
+		n := rapid.IntRange(1, 6).Draw(t, "gpus")
+		if n > len(free) {
+			break
+		}
+		j := &gpusched.Job{ID: gpusched.JobID(fmt.Sprint("r", i)), GPUs: n}
+		v.Running = append(v.Running, gpusched.JobStatus{Job: j, GPUs: slices.Clone(free[:n]), Started: true})
+		free = free[n:]
+		pc.runKey = append(pc.runKey, rapid.IntRange(0, 9).Draw(t, "key"))
+	}
+	pc.waiting = make([]gpusched.JobStatus, rapid.IntRange(0, 8).Draw(t, "waiting"))
+	refuse := map[gpusched.JobID]bool{}
+	for i := range pc.waiting {
+		j := &gpusched.Job{ID: gpusched.JobID(fmt.Sprint("w", i)), GPUs: rapid.IntRange(1, 12).Draw(t, "gpus")}
+		pc.waiting[i] = gpusched.JobStatus{Job: j}
+		refuse[j.ID] = rapid.IntRange(0, 3).Draw(t, "refuse") == 0
+		pc.waitKey = append(pc.waitKey, rapid.IntRange(0, 9).Draw(t, "key"))
+	}
+	slices.Sort(pc.waitKey)
+	pack := placeOn(gpusched.Pack, c)
+	pc.place = func(f topology.GPUSet, st *gpusched.JobStatus) ([]topology.GPUID, bool) {
+		if refuse[st.Job.ID] && f.Len() < 3*st.Job.GPUs {
+			return nil, false
+		}
+		return pack(f, st)
+	}
+	return pc
+}
+
+func sameSelection(t *rapid.T, got, want selection, runsFrom int) {
+	t.Helper()
+	if !reflect.DeepEqual(got.decision, want.decision) || got.waiting != want.waiting ||
+		!slices.Equal(got.preempted, want.preempted) || !slices.Equal(got.stopped, want.stopped) || !slices.Equal(got.runs, want.runs[runsFrom:]) {
+		t.Fatalf("got %+v (waiting %v, preempted %v, runs %v), want %+v (waiting %v, preempted %v, runs %v from %d)",
+			got.decision, got.waiting, got.preempted, got.runs, want.decision, want.waiting, want.preempted, want.runs, runsFrom)
+	}
+}
+
+// TestPropertyPreemptAfterPrefix: preempt over an order whose first running jobs (unprotected,
+// fitting in the budget) are counted (keptPrefix) decides as preempt over the whole order.
+func TestPropertyPreemptAfterPrefix(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pc := drawPrefixCase(t)
+		v := &pc.v
+		var order []ranked
+		for i := range v.Running {
+			order = append(order, ranked{st: &v.Running[i], running: true, pos: i,
+				protected: rapid.IntRange(0, 4).Draw(t, "protected") == 0})
+		}
+		for i := range pc.waiting {
+			order = append(order, ranked{st: &pc.waiting[i]})
+		}
+		perm := rapid.Permutation(seq(len(order))).Draw(t, "order")
+		shuffled := make([]ranked, len(order))
+		for i, p := range perm {
+			shuffled[i] = order[p]
+		}
+		prot := 0
+		for _, r := range shuffled {
+			if r.protected {
+				prot += r.st.Job.GPUs
+			}
+		}
+		var pre keptPrefix
+		for _, r := range shuffled {
+			if !r.running || r.protected || pre.gpus+r.st.Job.GPUs > v.Available()-prot {
+				break
+			}
+			pre.n++
+			pre.gpus += r.st.Job.GPUs
+		}
+		pre.n = rapid.IntRange(0, pre.n).Draw(t, "prefix")
+		pre.gpus = 0
+		for _, r := range shuffled[:pre.n] {
+			pre.gpus += r.st.Job.GPUs
+		}
+		got, err1 := preemptAfter(v, pre, slices.Clone(shuffled[pre.n:]), pc.backfill, pc.place, &scratch{})
+		want, err2 := preempt(v, slices.Clone(shuffled), pc.backfill, pc.place, nil)
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("errors %v and %v", err1, err2)
+		}
+		sameSelection(t, got, want, pre.n)
+	})
+}
+
+// mergedRun is the runSeq of running jobs sorted by rank (keys), whose first `first` rank at
+// most the first waiting job.
+func mergedRun(pc *prefixCase) ([]ranked, []int, int, int) {
+	v := &pc.v
+	idx := seq(len(v.Running))
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(pc.runKey[a], pc.runKey[b]) })
+	running := make([]ranked, len(idx))
+	keys := make([]int, len(idx))
+	first, gpus := 0, 0
+	for k, i := range idx {
+		running[k] = ranked{st: &v.Running[i], running: true, pos: i}
+		keys[k] = pc.runKey[i]
+		if len(pc.waitKey) == 0 || keys[k] <= pc.waitKey[0] {
+			first++
+			gpus += v.Running[i].Job.GPUs
+		}
+	}
+	return running, keys, first, gpus
+}
+
+// preemptMergedWith runs preemptMerged over the case with the first `first` running jobs
+// declared (0: none), and returns the selection and the order.
+func preemptMergedWith(pc *prefixCase, first, firstGPUs int) (selection, []ranked, error) {
+	running, keys, _, _ := mergedRun(pc)
+	rs := runSlice(running)
+	rs.first, rs.firstGPUs = first, firstGPUs
+	k := 0
+	var wkey int
+	next := func() (ranked, bool) {
+		if k == len(pc.waiting) {
+			return ranked{}, false
+		}
+		wkey = pc.waitKey[k]
+		k++
+		return ranked{st: &pc.waiting[k-1]}, true
+	}
+	before := func(i int, _ *ranked) bool { return keys[i] <= wkey }
+	sel, order, err := preemptMerged(&pc.v, rs, next, before, pc.backfill, false, pc.place, &scratch{})
+	return sel, slices.Clone(order), err
+}
+
+// TestPropertyMergedPrefix: preemptMerged told which running jobs come before every waiting job
+// (the first of its order) makes the decision it makes without being told, and its order is
+// the same without them.
+func TestPropertyMergedPrefix(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pc := drawPrefixCase(t)
+		_, _, first, gpus := mergedRun(pc)
+		got, gotOrder, err1 := preemptMergedWith(pc, first, gpus)
+		want, wantOrder, err2 := preemptMergedWith(pc, 0, 0)
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("errors %v and %v", err1, err2)
+		}
+		if err1 != nil {
+			return
+		}
+		if want.skipped != 0 || got.skipped > first {
+			t.Fatalf("skipped %d and %d of %d", got.skipped, want.skipped, first)
+		}
+		sameSelection(t, got, want, got.skipped)
+		if !slices.Equal(gotOrder, wantOrder[got.skipped:]) {
+			t.Fatalf("order %v, want %v after %d", gotOrder, wantOrder, got.skipped)
+		}
+		for _, r := range wantOrder[:got.skipped] {
+			if !r.running {
+				t.Fatalf("skipped a waiting job")
+			}
+		}
+	})
+}
