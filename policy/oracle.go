@@ -150,7 +150,8 @@ func newSRPTOracle(opt OracleOptions) (*oraclePolicy, error) {
 	s := &oraclePolicy{gate: gate{cost: opt.Cost}, opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
 		tau: map[gpusched.JobID]float64{}, jobs: map[gpusched.JobID]*oracleJob{}, wait: newSortedList(cmpOracleWait), waiting: map[gpusched.JobID]oracleWait{},
 		stopKey: map[gpusched.JobID]oracleWait{},
-		lazy:    lazyRun[oracleKeyed]{cmp: cmpOracleKeyed, hint: func(e *oracleKeyed) *int { return &e.o.hint }, rank: func(e *oracleKeyed) *ranked { return &e.ranked }}}
+		lazy: lazyRun[oracleKeyed]{cmp: cmpOracleKeyed, hint: func(e *oracleKeyed) *int { return &e.o.hint }, rank: func(e *oracleKeyed) *ranked { return &e.ranked },
+			key: func(e *oracleKeyed) (float64, bool) { return e.key, !e.protected }}}
 	// A job whose true iterations are NaN or negative is rejected alone; sizing it at
 	// admission fixes what the oracle keeps of it (Iterations is asked once, as before).
 	s.gate.admit = func(j *gpusched.Job, c *topology.Cluster) error {

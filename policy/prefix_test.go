@@ -192,3 +192,13 @@ func TestPropertyMergedPrefix(t *testing.T) {
 		}
 	})
 }
+
+// TestPropertyOracleKeyedSort: the hinted sort that moves the oracle's ranks with the jobs'
+// places (sortKeyed) orders them as a fresh sort does, protected jobs and ties included.
+func TestPropertyOracleKeyedSort(t *testing.T) {
+	var hs hintSorter[oracleKeyed]
+	rapid.Check(t, hintedSortProp(func(s []oracleKeyed) {
+		hs.sortKeyed(s, cmpOracleKeyed, func(e *oracleKeyed) *int { return &e.o.hint },
+			func(e *oracleKeyed) (float64, bool) { return e.key, !e.protected })
+	}))
+}

@@ -572,6 +572,8 @@ type lazyRun[T any] struct {
 	cmp    func(a, b T) int
 	hint   func(*T) *int    // an element's place in the last sort
 	rank   func(*T) *ranked // an element's job
+	// key, when set, is an element's number by which cmp ranks it first (hintSorter.sortKeyed)
+	key func(*T) (float64, bool)
 	hs     hintSorter[T]
 	tail   []ranked
 }
@@ -590,7 +592,11 @@ func (l *lazyRun[T]) clear() {
 // at returns the i-th job in order.
 func (l *lazyRun[T]) at(i int) *ranked {
 	if i >= l.n && !l.sorted {
-		l.hs.sort(l.all[l.n:], l.cmp, l.hint)
+		if l.key != nil {
+			l.hs.sortKeyed(l.all[l.n:], l.cmp, l.hint, l.key)
+		} else {
+			l.hs.sort(l.all[l.n:], l.cmp, l.hint)
+		}
 		l.sorted = true
 	}
 	return l.rank(&l.all[i])
@@ -648,6 +654,110 @@ type hintSorter[T any] struct {
 	slot  []int // by hint, the element that holds it
 	extra []int // the elements without a usable hint
 	buf   []T
+	keys  []float64 // sortKeyed: each element's key
+	pairs []keyIdx  // sortKeyed: the elements' keys and places, moved instead of the elements
+}
+
+// keyIdx is an element's key and its place, which sortKeyed sorts.
+type keyIdx struct {
+	k float64
+	i int
+}
+
+// sortKeyed is sort for an order cmp that ranks elements by a number first: key reports an
+// element's number and whether cmp ranks it by that number (smaller first) and, on equal
+// numbers, by cmp. Where key reports false for an element, it sorts as sort does; otherwise
+// it sorts the numbers with the elements' places, comparing numbers inline and calling cmp
+// only on ties, and moves each element once.
+func (hs *hintSorter[T]) sortKeyed(s []T, cmp func(a, b T) int, hint func(*T) *int, key func(*T) (float64, bool)) {
+	keys := slices.Grow(hs.keys[:0], len(s))[:len(s)]
+	hs.keys = keys
+	for i := range s {
+		k, ok := key(&s[i])
+		if !ok || k != k {
+			hs.sort(s, cmp, hint)
+			return
+		}
+		keys[i] = k
+	}
+	slot := hs.slot[:0]
+	extra := hs.extra[:0]
+	for i := range s {
+		if h := *hint(&s[i]); h >= 0 && h < 2*len(s) {
+			for len(slot) <= h {
+				slot = append(slot, -1)
+			}
+			if slot[h] < 0 {
+				slot[h] = i
+				continue
+			}
+		}
+		extra = append(extra, i)
+	}
+	ps := slices.Grow(hs.pairs[:0], len(s))
+	for _, i := range slot {
+		if i >= 0 {
+			ps = append(ps, keyIdx{keys[i], i})
+		}
+	}
+	hinted := ps
+	for _, i := range extra {
+		ps = append(ps, keyIdx{keys[i], i})
+	}
+	rest := ps[len(hinted):]
+	less := func(a, b keyIdx) int {
+		if a.k < b.k {
+			return -1
+		}
+		if a.k > b.k {
+			return 1
+		}
+		return cmp(s[a.i], s[b.i])
+	}
+	// Insertion sort from the last order, bounded as sort's.
+	sorted := true
+	limit := 4*len(hinted) + 64
+	for i := 1; i < len(hinted) && sorted; i++ {
+		for j := i; j > 0; j-- {
+			a, b := hinted[j], hinted[j-1]
+			if a.k > b.k || (a.k == b.k && cmp(s[a.i], s[b.i]) >= 0) {
+				break
+			}
+			hinted[j], hinted[j-1] = b, a
+			if limit--; limit < 0 {
+				sorted = false
+				break
+			}
+		}
+	}
+	if !sorted {
+		slices.SortFunc(hinted, less)
+	}
+	slices.SortFunc(rest, less)
+	// Merge into buf, then back into s.
+	buf := slices.Grow(hs.buf[:0], len(s))
+	i, j := 0, 0
+	for i < len(hinted) && j < len(rest) {
+		if less(rest[j], hinted[i]) < 0 {
+			buf = append(buf, s[rest[j].i])
+			j++
+		} else {
+			buf = append(buf, s[hinted[i].i])
+			i++
+		}
+	}
+	for ; i < len(hinted); i++ {
+		buf = append(buf, s[hinted[i].i])
+	}
+	for ; j < len(rest); j++ {
+		buf = append(buf, s[rest[j].i])
+	}
+	copy(s, buf)
+	for i := range s {
+		*hint(&s[i]) = i
+	}
+	clear(buf)
+	hs.buf, hs.slot, hs.extra, hs.pairs = buf[:0], slot[:0], extra[:0], ps[:0]
 }
 
 func (hs *hintSorter[T]) sort(s []T, cmp func(a, b T) int, hint func(*T) *int) {
