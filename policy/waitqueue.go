@@ -573,9 +573,9 @@ type lazyRun[T any] struct {
 	hint   func(*T) *int    // an element's place in the last sort
 	rank   func(*T) *ranked // an element's job
 	// key, when set, is an element's number by which cmp ranks it first (hintSorter.sortKeyed)
-	key func(*T) (float64, bool)
-	hs     hintSorter[T]
-	tail   []ranked
+	key  func(*T) (float64, bool)
+	hs   hintSorter[T]
+	tail []ranked
 }
 
 // reset starts the order over all, whose first n jobs come first.
