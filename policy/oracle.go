@@ -337,8 +337,11 @@ func (s *oraclePolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		h = head.key
 	}
 	part := s.opt.MinRunTime <= 0
-	all := s.keyBuf[:0]
+	// The first n fill all from the front, the others from the back (in reverse: they are
+	// sorted before the merge reads them, see below).
+	all := slices.Grow(s.keyBuf[:0], len(v.Running))[:len(v.Running)]
 	held, prot, n, first := 0, 0, 0, 0 // GPUs of all, of the protected, of the first n
+	m := len(all)
 	s.byPos.begin()
 	bound := 0.0
 	for i := range v.Running {
@@ -357,24 +360,32 @@ func (s *oraclePolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		p := s.opt.MinRunTime > 0 && v.Now-st.Since < s.opt.MinRunTime
 		k := r * (1 - s.margin) / w
 		bound = max(bound, k)
-		all = append(all, oracleKeyed{ranked{st: st, running: true, protected: p, pos: i}, k, o})
+		e := oracleKeyed{ranked{st: st, running: true, protected: p, pos: i}, k, o}
 		g := st.Job.GPUs
 		held += g
 		if p {
 			prot += g
 		}
 		if part && k <= h {
-			all[n], all[i] = all[i], all[n]
+			all[n] = e
 			n++
 			first += g
+		} else {
+			m--
+			all[m] = e
 		}
 	}
 	s.byPos.end()
 	s.keyBuf = all
 	defer clear(all)
 	s.runBound, s.boundOK = bound, true
-	if n > 0 && held > v.Available() {
-		// Not partitioned after all: back to the view's order.
+	// With n > 0 (and the running jobs fitting) the merge sorts the others before it reads
+	// them: it reads past the first n, as GPUs are left and a job waits. Otherwise it may hand
+	// them to preempt as they lie, which must be the view's order.
+	switch {
+	case n == 0:
+		slices.Reverse(all)
+	case held > v.Available():
 		slices.SortFunc(all, func(a, b oracleKeyed) int { return cmp.Compare(a.pos, b.pos) })
 		n, first = 0, 0
 	}

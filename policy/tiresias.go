@@ -404,8 +404,12 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 		hq = head.queue
 	}
 	part := t.opt.MinRunTime <= 0
-	all := t.keyBuf[:0]
+	// The first n fill all from the front, the others from the back (in reverse: they are
+	// sorted before the merge reads them, see below).
+	all := slices.Grow(t.keyBuf[:0], len(v.Running))[:len(v.Running)]
 	held, prot, n, first := 0, 0, 0, 0 // GPUs of all, of the protected, of the first n
+	m := len(all)
+	wfirst := 0.0 // the first n's next demotion (they all run when the merge skips them)
 	t.byPos.begin()
 	for i := range v.Running {
 		st := &v.Running[i]
@@ -418,23 +422,32 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 		}
 		t.byPos.put(st.Job, s)
 		t.dequeue(s)
-		all = append(all, tirKey(ranked{st: st, running: true, protected: p, pos: i}, s))
+		e := tirKey(ranked{st: st, running: true, protected: p, pos: i}, s)
 		g := st.Job.GPUs
 		held += g
 		if p {
 			prot += g
 		}
-		if part && all[i].q <= hq {
-			all[n], all[i] = all[i], all[n]
+		if part && e.q <= hq {
+			all[n] = e
 			n++
 			first += g
+			wfirst = t.wakeRun(&v, wfirst, &e.ranked, s) // while its state is at hand
+		} else {
+			m--
+			all[m] = e
 		}
 	}
 	t.byPos.end()
 	t.keyBuf = all
 	defer clear(all)
-	if n > 0 && held > v.Available() {
-		// Not partitioned after all: back to the view's order.
+	// With n > 0 (and the running jobs fitting) the merge sorts the others before it reads
+	// them: it reads past the first n, as GPUs are left and a job waits. Otherwise it may hand
+	// them to preempt as they lie, which must be the view's order.
+	switch {
+	case n == 0:
+		slices.Reverse(all)
+	case held > v.Available():
 		slices.SortFunc(all, func(a, b tirKeyed) int { return cmp.Compare(a.pos, b.pos) })
 		n, first = 0, 0
 	}
@@ -482,8 +495,8 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 			}
 		}
 		sel.decision.WakeAt = t.wake(&v, order, ss, sel.runs)
-		for i := range all[:sel.skipped] {
-			sel.decision.WakeAt = t.wakeRun(&v, sel.decision.WakeAt, &all[i].ranked, all[i].s)
+		if sel.skipped > 0 {
+			sel.decision.WakeAt = minWake(sel.decision.WakeAt, wfirst, v.Now)
 		}
 		clear(ss) // no references to the jobs' states past the call
 		t.ssBuf = ss[:0]
