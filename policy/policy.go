@@ -399,11 +399,12 @@ func preemptAfter(v *gpusched.View, pre keptPrefix, order []ranked, backfill boo
 	}
 	// Backfill what a failed placement left free.
 	if backfill && passed > 0 {
+		nfree := free.Len() // checkPlacement: a placement takes len(gpus) free GPUs
 		for i, r := range order {
 			if chosen[i] || r.running {
 				continue
 			}
-			if r.st.Job.GPUs > free.Len() {
+			if r.st.Job.GPUs > nfree {
 				continue
 			}
 			gpus, ok := place(free, r.st)
@@ -416,6 +417,7 @@ func preemptAfter(v *gpusched.View, pre keptPrefix, order []ranked, backfill boo
 			for _, g := range gpus {
 				free.Remove(g)
 			}
+			nfree -= len(gpus)
 			chosen[i], started[i] = true, true
 			run, isKeep = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus}), append(isKeep, false)
 		}

@@ -145,6 +145,10 @@ func mergedRun(pc *prefixCase) ([]ranked, []int, int, int) {
 // preemptMergedWith runs preemptMerged over the case with the first `first` running jobs
 // declared (0: none), and returns the selection and the order.
 func preemptMergedWith(pc *prefixCase, first, firstGPUs int) (selection, []ranked, error) {
+	return preemptMergedAll(pc, first, firstGPUs, false)
+}
+
+func preemptMergedAll(pc *prefixCase, first, firstGPUs int, all bool) (selection, []ranked, error) {
 	running, keys, _, _ := mergedRun(pc)
 	rs := runSlice(running)
 	rs.first, rs.firstGPUs = first, firstGPUs
@@ -159,7 +163,7 @@ func preemptMergedWith(pc *prefixCase, first, firstGPUs int) (selection, []ranke
 		return ranked{st: &pc.waiting[k-1]}, true
 	}
 	before := func(i int, _ *ranked) bool { return keys[i] <= wkey }
-	sel, order, err := preemptMerged(&pc.v, rs, next, before, pc.backfill, false, pc.place, &scratch{})
+	sel, order, err := preemptMerged(&pc.v, rs, next, before, pc.backfill, all, pc.place, &scratch{})
 	return sel, slices.Clone(order), err
 }
 
@@ -189,6 +193,15 @@ func TestPropertyMergedPrefix(t *testing.T) {
 			if !r.running {
 				t.Fatalf("skipped a waiting job")
 			}
+		}
+		// Both make the decision preempt makes on the whole merged order (every waiting job
+		// taken), the backfilling past the merge's cut included.
+		whole, _, err := preemptMergedAll(pc, first, gpus, true)
+		if err != nil {
+			t.Fatalf("whole order: %v", err)
+		}
+		if !reflect.DeepEqual(got.decision, whole.decision) || got.waiting != whole.waiting || !slices.Equal(got.preempted, whole.preempted) {
+			t.Fatalf("decision %+v (waiting %v), on the whole order %+v (waiting %v)", got.decision, got.waiting, whole.decision, whole.waiting)
 		}
 	})
 }

@@ -412,12 +412,13 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 			free.Remove(g)
 		}
 	}
+	nfree := free.Len() // checkPlacement: a placement takes len(gpus) free GPUs
 	for ; ok; w, ok = next() {
-		if free.Len() == 0 {
+		if nfree == 0 {
 			sel.waiting = true
 			break
 		}
-		if w.st.Job.GPUs > free.Len() {
+		if w.st.Job.GPUs > nfree {
 			sel.waiting = true
 			continue
 		}
@@ -432,6 +433,7 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 		for _, g := range gpus {
 			free.Remove(g)
 		}
+		nfree -= len(gpus)
 		sel.decision.Run = append(sel.decision.Run, gpusched.Assignment{Job: w.st.Job.ID, GPUs: gpus})
 	}
 	return sel, order, nil
