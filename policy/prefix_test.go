@@ -3,11 +3,13 @@ package policy
 import (
 	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/gpusched/gpusched"
+	"github.com/gpusched/gpusched/sim"
 	"github.com/gpusched/gpusched/topology"
 	"pgregory.net/rapid"
 )
@@ -282,6 +284,82 @@ func TestPropertyRankedAgainstReference(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s: decision %+v, reference %+v", p.name, got, want)
+			}
+		}
+	})
+}
+
+// perturbed hands its scheduler the host's views, but on drawn calls without the delta (a host
+// that sends none this time) or with a delta of an unknown Source (another host's), or with
+// the delta's transitions dropped: the state a policy keeps between calls must then be rebuilt
+// or followed otherwise, and the decisions must not change.
+type perturbed struct {
+	inner gpusched.Scheduler
+	draw  func() int
+}
+
+type otherSource struct{}
+
+func (p perturbed) Schedule(v gpusched.View) (gpusched.Decision, error) {
+	if v.Delta != nil {
+		switch p.draw() {
+		case 0:
+			v.Delta = nil
+		case 1:
+			d := *v.Delta
+			d.Source = otherSource{}
+			v.Delta = &d
+		case 2:
+			d := *v.Delta
+			d.Transitions, d.Started, d.Stopped = false, nil, nil
+			v.Delta = &d
+		}
+	}
+	return p.inner.Schedule(v)
+}
+
+// TestPropertyKeptStateAgainstReference: through whole simulations (arrivals, completions,
+// preemptions, restores) whose views are perturbed as above, srpt-oracle and tiresias, which
+// keep their running jobs' records by place between calls, decide as their references, which
+// rank every job afresh at every call: every job's record is equal.
+func TestPropertyKeptStateAgainstReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		seed := rapid.Uint64().Draw(t, "perturbation seed")
+		rate := rapid.IntRange(2, 20).Draw(t, "perturb one call in")
+		cases := incrementalCases(t)
+		c, recs, iters := genWorkload(t)
+		if rapid.Bool().Draw(t, "weights") {
+			for i := range recs {
+				recs[i].Job.Weight = float64(rapid.IntRange(1, 4).Draw(t, "weight"))
+			}
+		}
+		for _, tc := range cases {
+			if tc.name == "sjf" {
+				continue
+			}
+			under, ref := tc.make(iters)
+			rng := rand.New(rand.NewPCG(seed, 0))
+			under = perturbed{inner: under, draw: func() int {
+				if rng.IntN(rate) != 0 {
+					return -1
+				}
+				return rng.IntN(3)
+			}}
+			a, err := sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: under, RestoreTime: 30})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			b, err := sim.Run(sim.Config{Cluster: c, Jobs: recs, Scheduler: ref, RestoreTime: 30})
+			if err != nil {
+				t.Fatalf("%s (reference): %v", tc.name, err)
+			}
+			if !reflect.DeepEqual(a.Jobs, b.Jobs) {
+				for i := range a.Jobs {
+					if !reflect.DeepEqual(a.Jobs[i], b.Jobs[i]) {
+						t.Fatalf("%s: job %d differs:\n%+v\nreference:\n%+v", tc.name, i, a.Jobs[i], b.Jobs[i])
+					}
+				}
+				t.Fatalf("%s: records differ", tc.name)
 			}
 		}
 	})

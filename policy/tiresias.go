@@ -108,7 +108,8 @@ type tiresiasPolicy struct {
 	place    gpusched.Placer
 	backfill bool
 	jobs     map[gpusched.JobID]*tirJob
-	byPos    posCache[tirJob] // jobs' states by their place among the running jobs
+	byPos    posDense[tirRun] // running jobs' states by their place among the running jobs
+	leftJobs []*gpusched.Job  // the jobs that left since the last call (their last Job)
 	sc       scratch
 	lazy     lazyRun[tirKeyed]
 	// the waiting jobs in priority order, kept from the host's deltas (PromoteKnob 0)
@@ -161,6 +162,32 @@ type tirJob struct {
 	att, exec float64 // the job's Attained and Executed as last seen
 	gone      bool    // no longer in Tiresias.jobs
 	hint      int     // the job's place in the last sort of running jobs that ranked it
+	// job is the description the job was last updated with; while it runs, att and exec are
+	// those of the last view that stopped it or saw it new (not of every view: see tirRun)
+	job *gpusched.Job
+}
+
+// tirRun is what Tiresias reads of a running job at every call, kept by the job's place among
+// the running jobs (posDense) from view to view: its state, its queue and the service it had
+// when it last entered queue 0 (as in the state), and the service at which it leaves its
+// queue (+Inf in the last). While a running job's service stays below that, its state does
+// not change: only the calls where it crosses a threshold, or where it is seen new, update
+// the state (refresh); its service is copied into the state when a decision preempts it.
+type tirRun struct {
+	s       *tirJob
+	baseAtt float64
+	next    float64
+	q       int
+	gpus    int // Job.GPUs, which does not change
+}
+
+// run returns the tirRun of running job s, up to date.
+func (t *tiresiasPolicy) run(s *tirJob, j *gpusched.Job) tirRun {
+	next := math.Inf(1)
+	if s.queue < len(t.opt.Thresholds) {
+		next = t.opt.Thresholds[s.queue]
+	}
+	return tirRun{s: s, baseAtt: s.baseAtt, next: next, q: s.queue, gpus: j.GPUs}
 }
 
 // newTiresias returns a Tiresias scheduler. Default placement: gpusched.Pack; default order: Backfill.
@@ -278,7 +305,7 @@ func (t *tiresiasPolicy) update(now float64, st *gpusched.JobStatus, running boo
 
 // refresh is update of a job whose state s is known.
 func (t *tiresiasPolicy) refresh(now float64, st *gpusched.JobStatus, running bool, s *tirJob) *tirJob {
-	s.att, s.exec = st.Attained, st.Executed
+	s.att, s.exec, s.job = st.Attained, st.Executed, st.Job
 	if running && math.IsNaN(s.firstRun) {
 		s.firstRun = st.Since
 	}
@@ -352,9 +379,12 @@ func (t *tiresiasPolicy) dequeue(s *tirJob) {
 // the merged order only as far as it can matter.
 func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
+	clear(t.leftJobs)
+	t.leftJobs = t.leftJobs[:0]
 	ok, err := t.follow.follow(&v, waitEvents{
 		left: func(id gpusched.JobID) {
 			if s := t.jobs[id]; s != nil {
+				t.leftJobs = append(t.leftJobs, s.job)
 				t.dequeue(s)
 				s.gone = true
 				delete(t.jobs, id)
@@ -414,16 +444,26 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 	for i := range v.Running {
 		st := &v.Running[i]
 		p := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
-		var s *tirJob
-		if s = t.byPos.get(st.Job); s != nil && !s.gone {
-			s = t.refresh(v.Now, st, true, s)
+		var e tirKeyed
+		var base float64 // the job's service when it last entered queue 0
+		var g int        // its GPUs
+		if r, hit := t.byPos.get(st.Job); hit && !t.left(st.Job) && t.attained(st)-r.baseAtt < r.next {
+			// Running at the last call and still in its queue: its state is unchanged.
+			e = tirKeyed{ranked: ranked{st: st, running: true, protected: p, pos: i}, s: r.s, q: r.q}
+			base, g = r.baseAtt, r.gpus
+			t.byPos.put(st.Job, *r)
 		} else {
-			s = t.update(v.Now, st, true)
+			var s *tirJob
+			if hit && !r.s.gone {
+				s = t.refresh(v.Now, st, true, r.s)
+			} else {
+				s = t.update(v.Now, st, true)
+			}
+			t.dequeue(s)
+			e = tirKey(ranked{st: st, running: true, protected: p, pos: i}, s)
+			base, g = s.baseAtt, st.Job.GPUs
+			t.byPos.put(st.Job, t.run(s, st.Job))
 		}
-		t.byPos.put(st.Job, s)
-		t.dequeue(s)
-		e := tirKey(ranked{st: st, running: true, protected: p, pos: i}, s)
-		g := st.Job.GPUs
 		held += g
 		if p {
 			prot += g
@@ -432,7 +472,7 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 			all[n] = e
 			n++
 			first += g
-			wfirst = t.wakeRun(&v, wfirst, &e.ranked, s) // while its state is at hand
+			wfirst = t.wakeAt(&v, wfirst, st, false, e.q, base, g) // while its state is at hand
 		} else {
 			m--
 			all[m] = e
@@ -480,6 +520,12 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 		return gpusched.Decision{}, err
 	}
 	t.follow.decided(sel.preempted)
+	// A preempted job waits with the service of this view.
+	for _, st := range sel.stopped {
+		if s := t.jobs[st.Job.ID]; s != nil {
+			s.att, s.exec = st.Attained, st.Executed
+		}
+	}
 	if sel.waiting {
 		// order merges the running jobs and the waiting jobs next returned, each in its own
 		// order: their states follow the same merge.
@@ -568,15 +614,35 @@ func (t *tiresiasPolicy) wake(v *gpusched.View, rs []ranked, ss []*tirJob, runs 
 // wakeRun is wake's w lowered to the next demotion of running job r (state s) that the
 // decision runs, and to the end of its lease.
 func (t *tiresiasPolicy) wakeRun(v *gpusched.View, w float64, r *ranked, s *tirJob) float64 {
-	st := r.st
-	if s.queue < len(t.opt.Thresholds) {
-		att := t.attained(st) - s.baseAtt
-		w = minWake(w, v.Now+(t.opt.Thresholds[s.queue]-att)/t.rate(st.Job), v.Now)
+	return t.wakeAt(v, w, r.st, r.protected, s.queue, s.baseAtt, r.st.Job.GPUs)
+}
+
+// wakeAt is wakeRun for a job on gpus GPUs in queue q that last entered queue 0 with service
+// baseAtt.
+func (t *tiresiasPolicy) wakeAt(v *gpusched.View, w float64, st *gpusched.JobStatus, protected bool, q int, baseAtt float64, gpus int) float64 {
+	if q < len(t.opt.Thresholds) {
+		att := t.attained(st) - baseAtt
+		rate := 1.0 // as rate
+		if t.opt.Service != PlainTime {
+			rate = float64(gpus)
+		}
+		w = minWake(w, v.Now+(t.opt.Thresholds[q]-att)/rate, v.Now)
 	}
-	if r.protected {
+	if protected {
 		w = minWake(w, st.Since+t.opt.MinRunTime, v.Now)
 	}
 	return w
+}
+
+// left tells whether job j's description is that of a job that left since the last call (a
+// host may reuse it for another).
+func (t *tiresiasPolicy) left(j *gpusched.Job) bool {
+	for _, l := range t.leftJobs {
+		if l == j {
+			return true
+		}
+	}
+	return false
 }
 
 // tirKeyed is a job in Tiresias' priority order with its state and, with Gittins, its index.

@@ -563,6 +563,51 @@ func (c *posCache[T]) reset() {
 	c.jobs, c.vals = c.jobs[:0], c.vals[:0]
 }
 
+// posDense is posCache keeping values, not pointers: a policy keeps there, by the running
+// jobs' places, the few numbers it reads of each at every call, so that the walk reads them
+// front to back instead of fetching each job's record.
+type posDense[V any] struct {
+	jobs, nextJobs []*gpusched.Job
+	vals, nextVals []V
+	j              int
+}
+
+// begin starts a walk over a view's running jobs.
+func (c *posDense[V]) begin() {
+	c.nextJobs, c.nextVals, c.j = c.nextJobs[:0], c.nextVals[:0], 0
+}
+
+// get returns the value put for job in the last walk, if the walk finds it (valid until end).
+func (c *posDense[V]) get(job *gpusched.Job) (*V, bool) {
+	for k, end := c.j, min(len(c.jobs), c.j+posWindow); k < end; k++ {
+		if c.jobs[k] == job {
+			c.j = k + 1
+			return &c.vals[k], true
+		}
+	}
+	return nil, false
+}
+
+// put records job's value for the next walk, in the view's order.
+func (c *posDense[V]) put(job *gpusched.Job, v V) {
+	c.nextJobs, c.nextVals = append(c.nextJobs, job), append(c.nextVals, v)
+}
+
+// end finishes the walk: the next one follows this view.
+func (c *posDense[V]) end() {
+	clear(c.jobs)
+	clear(c.vals)
+	c.jobs, c.nextJobs = c.nextJobs, c.jobs[:0]
+	c.vals, c.nextVals = c.nextVals, c.vals[:0]
+}
+
+// reset forgets every value.
+func (c *posDense[V]) reset() {
+	clear(c.jobs)
+	clear(c.vals)
+	c.jobs, c.vals = c.jobs[:0], c.vals[:0]
+}
+
 // lazyRun is a preemptive policy's running jobs in its order as a runSeq: first the n jobs
 // that come before every waiting job (in any order among themselves: when the running jobs fit,
 // they are all chosen), then the others by cmp, sorted (hintSorter) only when preemptMerged
