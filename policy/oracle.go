@@ -327,10 +327,9 @@ func (s *oraclePolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	clear(s.stopKey)
 	// The running jobs that rank at most the first waiting job come before every waiting job
 	// and, when the running jobs fit in the available GPUs, are all chosen whatever their
-	// order among themselves: they are moved to the front as they are ranked (the partition
-	// partitionFirst makes) and not sorted. The others are sorted only if the merge with the
-	// waiting jobs reaches them (with MinRunTime, protection reorders them: all are sorted
-	// then).
+	// order among themselves: they are put in front as they are ranked, not sorted. The
+	// others are sorted only if the merge with the waiting jobs reaches them (with
+	// MinRunTime, protection reorders them: all are sorted then).
 	h := math.Inf(1)
 	hc := s.wait.cursor()
 	if head, ok := hc.next(); ok {

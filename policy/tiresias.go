@@ -424,10 +424,9 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 	}
 	// The running jobs in a queue no later than the first waiting job's come before every
 	// waiting job and, when the running jobs fit in the available GPUs, are all chosen whatever
-	// their order among themselves: they are moved to the front as they are ranked (the
-	// partition partitionFirst makes) and not sorted. The others are sorted only if the merge
-	// with the waiting jobs reaches them (with MinRunTime, protection reorders them: all are
-	// sorted then).
+	// their order among themselves: they are put in front as they are ranked, not sorted. The
+	// others are sorted only if the merge with the waiting jobs reaches them (with MinRunTime,
+	// protection reorders them: all are sorted then).
 	hq := math.MaxInt
 	hc := t.wait.cursor()
 	if head, ok := hc.next(); ok {

@@ -649,8 +649,8 @@ func (l *lazyRun[T]) at(i int) *ranked {
 	return l.rank(&l.all[i])
 }
 
-// seqCounted is seq for a caller that counted the GPUs of the protected running jobs, of the
-// others, and of the first n (unprotected).
+// seqCounted is the runSeq of the order, for a caller that counted the GPUs of the protected
+// running jobs, of the others, and of the first n (unprotected).
 func (l *lazyRun[T]) seqCounted(protected, held, firstGPUs int) runSeq {
 	return runSeq{n: len(l.all), protected: protected, held: held, first: l.n, firstGPUs: firstGPUs, at: l.at, tail: l.tailFrom}
 }
@@ -662,34 +662,6 @@ func (l *lazyRun[T]) tailFrom(i int) []ranked {
 	}
 	l.tail = t
 	return t
-}
-
-func (l *lazyRun[T]) seq() runSeq {
-	rs := runSeq{n: len(l.all), at: l.at, tail: func(i int) []ranked {
-		t := l.tail[:0]
-		for j := i; j < len(l.all); j++ {
-			t = append(t, *l.rank(&l.all[j]))
-		}
-		l.tail = t
-		return t
-	}}
-	for i := range l.all {
-		rs.count(l.rank(&l.all[i]))
-	}
-	return rs
-}
-
-// partitionFirst moves the elements of all for which first holds to its front, in any order,
-// and returns their number.
-func partitionFirst[T any](all []T, first func(*T) bool) int {
-	n := 0
-	for i := range all {
-		if first(&all[i]) {
-			all[n], all[i] = all[i], all[n]
-			n++
-		}
-	}
-	return n
 }
 
 // hintSorter sorts slices whose order changes little from call to call: it starts from each
