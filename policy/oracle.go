@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gpusched/gpusched"
 	"github.com/gpusched/gpusched/topology"
@@ -149,7 +150,8 @@ func newSRPTOracle(opt OracleOptions) (*oraclePolicy, error) {
 	s := &oraclePolicy{gate: gate{cost: opt.Cost}, opt: opt, place: opt.placer(), backfill: opt.backfill(true), margin: margin,
 		tau: map[gpusched.JobID]float64{}, jobs: map[gpusched.JobID]*oracleJob{}, wait: newSortedList(cmpOracleWait), waiting: map[gpusched.JobID]oracleWait{},
 		stopKey: map[gpusched.JobID]oracleWait{},
-		lazy:    lazyRun[oracleKeyed]{cmp: cmpOracleKeyed, hint: func(e *oracleKeyed) *int { return &e.o.hint }, rank: func(e *oracleKeyed) *ranked { return &e.ranked }}}
+		lazy: lazyRun[oracleKeyed]{cmp: cmpOracleKeyed, hint: func(e *oracleKeyed) *int { return &e.o.hint }, rank: func(e *oracleKeyed) *ranked { return &e.ranked },
+			key: func(e *oracleKeyed) (float64, bool) { return e.key, !e.protected }}}
 	// A job whose true iterations are NaN or negative is rejected alone; sizing it at
 	// admission fixes what the oracle keeps of it (Iterations is asked once, as before).
 	s.gate.admit = func(j *gpusched.Job, c *topology.Cluster) error {
@@ -323,8 +325,22 @@ func (s *oraclePolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		}
 	}
 	clear(s.stopKey)
-	all := s.keyBuf[:0]
-	held := 0
+	// The running jobs that rank at most the first waiting job come before every waiting job
+	// and, when the running jobs fit in the available GPUs, are all chosen whatever their
+	// order among themselves: they are put in front as they are ranked, not sorted. The
+	// others are sorted only if the merge with the waiting jobs reaches them (with
+	// MinRunTime, protection reorders them: all are sorted then).
+	h := math.Inf(1)
+	hc := s.wait.cursor()
+	if head, ok := hc.next(); ok {
+		h = head.key
+	}
+	part := s.opt.MinRunTime <= 0
+	// The first n fill all from the front, the others from the back (in reverse: they are
+	// sorted before the merge reads them, see below).
+	all := slices.Grow(s.keyBuf[:0], len(v.Running))[:len(v.Running)]
+	held, prot, n, first := 0, 0, 0, 0 // GPUs of all, of the protected, of the first n
+	m := len(all)
 	s.byPos.begin()
 	bound := 0.0
 	for i := range v.Running {
@@ -340,29 +356,37 @@ func (s *oraclePolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 		s.byPos.put(st.Job, o)
 		r := o.remaining(st)
 		w := st.Job.EffectiveWeight()
-		prot := s.opt.MinRunTime > 0 && v.Now-st.Since < s.opt.MinRunTime
+		p := s.opt.MinRunTime > 0 && v.Now-st.Since < s.opt.MinRunTime
 		k := r * (1 - s.margin) / w
 		bound = max(bound, k)
-		all = append(all, oracleKeyed{ranked{st: st, running: true, protected: prot, pos: i}, k, o})
-		held += st.Job.GPUs
+		e := oracleKeyed{ranked{st: st, running: true, protected: p, pos: i}, k, o}
+		g := st.Job.GPUs
+		held += g
+		if p {
+			prot += g
+		}
+		if part && k <= h {
+			all[n] = e
+			n++
+			first += g
+		} else {
+			m--
+			all[m] = e
+		}
 	}
 	s.byPos.end()
 	s.keyBuf = all
 	defer clear(all)
 	s.runBound, s.boundOK = bound, true
-	// The running jobs that rank at most the first waiting job come before every waiting job
-	// and, when the running jobs fit in the available GPUs, are all chosen whatever their
-	// order among themselves: they are not sorted. The others are sorted only if the merge with
-	// the waiting jobs reaches them (with MinRunTime, protection reorders them: all are sorted
-	// then).
-	n := 0
-	hc := s.wait.cursor()
-	if head, ok := hc.next(); held <= v.Available() && s.opt.MinRunTime <= 0 {
-		h := math.Inf(1)
-		if ok {
-			h = head.key
-		}
-		n = partitionFirst(all, func(e *oracleKeyed) bool { return e.key <= h })
+	// With n > 0 (and the running jobs fitting) the merge sorts the others before it reads
+	// them: it reads past the first n, as GPUs are left and a job waits. Otherwise it may hand
+	// them to preempt as they lie, which must be the view's order.
+	switch {
+	case n == 0:
+		slices.Reverse(all)
+	case held > v.Available():
+		slices.SortFunc(all, func(a, b oracleKeyed) int { return cmp.Compare(a.pos, b.pos) })
+		n, first = 0, 0
 	}
 	lr := &s.lazy
 	lr.reset(all, n)
@@ -381,7 +405,7 @@ func (s *oraclePolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	before := func(i int, _ *ranked) bool {
 		return lr.all[i].protected || cmp.Compare(lr.all[i].key, wkey) <= 0
 	}
-	sel, order, err := preemptMerged(&v, lr.seq(), next, before, s.backfill, false, placeOn(s.place, v.Cluster), &s.sc)
+	sel, order, err := preemptMerged(&v, lr.seqCounted(prot, held-prot, first), next, before, s.backfill, false, placeOn(s.place, v.Cluster), &s.sc)
 	if err != nil {
 		s.follow.reset()
 		return gpusched.Decision{}, err
@@ -413,16 +437,30 @@ func (s *oraclePolicy) keepRunning(v *gpusched.View) (gpusched.Decision, bool, e
 	if head, ok := cur.next(); ok && !(s.runBound <= head.key) {
 		return gpusched.Decision{}, false, nil
 	}
-	running := s.runBuf[:0]
-	held := 0
-	for i := range v.Running {
-		running = append(running, ranked{st: &v.Running[i], running: true, pos: i})
-		held += v.Running[i].Job.GPUs
-	}
-	s.runBuf = running
-	defer clear(running)
-	if held > v.Available() {
-		return gpusched.Decision{}, false, nil
+	var rs runSeq
+	if v.AcceptsKeepOthers {
+		// Every running job comes first and is chosen: preemptMerged counts them, lists none.
+		held := 0
+		for i := range v.Running {
+			held += v.Running[i].Job.GPUs
+		}
+		if held > v.Available() {
+			return gpusched.Decision{}, false, nil
+		}
+		rs = runSeq{n: len(v.Running), held: held, first: len(v.Running), firstGPUs: held}
+	} else {
+		running := s.runBuf[:0]
+		held := 0
+		for i := range v.Running {
+			running = append(running, ranked{st: &v.Running[i], running: true, pos: i})
+			held += v.Running[i].Job.GPUs
+		}
+		s.runBuf = running
+		defer clear(running)
+		if held > v.Available() {
+			return gpusched.Decision{}, false, nil
+		}
+		rs = runSlice(running)
 	}
 	cur = s.wait.cursor()
 	defer s.pool.reset()
@@ -434,7 +472,7 @@ func (s *oraclePolicy) keepRunning(v *gpusched.View) (gpusched.Decision, bool, e
 		return ranked{st: s.pool.get(w.job)}, true
 	}
 	before := func(int, *ranked) bool { return true }
-	sel, _, err := preemptMerged(v, runSlice(running), next, before, s.backfill, false, placeOn(s.place, v.Cluster), &s.sc)
+	sel, _, err := preemptMerged(v, rs, next, before, s.backfill, false, placeOn(s.place, v.Cluster), &s.sc)
 	if err != nil {
 		s.follow.reset()
 		s.boundOK = false

@@ -220,6 +220,9 @@ type selection struct {
 	// runs tells, for each job of the order preempt was given, whether the decision runs it
 	// (keeps it or starts it).
 	runs []bool
+	// skipped is the number of running jobs preemptMerged left out of the order (and of runs)
+	// in front of it: all of them run (keptPrefix).
+	skipped int
 }
 
 // preempt is the engine of the preemptive policies. order is the full priority order (running
@@ -237,8 +240,24 @@ type selection struct {
 // sc, when not nil, lends its buffers: the selection's runs then lives in sc until the next
 // call with it.
 func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, sc *scratch) (selection, error) {
+	return preemptAfter(v, keptPrefix{}, order, backfill, place, sc)
+}
+
+// keptPrefix is the head of a priority order that a caller of preemptAfter leaves out: n
+// unprotected running jobs holding gpus GPUs in all, which the order would have listed first
+// and preempt would have chosen, all of them (their GPUs fit in the available GPUs less the
+// protected jobs'). Only for a host that takes deltas (View.AcceptsKeepOthers), whose decision
+// does not list the jobs kept.
+type keptPrefix struct {
+	n, gpus int
+}
+
+// preemptAfter is preempt over the order pre followed by order: the same decision, with runs
+// for order's jobs alone. pre must be empty unless v.AcceptsKeepOthers and order holds every
+// other running job of the view.
+func preemptAfter(v *gpusched.View, pre keptPrefix, order []ranked, backfill bool, place placeFunc, sc *scratch) (selection, error) {
 	c := v.Cluster
-	budget := v.Available()
+	budget := v.Available() - pre.gpus
 	for _, r := range order {
 		if r.protected {
 			budget -= r.st.Job.GPUs
@@ -248,7 +267,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 	blocked := false
 	// Counted on the way: the running jobs in order and those chosen, and the waiting jobs
 	// not chosen (which only the backfilling below may still start).
-	kept, inOrder, passed := 0, 0, 0
+	kept, inOrder, passed := pre.n, pre.n, 0
 	for i, r := range order {
 		if r.running {
 			inOrder++
@@ -380,11 +399,12 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 	}
 	// Backfill what a failed placement left free.
 	if backfill && passed > 0 {
+		nfree := free.Len() // checkPlacement: a placement takes len(gpus) free GPUs
 		for i, r := range order {
 			if chosen[i] || r.running {
 				continue
 			}
-			if r.st.Job.GPUs > free.Len() {
+			if r.st.Job.GPUs > nfree {
 				continue
 			}
 			gpus, ok := place(free, r.st)
@@ -397,6 +417,7 @@ func preempt(v *gpusched.View, order []ranked, backfill bool, place placeFunc, s
 			for _, g := range gpus {
 				free.Remove(g)
 			}
+			nfree -= len(gpus)
 			chosen[i], started[i] = true, true
 			run, isKeep = append(run, gpusched.Assignment{Job: r.st.Job.ID, GPUs: gpus}), append(isKeep, false)
 		}

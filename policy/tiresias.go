@@ -108,7 +108,8 @@ type tiresiasPolicy struct {
 	place    gpusched.Placer
 	backfill bool
 	jobs     map[gpusched.JobID]*tirJob
-	byPos    posCache[tirJob] // jobs' states by their place among the running jobs
+	byPos    posDense[tirRun] // running jobs' states by their place among the running jobs
+	leftJobs []*gpusched.Job  // the jobs that left since the last call (their last Job)
 	sc       scratch
 	lazy     lazyRun[tirKeyed]
 	// the waiting jobs in priority order, kept from the host's deltas (PromoteKnob 0)
@@ -161,6 +162,32 @@ type tirJob struct {
 	att, exec float64 // the job's Attained and Executed as last seen
 	gone      bool    // no longer in Tiresias.jobs
 	hint      int     // the job's place in the last sort of running jobs that ranked it
+	// job is the description the job was last updated with; while it runs, att and exec are
+	// those of the last view that stopped it or saw it new (not of every view: see tirRun)
+	job *gpusched.Job
+}
+
+// tirRun is what Tiresias reads of a running job at every call, kept by the job's place among
+// the running jobs (posDense) from view to view: its state, its queue and the service it had
+// when it last entered queue 0 (as in the state), and the service at which it leaves its
+// queue (+Inf in the last). While a running job's service stays below that, its state does
+// not change: only the calls where it crosses a threshold, or where it is seen new, update
+// the state (refresh); its service is copied into the state when a decision preempts it.
+type tirRun struct {
+	s       *tirJob
+	baseAtt float64
+	next    float64
+	q       int
+	gpus    int // Job.GPUs, which does not change
+}
+
+// run returns the tirRun of running job s, up to date.
+func (t *tiresiasPolicy) run(s *tirJob, j *gpusched.Job) tirRun {
+	next := math.Inf(1)
+	if s.queue < len(t.opt.Thresholds) {
+		next = t.opt.Thresholds[s.queue]
+	}
+	return tirRun{s: s, baseAtt: s.baseAtt, next: next, q: s.queue, gpus: j.GPUs}
 }
 
 // newTiresias returns a Tiresias scheduler. Default placement: gpusched.Pack; default order: Backfill.
@@ -278,7 +305,7 @@ func (t *tiresiasPolicy) update(now float64, st *gpusched.JobStatus, running boo
 
 // refresh is update of a job whose state s is known.
 func (t *tiresiasPolicy) refresh(now float64, st *gpusched.JobStatus, running bool, s *tirJob) *tirJob {
-	s.att, s.exec = st.Attained, st.Executed
+	s.att, s.exec, s.job = st.Attained, st.Executed, st.Job
 	if running && math.IsNaN(s.firstRun) {
 		s.firstRun = st.Since
 	}
@@ -352,9 +379,12 @@ func (t *tiresiasPolicy) dequeue(s *tirJob) {
 // the merged order only as far as it can matter.
 func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) {
 	v := *vp
+	clear(t.leftJobs)
+	t.leftJobs = t.leftJobs[:0]
 	ok, err := t.follow.follow(&v, waitEvents{
 		left: func(id gpusched.JobID) {
 			if s := t.jobs[id]; s != nil {
+				t.leftJobs = append(t.leftJobs, s.job)
 				t.dequeue(s)
 				s.gone = true
 				delete(t.jobs, id)
@@ -392,39 +422,73 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 		}
 		t.follow.rescanned(&v)
 	}
-	all := t.keyBuf[:0]
-	held := 0
+	// The running jobs in a queue no later than the first waiting job's come before every
+	// waiting job and, when the running jobs fit in the available GPUs, are all chosen whatever
+	// their order among themselves: they are put in front as they are ranked, not sorted. The
+	// others are sorted only if the merge with the waiting jobs reaches them (with MinRunTime,
+	// protection reorders them: all are sorted then).
+	hq := math.MaxInt
+	hc := t.wait.cursor()
+	if head, ok := hc.next(); ok {
+		hq = head.queue
+	}
+	part := t.opt.MinRunTime <= 0
+	// The first n fill all from the front, the others from the back (in reverse: they are
+	// sorted before the merge reads them, see below).
+	all := slices.Grow(t.keyBuf[:0], len(v.Running))[:len(v.Running)]
+	held, prot, n, first := 0, 0, 0, 0 // GPUs of all, of the protected, of the first n
+	m := len(all)
+	wfirst := 0.0 // the first n's next demotion (they all run when the merge skips them)
 	t.byPos.begin()
 	for i := range v.Running {
 		st := &v.Running[i]
-		prot := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
-		var s *tirJob
-		if s = t.byPos.get(st.Job); s != nil && !s.gone {
-			s = t.refresh(v.Now, st, true, s)
+		p := t.opt.MinRunTime > 0 && v.Now-st.Since < t.opt.MinRunTime
+		var e tirKeyed
+		var base float64 // the job's service when it last entered queue 0
+		var g int        // its GPUs
+		if r, hit := t.byPos.get(st.Job); hit && !t.left(st.Job) && t.attained(st)-r.baseAtt < r.next {
+			// Running at the last call and still in its queue: its state is unchanged.
+			e = tirKeyed{ranked: ranked{st: st, running: true, protected: p, pos: i}, s: r.s, q: r.q}
+			base, g = r.baseAtt, r.gpus
+			t.byPos.put(st.Job, *r)
 		} else {
-			s = t.update(v.Now, st, true)
+			var s *tirJob
+			if hit && !r.s.gone {
+				s = t.refresh(v.Now, st, true, r.s)
+			} else {
+				s = t.update(v.Now, st, true)
+			}
+			t.dequeue(s)
+			e = tirKey(ranked{st: st, running: true, protected: p, pos: i}, s)
+			base, g = s.baseAtt, st.Job.GPUs
+			t.byPos.put(st.Job, t.run(s, st.Job))
 		}
-		t.byPos.put(st.Job, s)
-		t.dequeue(s)
-		all = append(all, tirKey(ranked{st: st, running: true, protected: prot, pos: i}, s))
-		held += st.Job.GPUs
+		held += g
+		if p {
+			prot += g
+		}
+		if part && e.q <= hq {
+			all[n] = e
+			n++
+			first += g
+			wfirst = t.wakeAt(&v, wfirst, st, false, e.q, base, g) // while its state is at hand
+		} else {
+			m--
+			all[m] = e
+		}
 	}
 	t.byPos.end()
 	t.keyBuf = all
 	defer clear(all)
-	// The running jobs in a queue no later than the first waiting job's come before every
-	// waiting job and, when the running jobs fit in the available GPUs, are all chosen whatever
-	// their order among themselves: they are not sorted. The others are sorted only if the merge
-	// with the waiting jobs reaches them (with MinRunTime, protection reorders them: all are
-	// sorted then).
-	n := 0
-	hc := t.wait.cursor()
-	if head, ok := hc.next(); held <= v.Available() && t.opt.MinRunTime <= 0 {
-		hq := math.MaxInt
-		if ok {
-			hq = head.queue
-		}
-		n = partitionFirst(all, func(e *tirKeyed) bool { return e.q <= hq })
+	// With n > 0 (and the running jobs fitting) the merge sorts the others before it reads
+	// them: it reads past the first n, as GPUs are left and a job waits. Otherwise it may hand
+	// them to preempt as they lie, which must be the view's order.
+	switch {
+	case n == 0:
+		slices.Reverse(all)
+	case held > v.Available():
+		slices.SortFunc(all, func(a, b tirKeyed) int { return cmp.Compare(a.pos, b.pos) })
+		n, first = 0, 0
 	}
 	lr := &t.lazy
 	lr.reset(all, n)
@@ -449,17 +513,23 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 	before := func(i int, _ *ranked) bool {
 		return all[i].protected || all[i].q <= ws.queue
 	}
-	sel, order, err := preemptMerged(&v, lr.seq(), next, before, t.backfill, false, placeOn(t.place, v.Cluster), &t.sc)
+	sel, order, err := preemptMerged(&v, lr.seqCounted(prot, held-prot, first), next, before, t.backfill, false, placeOn(t.place, v.Cluster), &t.sc)
 	if err != nil {
 		t.follow.reset()
 		return gpusched.Decision{}, err
 	}
 	t.follow.decided(sel.preempted)
+	// A preempted job waits with the service of this view.
+	for _, st := range sel.stopped {
+		if s := t.jobs[st.Job.ID]; s != nil {
+			s.att, s.exec = st.Attained, st.Executed
+		}
+	}
 	if sel.waiting {
 		// order merges the running jobs and the waiting jobs next returned, each in its own
 		// order: their states follow the same merge.
 		ss := slices.Grow(t.ssBuf[:0], len(order))[:len(order)]
-		ri, wi := 0, 0
+		ri, wi := sel.skipped, 0 // the first running jobs, left out of order, all run
 		for i := range order {
 			if order[i].running {
 				ss[i] = all[ri].s
@@ -470,6 +540,9 @@ func (t *tiresiasPolicy) schedule(vp *gpusched.View) (gpusched.Decision, error) 
 			}
 		}
 		sel.decision.WakeAt = t.wake(&v, order, ss, sel.runs)
+		if sel.skipped > 0 {
+			sel.decision.WakeAt = minWake(sel.decision.WakeAt, wfirst, v.Now)
+		}
 		clear(ss) // no references to the jobs' states past the call
 		t.ssBuf = ss[:0]
 	}
@@ -525,13 +598,7 @@ func (t *tiresiasPolicy) wake(v *gpusched.View, rs []ranked, ss []*tirJob, runs 
 		s, st := ss[i], r.st
 		switch {
 		case runs[i]:
-			if s.queue < len(t.opt.Thresholds) {
-				att := t.attained(st) - s.baseAtt
-				w = minWake(w, v.Now+(t.opt.Thresholds[s.queue]-att)/t.rate(st.Job), v.Now)
-			}
-			if r.protected {
-				w = minWake(w, st.Since+t.opt.MinRunTime, v.Now)
-			}
+			w = t.wakeRun(v, w, &r, s)
 		case t.opt.PromoteKnob > 0 && s.queue > 0 && !math.IsNaN(s.firstRun):
 			exec := st.Executed - s.baseExec
 			if exec > 0 {
@@ -541,6 +608,40 @@ func (t *tiresiasPolicy) wake(v *gpusched.View, rs []ranked, ss []*tirJob, runs 
 		}
 	}
 	return w
+}
+
+// wakeRun is wake's w lowered to the next demotion of running job r (state s) that the
+// decision runs, and to the end of its lease.
+func (t *tiresiasPolicy) wakeRun(v *gpusched.View, w float64, r *ranked, s *tirJob) float64 {
+	return t.wakeAt(v, w, r.st, r.protected, s.queue, s.baseAtt, r.st.Job.GPUs)
+}
+
+// wakeAt is wakeRun for a job on gpus GPUs in queue q that last entered queue 0 with service
+// baseAtt.
+func (t *tiresiasPolicy) wakeAt(v *gpusched.View, w float64, st *gpusched.JobStatus, protected bool, q int, baseAtt float64, gpus int) float64 {
+	if q < len(t.opt.Thresholds) {
+		att := t.attained(st) - baseAtt
+		rate := 1.0 // as rate
+		if t.opt.Service != PlainTime {
+			rate = float64(gpus)
+		}
+		w = minWake(w, v.Now+(t.opt.Thresholds[q]-att)/rate, v.Now)
+	}
+	if protected {
+		w = minWake(w, st.Since+t.opt.MinRunTime, v.Now)
+	}
+	return w
+}
+
+// left tells whether job j's description is that of a job that left since the last call (a
+// host may reuse it for another).
+func (t *tiresiasPolicy) left(j *gpusched.Job) bool {
+	for _, l := range t.leftJobs {
+		if l == j {
+			return true
+		}
+	}
+	return false
 }
 
 // tirKeyed is a job in Tiresias' priority order with its state and, with Gittins, its index.

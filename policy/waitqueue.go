@@ -266,10 +266,16 @@ func (f *waitFollow) reset() {
 // for i = 0, 1, 2, ... in turn, each possibly more than once), and tail(i), asked for at most
 // once after at(i-1), the jobs from the i-th on in any order. protected is the GPUs the
 // protected running jobs hold, held those the others hold.
+//
+// The first `first` jobs (firstGPUs GPUs in all, none protected) come before every waiting
+// job (a policy's lazyRun knows them without sorting): when they fit in the budget, a merge
+// for a host that takes deltas leaves them out of the order it hands preempt (keptPrefix).
 type runSeq struct {
 	n         int
 	protected int
 	held      int
+	first     int
+	firstGPUs int
 	at        func(i int) *ranked
 	tail      func(i int) []ranked
 }
@@ -302,6 +308,10 @@ func (rs *runSeq) count(r *ranked) {
 // running job (rs.at(i), asked for first) goes before waiting job w. With all, every waiting job
 // is taken (the returned order is the whole merged order).
 //
+// For a host that takes deltas the first rs.first running jobs, when they fit in the budget,
+// are left out of the returned order (and of the selection's runs): the selection's skipped
+// says how many (all of them run).
+//
 // The running jobs after the last waiting job taken come in the returned order as rs.tail gives
 // them when the budget is spent (preempt then chooses none of them but the protected, whatever
 // their order, and each keeps its GPUs exactly when nobody takes them) or when no waiting job
@@ -331,6 +341,15 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 	w, ok := next()
 	i := 0
 	rest := rs.held // GPUs of the unprotected running jobs not yet in order
+	// The first running jobs, which go before every waiting job and fit, are all chosen: for a
+	// host that takes deltas they are counted, not listed (rs.at is not asked for them).
+	var pre keptPrefix
+	if rs.first > 0 && !all && v.AcceptsKeepOthers && rs.n == len(v.Running) && rs.firstGPUs <= budget {
+		pre = keptPrefix{n: rs.first, gpus: rs.firstGPUs}
+		budget -= rs.firstGPUs
+		rest -= rs.firstGPUs
+		i = rs.first
+	}
 	for i < rs.n || ok {
 		if ok && !all && (budget <= 0 || blocked) {
 			break // no more waiting job can be chosen
@@ -364,7 +383,8 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 			}
 		}
 	}
-	sel, err := preempt(v, order, backfill, place, sc)
+	sel, err := preemptAfter(v, pre, order, backfill, place, sc)
+	sel.skipped = pre.n
 	if err != nil || !ok {
 		return sel, order, err
 	}
@@ -392,12 +412,13 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 			free.Remove(g)
 		}
 	}
+	nfree := free.Len() // checkPlacement: a placement takes len(gpus) free GPUs
 	for ; ok; w, ok = next() {
-		if free.Len() == 0 {
+		if nfree == 0 {
 			sel.waiting = true
 			break
 		}
-		if w.st.Job.GPUs > free.Len() {
+		if w.st.Job.GPUs > nfree {
 			sel.waiting = true
 			continue
 		}
@@ -412,6 +433,7 @@ func preemptMerged(v *gpusched.View, rs runSeq, next func() (ranked, bool), befo
 		for _, g := range gpus {
 			free.Remove(g)
 		}
+		nfree -= len(gpus)
 		sel.decision.Run = append(sel.decision.Run, gpusched.Assignment{Job: w.st.Job.ID, GPUs: gpus})
 	}
 	return sel, order, nil
@@ -541,6 +563,51 @@ func (c *posCache[T]) reset() {
 	c.jobs, c.vals = c.jobs[:0], c.vals[:0]
 }
 
+// posDense is posCache keeping values, not pointers: a policy keeps there, by the running
+// jobs' places, the few numbers it reads of each at every call, so that the walk reads them
+// front to back instead of fetching each job's record.
+type posDense[V any] struct {
+	jobs, nextJobs []*gpusched.Job
+	vals, nextVals []V
+	j              int
+}
+
+// begin starts a walk over a view's running jobs.
+func (c *posDense[V]) begin() {
+	c.nextJobs, c.nextVals, c.j = c.nextJobs[:0], c.nextVals[:0], 0
+}
+
+// get returns the value put for job in the last walk, if the walk finds it (valid until end).
+func (c *posDense[V]) get(job *gpusched.Job) (*V, bool) {
+	for k, end := c.j, min(len(c.jobs), c.j+posWindow); k < end; k++ {
+		if c.jobs[k] == job {
+			c.j = k + 1
+			return &c.vals[k], true
+		}
+	}
+	return nil, false
+}
+
+// put records job's value for the next walk, in the view's order.
+func (c *posDense[V]) put(job *gpusched.Job, v V) {
+	c.nextJobs, c.nextVals = append(c.nextJobs, job), append(c.nextVals, v)
+}
+
+// end finishes the walk: the next one follows this view.
+func (c *posDense[V]) end() {
+	clear(c.jobs)
+	clear(c.vals)
+	c.jobs, c.nextJobs = c.nextJobs, c.jobs[:0]
+	c.vals, c.nextVals = c.nextVals, c.vals[:0]
+}
+
+// reset forgets every value.
+func (c *posDense[V]) reset() {
+	clear(c.jobs)
+	clear(c.vals)
+	c.jobs, c.vals = c.jobs[:0], c.vals[:0]
+}
+
 // lazyRun is a preemptive policy's running jobs in its order as a runSeq: first the n jobs
 // that come before every waiting job (in any order among themselves: when the running jobs fit,
 // they are all chosen), then the others by cmp, sorted (hintSorter) only when preemptMerged
@@ -552,8 +619,10 @@ type lazyRun[T any] struct {
 	cmp    func(a, b T) int
 	hint   func(*T) *int    // an element's place in the last sort
 	rank   func(*T) *ranked // an element's job
-	hs     hintSorter[T]
-	tail   []ranked
+	// key, when set, is an element's number by which cmp ranks it first (hintSorter.sortKeyed)
+	key  func(*T) (float64, bool)
+	hs   hintSorter[T]
+	tail []ranked
 }
 
 // reset starts the order over all, whose first n jobs come first.
@@ -570,38 +639,29 @@ func (l *lazyRun[T]) clear() {
 // at returns the i-th job in order.
 func (l *lazyRun[T]) at(i int) *ranked {
 	if i >= l.n && !l.sorted {
-		l.hs.sort(l.all[l.n:], l.cmp, l.hint)
+		if l.key != nil {
+			l.hs.sortKeyed(l.all[l.n:], l.cmp, l.hint, l.key)
+		} else {
+			l.hs.sort(l.all[l.n:], l.cmp, l.hint)
+		}
 		l.sorted = true
 	}
 	return l.rank(&l.all[i])
 }
 
-func (l *lazyRun[T]) seq() runSeq {
-	rs := runSeq{n: len(l.all), at: l.at, tail: func(i int) []ranked {
-		t := l.tail[:0]
-		for j := i; j < len(l.all); j++ {
-			t = append(t, *l.rank(&l.all[j]))
-		}
-		l.tail = t
-		return t
-	}}
-	for i := range l.all {
-		rs.count(l.rank(&l.all[i]))
-	}
-	return rs
+// seqCounted is the runSeq of the order, for a caller that counted the GPUs of the protected
+// running jobs, of the others, and of the first n (unprotected).
+func (l *lazyRun[T]) seqCounted(protected, held, firstGPUs int) runSeq {
+	return runSeq{n: len(l.all), protected: protected, held: held, first: l.n, firstGPUs: firstGPUs, at: l.at, tail: l.tailFrom}
 }
 
-// partitionFirst moves the elements of all for which first holds to its front, in any order,
-// and returns their number.
-func partitionFirst[T any](all []T, first func(*T) bool) int {
-	n := 0
-	for i := range all {
-		if first(&all[i]) {
-			all[n], all[i] = all[i], all[n]
-			n++
-		}
+func (l *lazyRun[T]) tailFrom(i int) []ranked {
+	t := l.tail[:0]
+	for j := i; j < len(l.all); j++ {
+		t = append(t, *l.rank(&l.all[j]))
 	}
-	return n
+	l.tail = t
+	return t
 }
 
 // hintSorter sorts slices whose order changes little from call to call: it starts from each
@@ -613,6 +673,110 @@ type hintSorter[T any] struct {
 	slot  []int // by hint, the element that holds it
 	extra []int // the elements without a usable hint
 	buf   []T
+	keys  []float64 // sortKeyed: each element's key
+	pairs []keyIdx  // sortKeyed: the elements' keys and places, moved instead of the elements
+}
+
+// keyIdx is an element's key and its place, which sortKeyed sorts.
+type keyIdx struct {
+	k float64
+	i int
+}
+
+// sortKeyed is sort for an order cmp that ranks elements by a number first: key reports an
+// element's number and whether cmp ranks it by that number (smaller first) and, on equal
+// numbers, by cmp. Where key reports false for an element, it sorts as sort does; otherwise
+// it sorts the numbers with the elements' places, comparing numbers inline and calling cmp
+// only on ties, and moves each element once.
+func (hs *hintSorter[T]) sortKeyed(s []T, cmp func(a, b T) int, hint func(*T) *int, key func(*T) (float64, bool)) {
+	keys := slices.Grow(hs.keys[:0], len(s))[:len(s)]
+	hs.keys = keys
+	for i := range s {
+		k, ok := key(&s[i])
+		if !ok || k != k {
+			hs.sort(s, cmp, hint)
+			return
+		}
+		keys[i] = k
+	}
+	slot := hs.slot[:0]
+	extra := hs.extra[:0]
+	for i := range s {
+		if h := *hint(&s[i]); h >= 0 && h < 2*len(s) {
+			for len(slot) <= h {
+				slot = append(slot, -1)
+			}
+			if slot[h] < 0 {
+				slot[h] = i
+				continue
+			}
+		}
+		extra = append(extra, i)
+	}
+	ps := slices.Grow(hs.pairs[:0], len(s))
+	for _, i := range slot {
+		if i >= 0 {
+			ps = append(ps, keyIdx{keys[i], i})
+		}
+	}
+	hinted := ps
+	for _, i := range extra {
+		ps = append(ps, keyIdx{keys[i], i})
+	}
+	rest := ps[len(hinted):]
+	less := func(a, b keyIdx) int {
+		if a.k < b.k {
+			return -1
+		}
+		if a.k > b.k {
+			return 1
+		}
+		return cmp(s[a.i], s[b.i])
+	}
+	// Insertion sort from the last order, bounded as sort's.
+	sorted := true
+	limit := 4*len(hinted) + 64
+	for i := 1; i < len(hinted) && sorted; i++ {
+		for j := i; j > 0; j-- {
+			a, b := hinted[j], hinted[j-1]
+			if a.k > b.k || (a.k == b.k && cmp(s[a.i], s[b.i]) >= 0) {
+				break
+			}
+			hinted[j], hinted[j-1] = b, a
+			if limit--; limit < 0 {
+				sorted = false
+				break
+			}
+		}
+	}
+	if !sorted {
+		slices.SortFunc(hinted, less)
+	}
+	slices.SortFunc(rest, less)
+	// Merge into buf, then back into s.
+	buf := slices.Grow(hs.buf[:0], len(s))
+	i, j := 0, 0
+	for i < len(hinted) && j < len(rest) {
+		if less(rest[j], hinted[i]) < 0 {
+			buf = append(buf, s[rest[j].i])
+			j++
+		} else {
+			buf = append(buf, s[hinted[i].i])
+			i++
+		}
+	}
+	for ; i < len(hinted); i++ {
+		buf = append(buf, s[hinted[i].i])
+	}
+	for ; j < len(rest); j++ {
+		buf = append(buf, s[rest[j].i])
+	}
+	copy(s, buf)
+	for i := range s {
+		*hint(&s[i]) = i
+	}
+	clear(buf)
+	hs.buf, hs.slot, hs.extra, hs.pairs = buf[:0], slot[:0], extra[:0], ps[:0]
 }
 
 func (hs *hintSorter[T]) sort(s []T, cmp func(a, b T) int, hint func(*T) *int) {
