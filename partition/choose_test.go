@@ -134,3 +134,46 @@ func chooseServersRef(c *topology.Cluster, counts []int, n, tp int) (servers, ta
 	}
 	return ss, tt, true
 }
+
+// TestChooseIndexedMatchesReference: choosing from the index of free counts picks exactly what
+// the reference picks, on clusters without racks of up to 150 servers (several words of
+// servers per count), with one chooser serving many calls, and the index kept by moves from
+// one call's counts to the next.
+func TestChooseIndexedMatchesReference(t *testing.T) {
+	var ch serverChooser
+	rapid.Check(t, func(t *rapid.T) {
+		servers := rapid.IntRange(1, 150).Draw(t, "servers")
+		spec := rapid.SampledFrom([]topology.ServerSpec{topology.T4(), topology.A100()}).Draw(t, "spec")
+		c, err := topology.Uniform(spec, servers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := make([]int, c.NumServers())
+		var x serverIndex
+		for call := range 4 {
+			for s := range counts {
+				_, k := c.GPUsOf(s)
+				if call == 0 || rapid.IntRange(0, 3).Draw(t, "change") == 0 {
+					to := rapid.IntRange(0, k).Draw(t, "free")
+					if call > 0 {
+						x.move(s, counts[s], to)
+					}
+					counts[s] = to
+				}
+			}
+			if call == 0 {
+				x.build(c, counts)
+			}
+			if !x.ok {
+				t.Fatal("no index for a cluster without racks")
+			}
+			n := rapid.IntRange(1, 2*servers*4).Draw(t, "n")
+			tp := rapid.SampledFrom([]int{1, 2, 3, 4, 8}).Draw(t, "tp")
+			ws, wt, wok := chooseServersRef(c, counts, n, tp)
+			gs, gt, gok := ch.chooseIndexed(&x, n, tp)
+			if wok != gok || !slices.Equal(ws, gs) || !slices.Equal(wt, gt) {
+				t.Fatalf("call %d: counts %v n %d tp %d: got %v %v %v, want %v %v %v", call, counts, n, tp, gs, gt, gok, ws, wt, wok)
+			}
+		}
+	})
+}

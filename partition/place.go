@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/gpusched/gpusched/internal/kway"
 	"math"
+	mathbits "math/bits"
 	"slices"
 
 	"github.com/gpusched/gpusched/graph"
@@ -80,6 +81,8 @@ type PlaceMemo struct {
 	last, diff topology.GPUSet
 	counted    bool
 	total      int
+	// index groups the servers by their count in counts (kept with them).
+	index serverIndex
 }
 
 // placeMemoSize is how many shapes a PlaceMemo remembers before it starts afresh.
@@ -134,7 +137,9 @@ func (m *PlaceMemo) countFree(c *topology.Cluster, free topology.GPUSet) []int {
 		if gone <= maxFreeDiff {
 			d.Range(func(g topology.GPUID) bool {
 				if int(g) < c.NumGPUs() {
-					counts[c.ServerOf(g)]--
+					sv := c.ServerOf(g)
+					counts[sv]--
+					m.index.move(sv, counts[sv]+1, counts[sv])
 					m.total--
 				}
 				return true
@@ -145,7 +150,9 @@ func (m *PlaceMemo) countFree(c *topology.Cluster, free topology.GPUSet) []int {
 			if d.Len() <= maxFreeDiff {
 				d.Range(func(g topology.GPUID) bool {
 					if int(g) < c.NumGPUs() {
-						counts[c.ServerOf(g)]++
+						sv := c.ServerOf(g)
+						counts[sv]++
+						m.index.move(sv, counts[sv]-1, counts[sv])
 						m.total++
 					}
 					return true
@@ -164,6 +171,7 @@ func (m *PlaceMemo) countFree(c *topology.Cluster, free topology.GPUSet) []int {
 	}
 	m.last = free.Clone()
 	m.counted = true
+	m.index.build(c, counts)
 	return counts
 }
 
@@ -200,9 +208,10 @@ func place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 	}
 	var counts []int
 	var ch *serverChooser
+	var index *serverIndex
 	total := 0
 	if m != nil {
-		counts, total, ch = m.countFree(c, free), m.total, &m.chooser
+		counts, total, ch, index = m.countFree(c, free), m.total, &m.chooser, &m.index
 	} else {
 		counts, ch = make([]int, c.NumServers()), &serverChooser{}
 		for s := range counts {
@@ -226,7 +235,12 @@ func place(c *topology.Cluster, free topology.GPUSet, wg *graph.WorkerGraph, opt
 			continue
 		}
 		var ok bool
-		if servers, takes, ok = ch.chooseServers(c, counts, n, tp); ok {
+		if index != nil && index.ok {
+			servers, takes, ok = ch.chooseIndexed(index, n, tp)
+		} else {
+			servers, takes, ok = ch.chooseServers(c, counts, n, tp)
+		}
+		if ok {
 			break
 		}
 	}
@@ -511,6 +525,12 @@ func (ch *serverChooser) chooseServers(c *topology.Cluster, counts []int, n, tp 
 	if !found {
 		return nil, nil, false
 	}
+	return ch.inServerOrder(ss, tt)
+}
+
+// inServerOrder returns the servers ss with their takes tt in increasing order of server, in
+// ch's scratch.
+func (ch *serverChooser) inServerOrder(ss, tt []int) (servers, takes []int, ok bool) {
 	// In increasing order of server (distinct servers: any sort gives the same result).
 	perm := growInts(&ch.perm, len(ss))
 	for i := range perm {
@@ -558,6 +578,156 @@ func (ch *serverChooser) byCapDesc(servers, caps []int) []int {
 // serverChooser is chooseServers' scratch space.
 type serverChooser struct {
 	caps, off, list, tmp, ps, pt, ss, tt, order, rackCap, perm, os, ot, bucket []int
+	groups                                                                     []capGroup
+	union                                                                      []uint64
+}
+
+// serverIndex groups a cluster's servers by their number of free GPUs: set k (words
+// [k*words, (k+1)*words) of bits) holds the servers with k free GPUs. It stands for a
+// cluster without racks whose servers hold at most maxIndexed GPUs each (ok false
+// otherwise), and PlaceMemo keeps it with its counts, so that choosing servers reads the
+// few counts there are instead of every server.
+type serverIndex struct {
+	ok    bool
+	words int
+	maxK  int // the most GPUs a server holds
+	bits  []uint64
+}
+
+// maxIndexed is the most GPUs per server a serverIndex keeps a set for.
+const maxIndexed = 64
+
+// build makes the index of counts (free GPUs per server of c).
+func (x *serverIndex) build(c *topology.Cluster, counts []int) {
+	x.ok = false
+	if c.NumRacks() > 0 {
+		return
+	}
+	maxK := 0
+	for s := range counts {
+		_, k := c.GPUsOf(s)
+		maxK = max(maxK, k)
+	}
+	if maxK > maxIndexed {
+		return
+	}
+	x.words, x.maxK = (len(counts)+63)/64, maxK
+	n := (maxK + 1) * x.words
+	if cap(x.bits) < n {
+		x.bits = make([]uint64, n)
+	}
+	x.bits = x.bits[:n]
+	clear(x.bits)
+	for s, k := range counts {
+		x.bits[k*x.words+s/64] |= 1 << (s % 64)
+	}
+	x.ok = true
+}
+
+// move records that server s went from from to to free GPUs.
+func (x *serverIndex) move(s, from, to int) {
+	if !x.ok {
+		return
+	}
+	if from < 0 || to < 0 || from > x.maxK || to > x.maxK {
+		x.ok = false // not with counts of free GPUs; the scan takes over until the next build
+		return
+	}
+	x.bits[from*x.words+s/64] &^= 1 << (s % 64)
+	x.bits[to*x.words+s/64] |= 1 << (s % 64)
+}
+
+// set returns the servers with k free GPUs.
+func (x *serverIndex) set(k int) []uint64 { return x.bits[k*x.words : (k+1)*x.words] }
+
+// capGroup is the servers of one capacity (free GPUs rounded down to a multiple of the unit).
+type capGroup struct {
+	cap  int
+	bits []uint64
+}
+
+// lowest returns the lowest server in bits, or -1.
+func lowest(bits []uint64) int {
+	for w, b := range bits {
+		if b != 0 {
+			return w*64 + mathbits.TrailingZeros64(b)
+		}
+	}
+	return -1
+}
+
+// chooseIndexed is chooseServers for a cluster without racks, from the index of its free
+// counts: the same servers and takes, in the same scratch. Servers of equal capacity come in
+// increasing order, as chooseServers' stable sort by capacity leaves them.
+func (ch *serverChooser) chooseIndexed(x *serverIndex, n, tp int) (servers, takes []int, ok bool) {
+	// The capacities that occur, largest first, each with its servers: for tp > 1 several
+	// counts share a capacity, and their sets are joined in ch.union.
+	groups := ch.groups[:0]
+	union := ch.union[:0]
+	joined := -1 // the group whose bits live in union
+	for k := x.maxK; k >= 1; k-- {
+		set := x.set(k)
+		if lowest(set) < 0 {
+			continue
+		}
+		cp := k
+		if tp > 1 {
+			cp = k / tp * tp
+		}
+		if cp == 0 {
+			break
+		}
+		if last := len(groups) - 1; last >= 0 && groups[last].cap == cp {
+			g := &groups[last]
+			if joined != last {
+				off := len(union)
+				union = append(union, g.bits...)
+				g.bits, joined = union[off:len(union):len(union)], last
+			}
+			for w := range g.bits {
+				g.bits[w] |= set[w]
+			}
+			continue
+		}
+		groups = append(groups, capGroup{cap: cp, bits: set})
+	}
+	ch.groups, ch.union = groups, union
+	// One server: the least capacity that holds n, its lowest server.
+	for i := len(groups) - 1; i >= 0; i-- {
+		if groups[i].cap >= n {
+			ch.ss, ch.tt = append(ch.ss[:0], lowest(groups[i].bits)), append(ch.tt[:0], n)
+			return ch.ss, ch.tt, true
+		}
+	}
+	// Else the largest first until one holds what is left; there, the least capacity that
+	// does among the servers not yet taken (the current one, first of its group, or the
+	// lowest of a group of smaller capacity).
+	ss, tt := ch.ss[:0], ch.tt[:0]
+	need := n
+	for gi, g := range groups {
+		for w, b := range g.bits {
+			for b != 0 {
+				s := w*64 + mathbits.TrailingZeros64(b)
+				b &= b - 1
+				if g.cap >= need {
+					pick := s
+					for gj := len(groups) - 1; gj > gi; gj-- {
+						if groups[gj].cap >= need {
+							pick = lowest(groups[gj].bits)
+							break
+						}
+					}
+					ss, tt = append(ss, pick), append(tt, need)
+					ch.ss, ch.tt = ss, tt
+					return ch.inServerOrder(ss, tt)
+				}
+				ss, tt = append(ss, s), append(tt, g.cap)
+				need -= g.cap
+			}
+		}
+	}
+	ch.ss, ch.tt = ss, tt
+	return nil, nil, false
 }
 
 // growInts returns (*buf)[:n], reallocating when it is too short.
