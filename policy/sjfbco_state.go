@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/gpusched/gpusched/topology"
 )
@@ -34,7 +33,7 @@ type planState struct {
 	initByMean []int
 	// The undo log: per assignment, where its entries of the logs below begin (marks), the
 	// GPUs' former busy-until times, the touched servers' former sums and GPU orders, and the
-	// positions in byMean they were taken from and put at.
+	// positions in byMean they were moved from and to.
 	marks   []undoMark
 	oldFree []gpuWas
 	oldSrv  []srvWas
@@ -160,35 +159,19 @@ func (st *planState) assign(server []int32, gpus []topology.GPUID, end float64) 
 		st.sum[s] += end - st.free[g]
 		st.free[g] = end
 	}
-	for _, s := range st.touched {
-		st.means[s] = st.sum[s] / float64(st.size(s))
-	}
-	// Every touched server leaves byMean before any goes back in its place: the list without
-	// them is ordered, so each finds its place by bisection and the order is the same whatever
-	// the order of the touched servers.
+	// The touched servers move to their new places in byMean one after the other, each as its
+	// mean changes: before each move the list is ordered by the means so far (the touched
+	// servers not yet moved keep their former means), so each finds its place by bisection and
+	// only the servers between its two places shift. byMean's order is total (mean, then
+	// index), so the result is the same whatever the order of the touched servers.
 	was := st.oldSrv[len(st.oldSrv)-len(st.touched):]
-	if len(was) == 1 {
-		// One server: it moves from its place to its new one, the servers between shift.
-		s := was[0].s
+	for i := range was {
+		s := was[i].s
+		st.means[s] = st.sum[s] / float64(st.size(s))
 		st.resort(s)
 		st.retree(s)
 		from := slices.Index(st.byMean, s)
-		was[0].from, was[0].to = from, st.move(from, st.placeOf(s, from))
-		return
-	}
-	for i := range was {
-		s := was[i].s
-		st.resort(s)
-		st.retree(s)
-		j := slices.Index(st.byMean, s)
-		st.byMean = slices.Delete(st.byMean, j, j+1)
-		was[i].from = j
-	}
-	for i := range was {
-		s := was[i].s
-		j := sort.Search(len(st.byMean), func(k int) bool { return !st.less(st.byMean[k], s) })
-		st.byMean = slices.Insert(st.byMean, j, s)
-		was[i].to = j
+		was[i].from, was[i].to = from, st.move(from, st.placeOf(s, from))
 	}
 }
 
@@ -237,19 +220,10 @@ func (st *planState) undo(n int) {
 		m := st.marks[len(st.marks)-1]
 		st.marks = st.marks[:len(st.marks)-1]
 		was := st.oldSrv[m.srvs:]
-		if len(was) == 1 {
-			st.move(was[0].to, was[0].from)
-		} else {
-			for i := len(was) - 1; i >= 0; i-- {
-				st.byMean = slices.Delete(st.byMean, was[i].to, was[i].to+1)
-			}
-		}
 		ids := st.oldIDs[m.ids:]
 		for i := len(was) - 1; i >= 0; i-- {
 			s := was[i].s
-			if len(was) > 1 {
-				st.byMean = slices.Insert(st.byMean, was[i].from, s)
-			}
+			st.move(was[i].to, was[i].from) // the moves of assign, taken back in reverse
 			st.sum[s] = was[i].sum
 			st.means[s] = was[i].sum / float64(st.size(s))
 			gs := st.sorted(s)
