@@ -413,3 +413,54 @@ func TestPropertySJFBCOStartTrees(t *testing.T) {
 		}
 	})
 }
+
+// TestPropertyPlanStateWarmInit: a pass that starts from the last pass's start (init on the
+// same cluster), where some servers' busy-until times are those of the last start and others
+// changed, and after some assignments of the last pass, has the state of a fresh init: the
+// unchanged servers' sums, means and GPU orders kept, the others computed, byMean repaired.
+func TestPropertyPlanStateWarmInit(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, _, busy, _ := bcoPlanInstance(t)
+		if busy == nil {
+			busy = make([]float64, c.NumGPUs())
+		}
+		var st planState
+		st.init(c, busy)
+		var p bcoPlanner
+		if err := p.reset(c, nil, busy, BCOPlanOptions{Cost: gpusched.FixedCost{}, Lambda: 0.5, Tolerance: 1e-3, MaxBisections: 60}); err != nil {
+			t.Fatal(err)
+		}
+		for range rapid.IntRange(1, 6).Draw(t, "passes") {
+			// Some assignments of the last pass (init must not start from them).
+			for range rapid.IntRange(0, 3).Draw(t, "ops") {
+				n := rapid.IntRange(1, c.NumGPUs()).Draw(t, "n")
+				gpus := rapid.Permutation(seq32(c.NumGPUs())).Draw(t, "gpus")[:n]
+				end := 0.0
+				for _, g := range gpus {
+					end = max(end, st.free[g])
+				}
+				st.assign(p.single, gpus, end+rapid.SampledFrom([]float64{0, 1, 7.5, 100}).Draw(t, "d"))
+			}
+			// Some servers keep their busy-until times, the others change some GPUs'.
+			for s := range c.NumServers() {
+				if rapid.Bool().Draw(t, "keep") {
+					continue
+				}
+				first, k := c.GPUsOf(s)
+				for g := int(first); g < int(first)+k; g++ {
+					if rapid.Bool().Draw(t, "change") {
+						busy[g] = rapid.SampledFrom([]float64{0, 2, 3, 5, 40, 300}).Draw(t, "next")
+					}
+				}
+			}
+			st.init(c, busy)
+			var want planState
+			want.init(c, busy)
+			if !slices.Equal(st.free, want.free) || !slices.Equal(st.ids, want.ids) || !slices.Equal(st.sum, want.sum) ||
+				!slices.Equal(st.means, want.means) || !slices.Equal(st.byMean, want.byMean) {
+				t.Fatalf("warm init: %v %v %v %v %v, afresh %v %v %v %v %v", st.free, st.ids, st.sum, st.means, st.byMean,
+					want.free, want.ids, want.sum, want.means, want.byMean)
+			}
+		}
+	})
+}

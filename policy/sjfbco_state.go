@@ -28,9 +28,13 @@ type planState struct {
 	// by assignments and undos in this pass, in order
 	trees   []startTree
 	changed []int32
-	// the orders of the last init, where the next starts
+	// the orders of the last init, where the next starts, and the busy-until times, servers'
+	// sums and means it started from
 	initIDs    []topology.GPUID
 	initByMean []int
+	initFree   []float64
+	initSum    []float64
+	initMeans  []float64
 	// The undo log: per assignment, where its entries of the logs below begin (marks), the
 	// GPUs' former busy-until times, the touched servers' former sums and GPU orders, and the
 	// positions in byMean they were moved from and to.
@@ -72,10 +76,13 @@ func (st *planState) meanLess(a, b int) int {
 // init sets the state to the GPUs' initial busy-until times. On the cluster of the last
 // pass, it starts from that pass's initial orders (the busy-until times of consecutive plans
 // are much alike), which the sorts then only repair: the orders are total, so the result is
-// the same whatever the starting order.
+// the same whatever the starting order. A server whose GPUs' busy-until times are those of the
+// last pass's start (most servers from one event to the next: their jobs' estimated ends stay
+// the same) keeps that pass's initial sum, mean and GPU order, which depend on nothing else.
 func (st *planState) init(c *topology.Cluster, busy []float64) {
 	ns := c.NumServers()
-	warm := st.c == c && len(st.off) == ns+1 && len(st.ids) == len(busy) && len(st.initIDs) == len(busy)
+	warm := st.c == c && len(st.off) == ns+1 && len(st.ids) == len(busy) && len(st.initIDs) == len(busy) &&
+		len(st.initFree) == len(busy) && len(st.initSum) == ns && len(st.initMeans) == ns
 	if warm {
 		copy(st.ids, st.initIDs)
 		copy(st.byMean, st.initByMean)
@@ -99,8 +106,13 @@ func (st *planState) init(c *topology.Cluster, busy []float64) {
 	st.means = resize(st.means, ns)
 	for s := range ns {
 		first, n := c.GPUsOf(s)
+		lo, hi := int(first), int(first)+n
+		if warm && slices.Equal(busy[lo:hi], st.initFree[lo:hi]) {
+			st.sum[s], st.means[s] = st.initSum[s], st.initMeans[s]
+			continue
+		}
 		sum := 0.0
-		for _, t := range st.free[int(first) : int(first)+n] {
+		for _, t := range busy[lo:hi] {
 			sum += t
 		}
 		st.sum[s] = sum
@@ -128,6 +140,9 @@ func (st *planState) init(c *topology.Cluster, busy []float64) {
 	st.changed = st.changed[:0]
 	st.initIDs = append(st.initIDs[:0], st.ids...)
 	st.initByMean = append(st.initByMean[:0], st.byMean...)
+	st.initFree = append(st.initFree[:0], busy...)
+	st.initSum = append(st.initSum[:0], st.sum...)
+	st.initMeans = append(st.initMeans[:0], st.means...)
 }
 
 // resort sorts server s's GPUs by busy-until time, then id (insertion sort: an assignment
