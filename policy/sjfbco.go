@@ -80,12 +80,9 @@ type sjfbcoPolicy struct {
 	busy                 []float64
 	total                []int
 	running, prevRunning []*bcoStep
-	// hot and prevHot: per entry of running and prevRunning, what busyUntil reads of it at
-	// every call (bcoHot), densely
-	hot, prevHot []bcoHot
-	later        []int
-	costs        *topology.Cluster // the cluster steps were computed on
-	memo         stepMemo
+	later                []int
+	costs                *topology.Cluster // the cluster steps were computed on
+	memo                 stepMemo
 	// planner is reused by every plan for its buffers
 	planner bcoPlanner
 	// online mode with Replan > 0: the last plan, when it was made and on which cluster
@@ -271,7 +268,6 @@ func (s *sjfbcoPolicy) follow(v *gpusched.View) {
 	if s.steps == nil || s.costs != v.Cluster {
 		s.steps = map[gpusched.JobID]*bcoStep{}
 		s.running, s.prevRunning = nil, nil
-		s.hot, s.prevHot = nil, nil
 		s.costs = v.Cluster
 		s.memo = newStepMemo(v.Cluster)
 	}
@@ -428,34 +424,17 @@ func (s *sjfbcoPolicy) busyUntil(v *gpusched.View) ([]float64, error) {
 	s.total = total
 	clear(total)
 	// The running jobs keep their order from one view to the next (the host appends the jobs
-	// it starts): the last call's steps are matched in order, the map serving the others. The
-	// matched step's hot fields (bcoHot, a dense array in the same order) serve a job without
-	// shared links whose time is known without reading the step itself.
-	prev, prevHot := s.running, s.hot
+	// it starts): the last call's steps are matched in order, the map serving the others.
+	prev := s.running
 	steps := resize(s.prevRunning, len(v.Running))
-	hot := resize(s.prevHot, len(v.Running))
 	s.running, s.prevRunning = steps, prev
-	s.hot, s.prevHot = hot, prevHot
 	// Jobs without shared links and with a known time are done in this first pass; the
 	// others (later, in view order) once the flows on every link are counted.
 	next, later := 0, s.later[:0]
 	for i := range v.Running {
 		st := &v.Running[i]
-		if s.steps != nil && next < len(prev) {
-			if h := &prevHot[next]; h.job == st.Job && h.quick && int(h.n) == len(st.GPUs) && slices.Equal(h.gpus[:h.n], st.GPUs) {
-				// The step of the last call, unchanged: its time and iterations are h's.
-				sc := prev[next]
-				if next != i {
-					sc.pos = i // (it was next)
-				}
-				next++
-				steps[i], hot[i] = sc, *h
-				writeEndAt(busy, st, h.iters, h.time, v.Now)
-				continue
-			}
-		}
 		var sc *bcoStep
-		if s.steps != nil && next < len(prev) && prevHot[next].job == st.Job {
+		if s.steps != nil && next < len(prev) && prev[next].job == st.Job {
 			sc = prev[next]
 			next++
 		} else if sc = s.steps[st.Job.ID]; sc != nil && sc.pos < len(prev) && prev[sc.pos] == sc {
@@ -471,7 +450,6 @@ func (s *sjfbcoPolicy) busyUntil(v *gpusched.View) ([]float64, error) {
 		}
 		sc.pos = i
 		steps[i] = sc
-		hot[i] = sc.hot()
 		if len(sc.links) == 0 && sc.valid && sc.itersOK {
 			// No shared link (no load to wait for) and a known time: its end now.
 			s.writeEnd(busy, st, sc, v.Now)
@@ -524,42 +502,14 @@ func (s *sjfbcoPolicy) busyUntil(v *gpusched.View) ([]float64, error) {
 			}
 			sc.iters, sc.itersOK = n, true
 		}
-		hot[i] = sc.hot()
 		s.writeEnd(busy, st, sc, v.Now)
 	}
 	return busy, nil
 }
 
-// bcoHot is what busyUntil reads at every call of a running job's step (bcoStep) whose GPUs
-// are those of the view and whose time is known without a link load: the job, its GPUs (up
-// to eight; n is -1 for more), whether the end follows from iters and time alone (no shared
-// link, a valid time, known iterations), and those two.
-type bcoHot struct {
-	job         *gpusched.Job
-	n           int32
-	quick       bool
-	iters, time float64
-	gpus        [8]topology.GPUID
-}
-
-// hot returns the step's hot fields.
-func (sc *bcoStep) hot() bcoHot {
-	h := bcoHot{job: sc.job, n: -1, quick: len(sc.links) == 0 && sc.valid && sc.itersOK, iters: sc.iters, time: sc.time}
-	if len(sc.gpus) <= len(h.gpus) {
-		h.n = int32(copy(h.gpus[:], sc.gpus))
-	}
-	return h
-}
-
 // writeEnd marks a running job's GPUs busy until its estimated end.
 func (s *sjfbcoPolicy) writeEnd(busy []float64, st *gpusched.JobStatus, sc *bcoStep, now float64) {
-	writeEndAt(busy, st, sc.iters, sc.time, now)
-}
-
-// writeEndAt marks a running job's GPUs busy until its estimated end, for its estimated
-// iterations and time per iteration.
-func writeEndAt(busy []float64, st *gpusched.JobStatus, iters, time, now float64) {
-	end := now + max(iters-st.Iterations, 1)*time
+	end := now + max(sc.iters-st.Iterations, 1)*sc.time
 	for _, g := range st.GPUs {
 		if int(g) >= 0 && int(g) < len(busy) {
 			busy[g] = end

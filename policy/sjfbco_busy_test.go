@@ -13,7 +13,7 @@ import (
 )
 
 // TestPropertySJFBCOBusyUntil: the GPUs' busy-until times that SJF-BCO plans from, computed
-// with the steps kept from call to call (matched in order, their hot fields read densely), are
+// with the steps kept from call to call (matched in order, the map serving the others), are
 // those a fresh SJF-BCO computes from the same view, after random changes of the running jobs
 // between calls: jobs starting (appended), finishing (removed anywhere), progressing, moved to
 // other GPUs (in place, in the same slice), with and without shared links, and time passing.
