@@ -86,15 +86,17 @@ func bcoPlanInstance(t *rapid.T) (*topology.Cluster, []BCOJob, []float64, BCOPla
 
 // TestPropertySJFBCOPlanReplay: the planner's shortcuts (following recorded decisions within
 // their range of theta, undoing assignments, the start trees, the per-kind and loaded memos of
-// the default cost) give the plan that planning every try afresh, scanning every server, with
-// the cost model's answers memoised by exact placement on idle links only, gives.
+// the default cost, the plan of the kappas below every demand made once, last and without
+// tries) give the plan that planning every try afresh, scanning every server, with the cost
+// model's answers memoised by exact placement on idle links only, every kappa by bisection in
+// order, gives.
 func TestPropertySJFBCOPlanReplay(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c, jobs, busy, opt := bcoPlanInstance(t)
 		got, err := planWith(&bcoPlanner{}, c, jobs, busy, opt)
 		ref := opt
 		ref.Cost = opaqueCost{planCost{model: gpusched.DefaultCost()}}
-		want, werr := planWith(&bcoPlanner{fresh: true, linear: true}, c, jobs, busy, ref)
+		want, werr := planWith(&bcoPlanner{fresh: true, linear: true, reference: true}, c, jobs, busy, ref)
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("error %v, afresh %v", err, werr)
 		}
@@ -122,7 +124,7 @@ func TestPropertySJFBCOPlanSequence(t *testing.T) {
 			got, err := planWith(&p, c, sub, busy, opt)
 			fresh := opt
 			fresh.memo = nil
-			want, werr := planWith(&bcoPlanner{fresh: true, linear: true}, c, sub, busy, fresh)
+			want, werr := planWith(&bcoPlanner{fresh: true, linear: true, reference: true}, c, sub, busy, fresh)
 			if (err == nil) != (werr == nil) {
 				t.Fatalf("plan %d: error %v, afresh %v", k, err, werr)
 			}
@@ -460,6 +462,43 @@ func TestPropertyPlanStateWarmInit(t *testing.T) {
 				!slices.Equal(st.means, want.means) || !slices.Equal(st.byMean, want.byMean) {
 				t.Fatalf("warm init: %v %v %v %v %v, afresh %v %v %v %v %v", st.free, st.ids, st.sum, st.means, st.byMean,
 					want.free, want.ids, want.sum, want.means, want.byMean)
+			}
+		}
+	})
+}
+
+// TestPropertySJFBCOAllLarge: the plan of the kappas below every demand made once, after the
+// others, stopped once a job ends after the others' best makespan, and its theta derived from
+// its latest end (allLarge), leaves the plan (kappa, theta, makespan, placements and times) that
+// bisecting every kappa in order gives, on the same planner (reused for several problems) and
+// with kappa lists drawn to hold several such kappas, or only them.
+func TestPropertySJFBCOAllLarge(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, jobs, busy, opt := bcoPlanInstance(t)
+		switch rapid.IntRange(0, 3).Draw(t, "kappas") {
+		case 1:
+			opt.Kappas = rapid.SliceOfN(rapid.IntRange(0, 6), 1, 4).Draw(t, "list")
+		case 2:
+			opt.Kappas = []int{0}
+		}
+		memo := newStepMemo(c)
+		opt.memo = &memo
+		var p, ref bcoPlanner
+		ref.reference = true
+		for k := range 3 {
+			sub := jobs[:rapid.IntRange(0, len(jobs)).Draw(t, "prefix")]
+			if busy != nil && k > 0 {
+				for g := range busy {
+					busy[g] += rapid.SampledFrom([]float64{0, 1, 30}).Draw(t, "dt")
+				}
+			}
+			got, err := planWith(&p, c, sub, busy, opt)
+			want, werr := planWith(&ref, c, sub, busy, opt)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("plan %d: error %v, in order %v", k, err, werr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("plan %d differs from the plan of every kappa in order:\n%+v\n%+v", k, got, want)
 			}
 		}
 	})
