@@ -226,15 +226,14 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 	} else {
 		busy = append(busy, make([]float64, n)...)
 	}
-	t0 := math.Inf(1)
-	for g, t := range busy {
-		if t-t != 0 { // NaN or infinite
-			return fmt.Errorf("%w: sjf-bco: GPU %d busy until %v", ErrInvalidOptions, g, t)
-		}
-		if t < t0 || (t == 0 && t0 == 0 && math.Signbit(t)) { // min(t0, t), -0 below +0
-			t0 = t
-		}
+	// The least busy-until time, each checked finite; the state's start is set here too, from
+	// the last plan's start for the servers whose times are the same (see planState.scan).
+	t0, bad := p.st.scan(c, busy)
+	if bad >= 0 {
+		p.st.scanned = false
+		return fmt.Errorf("%w: sjf-bco: GPU %d busy until %v", ErrInvalidOptions, bad, busy[bad])
 	}
+	p.st.init(c, busy)
 	js := append(p.jobs[:0], jobs...)
 	for _, bj := range js {
 		if bj.Job == nil {
@@ -289,7 +288,6 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 	p.nodes, p.root, p.path, p.placed = p.nodes[:0], -1, p.path[:0], p.placed[:0]
 	p.arena, p.linkArena = p.arena[:0], p.linkArena[:0]
 	p.lbOK = false
-	p.st.init(c, busy)
 	_, kinds := opt.Cost.(planCost)
 	var all topology.GPUSet
 	for i, bj := range js {

@@ -416,10 +416,12 @@ func TestPropertySJFBCOStartTrees(t *testing.T) {
 	})
 }
 
-// TestPropertyPlanStateWarmInit: a pass that starts from the last pass's start (init on the
-// same cluster), where some servers' busy-until times are those of the last start and others
-// changed, and after some assignments of the last pass, has the state of a fresh init: the
-// unchanged servers' sums, means and GPU orders kept, the others computed, byMean repaired.
+// TestPropertyPlanStateWarmInit: a pass that starts from the last pass's start (scan and init
+// on the same cluster), where some servers' busy-until times are those of the last start and
+// others changed, and after some assignments of the last pass, has the state of a fresh init:
+// the unchanged servers' sums, means and GPU orders kept, the others computed, byMean
+// repaired; scan's least time (-0 below +0) is that of every GPU's, and it reports the first
+// time that is not finite.
 func TestPropertyPlanStateWarmInit(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c, _, busy, _ := bcoPlanInstance(t)
@@ -451,9 +453,38 @@ func TestPropertyPlanStateWarmInit(t *testing.T) {
 				first, k := c.GPUsOf(s)
 				for g := int(first); g < int(first)+k; g++ {
 					if rapid.Bool().Draw(t, "change") {
-						busy[g] = rapid.SampledFrom([]float64{0, 2, 3, 5, 40, 300}).Draw(t, "next")
+						busy[g] = rapid.SampledFrom([]float64{0, math.Copysign(0, -1), 2, 3, 5, 40, 300}).Draw(t, "next")
 					}
 				}
+			}
+			// Sometimes a time that is not finite: scan reports the first such GPU, and the
+			// next pass (with the time put back) is not misled by that scan.
+			if rapid.IntRange(0, 3).Draw(t, "invalid") == 0 {
+				was := slices.Clone(busy)
+				for range rapid.IntRange(1, 2).Draw(t, "bads") {
+					busy[rapid.IntRange(0, len(busy)-1).Draw(t, "at")] = rapid.SampledFrom([]float64{math.NaN(), math.Inf(1), math.Inf(-1)}).Draw(t, "bad")
+				}
+				want := -1
+				for h, x := range busy {
+					if x-x != 0 {
+						want = h
+						break
+					}
+				}
+				if _, bad := st.scan(c, busy); bad != want {
+					t.Fatalf("scan reports GPU %d, the first time not finite is GPU %d's", bad, want)
+				}
+				copy(busy, was)
+			}
+			t0, bad := st.scan(c, busy)
+			least := math.Inf(1)
+			for _, x := range busy {
+				if x < least || (x == 0 && least == 0 && math.Signbit(x)) {
+					least = x
+				}
+			}
+			if bad >= 0 || math.Float64bits(t0) != math.Float64bits(least) {
+				t.Fatalf("scan: least %v (GPU %d not finite), want %v", t0, bad, least)
 			}
 			st.init(c, busy)
 			var want planState

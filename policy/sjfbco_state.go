@@ -35,6 +35,12 @@ type planState struct {
 	initFree   []float64
 	initSum    []float64
 	initMeans  []float64
+	initMin    []float64
+	// scan's notes for the next init: per server, whether it is as at the last init's start,
+	// and its least busy-until time; scanned: they are for the next init's times
+	same    []bool
+	srvMin  []float64
+	scanned bool
 	// The undo log: per assignment, where its entries of the logs below begin (marks), the
 	// GPUs' former busy-until times, the touched servers' former sums and GPU orders, and the
 	// positions in byMean they were moved from and to.
@@ -81,8 +87,11 @@ func (st *planState) meanLess(a, b int) int {
 // the same) keeps that pass's initial sum, mean and GPU order, which depend on nothing else.
 func (st *planState) init(c *topology.Cluster, busy []float64) {
 	ns := c.NumServers()
-	warm := st.c == c && len(st.off) == ns+1 && len(st.ids) == len(busy) && len(st.initIDs) == len(busy) &&
-		len(st.initFree) == len(busy) && len(st.initSum) == ns && len(st.initMeans) == ns
+	if !st.scanned || len(st.same) != ns {
+		st.scan(c, busy)
+	}
+	st.scanned = false
+	warm := st.warm(c, len(busy))
 	if warm {
 		copy(st.ids, st.initIDs)
 		copy(st.byMean, st.initByMean)
@@ -105,14 +114,13 @@ func (st *planState) init(c *topology.Cluster, busy []float64) {
 	st.sum = resize(st.sum, ns)
 	st.means = resize(st.means, ns)
 	for s := range ns {
-		first, n := c.GPUsOf(s)
-		lo, hi := int(first), int(first)+n
-		if warm && slices.Equal(busy[lo:hi], st.initFree[lo:hi]) {
+		if warm && st.same[s] {
 			st.sum[s], st.means[s] = st.initSum[s], st.initMeans[s]
 			continue
 		}
+		first, n := c.GPUsOf(s)
 		sum := 0.0
-		for _, t := range busy[lo:hi] {
+		for _, t := range busy[int(first) : int(first)+n] {
 			sum += t
 		}
 		st.sum[s] = sum
@@ -143,6 +151,71 @@ func (st *planState) init(c *topology.Cluster, busy []float64) {
 	st.initFree = append(st.initFree[:0], busy...)
 	st.initSum = append(st.initSum[:0], st.sum...)
 	st.initMeans = append(st.initMeans[:0], st.means...)
+	st.initMin = append(st.initMin[:0], st.srvMin...)
+}
+
+// warm reports whether init on cluster c with n GPUs starts from the last init's start.
+func (st *planState) warm(c *topology.Cluster, n int) bool {
+	ns := c.NumServers()
+	return st.c == c && len(st.off) == ns+1 && len(st.ids) == n && len(st.initIDs) == n &&
+		len(st.initFree) == n && len(st.initSum) == ns && len(st.initMeans) == ns && len(st.initMin) == ns
+}
+
+// scan prepares init for busy: it notes, per server, whether its GPUs' busy-until times are
+// those of the last init's start (same) and their least (srvMin, -0 below +0; kept from that
+// start for a server that is the same). It returns the least busy-until time of all GPUs (the
+// least of the servers' least: the same value, -0 below +0) and the first GPU whose time is NaN
+// or infinite (-1: none; such a time makes t0 meaningless). A server that is the same holds
+// only times that an earlier scan saw.
+func (st *planState) scan(c *topology.Cluster, busy []float64) (t0 float64, bad int) {
+	ns := c.NumServers()
+	warm := st.warm(c, len(busy))
+	st.same = resize(st.same, ns)
+	st.srvMin = resize(st.srvMin, ns)
+	t0, bad = math.Inf(1), -1
+	for s := range ns {
+		first, n := c.GPUsOf(s)
+		lo, hi := int(first), int(first)+n
+		m := math.Inf(1)
+		if warm && sameBits(busy[lo:hi], st.initFree[lo:hi]) {
+			st.same[s] = true
+			m = st.initMin[s]
+		} else {
+			st.same[s] = false
+			for g := lo; g < hi; g++ {
+				t := busy[g]
+				if t-t != 0 { // NaN or infinite
+					if bad < 0 {
+						bad = g
+					}
+					continue
+				}
+				if t < m || (t == 0 && m == 0 && math.Signbit(t)) { // min(m, t), -0 below +0
+					m = t
+				}
+			}
+		}
+		st.srvMin[s] = m
+		if m < t0 || (m == 0 && t0 == 0 && math.Signbit(m)) {
+			t0 = m
+		}
+	}
+	st.scanned = true
+	return t0, bad
+}
+
+// sameBits reports whether a and b hold the same values bit for bit (-0 is not +0: the least
+// time tells them apart).
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // resort sorts server s's GPUs by busy-until time, then id (insertion sort: an assignment
