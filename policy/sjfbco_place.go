@@ -328,9 +328,12 @@ type serverStart struct {
 func (p *bcoPlanner) lbsgf(i int, theta float64) (bcoEntry, bool, error) {
 	st := &p.st
 	g := p.jobs[i].Job.GPUs
-	took := resize(p.took, len(st.off)-1)
-	clear(took)
-	p.took = took
+	// took[s]: the GPUs taken from server s; all 0 between calls (reset below from the GPUs
+	// taken, instead of clearing every server's count).
+	if len(p.took) != len(st.off)-1 {
+		p.took = make([]int, len(st.off)-1)
+	}
+	took := p.took
 	gpus := p.pick[:0]
 	for _, s := range st.byMean {
 		if len(gpus) == g {
@@ -360,6 +363,9 @@ func (p *bcoPlanner) lbsgf(i int, theta float64) (bcoEntry, bool, error) {
 		}
 	}
 	p.pick = gpus
+	for _, x := range gpus {
+		took[p.single[x]] = 0
+	}
 	e, err := p.finish(i, gpus, p.cand)
 	if err != nil {
 		return bcoEntry{}, false, err

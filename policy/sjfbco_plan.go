@@ -195,8 +195,9 @@ type bcoPlanner struct {
 	bySize           []int
 	sameSize         bool // every server has as many GPUs
 	// fresh (for tests) makes every try plan every job afresh, following no recorded decision;
-	// linear (for tests) makes FA-FFP scan every server instead of using the start trees.
-	fresh, linear bool
+	// linear (for tests) makes FA-FFP scan every server instead of using the start trees;
+	// reference (for tests) plans every kappa by bisection, in order (see allLarge).
+	fresh, linear, reference bool
 }
 
 type bcoEntry struct {
@@ -225,15 +226,14 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 	} else {
 		busy = append(busy, make([]float64, n)...)
 	}
-	t0 := math.Inf(1)
-	for g, t := range busy {
-		if t-t != 0 { // NaN or infinite
-			return fmt.Errorf("%w: sjf-bco: GPU %d busy until %v", ErrInvalidOptions, g, t)
-		}
-		if t < t0 || (t == 0 && t0 == 0 && math.Signbit(t)) { // min(t0, t), -0 below +0
-			t0 = t
-		}
+	// The least busy-until time, each checked finite; the state's start is set here too, from
+	// the last plan's start for the servers whose times are the same (see planState.scan).
+	t0, bad := p.st.scan(c, busy)
+	if bad >= 0 {
+		p.st.scanned = false
+		return fmt.Errorf("%w: sjf-bco: GPU %d busy until %v", ErrInvalidOptions, bad, busy[bad])
 	}
+	p.st.init(c, busy)
 	js := append(p.jobs[:0], jobs...)
 	for _, bj := range js {
 		if bj.Job == nil {
@@ -288,7 +288,6 @@ func (p *bcoPlanner) reset(c *topology.Cluster, jobs []BCOJob, busyUntil []float
 	p.nodes, p.root, p.path, p.placed = p.nodes[:0], -1, p.path[:0], p.placed[:0]
 	p.arena, p.linkArena = p.arena[:0], p.linkArena[:0]
 	p.lbOK = false
-	p.st.init(c, busy)
 	_, kinds := opt.Cost.(planCost)
 	var all topology.GPUSet
 	for i, bj := range js {
@@ -368,10 +367,22 @@ func (p *bcoPlanner) plan() (*BCOPlan, error) {
 	}
 	slices.Sort(kappas)
 	kappas = slices.Compact(kappas)
+	// The kappas below the smallest demand (0 by default) place every job by LBSGF, whose
+	// placements do not depend on theta: they all give one plan, that of the smallest of them
+	// (k0), planned last (see allLarge). The plan chosen is the first in kappa order of least
+	// makespan, then least sum of ends, as if every kappa were planned in order.
+	rest, allLarge, k0 := kappas, false, 0
+	if !p.reference && len(kappas) > 0 && kappas[0] < p.jobs[0].Job.GPUs {
+		n := 0
+		for n < len(kappas) && kappas[n] < p.jobs[0].Job.GPUs {
+			n++
+		}
+		rest, allLarge, k0 = kappas[n:], true, kappas[0]
+	}
 	found := false
 	var bestKappa int
 	var bestTheta, bestMakespan, bestSum float64
-	for _, k := range kappas {
+	for _, k := range rest {
 		theta, err := p.bisectPath(k)
 		if err != nil {
 			return nil, err
@@ -387,11 +398,72 @@ func (p *bcoPlanner) plan() (*BCOPlan, error) {
 			p.winner = append(p.winner[:0], p.snap...)
 		}
 	}
+	if allLarge {
+		ok, theta, makespan, sum, err := p.allLarge(k0, found, bestMakespan)
+		if err != nil {
+			return nil, err
+		}
+		// k0 comes before every other kappa: it wins ties.
+		if ok && (!found || makespan < bestMakespan || (makespan == bestMakespan && sum <= bestSum)) {
+			bestKappa, bestTheta = k0, theta
+			p.winner = append(p.winner[:0], p.path...)
+		}
+	}
 	plan := p.planOf(bestKappa, bestTheta, p.winner)
 	for i := range plan.Jobs {
 		plan.Jobs[i].GPUs = slices.Clone(plan.Jobs[i].GPUs)
 	}
 	return plan, nil
+}
+
+// allLarge plans every job by LBSGF (kappa k0, below every demand) and returns the plan's
+// theta, makespan and sum of ends, the plan being left as p.path; ok is false when a job of
+// it ends after bound (when bounded: the best makespan of the other kappas), so that it cannot
+// be chosen, and it is left unfinished.
+//
+// Every placement of such a plan is the same whatever theta is (only whether the job ends by
+// theta depends on it): a try for theta is feasible exactly when the plan's latest end is at
+// most theta, so bisectPath's theta follows from that end without the tries, by the same
+// arithmetic.
+func (p *bcoPlanner) allLarge(k0 int, bounded bool, bound float64) (ok bool, theta, makespan, sum float64, err error) {
+	if !bounded {
+		bound = math.Inf(1)
+	}
+	// Every job ends by the largest finite theta: the try records each job's placement.
+	if ok, err = p.tryPathBound(k0, math.MaxFloat64, bound); !ok || err != nil {
+		return false, 0, 0, 0, err
+	}
+	last := math.Inf(-1)
+	makespan = p.t0
+	for _, c := range p.path {
+		end := p.nodes[c].rec.e.end
+		last = max(last, end)
+		makespan = max(makespan, end)
+		sum += end
+	}
+	// bisectPath, with "the try for theta is feasible" as last <= theta.
+	lo := p.lowerBound()
+	if last <= lo {
+		return true, lo, makespan, sum, nil
+	}
+	hi := lo
+	for i := 0; ; i++ {
+		hi = p.t0 + 2*(hi-p.t0) + 1e-9
+		if last <= hi {
+			break
+		}
+		if i > 200 {
+			return false, 0, 0, 0, fmt.Errorf("%w: sjf-bco: no feasible threshold found for kappa %d", ErrInvalidOptions, k0)
+		}
+	}
+	for i := 0; i < p.opt.MaxBisections && hi-lo > p.opt.Tolerance*(hi-p.t0); i++ {
+		if mid := lo + (hi-lo)/2; last <= mid {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return true, hi, makespan, sum, nil
 }
 
 // lowerBound returns a lower bound on the makespan of any plan (computed once per problem).
@@ -500,6 +572,11 @@ func (p *bcoPlanner) try(kappa int, theta float64) (*BCOPlan, bool, error) {
 // that the decisions recorded after it serve again. The state follows the path by undoing
 // and making assignments.
 func (p *bcoPlanner) tryPath(kappa int, theta float64) (bool, error) {
+	return p.tryPathBound(kappa, theta, math.Inf(1))
+}
+
+// tryPathBound is tryPath, also stopping with false as soon as a job ends after bound.
+func (p *bcoPlanner) tryPathBound(kappa int, theta, bound float64) (bool, error) {
 	parent := int32(-1)
 	for i := range p.jobs {
 		large := p.jobs[i].Job.GPUs > kappa
@@ -555,7 +632,7 @@ func (p *bcoPlanner) tryPath(kappa int, theta float64) (bool, error) {
 			}
 		}
 		r := &p.nodes[c].rec
-		if !r.ok {
+		if !r.ok || r.e.end > bound {
 			return false, nil
 		}
 		if i >= len(p.path) || p.path[i] != c {

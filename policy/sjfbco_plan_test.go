@@ -86,15 +86,17 @@ func bcoPlanInstance(t *rapid.T) (*topology.Cluster, []BCOJob, []float64, BCOPla
 
 // TestPropertySJFBCOPlanReplay: the planner's shortcuts (following recorded decisions within
 // their range of theta, undoing assignments, the start trees, the per-kind and loaded memos of
-// the default cost) give the plan that planning every try afresh, scanning every server, with
-// the cost model's answers memoised by exact placement on idle links only, gives.
+// the default cost, the plan of the kappas below every demand made once, last and without
+// tries) give the plan that planning every try afresh, scanning every server, with the cost
+// model's answers memoised by exact placement on idle links only, every kappa by bisection in
+// order, gives.
 func TestPropertySJFBCOPlanReplay(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c, jobs, busy, opt := bcoPlanInstance(t)
 		got, err := planWith(&bcoPlanner{}, c, jobs, busy, opt)
 		ref := opt
 		ref.Cost = opaqueCost{planCost{model: gpusched.DefaultCost()}}
-		want, werr := planWith(&bcoPlanner{fresh: true, linear: true}, c, jobs, busy, ref)
+		want, werr := planWith(&bcoPlanner{fresh: true, linear: true, reference: true}, c, jobs, busy, ref)
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("error %v, afresh %v", err, werr)
 		}
@@ -122,7 +124,7 @@ func TestPropertySJFBCOPlanSequence(t *testing.T) {
 			got, err := planWith(&p, c, sub, busy, opt)
 			fresh := opt
 			fresh.memo = nil
-			want, werr := planWith(&bcoPlanner{fresh: true, linear: true}, c, sub, busy, fresh)
+			want, werr := planWith(&bcoPlanner{fresh: true, linear: true, reference: true}, c, sub, busy, fresh)
 			if (err == nil) != (werr == nil) {
 				t.Fatalf("plan %d: error %v, afresh %v", k, err, werr)
 			}
@@ -410,6 +412,125 @@ func TestPropertySJFBCOStartTrees(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("plan differs from the plan scanning every server:\n%+v\n%+v", got, want)
+		}
+	})
+}
+
+// TestPropertyPlanStateWarmInit: a pass that starts from the last pass's start (scan and init
+// on the same cluster), where some servers' busy-until times are those of the last start and
+// others changed, and after some assignments of the last pass, has the state of a fresh init:
+// the unchanged servers' sums, means and GPU orders kept, the others computed, byMean
+// repaired; scan's least time (-0 below +0) is that of every GPU's, and it reports the first
+// time that is not finite.
+func TestPropertyPlanStateWarmInit(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, _, busy, _ := bcoPlanInstance(t)
+		if busy == nil {
+			busy = make([]float64, c.NumGPUs())
+		}
+		var st planState
+		st.init(c, busy)
+		var p bcoPlanner
+		if err := p.reset(c, nil, busy, BCOPlanOptions{Cost: gpusched.FixedCost{}, Lambda: 0.5, Tolerance: 1e-3, MaxBisections: 60}); err != nil {
+			t.Fatal(err)
+		}
+		for range rapid.IntRange(1, 6).Draw(t, "passes") {
+			// Some assignments of the last pass (init must not start from them).
+			for range rapid.IntRange(0, 3).Draw(t, "ops") {
+				n := rapid.IntRange(1, c.NumGPUs()).Draw(t, "n")
+				gpus := rapid.Permutation(seq32(c.NumGPUs())).Draw(t, "gpus")[:n]
+				end := 0.0
+				for _, g := range gpus {
+					end = max(end, st.free[g])
+				}
+				st.assign(p.single, gpus, end+rapid.SampledFrom([]float64{0, 1, 7.5, 100}).Draw(t, "d"))
+			}
+			// Some servers keep their busy-until times, the others change some GPUs'.
+			for s := range c.NumServers() {
+				if rapid.Bool().Draw(t, "keep") {
+					continue
+				}
+				first, k := c.GPUsOf(s)
+				for g := int(first); g < int(first)+k; g++ {
+					if rapid.Bool().Draw(t, "change") {
+						busy[g] = rapid.SampledFrom([]float64{0, math.Copysign(0, -1), 2, 3, 5, 40, 300}).Draw(t, "next")
+					}
+				}
+			}
+			// Sometimes a time that is not finite: scan reports the first such GPU, and the
+			// next pass (with the time put back) is not misled by that scan.
+			if rapid.IntRange(0, 3).Draw(t, "invalid") == 0 {
+				was := slices.Clone(busy)
+				for range rapid.IntRange(1, 2).Draw(t, "bads") {
+					busy[rapid.IntRange(0, len(busy)-1).Draw(t, "at")] = rapid.SampledFrom([]float64{math.NaN(), math.Inf(1), math.Inf(-1)}).Draw(t, "bad")
+				}
+				want := -1
+				for h, x := range busy {
+					if x-x != 0 {
+						want = h
+						break
+					}
+				}
+				if _, bad := st.scan(c, busy); bad != want {
+					t.Fatalf("scan reports GPU %d, the first time not finite is GPU %d's", bad, want)
+				}
+				copy(busy, was)
+			}
+			t0, bad := st.scan(c, busy)
+			least := math.Inf(1)
+			for _, x := range busy {
+				if x < least || (x == 0 && least == 0 && math.Signbit(x)) {
+					least = x
+				}
+			}
+			if bad >= 0 || math.Float64bits(t0) != math.Float64bits(least) {
+				t.Fatalf("scan: least %v (GPU %d not finite), want %v", t0, bad, least)
+			}
+			st.init(c, busy)
+			var want planState
+			want.init(c, busy)
+			if !slices.Equal(st.free, want.free) || !slices.Equal(st.ids, want.ids) || !slices.Equal(st.sum, want.sum) ||
+				!slices.Equal(st.means, want.means) || !slices.Equal(st.byMean, want.byMean) {
+				t.Fatalf("warm init: %v %v %v %v %v, afresh %v %v %v %v %v", st.free, st.ids, st.sum, st.means, st.byMean,
+					want.free, want.ids, want.sum, want.means, want.byMean)
+			}
+		}
+	})
+}
+
+// TestPropertySJFBCOAllLarge: the plan of the kappas below every demand made once, after the
+// others, stopped once a job ends after the others' best makespan, and its theta derived from
+// its latest end (allLarge), leaves the plan (kappa, theta, makespan, placements and times) that
+// bisecting every kappa in order gives, on the same planner (reused for several problems) and
+// with kappa lists drawn to hold several such kappas, or only them.
+func TestPropertySJFBCOAllLarge(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, jobs, busy, opt := bcoPlanInstance(t)
+		switch rapid.IntRange(0, 3).Draw(t, "kappas") {
+		case 1:
+			opt.Kappas = rapid.SliceOfN(rapid.IntRange(0, 6), 1, 4).Draw(t, "list")
+		case 2:
+			opt.Kappas = []int{0}
+		}
+		memo := newStepMemo(c)
+		opt.memo = &memo
+		var p, ref bcoPlanner
+		ref.reference = true
+		for k := range 3 {
+			sub := jobs[:rapid.IntRange(0, len(jobs)).Draw(t, "prefix")]
+			if busy != nil && k > 0 {
+				for g := range busy {
+					busy[g] += rapid.SampledFrom([]float64{0, 1, 30}).Draw(t, "dt")
+				}
+			}
+			got, err := planWith(&p, c, sub, busy, opt)
+			want, werr := planWith(&ref, c, sub, busy, opt)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("plan %d: error %v, in order %v", k, err, werr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("plan %d differs from the plan of every kappa in order:\n%+v\n%+v", k, got, want)
+			}
 		}
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/gpusched/gpusched/topology"
 )
@@ -29,12 +28,22 @@ type planState struct {
 	// by assignments and undos in this pass, in order
 	trees   []startTree
 	changed []int32
-	// the orders of the last init, where the next starts
+	// the orders of the last init, where the next starts, and the busy-until times, servers'
+	// sums and means it started from
 	initIDs    []topology.GPUID
 	initByMean []int
+	initFree   []float64
+	initSum    []float64
+	initMeans  []float64
+	initMin    []float64
+	// scan's notes for the next init: per server, whether it is as at the last init's start,
+	// and its least busy-until time; scanned: they are for the next init's times
+	same    []bool
+	srvMin  []float64
+	scanned bool
 	// The undo log: per assignment, where its entries of the logs below begin (marks), the
 	// GPUs' former busy-until times, the touched servers' former sums and GPU orders, and the
-	// positions in byMean they were taken from and put at.
+	// positions in byMean they were moved from and to.
 	marks   []undoMark
 	oldFree []gpuWas
 	oldSrv  []srvWas
@@ -73,10 +82,16 @@ func (st *planState) meanLess(a, b int) int {
 // init sets the state to the GPUs' initial busy-until times. On the cluster of the last
 // pass, it starts from that pass's initial orders (the busy-until times of consecutive plans
 // are much alike), which the sorts then only repair: the orders are total, so the result is
-// the same whatever the starting order.
+// the same whatever the starting order. A server whose GPUs' busy-until times are those of the
+// last pass's start (most servers from one event to the next: their jobs' estimated ends stay
+// the same) keeps that pass's initial sum, mean and GPU order, which depend on nothing else.
 func (st *planState) init(c *topology.Cluster, busy []float64) {
 	ns := c.NumServers()
-	warm := st.c == c && len(st.off) == ns+1 && len(st.ids) == len(busy) && len(st.initIDs) == len(busy)
+	if !st.scanned || len(st.same) != ns {
+		st.scan(c, busy)
+	}
+	st.scanned = false
+	warm := st.warm(c, len(busy))
 	if warm {
 		copy(st.ids, st.initIDs)
 		copy(st.byMean, st.initByMean)
@@ -99,9 +114,13 @@ func (st *planState) init(c *topology.Cluster, busy []float64) {
 	st.sum = resize(st.sum, ns)
 	st.means = resize(st.means, ns)
 	for s := range ns {
+		if warm && st.same[s] {
+			st.sum[s], st.means[s] = st.initSum[s], st.initMeans[s]
+			continue
+		}
 		first, n := c.GPUsOf(s)
 		sum := 0.0
-		for _, t := range st.free[int(first) : int(first)+n] {
+		for _, t := range busy[int(first) : int(first)+n] {
 			sum += t
 		}
 		st.sum[s] = sum
@@ -129,6 +148,74 @@ func (st *planState) init(c *topology.Cluster, busy []float64) {
 	st.changed = st.changed[:0]
 	st.initIDs = append(st.initIDs[:0], st.ids...)
 	st.initByMean = append(st.initByMean[:0], st.byMean...)
+	st.initFree = append(st.initFree[:0], busy...)
+	st.initSum = append(st.initSum[:0], st.sum...)
+	st.initMeans = append(st.initMeans[:0], st.means...)
+	st.initMin = append(st.initMin[:0], st.srvMin...)
+}
+
+// warm reports whether init on cluster c with n GPUs starts from the last init's start.
+func (st *planState) warm(c *topology.Cluster, n int) bool {
+	ns := c.NumServers()
+	return st.c == c && len(st.off) == ns+1 && len(st.ids) == n && len(st.initIDs) == n &&
+		len(st.initFree) == n && len(st.initSum) == ns && len(st.initMeans) == ns && len(st.initMin) == ns
+}
+
+// scan prepares init for busy: it notes, per server, whether its GPUs' busy-until times are
+// those of the last init's start (same) and their least (srvMin, -0 below +0; kept from that
+// start for a server that is the same). It returns the least busy-until time of all GPUs (the
+// least of the servers' least: the same value, -0 below +0) and the first GPU whose time is NaN
+// or infinite (-1: none; such a time makes t0 meaningless). A server that is the same holds
+// only times that an earlier scan saw.
+func (st *planState) scan(c *topology.Cluster, busy []float64) (t0 float64, bad int) {
+	ns := c.NumServers()
+	warm := st.warm(c, len(busy))
+	st.same = resize(st.same, ns)
+	st.srvMin = resize(st.srvMin, ns)
+	t0, bad = math.Inf(1), -1
+	for s := range ns {
+		first, n := c.GPUsOf(s)
+		lo, hi := int(first), int(first)+n
+		m := math.Inf(1)
+		if warm && sameBits(busy[lo:hi], st.initFree[lo:hi]) {
+			st.same[s] = true
+			m = st.initMin[s]
+		} else {
+			st.same[s] = false
+			for g := lo; g < hi; g++ {
+				t := busy[g]
+				if t-t != 0 { // NaN or infinite
+					if bad < 0 {
+						bad = g
+					}
+					continue
+				}
+				if t < m || (t == 0 && m == 0 && math.Signbit(t)) { // min(m, t), -0 below +0
+					m = t
+				}
+			}
+		}
+		st.srvMin[s] = m
+		if m < t0 || (m == 0 && t0 == 0 && math.Signbit(m)) {
+			t0 = m
+		}
+	}
+	st.scanned = true
+	return t0, bad
+}
+
+// sameBits reports whether a and b hold the same values bit for bit (-0 is not +0: the least
+// time tells them apart).
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // resort sorts server s's GPUs by busy-until time, then id (insertion sort: an assignment
@@ -160,35 +247,19 @@ func (st *planState) assign(server []int32, gpus []topology.GPUID, end float64) 
 		st.sum[s] += end - st.free[g]
 		st.free[g] = end
 	}
-	for _, s := range st.touched {
-		st.means[s] = st.sum[s] / float64(st.size(s))
-	}
-	// Every touched server leaves byMean before any goes back in its place: the list without
-	// them is ordered, so each finds its place by bisection and the order is the same whatever
-	// the order of the touched servers.
+	// The touched servers move to their new places in byMean one after the other, each as its
+	// mean changes: before each move the list is ordered by the means so far (the touched
+	// servers not yet moved keep their former means), so each finds its place by bisection and
+	// only the servers between its two places shift. byMean's order is total (mean, then
+	// index), so the result is the same whatever the order of the touched servers.
 	was := st.oldSrv[len(st.oldSrv)-len(st.touched):]
-	if len(was) == 1 {
-		// One server: it moves from its place to its new one, the servers between shift.
-		s := was[0].s
+	for i := range was {
+		s := was[i].s
+		st.means[s] = st.sum[s] / float64(st.size(s))
 		st.resort(s)
 		st.retree(s)
 		from := slices.Index(st.byMean, s)
-		was[0].from, was[0].to = from, st.move(from, st.placeOf(s, from))
-		return
-	}
-	for i := range was {
-		s := was[i].s
-		st.resort(s)
-		st.retree(s)
-		j := slices.Index(st.byMean, s)
-		st.byMean = slices.Delete(st.byMean, j, j+1)
-		was[i].from = j
-	}
-	for i := range was {
-		s := was[i].s
-		j := sort.Search(len(st.byMean), func(k int) bool { return !st.less(st.byMean[k], s) })
-		st.byMean = slices.Insert(st.byMean, j, s)
-		was[i].to = j
+		was[i].from, was[i].to = from, st.move(from, st.placeOf(s, from))
 	}
 }
 
@@ -237,19 +308,10 @@ func (st *planState) undo(n int) {
 		m := st.marks[len(st.marks)-1]
 		st.marks = st.marks[:len(st.marks)-1]
 		was := st.oldSrv[m.srvs:]
-		if len(was) == 1 {
-			st.move(was[0].to, was[0].from)
-		} else {
-			for i := len(was) - 1; i >= 0; i-- {
-				st.byMean = slices.Delete(st.byMean, was[i].to, was[i].to+1)
-			}
-		}
 		ids := st.oldIDs[m.ids:]
 		for i := len(was) - 1; i >= 0; i-- {
 			s := was[i].s
-			if len(was) > 1 {
-				st.byMean = slices.Insert(st.byMean, was[i].from, s)
-			}
+			st.move(was[i].to, was[i].from) // the moves of assign, taken back in reverse
 			st.sum[s] = was[i].sum
 			st.means[s] = was[i].sum / float64(st.size(s))
 			gs := st.sorted(s)
