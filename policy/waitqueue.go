@@ -519,49 +519,31 @@ func (p *statusPool) get(j *gpusched.Job) *gpusched.JobStatus {
 // there (new, out of order, or behind a longer run of jobs that left) is a miss, for the
 // caller's map, and leaves the walk where it was, so that the jobs after a new one still hit.
 type posCache[T any] struct {
-	jobs, nextJobs []*gpusched.Job
-	vals, nextVals []*T
-	j              int
+	d posDense[*T]
 }
 
 // begin starts a walk over a view's running jobs.
-func (c *posCache[T]) begin() {
-	c.nextJobs, c.nextVals, c.j = c.nextJobs[:0], c.nextVals[:0], 0
-}
+func (c *posCache[T]) begin() { c.d.begin() }
 
 // posWindow is how many places ahead of its walk posCache looks for a job.
 const posWindow = 64
 
 // get returns the record put for job in the last walk, if the walk finds it.
 func (c *posCache[T]) get(job *gpusched.Job) *T {
-	for k, end := c.j, min(len(c.jobs), c.j+posWindow); k < end; k++ {
-		if c.jobs[k] == job {
-			c.j = k + 1
-			return c.vals[k]
-		}
+	if v, ok := c.d.get(job); ok {
+		return *v
 	}
 	return nil
 }
 
 // put records job's record for the next walk, in the view's order.
-func (c *posCache[T]) put(job *gpusched.Job, v *T) {
-	c.nextJobs, c.nextVals = append(c.nextJobs, job), append(c.nextVals, v)
-}
+func (c *posCache[T]) put(job *gpusched.Job, v *T) { c.d.put(job, v) }
 
 // end finishes the walk: the next one follows this view.
-func (c *posCache[T]) end() {
-	clear(c.jobs)
-	clear(c.vals)
-	c.jobs, c.nextJobs = c.nextJobs, c.jobs[:0]
-	c.vals, c.nextVals = c.nextVals, c.vals[:0]
-}
+func (c *posCache[T]) end() { c.d.end() }
 
 // reset forgets every record (the caller's records changed).
-func (c *posCache[T]) reset() {
-	clear(c.jobs)
-	clear(c.vals)
-	c.jobs, c.vals = c.jobs[:0], c.vals[:0]
-}
+func (c *posCache[T]) reset() { c.d.reset() }
 
 // posDense is posCache keeping values, not pointers: a policy keeps there, by the running
 // jobs' places, the few numbers it reads of each at every call, so that the walk reads them
