@@ -681,20 +681,7 @@ func (hs *hintSorter[T]) sortKeyed(s []T, cmp func(a, b T) int, hint func(*T) *i
 		}
 		keys[i] = k
 	}
-	slot := hs.slot[:0]
-	extra := hs.extra[:0]
-	for i := range s {
-		if h := *hint(&s[i]); h >= 0 && h < 2*len(s) {
-			for len(slot) <= h {
-				slot = append(slot, -1)
-			}
-			if slot[h] < 0 {
-				slot[h] = i
-				continue
-			}
-		}
-		extra = append(extra, i)
-	}
+	slot, extra := hs.byHint(s, hint)
 	ps := slices.Grow(hs.pairs[:0], len(s))
 	for _, i := range slot {
 		if i >= 0 {
@@ -761,8 +748,11 @@ func (hs *hintSorter[T]) sortKeyed(s []T, cmp func(a, b T) int, hint func(*T) *i
 	hs.buf, hs.slot, hs.extra, hs.pairs = buf[:0], slot[:0], extra[:0], ps[:0]
 }
 
-func (hs *hintSorter[T]) sort(s []T, cmp func(a, b T) int, hint func(*T) *int) {
-	slot := hs.slot[:0]
+// byHint files the elements of s by their hints, in hs's scratch: slot[h] is the index of the
+// first element whose hint is h (-1: none), extra the indices of the others (no hint, one out of
+// range or one already taken), in s's order.
+func (hs *hintSorter[T]) byHint(s []T, hint func(*T) *int) (slot, extra []int) {
+	slot, extra = hs.slot[:0], hs.extra[:0]
 	for i := range s {
 		if h := *hint(&s[i]); h >= 0 && h < 2*len(s) {
 			for len(slot) <= h {
@@ -773,8 +763,13 @@ func (hs *hintSorter[T]) sort(s []T, cmp func(a, b T) int, hint func(*T) *int) {
 				continue
 			}
 		}
-		hs.extra = append(hs.extra, i)
+		extra = append(extra, i)
 	}
+	return slot, extra
+}
+
+func (hs *hintSorter[T]) sort(s []T, cmp func(a, b T) int, hint func(*T) *int) {
+	slot, others := hs.byHint(s, hint)
 	hinted := slices.Grow(hs.buf[:0], len(s))
 	for _, i := range slot {
 		if i >= 0 {
@@ -782,7 +777,7 @@ func (hs *hintSorter[T]) sort(s []T, cmp func(a, b T) int, hint func(*T) *int) {
 		}
 	}
 	extra := hinted[len(hinted):]
-	for _, i := range hs.extra {
+	for _, i := range others {
 		extra = append(extra, s[i])
 	}
 	if !insertionSortBounded(hinted, cmp, 4*len(hinted)+64) {
@@ -806,7 +801,7 @@ func (hs *hintSorter[T]) sort(s []T, cmp func(a, b T) int, hint func(*T) *int) {
 		*hint(&s[i]) = i
 	}
 	clear(hinted[:len(s)])
-	hs.buf, hs.slot, hs.extra = hinted[:0], slot[:0], hs.extra[:0]
+	hs.buf, hs.slot, hs.extra = hinted[:0], slot[:0], others[:0]
 }
 
 // insertionSortBounded insertion-sorts s by cmp unless that takes more than limit moves; it

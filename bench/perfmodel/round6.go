@@ -129,7 +129,7 @@ func round6(cases []*perf.Case, reps []perf.ModelReport, k int) error {
 		wc := rest[w]
 		fmt.Printf("| %s | %s | %s / %s (%g) | %s / %s (%g) | %s, %s, %s, %d of %d | %s / %s | %q %s, batch %d: %.3f s, %.3f s (%+.0f%%), in sample %+.0f%% |\n",
 			r.Family, r.Model, pct(shipped.Median), pct(shipped.Worst), r.CV.Strength, pct(best.Median), pct(best.Worst), bestSt,
-			pct(medianOf(meds)), pct(medianOf(worsts)), pct(slices.Min(worsts)), both, randomSets, pct(all.Median), pct(all.Worst),
+			pct(perf.Median(meds)), pct(perf.Median(worsts)), pct(slices.Min(worsts)), both, randomSets, pct(all.Median), pct(all.Worst),
 			wc.Row.Placement, perf.Kind(wc.Row.Plan), wc.Row.Plan.GlobalBatch, wc.Row.StepTime, shippedPred[w], 100*(shippedPred[w]/wc.Row.StepTime-1),
 			100*(allPred[w]/wc.Row.StepTime-1))
 	}
@@ -188,17 +188,6 @@ func syncSplit(cases []*perf.Case, reps []perf.ModelReport) error {
 	}
 	fmt.Println()
 	return nil
-}
-
-// medianOf returns the median of x (the mean of the middle two for an even count).
-func medianOf(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // onlyRound6 prints round6's table alone, from every model of the shared data.

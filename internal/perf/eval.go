@@ -243,22 +243,15 @@ func Score(cases []*Case, pred []float64) Accuracy {
 		a.MAPE, a.Worst, a.Spearman, a.Regret, a.Median, a.PlacementSpearman = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		return a
 	}
+	errs := make([]float64, len(cases))
 	for i, c := range cases {
 		e := math.Abs(pred[i]-c.Row.StepTime) / c.Row.StepTime
+		errs[i] = e
 		a.MAPE += e
 		a.Worst = math.Max(a.Worst, e)
 	}
 	a.MAPE /= float64(len(cases))
-	errs := make([]float64, len(cases))
-	for i, c := range cases {
-		errs[i] = math.Abs(pred[i]-c.Row.StepTime) / c.Row.StepTime
-	}
-	slices.Sort(errs)
-	if n := len(errs); n%2 == 1 {
-		a.Median = errs[n/2]
-	} else {
-		a.Median = (errs[n/2-1] + errs[n/2]) / 2
-	}
+	a.Median = Median(errs)
 	a.PlacementSpearman = placementSpearman(cases, pred)
 	// Spearman per global batch.
 	byBatch := map[int][]int{}

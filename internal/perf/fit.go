@@ -778,7 +778,7 @@ func RefineCV(cases []*Case, eff graph.Efficiency, prior graph.ModelFactors) (gr
 	}
 	if best != nil {
 		cv.MAPE, cv.Worst = errSummary(best)
-		cv.Median = medianOf(best)
+		cv.Median = Median(best)
 	}
 	f, err := refine(cases, eff, prior, cv.Strength)
 	return f, cv, err
@@ -799,16 +799,16 @@ func errSummary(errs []float64) (mean, worst float64) {
 func leastMedian(errs [][]float64) int {
 	best, bestMedian := -1, math.Inf(1)
 	for i, e := range errs {
-		if med := medianOf(e); med < bestMedian-1e-9 {
+		if med := Median(e); med < bestMedian-1e-9 {
 			best, bestMedian = i, med
 		}
 	}
 	return best
 }
 
-// medianOf returns the median of errs (the mean of the middle two for an even count), leaving
+// Median returns the median of errs (the mean of the middle two for an even count), leaving
 // errs as it is.
-func medianOf(errs []float64) float64 {
+func Median(errs []float64) float64 {
 	s := slices.Clone(errs)
 	slices.Sort(s)
 	n := len(s)
