@@ -80,27 +80,25 @@ func f2(x float64) string {
 	return fmt.Sprintf("%.2f", x)
 }
 
-func run(dir string, k int) error {
-	var t4rows, a800rows []perf.Row
+// readT4 reads the three Pollux models' placements files (T4).
+func readT4(dir string) ([]*perf.Case, error) {
+	var rows []perf.Row
 	for _, ds := range []string{"bert", "cifar10", "imagenet"} {
 		r, err := perf.ReadPolluxFile(filepath.Join(dir, "placements", ds+".csv"))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		t4rows = append(t4rows, r...)
+		rows = append(rows, r...)
 	}
-	for _, app := range []string{"bert", "gpt2", "llama7", "t5", "vit"} {
-		r, err := perf.ReadRubickFile(filepath.Join(dir, "rubick", "placements", app+".csv"))
-		if err != nil {
-			return err
-		}
-		a800rows = append(a800rows, r...)
-	}
-	t4, err := perf.Prepare(t4rows)
+	return perf.Prepare(rows)
+}
+
+func run(dir string, k int) error {
+	t4, err := readT4(dir)
 	if err != nil {
 		return err
 	}
-	a800, err := perf.Prepare(a800rows)
+	a800, err := readA800(dir, -1, "")
 	if err != nil {
 		return err
 	}

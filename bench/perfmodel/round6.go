@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 
 	"github.com/gpusched/gpusched/graph"
@@ -196,15 +195,7 @@ func onlyRound6(dir string, k int) error {
 	if err != nil {
 		return err
 	}
-	var rows []perf.Row
-	for _, ds := range []string{"bert", "cifar10", "imagenet"} {
-		r, err := perf.ReadPolluxFile(filepath.Join(dir, "placements", ds+".csv"))
-		if err != nil {
-			return err
-		}
-		rows = append(rows, r...)
-	}
-	t4, err := perf.Prepare(rows)
+	t4, err := readT4(dir)
 	if err != nil {
 		return err
 	}
